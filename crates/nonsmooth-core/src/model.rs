@@ -1,0 +1,413 @@
+//! The in-memory description of a mechanical system: bodies, joints, colliders, contact
+//! materials, bilateral constraints, actuators and the initial state.
+//!
+//! # Conventions (written once, used everywhere)
+//! - Units are SI: m, kg, s, rad, N, N·m.
+//! - Every body has exactly one parent joint; `joints[i].child == i`. Bodies are stored in
+//!   topological order: a body's parent index is smaller than its own. `None` as a parent is
+//!   the world. A free rigid body is a body whose parent joint is [`JointKind::Floating`]
+//!   (3D) or [`JointKind::Planar`] (2D) attached to the world.
+//! - Planar models ([`Dimension::Planar`]) live in the world x–y plane, rotate about world z,
+//!   and their contacts have one tangent direction; gravity is usually (0, −g, 0).
+//! - Generalized coordinates `q` (length `nq`) and velocities `v` (length `nv`) are the
+//!   concatenation of the joints' coordinates in body order; `q̇ = N(q) v`.
+//!   * revolute / prismatic: one angle / displacement along `axis` (joint frame);
+//!   * planar: q = (x, y, θ), v = (ẋ, ẏ, θ̇), all in the joint frame (world for a root body);
+//!   * floating: q = (x, y, z, w, i, j, k) (position of the body origin in the parent frame and
+//!     a unit quaternion, scalar first); v = (linear velocity of the body origin in the
+//!     **parent** frame, angular velocity in the **body** frame), as in MuJoCo's free joint.
+//! - Signs: a gap φ ≥ 0 means separation; a normal impulse ≥ 0 pushes bodies apart; the
+//!   equations of motion read `M v̇ = f + Gᵀλ + Pᵀτ` (f includes gravity and −bias).
+
+use nalgebra::{DVector, Isometry3, Matrix3, Unit, Vector3};
+use serde::{Deserialize, Serialize};
+
+/// Index of a body in [`Model::bodies`].
+pub type BodyId = usize;
+
+/// Spatial dimension of a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Dimension {
+    /// Motion in the world x–y plane, rotation about z; one friction direction per contact.
+    Planar,
+    /// Full 3D motion; two friction directions per contact.
+    #[default]
+    Spatial,
+}
+
+/// A rigid body. Inertia is about the centre of mass, in body axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    pub name: String,
+    pub mass: f64,
+    /// Centre of mass in the body frame.
+    pub com: Vector3<f64>,
+    /// Rotational inertia about the centre of mass, expressed in body axes.
+    pub inertia: Matrix3<f64>,
+}
+
+/// The kind of a joint and its coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JointKind {
+    /// One rotation about `axis`.
+    Revolute,
+    /// One translation along `axis`.
+    Prismatic,
+    /// No relative motion.
+    Fixed,
+    /// Six degrees of freedom (position + unit quaternion).
+    Floating,
+    /// Three degrees of freedom in the joint frame's x–y plane: (x, y, θ about z).
+    Planar,
+}
+
+impl JointKind {
+    /// Number of configuration coordinates.
+    pub fn nq(self) -> usize {
+        match self {
+            JointKind::Revolute | JointKind::Prismatic => 1,
+            JointKind::Fixed => 0,
+            JointKind::Floating => 7,
+            JointKind::Planar => 3,
+        }
+    }
+
+    /// Number of velocity coordinates.
+    pub fn nv(self) -> usize {
+        match self {
+            JointKind::Revolute | JointKind::Prismatic => 1,
+            JointKind::Fixed => 0,
+            JointKind::Floating => 6,
+            JointKind::Planar => 3,
+        }
+    }
+}
+
+/// A unilateral range-of-motion limit on a revolute or prismatic joint.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointLimit {
+    pub lower: f64,
+    pub upper: f64,
+    /// Limit stiffness K (N/m or N·m/rad); `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Limit damping B; `None` = none.
+    pub damping: Option<f64>,
+}
+
+/// A joint connecting `parent` (or the world) to body `child`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joint {
+    pub name: String,
+    pub kind: JointKind,
+    pub parent: Option<BodyId>,
+    pub child: BodyId,
+    /// Pose of the joint frame in the parent body frame (world frame for a root joint). At
+    /// zero joint coordinates the child body frame coincides with the joint frame.
+    pub placement: Isometry3<f64>,
+    /// Axis of a revolute or prismatic joint, in the joint frame.
+    pub axis: Unit<Vector3<f64>>,
+    pub limit: Option<JointLimit>,
+    /// Viscous joint damping (N·m·s/rad or N·s/m), applied as a passive force in f.
+    pub damping: f64,
+    /// Offset of this joint's coordinates in `q`.
+    pub q_index: usize,
+    /// Offset of this joint's velocities in `v`.
+    pub v_index: usize,
+}
+
+/// Collision geometry, expressed in the collider frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Sphere (a disk in planar models) centred at the collider origin.
+    Sphere { radius: f64 },
+    /// Box centred at the collider origin; contacts with planes are its corner points
+    /// (4 in planar models using x and y half-extents, 8 in 3D).
+    Box { half_extents: Vector3<f64> },
+    /// Half-space whose boundary passes through the collider origin with outward `normal`
+    /// (collider frame). Usually attached to the world.
+    Plane { normal: Unit<Vector3<f64>> },
+    /// A single contact point at the collider origin (a point foot).
+    Point,
+    /// A set of contact points in the collider frame (e.g. the elements of a Winkler
+    /// foundation under a face).
+    Points { points: Vec<Vector3<f64>> },
+    /// A height field z = h(x, y) on a regular grid (world-attached). In planar models the
+    /// field is a profile y = h(x) and only the first row is used.
+    HeightMap(HeightMap),
+}
+
+/// A regular-grid height field, bilinearly interpolated; `heights[iy][ix]` is the height at
+/// `(x0 + ix·dx, y0 + iy·dy)` in the collider frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeightMap {
+    pub x0: f64,
+    pub y0: f64,
+    pub dx: f64,
+    pub dy: f64,
+    pub heights: Vec<Vec<f64>>,
+}
+
+/// Contact force law used where a material is compliant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComplianceLaw {
+    /// λ = −K φ − B φ̇ (Kelvin–Voigt).
+    #[default]
+    Linear,
+    /// λ = K d^{3/2} with d = −φ the penetration (Hertz; K lumps E*√r).
+    Hertz,
+    /// λ = K d^{3/2} (1 + B ḋ) (Hunt–Crossley).
+    HuntCrossley,
+}
+
+/// Surface properties of a collider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactMaterial {
+    pub name: String,
+    /// Coulomb friction coefficient μ ≥ 0.
+    pub friction: f64,
+    /// Newton restitution coefficient in [0, 1], where a law uses one.
+    pub restitution: Option<f64>,
+    /// Normal stiffness K (> 0) where compliant; `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Normal damping B (≥ 0) where compliant.
+    pub damping: Option<f64>,
+    pub law: ComplianceLaw,
+}
+
+impl ContactMaterial {
+    /// The material used by colliders that name none: μ = 0.5, rigid, no restitution.
+    pub fn default_material() -> Self {
+        ContactMaterial {
+            name: "default".into(),
+            friction: 0.5,
+            restitution: None,
+            stiffness: None,
+            damping: None,
+            law: ComplianceLaw::Linear,
+        }
+    }
+
+    /// Combines the materials of two touching colliders (the decision documented in
+    /// `docs/model-format.md`): μ = √(μ_a μ_b) and e = max(e_a, e_b) (Box2D's rules);
+    /// stiffness and damping act in series (1/K = 1/K_a + 1/K_b), a rigid side contributing
+    /// nothing; the law is the compliant side's (a's if both are compliant).
+    pub fn combine(a: &ContactMaterial, b: &ContactMaterial) -> ContactMaterial {
+        fn series(x: Option<f64>, y: Option<f64>) -> Option<f64> {
+            match (x, y) {
+                (Some(x), Some(y)) if x + y > 0.0 => Some(x * y / (x + y)),
+                (Some(_), Some(_)) => Some(0.0),
+                (Some(x), None) | (None, Some(x)) => Some(x),
+                (None, None) => None,
+            }
+        }
+        let law = if a.stiffness.is_some() { a.law } else { b.law };
+        ContactMaterial {
+            name: format!("{}+{}", a.name, b.name),
+            friction: (a.friction * b.friction).sqrt(),
+            restitution: match (a.restitution, b.restitution) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                (x, y) => x.or(y),
+            },
+            stiffness: series(a.stiffness, b.stiffness),
+            damping: series(a.damping, b.damping),
+            law,
+        }
+    }
+}
+
+/// A piece of collision geometry fixed to a body (or to the world when `body` is `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collider {
+    pub name: String,
+    pub body: Option<BodyId>,
+    /// Pose of the collider frame in the body frame (world frame if `body` is `None`).
+    pub pose: Isometry3<f64>,
+    pub shape: Shape,
+    /// Index into [`Model::materials`].
+    pub material: usize,
+}
+
+/// Explicit material for one pair of colliders, overriding [`ContactMaterial::combine`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairOverride {
+    pub collider_a: usize,
+    pub collider_b: usize,
+    pub material: ContactMaterial,
+}
+
+/// A bilateral constraint in maximal coordinates (a joint closed by constraint rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    pub name: String,
+    pub kind: ConstraintKind,
+    /// Constraint stiffness K (> 0) where soft; `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Constraint damping B (≥ 0).
+    pub damping: Option<f64>,
+}
+
+/// Geometry of a bilateral constraint. Anchors are in the frames of their bodies (world if
+/// the body is `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstraintKind {
+    /// Point coincidence p_a = p_b: 2 rows in planar models, 3 in spatial ones (a pin / ball
+    /// joint). φ = p_a − p_b in world axes.
+    Point {
+        body_a: Option<BodyId>,
+        anchor_a: Vector3<f64>,
+        body_b: Option<BodyId>,
+        anchor_b: Vector3<f64>,
+    },
+    /// Fixed distance |p_a − p_b| = length: one row, φ = |p_a − p_b| − length.
+    Distance {
+        body_a: Option<BodyId>,
+        anchor_a: Vector3<f64>,
+        body_b: Option<BodyId>,
+        anchor_b: Vector3<f64>,
+        length: f64,
+    },
+}
+
+/// A force/torque source acting on one velocity coordinate of a joint: τ enters the equations
+/// of motion as `Pᵀ τ` with `P[a, joint.v_index + dof] = gear`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actuator {
+    pub name: String,
+    pub joint: usize,
+    /// Which of the joint's velocity coordinates is driven.
+    pub dof: usize,
+    pub gear: f64,
+    /// Optional effort bounds (min, max).
+    pub effort_limit: Option<(f64, f64)>,
+}
+
+/// A state of the system: generalized coordinates, velocities and time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    pub q: DVector<f64>,
+    pub v: DVector<f64>,
+    pub t: f64,
+}
+
+/// A complete mechanical system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub name: String,
+    pub dimension: Dimension,
+    pub gravity: Vector3<f64>,
+    pub bodies: Vec<Body>,
+    /// `joints[i]` is the parent joint of `bodies[i]`.
+    pub joints: Vec<Joint>,
+    pub colliders: Vec<Collider>,
+    pub materials: Vec<ContactMaterial>,
+    pub pair_overrides: Vec<PairOverride>,
+    /// Collider pairs (by index, smaller first) that never generate contacts.
+    pub excluded_pairs: Vec<(usize, usize)>,
+    pub constraints: Vec<Constraint>,
+    pub actuators: Vec<Actuator>,
+    pub initial_state: State,
+    /// Contacts with gap φ ≤ margin enter the snapshot (m, ≥ 0).
+    pub contact_margin: f64,
+}
+
+impl Model {
+    /// Number of configuration coordinates.
+    pub fn nq(&self) -> usize {
+        self.joints.iter().map(|j| j.kind.nq()).sum()
+    }
+
+    /// Number of velocity coordinates (degrees of freedom).
+    pub fn nv(&self) -> usize {
+        self.joints.iter().map(|j| j.kind.nv()).sum()
+    }
+
+    /// Number of actuators.
+    pub fn nu(&self) -> usize {
+        self.actuators.len()
+    }
+
+    /// Recomputes every joint's `q_index` / `v_index` from the joint order.
+    pub fn assign_coordinate_offsets(&mut self) {
+        let (mut iq, mut iv) = (0, 0);
+        for joint in &mut self.joints {
+            joint.q_index = iq;
+            joint.v_index = iv;
+            iq += joint.kind.nq();
+            iv += joint.kind.nv();
+        }
+    }
+
+    /// Index of the body called `name`.
+    pub fn body_index(&self, name: &str) -> Option<BodyId> {
+        self.bodies.iter().position(|b| b.name == name)
+    }
+
+    /// Index of the joint called `name`.
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j.name == name)
+    }
+
+    /// Parent body of `body` (`None` = world).
+    pub fn parent(&self, body: BodyId) -> Option<BodyId> {
+        self.joints[body].parent
+    }
+
+    /// Names of the coordinates of `q`, e.g. `ball.x`, `ball.qw`, `elbow.q`.
+    pub fn q_names(&self) -> Vec<String> {
+        let mut names = Vec::with_capacity(self.nq());
+        for joint in &self.joints {
+            let suffixes: &[&str] = match joint.kind {
+                JointKind::Revolute | JointKind::Prismatic => &["q"],
+                JointKind::Fixed => &[],
+                JointKind::Floating => &["x", "y", "z", "qw", "qx", "qy", "qz"],
+                JointKind::Planar => &["x", "y", "theta"],
+            };
+            names.extend(suffixes.iter().map(|s| format!("{}.{}", joint.name, s)));
+        }
+        names
+    }
+
+    /// Names of the coordinates of `v`, e.g. `ball.vx`, `ball.wz`, `elbow.v`.
+    pub fn v_names(&self) -> Vec<String> {
+        let mut names = Vec::with_capacity(self.nv());
+        for joint in &self.joints {
+            let suffixes: &[&str] = match joint.kind {
+                JointKind::Revolute | JointKind::Prismatic => &["v"],
+                JointKind::Fixed => &[],
+                JointKind::Floating => &["vx", "vy", "vz", "wx", "wy", "wz"],
+                JointKind::Planar => &["vx", "vy", "omega"],
+            };
+            names.extend(suffixes.iter().map(|s| format!("{}.{}", joint.name, s)));
+        }
+        names
+    }
+
+    /// Material of a collider pair: an explicit override if present, else
+    /// [`ContactMaterial::combine`].
+    pub fn pair_material(&self, collider_a: usize, collider_b: usize) -> ContactMaterial {
+        let (lo, hi) = (collider_a.min(collider_b), collider_a.max(collider_b));
+        if let Some(o) = self
+            .pair_overrides
+            .iter()
+            .find(|o| o.collider_a.min(o.collider_b) == lo && o.collider_a.max(o.collider_b) == hi)
+        {
+            return o.material.clone();
+        }
+        ContactMaterial::combine(
+            &self.materials[self.colliders[collider_a].material],
+            &self.materials[self.colliders[collider_b].material],
+        )
+    }
+
+    /// The actuation matrix Pᵀ (nv × nu): generalized force = Pᵀ τ.
+    pub fn actuation_matrix(&self) -> nalgebra::DMatrix<f64> {
+        let mut p_t = nalgebra::DMatrix::zeros(self.nv(), self.nu());
+        for (a, act) in self.actuators.iter().enumerate() {
+            p_t[(self.joints[act.joint].v_index + act.dof, a)] = act.gear;
+        }
+        p_t
+    }
+}

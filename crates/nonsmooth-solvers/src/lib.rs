@@ -1,0 +1,17 @@
+//! # nonsmooth-solvers
+//!
+//! The numerical engines under every capability of nonsmooth:
+//! - [`lcp`]: linear complementarity problems — Lemke's method with a lexicographic ratio
+//!   test, projected Gauss–Seidel, a brute-force enumerator (test oracle) and an MLCP → LCP
+//!   reduction;
+//! - [`conic`]: thin wrappers over Clarabel for QPs, QPs with second-order cones and (with
+//!   the `sdp` feature) semidefinite programs.
+//!
+//! Every solver returns a [`SolveStatus`], the solution and measured [`Residuals`], or a typed
+//! [`SolverError`].
+
+pub mod conic;
+pub mod lcp;
+pub mod status;
+
+pub use status::{Residuals, SolveStatus, SolverError};
