@@ -1,1 +1,57 @@
-fn main() {}
+//! `nonsmooth`: the command-line front end of the nonsmooth toolkit.
+
+mod inspect;
+mod reproduce;
+mod simulate;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Rigid-body dynamics with contact, impact and Coulomb friction.
+#[derive(Parser)]
+#[command(name = "nonsmooth", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a model forward in time; writes trajectory.csv, summary.json and
+    /// trajectory.svg into the output directory.
+    Simulate(simulate::SimulateArgs),
+    /// Load and validate a model file and print its structure.
+    Inspect(inspect::InspectArgs),
+    /// Reproduce the papers' experiments: metrics (result.json), figures (SVG) and an HTML
+    /// report.
+    Reproduce(reproduce::ReproduceArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Any error a subcommand reports to the user.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Model(#[from] nonsmooth_core::ModelError),
+    #[error(transparent)]
+    Sim(#[from] nonsmooth_sim::SimError),
+    #[error(transparent)]
+    Report(#[from] nonsmooth_report::ReportError),
+    #[error("{0}")]
+    Usage(String),
+}

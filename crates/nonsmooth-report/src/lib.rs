@@ -1,1 +1,18 @@
-//! nonsmooth-report
+//! # nonsmooth-report
+//!
+//! What a person looks at and what a machine reads back:
+//! - [`plot`]: line and scatter plots written as SVG (via `plotters`);
+//! - [`table`]: CSV tables with a header naming every column;
+//! - [`registry`]: the registry of paper experiments behind `nonsmooth reproduce`, their
+//!   metrics (name → number), expected values with tolerances, and `result.json`;
+//! - [`html`]: the HTML report linking every experiment's metrics, checks and figures.
+
+pub mod error;
+pub mod html;
+pub mod plot;
+pub mod registry;
+pub mod table;
+
+pub use error::ReportError;
+pub use plot::{Figure, Series, SeriesStyle};
+pub use registry::{Check, Experiment, ExperimentOutcome, Registry, RunContext};

@@ -1,0 +1,98 @@
+//! End-to-end tests of the `nonsmooth` binary on the example models.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nonsmooth"))
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nonsmooth-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn simulate_bouncing_sphere_writes_parseable_csv_json_and_svg() {
+    let out = scratch("ball");
+    let status = bin()
+        .args(["simulate"])
+        .arg(example("bouncing_sphere.toml"))
+        .args(["--dt", "1e-4", "--duration", "1.0", "--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "t");
+    assert_eq!(header.len(), 1 + 7 + 6, "t + 7 q + 6 v columns");
+    let z_col = header.iter().position(|h| h.ends_with(".z")).unwrap();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+        .collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let last = rows.last().unwrap();
+    assert!((last[0] - 1.0).abs() < 1e-9, "final time {}", last[0]);
+    // The sphere (r = 0.1 m) falls from 1 m, bounces on the compliant floor and never sinks
+    // deeper than a few millimetres into it.
+    let min_z = rows.iter().map(|r| r[z_col]).fold(f64::MAX, f64::min);
+    assert!(min_z > 0.09 && min_z < 0.1, "min z {min_z}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["steps"].as_u64(), Some(10_000));
+    let svg = std::fs::read_to_string(out.join("trajectory.svg")).unwrap();
+    assert!(svg.starts_with("<svg"));
+}
+
+#[test]
+fn bad_model_file_is_a_clear_error_not_a_panic() {
+    let dir = scratch("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "[model]\nname = \"x\"\n[[bodies]]\nname = \"b\"\nmass = -1.0\ninertia = [1.0, 1.0, 1.0]\n").unwrap();
+    let out = bin().arg("inspect").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(err.contains("mass"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn reproduce_lists_and_runs_quick_experiments_into_a_report() {
+    let list = bin().args(["reproduce", "--list"]).output().unwrap();
+    assert!(list.status.success());
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("foundation-free-fall"));
+    let out = scratch("repro");
+    let status = bin()
+        .args(["reproduce", "--all", "--quick", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("foundation-free-fall"));
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("foundation-free-fall/result.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(result["metrics"].is_object());
+    assert_eq!(result["passed"].as_bool(), Some(true));
+    let unknown = bin()
+        .args(["reproduce", "no-such-experiment", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+}

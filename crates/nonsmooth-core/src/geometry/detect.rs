@@ -1,0 +1,240 @@
+//! The exhaustive collider-pair dispatcher.
+
+use super::primitives::{
+    box_heightmap, box_plane, point_heightmap, point_plane, point_sphere, sphere_box,
+    sphere_heightmap, sphere_plane, sphere_sphere,
+};
+use super::{lift_isometry, ContactGeometry};
+use crate::error::{Location, ModelError};
+use crate::scalar::{lift, lift3};
+use crate::{Dimension, Model, Scalar, Shape};
+use nalgebra::{Isometry3, Point3, Vector3};
+
+/// Contacts of one shape pair: `(feature of A, geometry)`.
+pub type FeatureContacts<T> = Vec<(usize, ContactGeometry<T>)>;
+
+/// One contact found by [`detect_contacts`] between colliders `collider_a` (A) and
+/// `collider_b` (B); the geometry's normal points from B toward A.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairContact<T: Scalar> {
+    /// Index of collider A in [`Model::colliders`].
+    pub collider_a: usize,
+    /// Index of collider B in [`Model::colliders`].
+    pub collider_b: usize,
+    /// Feature of A that touches: the box corner index (see
+    /// [`box_corners`](super::box_corners)), the index in a `Points` set, 0 otherwise.
+    pub feature: usize,
+    /// Gap, witness points and normal.
+    pub geometry: ContactGeometry<T>,
+}
+
+/// World poses of all colliders given the world poses of the bodies
+/// (`X_collider = X_body · collider.pose`, or `collider.pose` for world colliders).
+///
+/// # Errors
+/// [`ModelError::Topology`] when a collider names a body without a pose.
+pub fn collider_world_poses<T: Scalar>(
+    model: &Model,
+    body_poses: &[Isometry3<T>],
+) -> Result<Vec<Isometry3<T>>, ModelError> {
+    model
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let local = lift_isometry::<T>(&c.pose);
+            match c.body {
+                None => Ok(local),
+                Some(b) => {
+                    body_poses
+                        .get(b)
+                        .map(|x| x * local)
+                        .ok_or_else(|| ModelError::Topology {
+                            location: Location::field(format!("colliders[{i}].body")),
+                            reason: format!(
+                            "collider `{}` is attached to body {b}, but only {} bodies have a pose",
+                            c.name,
+                            body_poses.len()
+                        ),
+                        })
+                }
+            }
+        })
+        .collect()
+}
+
+/// Role of a shape in a pair: the shape of lower rank is A, the other B (ties: the first
+/// collider is A). Points 0, sphere 1, box 2, plane and heightmap 3.
+fn rank(shape: &Shape) -> u8 {
+    match shape {
+        Shape::Point | Shape::Points { .. } => 0,
+        Shape::Sphere { .. } => 1,
+        Shape::Box { .. } => 2,
+        Shape::Plane { .. } | Shape::HeightMap(_) => 3,
+    }
+}
+
+/// Contacts between two shapes with world poses, A = (`shape_a`, `pose_a`) and
+/// B = (`shape_b`, `pose_b`), returned as `(feature of A, geometry)` without any gap filter.
+///
+/// Supported pairs (A first): Sphere–Plane, Sphere–Sphere, Sphere–Box, Sphere–HeightMap,
+/// Box–Plane, Box–HeightMap, Point–Plane, Point–Sphere, Point–Box, Point–HeightMap, and
+/// Points–Plane/Sphere/Box/HeightMap (each point its own contact). Every other combination
+/// (Box–Box, Point(s)–Point(s), Plane–Plane, Plane–HeightMap, HeightMap–HeightMap) is not
+/// checked and returns `None`. `None` is also returned when a supported pair is given in the
+/// reverse order (A must be the first in the order points, sphere, box, plane/heightmap);
+/// [`detect_contacts`] puts every pair in this order itself.
+pub fn pair_contacts<T: Scalar>(
+    dimension: Dimension,
+    shape_a: &Shape,
+    pose_a: &Isometry3<T>,
+    shape_b: &Shape,
+    pose_b: &Isometry3<T>,
+) -> Option<FeatureContacts<T>> {
+    let origin_a = pose_a.translation.vector;
+    let origin_b = pose_b.translation.vector;
+    match (shape_a, shape_b) {
+        (Shape::Sphere { radius }, Shape::Plane { normal }) => {
+            let n = pose_b.rotation * lift3::<T>(normal);
+            Some(vec![(
+                0,
+                sphere_plane(&origin_a, lift(*radius), &origin_b, &n),
+            )])
+        }
+        (Shape::Sphere { radius }, Shape::Box { half_extents }) => Some(vec![(
+            0,
+            sphere_box(dimension, &origin_a, lift(*radius), pose_b, half_extents),
+        )]),
+        (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => Some(vec![(
+            0,
+            sphere_sphere(dimension, &origin_a, lift(*ra), &origin_b, lift(*rb)),
+        )]),
+        (Shape::Sphere { radius }, Shape::HeightMap(map)) => Some(
+            sphere_heightmap(dimension, &origin_a, lift(*radius), map, pose_b)
+                .map(|g| vec![(0, g)])
+                .unwrap_or_default(),
+        ),
+        (Shape::Box { half_extents }, Shape::Plane { normal }) => {
+            let n = pose_b.rotation * lift3::<T>(normal);
+            Some(box_plane(dimension, pose_a, half_extents, &origin_b, &n))
+        }
+        (Shape::Box { half_extents }, Shape::HeightMap(map)) => {
+            Some(box_heightmap(dimension, pose_a, half_extents, map, pose_b))
+        }
+        (Shape::Point | Shape::Points { .. }, _) => {
+            let points: Vec<Vector3<T>> = match shape_a {
+                Shape::Points { points } => points
+                    .iter()
+                    .map(|p| (pose_a * Point3::from(lift3::<T>(p))).coords)
+                    .collect(),
+                _ => vec![origin_a],
+            };
+            let one = |p: &Vector3<T>| -> Option<Option<ContactGeometry<T>>> {
+                match shape_b {
+                    Shape::Plane { normal } => {
+                        let n = pose_b.rotation * lift3::<T>(normal);
+                        Some(Some(point_plane(p, &origin_b, &n)))
+                    }
+                    Shape::Sphere { radius } => {
+                        Some(Some(point_sphere(dimension, p, &origin_b, lift(*radius))))
+                    }
+                    Shape::Box { half_extents } => Some(Some(sphere_box(
+                        dimension,
+                        p,
+                        T::zero(),
+                        pose_b,
+                        half_extents,
+                    ))),
+                    Shape::HeightMap(map) => Some(point_heightmap(dimension, p, map, pose_b)),
+                    _ => None,
+                }
+            };
+            let mut out = Vec::with_capacity(points.len());
+            for (k, p) in points.iter().enumerate() {
+                if let Some(g) = one(p)? {
+                    out.push((k, g));
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// [`pair_contacts`] for two colliders in either order: returns `(first_is_a, contacts)`
+/// where `first_is_a` tells whether the first argument plays A (see [`rank`]).
+fn pair_contacts_any_order<T: Scalar>(
+    dimension: Dimension,
+    shape_1: &Shape,
+    pose_1: &Isometry3<T>,
+    shape_2: &Shape,
+    pose_2: &Isometry3<T>,
+) -> Option<(bool, FeatureContacts<T>)> {
+    if rank(shape_2) < rank(shape_1) {
+        pair_contacts(dimension, shape_2, pose_2, shape_1, pose_1).map(|c| (false, c))
+    } else {
+        pair_contacts(dimension, shape_1, pose_1, shape_2, pose_2).map(|c| (true, c))
+    }
+}
+
+/// Enumerates every collider pair of `model` and returns the contacts with gap φ ≤ `margin`,
+/// ordered by (first collider index, second collider index, feature).
+///
+/// Skipped pairs: colliders on the same body, two world colliders, pairs listed in
+/// [`Model::excluded_pairs`] (in either order), and the unsupported shape combinations listed
+/// at [`pair_contacts`]. `collider_poses` are world poses, e.g. from
+/// [`collider_world_poses`].
+///
+/// This is the brute-force O(n²) pair loop; it is meant for the small models of the paper
+/// experiments (tens of colliders).
+///
+/// # Errors
+/// [`ModelError::DimensionMismatch`] when `collider_poses` does not have one pose per collider.
+pub fn detect_contacts<T: Scalar>(
+    model: &Model,
+    collider_poses: &[Isometry3<T>],
+    margin: T,
+) -> Result<Vec<PairContact<T>>, ModelError> {
+    let n = model.colliders.len();
+    if collider_poses.len() != n {
+        return Err(ModelError::DimensionMismatch {
+            location: Location::field("collider_poses"),
+            expected: n,
+            got: collider_poses.len(),
+        });
+    }
+    let excluded = |i: usize, j: usize| {
+        model
+            .excluded_pairs
+            .iter()
+            .any(|&(a, b)| (a == i && b == j) || (a == j && b == i))
+    };
+    let mut out = Vec::new();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
+            if ci.body == cj.body || excluded(i, j) {
+                continue;
+            }
+            let Some((i_is_a, contacts)) = pair_contacts_any_order(
+                model.dimension,
+                &ci.shape,
+                &collider_poses[i],
+                &cj.shape,
+                &collider_poses[j],
+            ) else {
+                continue;
+            };
+            let (a, b) = if i_is_a { (i, j) } else { (j, i) };
+            out.extend(contacts.into_iter().filter(|(_, g)| g.gap <= margin).map(
+                |(feature, geometry)| PairContact {
+                    collider_a: a,
+                    collider_b: b,
+                    feature,
+                    geometry,
+                },
+            ));
+        }
+    }
+    Ok(out)
+}

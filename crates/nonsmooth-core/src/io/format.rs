@@ -1,0 +1,361 @@
+//! The serde schema of the TOML model file (see `docs/model-format.md`). These structs mirror
+//! the file one to one; `load` turns them into a [`crate::Model`] and `save` back.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ComplianceLaw, Dimension, JointKind};
+
+/// The whole file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileModel {
+    /// `[model]` header.
+    pub model: FileHeader,
+    /// `[[bodies]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<FileBody>,
+    /// `[[joints]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joints: Vec<FileJoint>,
+    /// `[[materials]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub materials: Vec<FileMaterial>,
+    /// `[[colliders]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub colliders: Vec<FileCollider>,
+    /// `[[pairs]]`: per-pair material overrides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<FilePair>,
+    /// `exclude = [["a", "b"], ...]`: collider pairs that never touch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<[String; 2]>,
+    /// `[[constraints]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<FileConstraint>,
+    /// `[[actuators]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actuators: Vec<FileActuator>,
+    /// `[initial]` state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial: Option<FileInitial>,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileHeader {
+    /// Model name.
+    #[serde(default)]
+    pub name: String,
+    /// `"planar"` or `"spatial"` (default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<Dimension>,
+    /// Gravity in world axes (default (0, 0, −9.81) spatial, (0, −9.81, 0) planar).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gravity: Option<[f64; 3]>,
+    /// Contact margin (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_margin: Option<f64>,
+}
+
+/// `[[bodies]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileBody {
+    /// Unique body name (not `world`).
+    pub name: String,
+    /// Mass (kg).
+    pub mass: f64,
+    /// Centre of mass in the body frame (default origin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub com: Option<[f64; 3]>,
+    /// Inertia about the centre of mass.
+    pub inertia: InertiaSpec,
+}
+
+/// The three ways of giving an inertia.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InertiaSpec {
+    /// `[ixx, iyy, izz]`.
+    Diagonal([f64; 3]),
+    /// Full symmetric matrix, row by row.
+    Full([[f64; 3]; 3]),
+    /// A shape helper scaled by the body's mass.
+    Shape(InertiaShape),
+}
+
+/// `inertia = { solid_sphere = r }` etc.: exactly one key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InertiaShape {
+    /// Solid sphere of radius r: I = 2/5 m r².
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solid_sphere: Option<f64>,
+    /// Thin spherical shell of radius r: I = 2/3 m r².
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hollow_sphere: Option<f64>,
+    /// Solid box with half extents (hx, hy, hz): Ixx = m/3 (hy² + hz²), …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solid_box: Option<[f64; 3]>,
+    /// Solid cylinder (radius, length) about the body z axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solid_cylinder: Option<[f64; 2]>,
+}
+
+/// A pose: translation `xyz` and either roll–pitch–yaw `rpy` (URDF convention,
+/// R = Rz(yaw) Ry(pitch) Rx(roll)) or a quaternion `quat = [w, x, y, z]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilePose {
+    /// Translation (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xyz: Option<[f64; 3]>,
+    /// Roll, pitch, yaw (rad).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpy: Option<[f64; 3]>,
+    /// Quaternion, scalar first (normalized on load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quat: Option<[f64; 4]>,
+}
+
+/// `[[joints]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileJoint {
+    /// Unique joint name.
+    pub name: String,
+    /// `revolute`, `prismatic`, `fixed`, `floating` or `planar`.
+    pub kind: JointKind,
+    /// Parent body name or `world`.
+    pub parent: String,
+    /// Child body name.
+    pub child: String,
+    /// Joint frame in the parent frame (default identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<FilePose>,
+    /// Axis in the joint frame (default z; normalized on load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
+    /// Range-of-motion limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<FileLimit>,
+    /// Viscous damping (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+}
+
+/// `limit = { lower, upper, stiffness, damping }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileLimit {
+    /// Lower bound.
+    pub lower: f64,
+    /// Upper bound.
+    pub upper: f64,
+    /// Stiffness (absent = rigid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// Damping (absent = none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+}
+
+/// `[[materials]]` (and inline pair materials).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileMaterial {
+    /// Name (required in `[[materials]]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Coulomb μ (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub friction: Option<f64>,
+    /// Restitution in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restitution: Option<f64>,
+    /// Normal stiffness (absent = rigid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// Normal damping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    /// `linear` (default), `hertz` or `hunt-crossley`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub law: Option<ComplianceLaw>,
+}
+
+/// Collision shapes: `{ sphere = r }`, `{ box = [hx, hy, hz] }`, `{ plane = [nx, ny, nz] }`,
+/// `"point"`, `{ points = [[x, y, z], ...] }`, `{ heightmap = { ... } }`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum FileShape {
+    /// Radius.
+    Sphere(f64),
+    /// Half extents.
+    Box([f64; 3]),
+    /// Outward normal.
+    Plane([f64; 3]),
+    /// A point at the collider origin.
+    Point,
+    /// Points in the collider frame.
+    Points(Vec<[f64; 3]>),
+    /// Height field.
+    Heightmap(FileHeightMap),
+}
+
+/// A height field grid.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileHeightMap {
+    /// Grid origin x.
+    #[serde(default)]
+    pub x0: f64,
+    /// Grid origin y.
+    #[serde(default)]
+    pub y0: f64,
+    /// Spacing in x.
+    pub dx: f64,
+    /// Spacing in y.
+    pub dy: f64,
+    /// `heights[iy][ix]`.
+    pub heights: Vec<Vec<f64>>,
+}
+
+/// `[[colliders]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileCollider {
+    /// Unique collider name.
+    pub name: String,
+    /// Body name or `world` (default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Geometry.
+    pub shape: FileShape,
+    /// Pose in the body frame (default identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<FilePose>,
+    /// Material name (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub material: Option<String>,
+}
+
+/// A pair's material: a name from `[[materials]]` or an inline table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PairMaterial {
+    /// Name of a declared material.
+    Name(String),
+    /// Inline material.
+    Inline(FileMaterial),
+}
+
+/// `[[pairs]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilePair {
+    /// First collider.
+    pub a: String,
+    /// Second collider.
+    pub b: String,
+    /// Material used for this pair.
+    pub material: PairMaterial,
+}
+
+/// Kind of a `[[constraints]]` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileConstraintKind {
+    /// Point coincidence.
+    Point,
+    /// Fixed distance.
+    Distance,
+}
+
+/// `[[constraints]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConstraint {
+    /// Unique name.
+    pub name: String,
+    /// `point` or `distance`.
+    pub kind: FileConstraintKind,
+    /// Body a (default `world`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_a: Option<String>,
+    /// Anchor in body a (default origin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor_a: Option<[f64; 3]>,
+    /// Body b (default `world`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_b: Option<String>,
+    /// Anchor in body b (default origin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor_b: Option<[f64; 3]>,
+    /// Length (distance constraints only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<f64>,
+    /// Stiffness (absent = rigid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// Damping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+}
+
+/// `[[actuators]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileActuator {
+    /// Unique name.
+    pub name: String,
+    /// Joint name.
+    pub joint: String,
+    /// Driven velocity coordinate of the joint (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dof: Option<usize>,
+    /// Gear ratio (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gear: Option<f64>,
+    /// Effort bounds `[min, max]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort_limit: Option<[f64; 2]>,
+}
+
+/// Coordinates of one joint: a number (1-coordinate joints) or an array.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JointCoords {
+    /// One value.
+    Scalar(f64),
+    /// All values of the joint.
+    Vector(Vec<f64>),
+}
+
+/// `initial.q` / `initial.v`: a full vector or a table by joint name.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Coords {
+    /// The whole vector, in body order.
+    Flat(Vec<f64>),
+    /// By joint name; joints not named keep their defaults.
+    ByJoint(BTreeMap<String, JointCoords>),
+}
+
+/// `[initial]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileInitial {
+    /// Time (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t: Option<f64>,
+    /// Generalized coordinates (default: zeros, identity quaternions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q: Option<Coords>,
+    /// Generalized velocities (default zeros).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v: Option<Coords>,
+}

@@ -1,0 +1,217 @@
+//! Conversion of a [`Model`] into the file schema, written so that loading it back gives an
+//! equal model: every joint and material is written explicitly, poses as quaternions and all
+//! floats in Rust's shortest round-trip representation.
+
+use std::collections::BTreeMap;
+
+use nalgebra::Isometry3;
+
+use super::format::*;
+use crate::model::*;
+
+fn pose(iso: &Isometry3<f64>) -> FilePose {
+    let t = iso.translation.vector;
+    let q = iso.rotation.quaternion();
+    FilePose {
+        xyz: Some([t.x, t.y, t.z]),
+        rpy: None,
+        quat: Some([q.w, q.i, q.j, q.k]),
+    }
+}
+
+fn material(m: &ContactMaterial) -> FileMaterial {
+    FileMaterial {
+        name: Some(m.name.clone()),
+        friction: Some(m.friction),
+        restitution: m.restitution,
+        stiffness: m.stiffness,
+        damping: m.damping,
+        law: Some(m.law),
+    }
+}
+
+fn body_name(model: &Model, body: Option<BodyId>) -> String {
+    body.map_or_else(|| "world".to_string(), |b| model.bodies[b].name.clone())
+}
+
+/// The file form of a (validated) model.
+pub fn to_file(model: &Model) -> FileModel {
+    let bodies = model
+        .bodies
+        .iter()
+        .map(|b| {
+            let i = &b.inertia;
+            let diagonal = (0..3).all(|r| (0..3).all(|c| r == c || i[(r, c)] == 0.0));
+            FileBody {
+                name: b.name.clone(),
+                mass: b.mass,
+                com: Some([b.com.x, b.com.y, b.com.z]),
+                inertia: if diagonal {
+                    InertiaSpec::Diagonal([i[(0, 0)], i[(1, 1)], i[(2, 2)]])
+                } else {
+                    InertiaSpec::Full(std::array::from_fn(|r| std::array::from_fn(|c| i[(r, c)])))
+                },
+            }
+        })
+        .collect();
+    let joints = model
+        .joints
+        .iter()
+        .map(|j| FileJoint {
+            name: j.name.clone(),
+            kind: j.kind,
+            parent: body_name(model, j.parent),
+            child: model.bodies[j.child].name.clone(),
+            placement: Some(pose(&j.placement)),
+            axis: Some([j.axis.x, j.axis.y, j.axis.z]),
+            limit: j.limit.map(|l| FileLimit {
+                lower: l.lower,
+                upper: l.upper,
+                stiffness: l.stiffness,
+                damping: l.damping,
+            }),
+            damping: Some(j.damping),
+        })
+        .collect();
+    let colliders = model
+        .colliders
+        .iter()
+        .map(|c| FileCollider {
+            name: c.name.clone(),
+            body: Some(body_name(model, c.body)),
+            shape: match &c.shape {
+                Shape::Sphere { radius } => FileShape::Sphere(*radius),
+                Shape::Box { half_extents } => FileShape::Box((*half_extents).into()),
+                Shape::Plane { normal } => FileShape::Plane([normal.x, normal.y, normal.z]),
+                Shape::Point => FileShape::Point,
+                Shape::Points { points } => {
+                    FileShape::Points(points.iter().map(|p| (*p).into()).collect())
+                }
+                Shape::HeightMap(h) => FileShape::Heightmap(FileHeightMap {
+                    x0: h.x0,
+                    y0: h.y0,
+                    dx: h.dx,
+                    dy: h.dy,
+                    heights: h.heights.clone(),
+                }),
+            },
+            pose: Some(pose(&c.pose)),
+            material: Some(model.materials[c.material].name.clone()),
+        })
+        .collect();
+    let collider_name = |i: usize| model.colliders[i].name.clone();
+    let pairs = model
+        .pair_overrides
+        .iter()
+        .map(|o| FilePair {
+            a: collider_name(o.collider_a),
+            b: collider_name(o.collider_b),
+            material: PairMaterial::Inline(material(&o.material)),
+        })
+        .collect();
+    let exclude = model
+        .excluded_pairs
+        .iter()
+        .map(|&(a, b)| [collider_name(a), collider_name(b)])
+        .collect();
+    let constraints = model
+        .constraints
+        .iter()
+        .map(|c| {
+            let (kind, ba, aa, bb, ab, length) = match &c.kind {
+                ConstraintKind::Point {
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                } => (
+                    FileConstraintKind::Point,
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                    None,
+                ),
+                ConstraintKind::Distance {
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                    length,
+                } => (
+                    FileConstraintKind::Distance,
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                    Some(*length),
+                ),
+            };
+            FileConstraint {
+                name: c.name.clone(),
+                kind,
+                body_a: Some(body_name(model, *ba)),
+                anchor_a: Some((*aa).into()),
+                body_b: Some(body_name(model, *bb)),
+                anchor_b: Some((*ab).into()),
+                length,
+                stiffness: c.stiffness,
+                damping: c.damping,
+            }
+        })
+        .collect();
+    let actuators = model
+        .actuators
+        .iter()
+        .map(|a| FileActuator {
+            name: a.name.clone(),
+            joint: model.joints[a.joint].name.clone(),
+            dof: Some(a.dof),
+            gear: Some(a.gear),
+            effort_limit: a.effort_limit.map(|(lo, hi)| [lo, hi]),
+        })
+        .collect();
+    let s = &model.initial_state;
+    let mut q = BTreeMap::new();
+    let mut v = BTreeMap::new();
+    for j in &model.joints {
+        let coords = |x: &[f64]| {
+            if x.len() == 1 {
+                JointCoords::Scalar(x[0])
+            } else {
+                JointCoords::Vector(x.to_vec())
+            }
+        };
+        if j.kind.nq() > 0 {
+            q.insert(
+                j.name.clone(),
+                coords(s.q.rows(j.q_index, j.kind.nq()).as_slice()),
+            );
+            v.insert(
+                j.name.clone(),
+                coords(s.v.rows(j.v_index, j.kind.nv()).as_slice()),
+            );
+        }
+    }
+    FileModel {
+        model: FileHeader {
+            name: model.name.clone(),
+            dimension: Some(model.dimension),
+            gravity: Some(model.gravity.into()),
+            contact_margin: Some(model.contact_margin),
+        },
+        bodies,
+        joints,
+        materials: model.materials.iter().map(material).collect(),
+        colliders,
+        pairs,
+        exclude,
+        constraints,
+        actuators,
+        initial: Some(FileInitial {
+            t: Some(s.t),
+            q: (!q.is_empty()).then_some(Coords::ByJoint(q)),
+            v: (!v.is_empty()).then_some(Coords::ByJoint(v)),
+        }),
+    }
+}

@@ -1,0 +1,391 @@
+//! URDF import (via `urdf-rs`): links become bodies, joints become joints, sphere and box
+//! collision elements become colliders. Decisions where URDF and [`Model`] differ:
+//! - the body frame is the link frame; the inertial origin gives the centre of mass and the
+//!   inertia is rotated into link axes, I_link = R I Rᵀ;
+//! - `revolute` and `continuous` → [`JointKind::Revolute`] (limits only from `revolute`
+//!   joints whose limit is finite with lower < upper), `prismatic` → prismatic (same rule),
+//!   `fixed`, `floating` → floating, `planar` → planar (axis must be ±z), `spherical` is
+//!   rejected;
+//! - a link named `world` is the world frame; every other root link is attached to the world
+//!   by a floating joint if [`UrdfOptions::floating_base`], else by a fixed joint;
+//! - cylinder, capsule and mesh collision elements are skipped (no approximation is made);
+//! - colliders use the default material (μ = 0.5, rigid);
+//! - with [`UrdfOptions::actuators`], every revolute/continuous/prismatic joint gets an
+//!   actuator with gear 1 and effort bounds ±`effort` when that is finite and positive.
+
+use std::collections::HashMap;
+
+use nalgebra::{DVector, Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+
+use super::load::{topological_order, unit_vector};
+use super::spans::{FieldPath, Seg};
+use super::validate::validate_model;
+use crate::error::{Location, ModelError};
+use crate::model::*;
+
+/// Options of [`Model::from_urdf_str`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct UrdfOptions {
+    /// Attach root links to the world with a floating joint (default `false`: fixed).
+    pub floating_base: bool,
+    /// Add one actuator per revolute / continuous / prismatic joint (default `true`).
+    pub actuators: bool,
+    /// Gravity (default (0, 0, −9.81) m/s²).
+    pub gravity: Vector3<f64>,
+}
+
+impl Default for UrdfOptions {
+    fn default() -> Self {
+        UrdfOptions {
+            floating_base: false,
+            actuators: true,
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+        }
+    }
+}
+
+/// 1-based line of the element `<tag ... name="name"`, searched textually.
+fn find_line(src: &str, tag: &str, name: &str) -> Option<usize> {
+    let needle = format!("name=\"{name}\"");
+    let open = format!("<{tag}");
+    let mut from = 0;
+    while let Some(pos) = src[from..].find(&needle) {
+        let at = from + pos;
+        if let Some(lt) = src[..at].rfind('<') {
+            if src[lt..].starts_with(&open) {
+                return Some(src[..at].matches('\n').count() + 1);
+            }
+        }
+        from = at + needle.len();
+    }
+    None
+}
+
+fn pose(p: &urdf_rs::Pose) -> Isometry3<f64> {
+    Isometry3::from_parts(
+        Translation3::new(p.xyz[0], p.xyz[1], p.xyz[2]),
+        UnitQuaternion::from_euler_angles(p.rpy[0], p.rpy[1], p.rpy[2]),
+    )
+}
+
+impl Model {
+    /// Imports a URDF robot description (decisions in the module docs of `io::urdf`). `file`
+    /// is only used in error messages.
+    pub fn from_urdf_str(
+        src: &str,
+        file: Option<&str>,
+        options: &UrdfOptions,
+    ) -> Result<Model, ModelError> {
+        let locate = |tag: &str, name: &str, field: String| Location {
+            file: file.map(str::to_string),
+            line: find_line(src, tag, name),
+            field,
+        };
+        let robot = urdf_rs::read_from_string(src).map_err(|e| ModelError::Urdf {
+            location: Location {
+                file: file.map(str::to_string),
+                line: None,
+                field: String::new(),
+            },
+            message: e.to_string(),
+        })?;
+        let urdf_err = |tag: &str, name: &str, field: String, message: String| ModelError::Urdf {
+            location: locate(tag, name, field),
+            message,
+        };
+
+        // Links (the link `world`, if any, is the world frame).
+        let links: Vec<&urdf_rs::Link> = robot.links.iter().filter(|l| l.name != "world").collect();
+        let mut link_index = HashMap::new();
+        for (i, l) in links.iter().enumerate() {
+            if link_index.insert(l.name.as_str(), i).is_some() {
+                return Err(ModelError::DuplicateName {
+                    location: locate("link", &l.name, format!("links.{}.name", l.name)),
+                    kind: "link",
+                    name: l.name.clone(),
+                });
+            }
+        }
+        let nb = links.len();
+        let mut joint_of: Vec<Option<usize>> = vec![None; nb];
+        let mut parent_of: Vec<Option<usize>> = vec![None; nb];
+        let mut joint_names = HashMap::new();
+        for (j, uj) in robot.joints.iter().enumerate() {
+            let field = |f: &str| format!("joints.{}.{f}", uj.name);
+            if joint_names.insert(uj.name.as_str(), j).is_some() {
+                return Err(ModelError::DuplicateName {
+                    location: locate("joint", &uj.name, field("name")),
+                    kind: "joint",
+                    name: uj.name.clone(),
+                });
+            }
+            if uj.child.link == "world" {
+                return Err(ModelError::Topology {
+                    location: locate("joint", &uj.name, field("child")),
+                    reason: "the world cannot be the child of a joint".into(),
+                });
+            }
+            let child =
+                *link_index
+                    .get(uj.child.link.as_str())
+                    .ok_or_else(|| ModelError::UnknownName {
+                        location: locate("joint", &uj.name, field("child")),
+                        kind: "link",
+                        name: uj.child.link.clone(),
+                    })?;
+            let parent = if uj.parent.link == "world" {
+                None
+            } else {
+                Some(*link_index.get(uj.parent.link.as_str()).ok_or_else(|| {
+                    ModelError::UnknownName {
+                        location: locate("joint", &uj.name, field("parent")),
+                        kind: "link",
+                        name: uj.parent.link.clone(),
+                    }
+                })?)
+            };
+            if joint_of[child].is_some() || parent == Some(child) {
+                return Err(ModelError::Topology {
+                    location: locate("joint", &uj.name, field("child")),
+                    reason: format!("link `{}` has more than one parent joint", uj.child.link),
+                });
+            }
+            joint_of[child] = Some(j);
+            parent_of[child] = parent;
+        }
+
+        let order = topological_order(&parent_of);
+        if order.len() < nb {
+            let stuck = (0..nb).find(|b| !order.contains(b)).unwrap_or(0);
+            let name = &links[stuck].name;
+            return Err(ModelError::Topology {
+                location: locate("link", name, format!("links.{name}")),
+                reason: "the joint graph has a cycle".into(),
+            });
+        }
+        let mut model_index = vec![0; nb];
+        for (m, &f) in order.iter().enumerate() {
+            model_index[f] = m;
+        }
+
+        let mut bodies = Vec::with_capacity(nb);
+        let mut joints = Vec::with_capacity(nb);
+        let mut colliders = Vec::new();
+        let mut actuators = Vec::new();
+        for (m, &f) in order.iter().enumerate() {
+            let link = links[f];
+            let inertial = &link.inertial;
+            let i = &inertial.inertia;
+            let i_frame = Matrix3::new(
+                i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
+            );
+            let rot = UnitQuaternion::from_euler_angles(
+                inertial.origin.rpy[0],
+                inertial.origin.rpy[1],
+                inertial.origin.rpy[2],
+            )
+            .to_rotation_matrix();
+            let inertia = rot.matrix() * i_frame * rot.matrix().transpose();
+            bodies.push(Body {
+                name: link.name.clone(),
+                mass: inertial.mass.value,
+                com: Vector3::from(inertial.origin.xyz.0),
+                inertia,
+            });
+            let joint = match joint_of[f] {
+                Some(j) => {
+                    let uj = &robot.joints[j];
+                    let field = |s: &str| format!("joints.{}.{s}", uj.name);
+                    use urdf_rs::JointType as T;
+                    let kind = match uj.joint_type {
+                        T::Revolute | T::Continuous => JointKind::Revolute,
+                        T::Prismatic => JointKind::Prismatic,
+                        T::Fixed => JointKind::Fixed,
+                        T::Floating => JointKind::Floating,
+                        T::Planar => JointKind::Planar,
+                        T::Spherical => {
+                            return Err(urdf_err(
+                                "joint",
+                                &uj.name,
+                                field("type"),
+                                "spherical joints are not supported".into(),
+                            ))
+                        }
+                    };
+                    let needs_axis = matches!(
+                        kind,
+                        JointKind::Revolute | JointKind::Prismatic | JointKind::Planar
+                    );
+                    let axis = if needs_axis {
+                        let loc_axis = |_: &FieldPath| locate("joint", &uj.name, field("axis"));
+                        unit_vector(&loc_axis, &FieldPath::root(), uj.axis.xyz.0)?
+                    } else {
+                        Vector3::z_axis()
+                    };
+                    if kind == JointKind::Planar && (axis.x.abs() > 1e-9 || axis.y.abs() > 1e-9) {
+                        return Err(urdf_err(
+                            "joint",
+                            &uj.name,
+                            field("axis"),
+                            "planar joints must have axis (0, 0, ±1)".into(),
+                        ));
+                    }
+                    let l = &uj.limit;
+                    let has_limit = matches!(uj.joint_type, T::Revolute | T::Prismatic)
+                        && l.lower.is_finite()
+                        && l.upper.is_finite()
+                        && l.lower < l.upper;
+                    if options.actuators
+                        && matches!(uj.joint_type, T::Revolute | T::Continuous | T::Prismatic)
+                    {
+                        actuators.push(Actuator {
+                            name: uj.name.clone(),
+                            joint: m,
+                            dof: 0,
+                            gear: 1.0,
+                            effort_limit: (l.effort.is_finite() && l.effort > 0.0)
+                                .then_some((-l.effort, l.effort)),
+                        });
+                    }
+                    Joint {
+                        name: uj.name.clone(),
+                        kind,
+                        parent: parent_of[f].map(|p| model_index[p]),
+                        child: m,
+                        placement: pose(&uj.origin),
+                        axis,
+                        limit: has_limit.then_some(JointLimit {
+                            lower: l.lower,
+                            upper: l.upper,
+                            stiffness: None,
+                            damping: None,
+                        }),
+                        damping: uj.dynamics.as_ref().map_or(0.0, |d| d.damping),
+                        q_index: 0,
+                        v_index: 0,
+                    }
+                }
+                None => {
+                    let mut name = if options.floating_base {
+                        link.name.clone()
+                    } else {
+                        format!("{}_to_world", link.name)
+                    };
+                    while joint_names.contains_key(name.as_str()) {
+                        name.push_str("_root");
+                    }
+                    Joint {
+                        name,
+                        kind: if options.floating_base {
+                            JointKind::Floating
+                        } else {
+                            JointKind::Fixed
+                        },
+                        parent: None,
+                        child: m,
+                        placement: Isometry3::identity(),
+                        axis: Vector3::z_axis(),
+                        limit: None,
+                        damping: 0.0,
+                        q_index: 0,
+                        v_index: 0,
+                    }
+                }
+            };
+            joints.push(joint);
+            for (k, c) in link.collision.iter().enumerate() {
+                let shape = match &c.geometry {
+                    urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
+                    urdf_rs::Geometry::Box { size } => Shape::Box {
+                        half_extents: Vector3::from(size.0) * 0.5,
+                    },
+                    _ => continue,
+                };
+                let name = c
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}_collision{k}", link.name));
+                colliders.push(Collider {
+                    name,
+                    body: Some(m),
+                    pose: pose(&c.origin),
+                    shape,
+                    material: 0,
+                });
+            }
+        }
+        let materials = if colliders.is_empty() {
+            Vec::new()
+        } else {
+            vec![ContactMaterial::default_material()]
+        };
+        let mut model = Model {
+            name: robot.name.clone(),
+            dimension: Dimension::Spatial,
+            gravity: options.gravity,
+            bodies,
+            joints,
+            colliders,
+            materials,
+            pair_overrides: Vec::new(),
+            excluded_pairs: Vec::new(),
+            constraints: Vec::new(),
+            actuators,
+            initial_state: State {
+                q: DVector::zeros(0),
+                v: DVector::zeros(0),
+                t: 0.0,
+            },
+            contact_margin: 0.0,
+        };
+        model.assign_coordinate_offsets();
+        let mut q = DVector::zeros(model.nq());
+        for j in &model.joints {
+            if j.kind == JointKind::Floating {
+                q[j.q_index + 3] = 1.0;
+            }
+        }
+        model.initial_state = State {
+            q,
+            v: DVector::zeros(model.nv()),
+            t: 0.0,
+        };
+
+        // Validation, with paths in URDF terms (`links.<name>...`, `joints.<name>...`).
+        let map = |path: &FieldPath| -> Location {
+            let segs = &path.0;
+            let rest = || {
+                let tail = FieldPath(segs.get(2..).unwrap_or(&[]).to_vec()).to_string();
+                match tail.as_str() {
+                    "mass" => "inertial.mass".to_string(),
+                    "com" => "inertial.origin".to_string(),
+                    t if t.starts_with("inertia") => format!("inertial.{t}"),
+                    _ => tail,
+                }
+            };
+            let (tag, name, field) = match (segs.first(), segs.get(1)) {
+                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "bodies" => {
+                    let n = model.bodies.get(*i).map_or("", |b| b.name.as_str());
+                    ("link", n.to_string(), format!("links.{n}.{}", rest()))
+                }
+                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "joints" => {
+                    let n = model.joints.get(*i).map_or("", |j| j.name.as_str());
+                    ("joint", n.to_string(), format!("joints.{n}.{}", rest()))
+                }
+                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "colliders" => {
+                    let c = model.colliders.get(*i);
+                    let n = c
+                        .and_then(|c| c.body)
+                        .and_then(|b| model.bodies.get(b))
+                        .map_or("", |b| b.name.as_str());
+                    let cn = c.map_or("", |c| c.name.as_str());
+                    ("link", n.to_string(), format!("links.{n}.collision.{cn}"))
+                }
+                _ => ("robot", String::new(), path.to_string()),
+            };
+            locate(tag, &name, field)
+        };
+        validate_model(&model, &map)?;
+        Ok(model)
+    }
+}

@@ -1,0 +1,633 @@
+//! Semantic checks of a [`Model`], shared by programmatically built models
+//! ([`Model::validate`]) and model files (whose loader maps the model field paths used here
+//! back to file paths and lines).
+
+use std::collections::HashMap;
+
+use nalgebra::{Isometry3, Matrix3, Unit, UnitQuaternion, Vector3};
+
+use super::spans::FieldPath;
+use crate::error::{Location, ModelError};
+use crate::model::{ConstraintKind, ContactMaterial, Dimension, JointKind, Model, Shape};
+
+/// Tolerance on |‖q‖ − 1| for quaternions and axes that are accepted as unit as given.
+pub const UNIT_TOL: f64 = 1e-9;
+
+/// Maps a field path in model terms (e.g. `bodies[3].mass`) to a [`Location`].
+pub type Locator<'a> = dyn Fn(&FieldPath) -> Location + 'a;
+
+fn p(root: &str) -> FieldPath {
+    FieldPath::root().key(root)
+}
+
+fn finite(loc: &Locator<'_>, path: &FieldPath, values: &[f64]) -> Result<(), ModelError> {
+    for (i, &v) in values.iter().enumerate() {
+        if !v.is_finite() {
+            let path = if values.len() > 1 {
+                path.idx(i)
+            } else {
+                path.clone()
+            };
+            return Err(ModelError::NonFinite {
+                location: loc(&path),
+                value: v,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn invalid(loc: &Locator<'_>, path: &FieldPath, reason: impl Into<String>) -> ModelError {
+    ModelError::InvalidValue {
+        location: loc(path),
+        reason: reason.into(),
+    }
+}
+
+fn positive(loc: &Locator<'_>, path: &FieldPath, v: f64, what: &str) -> Result<(), ModelError> {
+    finite(loc, path, &[v])?;
+    if v > 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(loc, path, format!("{what} must be > 0, got {v}")))
+    }
+}
+
+fn non_negative(loc: &Locator<'_>, path: &FieldPath, v: f64, what: &str) -> Result<(), ModelError> {
+    finite(loc, path, &[v])?;
+    if v >= 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(loc, path, format!("{what} must be ≥ 0, got {v}")))
+    }
+}
+
+/// Checks that a quaternion / axis stored as unit really has unit norm.
+fn unit_norm(loc: &Locator<'_>, path: &FieldPath, norm: f64) -> Result<(), ModelError> {
+    if !norm.is_finite() || norm == 0.0 {
+        return Err(ModelError::UnnormalizableQuaternion {
+            location: loc(path),
+            norm,
+        });
+    }
+    if (norm - 1.0).abs() > UNIT_TOL {
+        return Err(invalid(loc, path, format!("norm {norm} is not 1")));
+    }
+    Ok(())
+}
+
+fn pose(loc: &Locator<'_>, path: &FieldPath, iso: &Isometry3<f64>) -> Result<(), ModelError> {
+    let t = iso.translation.vector;
+    finite(loc, &path.key("xyz"), &[t.x, t.y, t.z])?;
+    let q = iso.rotation.quaternion();
+    finite(loc, &path.key("quat"), &[q.w, q.i, q.j, q.k])?;
+    unit_norm(loc, &path.key("quat"), q.norm())
+}
+
+fn unit_vector(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    v: &Unit<Vector3<f64>>,
+) -> Result<(), ModelError> {
+    finite(loc, path, &[v.x, v.y, v.z])?;
+    let n = v.norm();
+    if n == 0.0 || (n - 1.0).abs() > UNIT_TOL {
+        return Err(invalid(
+            loc,
+            path,
+            format!("must be a unit vector (norm {n})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a rotational inertia: finite, symmetric, positive definite (Cholesky) and
+/// physically realizable (principal moments satisfy the triangle inequality
+/// I₁ + I₂ ≥ I₃, e.g. Featherstone RBDA §2.13 / any rigid mass distribution).
+pub fn check_inertia(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    inertia: &Matrix3<f64>,
+) -> Result<(), ModelError> {
+    finite(loc, path, inertia.as_slice())?;
+    let scale = inertia.abs().max().max(f64::MIN_POSITIVE);
+    let asym = (inertia - inertia.transpose()).abs().max();
+    let err = |reason: String| ModelError::InertiaNotPositiveDefinite {
+        location: loc(path),
+        reason,
+    };
+    if asym > 1e-9 * scale {
+        return Err(err(format!("not symmetric (asymmetry {asym:e})")));
+    }
+    if inertia.cholesky().is_none() {
+        let eig = inertia.symmetric_eigenvalues();
+        return Err(err(format!(
+            "eigenvalues ({}, {}, {})",
+            eig[0], eig[1], eig[2]
+        )));
+    }
+    let eig = inertia.symmetric_eigenvalues();
+    if eig.min() <= 0.0 {
+        return Err(err(format!(
+            "eigenvalues ({}, {}, {})",
+            eig[0], eig[1], eig[2]
+        )));
+    }
+    let sum = eig.sum();
+    for k in 0..3 {
+        if sum - eig[k] < eig[k] - 1e-9 * scale {
+            return Err(err(format!(
+                "principal moments ({}, {}, {}) violate the triangle inequality",
+                eig[0], eig[1], eig[2]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a contact material at `path`.
+pub fn check_material(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    m: &ContactMaterial,
+) -> Result<(), ModelError> {
+    finite(loc, &path.key("friction"), &[m.friction])?;
+    if m.friction < 0.0 {
+        return Err(ModelError::NegativeFriction {
+            location: loc(&path.key("friction")),
+            value: m.friction,
+        });
+    }
+    if let Some(e) = m.restitution {
+        finite(loc, &path.key("restitution"), &[e])?;
+        if !(0.0..=1.0).contains(&e) {
+            return Err(invalid(
+                loc,
+                &path.key("restitution"),
+                format!("restitution must lie in [0, 1], got {e}"),
+            ));
+        }
+    }
+    if let Some(k) = m.stiffness {
+        positive(loc, &path.key("stiffness"), k, "stiffness")?;
+    }
+    if let Some(b) = m.damping {
+        non_negative(loc, &path.key("damping"), b, "damping")?;
+    }
+    Ok(())
+}
+
+fn check_shape(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    shape: &Shape,
+    is_world: bool,
+) -> Result<(), ModelError> {
+    match shape {
+        Shape::Sphere { radius } => positive(loc, &path.key("sphere"), *radius, "radius"),
+        Shape::Box { half_extents } => {
+            let pb = path.key("box");
+            for i in 0..3 {
+                positive(loc, &pb.idx(i), half_extents[i], "half extent")?;
+            }
+            Ok(())
+        }
+        Shape::Plane { normal } => unit_vector(loc, &path.key("plane"), normal),
+        Shape::Point => Ok(()),
+        Shape::Points { points } => {
+            let pp = path.key("points");
+            for (i, pt) in points.iter().enumerate() {
+                finite(loc, &pp.idx(i), pt.as_slice())?;
+            }
+            Ok(())
+        }
+        Shape::HeightMap(h) => {
+            let ph = path.key("heightmap");
+            if !is_world {
+                return Err(invalid(
+                    loc,
+                    &ph,
+                    "height maps must be attached to the world",
+                ));
+            }
+            finite(loc, &ph.key("x0"), &[h.x0])?;
+            finite(loc, &ph.key("y0"), &[h.y0])?;
+            positive(loc, &ph.key("dx"), h.dx, "grid spacing")?;
+            positive(loc, &ph.key("dy"), h.dy, "grid spacing")?;
+            let ph_h = ph.key("heights");
+            let ncol = h.heights.first().map_or(0, |r| r.len());
+            if ncol < 2 {
+                return Err(invalid(
+                    loc,
+                    &ph_h,
+                    "a height map needs at least one row of ≥ 2 samples",
+                ));
+            }
+            for (iy, row) in h.heights.iter().enumerate() {
+                if row.len() != ncol {
+                    return Err(ModelError::DimensionMismatch {
+                        location: loc(&ph_h.idx(iy)),
+                        expected: ncol,
+                        got: row.len(),
+                    });
+                }
+                finite(loc, &ph_h.idx(iy), row)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn unique_names<'n>(
+    loc: &Locator<'_>,
+    root: &str,
+    kind: &'static str,
+    names: impl Iterator<Item = &'n str>,
+) -> Result<(), ModelError> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, name) in names.enumerate() {
+        if name.is_empty() {
+            return Err(invalid(loc, &p(root).idx(i).key("name"), "empty name"));
+        }
+        if seen.insert(name, i).is_some() {
+            return Err(ModelError::DuplicateName {
+                location: loc(&p(root).idx(i).key("name")),
+                kind,
+                name: name.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn body_ref(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    body: Option<usize>,
+    nbodies: usize,
+) -> Result<(), ModelError> {
+    match body {
+        Some(b) if b >= nbodies => Err(ModelError::UnknownName {
+            location: loc(path),
+            kind: "body",
+            name: format!("#{b}"),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Validates every part of `model`; field paths are in model terms and passed to `loc`.
+pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
+    let nb = model.bodies.len();
+    finite(loc, &p("gravity"), model.gravity.as_slice())?;
+    non_negative(
+        loc,
+        &p("contact_margin"),
+        model.contact_margin,
+        "contact margin",
+    )?;
+
+    // Bodies.
+    unique_names(
+        loc,
+        "bodies",
+        "body",
+        model.bodies.iter().map(|b| b.name.as_str()),
+    )?;
+    for (i, body) in model.bodies.iter().enumerate() {
+        let pb = p("bodies").idx(i);
+        if body.name == "world" {
+            return Err(invalid(loc, &pb.key("name"), "`world` is reserved"));
+        }
+        finite(loc, &pb.key("mass"), &[body.mass])?;
+        if body.mass <= 0.0 {
+            return Err(ModelError::NonPositiveMass {
+                location: loc(&pb.key("mass")),
+                value: body.mass,
+            });
+        }
+        finite(loc, &pb.key("com"), body.com.as_slice())?;
+        check_inertia(loc, &pb.key("inertia"), &body.inertia)?;
+    }
+
+    // Joints and the tree.
+    if model.joints.len() != nb {
+        return Err(ModelError::Topology {
+            location: loc(&p("joints")),
+            reason: format!(
+                "{} joints for {} bodies (every body needs exactly one parent joint)",
+                model.joints.len(),
+                nb
+            ),
+        });
+    }
+    unique_names(
+        loc,
+        "joints",
+        "joint",
+        model.joints.iter().map(|j| j.name.as_str()),
+    )?;
+    let (mut iq, mut iv) = (0, 0);
+    for (i, joint) in model.joints.iter().enumerate() {
+        let pj = p("joints").idx(i);
+        if joint.child != i {
+            return Err(ModelError::Topology {
+                location: loc(&pj.key("child")),
+                reason: format!("joints[{i}] must have child body {i}, not {}", joint.child),
+            });
+        }
+        if let Some(parent) = joint.parent {
+            if parent >= i {
+                return Err(ModelError::Topology {
+                    location: loc(&pj.key("parent")),
+                    reason: format!(
+                        "parent body {parent} of body {i} must come before it (bodies in \
+                         topological order; a cycle or a forward reference)"
+                    ),
+                });
+            }
+        }
+        if joint.q_index != iq || joint.v_index != iv {
+            return Err(invalid(
+                loc,
+                &pj,
+                format!(
+                    "coordinate offsets (q {}, v {}) should be (q {iq}, v {iv}); call \
+                     Model::assign_coordinate_offsets",
+                    joint.q_index, joint.v_index
+                ),
+            ));
+        }
+        iq += joint.kind.nq();
+        iv += joint.kind.nv();
+        pose(loc, &pj.key("placement"), &joint.placement)?;
+        unit_vector(loc, &pj.key("axis"), &joint.axis)?;
+        non_negative(loc, &pj.key("damping"), joint.damping, "joint damping")?;
+        if let Some(limit) = &joint.limit {
+            let pl = pj.key("limit");
+            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
+                return Err(invalid(
+                    loc,
+                    &pl,
+                    "limits apply to revolute and prismatic joints only",
+                ));
+            }
+            finite(loc, &pl.key("lower"), &[limit.lower])?;
+            finite(loc, &pl.key("upper"), &[limit.upper])?;
+            if limit.lower > limit.upper {
+                return Err(invalid(
+                    loc,
+                    &pl.key("upper"),
+                    format!("upper {} < lower {}", limit.upper, limit.lower),
+                ));
+            }
+            if let Some(k) = limit.stiffness {
+                positive(loc, &pl.key("stiffness"), k, "stiffness")?;
+            }
+            if let Some(b) = limit.damping {
+                non_negative(loc, &pl.key("damping"), b, "damping")?;
+            }
+        }
+        if model.dimension == Dimension::Planar {
+            check_planar_joint(loc, &pj, joint)?;
+        }
+    }
+
+    // Materials and colliders.
+    unique_names(
+        loc,
+        "materials",
+        "material",
+        model.materials.iter().map(|m| m.name.as_str()),
+    )?;
+    for (i, m) in model.materials.iter().enumerate() {
+        check_material(loc, &p("materials").idx(i), m)?;
+    }
+    unique_names(
+        loc,
+        "colliders",
+        "collider",
+        model.colliders.iter().map(|c| c.name.as_str()),
+    )?;
+    for (i, c) in model.colliders.iter().enumerate() {
+        let pc = p("colliders").idx(i);
+        body_ref(loc, &pc.key("body"), c.body, nb)?;
+        pose(loc, &pc.key("pose"), &c.pose)?;
+        check_shape(loc, &pc.key("shape"), &c.shape, c.body.is_none())?;
+        if c.material >= model.materials.len() {
+            return Err(ModelError::UnknownName {
+                location: loc(&pc.key("material")),
+                kind: "material",
+                name: format!("#{}", c.material),
+            });
+        }
+    }
+    let nc = model.colliders.len();
+    for (i, o) in model.pair_overrides.iter().enumerate() {
+        let po = p("pair_overrides").idx(i);
+        for (key, c) in [("a", o.collider_a), ("b", o.collider_b)] {
+            if c >= nc {
+                return Err(ModelError::UnknownName {
+                    location: loc(&po.key(key)),
+                    kind: "collider",
+                    name: format!("#{c}"),
+                });
+            }
+        }
+        if o.collider_a == o.collider_b {
+            return Err(invalid(
+                loc,
+                &po.key("b"),
+                "a pair needs two different colliders",
+            ));
+        }
+        check_material(loc, &po.key("material"), &o.material)?;
+    }
+    for (i, &(a, b)) in model.excluded_pairs.iter().enumerate() {
+        let pe = p("excluded_pairs").idx(i);
+        if a >= nc || b >= nc {
+            return Err(ModelError::UnknownName {
+                location: loc(&pe),
+                kind: "collider",
+                name: format!("#{}", a.max(b)),
+            });
+        }
+        if a >= b {
+            return Err(invalid(
+                loc,
+                &pe,
+                format!("excluded pair ({a}, {b}) must list two colliders, smaller index first"),
+            ));
+        }
+    }
+
+    // Constraints.
+    unique_names(
+        loc,
+        "constraints",
+        "constraint",
+        model.constraints.iter().map(|c| c.name.as_str()),
+    )?;
+    for (i, c) in model.constraints.iter().enumerate() {
+        let pc = p("constraints").idx(i);
+        let (ba, aa, bb, ab) = match &c.kind {
+            ConstraintKind::Point {
+                body_a,
+                anchor_a,
+                body_b,
+                anchor_b,
+            } => (body_a, anchor_a, body_b, anchor_b),
+            ConstraintKind::Distance {
+                body_a,
+                anchor_a,
+                body_b,
+                anchor_b,
+                length,
+            } => {
+                non_negative(loc, &pc.key("length"), *length, "length")?;
+                (body_a, anchor_a, body_b, anchor_b)
+            }
+        };
+        body_ref(loc, &pc.key("body_a"), *ba, nb)?;
+        body_ref(loc, &pc.key("body_b"), *bb, nb)?;
+        if ba == bb {
+            return Err(invalid(
+                loc,
+                &pc.key("body_b"),
+                "a constraint must connect two different bodies",
+            ));
+        }
+        finite(loc, &pc.key("anchor_a"), aa.as_slice())?;
+        finite(loc, &pc.key("anchor_b"), ab.as_slice())?;
+        if let Some(k) = c.stiffness {
+            positive(loc, &pc.key("stiffness"), k, "stiffness")?;
+        }
+        if let Some(b) = c.damping {
+            non_negative(loc, &pc.key("damping"), b, "damping")?;
+        }
+    }
+
+    // Actuators.
+    unique_names(
+        loc,
+        "actuators",
+        "actuator",
+        model.actuators.iter().map(|a| a.name.as_str()),
+    )?;
+    for (i, a) in model.actuators.iter().enumerate() {
+        let pa = p("actuators").idx(i);
+        let Some(joint) = model.joints.get(a.joint) else {
+            return Err(ModelError::UnknownName {
+                location: loc(&pa.key("joint")),
+                kind: "joint",
+                name: format!("#{}", a.joint),
+            });
+        };
+        if a.dof >= joint.kind.nv() {
+            return Err(invalid(
+                loc,
+                &pa.key("dof"),
+                format!(
+                    "joint `{}` has {} velocity coordinates, dof {} is out of range",
+                    joint.name,
+                    joint.kind.nv(),
+                    a.dof
+                ),
+            ));
+        }
+        finite(loc, &pa.key("gear"), &[a.gear])?;
+        if let Some((lo, hi)) = a.effort_limit {
+            finite(loc, &pa.key("effort_limit"), &[lo, hi])?;
+            if lo > hi {
+                return Err(invalid(
+                    loc,
+                    &pa.key("effort_limit"),
+                    format!("min {lo} > max {hi}"),
+                ));
+            }
+        }
+    }
+
+    // Initial state.
+    let s = &model.initial_state;
+    let ps = p("initial_state");
+    finite(loc, &ps.key("t"), &[s.t])?;
+    if s.q.len() != iq {
+        return Err(ModelError::DimensionMismatch {
+            location: loc(&ps.key("q")),
+            expected: iq,
+            got: s.q.len(),
+        });
+    }
+    if s.v.len() != iv {
+        return Err(ModelError::DimensionMismatch {
+            location: loc(&ps.key("v")),
+            expected: iv,
+            got: s.v.len(),
+        });
+    }
+    for (k, &x) in s.q.iter().enumerate() {
+        finite(loc, &ps.key("q").idx(k), &[x])?;
+    }
+    for (k, &x) in s.v.iter().enumerate() {
+        finite(loc, &ps.key("v").idx(k), &[x])?;
+    }
+    for joint in &model.joints {
+        if joint.kind == JointKind::Floating {
+            let qi = joint.q_index + 3;
+            let norm = s.q.rows(qi, 4).norm();
+            unit_norm(loc, &ps.key("q").idx(qi), norm)?;
+        }
+    }
+    Ok(())
+}
+
+/// Planar models: revolute axes along ±z, prismatic axes in the x–y plane, joint frames
+/// rotated about z only, no floating joints.
+fn check_planar_joint(
+    loc: &Locator<'_>,
+    pj: &FieldPath,
+    joint: &crate::model::Joint,
+) -> Result<(), ModelError> {
+    const TOL: f64 = 1e-9;
+    match joint.kind {
+        JointKind::Floating => {
+            return Err(invalid(
+                loc,
+                &pj.key("kind"),
+                "floating joints are not allowed in planar models (use planar)",
+            ))
+        }
+        JointKind::Revolute if joint.axis.x.abs() > TOL || joint.axis.y.abs() > TOL => {
+            return Err(invalid(
+                loc,
+                &pj.key("axis"),
+                "revolute axes of planar models must be ±z",
+            ))
+        }
+        JointKind::Prismatic if joint.axis.z.abs() > TOL => {
+            return Err(invalid(
+                loc,
+                &pj.key("axis"),
+                "prismatic axes of planar models must lie in the x–y plane",
+            ))
+        }
+        _ => {}
+    }
+    let r: &UnitQuaternion<f64> = &joint.placement.rotation;
+    if r.i.abs() > TOL || r.j.abs() > TOL {
+        return Err(invalid(
+            loc,
+            &pj.key("placement"),
+            "joint frames of planar models may only rotate about z",
+        ));
+    }
+    if joint.placement.translation.vector.z.abs() > TOL {
+        return Err(invalid(
+            loc,
+            &pj.key("placement"),
+            "joint frames of planar models must lie in the plane z = 0",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,540 @@
+//! [`ContactSnapshot`]: a mechanical system with its contacts frozen at a state (q, v, t).
+//!
+//! The snapshot gathers everything the capabilities of nonsmooth consume (see
+//! `DESIGN.md`): the equations of motion `M v̇ = f + Gᵀλ + Pᵀτ` with `q̇ = N(q) v`, and per
+//! contact the gap φ, the normal and tangent Jacobian rows, their `J̇ v` terms and the
+//! combined material. Bilateral constraint rows and joint-limit rows carry their own φ, row
+//! and `J̇ v` term. All quantities are generic over [`Scalar`], so a snapshot built with dual
+//! numbers carries exact derivatives of every entry.
+
+use crate::dynamics::{
+    bias_force, check_state, kinematics, mass_matrix, passive_force, point_jacobian, point_jdot_v,
+    velocity_map, Kinematics,
+};
+use crate::error::{Location, ModelError};
+use crate::geometry::{collider_world_poses, detect_contacts, tangent_basis};
+use crate::scalar::{lift, lift3};
+use crate::{BodyId, ComplianceLaw, ConstraintKind, Dimension, JointKind, Model, Scalar, State};
+use nalgebra::{Cholesky, DMatrix, DVector, Matrix3xX, Point3, RowDVector, Vector3};
+
+/// One unilateral contact between colliders A and B (all vectors in world axes).
+///
+/// Sign conventions: `normal` points from B toward A, φ ≥ 0 is separation, and a normal
+/// impulse λ_n ≥ 0 enters the dynamics as `normal_rowᵀ λ_n`, pushing A away from B.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contact<T: Scalar> {
+    /// Index of collider A in [`Model::colliders`].
+    pub collider_a: usize,
+    /// Index of collider B in [`Model::colliders`].
+    pub collider_b: usize,
+    /// Body of collider A (`None` = world).
+    pub body_a: Option<BodyId>,
+    /// Body of collider B (`None` = world).
+    pub body_b: Option<BodyId>,
+    /// Feature of A (box corner, index in a point set, 0 otherwise); see
+    /// [`PairContact::feature`](crate::geometry::PairContact::feature).
+    pub feature: usize,
+    /// Contact point: the midpoint of the witness points.
+    pub point: Vector3<T>,
+    /// Witness point on A.
+    pub point_a: Vector3<T>,
+    /// Witness point on B.
+    pub point_b: Vector3<T>,
+    /// Unit normal, from B toward A.
+    pub normal: Vector3<T>,
+    /// Unit tangents: one (`ẑ × n`) in planar models, two (Frisvad's basis) in spatial ones;
+    /// see [`tangent_basis`].
+    pub tangents: Vec<Vector3<T>>,
+    /// Signed gap φ.
+    pub gap: T,
+    /// Normal Jacobian row (length nv): `φ̇ = normal_row · v`, built as
+    /// `nᵀ (J_a(p_a) − J_b(p_b))` with `J_x(p)` the world point Jacobian of the material point
+    /// of body x at p.
+    pub normal_row: DVector<T>,
+    /// Tangent Jacobian rows (k × nv, k = number of tangents): `tᵢᵀ (J_a(p_a) − J_b(p_b))`,
+    /// the relative sliding velocity of A over B along each tangent.
+    pub tangent_rows: DMatrix<T>,
+    /// `nᵀ (J̇_a v − J̇_b v)`: the velocity-product term of `φ̈ = normal_row · v̇ + …` for the
+    /// material points at the witness points. The rotation of n and the motion of the
+    /// witness points over the surfaces (rolling) are neglected, as in the usual
+    /// acceleration-level contact formulation (e.g. Featherstone RBDA §11.3); the term is
+    /// exact for a body-fixed point (point foot, box corner) against a fixed plane.
+    pub normal_row_dot_v: T,
+    /// `tᵢᵀ (J̇_a v − J̇_b v)` per tangent, with the same approximation.
+    pub tangent_rows_dot_v: DVector<T>,
+    /// Coulomb friction coefficient μ of the pair ([`Model::pair_material`]).
+    pub friction: f64,
+    /// Normal stiffness K where the pair is compliant; `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Normal damping B where the pair is compliant.
+    pub damping: Option<f64>,
+    /// Newton restitution coefficient where the pair has one.
+    pub restitution: Option<f64>,
+    /// Compliance law of the pair.
+    pub law: ComplianceLaw,
+}
+
+/// One scalar constraint row: a bilateral constraint component (φ = 0 enforced) or a
+/// unilateral joint limit (φ ≥ 0 enforced).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstraintRow<T: Scalar> {
+    /// Name: `constraint.x` / `.y` / `.z` for point constraints, the constraint name for a
+    /// distance constraint, `joint.lower` / `joint.upper` for limits.
+    pub name: String,
+    /// Constraint value φ.
+    pub phi: T,
+    /// Jacobian row (length nv): `φ̇ = row · v`.
+    pub row: DVector<T>,
+    /// Velocity-product term: `φ̈ = row · v̇ + row_dot_v`.
+    pub row_dot_v: T,
+    /// Stiffness K where soft; `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Damping B where soft.
+    pub damping: Option<f64>,
+}
+
+/// A mechanical system frozen at the state (q, v, t). Equations of motion:
+/// `M v̇ = f + Gᵀλ + Pᵀτ`, `q̇ = N(q) v`, with G stacking the contact, bilateral and limit rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactSnapshot<T: Scalar> {
+    /// Planar or spatial model.
+    pub dimension: Dimension,
+    /// Time t.
+    pub t: T,
+    /// Generalized coordinates q (length nq).
+    pub q: DVector<T>,
+    /// Generalized velocities v (length nv).
+    pub v: DVector<T>,
+    /// Joint-space inertia M(q) (nv × nv, symmetric positive definite for a valid model).
+    pub mass_matrix: DMatrix<T>,
+    /// Non-contact, non-actuated generalized forces `f = −bias + passive`: gravity, Coriolis
+    /// and centrifugal terms, joint damping (length nv).
+    pub forces: DVector<T>,
+    /// Velocity map N(q) (nq × nv) with `q̇ = N(q) v`.
+    pub velocity_map: DMatrix<T>,
+    /// Actuation matrix Pᵀ (nv × nu) from [`Model::actuation_matrix`].
+    pub actuation: DMatrix<T>,
+    /// Unilateral contacts with gap φ ≤ [`Model::contact_margin`].
+    pub contacts: Vec<Contact<T>>,
+    /// Bilateral constraint rows from [`Model::constraints`], in model order (2 rows planar /
+    /// 3 spatial per point constraint, 1 per distance constraint).
+    pub bilateral: Vec<ConstraintRow<T>>,
+    /// Unilateral joint-limit rows with φ ≤ [`Model::contact_margin`]: lower limit
+    /// φ = q − lower, row = +e_i; upper limit φ = upper − q, row = −e_i (i the joint's
+    /// velocity index).
+    pub limits: Vec<ConstraintRow<T>>,
+}
+
+/// Real part of a scalar (for error messages).
+fn real<T: Scalar>(x: T) -> f64 {
+    nalgebra::try_convert::<T, f64>(x).unwrap_or(f64::NAN)
+}
+
+/// Checks length and finiteness of a generic vector.
+fn check_vector<T: Scalar>(name: &str, x: &DVector<T>, expected: usize) -> Result<(), ModelError> {
+    if x.len() != expected {
+        return Err(ModelError::DimensionMismatch {
+            location: Location::field(name),
+            expected,
+            got: x.len(),
+        });
+    }
+    if let Some((i, val)) = x.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+        return Err(ModelError::NonFinite {
+            location: Location::field(format!("{name}[{i}]")),
+            value: real(*val),
+        });
+    }
+    Ok(())
+}
+
+/// World position of a body-fixed anchor.
+fn anchor_world<T: Scalar>(
+    kin: &Kinematics<T>,
+    body: Option<BodyId>,
+    anchor: &Vector3<f64>,
+) -> Vector3<T> {
+    let a = lift3::<T>(anchor);
+    match body {
+        None => a,
+        Some(b) => (kin.poses[b] * Point3::from(a)).coords,
+    }
+}
+
+/// Relative point Jacobian `J_a(p_a) − J_b(p_b)` and relative `J̇ v`.
+fn relative_jacobian<T: Scalar>(
+    model: &Model,
+    kin: &Kinematics<T>,
+    body_a: Option<BodyId>,
+    p_a: &Vector3<T>,
+    body_b: Option<BodyId>,
+    p_b: &Vector3<T>,
+) -> (Matrix3xX<T>, Vector3<T>) {
+    let jac = point_jacobian(model, kin, body_a, p_a) - point_jacobian(model, kin, body_b, p_b);
+    let jdot_v = point_jdot_v(model, kin, body_a, p_a) - point_jdot_v(model, kin, body_b, p_b);
+    (jac, jdot_v)
+}
+
+/// Checks that every body index named by the model exists (so that kinematic look-ups are
+/// in range).
+fn check_body(model: &Model, body: Option<BodyId>, field: String) -> Result<(), ModelError> {
+    match body {
+        Some(b) if b >= model.bodies.len() => Err(ModelError::Topology {
+            location: Location::field(field),
+            reason: format!(
+                "body index {b} out of range ({} bodies)",
+                model.bodies.len()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl<T: Scalar> ContactSnapshot<T> {
+    /// Freezes `model` at (q, v, t): evaluates M, f, N, Pᵀ, detects contacts (φ ≤
+    /// [`Model::contact_margin`]) and builds every constraint row.
+    ///
+    /// # Errors
+    /// [`ModelError::DimensionMismatch`] if `q`/`v` have the wrong length,
+    /// [`ModelError::NonFinite`] for NaN/∞ entries (checked on all scalars, the real part of
+    /// dual numbers), whatever [`check_state`] rejects (e.g. an unnormalizable quaternion),
+    /// [`ModelError::Topology`] for out-of-range body, material, actuator joint or dof
+    /// indices, and
+    /// [`ModelError::InvalidValue`] for a distance constraint whose anchors coincide (its
+    /// direction is undefined).
+    pub fn new(model: &Model, q: &DVector<T>, v: &DVector<T>, t: T) -> Result<Self, ModelError> {
+        check_vector("q", q, model.nq())?;
+        check_vector("v", v, model.nv())?;
+        if !t.is_finite() {
+            return Err(ModelError::NonFinite {
+                location: Location::field("t"),
+                value: real(t),
+            });
+        }
+        check_state(model, &q.map(real), &v.map(real))?;
+        if model.joints.len() != model.bodies.len() {
+            return Err(ModelError::Topology {
+                location: Location::field("joints"),
+                reason: format!(
+                    "{} joints for {} bodies (every body needs exactly one parent joint)",
+                    model.joints.len(),
+                    model.bodies.len()
+                ),
+            });
+        }
+        for (i, c) in model.colliders.iter().enumerate() {
+            check_body(model, c.body, format!("colliders[{i}].body"))?;
+            if c.material >= model.materials.len() {
+                return Err(ModelError::Topology {
+                    location: Location::field(format!("colliders[{i}].material")),
+                    reason: format!(
+                        "material index {} out of range ({} materials)",
+                        c.material,
+                        model.materials.len()
+                    ),
+                });
+            }
+        }
+        for (i, c) in model.constraints.iter().enumerate() {
+            let (ba, bb) = match &c.kind {
+                ConstraintKind::Point { body_a, body_b, .. }
+                | ConstraintKind::Distance { body_a, body_b, .. } => (*body_a, *body_b),
+            };
+            check_body(model, ba, format!("constraints[{i}].body_a"))?;
+            check_body(model, bb, format!("constraints[{i}].body_b"))?;
+        }
+        for (i, a) in model.actuators.iter().enumerate() {
+            let joint_nv = model.joints.get(a.joint).map(|j| j.kind.nv());
+            if joint_nv.is_none_or(|n| a.dof >= n) {
+                return Err(ModelError::Topology {
+                    location: Location::field(format!("actuators[{i}]")),
+                    reason: format!(
+                        "actuator `{}` drives dof {} of joint {}, which does not exist",
+                        a.name, a.dof, a.joint
+                    ),
+                });
+            }
+        }
+
+        let nv = model.nv();
+        let kin = kinematics(model, q, v);
+        let mass = mass_matrix(model, q);
+        let forces = passive_force(model, v) - bias_force(model, q, v);
+        let contacts = Self::build_contacts(model, &kin)?;
+        let bilateral = Self::build_bilateral(model, &kin, v)?;
+        let limits = Self::build_limits(model, q, nv);
+        Ok(ContactSnapshot {
+            dimension: model.dimension,
+            t,
+            q: q.clone(),
+            v: v.clone(),
+            mass_matrix: mass,
+            forces,
+            velocity_map: velocity_map(model, q),
+            actuation: model.actuation_matrix().map(lift::<T>),
+            contacts,
+            bilateral,
+            limits,
+        })
+    }
+
+    fn build_contacts(model: &Model, kin: &Kinematics<T>) -> Result<Vec<Contact<T>>, ModelError> {
+        let poses = collider_world_poses(model, &kin.poses)?;
+        let found = detect_contacts(model, &poses, lift::<T>(model.contact_margin))?;
+        let mut contacts = Vec::with_capacity(found.len());
+        for pc in found {
+            let g = pc.geometry;
+            let body_a = model.colliders[pc.collider_a].body;
+            let body_b = model.colliders[pc.collider_b].body;
+            let (jac, jdot_v) =
+                relative_jacobian(model, kin, body_a, &g.point_a, body_b, &g.point_b);
+            let tangents = tangent_basis(model.dimension, &g.normal);
+            let normal_row = (g.normal.transpose() * &jac).transpose();
+            let mut tangent_rows = DMatrix::zeros(tangents.len(), jac.ncols());
+            let mut tangent_rows_dot_v = DVector::zeros(tangents.len());
+            for (k, t) in tangents.iter().enumerate() {
+                let row: RowDVector<T> = t.transpose() * &jac;
+                tangent_rows.set_row(k, &row);
+                tangent_rows_dot_v[k] = t.dot(&jdot_v);
+            }
+            let material = model.pair_material(pc.collider_a, pc.collider_b);
+            contacts.push(Contact {
+                collider_a: pc.collider_a,
+                collider_b: pc.collider_b,
+                body_a,
+                body_b,
+                feature: pc.feature,
+                point: g.midpoint(),
+                point_a: g.point_a,
+                point_b: g.point_b,
+                normal: g.normal,
+                tangents,
+                gap: g.gap,
+                normal_row,
+                tangent_rows,
+                normal_row_dot_v: g.normal.dot(&jdot_v),
+                tangent_rows_dot_v,
+                friction: material.friction,
+                stiffness: material.stiffness,
+                damping: material.damping,
+                restitution: material.restitution,
+                law: material.law,
+            });
+        }
+        Ok(contacts)
+    }
+
+    fn build_bilateral(
+        model: &Model,
+        kin: &Kinematics<T>,
+        v: &DVector<T>,
+    ) -> Result<Vec<ConstraintRow<T>>, ModelError> {
+        let mut rows = Vec::new();
+        for (i, c) in model.constraints.iter().enumerate() {
+            match &c.kind {
+                ConstraintKind::Point {
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                } => {
+                    let p_a = anchor_world(kin, *body_a, anchor_a);
+                    let p_b = anchor_world(kin, *body_b, anchor_b);
+                    let (jac, jdot_v) = relative_jacobian(model, kin, *body_a, &p_a, *body_b, &p_b);
+                    let phi = p_a - p_b;
+                    let axes: &[(usize, &str)] = match model.dimension {
+                        Dimension::Planar => &[(0, "x"), (1, "y")],
+                        Dimension::Spatial => &[(0, "x"), (1, "y"), (2, "z")],
+                    };
+                    for &(k, axis) in axes {
+                        rows.push(ConstraintRow {
+                            name: format!("{}.{axis}", c.name),
+                            phi: phi[k],
+                            row: jac.row(k).transpose(),
+                            row_dot_v: jdot_v[k],
+                            stiffness: c.stiffness,
+                            damping: c.damping,
+                        });
+                    }
+                }
+                ConstraintKind::Distance {
+                    body_a,
+                    anchor_a,
+                    body_b,
+                    anchor_b,
+                    length,
+                } => {
+                    let p_a = anchor_world(kin, *body_a, anchor_a);
+                    let p_b = anchor_world(kin, *body_b, anchor_b);
+                    let (jac, jdot_v) = relative_jacobian(model, kin, *body_a, &p_a, *body_b, &p_b);
+                    let d = p_a - p_b;
+                    let dist = d.norm();
+                    let dist_real = real(dist);
+                    if dist_real.is_nan() || dist_real <= 0.0 {
+                        return Err(ModelError::InvalidValue {
+                            location: Location::field(format!("constraints[{i}]")),
+                            reason: format!(
+                                "distance constraint `{}` has coincident anchors; its direction is undefined",
+                                c.name
+                            ),
+                        });
+                    }
+                    let e = d / dist;
+                    let row = (e.transpose() * &jac).transpose();
+                    // d/dt (eᵀ J v) = eᵀ J̇ v + ėᵀ ḋ with ḋ = J v and ė = (I − e eᵀ) ḋ / |d|.
+                    let d_dot = &jac * v;
+                    let d_dot_perp = d_dot - e * e.dot(&d_dot);
+                    let rotation_term = d_dot_perp.norm_squared() / dist;
+                    rows.push(ConstraintRow {
+                        name: c.name.clone(),
+                        phi: dist - lift::<T>(*length),
+                        row,
+                        row_dot_v: e.dot(&jdot_v) + rotation_term,
+                        stiffness: c.stiffness,
+                        damping: c.damping,
+                    });
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn build_limits(model: &Model, q: &DVector<T>, nv: usize) -> Vec<ConstraintRow<T>> {
+        let margin = lift::<T>(model.contact_margin);
+        let mut rows = Vec::new();
+        for j in &model.joints {
+            let Some(limit) = j.limit else { continue };
+            if !matches!(j.kind, JointKind::Revolute | JointKind::Prismatic) {
+                continue;
+            }
+            let qi = q[j.q_index];
+            for (suffix, phi, sign) in [
+                ("lower", qi - lift::<T>(limit.lower), T::one()),
+                ("upper", lift::<T>(limit.upper) - qi, -T::one()),
+            ] {
+                if phi <= margin {
+                    let mut row = DVector::zeros(nv);
+                    row[j.v_index] = sign;
+                    rows.push(ConstraintRow {
+                        name: format!("{}.{suffix}", j.name),
+                        phi,
+                        row,
+                        row_dot_v: T::zero(),
+                        stiffness: limit.stiffness,
+                        damping: limit.damping,
+                    });
+                }
+            }
+        }
+        rows
+    }
+}
+
+impl ContactSnapshot<f64> {
+    /// [`ContactSnapshot::new`] at a [`State`].
+    ///
+    /// # Errors
+    /// As [`ContactSnapshot::new`].
+    pub fn from_state(model: &Model, state: &State) -> Result<Self, ModelError> {
+        ContactSnapshot::new(model, &state.q, &state.v, state.t)
+    }
+}
+
+impl<T: Scalar> ContactSnapshot<T> {
+    /// Number of velocity coordinates nv.
+    pub fn nv(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Number of contacts.
+    pub fn num_contacts(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// Gaps φ of all contacts (length nc).
+    pub fn gaps(&self) -> DVector<T> {
+        DVector::from_iterator(self.contacts.len(), self.contacts.iter().map(|c| c.gap))
+    }
+
+    /// Smallest contact gap, `None` without contacts.
+    pub fn minimal_gap(&self) -> Option<T> {
+        self.contacts
+            .iter()
+            .map(|c| c.gap)
+            .reduce(|a, b| if b < a { b } else { a })
+    }
+
+    /// Normal Jacobian N_c (nc × nv): row i is `contacts[i].normal_row`.
+    pub fn normal_jacobian(&self) -> DMatrix<T> {
+        let mut g = DMatrix::zeros(self.contacts.len(), self.nv());
+        for (i, c) in self.contacts.iter().enumerate() {
+            g.set_row(i, &c.normal_row.transpose());
+        }
+        g
+    }
+
+    /// Tangent Jacobian (Σ kᵢ × nv): the tangent rows of contact 0, then contact 1, …
+    /// (k = 1 planar, 2 spatial per contact).
+    pub fn tangent_jacobian(&self) -> DMatrix<T> {
+        let rows: usize = self.contacts.iter().map(|c| c.tangent_rows.nrows()).sum();
+        let mut g = DMatrix::zeros(rows, self.nv());
+        let mut r = 0;
+        for c in &self.contacts {
+            let k = c.tangent_rows.nrows();
+            g.rows_mut(r, k).copy_from(&c.tangent_rows);
+            r += k;
+        }
+        g
+    }
+
+    /// Bilateral constraint Jacobian (n_bilateral × nv), rows in the order of
+    /// [`ContactSnapshot::bilateral`].
+    pub fn bilateral_jacobian(&self) -> DMatrix<T> {
+        Self::stack_rows(&self.bilateral, self.nv())
+    }
+
+    /// Joint-limit Jacobian (n_limits × nv), rows in the order of
+    /// [`ContactSnapshot::limits`].
+    pub fn limit_jacobian(&self) -> DMatrix<T> {
+        Self::stack_rows(&self.limits, self.nv())
+    }
+
+    fn stack_rows(rows: &[ConstraintRow<T>], nv: usize) -> DMatrix<T> {
+        let mut g = DMatrix::zeros(rows.len(), nv);
+        for (i, r) in rows.iter().enumerate() {
+            g.set_row(i, &r.row.transpose());
+        }
+        g
+    }
+
+    /// Delassus operator `W = G M⁻¹ Gᵀ` for a constraint Jacobian G (m × nv), computed with a
+    /// Cholesky factorization of M (M = L Lᵀ, W = (L⁻¹Gᵀ)ᵀ(L⁻¹Gᵀ), symmetric by
+    /// construction).
+    ///
+    /// # Errors
+    /// [`ModelError::DimensionMismatch`] if G does not have nv columns,
+    /// [`ModelError::InvalidValue`] if M is not positive definite.
+    pub fn delassus(&self, g: &DMatrix<T>) -> Result<DMatrix<T>, ModelError> {
+        if g.ncols() != self.nv() {
+            return Err(ModelError::DimensionMismatch {
+                location: Location::field("G (columns)"),
+                expected: self.nv(),
+                got: g.ncols(),
+            });
+        }
+        let chol =
+            Cholesky::new(self.mass_matrix.clone()).ok_or_else(|| ModelError::InvalidValue {
+                location: Location::field("mass_matrix"),
+                reason: "the mass matrix is not positive definite (Cholesky failed)".into(),
+            })?;
+        let l = chol.l();
+        let mut y = g.transpose();
+        if !l.solve_lower_triangular_mut(&mut y) {
+            return Err(ModelError::InvalidValue {
+                location: Location::field("mass_matrix"),
+                reason: "singular Cholesky factor".into(),
+            });
+        }
+        Ok(y.transpose() * y)
+    }
+}

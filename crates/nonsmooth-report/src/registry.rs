@@ -1,0 +1,250 @@
+//! The registry of paper experiments behind `nonsmooth reproduce`.
+//!
+//! Each capability registers [`Experiment`]s with a stable id (a contract: later tooling and
+//! the issues name them). Running one writes `DIR/ID/result.json` with a `metrics` object
+//! (name → number), the expected values with tolerances and their pass/fail, and the figures
+//! (`DIR/ID/*.svg`) the experiment produced. `quick` asks for reduced sample counts or
+//! durations with the same metric names.
+
+use crate::table::write_json;
+use crate::ReportError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What an experiment receives when it runs.
+pub struct RunContext<'a> {
+    /// The experiment's own output directory (`DIR/ID`), already created.
+    pub out_dir: PathBuf,
+    /// Reduced sample counts / durations where the experiment allows it.
+    pub quick: bool,
+    /// Progress messages for long work.
+    pub progress: &'a dyn Fn(&str),
+}
+
+impl RunContext<'_> {
+    /// Path of a file in the experiment's output directory.
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.out_dir.join(file)
+    }
+}
+
+/// A metric compared with an expected value (from a paper or an analytic solution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub metric: String,
+    pub expected: f64,
+    /// Absolute tolerance: passes when |value − expected| ≤ tolerance.
+    pub tolerance: f64,
+    /// Where the expected value comes from (e.g. "seed 003, Table 1" or "analytic").
+    pub source: String,
+    pub value: f64,
+    pub passed: bool,
+}
+
+/// Everything an experiment produced; serialized as `result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ExperimentOutcome {
+    pub id: String,
+    pub title: String,
+    pub paper: String,
+    pub quick: bool,
+    pub metrics: BTreeMap<String, f64>,
+    pub checks: Vec<Check>,
+    /// File names (relative to the experiment directory) of figures.
+    pub figures: Vec<String>,
+    /// Other data files written (CSV, JSON).
+    pub files: Vec<String>,
+    pub notes: Vec<String>,
+    pub wall_time_s: f64,
+}
+
+impl ExperimentOutcome {
+    /// Records a metric.
+    pub fn metric(&mut self, name: &str, value: f64) {
+        self.metrics.insert(name.to_string(), value);
+    }
+
+    /// Compares the already recorded metric `name` with `expected` ± `tolerance`. A missing
+    /// or non-finite metric fails.
+    pub fn expect(&mut self, name: &str, expected: f64, tolerance: f64, source: &str) {
+        let value = self.metrics.get(name).copied().unwrap_or(f64::NAN);
+        self.checks.push(Check {
+            metric: name.to_string(),
+            expected,
+            tolerance,
+            source: source.to_string(),
+            value,
+            passed: value.is_finite() && (value - expected).abs() <= tolerance,
+        });
+    }
+
+    /// Records a figure file name.
+    pub fn figure(&mut self, file: &str) {
+        self.figures.push(file.to_string());
+    }
+
+    /// Records a data file name.
+    pub fn file(&mut self, file: &str) {
+        self.files.push(file.to_string());
+    }
+
+    /// True when every check passed.
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|c| c.passed)
+    }
+}
+
+/// The function that runs an experiment and fills its outcome.
+pub type ExperimentFn = fn(&RunContext, &mut ExperimentOutcome) -> Result<(), ReportError>;
+
+/// A registered paper experiment.
+#[derive(Clone)]
+pub struct Experiment {
+    /// Stable identifier, e.g. `sim-stiff-pendulum`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// Paper (seed) and section it reproduces.
+    pub paper: &'static str,
+    pub run: ExperimentFn,
+}
+
+/// All registered experiments, in registration order.
+#[derive(Clone, Default)]
+pub struct Registry {
+    experiments: Vec<Experiment>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds experiments; ids must be unique (a duplicate replaces nothing and is reported).
+    pub fn register(&mut self, experiments: impl IntoIterator<Item = Experiment>) {
+        for e in experiments {
+            assert!(
+                self.get(e.id).is_none(),
+                "experiment id `{}` registered twice",
+                e.id
+            );
+            self.experiments.push(e);
+        }
+    }
+
+    /// Every experiment.
+    pub fn list(&self) -> &[Experiment] {
+        &self.experiments
+    }
+
+    /// The experiment called `id`.
+    pub fn get(&self, id: &str) -> Option<&Experiment> {
+        self.experiments.iter().find(|e| e.id == id)
+    }
+
+    /// Runs experiment `id` into `out/ID/` and writes `out/ID/result.json`.
+    pub fn run(
+        &self,
+        id: &str,
+        out: &Path,
+        quick: bool,
+        progress: &dyn Fn(&str),
+    ) -> Result<ExperimentOutcome, ReportError> {
+        let exp = self.get(id).ok_or_else(|| ReportError::UnknownExperiment {
+            id: id.to_string(),
+        })?;
+        let dir = out.join(exp.id);
+        std::fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
+        let ctx = RunContext {
+            out_dir: dir.clone(),
+            quick,
+            progress,
+        };
+        let mut outcome = ExperimentOutcome {
+            id: exp.id.to_string(),
+            title: exp.title.to_string(),
+            paper: exp.paper.to_string(),
+            quick,
+            ..Default::default()
+        };
+        let start = Instant::now();
+        (exp.run)(&ctx, &mut outcome)?;
+        outcome.wall_time_s = start.elapsed().as_secs_f64();
+        write_json(&dir.join("result.json"), &ResultFile::from(&outcome))?;
+        Ok(outcome)
+    }
+}
+
+/// The on-disk form of `result.json`.
+#[derive(Serialize)]
+struct ResultFile<'a> {
+    id: &'a str,
+    title: &'a str,
+    paper: &'a str,
+    quick: bool,
+    passed: bool,
+    metrics: &'a BTreeMap<String, f64>,
+    checks: &'a [Check],
+    figures: &'a [String],
+    files: &'a [String],
+    notes: &'a [String],
+    wall_time_s: f64,
+}
+
+impl<'a> From<&'a ExperimentOutcome> for ResultFile<'a> {
+    fn from(o: &'a ExperimentOutcome) -> Self {
+        ResultFile {
+            id: &o.id,
+            title: &o.title,
+            paper: &o.paper,
+            quick: o.quick,
+            passed: o.passed(),
+            metrics: &o.metrics,
+            checks: &o.checks,
+            figures: &o.figures,
+            files: &o.files,
+            notes: &o.notes,
+            wall_time_s: o.wall_time_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+        let n = if ctx.quick { 3.0 } else { 4.0 };
+        out.metric("square", n * n);
+        out.expect("square", 16.0, 1e-12, "analytic");
+        Ok(())
+    }
+
+    #[test]
+    fn run_writes_result_json_with_metrics_and_checks() {
+        let mut reg = Registry::new();
+        reg.register([Experiment {
+            id: "demo-square",
+            title: "square",
+            paper: "none",
+            run: square,
+        }]);
+        let out = std::env::temp_dir().join(format!("nonsmooth-reg-{}", std::process::id()));
+        let full = reg.run("demo-square", &out, false, &|_| {}).unwrap();
+        assert!(full.passed());
+        let quick = reg.run("demo-square", &out, true, &|_| {}).unwrap();
+        assert!(!quick.passed());
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("demo-square/result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["metrics"]["square"].as_f64(), Some(9.0));
+        assert_eq!(json["passed"].as_bool(), Some(false));
+        assert!(matches!(
+            reg.run("nope", &out, true, &|_| {}),
+            Err(ReportError::UnknownExperiment { .. })
+        ));
+    }
+}

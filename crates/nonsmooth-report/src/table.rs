@@ -1,0 +1,55 @@
+//! CSV tables: a header row naming every column, then one row per record.
+
+use crate::ReportError;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `rows` under `header` as CSV to `path`. Every row must have `header.len()` entries.
+/// Numbers are written with Rust's shortest round-trip formatting.
+pub fn write_csv(path: &Path, header: &[String], rows: &[Vec<f64>]) -> Result<(), ReportError> {
+    let file = std::fs::File::create(path).map_err(|e| ReportError::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    let io = |e: std::io::Error| ReportError::io(path, e);
+    writeln!(out, "{}", header.join(",")).map_err(io)?;
+    for (i, row) in rows.iter().enumerate() {
+        if row.len() != header.len() {
+            return Err(ReportError::Io {
+                path: path.display().to_string(),
+                message: format!(
+                    "row {i} has {} values but the header has {} columns",
+                    row.len(),
+                    header.len()
+                ),
+            });
+        }
+        let line: Vec<String> = row.iter().map(|x| format!("{x}")).collect();
+        writeln!(out, "{}", line.join(",")).map_err(io)?;
+    }
+    out.flush().map_err(io)
+}
+
+/// Writes `value` as pretty JSON to `path`.
+pub fn write_json<S: serde::Serialize>(path: &Path, value: &S) -> Result<(), ReportError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| ReportError::io(path, e))?;
+    std::fs::write(path, text).map_err(|e| ReportError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_round_trips_numbers_and_rejects_ragged_rows() {
+        let dir = std::env::temp_dir().join(format!("nonsmooth-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let header = vec!["t".to_string(), "x".to_string()];
+        write_csv(&path, &header, &[vec![0.0, 1.5], vec![0.1, -2.25e-7]]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "t,x");
+        let parsed: Vec<f64> = lines[2].split(',').map(|s| s.parse().unwrap()).collect();
+        assert_eq!(parsed, vec![0.1, -2.25e-7]);
+        assert!(write_csv(&path, &header, &[vec![1.0]]).is_err());
+    }
+}

@@ -1,0 +1,156 @@
+//! Penalty (spring–damper) time stepping: every contact, joint limit and bilateral constraint
+//! is a compliant element whose force depends on the state at the start of the step, and the
+//! equations of motion `M v̇ = f + Gᵀλ(q, v)` are integrated with explicit or semi-implicit
+//! (symplectic) Euler. These are the classical baselines of seed 003 §3 (eqs 7–12): cheap per
+//! step, but only conditionally stable (explicit: h k < b < 2m/h + h k/2; symplectic:
+//! h² k < 4m + 2hb for a mass–spring–damper).
+//!
+//! Decision: rigid elements (no stiffness in the model) cannot be represented by a penalty
+//! method, so they are a typed [`SimError::Unsupported`] naming the element, not silently
+//! given an arbitrary stiffness.
+
+use crate::contact_law::{normal_force, regularized_coulomb};
+use crate::{SimError, Stepper};
+use nalgebra::DVector;
+use nonsmooth_core::dynamics::{check_state, integrate_configuration};
+use nonsmooth_core::snapshot::ContactSnapshot;
+use nonsmooth_core::{Model, State};
+
+/// Which Euler variant integrates (q, v).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PenaltyIntegrator {
+    /// v₁ = v₀ + h M⁻¹ F(q₀, v₀); q₁ = q₀ + h N(q₀) v₀.
+    ExplicitEuler,
+    /// v₁ = v₀ + h M⁻¹ F(q₀, v₀); q₁ = q₀ + h N(q₀) v₁ (seed 003 eq. 11–12).
+    SymplecticEuler,
+}
+
+/// A penalty-contact stepper.
+#[derive(Debug, Clone)]
+pub struct PenaltyStepper {
+    pub integrator: PenaltyIntegrator,
+    /// Regularization speed of Coulomb friction (m/s): below it friction is viscous.
+    pub friction_regularization: f64,
+}
+
+impl PenaltyStepper {
+    /// A stepper with friction regularization speed 10⁻⁴ m/s.
+    pub fn new(integrator: PenaltyIntegrator) -> Self {
+        PenaltyStepper {
+            integrator,
+            friction_regularization: 1e-4,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self.integrator {
+            PenaltyIntegrator::ExplicitEuler => "penalty-explicit",
+            PenaltyIntegrator::SymplecticEuler => "penalty-symplectic",
+        }
+    }
+
+    /// Total generalized constraint force Gᵀλ of all compliant elements at the snapshot.
+    pub fn constraint_force(&self, snap: &ContactSnapshot<f64>) -> Result<DVector<f64>, SimError> {
+        let v = &snap.v;
+        let mut total = DVector::zeros(v.len());
+        for c in &snap.contacts {
+            let phi_dot = c.normal_row.dot(v);
+            if c.gap >= 0.0 {
+                continue;
+            }
+            let stiffness = c.stiffness.ok_or_else(|| SimError::Unsupported {
+                stepper: self.label(),
+                reason: format!(
+                    "contact between colliders {} and {} is rigid; give its material a `stiffness`",
+                    c.collider_a, c.collider_b
+                ),
+            })?;
+            let lambda_n = normal_force(
+                c.law,
+                stiffness,
+                c.damping.unwrap_or(0.0),
+                c.gap,
+                phi_dot,
+            );
+            total.axpy(lambda_n, &c.normal_row, 1.0);
+            if c.friction > 0.0 && lambda_n > 0.0 {
+                let slip: Vec<f64> = (0..c.tangent_rows.nrows())
+                    .map(|k| c.tangent_rows.row(k).transpose().dot(v))
+                    .collect();
+                let lambda_t =
+                    regularized_coulomb(c.friction, lambda_n, &slip, self.friction_regularization);
+                for (k, l) in lambda_t.iter().enumerate() {
+                    total += c.tangent_rows.row(k).transpose() * *l;
+                }
+            }
+        }
+        for row in &snap.bilateral {
+            let k = row.stiffness.ok_or_else(|| SimError::Unsupported {
+                stepper: self.label(),
+                reason: format!(
+                    "bilateral constraint `{}` is rigid; give it a `stiffness`",
+                    row.name
+                ),
+            })?;
+            let lambda = -k * row.phi - row.damping.unwrap_or(0.0) * row.row.dot(v);
+            total.axpy(lambda, &row.row, 1.0);
+        }
+        for row in &snap.limits {
+            if row.phi >= 0.0 {
+                continue;
+            }
+            let k = row.stiffness.ok_or_else(|| SimError::Unsupported {
+                stepper: self.label(),
+                reason: format!("joint limit `{}` is rigid; give it a `stiffness`", row.name),
+            })?;
+            let lambda = normal_force(
+                nonsmooth_core::ComplianceLaw::Linear,
+                k,
+                row.damping.unwrap_or(0.0),
+                row.phi,
+                row.row.dot(v),
+            );
+            total.axpy(lambda, &row.row, 1.0);
+        }
+        Ok(total)
+    }
+}
+
+impl Stepper for PenaltyStepper {
+    fn name(&self) -> &'static str {
+        self.label()
+    }
+
+    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+        if !(h.is_finite() && h > 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "dt",
+                reason: format!("step size must be positive and finite, got {h}"),
+            });
+        }
+        check_state(model, &state.q, &state.v)?;
+        let snap = ContactSnapshot::from_state(model, state)?;
+        let force = &snap.forces + self.constraint_force(&snap)?;
+        let chol = snap.mass_matrix.clone().cholesky().ok_or_else(|| SimError::Diverged {
+            t: state.t,
+            reason: "mass matrix is not positive definite".into(),
+        })?;
+        let vdot = chol.solve(&force);
+        let v1 = &state.v + vdot * h;
+        let q1 = match self.integrator {
+            PenaltyIntegrator::ExplicitEuler => integrate_configuration(model, &state.q, &state.v, h),
+            PenaltyIntegrator::SymplecticEuler => integrate_configuration(model, &state.q, &v1, h),
+        };
+        if !(q1.iter().all(|x| x.is_finite()) && v1.iter().all(|x| x.is_finite())) {
+            return Err(SimError::Diverged {
+                t: state.t + h,
+                reason: format!("{} produced a non-finite state", self.label()),
+            });
+        }
+        Ok(State {
+            q: q1,
+            v: v1,
+            t: state.t + h,
+        })
+    }
+}

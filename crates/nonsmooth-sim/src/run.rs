@@ -1,0 +1,123 @@
+//! The run loop: repeated steps from an initial state, recorded into a [`Trajectory`].
+
+use crate::{SimError, Stepper};
+use nalgebra::DVector;
+use nonsmooth_core::{Model, State};
+
+/// Options of a simulation run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimOptions {
+    /// Step size h (s), > 0.
+    pub dt: f64,
+    /// Simulated duration T (s), ≥ 0. The run takes ⌈T/h⌉ steps (within 10⁻⁹ relative).
+    pub duration: f64,
+    /// Record every k-th state (k ≥ 1); the initial and final states are always recorded.
+    pub record_every: usize,
+}
+
+impl SimOptions {
+    /// Validates the options and returns the number of steps.
+    pub fn steps(&self) -> Result<usize, SimError> {
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "dt",
+                reason: format!("must be positive and finite, got {}", self.dt),
+            });
+        }
+        if !(self.duration.is_finite() && self.duration >= 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "duration",
+                reason: format!("must be non-negative and finite, got {}", self.duration),
+            });
+        }
+        if self.record_every == 0 {
+            return Err(SimError::InvalidOption {
+                option: "record_every",
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok((self.duration / self.dt * (1.0 - 1e-9)).ceil() as usize)
+    }
+}
+
+/// Recorded states of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trajectory {
+    pub stepper: String,
+    pub q_names: Vec<String>,
+    pub v_names: Vec<String>,
+    pub t: Vec<f64>,
+    pub q: Vec<DVector<f64>>,
+    pub v: Vec<DVector<f64>>,
+    /// Steps taken.
+    pub steps: usize,
+}
+
+impl Trajectory {
+    /// Column names of [`Trajectory::rows`]: `t`, then every q and v coordinate.
+    pub fn header(&self) -> Vec<String> {
+        std::iter::once("t".to_string())
+            .chain(self.q_names.iter().map(|n| format!("q:{n}")))
+            .chain(self.v_names.iter().map(|n| format!("v:{n}")))
+            .collect()
+    }
+
+    /// One row per recorded state: (t, q…, v…).
+    pub fn rows(&self) -> Vec<Vec<f64>> {
+        (0..self.t.len())
+            .map(|i| {
+                std::iter::once(self.t[i])
+                    .chain(self.q[i].iter().copied())
+                    .chain(self.v[i].iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The last recorded state.
+    pub fn final_state(&self) -> Option<State> {
+        let i = self.t.len().checked_sub(1)?;
+        Some(State {
+            q: self.q[i].clone(),
+            v: self.v[i].clone(),
+            t: self.t[i],
+        })
+    }
+}
+
+/// Simulates `model` from `initial` with `stepper`. `progress(done, total)` is called after
+/// every step so callers can draw a progress bar.
+pub fn simulate(
+    model: &Model,
+    stepper: &mut dyn Stepper,
+    initial: &State,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Trajectory, SimError> {
+    let steps = options.steps()?;
+    let mut traj = Trajectory {
+        stepper: stepper.name().to_string(),
+        q_names: model.q_names(),
+        v_names: model.v_names(),
+        t: vec![initial.t],
+        q: vec![initial.q.clone()],
+        v: vec![initial.v.clone()],
+        steps,
+    };
+    let mut state = initial.clone();
+    for i in 1..=steps {
+        let h = if i == steps {
+            (initial.t + options.duration - state.t).max(options.dt * 1e-9)
+        } else {
+            options.dt
+        };
+        state = stepper.step(model, &state, h.min(options.dt))?;
+        if i % options.record_every == 0 || i == steps {
+            traj.t.push(state.t);
+            traj.q.push(state.q.clone());
+            traj.v.push(state.v.clone());
+        }
+        progress(i, steps);
+    }
+    Ok(traj)
+}

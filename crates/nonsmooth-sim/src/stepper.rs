@@ -1,0 +1,34 @@
+//! The [`Stepper`] trait every time-stepping scheme implements, and selection by name.
+
+use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
+use crate::SimError;
+use nonsmooth_core::{Model, State};
+
+/// One time-stepping scheme: advances a state by one step of size `h`.
+pub trait Stepper {
+    /// The name used on the command line and in model files.
+    fn name(&self) -> &'static str;
+
+    /// Advances `state` by `h` seconds. Implementations check their inputs and report solver
+    /// failures as errors; they never return non-finite states silently.
+    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError>;
+}
+
+/// Names accepted by [`stepper_by_name`].
+pub const STEPPER_NAMES: &[&str] = &["penalty-symplectic", "penalty-explicit"];
+
+/// The stepper called `name`, with default options.
+pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
+    match name {
+        "penalty-symplectic" => Ok(Box::new(PenaltyStepper::new(
+            PenaltyIntegrator::SymplecticEuler,
+        ))),
+        "penalty-explicit" => Ok(Box::new(PenaltyStepper::new(
+            PenaltyIntegrator::ExplicitEuler,
+        ))),
+        _ => Err(SimError::UnknownStepper {
+            name: name.to_string(),
+            available: STEPPER_NAMES.join(", "),
+        }),
+    }
+}
