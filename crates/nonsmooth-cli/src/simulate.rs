@@ -123,7 +123,12 @@ fn write_outputs(
         "q",
     );
     for (k, name) in traj.q_names.iter().enumerate() {
-        let pts = traj.t.iter().zip(&traj.q).map(|(t, q)| (*t, q[k])).collect();
+        let pts = traj
+            .t
+            .iter()
+            .zip(&traj.q)
+            .map(|(t, q)| (*t, q[k]))
+            .collect();
         fig.series.push(Series::line(name.clone(), pts));
     }
     if fig.series.is_empty() {

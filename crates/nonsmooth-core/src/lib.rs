@@ -25,4 +25,4 @@ pub use error::{Location, ModelError};
 pub use io::UrdfOptions;
 pub use model::*;
 pub use scalar::{lift, Scalar};
-pub use snapshot::{Contact, ConstraintRow, ContactSnapshot};
+pub use snapshot::{ConstraintRow, Contact, ContactSnapshot};

@@ -13,9 +13,10 @@
 //!   concatenation of the joints' coordinates in body order; `q̇ = N(q) v`.
 //!   * revolute / prismatic: one angle / displacement along `axis` (joint frame);
 //!   * planar: q = (x, y, θ), v = (ẋ, ẏ, θ̇), all in the joint frame (world for a root body);
-//!   * floating: q = (x, y, z, w, i, j, k) (position of the body origin in the parent frame and
-//!     a unit quaternion, scalar first); v = (linear velocity of the body origin in the
-//!     **parent** frame, angular velocity in the **body** frame), as in MuJoCo's free joint.
+//!   * floating: q = (x, y, z, w, i, j, k) (position of the body origin in the joint frame —
+//!     the world frame for a free body with the default placement — and a unit quaternion,
+//!     scalar first); v = (linear velocity of the body origin in the **joint** frame, angular
+//!     velocity in the **body** frame), as in MuJoCo's free joint.
 //! - Signs: a gap φ ≥ 0 means separation; a normal impulse ≥ 0 pushes bodies apart; the
 //!   equations of motion read `M v̇ = f + Gᵀλ + Pᵀτ` (f includes gravity and −bias).
 

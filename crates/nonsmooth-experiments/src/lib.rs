@@ -1,1 +1,17 @@
-//! experiments
+//! # nonsmooth-experiments
+//!
+//! The experiments behind `nonsmooth reproduce`, one module per paper (seed) or layer. Each
+//! experiment has a stable id and stable metric names (a contract with the issues and the
+//! report), runs a model file from `examples/`, and writes its figures and data next to its
+//! `result.json`.
+
+pub mod foundation;
+
+use nonsmooth_report::Registry;
+
+/// Every registered experiment, in report order.
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry.register(foundation::experiments());
+    registry
+}

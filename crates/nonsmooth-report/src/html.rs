@@ -123,7 +123,11 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome) {
         let _ = writeln!(html, "<p>{}</p>", escape(note));
     }
     for fig in &o.figures {
-        let _ = writeln!(html, "<div><img src=\"{}/{}\" alt=\"{}\"></div>", o.id, fig, fig);
+        let _ = writeln!(
+            html,
+            "<div><img src=\"{}/{}\" alt=\"{}\"></div>",
+            o.id, fig, fig
+        );
     }
 }
 

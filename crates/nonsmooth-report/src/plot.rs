@@ -148,8 +148,7 @@ impl Figure {
                 .draw()
                 .map_err(|e| err(&e))?;
             for (i, s) in self.series.iter().enumerate() {
-                let pts: Vec<(f64, f64)> =
-                    s.points.iter().copied().filter(|p| p.1 > 0.0).collect();
+                let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.1 > 0.0).collect();
                 draw_series(&mut chart, s, pts, PALETTE[i % PALETTE.len()]).map_err(|e| err(&e))?;
             }
             draw_legend(&mut chart).map_err(|e| err(&e))?;
@@ -238,7 +237,9 @@ mod tests {
         let fig = Figure::new("decay", "t [s]", "x [m]")
             .with(Series::line(
                 "x",
-                (0..50).map(|i| (i as f64, (-0.1 * i as f64).exp())).collect(),
+                (0..50)
+                    .map(|i| (i as f64, (-0.1 * i as f64).exp()))
+                    .collect(),
             ))
             .with(Series::scatter("samples", vec![(1.0, 0.5), (2.0, 0.25)]));
         fig.write_svg(&path).unwrap();

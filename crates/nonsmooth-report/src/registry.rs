@@ -152,9 +152,9 @@ impl Registry {
         quick: bool,
         progress: &dyn Fn(&str),
     ) -> Result<ExperimentOutcome, ReportError> {
-        let exp = self.get(id).ok_or_else(|| ReportError::UnknownExperiment {
-            id: id.to_string(),
-        })?;
+        let exp = self
+            .get(id)
+            .ok_or_else(|| ReportError::UnknownExperiment { id: id.to_string() })?;
         let dir = out.join(exp.id);
         std::fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
         let ctx = RunContext {

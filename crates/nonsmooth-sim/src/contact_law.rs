@@ -12,7 +12,13 @@ use nonsmooth_core::ComplianceLaw;
 ///
 /// The force is clipped at zero: contact never pulls (a unilateral spring). A separated
 /// contact (φ ≥ 0) carries no force.
-pub fn normal_force(law: ComplianceLaw, stiffness: f64, damping: f64, phi: f64, phi_dot: f64) -> f64 {
+pub fn normal_force(
+    law: ComplianceLaw,
+    stiffness: f64,
+    damping: f64,
+    phi: f64,
+    phi_dot: f64,
+) -> f64 {
     if phi >= 0.0 {
         return 0.0;
     }
@@ -42,13 +48,19 @@ mod tests {
 
     #[test]
     fn normal_laws_match_their_formulas_and_never_pull() {
-        assert_eq!(normal_force(ComplianceLaw::Linear, 100.0, 2.0, 0.1, -1.0), 0.0);
+        assert_eq!(
+            normal_force(ComplianceLaw::Linear, 100.0, 2.0, 0.1, -1.0),
+            0.0
+        );
         assert!((normal_force(ComplianceLaw::Linear, 100.0, 2.0, -0.01, -0.5) - 2.0).abs() < 1e-12);
         let hertz = normal_force(ComplianceLaw::Hertz, 1e6, 0.0, -1e-4, 0.0);
         assert!((hertz - 1e6 * 1e-6).abs() < 1e-9);
         let hc = normal_force(ComplianceLaw::HuntCrossley, 1e6, 0.5, -1e-4, -2.0);
         assert!((hc - 1.0 * (1.0 + 0.5 * 2.0)).abs() < 1e-9);
-        assert_eq!(normal_force(ComplianceLaw::Linear, 100.0, 50.0, -0.01, 10.0), 0.0);
+        assert_eq!(
+            normal_force(ComplianceLaw::Linear, 100.0, 50.0, -0.01, 10.0),
+            0.0
+        );
     }
 
     #[test]

@@ -65,13 +65,7 @@ impl PenaltyStepper {
                     c.collider_a, c.collider_b
                 ),
             })?;
-            let lambda_n = normal_force(
-                c.law,
-                stiffness,
-                c.damping.unwrap_or(0.0),
-                c.gap,
-                phi_dot,
-            );
+            let lambda_n = normal_force(c.law, stiffness, c.damping.unwrap_or(0.0), c.gap, phi_dot);
             total.axpy(lambda_n, &c.normal_row, 1.0);
             if c.friction > 0.0 && lambda_n > 0.0 {
                 let slip: Vec<f64> = (0..c.tangent_rows.nrows())
@@ -131,14 +125,20 @@ impl Stepper for PenaltyStepper {
         check_state(model, &state.q, &state.v)?;
         let snap = ContactSnapshot::from_state(model, state)?;
         let force = &snap.forces + self.constraint_force(&snap)?;
-        let chol = snap.mass_matrix.clone().cholesky().ok_or_else(|| SimError::Diverged {
-            t: state.t,
-            reason: "mass matrix is not positive definite".into(),
-        })?;
+        let chol = snap
+            .mass_matrix
+            .clone()
+            .cholesky()
+            .ok_or_else(|| SimError::Diverged {
+                t: state.t,
+                reason: "mass matrix is not positive definite".into(),
+            })?;
         let vdot = chol.solve(&force);
         let v1 = &state.v + vdot * h;
         let q1 = match self.integrator {
-            PenaltyIntegrator::ExplicitEuler => integrate_configuration(model, &state.q, &state.v, h),
+            PenaltyIntegrator::ExplicitEuler => {
+                integrate_configuration(model, &state.q, &state.v, h)
+            }
             PenaltyIntegrator::SymplecticEuler => integrate_configuration(model, &state.q, &v1, h),
         };
         if !(q1.iter().all(|x| x.is_finite()) && v1.iter().all(|x| x.is_finite())) {
