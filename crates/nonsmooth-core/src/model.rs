@@ -21,6 +21,7 @@
 //!   equations of motion read `M v̇ = f + Gᵀλ + Pᵀτ` (f includes gravity and −bias).
 
 use nalgebra::{DVector, Isometry3, Matrix3, Unit, Vector3};
+use crate::error::{Location, ModelError};
 use serde::{Deserialize, Serialize};
 
 /// Index of a body in [`Model::bodies`].
@@ -314,7 +315,120 @@ pub struct Model {
     pub contact_margin: f64,
 }
 
+impl Body {
+    /// A body with its centre of mass at the body origin.
+    pub fn new(name: impl Into<String>, mass: f64, inertia: Matrix3<f64>) -> Self {
+        Body {
+            name: name.into(),
+            mass,
+            com: Vector3::zeros(),
+            inertia,
+        }
+    }
+
+    /// The same body with its centre of mass at `com` (body frame).
+    pub fn with_com(mut self, com: Vector3<f64>) -> Self {
+        self.com = com;
+        self
+    }
+}
+
+impl Joint {
+    /// A joint of `kind` from `parent` (`None` = world) with identity placement, axis +z, no
+    /// limit and no damping. `child`, `q_index` and `v_index` are set by [`Model::add_body`].
+    pub fn new(name: impl Into<String>, kind: JointKind, parent: Option<BodyId>) -> Self {
+        Joint {
+            name: name.into(),
+            kind,
+            parent,
+            child: 0,
+            placement: Isometry3::identity(),
+            axis: Vector3::z_axis(),
+            limit: None,
+            damping: 0.0,
+            q_index: 0,
+            v_index: 0,
+        }
+    }
+
+    /// The same joint placed at `placement` in the parent frame.
+    pub fn with_placement(mut self, placement: Isometry3<f64>) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// The same joint with (normalized) `axis`.
+    pub fn with_axis(mut self, axis: Vector3<f64>) -> Self {
+        self.axis = Unit::new_normalize(axis);
+        self
+    }
+}
+
 impl Model {
+    /// An empty model with standard gravity (9.81 m/s² along −z, or −y when planar), the
+    /// default material (index 0) and no contact margin; add bodies with [`Model::add_body`].
+    pub fn new(name: impl Into<String>, dimension: Dimension) -> Self {
+        let gravity = match dimension {
+            Dimension::Planar => Vector3::new(0.0, -9.81, 0.0),
+            Dimension::Spatial => Vector3::new(0.0, 0.0, -9.81),
+        };
+        Model {
+            name: name.into(),
+            dimension,
+            gravity,
+            bodies: Vec::new(),
+            joints: Vec::new(),
+            colliders: Vec::new(),
+            materials: vec![ContactMaterial::default_material()],
+            pair_overrides: Vec::new(),
+            excluded_pairs: Vec::new(),
+            constraints: Vec::new(),
+            actuators: Vec::new(),
+            initial_state: State {
+                q: DVector::zeros(0),
+                v: DVector::zeros(0),
+                t: 0.0,
+            },
+            contact_margin: 0.0,
+        }
+    }
+
+    /// Appends `body` with its parent `joint` and returns the body's index. The initial state
+    /// grows by the joint's neutral coordinates (zero, identity quaternion) and zero
+    /// velocities. A parent that does not exist yet is a [`ModelError::Topology`] error.
+    pub fn add_body(&mut self, body: Body, mut joint: Joint) -> Result<BodyId, ModelError> {
+        let id = self.bodies.len();
+        if let Some(parent) = joint.parent {
+            if parent >= id {
+                return Err(ModelError::Topology {
+                    location: Location::field(format!("joints.{}.parent", joint.name)),
+                    reason: format!(
+                        "parent body {parent} of `{}` must be added before it",
+                        body.name
+                    ),
+                });
+            }
+        }
+        joint.child = id;
+        let (nq, nv) = (joint.kind.nq(), joint.kind.nv());
+        let mut q: Vec<f64> = self.initial_state.q.iter().copied().collect();
+        let mut v: Vec<f64> = self.initial_state.v.iter().copied().collect();
+        q.extend((0..nq).map(|i| {
+            if joint.kind == JointKind::Floating && i == 3 {
+                1.0
+            } else {
+                0.0
+            }
+        }));
+        v.extend(std::iter::repeat_n(0.0, nv));
+        self.initial_state.q = DVector::from_vec(q);
+        self.initial_state.v = DVector::from_vec(v);
+        self.bodies.push(body);
+        self.joints.push(joint);
+        self.assign_coordinate_offsets();
+        Ok(id)
+    }
+
     /// Number of configuration coordinates.
     pub fn nq(&self) -> usize {
         self.joints.iter().map(|j| j.kind.nq()).sum()
@@ -410,5 +524,69 @@ impl Model {
             p_t[(self.joints[act.joint].v_index + act.dof, a)] = act.gear;
         }
         p_t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_body_grows_coordinates_and_neutral_state() {
+        let mut model = Model::new("chain", Dimension::Spatial);
+        let base = model
+            .add_body(
+                Body::new("base", 2.0, Matrix3::identity()),
+                Joint::new("free", JointKind::Floating, None),
+            )
+            .unwrap();
+        let arm = model
+            .add_body(
+                Body::new("arm", 1.0, Matrix3::identity() * 0.1).with_com(Vector3::x()),
+                Joint::new("hinge", JointKind::Revolute, Some(base)).with_axis(Vector3::y() * 3.0),
+            )
+            .unwrap();
+        assert_eq!((base, arm), (0, 1));
+        assert_eq!((model.nq(), model.nv()), (8, 7));
+        assert_eq!(model.joints[1].q_index, 7);
+        assert_eq!(model.joints[1].v_index, 6);
+        assert_eq!(model.joints[1].child, 1);
+        assert!((model.joints[1].axis.y - 1.0).abs() < 1e-15);
+        assert_eq!(
+            model.initial_state.q.as_slice(),
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        assert_eq!(model.initial_state.v.len(), 7);
+        assert_eq!(model.q_names()[7], "hinge.q");
+        let err = model
+            .add_body(
+                Body::new("orphan", 1.0, Matrix3::identity()),
+                Joint::new("j", JointKind::Fixed, Some(5)),
+            )
+            .unwrap_err();
+        assert!(matches!(err, ModelError::Topology { .. }));
+        assert!(model.validate().is_ok());
+    }
+
+    #[test]
+    fn materials_combine_by_the_documented_rules() {
+        let soft = ContactMaterial {
+            stiffness: Some(1e5),
+            damping: Some(50.0),
+            friction: 0.8,
+            restitution: Some(0.3),
+            ..ContactMaterial::default_material()
+        };
+        let rigid = ContactMaterial {
+            friction: 0.2,
+            ..ContactMaterial::default_material()
+        };
+        let both_soft = ContactMaterial::combine(&soft, &soft);
+        assert_eq!(both_soft.stiffness, Some(5e4));
+        assert_eq!(both_soft.damping, Some(25.0));
+        let mixed = ContactMaterial::combine(&rigid, &soft);
+        assert!((mixed.friction - 0.4).abs() < 1e-15);
+        assert_eq!(mixed.stiffness, Some(1e5));
+        assert_eq!(mixed.restitution, Some(0.3));
     }
 }
