@@ -10,7 +10,7 @@ use nonsmooth_core::dynamics::{
     bias_force, bias_force_into, mass_matrix, mass_matrix_and_bias_into, mass_matrix_into,
     neutral_configuration, DynamicsWorkspace,
 };
-use nonsmooth_core::{Body, Dimension, Joint, JointKind, Model, State};
+use nonsmooth_core::{Body, Dimension, Joint, JointKind, Model};
 
 fn box_body(name: &str, mass: f64, com: Vector3<f64>, dims: Vector3<f64>) -> Body {
     let (x, y, z) = (dims.x * dims.x, dims.y * dims.y, dims.z * dims.z);
@@ -120,18 +120,8 @@ fn quadruped() -> Model {
         gravity: Vector3::new(0.0, 0.0, -9.81),
         bodies,
         joints,
-        colliders: vec![],
         materials: vec![],
-        pair_overrides: vec![],
-        excluded_pairs: vec![],
-        constraints: vec![],
-        actuators: vec![],
-        initial_state: State {
-            q: DVector::zeros(0),
-            v: DVector::zeros(0),
-            t: 0.0,
-        },
-        contact_margin: 0.0,
+        ..Model::new("", Dimension::Spatial)
     };
     model.assign_coordinate_offsets();
     model.initial_state.q = neutral_configuration(&model);

@@ -4,7 +4,7 @@
 
 use nalgebra::{DVector, Isometry3, Matrix3, Translation3, Unit, UnitQuaternion, Vector3};
 use nonsmooth_core::dynamics::neutral_configuration;
-use nonsmooth_core::{Body, Dimension, Joint, JointKind, Model, State};
+use nonsmooth_core::{Body, Dimension, Joint, JointKind, Model};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -94,18 +94,8 @@ pub fn assemble(name: &str, gravity: Vector3<f64>, bodies: Vec<Body>, joints: Ve
         gravity,
         bodies,
         joints,
-        colliders: vec![],
         materials: vec![],
-        pair_overrides: vec![],
-        excluded_pairs: vec![],
-        constraints: vec![],
-        actuators: vec![],
-        initial_state: State {
-            q: DVector::zeros(0),
-            v: DVector::zeros(0),
-            t: 0.0,
-        },
-        contact_margin: 0.0,
+        ..Model::new("", Dimension::Spatial)
     };
     model.assign_coordinate_offsets();
     model.initial_state.q = neutral_configuration(&model);

@@ -1,12 +1,12 @@
 //! Closed-form contact primitives, tangent bases and the pair dispatcher against hand
 //! computations.
 
-use nalgebra::{DVector, Isometry3, Translation3, Unit, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Translation3, Unit, UnitQuaternion, Vector3};
 use nonsmooth_core::geometry::{
     box_plane, collider_world_poses, detect_contacts, point_heightmap, sphere_box,
     sphere_heightmap, sphere_plane, sphere_sphere, tangent_basis,
 };
-use nonsmooth_core::{Collider, ContactMaterial, Dimension, HeightMap, Model, Shape, State};
+use nonsmooth_core::{Collider, ContactMaterial, Dimension, HeightMap, Model, Shape};
 use num_dual::Dual64;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,18 +26,8 @@ fn world_only_model(dimension: Dimension) -> Model {
         gravity: Vector3::zeros(),
         bodies: vec![],
         joints: vec![],
-        colliders: vec![],
         materials: vec![ContactMaterial::default_material()],
-        pair_overrides: vec![],
-        excluded_pairs: vec![],
-        constraints: vec![],
-        actuators: vec![],
-        initial_state: State {
-            q: DVector::zeros(0),
-            v: DVector::zeros(0),
-            t: 0.0,
-        },
-        contact_margin: 0.0,
+        ..Model::new("", Dimension::Spatial)
     }
 }
 

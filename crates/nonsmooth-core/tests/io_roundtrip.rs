@@ -274,18 +274,8 @@ fn programmatic_model_round_trips_exactly() {
             joint("free", JointKind::Floating, None, 0, 0.7),
             joint("hinge", JointKind::Revolute, Some(0), 1, 1.3),
         ],
-        colliders: vec![],
         materials: vec![],
-        pair_overrides: vec![],
-        excluded_pairs: vec![],
-        constraints: vec![],
-        actuators: vec![],
-        initial_state: State {
-            q: DVector::zeros(0),
-            v: DVector::zeros(0),
-            t: 0.0,
-        },
-        contact_margin: 0.0,
+        ..Model::new("", Dimension::Spatial)
     };
     m.assign_coordinate_offsets();
     let rot = UnitQuaternion::from_euler_angles(0.3, -0.2, 0.9);

@@ -22,18 +22,8 @@ fn empty_model(dimension: Dimension) -> Model {
         },
         bodies: vec![],
         joints: vec![],
-        colliders: vec![],
         materials: vec![ContactMaterial::default_material()],
-        pair_overrides: vec![],
-        excluded_pairs: vec![],
-        constraints: vec![],
-        actuators: vec![],
-        initial_state: State {
-            q: DVector::zeros(0),
-            v: DVector::zeros(0),
-            t: 0.0,
-        },
-        contact_margin: 0.0,
+        ..Model::new("", Dimension::Spatial)
     }
 }
 
