@@ -15,18 +15,19 @@ use std::time::Instant;
 pub struct SimulateArgs {
     /// Model file (.toml or .urdf).
     pub model: PathBuf,
-    /// Step size h in seconds.
-    #[arg(long, default_value_t = 1e-3)]
-    pub dt: f64,
-    /// Simulated duration in seconds (default: 1 s).
-    #[arg(long, default_value_t = 1.0)]
-    pub duration: f64,
+    /// Step size h in seconds (default: the model's `[simulation] dt`, else 1e-3).
+    #[arg(long)]
+    pub dt: Option<f64>,
+    /// Simulated duration in seconds (default: the model's `[simulation] duration`, else 1).
+    #[arg(long)]
+    pub duration: Option<f64>,
     /// Output directory (created if missing).
     #[arg(long, default_value = "out/simulate")]
     pub out: PathBuf,
-    /// Time-stepping scheme.
-    #[arg(long, default_value = "penalty-symplectic", value_parser = clap::builder::PossibleValuesParser::new(STEPPER_NAMES))]
-    pub stepper: String,
+    /// Time-stepping scheme (default: the model's `[simulation] stepper`, else
+    /// penalty-symplectic).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(STEPPER_NAMES))]
+    pub stepper: Option<String>,
     /// Record every k-th step (default: about 5000 rows in all).
     #[arg(long)]
     pub record_every: Option<usize>,
@@ -37,10 +38,18 @@ pub struct SimulateArgs {
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     let model = Model::from_file(&args.model)?;
-    let mut stepper = stepper_by_name(&args.stepper)?;
+    let settings = &model.simulation;
+    let stepper_name = args
+        .stepper
+        .clone()
+        .or_else(|| settings.stepper.clone())
+        .unwrap_or_else(|| "penalty-symplectic".to_string());
+    let mut stepper = stepper_by_name(&stepper_name)?;
+    let dt = args.dt.or(settings.dt).unwrap_or(1e-3);
+    let duration = args.duration.or(settings.duration).unwrap_or(1.0);
     let probe = SimOptions {
-        dt: args.dt,
-        duration: args.duration,
+        dt,
+        duration,
         record_every: 1,
     };
     let steps = probe.steps()?;
@@ -77,13 +86,13 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     )?;
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
-    write_outputs(&args.out, &model, &traj, args, wall)?;
+    write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
     println!(
         "simulated `{}` for {} s ({} steps of {} s, {}) in {:.3} s → {}",
         model.name,
-        args.duration,
+        duration,
         traj.steps,
-        args.dt,
+        dt,
         traj.stepper,
         wall,
         args.out.display()
@@ -96,6 +105,7 @@ fn write_outputs(
     model: &Model,
     traj: &Trajectory,
     args: &SimulateArgs,
+    options: &SimOptions,
     wall: f64,
 ) -> Result<(), CliError> {
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
@@ -104,8 +114,8 @@ fn write_outputs(
         "model": model.name,
         "model_file": args.model.display().to_string(),
         "stepper": traj.stepper,
-        "dt": args.dt,
-        "duration": args.duration,
+        "dt": options.dt,
+        "duration": options.duration,
         "steps": traj.steps,
         "recorded_states": traj.t.len(),
         "wall_time_s": wall,

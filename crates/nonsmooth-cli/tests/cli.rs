@@ -103,3 +103,41 @@ fn reproduce_lists_and_runs_quick_experiments_into_a_report() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn simulate_takes_its_defaults_from_the_models_simulation_section() {
+    let dir = scratch("settings");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::fs::read_to_string(example("bouncing_sphere.toml")).unwrap()
+        + "\n[simulation]\nstepper = \"penalty-explicit\"\ndt = 1e-3\nduration = 0.05\n";
+    let path = dir.join("ball.toml");
+    std::fs::write(&path, src).unwrap();
+    let out = dir.join("out");
+    let status = bin()
+        .arg("simulate")
+        .arg(&path)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["steps"].as_u64(), Some(50));
+    assert_eq!(summary["stepper"].as_str(), Some("penalty-explicit"));
+    let status = bin()
+        .arg("simulate")
+        .arg(&path)
+        .args(["--quiet", "--dt", "1e-2", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["steps"].as_u64(),
+        Some(5),
+        "flags override the file"
+    );
+}

@@ -20,8 +20,8 @@
 //! - Signs: a gap φ ≥ 0 means separation; a normal impulse ≥ 0 pushes bodies apart; the
 //!   equations of motion read `M v̇ = f + Gᵀλ + Pᵀτ` (f includes gravity and −bias).
 
-use nalgebra::{DVector, Isometry3, Matrix3, Unit, Vector3};
 use crate::error::{Location, ModelError};
+use nalgebra::{DVector, Isometry3, Matrix3, Unit, Vector3};
 use serde::{Deserialize, Serialize};
 
 /// Index of a body in [`Model::bodies`].
@@ -294,6 +294,18 @@ pub struct State {
     pub t: f64,
 }
 
+/// Default simulation settings a model file may carry (`[simulation]`); command-line flags
+/// override them. The stepper name is checked by the simulator, which knows its steppers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SimulationSettings {
+    /// Name of the time-stepping scheme (e.g. `drumwright`, `penalty-symplectic`).
+    pub stepper: Option<String>,
+    /// Step size h (s), > 0.
+    pub dt: Option<f64>,
+    /// Simulated duration (s), ≥ 0.
+    pub duration: Option<f64>,
+}
+
 /// A complete mechanical system.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
@@ -313,6 +325,8 @@ pub struct Model {
     pub initial_state: State,
     /// Contacts with gap φ ≤ margin enter the snapshot (m, ≥ 0).
     pub contact_margin: f64,
+    /// Default simulation settings (`[simulation]` in a model file).
+    pub simulation: SimulationSettings,
 }
 
 impl Body {
@@ -390,6 +404,7 @@ impl Model {
                 t: 0.0,
             },
             contact_margin: 0.0,
+            simulation: SimulationSettings::default(),
         }
     }
 

@@ -538,3 +538,28 @@ fn no_panics_on_line_mutations() {
     }
     assert!(errors > BASE.len(), "only {errors} errors");
 }
+
+#[test]
+fn simulation_section_round_trips_and_rejects_bad_step_sizes() {
+    let good = format!(
+        "{}\n\n[simulation]\nstepper = \"penalty-symplectic\"\ndt = 1e-4\nduration = 2.0\n",
+        BASE.join("\n")
+    );
+    let model = load(&good).unwrap();
+    assert_eq!(
+        model.simulation.stepper.as_deref(),
+        Some("penalty-symplectic")
+    );
+    assert_eq!(model.simulation.dt, Some(1e-4));
+    assert_eq!(model.simulation.duration, Some(2.0));
+    let text = model.to_toml_string().unwrap();
+    assert_eq!(Model::from_toml_str(&text, None).unwrap(), model);
+    // Line 47 is blank, 48 the header, 49 the stepper, 50 dt.
+    let bad = good.replace("dt = 1e-4", "dt = -1e-4");
+    let err = Model::from_toml_str(&bad, Some(FILE)).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("bad.toml:50"), "{msg}");
+    assert!(msg.contains("simulation.dt"), "{msg}");
+    let unknown = good.replace("dt = 1e-4", "step = 1e-4");
+    assert!(Model::from_toml_str(&unknown, Some(FILE)).is_err());
+}

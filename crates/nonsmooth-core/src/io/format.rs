@@ -40,6 +40,24 @@ pub struct FileModel {
     /// `[initial]` state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial: Option<FileInitial>,
+    /// `[simulation]` defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<FileSimulation>,
+}
+
+/// `[simulation]`: default stepper, step size and duration for `nonsmooth simulate`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSimulation {
+    /// Stepper name (see `nonsmooth simulate --help`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stepper: Option<String>,
+    /// Step size h (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dt: Option<f64>,
+    /// Duration (s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<f64>,
 }
 
 /// `[model]`.

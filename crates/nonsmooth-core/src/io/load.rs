@@ -276,6 +276,10 @@ impl Provenance {
         let rest = |from: usize| segs.get(from..).unwrap_or(&[]).to_vec();
         let mut out;
         match key(0) {
+            Some("simulation") => {
+                out = p("simulation");
+                out.0.extend(rest(1));
+            }
             Some("gravity" | "contact_margin" | "name" | "dimension") => {
                 out = p("model");
                 out.0.extend(rest(0));
@@ -715,6 +719,15 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
             t: 0.0,
         },
         contact_margin: fm.model.contact_margin.unwrap_or(0.0),
+        simulation: fm
+            .simulation
+            .as_ref()
+            .map(|s| SimulationSettings {
+                stepper: s.stepper.clone(),
+                dt: s.dt,
+                duration: s.duration,
+            })
+            .unwrap_or_default(),
     };
     model.assign_coordinate_offsets();
 

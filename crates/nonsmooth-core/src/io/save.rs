@@ -213,5 +213,10 @@ pub fn to_file(model: &Model) -> FileModel {
             q: (!q.is_empty()).then_some(Coords::ByJoint(q)),
             v: (!v.is_empty()).then_some(Coords::ByJoint(v)),
         }),
+        simulation: (model.simulation != SimulationSettings::default()).then(|| FileSimulation {
+            stepper: model.simulation.stepper.clone(),
+            dt: model.simulation.dt,
+            duration: model.simulation.duration,
+        }),
     }
 }

@@ -337,6 +337,7 @@ impl Model {
                 t: 0.0,
             },
             contact_margin: 0.0,
+            simulation: SimulationSettings::default(),
         };
         model.assign_coordinate_offsets();
         let mut q = DVector::zeros(model.nq());

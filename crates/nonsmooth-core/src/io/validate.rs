@@ -286,6 +286,12 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         model.contact_margin,
         "contact margin",
     )?;
+    if let Some(dt) = model.simulation.dt {
+        positive(loc, &p("simulation").key("dt"), dt, "step size")?;
+    }
+    if let Some(duration) = model.simulation.duration {
+        non_negative(loc, &p("simulation").key("duration"), duration, "duration")?;
+    }
 
     // Bodies.
     unique_names(
