@@ -50,7 +50,11 @@ impl PenaltyStepper {
     }
 
     /// Total generalized constraint force Gᵀλ of all compliant elements at the snapshot.
-    pub fn constraint_force(&self, snap: &ContactSnapshot<f64>) -> Result<DVector<f64>, SimError> {
+    pub fn constraint_force(
+        &self,
+        model: &Model,
+        snap: &ContactSnapshot<f64>,
+    ) -> Result<DVector<f64>, SimError> {
         let v = &snap.v;
         let mut total = DVector::zeros(v.len());
         for c in &snap.contacts {
@@ -61,8 +65,9 @@ impl PenaltyStepper {
             let stiffness = c.stiffness.ok_or_else(|| SimError::Unsupported {
                 stepper: self.label(),
                 reason: format!(
-                    "contact between colliders {} and {} is rigid; give its material a `stiffness`",
-                    c.collider_a, c.collider_b
+                    "contact between colliders `{}` and `{}` is rigid; give their materials a \
+                     `stiffness` or choose a rigid-contact stepper",
+                    model.colliders[c.collider_a].name, model.colliders[c.collider_b].name
                 ),
             })?;
             let lambda_n = normal_force(c.law, stiffness, c.damping.unwrap_or(0.0), c.gap, phi_dot);
@@ -124,7 +129,7 @@ impl Stepper for PenaltyStepper {
         }
         check_state(model, &state.q, &state.v)?;
         let snap = ContactSnapshot::from_state(model, state)?;
-        let force = &snap.forces + self.constraint_force(&snap)?;
+        let force = &snap.forces + self.constraint_force(model, &snap)?;
         let chol = snap
             .mass_matrix
             .clone()
