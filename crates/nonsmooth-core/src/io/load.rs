@@ -501,21 +501,16 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
                     v_index: 0,
                 }
             }
-            None => Joint {
-                name: fb.name.clone(),
-                kind: match dimension {
+            None => {
+                let kind = match dimension {
                     Dimension::Spatial => JointKind::Floating,
                     Dimension::Planar => JointKind::Planar,
-                },
-                parent: None,
-                child: m,
-                placement: Isometry3::identity(),
-                axis: Vector3::z_axis(),
-                limit: None,
-                damping: 0.0,
-                q_index: 0,
-                v_index: 0,
-            },
+                };
+                Joint {
+                    child: m,
+                    ..Joint::new(fb.name.clone(), kind, None)
+                }
+            }
         };
         joints.push(joint);
     }

@@ -274,21 +274,14 @@ impl Model {
                     while joint_names.contains_key(name.as_str()) {
                         name.push_str("_root");
                     }
+                    let kind = if options.floating_base {
+                        JointKind::Floating
+                    } else {
+                        JointKind::Fixed
+                    };
                     Joint {
-                        name,
-                        kind: if options.floating_base {
-                            JointKind::Floating
-                        } else {
-                            JointKind::Fixed
-                        },
-                        parent: None,
                         child: m,
-                        placement: Isometry3::identity(),
-                        axis: Vector3::z_axis(),
-                        limit: None,
-                        damping: 0.0,
-                        q_index: 0,
-                        v_index: 0,
+                        ..Joint::new(name, kind, None)
                     }
                 }
             };
