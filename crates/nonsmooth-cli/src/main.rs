@@ -1,6 +1,7 @@
 //! `nonsmooth`: the command-line front end of the nonsmooth toolkit.
 
 mod inspect;
+mod inverse;
 mod reproduce;
 mod simulate;
 
@@ -25,6 +26,9 @@ enum Command {
     /// Reproduce the papers' experiments: metrics (result.json), figures (SVG) and an HTML
     /// report.
     Reproduce(reproduce::ReproduceArgs),
+    /// Inverse dynamics with rigid contact: actuator torques and predicted contact forces
+    /// (JSON); --bench-contacts times it against the number of contacts.
+    Inverse(inverse::InverseArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Inverse(args) => inverse::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@
 //! `result.json`.
 
 pub mod foundation;
+pub mod seed004;
 
 use nonsmooth_report::Registry;
 
@@ -13,5 +14,6 @@ use nonsmooth_report::Registry;
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(foundation::experiments());
+    registry.register(seed004::experiments());
     registry
 }

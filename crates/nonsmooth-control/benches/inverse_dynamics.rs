@@ -1,0 +1,53 @@
+//! Criterion benchmarks of the inverse-dynamics variants on the reference quadruped
+//! (`examples/id_quadruped.toml`, standing, q̈_des = 0, Δt = 1 ms): every variant at 4
+//! contacts, and ID_LCP,∞ / ID_QP,μ against the number of contacts (feet contacts duplicated,
+//! as the paper's Fig. 19). Targets from the issue: qp-coulomb ≤ 50 µs at 4 contacts,
+//! lcp-noslip ≤ 100 µs at 40 contacts and linear growth.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use nalgebra::DVector;
+use nonsmooth_control::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
+use nonsmooth_core::Model;
+
+const QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
+
+fn problem(contacts: usize) -> IdProblem {
+    let model = Model::from_toml_str(QUADRUPED, None).expect("model");
+    let s = &model.initial_state;
+    let p = IdProblem::from_state(&model, &s.q, &s.v, 1e-3).expect("problem");
+    let mut rows = Vec::new();
+    while rows.len() < contacts {
+        rows.extend(p.contacts().iter().cloned());
+    }
+    rows.truncate(contacts);
+    p.with_contact_rows(rows).expect("rows")
+}
+
+fn bench(c: &mut Criterion) {
+    let des = Desired::Acceleration(DVector::zeros(12));
+    let p4 = problem(4);
+    let mut group = c.benchmark_group("quadruped_4_contacts");
+    for variant in Variant::ALL {
+        let mut ctl = InverseDynamics::new(IdOptions::new(variant));
+        group.bench_function(variant.name(), |b| {
+            b.iter(|| ctl.solve(&p4, &des).expect("solve"))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("lcp_noslip_vs_contacts");
+    for n in [4usize, 8, 16, 32, 40, 64] {
+        let p = problem(n);
+        let mut ctl = InverseDynamics::new(IdOptions::new(Variant::LcpNoSlip));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
+            b.iter(|| ctl.solve(p, &des).expect("solve"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(2)).warm_up_time(std::time::Duration::from_millis(500));
+    targets = bench
+}
+criterion_main!(benches);

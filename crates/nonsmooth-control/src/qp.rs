@@ -1,0 +1,281 @@
+//! The two-stage convex variants ID_QP,μ / ID_QP,∞ (§6).
+//!
+//! Unknowns in force units, f = [f_N; f_F]/Δt with `R = [Nᵀ Fᵀ]`. After eliminating τ and
+//! v⁺ with X = P (eqs 75–79 corrected, erratum E6: ½ in the objective, `M̃⁻¹` the top-left
+//! block of X⁻¹, φ/Δt and the q̇_des term kept in the constraint):
+//!
+//! ```text
+//! Stage I:  min ½ fᵀ H f + cᵀ f,   H = Rᵀ M̃⁻¹ R,   c = Rᵀ M̃⁻¹ M v* / Δt
+//!           s.t. N M̃⁻¹ R f ≥ −(φ/Δt + N v̂)/Δt,   f ≥ 0,   μᵢ f_N,i ≥ Σ_edges f_F,i  (QP,μ only)
+//! ```
+//!
+//! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). Stage II (eqs 102–112) searches
+//! `f = f₀ + W w`, `W` a basis of null(H) from a symmetric eigendecomposition with a relative
+//! rank tolerance (erratum E11: dim W is computed, it is ≥ 5n − 6 for a floating base), for
+//! the minimum-norm *total* torque `u(f) = u_a − K f` (erratum E10: we minimize ‖u‖, as the
+//! full form eq 102), subject to f ≥ 0 and the friction rows; `w = 0` is feasible. A
+//! Tikhonov term 1e-10·‖w‖² (relative) makes w unique; the torque is unique anyway.
+
+use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use nonsmooth_solvers::conic::{ConicSolution, Qp};
+use nonsmooth_solvers::{SolveStatus, SolverError};
+
+use crate::elimination::Elimination;
+use crate::error::ControlError;
+use crate::lcp::{assemble, split_coulomb};
+use crate::problem::{check_realizable, IdProblem};
+use crate::{IdOptions, IdSolution, Variant};
+
+/// R = [Nᵀ Fᵀ] (m × (k+1)n).
+pub(crate) fn contact_map(problem: &IdProblem) -> DMatrix<f64> {
+    let n = problem.num_contacts();
+    let k = 2 * problem.ntan();
+    let mut rmat = DMatrix::zeros(problem.nv(), n + k * n);
+    rmat.columns_mut(0, n)
+        .copy_from(&problem.normal_matrix().transpose());
+    rmat.columns_mut(n, k * n)
+        .copy_from(&problem.friction_matrix().transpose());
+    rmat
+}
+
+/// Friction-pyramid rows `Σ_edges f_F,i − μᵢ f_N,i ≤ 0` (n × (k+1)n).
+pub(crate) fn friction_rows(problem: &IdProblem) -> DMatrix<f64> {
+    let n = problem.num_contacts();
+    let k = 2 * problem.ntan();
+    let mu = problem.friction();
+    let mut g = DMatrix::zeros(n, n + k * n);
+    for i in 0..n {
+        g[(i, i)] = -mu[i];
+        for e in 0..k {
+            g[(i, n + e * n + i)] = 1.0;
+        }
+    }
+    g
+}
+
+fn conic_error(variant: Variant, stage: &'static str, e: SolverError) -> ControlError {
+    match e {
+        SolverError::PrimalInfeasible { detail, .. } => ControlError::InfeasibleDesired {
+            variant: variant.name(),
+            reason: format!("{stage} is primal infeasible{detail}"),
+        },
+        other => ControlError::SolverFailed {
+            variant: variant.name(),
+            stage,
+            status: None,
+            residuals: Default::default(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+fn accept(variant: Variant, stage: &'static str, s: &ConicSolution) -> Result<(), ControlError> {
+    if s.status == SolveStatus::MaxIterations {
+        return Err(ControlError::SolverFailed {
+            variant: variant.name(),
+            stage,
+            status: Some(s.status),
+            residuals: s.residuals,
+            reason: "iteration limit".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The Stage I data `(H, c, G, h)` with `G f ≤ h` (rows: non-penetration, f ≥ 0, friction).
+pub(crate) struct StageOne {
+    pub h: DMatrix<f64>,
+    pub c: DVector<f64>,
+    pub g: DMatrix<f64>,
+    pub hv: DVector<f64>,
+    pub rmat: DMatrix<f64>,
+}
+
+pub(crate) fn stage_one(problem: &IdProblem, elim: &Elimination, coulomb: bool) -> StageOne {
+    let n = problem.num_contacts();
+    let dt = problem.dt();
+    let rmat = contact_map(problem);
+    let nz = rmat.ncols();
+    let mtr = &elim.mt * &rmat;
+    let h = rmat.transpose() * &mtr;
+    let h = (&h + h.transpose()) * 0.5;
+    let c = mtr.transpose() * (problem.mass_matrix() * problem.free_velocity()) / dt;
+    let nmat = problem.normal_matrix();
+    let rows = n + nz + if coulomb { n } else { 0 };
+    let mut g = DMatrix::zeros(rows, nz);
+    let mut hv = DVector::zeros(rows);
+    g.rows_mut(0, n).copy_from(&(-(&nmat * &mtr)));
+    hv.rows_mut(0, n)
+        .copy_from(&((&nmat * &elim.vhat + problem.gaps() / dt) / dt));
+    g.view_mut((n, 0), (nz, nz))
+        .copy_from(&(-DMatrix::<f64>::identity(nz, nz)));
+    if coulomb {
+        g.rows_mut(n + nz, n).copy_from(&friction_rows(problem));
+    }
+    StageOne { h, c, g, hv, rmat }
+}
+
+/// Stage I alone (for tests and the chatter experiment): the impulses f₀ in force units.
+pub(crate) fn solve_stage_one(
+    problem: &IdProblem,
+    elim: &Elimination,
+    variant: Variant,
+    opts: &IdOptions,
+) -> Result<(StageOne, ConicSolution), ControlError> {
+    let s1 = stage_one(problem, elim, variant.coulomb());
+    if opts.stage_one_lemke {
+        // KKT LCP of min ½fᵀHf + cᵀf s.t. A f ≥ b (A = −G without the f ≥ 0 rows), f ≥ 0:
+        // LCP([[H, −Aᵀ], [A, 0]], [c; −b]).
+        let nz = s1.h.nrows();
+        let n = problem.num_contacts();
+        let keep: Vec<usize> = (0..s1.g.nrows())
+            .filter(|&i| i < n || i >= n + nz)
+            .collect();
+        let na = keep.len();
+        let mut mat = DMatrix::zeros(nz + na, nz + na);
+        let mut q = DVector::zeros(nz + na);
+        mat.view_mut((0, 0), (nz, nz)).copy_from(&s1.h);
+        q.rows_mut(0, nz).copy_from(&s1.c);
+        for (a, &i) in keep.iter().enumerate() {
+            let row = -s1.g.row(i);
+            mat.view_mut((nz + a, 0), (1, nz)).copy_from(&row);
+            mat.view_mut((0, nz + a), (nz, 1))
+                .copy_from(&(-row.transpose()));
+            q[nz + a] = s1.hv[i];
+        }
+        let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
+            ControlError::SolverFailed {
+                variant: variant.name(),
+                stage: "stage I (lemke)",
+                status: None,
+                residuals: Default::default(),
+                reason: e.to_string(),
+            }
+        })?;
+        let x = l.z.rows(0, nz).into_owned();
+        let objective = 0.5 * x.dot(&(&s1.h * &x)) + s1.c.dot(&x);
+        let sol = ConicSolution {
+            s: DVector::zeros(0),
+            z: DVector::zeros(0),
+            x,
+            objective,
+            status: l.status,
+            residuals: l.residuals,
+            iterations: l.iterations as u32,
+            solve_time: std::time::Duration::ZERO,
+        };
+        return Ok((s1, sol));
+    }
+    let qp = Qp::new(s1.h.clone(), s1.c.clone()).with_inequalities(s1.g.clone(), s1.hv.clone());
+    let sol = qp
+        .solve(&opts.conic)
+        .map_err(|e| conic_error(variant, "stage I", e))?;
+    accept(variant, "stage I", &sol)?;
+    Ok((s1, sol))
+}
+
+/// Basis of null(H) (columns), relative eigenvalue tolerance `tol`.
+pub(crate) fn nullspace(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
+    let nz = h.nrows();
+    if nz == 0 {
+        return DMatrix::zeros(0, 0);
+    }
+    let eig = SymmetricEigen::new(h.clone());
+    let lmax = eig.eigenvalues.amax();
+    let cols: Vec<usize> = (0..nz)
+        .filter(|&i| eig.eigenvalues[i] <= tol * lmax.max(1e-300))
+        .collect();
+    let mut w = DMatrix::zeros(nz, cols.len());
+    for (a, &i) in cols.iter().enumerate() {
+        w.set_column(a, &eig.eigenvectors.column(i));
+    }
+    w
+}
+
+/// ID_QP,μ / ID_QP,∞.
+pub(crate) fn solve(
+    problem: &IdProblem,
+    qdes: &DVector<f64>,
+    opts: &IdOptions,
+) -> Result<IdSolution, ControlError> {
+    let variant = opts.variant;
+    let dt = problem.dt();
+    let elim = Elimination::build(problem, problem.free_velocity(), Some(qdes), false)?;
+    check_realizable(problem, &elim, variant)?;
+    let n = problem.num_contacts();
+    if n == 0 {
+        return Ok(assemble(
+            problem,
+            variant,
+            &elim,
+            qdes,
+            DVector::zeros(0),
+            DVector::zeros(0),
+            "no contacts".into(),
+            SolveStatus::Solved,
+            Default::default(),
+            0,
+        ));
+    }
+    let (s1, sol1) = solve_stage_one(problem, &elim, variant, opts)?;
+    let mut f = sol1.x.clone();
+    let mut iterations = sol1.iterations as usize;
+    let mut status = sol1.status;
+    let mut residuals = sol1.residuals;
+    let mut method = "clarabel stage I".to_string();
+    if opts.stage_two {
+        let w = nullspace(&s1.h, opts.null_tol);
+        if w.ncols() > 0 {
+            // u(f) = u_a + Kf with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R.
+            let ua = elim.multipliers_free() / dt;
+            let kmat = elim.multiplier_map(&s1.rmat);
+            let kw = &kmat * &w;
+            let u0 = &ua + &kmat * &f;
+            let mut hess = kw.transpose() * &kw;
+            let reg = 1e-10 * hess.diagonal().amax().max(1e-300);
+            for i in 0..hess.nrows() {
+                hess[(i, i)] += reg;
+            }
+            let lin = kw.transpose() * &u0;
+            let nz = f.len();
+            let coulomb = variant.coulomb();
+            let rows = nz + if coulomb { n } else { 0 };
+            let mut g = DMatrix::zeros(rows, w.ncols());
+            let mut hv = DVector::zeros(rows);
+            g.rows_mut(0, nz).copy_from(&(-&w));
+            hv.rows_mut(0, nz).copy_from(&f.map(|x| x.max(0.0)));
+            if coulomb {
+                let fr = friction_rows(problem);
+                g.rows_mut(nz, n).copy_from(&(&fr * &w));
+                hv.rows_mut(nz, n)
+                    .copy_from(&(-(&fr * &f)).map(|x| x.max(0.0)));
+            }
+            let qp = Qp::new(hess, lin).with_inequalities(g, hv);
+            let sol2 = qp
+                .solve(&opts.conic)
+                .map_err(|e| conic_error(variant, "stage II", e))?;
+            accept(variant, "stage II", &sol2)?;
+            f += &w * &sol2.x;
+            iterations += sol2.iterations as usize;
+            status = sol2.status;
+            residuals.primal = residuals.primal.max(sol2.residuals.primal);
+            residuals.dual = residuals.dual.max(sol2.residuals.dual);
+            residuals.complementarity = residuals
+                .complementarity
+                .max(sol2.residuals.complementarity);
+            method = format!("clarabel stage I + stage II (null dim {})", w.ncols());
+        }
+    }
+    let z = &f * dt;
+    let (normal, tangent) = split_coulomb(problem, &z);
+    let mut sol = assemble(
+        problem, variant, &elim, qdes, normal, tangent, method, status, residuals, iterations,
+    );
+    // Use the raw edge impulses (not the clipped normal) for the dynamics.
+    let g = &s1.rmat * &z;
+    let lam = elim.multipliers(&g);
+    sol.torques = lam.rows(0, problem.nu()) / dt;
+    sol.v_plus = &elim.vhat + &elim.mt * &g;
+    sol.kinetic_energy = 0.5 * sol.v_plus.dot(&(problem.mass_matrix() * &sol.v_plus));
+    Ok(sol)
+}

@@ -1,0 +1,319 @@
+//! Seed 004 — Zapolsky & Drumwright, *Inverse Dynamics with Rigid Contact and Friction*
+//! (digest `seed-004-inverse-dynamics.md`), on the 4.80 kg reference quadruped
+//! `examples/id_quadruped.toml`:
+//!
+//! - `id-statics`: standing on 4 feet with q̈_des = 0: predicted Σf_N (paper: 47.09 N for
+//!   4.80 kg) and the torque jump over 100 identical consecutive calls per variant;
+//! - `id-chatter`: the indeterminate 4-contact stance, Stage I alone (Lemke vertex, contact
+//!   order rotated every step as after solver restarts) vs Stage I + II: ratio of max|Δu/Δt|;
+//! - `id-right-inverse`: torques applied in a forward step of the same contact model
+//!   reproduce q̇_des (relative error ≤ 1e-8);
+//! - `id-timing`: µs per call against the number of contacts (feet contacts duplicated, as the
+//!   paper's "artificially increased" contacts, Fig. 19) and the log–log slope of
+//!   ID_LCP,∞.
+
+use std::time::Instant;
+
+use nalgebra::DVector;
+use nonsmooth_control::forward::forward_step;
+use nonsmooth_control::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
+use nonsmooth_core::Model;
+use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
+use rand::{Rng, SeedableRng};
+
+/// The seed-004 experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "id-statics",
+            title: "Inverse dynamics: quadruped standing on 4 feet",
+            paper: "Zapolsky & Drumwright, inverse dynamics with rigid contact (§8, Table 5)",
+            run: statics,
+        },
+        Experiment {
+            id: "id-chatter",
+            title: "Inverse dynamics: Stage I vs Stage I + II torque chatter",
+            paper: "Zapolsky & Drumwright (§6.2.4, Figs. 6, 15)",
+            run: chatter,
+        },
+        Experiment {
+            id: "id-right-inverse",
+            title: "Inverse dynamics: right-inverse property of every variant",
+            paper: "Zapolsky & Drumwright (§3, digest check 1)",
+            run: right_inverse,
+        },
+        Experiment {
+            id: "id-timing",
+            title: "Inverse dynamics: time per call vs number of contacts",
+            paper: "Zapolsky & Drumwright (§8.4.2, Fig. 19)",
+            run: timing,
+        },
+    ]
+}
+
+const QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
+const DT: f64 = 1e-3;
+/// Mass of the paper's robot (47.0882 N / 9.81 m/s²) and of our model.
+const PAPER_MASS: f64 = 4.80;
+const PAPER_FORCE: f64 = 47.09;
+
+fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
+    ReportError::Experiment {
+        id: id.to_string(),
+        message: err.to_string(),
+    }
+}
+
+fn quadruped(id: &str) -> Result<Model, ReportError> {
+    Model::from_toml_str(QUADRUPED, Some("examples/id_quadruped.toml")).map_err(|e| fail(id, e))
+}
+
+fn standing(model: &Model, id: &str) -> Result<IdProblem, ReportError> {
+    let s = &model.initial_state;
+    IdProblem::from_state(model, &s.q, &s.v, DT).map_err(|e| fail(id, e))
+}
+
+fn total_mass(model: &Model) -> f64 {
+    model.bodies.iter().map(|b| b.mass).sum()
+}
+
+fn statics(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-statics";
+    let model = quadruped(id)?;
+    let p = standing(&model, id)?;
+    let mass = total_mass(&model);
+    let mg = mass * model.gravity.norm();
+    let zero = Desired::Acceleration(DVector::zeros(model.nu()));
+    let mut loads = Vec::new();
+    for variant in Variant::ALL {
+        (ctx.progress)(variant.name());
+        let mut ctl = InverseDynamics::new(IdOptions::new(variant));
+        let mut prev: Option<DVector<f64>> = None;
+        let mut jump: f64 = 0.0;
+        let mut first = None;
+        for _ in 0..100 {
+            let sol = ctl.solve(&p, &zero).map_err(|e| fail(id, e))?;
+            if let Some(u) = &prev {
+                jump = jump.max((&sol.torques - u).amax());
+            }
+            prev = Some(sol.torques.clone());
+            first.get_or_insert(sol);
+        }
+        let sol = first.ok_or_else(|| fail(id, "no solution"))?;
+        let total = sol.normal_forces.sum();
+        out.metric(&format!("total_normal_force_{}", variant.snake()), total);
+        out.metric(&format!("torque_jump_100_steps_{}", variant.snake()), jump);
+        out.expect(
+            &format!("torque_jump_100_steps_{}", variant.snake()),
+            0.0,
+            1e-6,
+            "digest §6 check 4 (Δu at roundoff level)",
+        );
+        loads.push((variant, sol.normal_forces.clone()));
+        if variant == Variant::LcpCoulomb {
+            // Scale the paper's 47.09 N (4.80 kg) to this model's mass.
+            out.metric("total_normal_force", total * PAPER_MASS / mass);
+            out.metric("normal_force_ratio", total / mg);
+        }
+    }
+    out.metric("model_mass_kg", mass);
+    out.expect(
+        "total_normal_force",
+        PAPER_FORCE,
+        0.005 * PAPER_FORCE,
+        "paper §8 (47.0882 N at rest), ±0.5 %",
+    );
+    out.expect("normal_force_ratio", 1.0, 0.005, "Σf_N = m g at rest");
+    for variant in Variant::ALL {
+        let name = format!("total_normal_force_{}", variant.snake());
+        out.expect(&name, mg, 1e-4 * mg, "Σf_N = m g at rest");
+    }
+    let mut fig = Figure::new(
+        "Predicted normal force per foot (standing)",
+        "foot index",
+        "f_N [N]",
+    );
+    for (variant, f) in &loads {
+        fig.series.push(Series::scatter(
+            variant.name(),
+            f.iter().enumerate().map(|(i, x)| (i as f64, *x)).collect(),
+        ));
+    }
+    fig.write_svg(&ctx.path("foot_forces.svg"))?;
+    out.figure("foot_forces.svg");
+    Ok(())
+}
+
+fn chatter(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-chatter";
+    let model = quadruped(id)?;
+    let p0 = standing(&model, id)?;
+    let steps = if ctx.quick { 20 } else { 200 };
+    let nu = model.nu();
+    let mut series = Vec::new();
+    let mut rates = Vec::new();
+    for stage_two in [false, true] {
+        let mut opts = IdOptions::new(Variant::QpCoulomb);
+        opts.stage_two = stage_two;
+        opts.stage_one_lemke = true;
+        let mut ctl = InverseDynamics::new(opts);
+        let mut prev: Option<DVector<f64>> = None;
+        let mut max_rate: f64 = 0.0;
+        let mut pts = Vec::new();
+        for k in 0..steps {
+            // A slowly varying desired motion (a gentle sway) and the contact order rotated
+            // every step, as after solver restarts with a re-detected contact set.
+            let t = k as f64 * DT;
+            let a = DVector::from_fn(nu, |i, _| {
+                0.2 * (2.0 * std::f64::consts::PI * t + i as f64).sin()
+            });
+            let mut rows: Vec<_> = p0.contacts().to_vec();
+            let len = rows.len();
+            rows.rotate_left(k % len);
+            let p = p0.with_contact_rows(rows).map_err(|e| fail(id, e))?;
+            let sol = ctl
+                .solve(&p, &Desired::Acceleration(a))
+                .map_err(|e| fail(id, e))?;
+            if let Some(u) = &prev {
+                max_rate = max_rate.max((&sol.torques - u).amax() / DT);
+            }
+            pts.push((t, sol.torques[2]));
+            prev = Some(sol.torques);
+        }
+        rates.push(max_rate);
+        series.push(Series::line(
+            if stage_two {
+                "Stage I + II"
+            } else {
+                "Stage I only (Lemke)"
+            },
+            pts,
+        ));
+    }
+    out.metric("max_torque_rate_stage1", rates[0]);
+    out.metric("max_torque_rate_stage12", rates[1]);
+    let ratio = rates[0] / rates[1].max(1e-300);
+    out.metric("chatter_ratio", ratio);
+    // Paper: five orders of magnitude; we require at least one (checked on log10).
+    out.metric("chatter_orders_of_magnitude", ratio.log10());
+    out.expect(
+        "chatter_orders_of_magnitude",
+        6.0,
+        5.0,
+        "paper §6.2.4 (1e5×); pass if ≥ 10×",
+    );
+    let mut fig = Figure::new("Knee torque (front left): chatter", "t [s]", "u [N m]");
+    fig.series = series;
+    fig.write_svg(&ctx.path("chatter.svg"))?;
+    out.figure("chatter.svg");
+    Ok(())
+}
+
+fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-right-inverse";
+    let model = quadruped(id)?;
+    let s = &model.initial_state;
+    let trials = if ctx.quick { 3 } else { 50 };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2024);
+    let mut overall: f64 = 0.0;
+    let mut errs = [0.0_f64; 4];
+    let mut relaxed = 0usize;
+    for _ in 0..trials {
+        let v = DVector::from_fn(model.nv(), |_, _| rng.gen_range(-0.05..0.05));
+        let p = IdProblem::from_state(&model, &s.q, &v, DT).map_err(|e| fail(id, e))?;
+        let a = DVector::from_fn(model.nu(), |_, _| rng.gen_range(-2.0..2.0));
+        for (k, variant) in Variant::ALL.into_iter().enumerate() {
+            let sol = InverseDynamics::new(IdOptions::new(variant))
+                .solve(&p, &Desired::Acceleration(a.clone()))
+                .map_err(|e| fail(id, e))?;
+            if sol.relaxation.is_some() {
+                relaxed += 1;
+            }
+            let vp = forward_step(&p, variant, &sol).map_err(|e| fail(id, e))?;
+            let err = (p.selection() * vp - &sol.desired_velocity).amax()
+                / (1.0 + sol.desired_velocity.amax());
+            errs[k] = errs[k].max(err);
+            overall = overall.max(err);
+        }
+    }
+    for (k, variant) in Variant::ALL.into_iter().enumerate() {
+        let name = format!("max_velocity_error_{}", variant.snake());
+        out.metric(&name, errs[k]);
+        out.expect(&name, 0.0, 1e-8, "digest §6 check 1 (relative)");
+    }
+    out.metric("max_velocity_error", overall);
+    out.metric("relaxed_calls", relaxed as f64);
+    out.expect(
+        "max_velocity_error",
+        0.0,
+        1e-8,
+        "digest §6 check 1 (relative)",
+    );
+    out.notes.push(
+        "Forward models: lcp-noslip — no-slip LCP (Algorithm 1 on the tangent rows, PPM); \
+         lcp-coulomb — Anitescu–Potra LCP by Lemke; qp-* — the dynamics with the predicted \
+         impulses R z (digest check 1). Random accelerations are inconsistent with no slip \
+         (E7), so lcp-noslip relaxes them (§4.5) and reproduces the realized target."
+            .into(),
+    );
+    Ok(())
+}
+
+fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-timing";
+    let model = quadruped(id)?;
+    let p = standing(&model, id)?;
+    let counts = [4usize, 8, 16, 32, 64];
+    let zero = Desired::Acceleration(DVector::zeros(model.nu()));
+    let mut fig = Figure::new(
+        "Inverse dynamics: time per call vs contacts (cf. Fig. 19)",
+        "contacts",
+        "µs per call",
+    );
+    fig.log_y = true;
+    let mut noslip_pts = Vec::new();
+    for variant in Variant::ALL {
+        (ctx.progress)(variant.name());
+        let mut pts = Vec::new();
+        for &n in &counts {
+            let mut rows = Vec::new();
+            while rows.len() < n {
+                rows.extend(p.contacts().iter().cloned());
+            }
+            rows.truncate(n);
+            let pn = p.with_contact_rows(rows).map_err(|e| fail(id, e))?;
+            let reps = if ctx.quick {
+                1
+            } else if variant != Variant::LcpNoSlip && n > 16 {
+                3
+            } else {
+                50
+            };
+            let mut ctl = InverseDynamics::new(IdOptions::new(variant));
+            if !ctx.quick {
+                ctl.solve(&pn, &zero).map_err(|e| fail(id, e))?;
+            }
+            let start = Instant::now();
+            for _ in 0..reps {
+                ctl.solve(&pn, &zero).map_err(|e| fail(id, e))?;
+            }
+            let us = start.elapsed().as_secs_f64() * 1e6 / reps as f64;
+            out.metric(&format!("us_per_call_{}_{}", variant.snake(), n), us);
+            pts.push((n as f64, us));
+            if variant == Variant::LcpNoSlip {
+                noslip_pts.push(((n as f64).ln(), us.ln()));
+            }
+        }
+        fig.series.push(Series::line(variant.name(), pts));
+    }
+    // Least-squares slope of log t against log n.
+    let k = noslip_pts.len() as f64;
+    let mx = noslip_pts.iter().map(|p| p.0).sum::<f64>() / k;
+    let my = noslip_pts.iter().map(|p| p.1).sum::<f64>() / k;
+    let sxy: f64 = noslip_pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = noslip_pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    out.metric("scaling_exponent_lcp_noslip", sxy / sxx);
+    fig.write_svg(&ctx.path("timing.svg"))?;
+    out.figure("timing.svg");
+    Ok(())
+}
