@@ -1,5 +1,6 @@
 //! `nonsmooth`: the command-line front end of the nonsmooth toolkit.
 
+mod impact;
 mod inspect;
 mod inverse;
 mod reproduce;
@@ -29,6 +30,9 @@ enum Command {
     /// Inverse dynamics with rigid contact: actuator torques and predicted contact forces
     /// (JSON); --bench-contacts times it against the number of contacts.
     Inverse(inverse::InverseArgs),
+    /// Set-valued impact of the model's initial state (Halm & Posa, Algorithm 2) with the
+    /// comparison laws; writes samples.csv, laws.json and scatter.svg.
+    Impact(impact::ImpactArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +42,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Inverse(args) => inverse::run(&args),
+        Command::Impact(args) => impact::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@
 //! `result.json`.
 
 pub mod foundation;
+pub mod seed001;
 pub mod seed004;
 
 use nonsmooth_report::Registry;
@@ -14,6 +15,7 @@ use nonsmooth_report::Registry;
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(foundation::experiments());
+    registry.register(seed001::experiments());
     registry.register(seed004::experiments());
     registry
 }
