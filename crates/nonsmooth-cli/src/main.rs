@@ -5,6 +5,7 @@ mod inspect;
 mod inverse;
 mod reproduce;
 mod simulate;
+mod steppers;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,12 +1,13 @@
 //! `nonsmooth simulate MODEL --dt H --duration T --out DIR`.
 
+use crate::steppers;
 use crate::CliError;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
-use nonsmooth_sim::{simulate, stepper_by_name, SimOptions, Trajectory, STEPPER_NAMES};
+use nonsmooth_sim::{simulate, SimOptions, Trajectory};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -26,7 +27,7 @@ pub struct SimulateArgs {
     pub out: PathBuf,
     /// Time-stepping scheme (default: the model's `[simulation] stepper`, else
     /// penalty-symplectic).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(STEPPER_NAMES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(steppers::names()))]
     pub stepper: Option<String>,
     /// Record every k-th step (default: about 5000 rows in all).
     #[arg(long)]
@@ -44,7 +45,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         .clone()
         .or_else(|| settings.stepper.clone())
         .unwrap_or_else(|| "penalty-symplectic".to_string());
-    let mut stepper = stepper_by_name(&stepper_name)?;
+    let mut stepper = steppers::by_name(&stepper_name)?;
     let dt = args.dt.or(settings.dt).unwrap_or(1e-3);
     let duration = args.duration.or(settings.duration).unwrap_or(1.0);
     let probe = SimOptions {
