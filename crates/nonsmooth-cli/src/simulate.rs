@@ -74,7 +74,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     };
     let start = Instant::now();
     let stride = (steps / 200).max(1);
-    let traj = simulate(
+    let result = simulate(
         &model,
         stepper.as_mut(),
         &model.initial_state,
@@ -84,9 +84,24 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
                 bar.set_position(done as u64);
             }
         },
-    )?;
+    );
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
+    let traj = match result {
+        Ok(traj) => traj,
+        Err(err) => {
+            // Keep what was computed before the failing step, then report the failure.
+            if let nonsmooth_sim::SimError::StepFailed { partial, .. } = &err {
+                write_outputs(&args.out, &model, partial, args, &probe, wall)?;
+                eprintln!(
+                    "wrote the {} states computed before the failure to {}",
+                    partial.t.len(),
+                    args.out.display()
+                );
+            }
+            return Err(err.into());
+        }
+    };
     write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
     println!(
         "simulated `{}` for {} s ({} steps of {} s, {}) in {:.3} s → {}",

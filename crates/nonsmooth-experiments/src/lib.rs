@@ -7,6 +7,7 @@
 
 pub mod foundation;
 pub mod seed001;
+pub mod seed003;
 pub mod seed004;
 
 use nonsmooth_report::Registry;
@@ -15,6 +16,7 @@ use nonsmooth_report::Registry;
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(foundation::experiments());
+    registry.register(seed003::experiments());
     registry.register(seed001::experiments());
     registry.register(seed004::experiments());
     registry

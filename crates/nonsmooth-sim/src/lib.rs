@@ -5,15 +5,27 @@
 //!
 //! Steppers available now (select by name with [`stepper_by_name`]):
 //! - `penalty-symplectic`: spring–damper contact, semi-implicit (symplectic) Euler;
-//! - `penalty-explicit`: spring–damper contact, explicit Euler.
+//! - `penalty-explicit`: spring–damper contact, explicit Euler;
+//! - `drumwright`: Drumwright's unconditionally stable first-order constraint solver
+//!   (seed 003), see [`drumwright`];
+//! - `penalty-implicit`, `rk45`, `bdf`: implicit Euler (Newton), adaptive Dormand–Prince and
+//!   variable-step BDF(1) on the penalty-contact ODE, see [`ode`];
+//! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
+//!   [`anitescu`].
 
+pub mod anitescu;
 pub mod contact_law;
+pub mod drumwright;
 pub mod error;
+pub mod ode;
 pub mod penalty;
 pub mod run;
 pub mod stepper;
 
+pub use anitescu::AnitescuPotraStepper;
+pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
+pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
 pub use run::{simulate, SimOptions, Trajectory};
 pub use stepper::{stepper_by_name, Stepper, STEPPER_NAMES};

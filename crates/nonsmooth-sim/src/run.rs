@@ -87,6 +87,11 @@ impl Trajectory {
 
 /// Simulates `model` from `initial` with `stepper`. `progress(done, total)` is called after
 /// every step so callers can draw a progress bar.
+///
+/// # Errors
+/// Invalid options as [`SimError::InvalidOption`]; a failing step as
+/// [`SimError::StepFailed`] with the step index, time, cause and the partial trajectory
+/// (never a silently propagated non-finite state).
 pub fn simulate(
     model: &Model,
     stepper: &mut dyn Stepper,
@@ -111,7 +116,17 @@ pub fn simulate(
         } else {
             options.dt
         };
-        state = stepper.step(model, &state, h.min(options.dt))?;
+        state = match stepper.step(model, &state, h.min(options.dt)) {
+            Ok(next) => next,
+            Err(source) => {
+                return Err(SimError::StepFailed {
+                    step: i,
+                    t: state.t,
+                    source: Box::new(source),
+                    partial: Box::new(traj),
+                })
+            }
+        };
         if i % options.record_every == 0 || i == steps {
             traj.t.push(state.t);
             traj.q.push(state.q.clone());

@@ -1,5 +1,8 @@
 //! The [`Stepper`] trait every time-stepping scheme implements, and selection by name.
 
+use crate::anitescu::AnitescuPotraStepper;
+use crate::drumwright::DrumwrightStepper;
+use crate::ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
 use crate::SimError;
 use nonsmooth_core::{Model, State};
@@ -15,7 +18,15 @@ pub trait Stepper {
 }
 
 /// Names accepted by [`stepper_by_name`].
-pub const STEPPER_NAMES: &[&str] = &["penalty-symplectic", "penalty-explicit"];
+pub const STEPPER_NAMES: &[&str] = &[
+    "penalty-symplectic",
+    "penalty-explicit",
+    "penalty-implicit",
+    "drumwright",
+    "anitescu-potra",
+    "rk45",
+    "bdf",
+];
 
 /// The stepper called `name`, with default options.
 pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
@@ -26,6 +37,11 @@ pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
         "penalty-explicit" => Ok(Box::new(PenaltyStepper::new(
             PenaltyIntegrator::ExplicitEuler,
         ))),
+        "drumwright" => Ok(Box::new(DrumwrightStepper::default())),
+        "penalty-implicit" => Ok(Box::new(ImplicitEulerStepper::default())),
+        "anitescu-potra" => Ok(Box::new(AnitescuPotraStepper::default())),
+        "rk45" => Ok(Box::new(Rk45Stepper::default())),
+        "bdf" => Ok(Box::new(BdfStepper::default())),
         _ => Err(SimError::UnknownStepper {
             name: name.to_string(),
             available: STEPPER_NAMES.join(", "),

@@ -137,7 +137,11 @@ fn rigid_contact_and_bad_options_are_typed_errors() {
         &mut |_, _| {},
     )
     .unwrap_err();
-    assert!(matches!(err, SimError::Unsupported { .. }), "{err}");
+    assert!(
+        matches!(err.root_cause(), SimError::Unsupported { .. }),
+        "{err}"
+    );
+    assert!(matches!(err, SimError::StepFailed { step, .. } if step > 1));
     assert!(err.to_string().contains("stiffness"));
     let bad = SimOptions {
         dt: -1.0,

@@ -1,0 +1,551 @@
+//! Seed 003 experiments: E. Drumwright, "An Unconditionally Stable First-Order Constraint
+//! Solver for Multibody Systems" (digest `seed-003-stable-constraint-solver.md`).
+//!
+//! - `drumwright-smd`: spectral radii of explicit, symplectic and implicit Euler on a
+//!   spring–mass–damper (§3, Figs 1–3, acceptance A1);
+//! - `drumwright-pendulum`: the stiff pendulum in absolute coordinates (§4.4, Fig 4, A2, A3);
+//! - `drumwright-joint-limit`: restitution of a stiff joint limit versus h (§5.4, Fig 6, A6);
+//! - `drumwright-incline`: a box on a 15° incline with Hertz feet and Coulomb friction
+//!   (§6.4, Fig 9, A9).
+
+use nalgebra::{DVector, Matrix2};
+use nonsmooth_core::{Model, State};
+use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
+use nonsmooth_sim::{DrumwrightStepper, Stepper};
+
+/// The seed 003 experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "drumwright-smd",
+            title: "Spring-mass-damper: spectral radii of explicit, symplectic and implicit Euler",
+            paper: "seed 003 (Drumwright) §3, Figs 1-3",
+            run: smd,
+        },
+        Experiment {
+            id: "drumwright-pendulum",
+            title: "Stiff pendulum (k = 1e15) in absolute coordinates",
+            paper: "seed 003 (Drumwright) §4.4, Fig 4",
+            run: pendulum,
+        },
+        Experiment {
+            id: "drumwright-joint-limit",
+            title: "Restitution of a stiff joint limit (k = 1e12) versus step size",
+            paper: "seed 003 (Drumwright) §5.4, Fig 6",
+            run: joint_limit,
+        },
+        Experiment {
+            id: "drumwright-stack",
+            title: "Stacks of 1 to 100 stiff spheres (Hertz, E = 1e11)",
+            paper: "seed 003 (Drumwright) §6.5, Fig 10",
+            run: stack,
+        },
+        Experiment {
+            id: "drumwright-incline",
+            title: "Box on a 15 degree incline: Hertz feet, Coulomb friction",
+            paper: "seed 003 (Drumwright) §6.4, Fig 9",
+            run: incline,
+        },
+    ]
+}
+
+const PENDULUM: &str = include_str!("../../../examples/drumwright_pendulum.toml");
+const LIMIT: &str = include_str!("../../../examples/drumwright_joint_limit.toml");
+const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
+const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
+
+/// Sphere radius and gap of `examples/drumwright_stack.toml`.
+const STACK_RADIUS: f64 = 0.05;
+const STACK_GAP: f64 = 0.002;
+
+/// The stack model with `n` spheres: the header (materials, ground) of the example file and
+/// `n` copies of its sphere, aligned at rest with 2 mm gaps.
+pub fn stack_model(n: usize) -> Result<Model, ReportError> {
+    let head = STACK
+        .find("[[bodies]]")
+        .map(|i| &STACK[..i])
+        .ok_or_else(|| fail("drumwright-stack", "example file has no [[bodies]]"))?;
+    let mut src = head.to_string();
+    for i in 0..n {
+        src.push_str(&format!(
+            "[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {{ solid_sphere = {STACK_RADIUS} }}\n\n\
+             [[colliders]]\nname = \"c{i}\"\nbody = \"s{i}\"\nshape = {{ sphere = {STACK_RADIUS} }}\n\
+             material = \"steel\"\n\n"
+        ));
+    }
+    src.push_str("[initial]\n");
+    for i in 0..n {
+        let z = STACK_GAP + STACK_RADIUS + i as f64 * (2.0 * STACK_RADIUS + STACK_GAP);
+        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
+    }
+    load(&src, "examples/drumwright_stack.toml (generated)")
+}
+
+fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
+    ReportError::Experiment {
+        id: id.to_string(),
+        message: err.to_string(),
+    }
+}
+
+fn load(src: &str, file: &str) -> Result<Model, ReportError> {
+    Model::from_toml_str(src, Some(file)).map_err(|e| fail(file, e))
+}
+
+/// (file, title, [(label, iteration matrix, h)]) of one SMD figure.
+type FigureSpec = (
+    &'static str,
+    &'static str,
+    Vec<(&'static str, Matrix2<f64>, f64)>,
+);
+
+/// (max drift, final state, drift samples, max |energy error|) of a pendulum run.
+type PendulumRun = (f64, State, Vec<(f64, f64)>, f64);
+
+/// Spectral radius of a real 2×2 matrix.
+fn spectral_radius(a: &Matrix2<f64>) -> f64 {
+    let tr = a.trace();
+    let det = a.determinant();
+    let disc = tr * tr / 4.0 - det;
+    if disc >= 0.0 {
+        let s = disc.sqrt();
+        (tr / 2.0 + s).abs().max((tr / 2.0 - s).abs())
+    } else {
+        det.abs().sqrt()
+    }
+}
+
+/// Iteration matrices of §3 (eqs 7–14) for m ẍ + b ẋ + k x = 0, y = (x, v).
+fn explicit(m: f64, b: f64, k: f64, h: f64) -> Matrix2<f64> {
+    Matrix2::new(1.0, h, -h * k / m, 1.0 - h * b / m)
+}
+
+fn symplectic(m: f64, b: f64, k: f64, h: f64) -> Matrix2<f64> {
+    let a = 1.0 / (1.0 + h * b / m);
+    Matrix2::new(1.0 - a * h * h * k / m, a * h, -a * h * k / m, a)
+}
+
+fn implicit(m: f64, b: f64, k: f64, h: f64) -> Matrix2<f64> {
+    let d = 1.0 + h * b / m + h * h * k / m;
+    Matrix2::new(1.0 + h * b / m, h, -h * k / m, 1.0) / d
+}
+
+/// x(t) of y ← A y from x₀ = 1, v₀ = 0 (the digest's assumed initial condition).
+fn trajectory(a: &Matrix2<f64>, h: f64, t_end: f64, every: usize) -> Vec<(f64, f64)> {
+    let n = (t_end / h).round() as usize;
+    let mut y = nalgebra::Vector2::new(1.0, 0.0);
+    let mut out = vec![(0.0, 1.0)];
+    for i in 1..=n {
+        y = a * y;
+        if i % every == 0 {
+            out.push((i as f64 * h, y[0].clamp(-5.0, 5.0)));
+        }
+    }
+    out
+}
+
+fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let m = 1.0;
+    let cases: [(&str, Matrix2<f64>, f64); 8] = [
+        ("rho_explicit_b1", explicit(m, 1.0, 1e6, 1e-5), 1.000045),
+        ("rho_explicit_b10", explicit(m, 10.0, 1e6, 1e-5), 1.0),
+        ("rho_explicit_b2e5", explicit(m, 2e5, 1e6, 1e-5), 0.99995),
+        (
+            "rho_explicit_b2_1e5",
+            explicit(m, 2.1e5, 1e6, 1e-5),
+            1.09995,
+        ),
+        ("rho_symplectic_k1e6", symplectic(m, 1.0, 1e6, 1e-3), 0.9995),
+        ("rho_symplectic_k1e7", symplectic(m, 1.0, 1e7, 1e-3), 7.864),
+        ("rho_implicit_h1e-5", implicit(m, 0.0, 1e6, 1e-5), 0.99995),
+        ("rho_implicit_h1e-2", implicit(m, 0.0, 1e6, 1e-2), 0.0995),
+    ];
+    for (name, a, expected) in &cases {
+        out.metric(name, spectral_radius(a));
+        let tol = if *expected > 2.0 { 1e-3 } else { 1e-5 };
+        out.expect(name, *expected, tol, "digest §2 / A1 (Jury analysis)");
+    }
+    // Stability predicates against the spectral radius on a parameter sweep (A1).
+    let mut mismatches = 0.0;
+    for i in 0..40 {
+        for j in 0..40 {
+            let k = 10f64.powf(2.0 + 10.0 * i as f64 / 39.0);
+            let b = 10f64.powf(-1.0 + 13.0 * j as f64 / 39.0);
+            let h = 1e-4;
+            let pred_e = h * k < b && b < 2.0 * m / h + h * k / 2.0;
+            let rho_e = spectral_radius(&explicit(m, b, k, h));
+            let pred_s = h * h * k < 4.0 * m + 2.0 * h * b;
+            let rho_s = spectral_radius(&symplectic(m, b, k, h));
+            let margin = 1e-9;
+            if (rho_e < 1.0 - margin && !pred_e) || (rho_e > 1.0 + margin && pred_e) {
+                mismatches += 1.0;
+            }
+            if (rho_s < 1.0 - margin && !pred_s) || (rho_s > 1.0 + margin && pred_s) {
+                mismatches += 1.0;
+            }
+            if spectral_radius(&implicit(m, b, k, h)) >= 1.0 {
+                mismatches += 1.0;
+            }
+        }
+    }
+    out.metric("stability_predicate_mismatches", mismatches);
+    out.expect("stability_predicate_mismatches", 0.0, 0.0, "digest A1");
+    out.metric(
+        "rho_implicit_h1e3",
+        spectral_radius(&implicit(m, 0.0, 1e6, 1e3)),
+    );
+    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability (digest A1)");
+    let t_end = if ctx.quick { 0.01 } else { 0.05 };
+    let figs: [FigureSpec; 3] = [
+        (
+            "smd_explicit.svg",
+            "Explicit Euler, k = 1e6, h = 1e-5 (Fig 1)",
+            vec![
+                ("b = 1", explicit(m, 1.0, 1e6, 1e-5), 1e-5),
+                ("b = 2e5", explicit(m, 2e5, 1e6, 1e-5), 1e-5),
+                ("b = 2.1e5", explicit(m, 2.1e5, 1e6, 1e-5), 1e-5),
+            ],
+        ),
+        (
+            "smd_symplectic.svg",
+            "Symplectic Euler, b = 1, h = 1e-3 (Fig 2)",
+            vec![
+                ("k = 1e6", symplectic(m, 1.0, 1e6, 1e-3), 1e-3),
+                ("k = 1e7", symplectic(m, 1.0, 1e7, 1e-3), 1e-3),
+            ],
+        ),
+        (
+            "smd_implicit.svg",
+            "Implicit Euler, k = 1e6, b = 0 (Fig 3)",
+            vec![
+                ("h = 1e-5", implicit(m, 0.0, 1e6, 1e-5), 1e-5),
+                ("h = 1e-2", implicit(m, 0.0, 1e6, 1e-2), 1e-2),
+            ],
+        ),
+    ];
+    for (file, title, series) in figs {
+        let mut fig = Figure::new(title, "t [s]", "x [m] (clamped to ±5)");
+        for (name, a, h) in series {
+            let every = ((t_end / h) / 2000.0).ceil().max(1.0) as usize;
+            fig.series
+                .push(Series::line(name, trajectory(&a, h, t_end, every)));
+        }
+        fig.write_svg(&ctx.path(file))?;
+        out.figure(file);
+    }
+    Ok(())
+}
+
+/// Joint drift |φ| of the absolute-coordinates pendulum (anchor (−L, 0) in the body frame).
+fn pin_drift(q: &DVector<f64>) -> f64 {
+    let (x, y, th) = (q[0], q[1], q[2]);
+    (x - th.cos()).hypot(y - th.sin())
+}
+
+fn energy(s: &State) -> f64 {
+    0.5 * (s.v[0] * s.v[0] + s.v[1] * s.v[1]) + 0.5 * 0.01 * s.v[2] * s.v[2] + 9.81 * s.q[1]
+}
+
+/// Runs the pendulum for `t_end`, returning (max drift, final state, drift samples).
+fn run_pendulum(model: &Model, h: f64, t_end: f64, id: &str) -> Result<PendulumRun, ReportError> {
+    let mut st = DrumwrightStepper::default();
+    let mut s = model.initial_state.clone();
+    let n = (t_end / h).round() as usize;
+    let every = (n / 1000).max(1);
+    let mut max_drift: f64 = 0.0;
+    let mut max_energy: f64 = 0.0;
+    let e0 = energy(&s);
+    let mut samples = Vec::new();
+    for i in 1..=n {
+        s = st.step(model, &s, h).map_err(|e| fail(id, e))?;
+        let d = pin_drift(&s.q);
+        max_drift = max_drift.max(d);
+        max_energy = max_energy.max((energy(&s) - e0).abs());
+        if i % every == 0 {
+            samples.push((s.t, d));
+        }
+    }
+    Ok((max_drift, s, samples, max_energy))
+}
+
+fn pendulum(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "drumwright-pendulum";
+    let model = load(PENDULUM, "examples/drumwright_pendulum.toml")?;
+    let mut fig = Figure::new(
+        "Joint drift |φ| (k = 1e15, b = 1, Fig 4)",
+        "t [s]",
+        "|φ| [m]",
+    );
+    fig.log_y = true;
+    let mut drifts = Vec::new();
+    for (name, h) in [
+        ("max_drift_h1e-1", 0.1),
+        ("max_drift_h1e-2", 1e-2),
+        ("max_drift_h1e-3", 1e-3),
+        ("max_drift_h1e-4", 1e-4),
+    ] {
+        (ctx.progress)(&format!("h = {h}"));
+        let (d, _, samples, _) = run_pendulum(&model, h, 1.0, id)?;
+        out.metric(name, d);
+        drifts.push(d);
+        fig.series.push(Series::line(
+            format!("h = {h}"),
+            samples
+                .into_iter()
+                .map(|(t, d)| (t, d.max(1e-14)))
+                .collect(),
+        ));
+    }
+    out.expect(
+        "max_drift_h1e-1",
+        0.15,
+        0.15,
+        "bounded for k = 1e15 (digest §4.2: 0.148)",
+    );
+    out.expect("max_drift_h1e-2", 9.8e-4, 1.5e-4, "digest §4.2");
+    out.expect("max_drift_h1e-3", 9.7e-6, 1.5e-6, "digest §4.2");
+    out.expect("max_drift_h1e-4", 9.7e-8, 1.5e-8, "digest §4.2 / A2");
+    out.metric("drift_ratio_per_decade", drifts[1] / drifts[2]);
+    out.expect("drift_ratio_per_decade", 100.0, 30.0, "O(h²) drift (A2)");
+    fig.write_svg(&ctx.path("pendulum_drift.svg"))?;
+    out.figure("pendulum_drift.svg");
+    // Global error at t = 1 s when halving h (first order, A2).
+    let (h_ref, h1) = if ctx.quick {
+        (1e-4, 1e-2)
+    } else {
+        (1e-5, 1e-2)
+    };
+    let (_, reference, _, _) = run_pendulum(&model, h_ref, 1.0, id)?;
+    let (_, a, _, _) = run_pendulum(&model, h1, 1.0, id)?;
+    let (_, b, _, _) = run_pendulum(&model, h1 / 2.0, 1.0, id)?;
+    let ea = (&a.q - &reference.q).norm();
+    let eb = (&b.q - &reference.q).norm();
+    out.metric("global_error_h1e-2", ea);
+    out.metric("global_error_ratio", ea / eb);
+    out.expect("global_error_ratio", 2.0, 0.25, "first order (A2)");
+    // Energy over 20 s at h = 1e-3 (A3, D8): bounded, O(h).
+    let t_energy = if ctx.quick { 4.0 } else { 20.0 };
+    let (_, _, _, e_drift) = run_pendulum(&model, 1e-3, t_energy, id)?;
+    out.metric("energy_drift_20s_h1e-3", e_drift);
+    out.expect("energy_drift_20s_h1e-3", 0.0, 0.02, "digest A3 (±0.015 J)");
+    if ctx.quick {
+        out.notes
+            .push("quick: energy over 4 s, global-error reference h = 1e-4".into());
+    }
+    Ok(())
+}
+
+/// Coefficient of restitution of the limit at step h: the bob starts (3.3 h ω₀) above the
+/// limit moving at the impact speed ω₀ = √(2 g L) of a fall from θ = π/2 (the free swing is
+/// skipped; gravity acts throughout), and e = θ̇ after the impact / ω₀.
+fn restitution(model: &Model, h: f64, id: &str) -> Result<(f64, Vec<(f64, f64)>), ReportError> {
+    let w0 = (2.0_f64 * 9.81).sqrt();
+    let mut st = DrumwrightStepper::default();
+    let mut s = State {
+        q: DVector::from_element(1, 3.3 * h * w0),
+        v: DVector::from_element(1, -w0),
+        t: 0.0,
+    };
+    let steps = (2e-5 / h).ceil() as usize + 20;
+    let mut samples = vec![(0.0, s.q[0])];
+    for _ in 0..steps {
+        s = st.step(model, &s, h).map_err(|e| fail(id, e))?;
+        samples.push((s.t * 1e6, s.q[0]));
+    }
+    Ok((s.v[0] / w0, samples))
+}
+
+fn joint_limit(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "drumwright-joint-limit";
+    let model = load(LIMIT, "examples/drumwright_joint_limit.toml")?;
+    let mut fig = Figure::new(
+        "Joint limit k = 1e12, b = 0: θ near the impact (Fig 6)",
+        "t [µs]",
+        "θ [rad]",
+    );
+    let cases = [
+        ("restitution_h1e-5", 1e-5, 0.005, 0.01),
+        ("restitution_h1e-6", 1e-6, 0.25, 0.1),
+        ("restitution_h1e-7", 1e-7, 0.855, 0.06),
+        ("restitution_h1e-8", 1e-8, 0.984, 0.02),
+    ];
+    for (name, h, expected, tol) in cases {
+        (ctx.progress)(&format!("h = {h}"));
+        let (e, samples) = restitution(&model, h, id)?;
+        out.metric(name, e);
+        out.expect(
+            name,
+            expected,
+            tol,
+            "digest §4.3 / A6 (speculative limit, D3)",
+        );
+        fig.series.push(Series::line(format!("h = {h}"), samples));
+    }
+    fig.write_svg(&ctx.path("joint_limit.svg"))?;
+    out.figure("joint_limit.svg");
+    Ok(())
+}
+
+fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "drumwright-incline";
+    let base = load(INCLINE, "examples/drumwright_incline.toml")?;
+    let h = 0.01;
+    let steps = if ctx.quick { 30 } else { 100 };
+    let g = 9.8;
+    let slope = 15f64.to_radians();
+    let mut fig = Figure::new(
+        "Distance slid down a 15° incline (Fig 9)",
+        "t [s]",
+        "distance [m]",
+    );
+    let mut normal_per_foot = 0.0;
+    let mut inflation: f64 = 0.0;
+    for (name, mu) in [
+        ("slide_mu0", 0.0),
+        ("slide_mu0_125", 0.125),
+        ("slide_mu0_25", 0.25),
+        ("slide_mu0_375", 0.375),
+    ] {
+        (ctx.progress)(&format!("mu = {mu}"));
+        let mut model = base.clone();
+        for m in &mut model.materials {
+            m.friction = mu;
+        }
+        let mut st = DrumwrightStepper::default();
+        let mut s = model.initial_state.clone();
+        let mut samples = vec![(0.0, 0.0)];
+        for _ in 0..steps {
+            s = st.step(&model, &s, h).map_err(|e| fail(id, e))?;
+            samples.push((s.t, -s.q[0]));
+            for c in &st.last.contacts {
+                if c.spring_normal > 1e-3 {
+                    inflation = inflation.max(c.normal / c.spring_normal - 1.0);
+                }
+            }
+        }
+        let slide = -s.q[0];
+        out.metric(name, slide);
+        // Symplectic Euler from rest: x_n = a h² n(n+1)/2, a = g(sin15° − μ cos15°)₊.
+        let a = (g * (slope.sin() - mu * slope.cos())).max(0.0);
+        let n = steps as f64;
+        let expected = a * h * h * n * (n + 1.0) / 2.0;
+        let tol = if a == 0.0 { 1e-3 } else { 0.1 * expected };
+        out.expect(
+            name,
+            expected,
+            tol,
+            "digest §4.5 / A9 (1.281, 0.683, 0.086, 0 m at 1 s)",
+        );
+        fig.series.push(Series::line(format!("μ = {mu}"), samples));
+        if mu == 0.25 {
+            let sum: f64 = st.last.contacts.iter().map(|c| c.normal).sum();
+            normal_per_foot = sum / 4.0;
+        }
+    }
+    out.metric("normal_force_per_foot", normal_per_foot);
+    out.expect("normal_force_per_foot", 2.37, 0.1, "9.8 cos 15° / 4 (A9)");
+    out.metric("max_normal_inflation", inflation);
+    out.expect(
+        "max_normal_inflation",
+        0.0,
+        0.01,
+        "λ_n ≤ 1.01 spring value (A9, D5 staged)",
+    );
+    if ctx.quick {
+        out.notes
+            .push(format!("quick: {steps} steps instead of 100"));
+    }
+    fig.write_svg(&ctx.path("incline.svg"))?;
+    out.figure("incline.svg");
+    Ok(())
+}
+
+fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "drumwright-stack";
+    let steps = if ctx.quick { 60 } else { 500 };
+    let h = 0.01;
+    let mut timing = Vec::new();
+    let mut fig_time = Figure::new(
+        "Seconds per step versus number of spheres (Fig 10)",
+        "spheres",
+        "seconds per step",
+    );
+    let mut fig_top = Figure::new("Height of the top sphere (N = 10)", "t [s]", "z [m]");
+    for n in [1usize, 10, 25, 50, 100] {
+        (ctx.progress)(&format!("N = {n}"));
+        let model = stack_model(n)?;
+        let mut st = DrumwrightStepper::default();
+        let mut s = model.initial_state.clone();
+        let mut failures = 0.0;
+        let mut top = Vec::new();
+        let start = std::time::Instant::now();
+        for _ in 0..steps {
+            match st.step(&model, &s, h) {
+                Ok(next) => s = next,
+                Err(e) => {
+                    failures += 1.0;
+                    out.notes.push(format!("{id}: N = {n}: {e}"));
+                    break;
+                }
+            }
+            top.push((s.t, s.q[7 * (n - 1) + 2]));
+        }
+        let per_step = start.elapsed().as_secs_f64() / steps as f64;
+        let mut drift: f64 = 0.0;
+        for i in 0..n {
+            drift = drift.max(s.q[7 * i].hypot(s.q[7 * i + 1]));
+        }
+        let rest = STACK_RADIUS + 2.0 * STACK_RADIUS * (n - 1) as f64;
+        let sink = rest - s.q[7 * (n - 1) + 2];
+        out.metric(&format!("seconds_per_step_{n}"), per_step);
+        out.metric(&format!("upright_{n}"), drift);
+        out.metric(&format!("top_sink_{n}"), sink);
+        out.metric(&format!("solver_failures_{n}"), failures);
+        out.expect(
+            &format!("upright_{n}"),
+            0.0,
+            1e-3,
+            "stable upright stack (A11)",
+        );
+        out.expect(
+            &format!("top_sink_{n}"),
+            0.0,
+            2e-3,
+            "settles at the Hertz rest height",
+        );
+        out.expect(
+            &format!("solver_failures_{n}"),
+            0.0,
+            0.0,
+            "no failed solves (A11)",
+        );
+        if n > 1 {
+            timing.push((n as f64, per_step));
+        }
+        if n == 10 {
+            fig_top.series.push(Series::line("top sphere", top));
+        }
+    }
+    // Least-squares slope of log(seconds per step) against log(N).
+    let k = timing.len() as f64;
+    let (sx, sy) = timing
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x.ln(), b + y.ln()));
+    let (mx, my) = (sx / k, sy / k);
+    let (num, den) = timing.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + (x.ln() - mx) * (y.ln() - my), b + (x.ln() - mx).powi(2))
+    });
+    out.metric("scaling_exponent", num / den);
+    fig_time
+        .series
+        .push(Series::scatter("drumwright (Clarabel)", timing));
+    fig_time.write_svg(&ctx.path("stack_timing.svg"))?;
+    out.figure("stack_timing.svg");
+    fig_top.write_svg(&ctx.path("stack_top.svg"))?;
+    out.figure("stack_top.svg");
+    if ctx.quick {
+        out.notes
+            .push(format!("quick: {steps} steps instead of 500"));
+    }
+    Ok(())
+}
