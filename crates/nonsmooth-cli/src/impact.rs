@@ -193,9 +193,9 @@ pub fn run(args: &ImpactArgs) -> Result<ExitCode, CliError> {
     ));
     fig.write_svg(&args.out.join("scatter.svg"))?;
     for n in &notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
-    println!(
+    outln!(
         "{} contacts, {} of {} samples accepted, {:.3} LCPs per sample; wrote {}",
         m,
         accepted.len(),

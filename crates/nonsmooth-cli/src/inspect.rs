@@ -14,7 +14,7 @@ pub struct InspectArgs {
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode, CliError> {
     let model = Model::from_file(&args.model)?;
-    println!(
+    outln!(
         "model `{}` ({:?}): {} bodies, nq = {}, nv = {}, nu = {}, {} colliders, {} constraints",
         model.name,
         model.dimension,
@@ -30,9 +30,13 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode, CliError> {
             .parent
             .map(|p| model.bodies[p].name.as_str())
             .unwrap_or("world");
-        println!(
+        outln!(
             "  body `{}` (m = {} kg) ← {:?} joint `{}` ← `{}`",
-            body.name, body.mass, joint.kind, joint.name, parent
+            body.name,
+            body.mass,
+            joint.kind,
+            joint.name,
+            parent
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -121,7 +121,7 @@ pub fn run(args: &InverseArgs) -> Result<ExitCode, CliError> {
             "distance": r.distance,
         })),
     });
-    println!("{}", serde_json::to_string_pretty(&report).map_err(usage)?);
+    outln!("{}", serde_json::to_string_pretty(&report).map_err(usage)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -168,6 +168,6 @@ fn bench(
     let text = serde_json::to_string_pretty(&report).map_err(usage)?;
     std::fs::write(args.out.join("inverse_timing.json"), &text)
         .map_err(|e| usage(format!("{}: {e}", args.out.display())))?;
-    println!("{text}");
+    outln!("{text}");
     Ok(ExitCode::SUCCESS)
 }

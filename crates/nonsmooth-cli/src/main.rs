@@ -1,5 +1,14 @@
 //! `nonsmooth`: the command-line front end of the nonsmooth toolkit.
 
+/// Prints a line to standard output. A closed pipe (`nonsmooth … | head`) ends the output
+/// quietly instead of panicking, as a command-line tool should.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod impact;
 mod inspect;
 mod inverse;

@@ -28,7 +28,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     let registry = nonsmooth_experiments::registry();
     if args.list {
         for e in registry.list() {
-            println!("{:<32} {} [{}]", e.id, e.title, e.paper);
+            outln!("{:<32} {} [{}]", e.id, e.title, e.paper);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -81,7 +81,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     if args.all {
         let path = args.out.join("report.html");
         write_report(&path, &entries, args.quick)?;
-        println!("report: {}", path.display());
+        outln!("report: {}", path.display());
     }
     Ok(if all_passed {
         ExitCode::SUCCESS

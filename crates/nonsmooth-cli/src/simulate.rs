@@ -103,7 +103,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         }
     };
     write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
-    println!(
+    outln!(
         "simulated `{}` for {} s ({} steps of {} s, {}) in {:.3} s → {}",
         model.name,
         duration,
