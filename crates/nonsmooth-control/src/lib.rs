@@ -36,6 +36,10 @@
 //! [`IdOptions::relax_infeasible`] is set, replaced by the closest realizable motion through
 //! the §4.5 relaxation (with errata **E8**: friction impulses are variables and every
 //! tangential row is checked), reported in [`IdSolution::relaxation`].
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod elimination;
 mod error;

@@ -4,6 +4,10 @@
 //! experiment has a stable id and stable metric names (a contract with the issues and the
 //! report), runs a model file from `examples/`, and writes its figures and data next to its
 //! `result.json`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod foundation;
 pub mod seed001;

@@ -21,7 +21,10 @@
 //! - [`models`]: the paper's planar examples built programmatically;
 //! - [`time_di`]: the time-as-state differential inclusion (eqs. 43–53) as a
 //!   [`nonsmooth_sim::Stepper`].
-
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 #![warn(missing_docs)]
 
 pub mod laws;

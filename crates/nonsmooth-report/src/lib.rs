@@ -6,6 +6,10 @@
 //! - [`registry`]: the registry of paper experiments behind `nonsmooth reproduce`, their
 //!   metrics (name → number), expected values with tolerances, and `result.json`;
 //! - [`html`]: the HTML report linking every experiment's metrics, checks and figures.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod error;
 pub mod html;

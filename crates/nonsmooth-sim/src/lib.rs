@@ -12,6 +12,10 @@
 //!   variable-step BDF(1) on the penalty-contact ODE, see [`ode`];
 //! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
 //!   [`anitescu`].
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod anitescu;
 pub mod contact_law;

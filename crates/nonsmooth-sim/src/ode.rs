@@ -416,10 +416,18 @@ impl Stepper for BdfStepper {
 }
 
 /// Backward Euler on the penalty ODE with full Newton (`penalty-implicit`).
+///
+/// Where Newton does not converge within [`max_newton`](Self::max_newton) iterations (the
+/// regularized Coulomb law is very steep around zero slip, e.g. a spinning sphere resting on
+/// the ground), the step is split into two backward-Euler half steps, recursively up to
+/// [`max_halvings`](Self::max_halvings) times; the returned state is still at `t + h`. Only
+/// when the smallest sub-step fails too is the step reported as diverged.
 #[derive(Debug, Clone)]
 pub struct ImplicitEulerStepper {
-    /// Newton iteration limit per step.
+    /// Newton iteration limit per (sub-)step.
     pub max_newton: usize,
+    /// How many times a step may be halved when Newton fails.
+    pub max_halvings: u32,
     law: PenaltyStepper,
 }
 
@@ -427,7 +435,28 @@ impl Default for ImplicitEulerStepper {
     fn default() -> Self {
         ImplicitEulerStepper {
             max_newton: 20,
+            max_halvings: 8,
             law: PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler),
+        }
+    }
+}
+
+impl ImplicitEulerStepper {
+    /// One backward-Euler step, halved recursively on Newton failure.
+    fn step_subdivided(
+        &self,
+        model: &Model,
+        state: &State,
+        h: f64,
+        halvings_left: u32,
+    ) -> Result<State, SimError> {
+        match self.newton_step(model, state, h) {
+            Ok(next) => Ok(next),
+            Err(e) if halvings_left == 0 => Err(e),
+            Err(_) => {
+                let mid = self.step_subdivided(model, state, 0.5 * h, halvings_left - 1)?;
+                self.step_subdivided(model, &mid, state.t + h - mid.t, halvings_left - 1)
+            }
         }
     }
 }
@@ -440,13 +469,23 @@ impl Stepper for ImplicitEulerStepper {
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
         check_h(h)?;
         check_state(model, &state.q, &state.v)?;
+        self.step_subdivided(model, state, h, self.max_halvings)
+    }
+}
+
+impl ImplicitEulerStepper {
+    /// One backward-Euler step of size `h` by full Newton from the explicit predictor.
+    fn newton_step(&self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
         let y0 = pack(state);
         let t1 = state.t + h;
         let f0 = rhs(model, &self.law, &y0, state.t)?;
+        let residual = |y: &DVector<f64>| -> Result<(DVector<f64>, DVector<f64>), SimError> {
+            let f = rhs(model, &self.law, y, t1)?;
+            Ok((y - &y0 - &f * h, f))
+        };
         let mut y = &y0 + &f0 * h;
+        let (mut res, mut f) = residual(&y)?;
         for _ in 0..self.max_newton {
-            let f = rhs(model, &self.law, &y, t1)?;
-            let res = &y - &y0 - &f * h;
             let j = jacobian(model, &self.law, &y, &f, t1)?;
             let n = y.len();
             let delta = (DMatrix::identity(n, n) - j * h)
@@ -456,8 +495,24 @@ impl Stepper for ImplicitEulerStepper {
                     t: t1,
                     reason: "penalty-implicit: singular Newton matrix".into(),
                 })?;
-            y += &delta;
-            if err_norm(&delta, &y, &y0, 1e-12, 1e-10) < 1.0 {
+            // Backtracking on ‖G(y)‖ (Armijo-free halving): the contact and friction laws are
+            // only piecewise smooth, where full Newton steps can cycle across a kink.
+            let mut alpha = 1.0;
+            let (mut y_new, (mut res_new, mut f_new));
+            loop {
+                y_new = &y + &delta * alpha;
+                (res_new, f_new) = residual(&y_new)?;
+                if res_new.amax() < res.amax() || alpha < 1e-3 {
+                    break;
+                }
+                alpha *= 0.5;
+            }
+            y = y_new;
+            res = res_new;
+            f = f_new;
+            if err_norm(&(&delta * alpha), &y, &y0, 1e-12, 1e-10) < 1.0
+                || err_norm(&res, &y, &y0, 1e-12, 1e-10) < 1e-2
+            {
                 normalize(model, &mut y);
                 return Ok(unpack(model, &y, t1));
             }

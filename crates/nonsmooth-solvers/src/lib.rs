@@ -9,6 +9,10 @@
 //!
 //! Every solver returns a [`SolveStatus`], the solution and measured [`Residuals`], or a typed
 //! [`SolverError`].
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod conic;
 pub mod lcp;
