@@ -14,6 +14,7 @@ mod inspect;
 mod inverse;
 mod reproduce;
 mod simulate;
+mod soak;
 mod steppers;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,9 @@ enum Command {
     /// Set-valued impact of the model's initial state (Halm & Posa, Algorithm 2) with the
     /// comparison laws; writes samples.csv, laws.json and scatter.svg.
     Impact(impact::ImpactArgs),
+    /// Long runs (default 10⁶ steps) of the sphere stack and the quadruped: no NaN, no
+    /// energy gain, bounded drift, no memory growth (soak.json, energy plots).
+    Soak(soak::SoakArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Inverse(args) => inverse::run(&args),
         Command::Impact(args) => impact::run(&args),
+        Command::Soak(args) => soak::run(&args),
     };
     match result {
         Ok(code) => code,

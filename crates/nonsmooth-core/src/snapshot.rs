@@ -177,6 +177,50 @@ fn relative_jacobian<T: Scalar>(
 
 /// Checks that every body index named by the model exists (so that kinematic look-ups are
 /// in range).
+/// A finite but huge state (e.g. a position of 1e82 m, found by fuzzing) can overflow the
+/// products of the dynamics; such a state is reported as an invalid `q`/`v` naming the first
+/// non-finite output, never returned as a snapshot with infinities or NaN inside.
+fn check_outputs_finite<T: Scalar>(
+    q: &DVector<T>,
+    v: &DVector<T>,
+    mass: &DMatrix<T>,
+    forces: &DVector<T>,
+    contacts: &[Contact<T>],
+) -> Result<(), ModelError> {
+    let first_bad = |m: &DMatrix<T>| m.iter().position(|x| !x.is_finite());
+    let culprit = if let Some(k) = first_bad(mass) {
+        Some(format!(
+            "mass_matrix[{}, {}]",
+            k % mass.nrows(),
+            k / mass.nrows()
+        ))
+    } else if let Some(k) = forces.iter().position(|x| !x.is_finite()) {
+        Some(format!("forces[{k}]"))
+    } else {
+        contacts.iter().enumerate().find_map(|(i, c)| {
+            let bad = !c.gap.is_finite()
+                || c.normal_row.iter().any(|x| !x.is_finite())
+                || c.tangent_rows.iter().any(|x| !x.is_finite())
+                || !c.normal_row_dot_v.is_finite();
+            bad.then(|| format!("contacts[{i}]"))
+        })
+    };
+    match culprit {
+        None => Ok(()),
+        Some(what) => {
+            let qmax = q.iter().map(|x| real(*x).abs()).fold(0.0, f64::max);
+            let vmax = v.iter().map(|x| real(*x).abs()).fold(0.0, f64::max);
+            Err(ModelError::InvalidValue {
+                location: Location::field("q"),
+                reason: format!(
+                    "the state overflows floating point ({what} is not finite; largest |q| = \
+                     {qmax:.3e}, largest |v| = {vmax:.3e})"
+                ),
+            })
+        }
+    }
+}
+
 fn check_body(model: &Model, body: Option<BodyId>, field: String) -> Result<(), ModelError> {
     match body {
         Some(b) if b >= model.bodies.len() => Err(ModelError::Topology {
@@ -263,6 +307,7 @@ impl<T: Scalar> ContactSnapshot<T> {
         let contacts = Self::build_contacts(model, &kin)?;
         let bilateral = Self::build_bilateral(model, &kin, v)?;
         let limits = Self::build_limits(model, q, nv);
+        check_outputs_finite(q, v, &mass, &forces, &contacts)?;
         Ok(ContactSnapshot {
             dimension: model.dimension,
             t,

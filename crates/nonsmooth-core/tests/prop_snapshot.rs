@@ -166,3 +166,29 @@ proptest! {
         prop_assert!(err.to_string().contains(&field), "{err} should name {field}");
     }
 }
+
+/// Regression (fuzz target `snapshot_state`, crash-edb955b6): a finite but astronomically
+/// large position made the mass matrix overflow and was returned as a snapshot full of
+/// infinities. It is now a typed error naming the state.
+#[test]
+fn overflowing_state_is_rejected_not_returned() {
+    let model =
+        Model::from_toml_str(include_str!("../../../examples/sliding_box.toml"), None).unwrap();
+    let q = DVector::from_vec(vec![
+        -5.900538482655582e-169,
+        -1.5177100709670865e82,
+        9.532824124368238e-130,
+        9.532824124368238e-130,
+        -1.2242175395443312e78,
+        0.5,
+        0.5,
+    ]);
+    let v = DVector::from_element(6, 0.5);
+    match ContactSnapshot::<f64>::new(&model, &q, &v, 0.0) {
+        Ok(snap) => assert!(snap.mass_matrix.iter().all(|x| x.is_finite())),
+        Err(e) => {
+            assert!(matches!(e, ModelError::InvalidValue { .. }), "{e}");
+            assert!(e.to_string().contains("overflows"), "{e}");
+        }
+    }
+}
