@@ -15,6 +15,7 @@ mod inverse;
 mod reproduce;
 mod simulate;
 mod soak;
+mod stability;
 mod steppers;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +48,8 @@ enum Command {
     /// Long runs (default 10⁶ steps) of the sphere stack and the quadruped: no NaN, no
     /// energy gain, bounded drift, no memory growth (soak.json, energy plots).
     Soak(soak::SoakArgs),
+    /// SOS Lyapunov stability certificate of the planar two-contact body (seed 000).
+    Stability(stability::StabilityArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Inverse(args) => inverse::run(&args),
         Command::Impact(args) => impact::run(&args),
         Command::Soak(args) => soak::run(&args),
+        Command::Stability(args) => stability::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@
 )]
 
 pub mod foundation;
+pub mod seed000;
 pub mod seed001;
 pub mod seed003;
 pub mod seed004;
@@ -23,5 +24,6 @@ pub fn registry() -> Registry {
     registry.register(seed003::experiments());
     registry.register(seed001::experiments());
     registry.register(seed004::experiments());
+    registry.register(seed000::experiments());
     registry
 }

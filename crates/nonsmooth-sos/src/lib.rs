@@ -1,0 +1,46 @@
+//! # nonsmooth-sos
+//!
+//! Sum-of-squares (SOS) Lyapunov certificates for the stability of frictional equilibria of a
+//! planar rigid body with two unilateral contacts, after Várkonyi, "Lyapunov stability of a
+//! rigid body with two frictional contacts" (seed 000; digest
+//! `shared/notes/seed-000-sos-lyapunov.md`), with the single-Lyapunov-function method of
+//! Posa, Tobenkin & Tedrake ("Stability analysis and control of rigid-body systems with
+//! impacts and friction", IEEE TAC 2016) as the baseline.
+//!
+//! Layers:
+//! - [`poly`]: sparse multivariate polynomials with coefficients affine in decision variables;
+//! - [`program`]: SOS → SDP (Gram blocks, coefficient matching, Putinar multipliers, margin,
+//!   post-checks), solved by Clarabel through `nonsmooth_solvers::conic`;
+//! - [`planar`]: the zero-order-dynamics (ZOD) model of the planar body with two contacts
+//!   (modes, impact map, ambiguity and equilibrium predicates);
+//! - [`lyapunov`]: the multi-Lyapunov conditions of Theorem 2 and the PTT baseline;
+//! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification.
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod grid;
+pub mod lyapunov;
+pub mod planar;
+pub mod poly;
+pub mod program;
+pub mod sim;
+
+pub use poly::{monomials, Affine, Monomial, Poly};
+pub use program::{is_sos, Margin, SdpSize, SosProgram, SosSolution, SosStatus};
+
+/// Errors of the SOS layer.
+#[derive(Debug, thiserror::Error)]
+pub enum SosError {
+    /// Mismatched variable counts or lengths.
+    #[error("dimension mismatch: {0}")]
+    Dimension(String),
+    /// Invalid input (non-finite numbers, bilinear products, bad parameters).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// Error raised while building the conic problem.
+    #[error("solver: {0}")]
+    Solver(#[from] nonsmooth_solvers::SolverError),
+}
