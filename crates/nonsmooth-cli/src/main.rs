@@ -12,6 +12,7 @@ macro_rules! outln {
 mod impact;
 mod inspect;
 mod inverse;
+mod ocp;
 mod reproduce;
 mod simulate;
 mod soak;
@@ -50,6 +51,9 @@ enum Command {
     Soak(soak::SoakArgs),
     /// SOS Lyapunov stability certificate of the planar two-contact body (seed 000).
     Stability(stability::StabilityArgs),
+    /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
+    /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
+    Ocp(ocp::OcpArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Impact(args) => impact::run(&args),
         Command::Soak(args) => soak::run(&args),
         Command::Stability(args) => stability::run(&args),
+        Command::Ocp(args) => ocp::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@
 pub mod foundation;
 pub mod seed000;
 pub mod seed001;
+pub mod seed002;
 pub mod seed003;
 pub mod seed004;
 
@@ -25,5 +26,6 @@ pub fn registry() -> Registry {
     registry.register(seed001::experiments());
     registry.register(seed004::experiments());
     registry.register(seed000::experiments());
+    registry.register(seed002::experiments());
     registry
 }

@@ -1,0 +1,78 @@
+//! CPU time and IPOPT iterations of the seed-002 problems: the bouncing ball (FESD
+//! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100) and the particle OCP (Ex. 5).
+
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon};
+use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+
+const G: f64 = 9.81;
+
+fn ball() -> (f64, f64, usize, f64) {
+    let a_n = 100.0;
+    let pm = PointMass {
+        dim: 1,
+        mass: 1.0,
+        gravity: G,
+        mu: None,
+    };
+    let tf = Arc::new(TimeFreezing::new(pm, a_n).expect("valid a_n"));
+    let ts = (2.0 / G).sqrt();
+    let horizon = ts + (2.0 * G).sqrt() / a_n + (1.0 - ts) * (a_n + G) / a_n;
+    let r = simulate(
+        &tf,
+        &[1.0, 0.0, 0.0],
+        horizon / 20.0,
+        20,
+        &|_| vec![0.0],
+        &FesdOptions::default(),
+    )
+    .expect("ball simulation");
+    let y = r.traj.y.last().cloned().unwrap_or_default();
+    (y[0].abs(), y[1].abs(), r.nlp_iterations, r.cpu_seconds)
+}
+
+fn particle_ocp() -> (f64, usize, f64) {
+    let pm = PointMass {
+        dim: 2,
+        mass: 1.0,
+        gravity: G,
+        mu: None,
+    };
+    let tf = Arc::new(TimeFreezing::new(pm, G).expect("valid a_n"));
+    let n = 20;
+    let hz = Horizon {
+        y0: vec![0.0, 1.0, 0.0, 0.0, 0.0],
+        lam0: None,
+        n_steps: n,
+        step_len: 0.1,
+        u_bounds: vec![(vec![-10.0, 0.0, 0.0], vec![10.0, 0.0, 0.0]); n],
+        s_bounds: (1.0, 10.0),
+        clock: Some(2.0),
+        terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
+        y_bounds: None,
+        control_weight: 0.1,
+    };
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let s = solve_ocp(&tf, &hz, &o).expect("particle OCP");
+    (s.objective, s.nlp_iterations, s.cpu_seconds)
+}
+
+fn bench(c: &mut Criterion) {
+    let (eq, ev, it, cpu) = ball();
+    println!("bouncing ball: |q| = {eq:.2e}, |v| = {ev:.2e}, {it} IPOPT iterations, {cpu:.3} s");
+    let (obj, it, cpu) = particle_ocp();
+    println!("particle OCP: objective {obj:.6}, {it} IPOPT iterations, {cpu:.3} s");
+    let mut g = c.benchmark_group("seed002");
+    g.sample_size(10);
+    g.bench_function("bouncing_ball", |b| b.iter(ball));
+    g.bench_function("particle_ocp", |b| b.iter(particle_ocp));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

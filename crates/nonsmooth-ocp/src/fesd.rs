@@ -1,0 +1,844 @@
+//! Finite elements with switch detection (FESD; Nurkanović, Sperl, Albrecht & Diehl 2022)
+//! for the time-freezing DCS (seed 002 eq. 31/35), as an integrator with fixed controls and
+//! as a direct multiple-shooting OCP in numerical time, both solved by a Scholtes relaxation
+//! homotopy over IPOPT.
+//!
+//! Per control interval (step) there are N_FE finite elements with free lengths h_n summing
+//! to the step length; each element carries a Radau IIA collocation (n_s = 1, 2, 3) with the
+//! algebraic equations c(Y) = λᵖ − λⁿ and α ∈ [0, 1] at every stage point. Cross
+//! complementarity Σ_{j=0..n_s} Σ_{j'=1..n_s} α_{j'}∘λⁿ_j + (1 − α_{j'})∘λᵖ_j (λ_0 = the
+//! previous element's last stage) is relaxed to ≤ σ per element and component. Step
+//! equilibration uses the heuristic penalty ρ_h Σ (h_n − h̄)²/h̄² (nosnoc's
+//! `heuristic_mean`). With `fesd = false` the same IRK runs on a fixed grid with stage-wise
+//! complementarity only (the order-1 baseline of digest E4).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
+use crate::nlp::{BlockFn, BlockNlp, Real};
+use crate::tf::{Cls, TimeFreezing};
+use crate::OcpError;
+
+/// Radau IIA Butcher tableau (A, c) for n_s = 1, 2, 3 (Hairer & Wanner, Table IV.5.5).
+pub fn radau_iia(n_s: usize) -> Result<(Vec<Vec<f64>>, Vec<f64>), OcpError> {
+    let r6 = 6f64.sqrt();
+    match n_s {
+        1 => Ok((vec![vec![1.0]], vec![1.0])),
+        2 => Ok((
+            vec![vec![5.0 / 12.0, -1.0 / 12.0], vec![0.75, 0.25]],
+            vec![1.0 / 3.0, 1.0],
+        )),
+        3 => Ok((
+            vec![
+                vec![
+                    (88.0 - 7.0 * r6) / 360.0,
+                    (296.0 - 169.0 * r6) / 1800.0,
+                    (-2.0 + 3.0 * r6) / 225.0,
+                ],
+                vec![
+                    (296.0 + 169.0 * r6) / 1800.0,
+                    (88.0 + 7.0 * r6) / 360.0,
+                    (-2.0 - 3.0 * r6) / 225.0,
+                ],
+                vec![(16.0 - r6) / 36.0, (16.0 + r6) / 36.0, 1.0 / 9.0],
+            ],
+            vec![(4.0 - r6) / 10.0, (4.0 + r6) / 10.0, 1.0],
+        )),
+        other => Err(OcpError::InvalidInput(format!(
+            "Radau IIA with n_s = {other} is not available (1, 2 or 3)"
+        ))),
+    }
+}
+
+/// Discretization and homotopy options.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FesdOptions {
+    /// Radau IIA stages n_s (order 2n_s − 1).
+    pub n_s: usize,
+    /// Finite elements per control interval N_FE.
+    pub n_fe: usize,
+    /// FESD (free h, cross complementarity) or a fixed-grid IRK.
+    pub fesd: bool,
+    /// Element length bounds h ∈ [(1 − γ_h) h̄, (1 + γ_h) h̄] (γ_h < 1 keeps h > 0).
+    pub gamma_h: f64,
+    /// Weight of the step-equilibration penalty.
+    pub rho_h: f64,
+    /// ℓ1 penalty ρ Σ α∘λⁿ + (1−α)∘λᵖ in the objective (ρ = 1/σ) instead of the Scholtes
+    /// relaxation ≤ σ.
+    pub penalty: bool,
+    /// Initial relaxation σ₀ (penalty mode: ρ₀ = 1/σ₀).
+    pub sigma0: f64,
+    /// Relaxation reduction factor κ.
+    pub kappa: f64,
+    /// Maximum number of NLPs in the homotopy.
+    pub n_homotopy: usize,
+    /// Complementarity tolerance.
+    pub comp_tol: f64,
+    /// IPOPT `tol`.
+    pub ipopt_tol: f64,
+    /// IPOPT `max_iter` per NLP.
+    pub max_iter: i32,
+}
+
+impl Default for FesdOptions {
+    fn default() -> Self {
+        Self {
+            n_s: 3,
+            n_fe: 3,
+            fesd: true,
+            penalty: true,
+            gamma_h: 0.99,
+            rho_h: 1e-3,
+            sigma0: 1.0,
+            kappa: 0.1,
+            n_homotopy: 14,
+            comp_tol: 1e-9,
+            ipopt_tol: 1e-12,
+            max_iter: 300,
+        }
+    }
+}
+
+/// The smooth pieces of the FESD NLP.
+#[derive(Debug, Clone)]
+pub enum FesdBlock<C> {
+    /// Y_j − y_n − h s Σ_l a_jl F(Y_l, α_l, u) = 0; vars [y_n, Y_1.., α_1.., h, s, u].
+    Collocation {
+        /// The time-freezing system.
+        tf: Arc<TimeFreezing<C>>,
+        /// Butcher matrix.
+        a: Arc<Vec<Vec<f64>>>,
+    },
+    /// c(Y) − λᵖ + λⁿ = 0; vars [Y, λᵖ, λⁿ].
+    Algebraic {
+        /// The time-freezing system.
+        tf: Arc<TimeFreezing<C>>,
+    },
+    /// Aggregated (cross) complementarity per component; vars [α (n_s×n_c), λᵖ ((n_s+1)×n_c),
+    /// λⁿ ((n_s+1)×n_c)].
+    Comp {
+        /// Stages.
+        n_s: usize,
+        /// Switching functions.
+        n_c: usize,
+        /// Cross (all stage pairs) or stage-wise only.
+        cross: bool,
+        /// Scale of the output (the penalty ρ in ℓ1-penalty mode, 1 as a constraint).
+        weight: f64,
+    },
+    /// Σ h = step length (linear); vars [h_1..].
+    SumH,
+    /// Objective ρ (h − h̄)²/h̄²; vars [h].
+    StepEq {
+        /// Nominal length h̄.
+        hbar: f64,
+        /// Weight ρ.
+        rho: f64,
+    },
+    /// Objective w Σ u_i²; vars [u].
+    ControlCost {
+        /// Weight (the physical length of the control interval).
+        weight: f64,
+    },
+}
+
+impl<C: Cls> BlockFn for FesdBlock<C> {
+    fn eval<T: Real>(&self, x: &[T], out: &mut [T]) {
+        match self {
+            FesdBlock::Collocation { tf, a } => {
+                let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+                let y0 = &x[..ny];
+                let ys = &x[ny..ny + ns * ny];
+                let al = &x[ny + ns * ny..ny + ns * ny + ns * nc];
+                let k = ny + ns * (ny + nc);
+                let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
+                let f: Vec<Vec<T>> = (0..ns)
+                    .map(|l| tf.rhs(&ys[l * ny..(l + 1) * ny], &al[l * nc..(l + 1) * nc], u))
+                    .collect();
+                let hs = h * s;
+                for j in 0..ns {
+                    for i in 0..ny {
+                        let mut acc = T::from(0.0);
+                        for (l, fl) in f.iter().enumerate() {
+                            acc += fl[i] * a[j][l];
+                        }
+                        out[j * ny + i] = ys[j * ny + i] - y0[i] - hs * acc;
+                    }
+                }
+            }
+            FesdBlock::Algebraic { tf } => {
+                let (ny, nc) = (tf.ny(), tf.nc());
+                let c = tf.switching(&x[..ny]);
+                for i in 0..nc {
+                    out[i] = c[i] - x[ny + i] + x[ny + nc + i];
+                }
+            }
+            FesdBlock::Comp {
+                n_s,
+                n_c,
+                cross,
+                weight,
+            } => {
+                let (ns, nc) = (*n_s, *n_c);
+                let al = &x[..ns * nc];
+                let lp = &x[ns * nc..ns * nc + (ns + 1) * nc];
+                let ln = &x[ns * nc + (ns + 1) * nc..];
+                for i in 0..nc {
+                    let mut acc = T::from(0.0);
+                    for jp in 0..ns {
+                        let a = al[jp * nc + i];
+                        for j in 0..=ns {
+                            if *cross || j == jp + 1 {
+                                acc += a * ln[j * nc + i] + (T::from(1.0) - a) * lp[j * nc + i];
+                            }
+                        }
+                    }
+                    if out.len() == 1 {
+                        if i == 0 {
+                            out[0] = T::from(0.0);
+                        }
+                        out[0] += acc * *weight;
+                    } else {
+                        out[i] = acc * *weight;
+                    }
+                }
+            }
+            FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
+            FesdBlock::StepEq { hbar, rho } => {
+                let d = (x[0] - *hbar) / *hbar;
+                out[0] = d * d * *rho;
+            }
+            FesdBlock::ControlCost { weight } => {
+                out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v * *v) * *weight
+            }
+        }
+    }
+    fn is_linear(&self) -> bool {
+        matches!(self, FesdBlock::SumH)
+    }
+    fn hess_pair(&self, i: usize, j: usize) -> bool {
+        match self {
+            FesdBlock::Collocation { tf, a } => {
+                // classes: y_n (affine), stage l (Y_l, α_l), globals (h, s, u)
+                let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+                let class = |k: usize| -> Option<usize> {
+                    if k < ny {
+                        None
+                    } else if k < ny + ns * ny {
+                        Some((k - ny) / ny)
+                    } else if k < ny + ns * (ny + nc) {
+                        Some((k - ny - ns * ny) / nc)
+                    } else {
+                        Some(usize::MAX)
+                    }
+                };
+                match (class(i), class(j)) {
+                    (Some(a), Some(b)) => a == b || a == usize::MAX || b == usize::MAX,
+                    _ => false,
+                }
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Variable indices of one finite element.
+#[derive(Debug, Clone)]
+pub struct ElementIdx {
+    /// Element length h.
+    pub h: usize,
+    /// Start of the element's initial state y_n (y0 or the previous last stage).
+    pub y_start: usize,
+    /// Start of each stage's Y.
+    pub y: Vec<usize>,
+    /// Start of each stage's α.
+    pub alpha: Vec<usize>,
+    /// Start of λᵖ for j = 0..n_s (j = 0 is the previous element's last stage).
+    pub lp: Vec<usize>,
+    /// Start of λⁿ for j = 0..n_s.
+    pub ln: Vec<usize>,
+    /// Control interval of the element.
+    pub step: usize,
+}
+
+/// Index layout of a FESD horizon NLP.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// n_y, n_c, n_u, n_s.
+    pub dims: (usize, usize, usize, usize),
+    /// Initial state variables.
+    pub y0: usize,
+    /// Controls per step.
+    pub u: Vec<usize>,
+    /// Speed of time per step.
+    pub s: Vec<usize>,
+    /// Elements in order.
+    pub elems: Vec<ElementIdx>,
+    /// First row of each element's complementarity block (n_c rows).
+    pub comp_rows: Vec<usize>,
+    /// Collocation nodes c_j.
+    pub c: Vec<f64>,
+}
+
+/// A horizon to discretize: initial state, steps and bounds.
+#[derive(Debug, Clone)]
+pub struct Horizon {
+    /// Initial state y(0) = (q, v, t).
+    pub y0: Vec<f64>,
+    /// Boundary multipliers (λᵖ, λⁿ) before the first element; default from c(y0).
+    pub lam0: Option<(Vec<f64>, Vec<f64>)>,
+    /// Number of control intervals N.
+    pub n_steps: usize,
+    /// Numerical length of each control interval T̃/N.
+    pub step_len: f64,
+    /// Control bounds per step (fix a control by lo = hi).
+    pub u_bounds: Vec<(Vec<f64>, Vec<f64>)>,
+    /// Speed-of-time bounds (1, 1) for simulation.
+    pub s_bounds: (f64, f64),
+    /// Stage clock constraint t_k = k T/N with this T.
+    pub clock: Option<f64>,
+    /// Fixed components of the final state (index, value).
+    pub terminal: Vec<(usize, f64)>,
+    /// State bounds at all stage points (path constraints as bounds).
+    pub y_bounds: Option<(Vec<f64>, Vec<f64>)>,
+    /// Weight of the control cost Σ_k w Σ u_k² (0 for simulation).
+    pub control_weight: f64,
+}
+
+/// The FESD NLP, its layout and an initial guess.
+pub type Built<C> = (BlockNlp<FesdBlock<C>>, Layout, Vec<f64>);
+
+/// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½).
+pub fn build<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+) -> Result<Built<C>, OcpError> {
+    let (ny, nc, nu) = (tf.ny(), tf.nc(), tf.cls.nu());
+    let (a, cnodes) = radau_iia(o.n_s)?;
+    let ns = o.n_s;
+    if hz.y0.len() != ny || hz.y0.iter().any(|v| !v.is_finite()) {
+        return Err(OcpError::InvalidInput(format!(
+            "y0 must have {ny} finite entries"
+        )));
+    }
+    if hz.u_bounds.len() != hz.n_steps
+        || hz
+            .u_bounds
+            .iter()
+            .any(|(l, u)| l.len() != nu || u.len() != nu)
+    {
+        return Err(OcpError::InvalidInput(format!(
+            "need {} control bound pairs of length {nu}",
+            hz.n_steps
+        )));
+    }
+    if !(hz.step_len > 0.0 && hz.step_len.is_finite()) || o.n_fe == 0 || hz.n_steps == 0 {
+        return Err(OcpError::InvalidInput(
+            "step length, N and N_FE must be positive".into(),
+        ));
+    }
+    if let Some((p, n)) = &hz.lam0 {
+        if p.len() != nc || n.len() != nc {
+            return Err(OcpError::InvalidInput(format!(
+                "lam0 must have {nc} entries each"
+            )));
+        }
+    }
+    if let Some((l, u)) = &hz.y_bounds {
+        if l.len() != ny || u.len() != ny {
+            return Err(OcpError::InvalidInput(format!(
+                "y_bounds must have {ny} entries each"
+            )));
+        }
+    }
+    let a = Arc::new(a);
+    let mut nlp = BlockNlp::default();
+    let mut x0 = vec![];
+    let push = |nlp: &mut BlockNlp<FesdBlock<C>>,
+                x0: &mut Vec<f64>,
+                vals: &[f64],
+                lo: &[f64],
+                hi: &[f64]| {
+        let s = nlp.add_vars(vals.len(), 0.0, 0.0);
+        nlp.xl[s..s + vals.len()].copy_from_slice(&lo[..vals.len()]);
+        nlp.xu[s..s + vals.len()].copy_from_slice(&hi[..vals.len()]);
+        x0.extend_from_slice(vals);
+        s
+    };
+    let y0 = push(&mut nlp, &mut x0, &hz.y0, &hz.y0, &hz.y0);
+    let c0 = tf.switching(&hz.y0);
+    let (lp0v, ln0v) = hz.lam0.clone().unwrap_or_else(|| {
+        (
+            c0.iter().map(|c| c.max(0.0)).collect(),
+            c0.iter().map(|c| (-c).max(0.0)).collect(),
+        )
+    });
+    let lp0 = push(&mut nlp, &mut x0, &lp0v, &lp0v, &lp0v);
+    let ln0 = push(&mut nlp, &mut x0, &ln0v, &ln0v, &ln0v);
+    let inf = vec![1e20; ny.max(nc)];
+    let ninf = vec![-1e20; ny.max(nc)];
+    let (ylo, yhi) = hz
+        .y_bounds
+        .clone()
+        .unwrap_or((ninf[..ny].to_vec(), inf[..ny].to_vec()));
+    let hbar = hz.step_len / o.n_fe as f64;
+    let lam_init_p: Vec<f64> = lp0v.clone();
+    let lam_init_n: Vec<f64> = ln0v.clone();
+    let mut layout = Layout {
+        dims: (ny, nc, nu, ns),
+        y0,
+        u: vec![],
+        s: vec![],
+        elems: vec![],
+        comp_rows: vec![],
+        c: cnodes,
+    };
+    let (mut y_prev, mut lp_prev, mut ln_prev) = (y0, lp0, ln0);
+    for k in 0..hz.n_steps {
+        let (ul, uh) = &hz.u_bounds[k];
+        let uinit: Vec<f64> = ul.iter().zip(uh).map(|(l, h)| 0f64.clamp(*l, *h)).collect();
+        let u = push(&mut nlp, &mut x0, &uinit, ul, uh);
+        let s0 = 1f64.clamp(hz.s_bounds.0, hz.s_bounds.1);
+        let s = push(&mut nlp, &mut x0, &[s0], &[hz.s_bounds.0], &[hz.s_bounds.1]);
+        layout.u.push(u);
+        layout.s.push(s);
+        let mut hs = vec![];
+        for n in 0..o.n_fe {
+            let (hl, hh) = if o.fesd {
+                ((1.0 - o.gamma_h) * hbar, (1.0 + o.gamma_h) * hbar)
+            } else {
+                (hbar, hbar)
+            };
+            let h = push(&mut nlp, &mut x0, &[hbar], &[hl], &[hh]);
+            hs.push(h);
+            let mut e = ElementIdx {
+                h,
+                y_start: y_prev,
+                y: vec![],
+                alpha: vec![],
+                lp: vec![lp_prev],
+                ln: vec![ln_prev],
+                step: k,
+            };
+            for j in 0..ns {
+                let (mut lo, mut hi) = (ylo.clone(), yhi.clone());
+                if j == ns - 1 && n == o.n_fe - 1 {
+                    if let Some(t_end) = hz.clock {
+                        let tk = t_end * (k + 1) as f64 / hz.n_steps as f64;
+                        lo[ny - 1] = tk;
+                        hi[ny - 1] = tk;
+                    }
+                    if k == hz.n_steps - 1 {
+                        for (i, v) in &hz.terminal {
+                            if *i < ny {
+                                lo[*i] = *v;
+                                hi[*i] = *v;
+                            }
+                        }
+                    }
+                }
+                let init: Vec<f64> = (0..ny)
+                    .map(|i| x0[y_prev + i].clamp(lo[i], hi[i]))
+                    .collect();
+                e.y.push(push(&mut nlp, &mut x0, &init, &lo, &hi));
+                e.alpha.push(push(
+                    &mut nlp,
+                    &mut x0,
+                    &vec![0.5; nc],
+                    &vec![0.0; nc],
+                    &vec![1.0; nc],
+                ));
+                e.lp.push(push(
+                    &mut nlp,
+                    &mut x0,
+                    &lam_init_p,
+                    &vec![0.0; nc],
+                    &inf[..nc],
+                ));
+                e.ln.push(push(
+                    &mut nlp,
+                    &mut x0,
+                    &lam_init_n,
+                    &vec![0.0; nc],
+                    &inf[..nc],
+                ));
+            }
+            // collocation
+            let mut vars: Vec<usize> = (0..ny).map(|i| e.y_start + i).collect();
+            for j in 0..ns {
+                vars.extend((0..ny).map(|i| e.y[j] + i));
+            }
+            for j in 0..ns {
+                vars.extend((0..nc).map(|i| e.alpha[j] + i));
+            }
+            vars.push(h);
+            vars.push(s);
+            vars.extend((0..nu).map(|i| u + i));
+            let z = vec![0.0; ns * ny];
+            nlp.add_constraint(
+                FesdBlock::Collocation {
+                    tf: tf.clone(),
+                    a: a.clone(),
+                },
+                vars,
+                &z,
+                &z,
+            )?;
+            for j in 0..ns {
+                let mut vars: Vec<usize> = (0..ny).map(|i| e.y[j] + i).collect();
+                vars.extend((0..nc).map(|i| e.lp[j + 1] + i));
+                vars.extend((0..nc).map(|i| e.ln[j + 1] + i));
+                let z = vec![0.0; nc];
+                nlp.add_constraint(FesdBlock::Algebraic { tf: tf.clone() }, vars, &z, &z)?;
+            }
+            let mut vars: Vec<usize> = vec![];
+            for j in 0..ns {
+                vars.extend((0..nc).map(|i| e.alpha[j] + i));
+            }
+            for j in 0..=ns {
+                vars.extend((0..nc).map(|i| e.lp[j] + i));
+            }
+            for j in 0..=ns {
+                vars.extend((0..nc).map(|i| e.ln[j] + i));
+            }
+            let comp = FesdBlock::Comp {
+                n_s: ns,
+                n_c: nc,
+                cross: o.fesd,
+                weight: 1.0,
+            };
+            if o.penalty {
+                nlp.add_objective(comp, vars)?;
+            } else {
+                let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![o.sigma0; nc])?;
+                layout.comp_rows.push(row);
+            }
+            if o.fesd && o.rho_h > 0.0 {
+                nlp.add_objective(FesdBlock::StepEq { hbar, rho: o.rho_h }, vec![h])?;
+            }
+            y_prev = e.y[ns - 1];
+            lp_prev = e.lp[ns];
+            ln_prev = e.ln[ns];
+            layout.elems.push(e);
+        }
+        if o.fesd {
+            nlp.add_constraint(FesdBlock::SumH, hs, &[hz.step_len], &[hz.step_len])?;
+        }
+        if hz.control_weight > 0.0 {
+            nlp.add_objective(
+                FesdBlock::ControlCost {
+                    weight: hz.control_weight,
+                },
+                (0..nu).map(|i| u + i).collect(),
+            )?;
+        }
+    }
+    Ok((nlp, layout, x0))
+}
+
+/// Largest single complementarity product (all cross pairs when `cross`).
+pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
+    let (_, nc, _, ns) = layout.dims;
+    let mut r: f64 = 0.0;
+    for e in &layout.elems {
+        for jp in 0..ns {
+            for j in 0..=ns {
+                if !cross && j != jp + 1 {
+                    continue;
+                }
+                for i in 0..nc {
+                    let a = x[e.alpha[jp] + i];
+                    r = r
+                        .max((a * x[e.ln[j] + i]).abs())
+                        .max(((1.0 - a) * x[e.lp[j] + i]).abs());
+                }
+            }
+        }
+    }
+    r
+}
+
+/// One NLP of the homotopy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NlpLog {
+    /// Relaxation σ.
+    pub sigma: f64,
+    /// Objective.
+    pub objective: f64,
+    /// Complementarity residual after the solve.
+    pub comp_residual: f64,
+    /// IPOPT iterations.
+    pub iterations: usize,
+    /// CPU seconds.
+    pub cpu_seconds: f64,
+    /// IPOPT status.
+    pub status: IpoptStatus,
+}
+
+/// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
+/// until the complementarity residual is ≤ comp_tol.
+pub fn homotopy<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+    o: &FesdOptions,
+) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
+    let nc = layout.dims.1;
+    let mut x = x0;
+    let mut warm: Option<IpoptSolution> = None;
+    let mut log = vec![];
+    let mut sigma = o.sigma0;
+    for it in 0..o.n_homotopy.max(1) {
+        for r in &layout.comp_rows {
+            for i in 0..nc {
+                nlp.gu[r + i] = sigma;
+            }
+        }
+        for b in nlp.blocks.iter_mut() {
+            if let (None, FesdBlock::Comp { weight, .. }) = (b.row, &mut b.kind) {
+                *weight = 1.0 / sigma;
+            }
+        }
+        let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
+        opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+        opts.int.push(("acceptable_iter".into(), 3));
+        opts.num.push(("bound_relax_factor".into(), 0.0));
+        opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+        if it > 0 {
+            opts.string
+                .push(("warm_start_init_point".into(), "yes".into()));
+            opts.num
+                .push(("mu_init".into(), (sigma * 0.1).clamp(1e-9, 0.1)));
+            opts.num.push(("warm_start_bound_push".into(), 1e-9));
+            opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+        }
+        let sol = match solve(nlp, &x, warm.as_ref(), &opts) {
+            Ok(s) => s,
+            Err(OcpError::Ipopt { solution, .. }) if warm.is_some() => {
+                // a failed tightening keeps the last converged point
+                log.push(NlpLog {
+                    sigma,
+                    objective: solution.objective,
+                    comp_residual: comp_residual(layout, &solution.x, true),
+                    iterations: solution.iterations,
+                    cpu_seconds: solution.cpu_seconds,
+                    status: solution.status,
+                });
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let comp = comp_residual(layout, &sol.x, true);
+        log.push(NlpLog {
+            sigma,
+            objective: sol.objective,
+            comp_residual: comp,
+            iterations: sol.iterations,
+            cpu_seconds: sol.cpu_seconds,
+            status: sol.status,
+        });
+        x = sol.x.clone();
+        let done = comp <= o.comp_tol;
+        warm = Some(sol);
+        if done {
+            break;
+        }
+        sigma *= o.kappa;
+    }
+    let sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
+    let comp = comp_residual(layout, &sol.x, true);
+    if comp > o.comp_tol {
+        return Err(OcpError::HomotopyStalled {
+            comp_residual: comp,
+            constraint_violation: sol.constraint_violation,
+            x: sol.x,
+        });
+    }
+    Ok((sol, log))
+}
+
+/// A discrete trajectory: numerical times and states at element starts and stage points.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trajectory {
+    /// Numerical time τ.
+    pub tau: Vec<f64>,
+    /// States y = (q, v, t).
+    pub y: Vec<Vec<f64>>,
+    /// Filippov weight θ₁ at stage points (NaN at the initial point).
+    pub theta1: Vec<f64>,
+}
+
+/// Extracts the stage-point trajectory of a solved horizon starting at τ₀.
+pub fn trajectory<C: Cls>(
+    tf: &TimeFreezing<C>,
+    layout: &Layout,
+    x: &[f64],
+    tau0: f64,
+) -> Trajectory {
+    let (ny, nc, _, ns) = layout.dims;
+    let mut tr = Trajectory::default();
+    tr.tau.push(tau0);
+    tr.y.push(x[layout.y0..layout.y0 + ny].to_vec());
+    tr.theta1.push(f64::NAN);
+    let mut tau = tau0;
+    for e in &layout.elems {
+        let h = x[e.h];
+        for j in 0..ns {
+            tr.tau.push(tau + layout.c[j] * h);
+            tr.y.push(x[e.y[j]..e.y[j] + ny].to_vec());
+            tr.theta1.push(tf.theta(&x[e.alpha[j]..e.alpha[j] + nc])[0]);
+        }
+        tau += h;
+    }
+    tr
+}
+
+/// Result of a FESD simulation.
+#[derive(Debug, Clone)]
+pub struct SimResult {
+    /// Stage-point trajectory.
+    pub traj: Trajectory,
+    /// Element boundaries (numerical times) in order.
+    pub boundaries: Vec<f64>,
+    /// Total IPOPT iterations.
+    pub nlp_iterations: usize,
+    /// Number of NLPs solved.
+    pub nlp_count: usize,
+    /// CPU seconds of the whole simulation.
+    pub cpu_seconds: f64,
+    /// Largest complementarity residual over the steps.
+    pub comp_residual: f64,
+}
+
+/// Integrates the time-freezing system with fixed controls `controls(k)` on `n_steps` steps
+/// of numerical length `step_len`, one homotopy per step (FESD as an integrator).
+pub fn simulate<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    y0: &[f64],
+    step_len: f64,
+    n_steps: usize,
+    controls: &dyn Fn(usize) -> Vec<f64>,
+    o: &FesdOptions,
+) -> Result<SimResult, OcpError> {
+    let start = Instant::now();
+    let ny = tf.ny();
+    let mut y = y0.to_vec();
+    let mut lam: Option<(Vec<f64>, Vec<f64>)> = None;
+    let mut out = SimResult {
+        traj: Trajectory::default(),
+        boundaries: vec![0.0],
+        nlp_iterations: 0,
+        nlp_count: 0,
+        cpu_seconds: 0.0,
+        comp_residual: 0.0,
+    };
+    for k in 0..n_steps {
+        let u = controls(k);
+        let hz = Horizon {
+            y0: y.clone(),
+            lam0: lam.clone(),
+            n_steps: 1,
+            step_len,
+            u_bounds: vec![(u.clone(), u)],
+            s_bounds: (1.0, 1.0),
+            clock: None,
+            terminal: vec![],
+            y_bounds: None,
+            control_weight: 0.0,
+        };
+        let (mut nlp, layout, x0) = build(tf, &hz, o)?;
+        let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
+        out.nlp_iterations += log.iter().map(|l| l.iterations).sum::<usize>();
+        out.nlp_count += log.len();
+        out.comp_residual = out
+            .comp_residual
+            .max(comp_residual(&layout, &sol.x, o.fesd));
+        let tr = trajectory(tf, &layout, &sol.x, k as f64 * step_len);
+        let skip = usize::from(k > 0);
+        out.traj.tau.extend_from_slice(&tr.tau[skip..]);
+        out.traj.y.extend(tr.y[skip..].iter().cloned());
+        out.traj.theta1.extend_from_slice(&tr.theta1[skip..]);
+        let mut tau = k as f64 * step_len;
+        for e in &layout.elems {
+            tau += sol.x[e.h];
+            out.boundaries.push(tau);
+        }
+        let last = layout
+            .elems
+            .last()
+            .ok_or_else(|| OcpError::InvalidInput("empty step".into()))?;
+        y = sol.x[last.y[layout.dims.3 - 1]..last.y[layout.dims.3 - 1] + ny].to_vec();
+        // boundary multipliers from c(y) exactly (λᵖ = max(c, 0), λⁿ = max(−c, 0)): the
+        // relaxed values would carry the previous step's residual into this step
+        lam = None;
+    }
+    out.cpu_seconds = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Solution of a time-freezing OCP.
+#[derive(Debug, Clone)]
+pub struct OcpSolution {
+    /// Stage-point trajectory in numerical time (the clock is y's last entry).
+    pub traj: Trajectory,
+    /// Controls per control interval.
+    pub u: Vec<Vec<f64>>,
+    /// Speed of time per control interval.
+    pub s: Vec<f64>,
+    /// Control cost Σ_k w Σ u_k² (without the step-equilibration penalty).
+    pub objective: f64,
+    /// Largest cross-complementarity product.
+    pub comp_residual: f64,
+    /// Max |y_i(T̃) − target_i| over the terminal components.
+    pub terminal_error: f64,
+    /// Homotopy log.
+    pub log: Vec<NlpLog>,
+    /// Total IPOPT iterations.
+    pub nlp_iterations: usize,
+    /// CPU seconds (build + homotopy).
+    pub cpu_seconds: f64,
+}
+
+/// Solves the OCP (seed 002 eq. 35) of horizon `hz` (speed of time, stage clock constraints,
+/// terminal constraint, control cost) from the trivial initialization y0 everywhere, u = 0.
+pub fn solve_ocp<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+) -> Result<OcpSolution, OcpError> {
+    let start = Instant::now();
+    let (mut nlp, layout, x0) = build(tf, hz, o)?;
+    let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
+    let (ny, _, nu, ns) = layout.dims;
+    let x = &sol.x;
+    let u: Vec<Vec<f64>> = layout.u.iter().map(|&i| x[i..i + nu].to_vec()).collect();
+    let s: Vec<f64> = layout.s.iter().map(|&i| x[i]).collect();
+    let objective = u
+        .iter()
+        .map(|u| hz.control_weight * u.iter().map(|v| v * v).sum::<f64>())
+        .sum();
+    let last = layout
+        .elems
+        .last()
+        .ok_or_else(|| OcpError::InvalidInput("empty horizon".into()))?;
+    let y_end = &x[last.y[ns - 1]..last.y[ns - 1] + ny];
+    let terminal_error = hz
+        .terminal
+        .iter()
+        .filter(|(i, _)| *i < ny)
+        .map(|(i, v)| (y_end[*i] - v).abs())
+        .fold(0.0, f64::max);
+    Ok(OcpSolution {
+        traj: trajectory(tf, &layout, x, 0.0),
+        u,
+        s,
+        objective,
+        comp_residual: comp_residual(&layout, x, o.fesd),
+        terminal_error,
+        nlp_iterations: log.iter().map(|l| l.iterations).sum(),
+        log,
+        cpu_seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,187 @@
+//! Complementarity Lagrangian systems (CLS, seed 002 eq. 3/20) and their time-freezing
+//! piecewise-smooth reformulation (Def. 2 frictionless, Def. 6 planar friction) written as
+//! a step-function dynamic complementarity system (eq. 31).
+//!
+//! State y = (q, v, t) with the physical clock t; numerical time τ is the integration
+//! variable. Switching functions c = (f_c(q), n(q)ᵀv[, b(q)ᵀv]); region vector fields
+//! f₁ = (v, f_v, 1), f₂ = (0, M⁻¹(n a_n − b a_t), 0), f₃ = (0, M⁻¹(n a_n + b a_t), 0) with
+//! a_t = μ a_n; Filippov weights θ(α) from the step representation with α ∈ [0, 1]^{n_c}:
+//! θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃, θ₃ = (1−α₁)(1−α₂)(1−α₃) (the digest's corrected
+//! eq. 32; frictionless: θ₂ = (1−α₁)(1−α₂)).
+
+use crate::nlp::Real;
+
+/// A complementarity Lagrangian system with one unilateral constraint (seed 002 eq. 3).
+/// Generic in the scalar so that derivatives come from dual numbers.
+pub trait Cls {
+    /// Number of generalized coordinates n_q.
+    fn nq(&self) -> usize;
+    /// Number of control inputs n_u.
+    fn nu(&self) -> usize;
+    /// Coulomb friction coefficient μ (planar friction with tangent b) or `None`.
+    fn friction(&self) -> Option<f64>;
+    /// M(q)⁻¹ r.
+    fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T>;
+    /// f_v(q, v, t, u) = M⁻¹ (all non-contact forces).
+    fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T>;
+    /// Gap function f_c(q) (≥ 0 feasible).
+    fn f_c<T: Real>(&self, q: &[T]) -> T;
+    /// Contact normal n(q) = ∇f_c(q).
+    fn normal<T: Real>(&self, q: &[T]) -> Vec<T>;
+    /// Tangent b(q) (used only with friction).
+    fn tangent<T: Real>(&self, q: &[T]) -> Vec<T>;
+}
+
+/// Point mass in 1D (vertical, `dim = 1`) or 2D (`dim = 2`, contact with the plane q₂ = 0).
+///
+/// Forces: 1D: m v̇ = −m g + u₀. 2D: m v̇ = (u₀, −m g + u₁ + u₂ (t − 1)) (the time-affine
+/// vertical force reproduces the guiding-particle input u₂ = 2g(t − 1) of Ex. 3 through
+/// constant controls per step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointMass {
+    /// 1 or 2.
+    pub dim: usize,
+    /// Mass m.
+    pub mass: f64,
+    /// Gravity g.
+    pub gravity: f64,
+    /// Friction coefficient (2D only).
+    pub mu: Option<f64>,
+}
+
+impl Cls for PointMass {
+    fn nq(&self) -> usize {
+        self.dim
+    }
+    fn nu(&self) -> usize {
+        if self.dim == 1 {
+            1
+        } else {
+            3
+        }
+    }
+    fn friction(&self) -> Option<f64> {
+        if self.dim == 2 {
+            self.mu
+        } else {
+            None
+        }
+    }
+    fn minv<T: Real>(&self, _q: &[T], r: &[T]) -> Vec<T> {
+        r.iter().map(|r| *r / self.mass).collect()
+    }
+    fn f_v<T: Real>(&self, _q: &[T], _v: &[T], t: T, u: &[T]) -> Vec<T> {
+        let g = T::from(self.gravity);
+        if self.dim == 1 {
+            vec![u[0] / self.mass - g]
+        } else {
+            vec![u[0] / self.mass, (u[1] + u[2] * (t - 1.0)) / self.mass - g]
+        }
+    }
+    fn f_c<T: Real>(&self, q: &[T]) -> T {
+        q[self.dim - 1]
+    }
+    fn normal<T: Real>(&self, _q: &[T]) -> Vec<T> {
+        let mut n = vec![T::from(0.0); self.dim];
+        n[self.dim - 1] = T::from(1.0);
+        n
+    }
+    fn tangent<T: Real>(&self, _q: &[T]) -> Vec<T> {
+        let mut b = vec![T::from(0.0); self.dim];
+        b[0] = T::from(1.0);
+        b
+    }
+}
+
+/// The time-freezing PSS of a CLS with inelastic auxiliary dynamics (constant a_n).
+#[derive(Debug, Clone)]
+pub struct TimeFreezing<C> {
+    /// The system.
+    pub cls: C,
+    /// Auxiliary normal acceleration a_n > 0.
+    pub a_n: f64,
+}
+
+impl<C: Cls> TimeFreezing<C> {
+    /// Builds the reformulation; a_n must be positive and finite.
+    pub fn new(cls: C, a_n: f64) -> Result<Self, crate::OcpError> {
+        if !(a_n.is_finite() && a_n > 0.0) {
+            return Err(crate::OcpError::InvalidInput(format!(
+                "a_n = {a_n} must be > 0"
+            )));
+        }
+        Ok(Self { cls, a_n })
+    }
+    /// Dimension of y = (q, v, t).
+    pub fn ny(&self) -> usize {
+        2 * self.cls.nq() + 1
+    }
+    /// Number of switching functions n_c (2, or 3 with friction).
+    pub fn nc(&self) -> usize {
+        if self.cls.friction().is_some() {
+            3
+        } else {
+            2
+        }
+    }
+    /// Number of regions (vector fields).
+    pub fn nf(&self) -> usize {
+        self.nc()
+    }
+    /// Switching functions c(y).
+    pub fn switching<T: Real>(&self, y: &[T]) -> Vec<T> {
+        let nq = self.cls.nq();
+        let (q, v) = (&y[..nq], &y[nq..2 * nq]);
+        let dot = |a: &[T], b: &[T]| a.iter().zip(b).fold(T::from(0.0), |s, (a, b)| s + *a * *b);
+        let mut c = vec![self.cls.f_c(q), dot(&self.cls.normal(q), v)];
+        if self.cls.friction().is_some() {
+            c.push(dot(&self.cls.tangent(q), v));
+        }
+        c
+    }
+    /// Filippov weights θ(α) of the step representation.
+    pub fn theta<T: Real>(&self, a: &[T]) -> Vec<T> {
+        let one = T::from(1.0);
+        let t1 = a[0] + (one - a[0]) * a[1];
+        let rest = (one - a[0]) * (one - a[1]);
+        if self.cls.friction().is_some() {
+            vec![t1, rest * a[2], rest * (one - a[2])]
+        } else {
+            vec![t1, rest]
+        }
+    }
+    /// The convex combination y' = Σ θᵢ(α) fᵢ(y, u) (without the speed of time).
+    pub fn rhs<T: Real>(&self, y: &[T], alpha: &[T], u: &[T]) -> Vec<T> {
+        let nq = self.cls.nq();
+        let (q, v, t) = (&y[..nq], &y[nq..2 * nq], y[2 * nq]);
+        let th = self.theta(alpha);
+        let fv = self.cls.f_v(q, v, t, u);
+        let n = self.cls.normal(q);
+        let an = T::from(self.a_n);
+        let mut out = vec![T::from(0.0); self.ny()];
+        for i in 0..nq {
+            out[i] = th[0] * v[i];
+        }
+        match self.cls.friction() {
+            None => {
+                let push: Vec<T> = n.iter().map(|n| *n * an).collect();
+                let a2 = self.cls.minv(q, &push);
+                for i in 0..nq {
+                    out[nq + i] = th[0] * fv[i] + th[1] * a2[i];
+                }
+            }
+            Some(mu) => {
+                let b = self.cls.tangent(q);
+                let at = an * mu;
+                let f2: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an - *b * at).collect();
+                let f3: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an + *b * at).collect();
+                let (a2, a3) = (self.cls.minv(q, &f2), self.cls.minv(q, &f3));
+                for i in 0..nq {
+                    out[nq + i] = th[0] * fv[i] + th[1] * a2[i] + th[2] * a3[i];
+                }
+            }
+        }
+        out[2 * nq] = th[0];
+        out
+    }
+}

@@ -1,0 +1,165 @@
+//! Exact sparse derivatives of the FESD NLP against central finite differences.
+
+use std::sync::Arc;
+
+use nonsmooth_ocp::fesd::{build, FesdOptions, Horizon};
+use nonsmooth_ocp::ipopt::Nlp;
+use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+
+#[test]
+fn fesd_jacobian_and_hessian_match_finite_differences() {
+    let pm = PointMass {
+        dim: 2,
+        mass: 1.3,
+        gravity: 9.81,
+        mu: Some(0.6),
+    };
+    let tf = Arc::new(TimeFreezing::new(pm, 9.81).unwrap());
+    let hz = Horizon {
+        y0: vec![0.1, 0.3, 0.5, -1.0, 0.0],
+        lam0: None,
+        n_steps: 2,
+        step_len: 0.2,
+        u_bounds: vec![(vec![-1.0; 3], vec![1.0; 3]); 2],
+        s_bounds: (1.0, 5.0),
+        clock: Some(0.4),
+        terminal: vec![],
+        y_bounds: None,
+        control_weight: 0.2,
+    };
+    let o = FesdOptions {
+        n_s: 2,
+        n_fe: 2,
+        ..FesdOptions::default()
+    };
+    let (nlp, _layout, x0) = build(&tf, &hz, &o).unwrap();
+    // a generic point: perturb the initial guess deterministically
+    let x: Vec<f64> = x0
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + 0.1 * ((i * 7919 % 13) as f64 / 13.0 - 0.4))
+        .collect();
+    let (n, m) = (nlp.num_vars(), nlp.num_cons());
+    let lam: Vec<f64> = (0..m).map(|i| ((i * 31 % 11) as f64 - 5.0) / 5.0).collect();
+    let js = nlp.jacobian_structure();
+    let mut jv = vec![0.0; js.len()];
+    assert!(nlp.jacobian_values(&x, &mut jv));
+    let mut jd = vec![vec![0.0; n]; m];
+    for (k, (r, c)) in js.iter().enumerate() {
+        jd[*r][*c] += jv[k];
+    }
+    let eps = 1e-6;
+    let grad_l = |x: &[f64]| {
+        let mut g = vec![0.0; n];
+        nlp.gradient(x, &mut g);
+        let mut jv = vec![0.0; js.len()];
+        nlp.jacobian_values(x, &mut jv);
+        for (k, (r, c)) in js.iter().enumerate() {
+            g[*c] += lam[*r] * jv[k];
+        }
+        g
+    };
+    let hs = nlp.hessian_structure();
+    let mut hv = vec![0.0; hs.len()];
+    assert!(nlp.hessian_values(&x, 1.0, &lam, &mut hv));
+    let mut hd = vec![vec![0.0; n]; n];
+    for (k, (r, c)) in hs.iter().enumerate() {
+        hd[*r][*c] += hv[k];
+    }
+    let mut worst_j: f64 = 0.0;
+    let mut worst_h: f64 = 0.0;
+    for c in 0..n {
+        let (mut xp, mut xm) = (x.clone(), x.clone());
+        xp[c] += eps;
+        xm[c] -= eps;
+        let (mut gp, mut gm) = (vec![0.0; m], vec![0.0; m]);
+        nlp.constraints(&xp, &mut gp);
+        nlp.constraints(&xm, &mut gm);
+        for r in 0..m {
+            worst_j = worst_j.max((jd[r][c] - (gp[r] - gm[r]) / (2.0 * eps)).abs());
+        }
+        let (lp, lm) = (grad_l(&xp), grad_l(&xm));
+        for r in c..n {
+            worst_h = worst_h.max((hd[r][c] - (lp[r] - lm[r]) / (2.0 * eps)).abs());
+        }
+    }
+    assert!(worst_j < 1e-6, "Jacobian mismatch {worst_j}");
+    assert!(worst_h < 1e-5, "Hessian mismatch {worst_h}");
+}
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let pm = PointMass {
+        dim: 1,
+        mass: 1.0,
+        gravity: 9.81,
+        mu: None,
+    };
+    assert!(TimeFreezing::new(pm, -1.0).is_err());
+    let tf = Arc::new(TimeFreezing::new(pm, 10.0).unwrap());
+    let mut hz = Horizon {
+        y0: vec![1.0, 0.0],
+        lam0: None,
+        n_steps: 1,
+        step_len: 0.1,
+        u_bounds: vec![(vec![0.0], vec![0.0])],
+        s_bounds: (1.0, 1.0),
+        clock: None,
+        terminal: vec![],
+        y_bounds: None,
+        control_weight: 0.0,
+    };
+    assert!(build(&tf, &hz, &FesdOptions::default()).is_err());
+    hz.y0 = vec![1.0, 0.0, f64::NAN];
+    assert!(build(&tf, &hz, &FesdOptions::default()).is_err());
+    hz.y0 = vec![1.0, 0.0, 0.0];
+    assert!(build(
+        &tf,
+        &hz,
+        &FesdOptions {
+            n_s: 4,
+            ..FesdOptions::default()
+        }
+    )
+    .is_err());
+    assert!(build(&tf, &hz, &FesdOptions::default()).is_ok());
+}
+
+#[test]
+fn infeasible_ocp_reports_violation() {
+    // the ball cannot be at q = 0.5 at rest after 0.2 s without control
+    let pm = PointMass {
+        dim: 1,
+        mass: 1.0,
+        gravity: 9.81,
+        mu: None,
+    };
+    let tf = Arc::new(TimeFreezing::new(pm, 10.0).unwrap());
+    let hz = Horizon {
+        y0: vec![1.0, 0.0, 0.0],
+        lam0: None,
+        n_steps: 2,
+        step_len: 0.1,
+        u_bounds: vec![(vec![0.0], vec![0.0]); 2],
+        s_bounds: (1.0, 1.0),
+        clock: None,
+        terminal: vec![(0, 0.5), (1, 0.0)],
+        y_bounds: None,
+        control_weight: 0.0,
+    };
+    let o = FesdOptions {
+        n_s: 1,
+        n_fe: 2,
+        max_iter: 100,
+        ..FesdOptions::default()
+    };
+    match nonsmooth_ocp::fesd::solve_ocp(&tf, &hz, &o) {
+        Err(nonsmooth_ocp::OcpError::Ipopt {
+            constraint_violation,
+            ..
+        }) => {
+            assert!(constraint_violation > 1e-3)
+        }
+        other => panic!("expected an IPOPT error, got {other:?}"),
+    }
+}
