@@ -41,11 +41,13 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod controllers;
 mod elimination;
 mod error;
 mod flops;
 pub mod forward;
 mod lcp;
+pub mod locomotion;
 mod problem;
 mod qp;
 mod relax;

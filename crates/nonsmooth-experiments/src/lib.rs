@@ -15,6 +15,7 @@ pub mod seed001;
 pub mod seed002;
 pub mod seed003;
 pub mod seed004;
+pub mod seed004_loco;
 
 use nonsmooth_report::Registry;
 
@@ -27,5 +28,6 @@ pub fn registry() -> Registry {
     registry.register(seed004::experiments());
     registry.register(seed000::experiments());
     registry.register(seed002::experiments());
+    registry.register(seed004_loco::experiments());
     registry
 }

@@ -1,0 +1,184 @@
+//! Inverse-dynamics controllers: ID(tᵢ) with contact prediction (the paper's controllers,
+//! §§4–6) and the references ID(tᵢ₋₁), ID(tᵢ₋₂) that use sensed, delayed contact forces
+//! (digest §4.4).
+
+use std::collections::VecDeque;
+
+use nalgebra::{DMatrix, DVector};
+
+use super::{check_reference, AccelerationGains, ControlInput, Controller};
+use crate::error::ControlError;
+use crate::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
+
+/// ID(tᵢ): the contact-predicting inverse dynamics of one [`Variant`] driven by
+/// `θ̈_des = θ̈_ref + kp e + kd ė` ([`AccelerationGains`]).
+///
+/// The contacts are the snapshot's (gap ≤ contact margin). With
+/// [`IdController::clamp_penetration`] penetrations are clamped to a zero gap (the controller
+/// does not try to undo a compliant plant's penetration in one step, which the φ/Δt term of
+/// eqs 35–36 would demand), and the friction μ the
+/// controller assumes is capped at [`IdController::friction_cap`] (the authors' Pacer plugin
+/// caps μ at 1.5, digest §4.5). When a solve fails, the previous torques are held and
+/// [`IdController::failures`] is incremented.
+#[derive(Debug, Clone)]
+pub struct IdController {
+    name: String,
+    id: InverseDynamics,
+    /// Feedback gains accumulated into θ̈_des.
+    pub gains: AccelerationGains,
+    /// Largest μ the controller assumes.
+    pub friction_cap: f64,
+    /// Clamp penetrations to a zero gap (for compliant plants; a rigid plant's own φ/Δt
+    /// stabilization is reproduced when this is off).
+    pub clamp_penetration: bool,
+    /// Number of failed solves (the previous torques were held).
+    pub failures: usize,
+    /// Number of calls that needed the §4.5 relaxation.
+    pub relaxed: usize,
+    last: Option<DVector<f64>>,
+    predicted: Option<f64>,
+}
+
+impl IdController {
+    /// ID(tᵢ) of `variant` with default [`IdOptions`], default gains and μ cap 1.5.
+    pub fn new(name: &str, variant: Variant) -> Self {
+        Self {
+            name: name.to_string(),
+            id: InverseDynamics::new(IdOptions::new(variant)),
+            gains: AccelerationGains::default(),
+            friction_cap: 1.5,
+            clamp_penetration: false,
+            failures: 0,
+            relaxed: 0,
+            last: None,
+            predicted: None,
+        }
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.id.options().variant
+    }
+}
+
+impl Controller for IdController {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn control(&mut self, input: &ControlInput<'_>) -> Result<DVector<f64>, ControlError> {
+        check_reference(input.model, input.reference)?;
+        let base = IdProblem::from_snapshot(input.snapshot, input.dt)?;
+        let rows = base
+            .contacts()
+            .iter()
+            .cloned()
+            .map(|mut c| {
+                if self.clamp_penetration {
+                    c.gap = c.gap.max(0.0);
+                }
+                c.friction = c.friction.min(self.friction_cap);
+                c
+            })
+            .collect();
+        let problem = base.with_contact_rows(rows)?;
+        let qdd = self.gains.desired_acceleration(input.model, input);
+        match self.id.solve(&problem, &Desired::Acceleration(qdd)) {
+            Ok(sol) => {
+                if sol.relaxation.is_some() {
+                    self.relaxed += 1;
+                }
+                self.predicted = Some(sol.normal_forces.sum());
+                self.last = Some(sol.torques.clone());
+                Ok(sol.torques)
+            }
+            Err(e) => {
+                self.failures += 1;
+                self.predicted = None;
+                self.id.reset();
+                match &self.last {
+                    Some(u) => Ok(u.clone()),
+                    None => Err(e),
+                }
+            }
+        }
+    }
+
+    fn predicted_normal_force(&self) -> Option<f64> {
+        self.predicted
+    }
+
+    fn reset(&mut self) {
+        self.id.reset();
+        self.last = None;
+        self.predicted = None;
+        self.failures = 0;
+        self.relaxed = 0;
+    }
+}
+
+/// ID(tᵢ₋ₖ): rigid-body inverse dynamics with the contact force *sensed* k control steps
+/// earlier (k = 1, 2): solves `M a = f_ext + Gᵀλ_sensed + Pᵀu`, `P a = θ̈_des` for (a, u)
+/// (a floating base makes the unactuated rows determine the base acceleration). Before k
+/// observations exist the contact force is taken as zero.
+#[derive(Debug, Clone)]
+pub struct DelayedId {
+    name: String,
+    delay: usize,
+    /// Feedback gains accumulated into θ̈_des.
+    pub gains: AccelerationGains,
+    history: VecDeque<DVector<f64>>,
+}
+
+impl DelayedId {
+    /// The reference controller with a delay of `delay ≥ 1` control steps.
+    pub fn new(name: &str, delay: usize) -> Self {
+        Self {
+            name: name.to_string(),
+            delay: delay.max(1),
+            gains: AccelerationGains::default(),
+            history: VecDeque::new(),
+        }
+    }
+}
+
+impl Controller for DelayedId {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn control(&mut self, input: &ControlInput<'_>) -> Result<DVector<f64>, ControlError> {
+        check_reference(input.model, input.reference)?;
+        let s = input.snapshot;
+        let nv = s.mass_matrix.nrows();
+        let nu = s.actuation.ncols();
+        // history[0] is the newest observation (the last step, i.e. a delay of one step).
+        let g = self
+            .history
+            .get(self.delay - 1)
+            .cloned()
+            .unwrap_or_else(|| DVector::zeros(nv));
+        let qdd = self.gains.desired_acceleration(input.model, input);
+        let mut kkt = DMatrix::zeros(nv + nu, nv + nu);
+        kkt.view_mut((0, 0), (nv, nv)).copy_from(&s.mass_matrix);
+        kkt.view_mut((0, nv), (nv, nu)).copy_from(&(-&s.actuation));
+        kkt.view_mut((nv, 0), (nu, nv))
+            .copy_from(&s.actuation.transpose());
+        let mut rhs = DVector::zeros(nv + nu);
+        rhs.rows_mut(0, nv).copy_from(&(&s.forces + g));
+        rhs.rows_mut(nv, nu).copy_from(&qdd);
+        let x = kkt.lu().solve(&rhs).ok_or_else(|| {
+            ControlError::InvalidInput("singular inverse-dynamics KKT matrix".into())
+        })?;
+        Ok(x.rows(nv, nu).into_owned())
+    }
+
+    fn observe(&mut self, sensed_contact_force: &DVector<f64>) {
+        self.history.push_front(sensed_contact_force.clone());
+        self.history.truncate(self.delay);
+    }
+
+    fn reset(&mut self) {
+        self.history.clear();
+    }
+}

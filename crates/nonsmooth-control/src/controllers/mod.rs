@@ -1,0 +1,180 @@
+//! Feedback controllers for the closed-loop experiments of seed 004 §§7–8 (Zapolsky &
+//! Drumwright): joint-space PID, operational-space PD, the contact-predicting inverse
+//! dynamics ID(tᵢ) with each of the four [`crate::Variant`]s, and the reference controllers
+//! ID(tᵢ₋₁), ID(tᵢ₋₂) that use the contact forces the plant applied one or two control
+//! steps earlier (digest §4.4).
+//!
+//! Every controller implements [`Controller`]: given the sensed state (with its
+//! [`ContactSnapshot`]) and a [`JointReference`] of the actuated joints, it returns the
+//! actuator torques u (length nu). After each plant step the loop reports the *sensed*
+//! generalized contact force `Gᵀλ` through [`Controller::observe`].
+
+mod id_controller;
+mod ospd;
+mod pid;
+
+pub use id_controller::{DelayedId, IdController};
+pub use ospd::{OperationalSpacePd, PointTarget};
+pub use pid::JointPid;
+
+use nalgebra::DVector;
+use nonsmooth_core::{ContactSnapshot, Model};
+
+use crate::error::ControlError;
+
+/// Desired trajectory of the actuated joints at one control instant (all length nu).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointReference {
+    /// Desired actuated joint positions θ_des.
+    pub q: DVector<f64>,
+    /// Desired actuated joint velocities θ̇_des.
+    pub qd: DVector<f64>,
+    /// Desired actuated joint accelerations θ̈_des (feed-forward).
+    pub qdd: DVector<f64>,
+}
+
+/// What a controller sees at one control instant.
+#[derive(Debug, Clone, Copy)]
+pub struct ControlInput<'a> {
+    /// The model (the controller's model of the robot and its environment).
+    pub model: &'a Model,
+    /// Snapshot of the sensed state: M, f_ext, contacts, q, v.
+    pub snapshot: &'a ContactSnapshot<f64>,
+    /// The reference of the actuated joints.
+    pub reference: &'a JointReference,
+    /// Control period Δt (s).
+    pub dt: f64,
+}
+
+/// A feedback controller producing actuator torques.
+pub trait Controller {
+    /// Short identifier (e.g. `qp_mu`, `pid`, `delay1`).
+    fn name(&self) -> &str;
+
+    /// Actuator torques u (length nu) for the current instant.
+    ///
+    /// # Errors
+    /// [`ControlError`] for malformed references or a failing inverse-dynamics solve.
+    fn control(&mut self, input: &ControlInput<'_>) -> Result<DVector<f64>, ControlError>;
+
+    /// Receives the generalized contact force `Gᵀλ` (length nv) the plant applied over the
+    /// last step (used by the delayed baselines; ignored by default).
+    fn observe(&mut self, _sensed_contact_force: &DVector<f64>) {}
+
+    /// The contact force predicted by the last [`Controller::control`] call, as the summed
+    /// normal force Σf_N (N), for controllers that predict one (digest Table 5).
+    fn predicted_normal_force(&self) -> Option<f64> {
+        None
+    }
+
+    /// Forgets internal state (integrators, warm starts, force history).
+    fn reset(&mut self) {}
+}
+
+/// The actuated joint coordinates θ (length nu) of a configuration q: for each actuator the
+/// coordinate of its joint DOF (revolute/prismatic joints, whose q and v coordinates agree).
+pub fn actuated_positions(model: &Model, q: &DVector<f64>) -> DVector<f64> {
+    DVector::from_iterator(
+        model.nu(),
+        model
+            .actuators
+            .iter()
+            .map(|a| q[model.joints[a.joint].q_index + a.dof]),
+    )
+}
+
+/// The actuated joint velocities θ̇ = P v (length nu, gear not applied).
+pub fn actuated_velocities(model: &Model, v: &DVector<f64>) -> DVector<f64> {
+    DVector::from_iterator(
+        model.nu(),
+        model
+            .actuators
+            .iter()
+            .map(|a| v[model.joints[a.joint].v_index + a.dof]),
+    )
+}
+
+/// Checks that a reference has the model's number of actuators and finite entries.
+pub(crate) fn check_reference(model: &Model, r: &JointReference) -> Result<(), ControlError> {
+    let nu = model.nu();
+    for (what, x) in [
+        ("reference q", &r.q),
+        ("reference qd", &r.qd),
+        ("reference qdd", &r.qdd),
+    ] {
+        if x.len() != nu {
+            return Err(ControlError::DimensionMismatch {
+                what,
+                expected: nu,
+                got: x.len(),
+            });
+        }
+        if x.iter().any(|x| !x.is_finite()) {
+            return Err(ControlError::NonFinite { what: what.into() });
+        }
+    }
+    Ok(())
+}
+
+/// Joint-space PD feedback gains in acceleration units, accumulated into θ̈_des by the
+/// inverse-dynamics controllers (digest §4.4: "the same error feedback ... accumulated into
+/// q̈_des"): `θ̈_des = θ̈_ref + kp (θ_ref − θ) + kd (θ̇_ref − θ̇)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccelerationGains {
+    /// Position gain (1/s²).
+    pub kp: f64,
+    /// Velocity gain (1/s).
+    pub kd: f64,
+}
+
+impl Default for AccelerationGains {
+    /// kp = 400 s⁻², kd = 40 s⁻¹ (critically damped at 20 rad/s).
+    fn default() -> Self {
+        Self {
+            kp: 400.0,
+            kd: 40.0,
+        }
+    }
+}
+
+impl AccelerationGains {
+    /// The desired acceleration `θ̈_ref + kp e + kd ė` at the sensed state.
+    pub fn desired_acceleration(&self, model: &Model, input: &ControlInput<'_>) -> DVector<f64> {
+        let s = input.snapshot;
+        let r = input.reference;
+        let e = &r.q - actuated_positions(model, &s.q);
+        let ed = &r.qd - actuated_velocities(model, &s.v);
+        &r.qdd + e * self.kp + ed * self.kd
+    }
+}
+
+/// The controller ids of the seed-004 experiments, in table order.
+pub const CONTROLLER_IDS: [&str; 7] = [
+    "qp_mu", "qp_inf", "lcp_mu", "lcp_inf", "pid", "delay1", "delay2",
+];
+
+/// The controller called `id` ([`CONTROLLER_IDS`]): `qp_mu`, `qp_inf`, `lcp_mu`, `lcp_inf`
+/// are ID(tᵢ) of [`crate::Variant::QpCoulomb`], `QpNoSlip`, `LcpCoulomb`, `LcpNoSlip` (with
+/// penetration clamping on a compliant plant, `rigid = false`); `pid` is [`JointPid`] with
+/// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (digest §4.5); `delay1`,
+/// `delay2` are [`DelayedId`] with delays 1 and 2.
+///
+/// # Errors
+/// [`ControlError::UnknownVariant`] for another id.
+pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, ControlError> {
+    let idc = |v| {
+        let mut c = IdController::new(id, v);
+        c.clamp_penetration = !rigid;
+        Box::new(c) as Box<dyn Controller>
+    };
+    Ok(match id {
+        "qp_mu" => idc(crate::Variant::QpCoulomb),
+        "qp_inf" => idc(crate::Variant::QpNoSlip),
+        "lcp_mu" => idc(crate::Variant::LcpCoulomb),
+        "lcp_inf" => idc(crate::Variant::LcpNoSlip),
+        "pid" => Box::new(JointPid::new(10.0, 0.1, 0.003)),
+        "delay1" => Box::new(DelayedId::new(id, 1)),
+        "delay2" => Box::new(DelayedId::new(id, 2)),
+        _ => return Err(ControlError::UnknownVariant(id.to_string())),
+    })
+}

@@ -1,0 +1,29 @@
+//! The quadruped locomotion testbed of seed 004 §7 (Zapolsky & Drumwright; digest §§4.1–4.3):
+//! a trot planner with swing splines and stance feet in the trunk frame, analytic leg
+//! inverse kinematics, the four planar terrains (rigid/compliant × μ = 0.1/∞), and the
+//! closed loop (controller + nonsmooth's own time stepper at a fixed step) with fall and
+//! chatter detection.
+//!
+//! Actuation inside the loop: the simulator's steppers have no control input, so every step
+//! first applies the actuator impulse `v ← v + h M⁻¹ Pᵀ u` (u held over the step, zero-order
+//! hold) and then advances the passive system with the stepper. For the velocity-level
+//! steppers (Anitescu–Potra, Drumwright) this is exactly the step with `Pᵀu` added to the
+//! non-contact forces; for penalty-symplectic Euler it differs only in the contact damping
+//! force, which sees the actuated velocity (a first-order splitting).
+//!
+//! Definitions (documented in `docs/locomotion.md`):
+//! - **fall**: the trunk height drops below half its nominal standing height, the trunk's up
+//!   axis tilts more than 45° from vertical, the state becomes non-finite, or the stepper or
+//!   the controller fails; the run stops there;
+//! - **chatter**: a *torque reversal* is a joint whose torque rate |Δu/Δt| exceeds
+//!   [`LoopOptions::chatter_rate`] on two consecutive steps with opposite signs; the run
+//!   chatters when the fraction of steps with at least one reversal exceeds
+//!   [`LoopOptions::chatter_fraction`].
+
+mod gait;
+mod run;
+
+pub use gait::{leg_ik, GaitPlanner, LegGeometry};
+pub use run::{
+    run_closed_loop, terrain_model, LocoError, LoopOptions, LoopRecord, Terrain, TERRAINS,
+};

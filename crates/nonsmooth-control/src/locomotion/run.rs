@@ -1,0 +1,422 @@
+//! Terrains and the closed loop (controller + time stepper) with fall and chatter detection.
+
+use nalgebra::{DVector, Vector3};
+use nonsmooth_core::dynamics::kinematics;
+use nonsmooth_core::{ContactSnapshot, Model, State};
+use nonsmooth_sim::{stepper_by_name, PenaltyIntegrator, PenaltyStepper, SimError, Stepper};
+
+use super::GaitPlanner;
+use crate::controllers::{
+    actuated_positions, actuated_velocities, ControlInput, Controller, JointReference,
+};
+use crate::error::ControlError;
+
+/// Errors of the locomotion testbed.
+#[derive(Debug, thiserror::Error)]
+pub enum LocoError {
+    /// A controller or planner error.
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    /// A simulator error.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A model error.
+    #[error(transparent)]
+    Model(#[from] nonsmooth_core::ModelError),
+    /// Invalid testbed input.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A planar terrain of the paper (digest §4.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Terrain {
+    /// Metric id (`rigid_mu0_1`, ...).
+    pub id: &'static str,
+    /// Rigid (Anitescu–Potra LCP stepping) or compliant (penalty spring–damper).
+    pub rigid: bool,
+    /// Coulomb friction μ; "μ = ∞" is represented by [`Terrain::MU_INF`].
+    pub friction: f64,
+}
+
+impl Terrain {
+    /// The finite μ standing for "μ = ∞" in the simulator (friction cone half-angle 89.4°;
+    /// the pyramid LCP needs a finite μ). Controllers cap what they assume at 1.5.
+    pub const MU_INF: f64 = 100.0;
+    /// Ground stiffness of the compliant terrains (N/m): about 1 mm penetration per foot at
+    /// rest for the 4.8 kg robot on 4 feet (digest §4.3).
+    pub const STIFFNESS: f64 = 1.2e4;
+    /// Ground damping of the compliant terrains (N·s/m), below the explicit-damping limit
+    /// of a 0.1 kg shank at 1 ms steps.
+    pub const DAMPING: f64 = 50.0;
+
+    /// The finite μ standing for "μ = ∞" on compliant ground: the penalty stepper's
+    /// regularized (viscous below [`LoopOptions::friction_regularization`]) friction with
+    /// μ = 100 is explicitly unstable at 1 ms steps, so the sticky compliant terrain uses
+    /// μ = 2 (stiction up to a 63° cone).
+    pub const MU_INF_COMPLIANT: f64 = 2.0;
+
+    /// The stepper name used for this terrain: `anitescu-potra` (rigid) or
+    /// `penalty-symplectic` (compliant spring–damper ground).
+    pub fn stepper(&self) -> &'static str {
+        if self.rigid {
+            "anitescu-potra"
+        } else {
+            "penalty-symplectic"
+        }
+    }
+}
+
+/// The four planar terrains: rigid/compliant × μ = 0.1/∞.
+pub const TERRAINS: [Terrain; 4] = [
+    Terrain {
+        id: "rigid_mu0_1",
+        rigid: true,
+        friction: 0.1,
+    },
+    Terrain {
+        id: "rigid_muinf",
+        rigid: true,
+        friction: Terrain::MU_INF,
+    },
+    Terrain {
+        id: "compliant_mu0_1",
+        rigid: false,
+        friction: 0.1,
+    },
+    Terrain {
+        id: "compliant_muinf",
+        rigid: false,
+        friction: Terrain::MU_INF_COMPLIANT,
+    },
+];
+
+/// `model` with every material's μ set to the terrain's and, for a compliant terrain, the
+/// material of the world colliders given [`Terrain::STIFFNESS`] and [`Terrain::DAMPING`]
+/// (robot materials stay rigid, so the pair is the ground's spring–damper).
+pub fn terrain_model(model: &Model, terrain: &Terrain) -> Model {
+    let mut m = model.clone();
+    for mat in &mut m.materials {
+        mat.friction = terrain.friction;
+        mat.stiffness = None;
+        mat.damping = None;
+    }
+    if !terrain.rigid {
+        let ground: Vec<usize> = m
+            .colliders
+            .iter()
+            .filter(|c| c.body.is_none())
+            .map(|c| c.material)
+            .collect();
+        for g in ground {
+            if let Some(mat) = m.materials.get_mut(g) {
+                mat.stiffness = Some(Terrain::STIFFNESS);
+                mat.damping = Some(Terrain::DAMPING);
+            }
+        }
+    }
+    m
+}
+
+/// Options of [`run_closed_loop`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopOptions {
+    /// Simulation and control step (s).
+    pub dt: f64,
+    /// Simulated duration (s).
+    pub duration: f64,
+    /// Stepper name (see `nonsmooth_sim::STEPPER_NAMES`).
+    pub stepper: String,
+    /// Record the CoM and the feet every this many steps.
+    pub record_every: usize,
+    /// Torque-rate threshold of a reversal (N·m/s).
+    pub chatter_rate: f64,
+    /// Fraction of steps with a reversal above which the run chatters.
+    pub chatter_fraction: f64,
+    /// Friction regularization speed of the `penalty-symplectic` stepper (m/s).
+    pub friction_regularization: f64,
+}
+
+impl LoopOptions {
+    /// 1 ms steps, the given duration and stepper, record every 10 steps, chatter at
+    /// reversals above 500 N·m/s on more than 5 % of the steps, penalty friction
+    /// regularized below 2 cm/s.
+    pub fn new(duration: f64, stepper: &str) -> Self {
+        Self {
+            dt: 1e-3,
+            duration,
+            stepper: stepper.to_string(),
+            record_every: 10,
+            chatter_rate: 500.0,
+            chatter_fraction: 0.05,
+            friction_regularization: 0.02,
+        }
+    }
+}
+
+/// What a closed-loop run recorded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LoopRecord {
+    /// Control instants.
+    pub t: Vec<f64>,
+    /// Mean |θ − θ_des| over the joints at each instant (rad).
+    pub pos_err: Vec<f64>,
+    /// Mean |θ̇ − θ̇_des| over the joints at each instant (rad/s).
+    pub vel_err: Vec<f64>,
+    /// Applied (clipped) torques at each instant.
+    pub torques: Vec<DVector<f64>>,
+    /// Sensed Σf_N over each step (N), from the trunk's vertical generalized contact force.
+    pub sensed_normal: Vec<f64>,
+    /// The controller's predicted Σf_N for each step, if it predicts one.
+    pub predicted_normal: Vec<Option<f64>>,
+    /// (t, CoM) every `record_every` steps.
+    pub com: Vec<(f64, Vector3<f64>)>,
+    /// (t, trunk position, feet positions) every `record_every` steps.
+    pub frames: Vec<(f64, Vector3<f64>, Vec<Vector3<f64>>)>,
+    /// Whether (and when) the robot fell.
+    pub fell: Option<f64>,
+    /// Why it fell.
+    pub fall_reason: Option<String>,
+    /// Fraction of steps with a torque reversal.
+    pub chatter_fraction: f64,
+    /// Whether the run chattered ([`LoopOptions::chatter_fraction`] exceeded).
+    pub chattered: bool,
+}
+
+impl LoopRecord {
+    /// Mean position error over the run (rad).
+    pub fn mean_pos_err(&self) -> f64 {
+        mean(&self.pos_err)
+    }
+
+    /// Mean velocity error over the run (rad/s).
+    pub fn mean_vel_err(&self) -> f64 {
+        mean(&self.vel_err)
+    }
+
+    /// E|Δτ|: mean over steps and joints of |u_k − u_{k−1}|/Δt (N·m/s).
+    pub fn mean_dtau(&self, dt: f64) -> f64 {
+        let d: Vec<f64> = self
+            .torques
+            .windows(2)
+            .map(|w| (&w[1] - &w[0]).abs().mean() / dt)
+            .collect();
+        mean(&d)
+    }
+
+    /// E|τ|: mean over steps and joints of |u| (N·m).
+    pub fn mean_tau(&self) -> f64 {
+        let d: Vec<f64> = self.torques.iter().map(|u| u.abs().mean()).collect();
+        mean(&d)
+    }
+
+    /// Table 5 error: mean |Σf_N,pred − Σf_N,sensed| and its ratio to the mean sensed Σf_N,
+    /// over the steps with a prediction; `None` without predictions.
+    pub fn force_error(&self) -> Option<(f64, f64)> {
+        let pairs: Vec<(f64, f64)> = self
+            .predicted_normal
+            .iter()
+            .zip(&self.sensed_normal)
+            .filter_map(|(p, s)| p.map(|p| (p, *s)))
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        let abs = mean(&pairs.iter().map(|(p, s)| (p - s).abs()).collect::<Vec<_>>());
+        let base = mean(&pairs.iter().map(|(_, s)| s.abs()).collect::<Vec<_>>());
+        Some((abs, abs / base.max(1e-12)))
+    }
+}
+
+fn mean(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        0.0
+    } else {
+        x.iter().sum::<f64>() / x.len() as f64
+    }
+}
+
+fn center_of_mass(model: &Model, q: &DVector<f64>) -> Vector3<f64> {
+    let kin = kinematics(model, q, &DVector::zeros(model.nv()));
+    let mut c = Vector3::zeros();
+    let mut m = 0.0;
+    for (b, pose) in model.bodies.iter().zip(&kin.poses) {
+        c += (pose * nalgebra::Point3::from(b.com)).coords * b.mass;
+        m += b.mass;
+    }
+    c / m.max(1e-300)
+}
+
+fn feet_positions(model: &Model, q: &DVector<f64>) -> Vec<Vector3<f64>> {
+    let kin = kinematics(model, q, &DVector::zeros(model.nv()));
+    model
+        .colliders
+        .iter()
+        .filter_map(|c| c.body.map(|b| (kin.poses[b] * c.pose).translation.vector))
+        .collect()
+}
+
+/// Runs `controller` on `model` (floating trunk = body 0, first joint floating) tracking
+/// `planner` with the stepper and options given, from the model's initial state.
+///
+/// # Errors
+/// [`LocoError::Invalid`] for a model without a floating root or bad options, a stepper name
+/// that does not exist, or a planner failure at t = 0. Falls (including stepper/controller
+/// failures during the run) are recorded, not returned as errors.
+pub fn run_closed_loop(
+    model: &Model,
+    controller: &mut dyn Controller,
+    planner: &GaitPlanner,
+    options: &LoopOptions,
+) -> Result<LoopRecord, LocoError> {
+    if model
+        .joints
+        .first()
+        .map(|j| j.parent.is_some())
+        .unwrap_or(true)
+        || model.nv() < 6
+    {
+        return Err(LocoError::Invalid(
+            "the locomotion loop needs a floating root body".into(),
+        ));
+    }
+    if !(options.dt > 0.0 && options.dt.is_finite() && options.duration >= 0.0) {
+        return Err(LocoError::Invalid(format!(
+            "bad step {} or duration {}",
+            options.dt, options.duration
+        )));
+    }
+    let mut stepper: Box<dyn Stepper> = if options.stepper == "penalty-symplectic" {
+        let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
+        p.friction_regularization = options.friction_regularization;
+        Box::new(p)
+    } else {
+        stepper_by_name(&options.stepper)?
+    };
+    let dt = options.dt;
+    let steps = (options.duration / dt).round() as usize;
+    let nominal_height = model.initial_state.q[2];
+    let limits: Vec<(f64, f64)> = model
+        .actuators
+        .iter()
+        .map(|a| a.effort_limit.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
+        .collect();
+    let mut state = model.initial_state.clone();
+    let mut rec = LoopRecord::default();
+    planner.reference(0.0)?;
+    let mut reversals = 0usize;
+    let mut prev_rate: Option<DVector<f64>> = None;
+    let every = options.record_every.max(1);
+    for k in 0..steps {
+        let t = k as f64 * dt;
+        if k % every == 0 {
+            rec.com.push((t, center_of_mass(model, &state.q)));
+            rec.frames.push((
+                t,
+                state.q.fixed_rows::<3>(0).into_owned(),
+                feet_positions(model, &state.q),
+            ));
+        }
+        let reference: JointReference = planner.reference(t)?;
+        let snap = match ContactSnapshot::new(model, &state.q, &state.v, t) {
+            Ok(s) => s,
+            Err(e) => {
+                rec.fell = Some(t);
+                rec.fall_reason = Some(format!("snapshot: {e}"));
+                break;
+            }
+        };
+        let theta = actuated_positions(model, &state.q);
+        let theta_d = actuated_velocities(model, &state.v);
+        rec.t.push(t);
+        rec.pos_err.push((&theta - &reference.q).abs().mean());
+        rec.vel_err.push((&theta_d - &reference.qd).abs().mean());
+        let input = ControlInput {
+            model,
+            snapshot: &snap,
+            reference: &reference,
+            dt,
+        };
+        let mut u = match controller.control(&input) {
+            Ok(u) if u.iter().all(|x| x.is_finite()) => u,
+            Ok(_) => {
+                rec.fell = Some(t);
+                rec.fall_reason = Some("controller returned non-finite torques".into());
+                break;
+            }
+            Err(e) => {
+                rec.fell = Some(t);
+                rec.fall_reason = Some(format!("controller: {e}"));
+                break;
+            }
+        };
+        for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
+            *x = x.clamp(*lo, *hi);
+        }
+        if let Some(prev) = rec.torques.last() {
+            let rate = (&u - prev) / dt;
+            if let Some(pr) = &prev_rate {
+                let rev = rate.iter().zip(pr.iter()).any(|(a, b)| {
+                    a.abs() > options.chatter_rate && b.abs() > options.chatter_rate && a * b < 0.0
+                });
+                if rev {
+                    reversals += 1;
+                }
+            }
+            prev_rate = Some(rate);
+        }
+        rec.predicted_normal
+            .push(controller.predicted_normal_force());
+        let gen_u = &snap.actuation * &u;
+        let chol = match snap.mass_matrix.clone().cholesky() {
+            Some(c) => c,
+            None => {
+                rec.fell = Some(t);
+                rec.fall_reason = Some("mass matrix not positive definite".into());
+                break;
+            }
+        };
+        let v_act = &state.v + chol.solve(&gen_u) * dt;
+        let next = match stepper.step(
+            model,
+            &State {
+                q: state.q.clone(),
+                v: v_act,
+                t,
+            },
+            dt,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                rec.fell = Some(t);
+                rec.fall_reason = Some(format!("stepper: {e}"));
+                break;
+            }
+        };
+        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
+        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
+        rec.sensed_normal.push(sensed[2]);
+        controller.observe(&sensed);
+        rec.torques.push(u);
+        state = next;
+        let (qi, qj) = (state.q[4], state.q[5]);
+        let up = 1.0 - 2.0 * (qi * qi + qj * qj);
+        if !state.q.iter().chain(state.v.iter()).all(|x| x.is_finite()) {
+            rec.fell = Some(state.t);
+            rec.fall_reason = Some("non-finite state".into());
+            break;
+        }
+        if state.q[2] < 0.5 * nominal_height || up < std::f64::consts::FRAC_1_SQRT_2 {
+            rec.fell = Some(state.t);
+            rec.fall_reason = Some(format!(
+                "trunk height {:.4} m, up-axis z {:.3}",
+                state.q[2], up
+            ));
+            break;
+        }
+    }
+    rec.com.push((state.t, center_of_mass(model, &state.q)));
+    rec.chatter_fraction = reversals as f64 / rec.torques.len().max(1) as f64;
+    rec.chattered = rec.chatter_fraction > options.chatter_fraction;
+    Ok(rec)
+}

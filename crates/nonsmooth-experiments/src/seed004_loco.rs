@@ -1,0 +1,395 @@
+//! Seed 004 §§7–8 — closed-loop locomotion with contact-predicting inverse dynamics
+//! (Zapolsky & Drumwright; digest §4, checks 8–10), on the reference quadruped
+//! `examples/id_quadruped.toml` walking the paper's trot (0.3 s cycle, 75 % duty, 1.5 cm
+//! steps, 0.2 m/s) straight ahead, simulated by nonsmooth's own steppers at 1 ms
+//! (rigid: Anitescu–Potra LCP; compliant: penalty spring–damper, symplectic Euler):
+//!
+//! - `id-tracking` (Table 3): `pos_err_<ctrl>_<terrain>`, `vel_err_<ctrl>_<terrain>`,
+//!   `fell_<ctrl>_<terrain>`;
+//! - `id-smoothness` (Table 4): `mean_dtau_<ctrl>`, `mean_tau_<ctrl>` (rigid μ = 0.1);
+//! - `id-force-prediction` (Table 5): `force_err_rel_<ctrl>_<terrain>` on the summed normal
+//!   force, and the same-model check `force_err_rel_lcp_mu_same_model`;
+//! - `id-tasks` (Table 6): `pass_<ctrl>_<task>` for the gait tasks (pass = no fall and no
+//!   chatter).
+//!
+//! Controllers, terrains, fall and chatter detection: `nonsmooth_control::controllers`,
+//! `nonsmooth_control::locomotion` and `docs/locomotion.md`.
+
+use nonsmooth_control::controllers::{controller_by_id, CONTROLLER_IDS};
+use nonsmooth_control::locomotion::{
+    run_closed_loop, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain, TERRAINS,
+};
+use nonsmooth_core::Model;
+use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
+
+/// The seed-004 locomotion experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "id-tracking",
+            title: "Inverse dynamics: quadruped trot tracking per controller and terrain",
+            paper: "Zapolsky & Drumwright (§8, Table 3, Fig. 17)",
+            run: tracking,
+        },
+        Experiment {
+            id: "id-smoothness",
+            title: "Inverse dynamics: torque smoothness per controller",
+            paper: "Zapolsky & Drumwright (§8, Table 4)",
+            run: smoothness,
+        },
+        Experiment {
+            id: "id-force-prediction",
+            title: "Inverse dynamics: predicted vs simulated normal force",
+            paper: "Zapolsky & Drumwright (§8, Table 5)",
+            run: force_prediction,
+        },
+        Experiment {
+            id: "id-tasks",
+            title: "Inverse dynamics: pass/fail of the gait tasks",
+            paper: "Zapolsky & Drumwright (Appendix A, Table 6)",
+            run: tasks,
+        },
+    ]
+}
+
+const QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
+const DT: f64 = 1e-3;
+/// Simulated seconds in full mode (the paper runs 30 s; see the notes).
+const FULL_DURATION: f64 = 3.0;
+const QUICK_DURATION: f64 = 0.15;
+const QUICK_CONTROLLERS: [&str; 3] = ["lcp_mu", "pid", "delay1"];
+
+fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
+    ReportError::Experiment {
+        id: id.to_string(),
+        message: err.to_string(),
+    }
+}
+
+fn quadruped(id: &str) -> Result<Model, ReportError> {
+    Model::from_toml_str(QUADRUPED, Some("examples/id_quadruped.toml")).map_err(|e| fail(id, e))
+}
+
+fn duration(ctx: &RunContext) -> f64 {
+    if ctx.quick {
+        QUICK_DURATION
+    } else {
+        FULL_DURATION
+    }
+}
+
+fn controllers(ctx: &RunContext) -> Vec<&'static str> {
+    if ctx.quick {
+        QUICK_CONTROLLERS.to_vec()
+    } else {
+        CONTROLLER_IDS.to_vec()
+    }
+}
+
+fn terrains(ctx: &RunContext) -> Vec<Terrain> {
+    if ctx.quick {
+        vec![TERRAINS[0], TERRAINS[2]]
+    } else {
+        TERRAINS.to_vec()
+    }
+}
+
+fn run_one(
+    id: &str,
+    model: &Model,
+    ctrl: &str,
+    terrain: &Terrain,
+    planner: &GaitPlanner,
+    duration: f64,
+) -> Result<LoopRecord, ReportError> {
+    let m = terrain_model(model, terrain);
+    let mut c = controller_by_id(ctrl, terrain.rigid).map_err(|e| fail(id, e))?;
+    run_closed_loop(
+        &m,
+        c.as_mut(),
+        planner,
+        &LoopOptions::new(duration, terrain.stepper()),
+    )
+    .map_err(|e| fail(id, e))
+}
+
+fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-tracking";
+    let model = quadruped(id)?;
+    let planner = GaitPlanner::trot(0.75);
+    let dur = duration(ctx);
+    let mut err_fig = Figure::new(
+        "Mean joint position error (rigid, μ = 0.1)",
+        "t [s]",
+        "|θ − θ_des| [rad]",
+    );
+    let mut tau_fig = Figure::new(
+        "Front-left knee torque (rigid, μ = 0.1)",
+        "t [s]",
+        "u [N m]",
+    );
+    let mut com_fig = Figure::new(
+        "Centre-of-mass path (rigid, μ = 0.1, cf. Fig. 17)",
+        "x [m]",
+        "y [m]",
+    );
+    let mut strip: Option<LoopRecord> = None;
+    let mut rows = Vec::new();
+    for terrain in terrains(ctx) {
+        for ctrl in controllers(ctx) {
+            (ctx.progress)(&format!("{ctrl} on {}", terrain.id));
+            let rec = run_one(id, &model, ctrl, &terrain, &planner, dur)?;
+            let key = format!("{ctrl}_{}", terrain.id);
+            let fell = rec.fell.is_some();
+            out.metric(&format!("pos_err_{key}"), rec.mean_pos_err());
+            out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
+            out.metric(&format!("fell_{key}"), if fell { 1.0 } else { 0.0 });
+            out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
+            if let (Some(t), Some(r)) = (rec.fell, &rec.fall_reason) {
+                out.notes.push(format!("{key}: fell at t = {t:.3} s ({r})"));
+            }
+            rows.push((key, rec.mean_pos_err(), fell));
+            if terrain.id == "rigid_mu0_1" {
+                err_fig.series.push(Series::line(
+                    ctrl,
+                    rec.t
+                        .iter()
+                        .copied()
+                        .zip(rec.pos_err.iter().copied())
+                        .collect(),
+                ));
+                tau_fig.series.push(Series::line(
+                    ctrl,
+                    rec.t
+                        .iter()
+                        .copied()
+                        .zip(rec.torques.iter().map(|u| u[2]))
+                        .collect(),
+                ));
+                com_fig.series.push(Series::line(
+                    ctrl,
+                    rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
+                ));
+                if ctrl == "pid" {
+                    strip = Some(rec);
+                }
+            }
+        }
+    }
+    for (name, fig) in [
+        ("joint_error.svg", &err_fig),
+        ("torque.svg", &tau_fig),
+        ("com_path.svg", &com_fig),
+    ] {
+        fig.write_svg(&ctx.path(name))?;
+        out.figure(name);
+    }
+    if let Some(rec) = strip {
+        let mut fig = Figure::new(
+            "Animation strip: side view (x, z) of trunk and feet, PID, rigid μ = 0.1",
+            "x [m] (frames offset by 0.3 m)",
+            "z [m]",
+        );
+        let n = rec.frames.len();
+        let picks = 6.min(n);
+        for j in 0..picks {
+            let (t, trunk, feet) = &rec.frames[j * (n - 1).max(1) / (picks - 1).max(1)];
+            let off = 0.3 * j as f64;
+            let mut pts = Vec::new();
+            for f in feet {
+                pts.push((trunk.x + off, trunk.z));
+                pts.push((f.x + off, f.z));
+            }
+            fig.series.push(Series::line(format!("t = {t:.2} s"), pts));
+        }
+        fig.write_svg(&ctx.path("animation_strip.svg"))?;
+        out.figure("animation_strip.svg");
+    }
+    // Robust checks (both hold in quick and full mode); the paper's orderings are compared
+    // in the notes below, not silently weakened into checks.
+    out.expect(
+        "fell_pid_rigid_mu0_1",
+        0.0,
+        0.5,
+        "PID trots without falling (Table 3)",
+    );
+    let pid = rows
+        .iter()
+        .find(|r| r.0 == "pid_rigid_mu0_1")
+        .map(|r| r.1)
+        .unwrap_or(f64::NAN);
+    out.metric("pid_pos_err_rigid_mu0_1", pid);
+    out.expect(
+        "pid_pos_err_rigid_mu0_1",
+        0.045,
+        0.045,
+        "paper: PID ≈ 0.09 rad; ours below 0.09 rad",
+    );
+    let mut better = Vec::new();
+    let mut worse = Vec::new();
+    for (key, err, fell) in &rows {
+        if key.starts_with("pid_") {
+            continue;
+        }
+        let terrain = key.split_once('_').map(|x| x.1).unwrap_or("");
+        if !terrain.starts_with("rigid") || !(key.starts_with("qp_") || key.starts_with("lcp_")) {
+            continue;
+        }
+        let pid_err = rows
+            .iter()
+            .find(|r| r.0 == format!("pid_{terrain}"))
+            .map(|r| r.1)
+            .unwrap_or(f64::NAN);
+        if !fell && *err < pid_err {
+            better.push(key.clone());
+        } else {
+            worse.push(format!(
+                "{key} ({err:.4} rad{} vs PID {pid_err:.4})",
+                if *fell { ", fell" } else { "" }
+            ));
+        }
+    }
+    out.notes.push(format!(
+        "Check 8 (every ID(tᵢ) tracks better than PID on rigid ground): better: [{}]; NOT met for: [{}]. \
+         In this reproduction the joint-space ID(tᵢ) controllers track the first gait cycle to ~1e-3 rad \
+         and predict the simulator's normal force to <0.5 %, but with an unregulated floating trunk the \
+         joint error then grows and several runs fall; the paper's Pacer stack adds operational-space \
+         and VIIP balance feedback (digest §4.4) that is not reproduced here.",
+        better.join(", "),
+        worse.join("; ")
+    ));
+    out.notes.push(format!(
+        "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and turns; \
+         here a straight trot). Rigid terrains: anitescu-potra; compliant: penalty-symplectic \
+         (K = {} N/m, B = {} N s/m, friction regularized below 2 cm/s); μ = ∞ is μ = {} on rigid and \
+         μ = {} on compliant ground (see docs/locomotion.md).",
+        Terrain::STIFFNESS,
+        Terrain::DAMPING,
+        Terrain::MU_INF,
+        Terrain::MU_INF_COMPLIANT
+    ));
+    Ok(())
+}
+
+fn smoothness(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-smoothness";
+    let model = quadruped(id)?;
+    let planner = GaitPlanner::trot(0.75);
+    let dur = duration(ctx);
+    let terrain = TERRAINS[0];
+    let mut vals = Vec::new();
+    for ctrl in controllers(ctx) {
+        (ctx.progress)(ctrl);
+        let rec = run_one(id, &model, ctrl, &terrain, &planner, dur)?;
+        let d = rec.mean_dtau(DT);
+        out.metric(&format!("mean_dtau_{ctrl}"), d);
+        out.metric(&format!("mean_tau_{ctrl}"), rec.mean_tau());
+        vals.push((ctrl, d, rec.fell.is_some()));
+    }
+    let mut sorted = vals.clone();
+    sorted.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let order: Vec<String> = sorted
+        .iter()
+        .map(|(c, d, f)| format!("{c} {d:.1}{}", if *f { " (fell)" } else { "" }))
+        .collect();
+    out.notes.push(format!(
+        "Measured E|Δτ| ordering (N m/s, rigid μ = 0.1, until a fall): {}. Paper (check 9): \
+         qp_mu < pid < qp_inf < lcp_inf < lcp_mu < delay1 ≪ delay2. Runs that fall stop early and \
+         their statistics cover only the part before the fall.",
+        order.join(" < ")
+    ));
+    let get = |name: &str| vals.iter().find(|v| v.0 == name).map(|v| v.1);
+    if let (Some(d1), Some(p)) = (get("delay1"), get("pid")) {
+        out.metric("ratio_dtau_delay1_pid", d1 / p.max(1e-12));
+        out.expect(
+            "ratio_dtau_delay1_pid",
+            10.0,
+            9.0,
+            "paper: ID(tᵢ₋₁) rougher than PID (974 vs 100)",
+        );
+    }
+    Ok(())
+}
+
+fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-force-prediction";
+    let model = quadruped(id)?;
+    let planner = GaitPlanner::trot(0.75);
+    let dur = duration(ctx);
+    let ctrls: Vec<&str> = if ctx.quick {
+        vec!["lcp_mu"]
+    } else {
+        vec!["qp_mu", "qp_inf", "lcp_mu", "lcp_inf"]
+    };
+    for terrain in terrains(ctx) {
+        for ctrl in &ctrls {
+            (ctx.progress)(&format!("{ctrl} on {}", terrain.id));
+            let rec = run_one(id, &model, ctrl, &terrain, &planner, dur)?;
+            if let Some((abs, rel)) = rec.force_error() {
+                out.metric(&format!("force_err_rel_{ctrl}_{}", terrain.id), rel);
+                out.metric(&format!("force_err_abs_{ctrl}_{}", terrain.id), abs);
+            }
+        }
+    }
+    // Same-model check: ID_LCP,μ inside the Anitescu–Potra simulator (the same LCP model)
+    // over the first gait cycle, before any fall.
+    let rec = run_one(id, &model, "lcp_mu", &TERRAINS[0], &planner, 0.1)?;
+    let rel = rec.force_error().map(|x| x.1).unwrap_or(f64::NAN);
+    out.metric("force_err_rel_lcp_mu_same_model", rel);
+    out.expect(
+        "force_err_rel_lcp_mu_same_model",
+        0.0,
+        0.02,
+        "digest §6 check 7 (≤ 2 %)",
+    );
+    out.notes.push(
+        "Error on the summed normal force Σf_N (digest Table 5): mean |Σf_N,pred − Σf_N,sim| over \
+         the steps, relative to the mean simulated Σf_N (read from the trunk's vertical generalized \
+         contact force). The QP same-model check (QP controller inside a QP-model simulator, paper \
+         ≈ 1 %) is not reproduced: nonsmooth has no forward maximal-dissipation QP stepper (the \
+         drumwright stepper is compliant, SOCP-based, and failed to converge in this loop)."
+            .into(),
+    );
+    Ok(())
+}
+
+fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "id-tasks";
+    let model = quadruped(id)?;
+    let dur = duration(ctx);
+    let gait2 = GaitPlanner::trot(0.5);
+    let walk = GaitPlanner::trot(0.75);
+    let high = TERRAINS[1];
+    let low = TERRAINS[0];
+    let list: Vec<(&str, &GaitPlanner, &Terrain)> = if ctx.quick {
+        vec![("walk_highmu", &walk, &high)]
+    } else {
+        vec![
+            ("gait2_highmu", &gait2, &high),
+            ("gait2_lowmu", &gait2, &low),
+            ("walk_highmu", &walk, &high),
+            ("walk_lowmu", &walk, &low),
+        ]
+    };
+    for (task, planner, terrain) in list {
+        for ctrl in controllers(ctx) {
+            (ctx.progress)(&format!("{ctrl}: {task}"));
+            let rec = run_one(id, &model, ctrl, terrain, planner, dur)?;
+            let pass = rec.fell.is_none() && !rec.chattered;
+            out.metric(&format!("pass_{ctrl}_{task}"), if pass { 1.0 } else { 0.0 });
+        }
+    }
+    out.expect(
+        "pass_pid_walk_highmu",
+        1.0,
+        0.5,
+        "PID walks on high friction",
+    );
+    out.notes.push(
+        "Pass = no fall and no chatter (docs/locomotion.md). gait2 = the trot with 50 % duty \
+         (0–2 feet in contact), walk = 75 % duty. The grasp tasks (grasp_highmu, grasp_lowmu) need \
+         the arm testbed, which is not implemented yet: their metrics are absent."
+            .into(),
+    );
+    Ok(())
+}
