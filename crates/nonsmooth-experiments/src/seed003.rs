@@ -5,12 +5,16 @@
 //!   spring–mass–damper (§3, Figs 1–3, acceptance A1);
 //! - `drumwright-pendulum`: the stiff pendulum in absolute coordinates (§4.4, Fig 4, A2, A3);
 //! - `drumwright-joint-limit`: restitution of a stiff joint limit versus h (§5.4, Fig 6, A6);
+//! - `drumwright-foundation`: a cube on a Winkler foundation of 100 / 900 elements under a
+//!   circling 5 / 50 N load, against RK45 and BDF(1) baselines (§5.5, Fig 7, Tables 1–2, A8);
 //! - `drumwright-incline`: a box on a 15° incline with Hertz feet and Coulomb friction
 //!   (§6.4, Fig 9, A9).
 
 use nalgebra::{DVector, Matrix2};
 use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
+use nonsmooth_sim::load::PointLoad;
+use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 
 /// The seed 003 experiments.
@@ -41,6 +45,12 @@ pub fn experiments() -> Vec<Experiment> {
             run: stack,
         },
         Experiment {
+            id: "drumwright-foundation",
+            title: "Cube on a Winkler elastic foundation (100 / 900 elements, 5 / 50 N)",
+            paper: "seed 003 (Drumwright) §5.5, Fig 7, Tables 1-2",
+            run: foundation,
+        },
+        Experiment {
             id: "drumwright-incline",
             title: "Box on a 15 degree incline: Hertz feet, Coulomb friction",
             paper: "seed 003 (Drumwright) §6.4, Fig 9",
@@ -52,6 +62,7 @@ pub fn experiments() -> Vec<Experiment> {
 const PENDULUM: &str = include_str!("../../../examples/drumwright_pendulum.toml");
 const LIMIT: &str = include_str!("../../../examples/drumwright_joint_limit.toml");
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
+const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
 const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
 
 /// Sphere radius and gap of `examples/drumwright_stack.toml`.
@@ -546,6 +557,205 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
     if ctx.quick {
         out.notes
             .push(format!("quick: {steps} steps instead of 500"));
+    }
+    Ok(())
+}
+
+/// The foundation model of `examples/drumwright_foundation.toml` with an `n × n` element grid
+/// and Young's modulus `e` (k_i = E · A_elem / depth, depth 1 m, face 1 × 1 m).
+pub fn foundation_model(n: usize, e: f64) -> Result<Model, ReportError> {
+    let id = "drumwright-foundation";
+    let mut model = load(FOUNDATION, "examples/drumwright_foundation.toml")?;
+    let area = 1.0 / (n * n) as f64;
+    let soil = model
+        .materials
+        .iter()
+        .position(|m| m.name == "soil")
+        .ok_or_else(|| fail(id, "example file has no material \"soil\""))?;
+    model.materials[soil].stiffness = Some(e * area);
+    let col = model
+        .colliders
+        .iter_mut()
+        .find(|c| c.name == "elements")
+        .ok_or_else(|| fail(id, "example file has no collider \"elements\""))?;
+    let mut points = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let x = -0.5 + (i as f64 + 0.5) / n as f64;
+            let y = -0.5 + (j as f64 + 0.5) / n as f64;
+            points.push(nalgebra::Vector3::new(x, y, -0.5));
+        }
+    }
+    col.shape = nonsmooth_core::Shape::Points { points };
+    Ok(model)
+}
+
+/// The paper's load: `force` N downward at the body point (s/2)(cos 10t, sin 10t, 1).
+pub fn foundation_load(force: f64) -> PointLoad {
+    PointLoad {
+        body: 0,
+        force: nalgebra::Vector3::new(0.0, 0.0, -force),
+        centre: nalgebra::Vector3::new(0.0, 0.0, 0.5),
+        radius: 0.5,
+        omega: 10.0,
+    }
+}
+
+/// Runs a stepper to `t_end` with steps of `h`; returns (final state, wall seconds).
+fn run_loaded(
+    model: &Model,
+    t_end: f64,
+    h: f64,
+    id: &str,
+    mut step: impl FnMut(&State) -> Result<State, nonsmooth_sim::SimError>,
+) -> Result<(State, f64), ReportError> {
+    let steps = (t_end / h).round() as usize;
+    let mut s = model.initial_state.clone();
+    let start = std::time::Instant::now();
+    for _ in 0..steps {
+        s = step(&s).map_err(|e| fail(id, e))?;
+    }
+    Ok((s, start.elapsed().as_secs_f64()))
+}
+
+fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "drumwright-foundation";
+    let t_end = if ctx.quick { 0.1 } else { 1.0 };
+    let h = 0.01;
+    let elements: &[usize] = if ctx.quick { &[10] } else { &[10, 30] };
+    let moduli: &[f64] = if ctx.quick { &[1e7] } else { &[1e7, 1e11] };
+    let mut table = Vec::new();
+    let mut fig_time = Figure::new(
+        "Wall time per run versus elements (Table 1)",
+        "elements",
+        "seconds",
+    );
+    let mut cb_times = Vec::new();
+    let mut fig_pressure = Figure::new(
+        "Element forces across the middle of the face at the end (Fig 7, 50 N)",
+        "x [m]",
+        "element force [N]",
+    );
+    for &n in elements {
+        for &load in &[5.0, 50.0] {
+            for &e in moduli {
+                let tag = format!("{}_{}N_{e:e}", n * n, load);
+                (ctx.progress)(&tag);
+                let model = foundation_model(n, e)?;
+                let pl = foundation_load(load);
+                let mut cb = DrumwrightStepper::default();
+                let (q_cb, t_cb) = run_loaded(&model, t_end, h, id, |s| {
+                    cb.step_with_load(&model, s, h, &pl)
+                })?;
+                let mut bdf = BdfStepper::default().with_load(pl.clone());
+                let (_, t_bdf) = run_loaded(&model, t_end, h, id, |s| bdf.step(&model, s, h))?;
+                let mut rk = Rk45Stepper::default().with_load(pl.clone());
+                rk.rtol = 1e-8;
+                rk.atol = 1e-11;
+                let (q_ref, t_rk) = run_loaded(&model, t_end, h, id, |s| rk.step(&model, s, h))?;
+                let err = (&q_cb.q - &q_ref.q).norm();
+                let rel = err / q_ref.q.norm();
+                out.metric(&format!("time_cb_{tag}"), t_cb);
+                out.metric(&format!("time_bdf_{tag}"), t_bdf);
+                out.metric(&format!("time_rk45_{tag}"), t_rk);
+                out.metric(&format!("error_cb_{tag}"), err);
+                out.metric(&format!("rel_error_cb_{tag}"), rel);
+                let stable = q_cb.q.iter().all(|x| x.is_finite()) && (q_cb.q[2] - 0.5).abs() < 0.05;
+                out.metric(&format!("stable_{tag}"), if stable { 1.0 } else { 0.0 });
+                out.expect(&format!("stable_{tag}"), 1.0, 0.0, "A8: no instability");
+                if load == 5.0 && !ctx.quick {
+                    let tol = if e == 1e7 { 1e-4 } else { 1e-5 };
+                    out.expect(
+                        &format!("error_cb_{tag}"),
+                        0.0,
+                        tol,
+                        "A8 / Table 2 (2.96e-5, 2.91e-7, 1.98e-5, 2.71e-9)",
+                    );
+                }
+                table.push(vec![
+                    (n * n) as f64,
+                    load,
+                    e,
+                    t_cb,
+                    t_bdf,
+                    t_rk,
+                    err,
+                    rel,
+                    bdf.internal_steps as f64,
+                    rk.internal_steps as f64,
+                ]);
+                if e == 1e7 && load == 50.0 {
+                    cb_times.push(((n * n) as f64, t_cb));
+                }
+                if load == 50.0 && e == 1e7 {
+                    let mid = n / 2;
+                    let mut pts = Vec::new();
+                    for c in &cb.last.contacts {
+                        let (i, j) = (c.contact / n, c.contact % n);
+                        if j == mid {
+                            pts.push((-0.5 + (i as f64 + 0.5) / n as f64, c.normal));
+                        }
+                    }
+                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    fig_pressure
+                        .series
+                        .push(Series::line(format!("{} elements", n * n), pts));
+                }
+            }
+        }
+    }
+    // 50 N, 100 elements at h = 1e-3 (Table 2 note).
+    if !ctx.quick {
+        for &e in moduli {
+            let tag = format!("100_50N_{e:e}");
+            let model = foundation_model(10, e)?;
+            let pl = foundation_load(50.0);
+            let mut cb = DrumwrightStepper::default();
+            let (q_cb, _) = run_loaded(&model, t_end, 1e-3, id, |s| {
+                cb.step_with_load(&model, s, 1e-3, &pl)
+            })?;
+            let mut rk = Rk45Stepper::default().with_load(pl.clone());
+            rk.rtol = 1e-8;
+            rk.atol = 1e-11;
+            let (q_ref, _) = run_loaded(&model, t_end, h, id, |s| rk.step(&model, s, h))?;
+            out.metric(
+                &format!("error_cb_{tag}_h1e-3"),
+                (&q_cb.q - &q_ref.q).norm(),
+            );
+        }
+    }
+    if cb_times.len() == 2 {
+        let (a, b) = (cb_times[0], cb_times[1]);
+        out.metric("cb_time_exponent", (b.1 / a.1).ln() / (b.0 / a.0).ln());
+    }
+    fig_time
+        .series
+        .push(Series::scatter("drumwright (50 N, E = 1e7)", cb_times));
+    fig_time.write_svg(&ctx.path("foundation_timing.svg"))?;
+    out.figure("foundation_timing.svg");
+    fig_pressure.write_svg(&ctx.path("foundation_pressure.svg"))?;
+    out.figure("foundation_pressure.svg");
+    let header: Vec<String> = [
+        "elements",
+        "load_N",
+        "E",
+        "time_cb",
+        "time_bdf",
+        "time_rk45",
+        "error_cb",
+        "rel_error_cb",
+        "bdf_steps",
+        "rk45_steps",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    nonsmooth_report::table::write_csv(&ctx.path("foundation_tables.csv"), &header, &table)?;
+    out.file("foundation_tables.csv");
+    if ctx.quick {
+        out.notes.push(format!(
+            "quick: 100 elements, E = 1e7, {t_end} s instead of all 8 cases over 1 s"
+        ));
     }
     Ok(())
 }

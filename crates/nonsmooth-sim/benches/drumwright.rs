@@ -1,15 +1,21 @@
-//! Seconds per step of the `drumwright` stepper (seed 003 §6.5, Fig 10): a settled stack of
-//! N = 10, 50, 100 Hertz spheres (examples/drumwright_stack.toml parameters, h = 10 ms).
-//! The state is first settled for 100 steps (outside the timing); the printed figure is
-//! the mean wall time of one step.
+//! Seconds per step of the `drumwright` stepper (seed 003): a settled stack of N = 10, 50,
+//! 100 Hertz spheres (§6.5, Fig 10; examples/drumwright_stack.toml parameters, h = 10 ms)
+//! and the Winkler foundation with 100 and 900 elements under the 50 N circling load
+//! (§5.5, Table 1; examples/drumwright_foundation.toml, E = 1e7, h = 10 ms). Each scene is
+//! first run for a while (outside the timing); the printed figure is the mean wall time of
+//! one step, for the dense Delassus form ("dense", the form before the fast path) and the
+//! default options (lifted sparse programs for steps with ≥ 48 rows).
 
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use nonsmooth_core::{Model, State};
-use nonsmooth_sim::{DrumwrightStepper, Stepper};
+use nalgebra::Vector3;
+use nonsmooth_core::{Model, Shape, State};
+use nonsmooth_sim::load::PointLoad;
+use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
 
 const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
+const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
 
 fn stack(n: usize) -> Model {
     let head = &STACK[..STACK.find("[[bodies]]").unwrap_or(STACK.len())];
@@ -29,35 +35,106 @@ fn stack(n: usize) -> Model {
     Model::from_toml_str(&src, None).expect("generated stack model")
 }
 
-fn settled(model: &Model, st: &mut DrumwrightStepper) -> State {
-    let mut s = model.initial_state.clone();
-    for _ in 0..100 {
-        s = st.step(model, &s, 0.01).expect("settling step");
+/// The foundation with an n × n grid, E = 1e7 (k_i = E / n²).
+fn foundation(n: usize) -> Model {
+    let mut m = Model::from_toml_str(FOUNDATION, None).expect("foundation model");
+    for mat in &mut m.materials {
+        if mat.name == "soil" {
+            mat.stiffness = Some(1e7 / (n * n) as f64);
+        }
     }
-    s
+    let mut points = Vec::new();
+    for i in 0..n {
+        for j in 0..n {
+            let x = -0.5 + (i as f64 + 0.5) / n as f64;
+            let y = -0.5 + (j as f64 + 0.5) / n as f64;
+            points.push(Vector3::new(x, y, -0.5));
+        }
+    }
+    for c in &mut m.colliders {
+        if c.name == "elements" {
+            c.shape = Shape::Points {
+                points: points.clone(),
+            };
+        }
+    }
+    m
+}
+
+fn options(dense: bool) -> DrumwrightOptions {
+    DrumwrightOptions {
+        sparse_min_rows: if dense { usize::MAX } else { 48 },
+        ..Default::default()
+    }
+}
+
+fn report(label: &str, reps: usize, mut f: impl FnMut()) {
+    let start = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    println!(
+        "{label}: {:.3e} s per step",
+        start.elapsed().as_secs_f64() / reps as f64
+    );
 }
 
 fn bench(c: &mut Criterion) {
-    let mut group = c.benchmark_group("drumwright_stack_step");
+    let mut group = c.benchmark_group("drumwright_step");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
     for n in [10usize, 50, 100] {
         let model = stack(n);
-        let mut st = DrumwrightStepper::default();
-        let s = settled(&model, &mut st);
-        let start = Instant::now();
-        let reps = 20;
-        for _ in 0..reps {
-            black_box(st.step(&model, &s, 0.01).expect("step"));
+        for dense in [true, false] {
+            let mut st = DrumwrightStepper::new(options(dense));
+            let mut s = model.initial_state.clone();
+            for _ in 0..100 {
+                s = st.step(&model, &s, 0.01).expect("settling step");
+            }
+            let form = if dense { "dense" } else { "default" };
+            report(&format!("stack N = {n} ({form})"), 10, || {
+                black_box(st.step(&model, &s, 0.01).expect("step"));
+            });
+            if !dense {
+                group.bench_with_input(BenchmarkId::new("stack", n), &n, |b, _| {
+                    b.iter(|| black_box(st.step(&model, &s, 0.01).expect("step")))
+                });
+            }
         }
-        println!(
-            "stack N = {n}: {:.3e} s per step",
-            start.elapsed().as_secs_f64() / reps as f64
-        );
-        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| black_box(st.step(&model, &s, 0.01).expect("step")))
-        });
+    }
+    let load = PointLoad {
+        body: 0,
+        force: Vector3::new(0.0, 0.0, -50.0),
+        centre: Vector3::new(0.0, 0.0, 0.5),
+        radius: 0.5,
+        omega: 10.0,
+    };
+    for n in [10usize, 30] {
+        let model = foundation(n);
+        for dense in [true, false] {
+            let mut st = DrumwrightStepper::new(options(dense));
+            let mut s: State = model.initial_state.clone();
+            for _ in 0..20 {
+                s = st
+                    .step_with_load(&model, &s, 0.01, &load)
+                    .expect("settling step");
+            }
+            let form = if dense { "dense" } else { "default" };
+            let reps = if dense && n == 30 { 2 } else { 10 };
+            report(
+                &format!("foundation {} elements ({form})", n * n),
+                reps,
+                || {
+                    black_box(st.step_with_load(&model, &s, 0.01, &load).expect("step"));
+                },
+            );
+            if !dense {
+                group.bench_with_input(BenchmarkId::new("foundation", n * n), &n, |b, _| {
+                    b.iter(|| black_box(st.step_with_load(&model, &s, 0.01, &load).expect("step")))
+                });
+            }
+        }
     }
     group.finish();
 }

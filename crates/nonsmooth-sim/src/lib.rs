@@ -21,6 +21,7 @@ pub mod anitescu;
 pub mod contact_law;
 pub mod drumwright;
 pub mod error;
+pub mod load;
 pub mod ode;
 pub mod penalty;
 pub mod run;

@@ -42,7 +42,10 @@ fn rhs(
         });
     }
     let snap = ContactSnapshot::new(model, &q, &v, t)?;
-    let force = &snap.forces + law.constraint_force(model, &snap)?;
+    let mut force = &snap.forces + law.constraint_force(model, &snap)?;
+    if let Some(load) = &law.load {
+        force += load.generalized(model, &q, t)?;
+    }
     let a = snap
         .mass_matrix
         .clone()
@@ -154,6 +157,22 @@ impl Default for Rk45Stepper {
             law: PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler),
             h_next: None,
         }
+    }
+}
+
+impl Rk45Stepper {
+    /// Adds a time-dependent external load to the right-hand side.
+    pub fn with_load(mut self, load: crate::load::PointLoad) -> Self {
+        self.law.load = Some(load);
+        self
+    }
+}
+
+impl BdfStepper {
+    /// Adds a time-dependent external load to the right-hand side.
+    pub fn with_load(mut self, load: crate::load::PointLoad) -> Self {
+        self.law.load = Some(load);
+        self
     }
 }
 

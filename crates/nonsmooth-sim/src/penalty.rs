@@ -31,6 +31,8 @@ pub struct PenaltyStepper {
     pub integrator: PenaltyIntegrator,
     /// Regularization speed of Coulomb friction (m/s): below it friction is viscous.
     pub friction_regularization: f64,
+    /// External load added to the right-hand side (used by the ODE baselines).
+    pub(crate) load: Option<crate::load::PointLoad>,
 }
 
 impl PenaltyStepper {
@@ -39,6 +41,7 @@ impl PenaltyStepper {
         PenaltyStepper {
             integrator,
             friction_regularization: 1e-4,
+            load: None,
         }
     }
 
