@@ -44,6 +44,9 @@ pub struct ImpactArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "out/impact")]
     pub out: PathBuf,
+    /// --quiet (no summary) / --json (print laws.json on standard output).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 fn err(e: ImpactError) -> CliError {
@@ -192,6 +195,16 @@ pub fn run(args: &ImpactArgs) -> Result<ExitCode, CliError> {
         project_2d(&p, &laws, ax, ay),
     ));
     fig.write_svg(&args.out.join("scatter.svg"))?;
+    if args.output.json {
+        outln!(
+            "{}",
+            serde_json::to_string(&report).map_err(|e| CliError::Usage(e.to_string()))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.output.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
     for n in &notes {
         outln!("note: {n}");
     }
@@ -223,6 +236,10 @@ mod tests {
             eps: 0.0,
             seed: 1,
             out: out.clone(),
+            output: crate::progress::OutputFlags {
+                quiet: true,
+                json: false,
+            },
         };
         run(&args).unwrap();
         let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();

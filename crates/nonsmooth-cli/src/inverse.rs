@@ -29,7 +29,7 @@ pub struct InverseArgs {
     /// DOF; default: zero acceleration.
     #[arg(long)]
     pub desired: Option<PathBuf>,
-    /// Control period Δt [s].
+    /// Control period Δt in s.
     #[arg(long, default_value_t = 1e-3)]
     pub dt: f64,
     /// Comma-separated contact counts to time (e.g. 4,8,16,32,64).
@@ -38,6 +38,10 @@ pub struct InverseArgs {
     /// Output directory for the benchmark plot.
     #[arg(long, default_value = "inverse-out")]
     pub out: PathBuf,
+    /// --quiet (print nothing) / --json (compact JSON on one line; the default output is
+    /// pretty-printed JSON).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 fn usage(e: impl std::fmt::Display) -> CliError {
@@ -121,7 +125,7 @@ pub fn run(args: &InverseArgs) -> Result<ExitCode, CliError> {
             "distance": r.distance,
         })),
     });
-    outln!("{}", serde_json::to_string_pretty(&report).map_err(usage)?);
+    print_json(&args.output, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -168,6 +172,23 @@ fn bench(
     let text = serde_json::to_string_pretty(&report).map_err(usage)?;
     std::fs::write(args.out.join("inverse_timing.json"), &text)
         .map_err(|e| usage(format!("{}: {e}", args.out.display())))?;
-    outln!("{text}");
+    print_json(&args.output, &report)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a result document as --quiet / --json ask (pretty JSON by default).
+fn print_json(
+    output: &crate::progress::OutputFlags,
+    doc: &serde_json::Value,
+) -> Result<(), CliError> {
+    if output.quiet && !output.json {
+        return Ok(());
+    }
+    let text = if output.json {
+        serde_json::to_string(doc)
+    } else {
+        serde_json::to_string_pretty(doc)
+    };
+    outln!("{}", text.map_err(usage)?);
+    Ok(())
 }

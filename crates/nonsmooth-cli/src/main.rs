@@ -13,6 +13,7 @@ mod impact;
 mod inspect;
 mod inverse;
 mod ocp;
+mod progress;
 mod reproduce;
 mod simulate;
 mod soak;

@@ -22,13 +22,23 @@ pub struct ReproduceArgs {
     /// Output directory: DIR/ID/result.json, DIR/ID/*.svg, DIR/report.html.
     #[arg(long, default_value = "reproduce-out")]
     pub out: PathBuf,
+    /// --quiet / --json (a JSON summary with one object per experiment).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     let registry = nonsmooth_experiments::registry();
     if args.list {
         for e in registry.list() {
-            outln!("{:<32} {} [{}]", e.id, e.title, e.paper);
+            if args.output.json {
+                outln!(
+                    "{}",
+                    serde_json::json!({"id": e.id, "title": e.title, "paper": e.paper})
+                );
+            } else {
+                outln!("{:<32} {} [{}]", e.id, e.title, e.paper);
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -50,25 +60,30 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
     let mut entries = Vec::new();
     let mut all_passed = true;
+    let log = crate::progress::Log::new(
+        ids.len() as u64,
+        "reproducing",
+        args.output.quiet || args.output.json,
+    );
     for (i, id) in ids.iter().enumerate() {
-        eprintln!("[{}/{}] {id} ...", i + 1, ids.len());
-        let progress = |msg: &str| eprintln!("    {id}: {msg}");
+        log.start(&format!("[{}/{}] {id}", i + 1, ids.len()));
+        let progress = |msg: &str| log.detail(&format!("{id}: {msg}"));
         match registry.run(id, &args.out, args.quick, &progress) {
             Ok(outcome) => {
                 let verdict = if outcome.passed() { "pass" } else { "FAIL" };
                 all_passed &= outcome.passed();
-                eprintln!("    {verdict} ({:.2} s)", outcome.wall_time_s);
+                log.line(&format!("{id}: {verdict} ({:.2} s)", outcome.wall_time_s));
                 for c in outcome.checks.iter().filter(|c| !c.passed) {
-                    eprintln!(
-                        "    check failed: {} = {} (expected {} ± {}, {})",
+                    log.warn(&format!(
+                        "{id}: check failed: {} = {} (expected {} ± {}, {})",
                         c.metric, c.value, c.expected, c.tolerance, c.source
-                    );
+                    ));
                 }
                 entries.push(ReportEntry::Ran(outcome));
             }
             Err(err) => {
                 all_passed = false;
-                eprintln!("    error: {err}");
+                log.warn(&format!("{id}: error: {err}"));
                 let title = registry.get(id).map(|e| e.title).unwrap_or_default();
                 entries.push(ReportEntry::Failed {
                     id: id.clone(),
@@ -77,10 +92,38 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
                 });
             }
         }
+        log.advance();
     }
-    if args.all {
-        let path = args.out.join("report.html");
-        write_report(&path, &entries, args.quick)?;
+    log.finish();
+    // The report covers the experiments that ran (all of them with --all).
+    let path = args.out.join("report.html");
+    write_report(&path, &entries, args.quick)?;
+    if args.output.json {
+        let items: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| match e {
+                ReportEntry::Ran(o) => serde_json::json!({
+                    "id": o.id,
+                    "paper": o.paper,
+                    "passed": o.passed(),
+                    "checks": o.checks.len(),
+                    "checks_passed": o.checks.iter().filter(|c| c.passed).count(),
+                    "wall_time_s": o.wall_time_s,
+                }),
+                ReportEntry::Failed { id, error, .. } => serde_json::json!({
+                    "id": id,
+                    "passed": false,
+                    "error": error,
+                }),
+            })
+            .collect();
+        let summary = serde_json::json!({
+            "report": path.display().to_string(),
+            "passed": all_passed,
+            "experiments": items,
+        });
+        outln!("{summary}");
+    } else if !args.output.quiet {
         outln!("report: {}", path.display());
     }
     Ok(if all_passed {

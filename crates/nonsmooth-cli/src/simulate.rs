@@ -32,9 +32,9 @@ pub struct SimulateArgs {
     /// Record every k-th step (default: about 5000 rows in all).
     #[arg(long)]
     pub record_every: Option<usize>,
-    /// Do not draw a progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    /// --quiet (no progress bar, no summary line) / --json (print summary.json).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
@@ -60,7 +60,11 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     };
     std::fs::create_dir_all(&args.out)
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
-    let bar = if args.quiet || steps < 2000 {
+    let bar = if args.output.quiet
+        || args.output.json
+        || steps < 2000
+        || !std::io::IsTerminal::is_terminal(&std::io::stderr())
+    {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::new(steps as u64);
@@ -102,7 +106,14 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             return Err(err.into());
         }
     };
-    write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
+    let summary = write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
+    if args.output.json {
+        outln!("{summary}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.output.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
     outln!(
         "simulated `{}` for {} s ({} steps of {} s, {}) in {:.3} s → {}",
         model.name,
@@ -123,7 +134,7 @@ fn write_outputs(
     args: &SimulateArgs,
     options: &SimOptions,
     wall: f64,
-) -> Result<(), CliError> {
+) -> Result<serde_json::Value, CliError> {
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
     let last = traj.final_state();
     let summary = serde_json::json!({
@@ -164,5 +175,5 @@ fn write_outputs(
         ));
     }
     fig.write_svg(&out.join("trajectory.svg"))?;
-    Ok(())
+    Ok(summary)
 }

@@ -40,6 +40,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![warn(missing_docs)]
 
 pub mod controllers;
 mod elimination;

@@ -8,6 +8,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![warn(missing_docs)]
 
 pub mod foundation;
 pub mod seed000;

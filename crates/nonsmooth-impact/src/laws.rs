@@ -261,7 +261,7 @@ pub struct CompliantResult {
     pub v: DVector<f64>,
     /// Integration steps taken.
     pub steps: usize,
-    /// Simulated contact time [s].
+    /// Simulated contact time in s.
     pub time: f64,
     /// Whether the stopping rule was met (otherwise `max_steps` was hit).
     pub terminated: bool,

@@ -209,15 +209,15 @@ pub fn disks() -> Result<ImpactProblem, ImpactError> {
 /// Parameters of the RAMone biped (Remy's model as listed in the authors' `Results.m`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RamoneParams {
-    /// Trunk, thigh, shank masses [kg].
+    /// Trunk, thigh, shank masses in kg.
     pub masses: [f64; 3],
     /// Trunk, thigh, shank inertias [kg m²].
     pub inertias: [f64; 3],
-    /// Hip axis to pitch axis s1, hip to thigh COM s2, knee to shank COM s3 [m].
+    /// Hip axis to pitch axis s1, hip to thigh COM s2, knee to shank COM s3 in m.
     pub s: [f64; 3],
-    /// Thigh and shank lengths l2, l3 [m].
+    /// Thigh and shank lengths l2, l3 in m.
     pub lengths: [f64; 2],
-    /// Foot radius [m].
+    /// Foot radius in m.
     pub foot_radius: f64,
 }
 

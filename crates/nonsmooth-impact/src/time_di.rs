@@ -31,7 +31,7 @@ use nonsmooth_solvers::lcp::{lemke, Lcp, LemkeOptions};
 /// The time-as-state DI stepper (name `"time-as-state-di"`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeAsStateDi {
-    /// Contacts with gap ≤ margin are active [m].
+    /// Contacts with gap ≤ margin (in m) are active.
     pub margin: f64,
     /// Colliding tolerance on `J_n,i v` [m/s].
     pub colliding_tol: f64,
@@ -214,11 +214,11 @@ impl Stepper for TimeAsStateDi {
 /// Result of [`zeno_wobble_run`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ZenoRun {
-    /// Apex angle of the first half-cycle [rad].
+    /// Apex angle of the first half-cycle in rad.
     pub apex_angle: f64,
     /// Angular-velocity ratios across the resolved impacts (|ω| > 0.05 before impact).
     pub ratios: Vec<f64>,
-    /// Time at which the block is flat and at rest (|θ| < 1e-4, ‖v‖∞ < 1e-3) [s].
+    /// Time at which the block is flat and at rest (|θ| < 1e-4, ‖v‖∞ < 1e-3) in s.
     pub rest_time: Option<f64>,
     /// Accumulated s at rest.
     pub s: f64,

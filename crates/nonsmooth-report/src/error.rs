@@ -5,14 +5,36 @@ use thiserror::Error;
 /// Failure to write an output or to run an experiment.
 #[derive(Debug, Error)]
 pub enum ReportError {
+    /// A file or directory could not be written.
     #[error("cannot write `{path}`: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// A figure could not be drawn.
     #[error("plot `{title}`: {message}")]
-    Plot { title: String, message: String },
+    Plot {
+        /// The figure's title.
+        title: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// No experiment is registered under this id.
     #[error("unknown experiment `{id}` (see `nonsmooth reproduce --list`)")]
-    UnknownExperiment { id: String },
+    UnknownExperiment {
+        /// The id asked for.
+        id: String,
+    },
+    /// An experiment returned an error.
     #[error("experiment `{id}` failed: {message}")]
-    Experiment { id: String, message: String },
+    Experiment {
+        /// The experiment's id.
+        id: String,
+        /// Its error message.
+        message: String,
+    },
 }
 
 impl ReportError {

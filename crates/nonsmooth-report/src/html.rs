@@ -8,10 +8,15 @@ use std::path::Path;
 
 /// The result of running one experiment for the report: its outcome, or why it failed.
 pub enum ReportEntry {
+    /// The experiment ran (its checks may still have failed).
     Ran(ExperimentOutcome),
+    /// The experiment returned an error before producing an outcome.
     Failed {
+        /// Experiment id.
         id: String,
+        /// Experiment title.
         title: String,
+        /// The error message.
         error: String,
     },
 }
@@ -34,73 +39,165 @@ fn number(x: f64) -> String {
     }
 }
 
-/// Renders the report as a self-contained HTML page whose figure links are relative to the
-/// report's directory (`ID/figure.svg`).
+/// Renders the report as an HTML page whose figures are links relative to the report's
+/// directory (`ID/figure.svg`). [`write_report`] embeds the figures inline instead.
 pub fn render_report(entries: &[ReportEntry], quick: bool) -> String {
+    render(entries, quick, None)
+}
+
+/// Renders the report as a self-contained page: every figure `DIR/ID/NAME.svg` that can be
+/// read is embedded as inline SVG (no network, no external files needed); unreadable ones
+/// fall back to a relative link.
+pub fn render_report_inline(entries: &[ReportEntry], quick: bool, dir: &Path) -> String {
+    render(entries, quick, Some(dir))
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222}\
+table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#eee}td.l,th.l{text-align:left}.pass{color:#080;font-weight:bold}.fail{color:#c00;font-weight:bold}\
+figure{margin:6px 0;border:1px solid #ddd;padding:4px}figure svg{max-width:100%;height:auto;display:block}\
+img{max-width:100%}figcaption{font-size:smaller;color:#555}h2{border-bottom:2px solid #888;margin-top:2em}";
+
+fn entry_key(e: &ReportEntry) -> (&str, &str, bool, usize, usize, f64) {
+    match e {
+        ReportEntry::Ran(o) => (
+            o.id.as_str(),
+            o.title.as_str(),
+            o.passed(),
+            o.checks.iter().filter(|c| c.passed).count(),
+            o.checks.len(),
+            o.wall_time_s,
+        ),
+        ReportEntry::Failed { id, title, .. } => (id.as_str(), title.as_str(), false, 0, 0, 0.0),
+    }
+}
+
+/// The paper an experiment belongs to, for grouping: `seed NNN` when its paper string names
+/// one, else the text before the first `(` or `,` (e.g. `Zapolsky & Drumwright`).
+fn paper_group(paper: &str) -> String {
+    if let Some(i) = paper.find("seed ") {
+        let digits: String = paper[i + 5..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if !digits.is_empty() {
+            return format!("seed {digits}");
+        }
+    }
+    let end = paper.find(['(', ',']).unwrap_or(paper.len());
+    let head = paper[..end].trim();
+    if head.is_empty() {
+        "other".to_string()
+    } else {
+        head.to_string()
+    }
+}
+
+fn paper_of(e: &ReportEntry) -> String {
+    match e {
+        ReportEntry::Ran(o) => paper_group(&o.paper),
+        ReportEntry::Failed { .. } => "other".to_string(),
+    }
+}
+
+fn render(entries: &[ReportEntry], quick: bool, dir: Option<&Path>) -> String {
     let mut html = String::new();
     let passed = entries
         .iter()
         .filter(|e| matches!(e, ReportEntry::Ran(o) if o.passed()))
         .count();
+    let total_time: f64 = entries.iter().map(|e| entry_key(e).5).sum();
     let _ = write!(
         html,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nonsmooth reproduction report</title>\
-<style>body{{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}}table{{border-collapse:collapse;margin:0.5em 0}}\
-td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}th{{background:#eee}}td.l{{text-align:left}}\
-.pass{{color:#080;font-weight:bold}}.fail{{color:#c00;font-weight:bold}}img{{max-width:100%;border:1px solid #ddd;margin:4px 0}}</style></head><body>\n\
-<h1>nonsmooth: reproduction of the papers' experiments</h1>\n<p>{passed} of {} experiments pass all their checks{}.</p>\n<ul>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width\"><title>nonsmooth reproduction report</title>\
+<style>{STYLE}</style></head><body>\n\
+<h1>nonsmooth: reproduction of the papers' experiments</h1>\n\
+<p>{passed} of {} experiments pass all their checks{} — total run time {:.1} s.</p>\n",
         entries.len(),
-        if quick { " (quick mode: reduced sample counts and durations)" } else { "" }
+        if quick {
+            " (quick mode: reduced sample counts and durations)"
+        } else {
+            ""
+        },
+        total_time
     );
+    // Papers in order of first appearance.
+    let mut papers: Vec<String> = Vec::new();
     for e in entries {
-        let (id, title, ok) = match e {
-            ReportEntry::Ran(o) => (&o.id, &o.title, o.passed()),
-            ReportEntry::Failed { id, title, .. } => (id, title, false),
-        };
-        let _ = writeln!(
-            html,
-            "<li><a href=\"#{id}\">{id}</a>: {} — <span class=\"{}\">{}</span></li>",
-            escape(title),
-            if ok { "pass" } else { "fail" },
-            if ok { "pass" } else { "FAIL" }
-        );
-    }
-    html.push_str("</ul>\n");
-    for e in entries {
-        match e {
-            ReportEntry::Failed { id, title, error } => {
-                let _ = writeln!(
-                    html,
-                    "<h2 id=\"{id}\">{id}: {}</h2><p class=\"fail\">error: {}</p>",
-                    escape(title),
-                    escape(error)
-                );
-            }
-            ReportEntry::Ran(o) => render_outcome(&mut html, o),
+        let p = paper_of(e);
+        if !papers.contains(&p) {
+            papers.push(p);
         }
     }
+    html.push_str("<table id=\"summary\"><tr><th class=\"l\">paper</th><th class=\"l\">experiment</th><th class=\"l\">title</th><th>checks passed</th><th>run time [s]</th><th>verdict</th></tr>\n");
+    for paper in &papers {
+        for e in entries.iter().filter(|e| paper_of(e) == **paper) {
+            let (id, title, ok, np, nc, time) = entry_key(e);
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"l\">{}</td><td class=\"l\"><a href=\"#{id}\">{id}</a></td><td class=\"l\">{}</td><td>{np}/{nc}</td><td>{time:.2}</td><td class=\"{}\">{}</td></tr>",
+                escape(paper),
+                escape(title),
+                if ok { "pass" } else { "fail" },
+                if ok { "pass" } else { "FAIL" }
+            );
+        }
+    }
+    html.push_str("</table>\n");
+    for paper in &papers {
+        let _ = writeln!(html, "<h2>{}</h2>", escape(paper));
+        for e in entries.iter().filter(|e| paper_of(e) == **paper) {
+            match e {
+                ReportEntry::Failed { id, title, error } => {
+                    let _ = writeln!(
+                        html,
+                        "<h3 id=\"{id}\">{id}: {}</h3><p class=\"fail\">error: {}</p>",
+                        escape(title),
+                        escape(error)
+                    );
+                }
+                ReportEntry::Ran(o) => render_outcome(&mut html, o, dir),
+            }
+        }
+    }
+    // Marks the page with the number of figures that failed to render, for headless checks
+    // (scripts/report_check.sh); inline SVG cannot fail, linked images can.
+    html.push_str(
+        "<script>window.addEventListener('load',function(){var b=0;\
+document.querySelectorAll('img').forEach(function(i){if(!i.complete||i.naturalWidth===0){b++;}});\
+document.documentElement.setAttribute('data-broken-images',String(b));\
+document.documentElement.setAttribute('data-figures',String(document.querySelectorAll('figure').length));});</script>\n",
+    );
     html.push_str("</body></html>\n");
     html
 }
 
-fn render_outcome(html: &mut String, o: &ExperimentOutcome) {
+/// The SVG document `text` without its XML prolog and doctype, ready to inline in HTML.
+fn inline_svg(text: &str) -> Option<&str> {
+    let start = text.find("<svg")?;
+    let end = text.rfind("</svg>")? + "</svg>".len();
+    (start < end).then(|| &text[start..end])
+}
+
+fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) {
     let _ = writeln!(
         html,
-        "<h2 id=\"{0}\">{0}: {1}</h2>\n<p>{2} — <a href=\"{0}/result.json\">result.json</a>, {3:.2} s</p>",
+        "<h3 id=\"{0}\">{0}: {1}</h3>\n<p>{3} — run time {2:.2} s — <a href=\"{0}/result.json\">result.json</a></p>",
         o.id,
         escape(&o.title),
-        escape(&o.paper),
-        o.wall_time_s
+        o.wall_time_s,
+        escape(&o.paper)
     );
     if !o.checks.is_empty() {
-        html.push_str("<table><tr><th>metric</th><th>value</th><th>expected</th><th>tolerance</th><th>source</th><th></th></tr>\n");
+        html.push_str("<table class=\"checks\"><tr><th class=\"l\">metric</th><th>paper value</th><th>ours</th><th>tolerance</th><th class=\"l\">source</th><th>pass</th></tr>\n");
         for c in &o.checks {
             let _ = writeln!(
                 html,
                 "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"{}\">{}</td></tr>",
                 escape(&c.metric),
-                number(c.value),
                 number(c.expected),
+                number(c.value),
                 number(c.tolerance),
                 escape(&c.source),
                 if c.passed { "pass" } else { "fail" },
@@ -109,31 +206,51 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome) {
         }
         html.push_str("</table>\n");
     }
-    html.push_str("<table><tr><th>metric</th><th>value</th></tr>\n");
-    for (name, value) in &o.metrics {
-        let _ = writeln!(
-            html,
-            "<tr><td class=\"l\">{}</td><td>{}</td></tr>",
-            escape(name),
-            number(*value)
-        );
+    if !o.metrics.is_empty() {
+        html.push_str("<details><summary>all metrics</summary><table><tr><th class=\"l\">metric</th><th>value</th></tr>\n");
+        for (name, value) in &o.metrics {
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"l\">{}</td><td>{}</td></tr>",
+                escape(name),
+                number(*value)
+            );
+        }
+        html.push_str("</table></details>\n");
     }
-    html.push_str("</table>\n");
     for note in &o.notes {
         let _ = writeln!(html, "<p>{}</p>", escape(note));
     }
     for fig in &o.figures {
-        let _ = writeln!(
-            html,
-            "<div><img src=\"{}/{}\" alt=\"{}\"></div>",
-            o.id, fig, fig
-        );
+        let text = dir.and_then(|d| std::fs::read_to_string(d.join(&o.id).join(fig)).ok());
+        match text.as_deref().and_then(inline_svg) {
+            Some(svg) => {
+                let _ = writeln!(
+                    html,
+                    "<figure>{svg}<figcaption>{}</figcaption></figure>",
+                    escape(fig)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    html,
+                    "<figure><img src=\"{}/{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>",
+                    o.id,
+                    escape(fig),
+                    escape(fig),
+                    escape(fig)
+                );
+            }
+        }
     }
 }
 
-/// Writes the report to `path`.
+/// Writes the self-contained report (figures inlined from the report's directory, see
+/// [`render_report_inline`]) to `path`.
 pub fn write_report(path: &Path, entries: &[ReportEntry], quick: bool) -> Result<(), ReportError> {
-    std::fs::write(path, render_report(entries, quick)).map_err(|e| ReportError::io(path, e))
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::write(path, render_report_inline(entries, quick, dir))
+        .map_err(|e| ReportError::io(path, e))
 }
 
 #[cfg(test)]
@@ -160,5 +277,41 @@ mod tests {
         assert!(html.contains("src=\"a/plot.svg\""));
         assert!(html.contains("A &lt;b&gt;"));
         assert!(html.contains("diverged"));
+        assert!(html.contains("<table id=\"summary\">"));
+    }
+
+    #[test]
+    fn written_report_inlines_svg_figures() {
+        let dir = std::env::temp_dir().join(format!("nonsmooth-html-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("x")).unwrap();
+        std::fs::write(
+            dir.join("x/f.svg"),
+            "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>\n",
+        )
+        .unwrap();
+        let mut o = ExperimentOutcome {
+            id: "x".into(),
+            paper: "Paper P".into(),
+            ..Default::default()
+        };
+        o.metric("m", 1.5);
+        o.expect("m", 1.0, 1.0, "paper Table 1");
+        o.figure("f.svg");
+        o.figure("missing.svg");
+        let path = dir.join("report.html");
+        write_report(&path, &[ReportEntry::Ran(o)], false).unwrap();
+        let html = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(html.contains("<figure><svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>"));
+        assert!(!html.contains("<?xml"));
+        assert!(html.contains("src=\"x/missing.svg\""));
+        assert!(html.contains("<h2>Paper P</h2>"));
+        assert_eq!(paper_group("Halm & Posa, seed 001, E1"), "seed 001");
+        assert_eq!(
+            paper_group("Zapolsky & Drumwright (§3)"),
+            "Zapolsky & Drumwright"
+        );
+        // paper value 1, ours 1.5, tolerance 1: passes
+        assert!(html.contains("<td>1</td><td>1.5</td><td>1</td>"));
     }
 }

@@ -10,6 +10,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![warn(missing_docs)]
 
 pub mod error;
 pub mod html;

@@ -16,8 +16,11 @@ pub enum SeriesStyle {
 /// One named data series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// Legend entry.
     pub name: String,
+    /// Data points (x, y).
     pub points: Vec<(f64, f64)>,
+    /// Line or scatter.
     pub style: SeriesStyle,
 }
 
@@ -44,9 +47,13 @@ impl Series {
 /// A 2-D plot with axes, labels and a legend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
+    /// Title drawn above the plot.
     pub title: String,
+    /// Label of the x axis.
     pub x_label: String,
+    /// Label of the y axis.
     pub y_label: String,
+    /// The data series, drawn in order.
     pub series: Vec<Series>,
     /// Plot |y| on a logarithmic axis (non-positive values are dropped).
     pub log_y: bool,

@@ -33,30 +33,42 @@ impl RunContext<'_> {
 /// A metric compared with an expected value (from a paper or an analytic solution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
+    /// Name of the metric (a key of [`ExperimentOutcome::metrics`]).
     pub metric: String,
+    /// The expected value (the paper's, or an analytic one).
     pub expected: f64,
     /// Absolute tolerance: passes when |value − expected| ≤ tolerance.
     pub tolerance: f64,
     /// Where the expected value comes from (e.g. "seed 003, Table 1" or "analytic").
     pub source: String,
+    /// Our measured value.
     pub value: f64,
+    /// Whether |value − expected| ≤ tolerance.
     pub passed: bool,
 }
 
 /// Everything an experiment produced; serialized as `result.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ExperimentOutcome {
+    /// The experiment's id.
     pub id: String,
+    /// Its title.
     pub title: String,
+    /// The paper (seed) and section it reproduces.
     pub paper: String,
+    /// Whether it ran in quick mode.
     pub quick: bool,
+    /// Measured metrics, name → value.
     pub metrics: BTreeMap<String, f64>,
+    /// Comparisons of metrics with expected values.
     pub checks: Vec<Check>,
     /// File names (relative to the experiment directory) of figures.
     pub figures: Vec<String>,
     /// Other data files written (CSV, JSON).
     pub files: Vec<String>,
+    /// Free-text remarks shown in the report.
     pub notes: Vec<String>,
+    /// Wall-clock run time in seconds.
     pub wall_time_s: f64,
 }
 
@@ -104,9 +116,11 @@ pub type ExperimentFn = fn(&RunContext, &mut ExperimentOutcome) -> Result<(), Re
 pub struct Experiment {
     /// Stable identifier, e.g. `sim-stiff-pendulum`.
     pub id: &'static str,
+    /// One-line title.
     pub title: &'static str,
     /// Paper (seed) and section it reproduces.
     pub paper: &'static str,
+    /// The function that runs it.
     pub run: ExperimentFn,
 }
 

@@ -92,13 +92,19 @@ pub enum UnilateralForm {
 pub enum FrictionCoupling {
     /// The single program of Appendix 0.A (eqs 176–186) with weight ζ on λ_n and λ_u
     /// (`None` = the paper's ζ = 1/h). Requires [`UnilateralForm::MinNorm`].
-    Literal { zeta: Option<f64> },
+    Literal {
+        /// Weight ζ on λ_n and λ_u; `None` means 1/h.
+        zeta: Option<f64>,
+    },
     /// Lexicographic / fixed-point split (mitigation of D5, after Anitescu–Hart): at most
     /// `sweeps` times, solve the normal and unilateral rows with the current friction forces
     /// fixed, then the friction rows (slack objective of eq 99, Coulomb cone with λ_n
     /// fixed), until the forces change by at most
     /// [`DrumwrightOptions::sweep_tolerance`] (relative).
-    Staged { sweeps: usize },
+    Staged {
+        /// Maximum number of normal/friction sweeps.
+        sweeps: usize,
+    },
 }
 
 /// Options of [`DrumwrightStepper`].

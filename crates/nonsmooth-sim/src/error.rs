@@ -7,32 +7,56 @@ use thiserror::Error;
 /// Why a simulation could not go on.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SimError {
+    /// The model or state is invalid.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// A solver used by the stepper failed.
     #[error(transparent)]
     Solver(#[from] SolverError),
+    /// No stepper has this name.
     #[error("unknown stepper `{name}`; available: {available}")]
-    UnknownStepper { name: String, available: String },
+    UnknownStepper {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        available: String,
+    },
+    /// The stepper cannot handle this model.
     #[error("stepper `{stepper}` cannot handle this model: {reason}")]
     Unsupported {
+        /// The stepper.
         stepper: &'static str,
+        /// Why.
         reason: String,
     },
+    /// A simulation option is out of range.
     #[error("invalid simulation option `{option}`: {reason}")]
     InvalidOption {
+        /// The option.
         option: &'static str,
+        /// Why.
         reason: String,
     },
+    /// The state became non-finite or exploded.
     #[error("simulation diverged at t = {t}: {reason}")]
-    Diverged { t: f64, reason: String },
+    Diverged {
+        /// Simulation time in s.
+        t: f64,
+        /// Why.
+        reason: String,
+    },
     /// A step of [`crate::simulate`] failed: the step index (1-based), the time at the
     /// start of the failed step, the cause (carrying the solver status for solver
     /// failures) and the trajectory recorded up to the last good step.
     #[error("step {step} at t = {t} failed: {source}")]
     StepFailed {
+        /// Step index (1-based).
         step: usize,
+        /// Simulation time in s.
         t: f64,
+        /// The cause.
         source: Box<SimError>,
+        /// The trajectory recorded up to the last good step.
         partial: Box<crate::Trajectory>,
     },
 }

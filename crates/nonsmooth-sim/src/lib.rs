@@ -16,6 +16,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+#![warn(missing_docs)]
 
 pub mod anitescu;
 pub mod contact_law;

@@ -28,6 +28,7 @@ pub enum PenaltyIntegrator {
 /// A penalty-contact stepper.
 #[derive(Debug, Clone)]
 pub struct PenaltyStepper {
+    /// Explicit or semi-implicit (symplectic) Euler.
     pub integrator: PenaltyIntegrator,
     /// Regularization speed of Coulomb friction (m/s): below it friction is viscous.
     pub friction_regularization: f64,

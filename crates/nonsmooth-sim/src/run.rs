@@ -43,11 +43,17 @@ impl SimOptions {
 /// Recorded states of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trajectory {
+    /// Name of the stepper that produced it.
     pub stepper: String,
+    /// Names of the configuration coordinates (`Model::q_names`).
     pub q_names: Vec<String>,
+    /// Names of the velocity coordinates (`Model::v_names`).
     pub v_names: Vec<String>,
+    /// Recorded times in s.
     pub t: Vec<f64>,
+    /// Recorded configurations (one per entry of `t`).
     pub q: Vec<DVector<f64>>,
+    /// Recorded velocities (one per entry of `t`).
     pub v: Vec<DVector<f64>>,
     /// Steps taken.
     pub steps: usize,

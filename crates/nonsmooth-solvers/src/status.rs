@@ -36,41 +36,64 @@ impl Residuals {
 /// Why a solver could not return a solution.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SolverError {
+    /// Sizes of the inputs do not agree.
     #[error("{solver}: dimension mismatch in {what}: expected {expected}, got {got}")]
     DimensionMismatch {
+        /// Which solver.
         solver: &'static str,
+        /// Which input.
         what: &'static str,
+        /// Expected size.
         expected: usize,
+        /// Actual size.
         got: usize,
     },
+    /// An input contains NaN or infinity.
     #[error("{solver}: input {what} contains NaN or infinity")]
     NonFinite {
+        /// Which solver.
         solver: &'static str,
+        /// Which input.
         what: &'static str,
     },
+    /// The method ended without a solution (e.g. Lemke ray termination).
     #[error("{solver}: no solution found: {reason}")]
     NoSolution {
+        /// Which solver.
         solver: &'static str,
+        /// Why.
         reason: String,
     },
+    /// The problem is primal infeasible.
     #[error("{solver}: problem is primal infeasible{detail}")]
     PrimalInfeasible {
+        /// Which solver.
         solver: &'static str,
+        /// Details (e.g. the infeasibility certificate); may be empty.
         detail: String,
     },
+    /// The problem is dual infeasible (unbounded).
     #[error("{solver}: problem is dual infeasible (unbounded){detail}")]
     DualInfeasible {
+        /// Which solver.
         solver: &'static str,
+        /// Details (e.g. the infeasibility certificate); may be empty.
         detail: String,
     },
+    /// The solver failed for another reason.
     #[error("{solver}: failed: {reason}")]
     Failed {
+        /// Which solver.
         solver: &'static str,
+        /// Why.
         reason: String,
     },
+    /// An input is invalid (e.g. an option out of range).
     #[error("{solver}: invalid input: {reason}")]
     InvalidInput {
+        /// Which solver.
         solver: &'static str,
+        /// Why.
         reason: String,
     },
 }

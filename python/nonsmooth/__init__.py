@@ -1,0 +1,52 @@
+"""nonsmooth: rigid-body dynamics with contact, impact and Coulomb friction.
+
+Python bindings of the Rust toolkit (https://example.invalid/nonsmooth). Arrays are float64
+numpy arrays; errors raise subclasses of :class:`NonsmoothError` carrying the Rust message.
+
+Quick start::
+
+    import nonsmooth as ns
+    model = ns.load_model("examples/bouncing_sphere.toml")
+    traj = ns.simulate(model, stepper="drumwright", dt=1e-3, duration=1.0)
+    print(traj["t"].shape, traj["q"].shape)
+"""
+
+from ._nonsmooth import (  # noqa: F401
+    STEPPER_NAMES,
+    ControlError,
+    ImpactError,
+    Model,
+    ModelError,
+    NonsmoothError,
+    SimulationError,
+    SolverError,
+    __version__,
+    impact_set,
+    inverse_dynamics,
+    lcp,
+    load_model,
+    qp,
+    simulate,
+    snapshot,
+    socp,
+)
+
+__all__ = [
+    "STEPPER_NAMES",
+    "ControlError",
+    "ImpactError",
+    "Model",
+    "ModelError",
+    "NonsmoothError",
+    "SimulationError",
+    "SolverError",
+    "__version__",
+    "impact_set",
+    "inverse_dynamics",
+    "lcp",
+    "load_model",
+    "qp",
+    "simulate",
+    "snapshot",
+    "socp",
+]

@@ -1,0 +1,157 @@
+"""Type stubs of the extension module ``nonsmooth._nonsmooth`` (see python/src/*.rs)."""
+
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[np.float64]
+ArrayLike = npt.ArrayLike
+PathLike = Union[str, "os.PathLike[str]"]
+
+__version__: str
+STEPPER_NAMES: List[str]
+
+class NonsmoothError(Exception):
+    """Base class of every error raised by the nonsmooth Rust core."""
+
+class ModelError(NonsmoothError):
+    """A model file or model data is invalid (parse errors with file:line, bad state sizes)."""
+
+class SimulationError(NonsmoothError):
+    """A simulation failed (bad options, or a step failed)."""
+
+class SolverError(NonsmoothError):
+    """An LCP / QP / SOCP solve failed or its input was malformed."""
+
+class ImpactError(NonsmoothError):
+    """A set-valued impact computation failed or its options were out of range."""
+
+class ControlError(NonsmoothError):
+    """An inverse-dynamics computation failed or its input was malformed."""
+
+class Model:
+    """A validated rigid-body model; build with ``load_model`` or ``Model.from_toml``."""
+
+    @staticmethod
+    def from_toml(text: str, name: Optional[str] = None) -> "Model":
+        """Parses a model from TOML text (docs/model-format.md)."""
+    @staticmethod
+    def from_file(path: PathLike) -> "Model":
+        """Loads a ``.toml`` or ``.urdf`` model file."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def dimension(self) -> str:
+        """``"planar"`` or ``"spatial"``."""
+    @property
+    def nq(self) -> int: ...
+    @property
+    def nv(self) -> int: ...
+    @property
+    def nu(self) -> int: ...
+    @property
+    def q_names(self) -> List[str]: ...
+    @property
+    def v_names(self) -> List[str]: ...
+    @property
+    def body_names(self) -> List[str]: ...
+    @property
+    def actuator_names(self) -> List[str]: ...
+    @property
+    def q0(self) -> Array:
+        """Initial configuration of the model file (length nq)."""
+    @property
+    def v0(self) -> Array:
+        """Initial velocity of the model file (length nv)."""
+
+def load_model(path: PathLike) -> Model:
+    """Loads a ``.toml`` or ``.urdf`` model file; raises ``ModelError`` with file:line."""
+
+def snapshot(
+    model: Model,
+    q: Optional[ArrayLike] = None,
+    v: Optional[ArrayLike] = None,
+    t: float = 0.0,
+) -> Dict[str, Any]:
+    """Dynamics frozen at (q, v, t): keys ``M``, ``f``, ``N_q``, ``B``, ``gaps``, ``Jn``,
+    ``Jt``, ``mu``, ``normals``, ``points``, ``J_bilateral``, ``J_limits``, ``q``, ``v``, ``t``."""
+
+def simulate(
+    model: Model,
+    stepper: Optional[str] = None,
+    dt: Optional[float] = None,
+    duration: Optional[float] = None,
+    q0: Optional[ArrayLike] = None,
+    v0: Optional[ArrayLike] = None,
+    record_every: int = 1,
+) -> Dict[str, Any]:
+    """Time stepping; keys ``t`` (n), ``q`` (n×nq), ``v`` (n×nv), ``q_names``, ``v_names``,
+    ``stepper``, ``steps``."""
+
+def impact_set(
+    model: Model,
+    q: Optional[ArrayLike] = None,
+    v: Optional[ArrayLike] = None,
+    samples: int = 1024,
+    cap: float = 0.3,
+    steps: int = 10,
+    eps: float = 0.0,
+    seed: int = 1,
+    margin: Optional[float] = None,
+    laws: bool = True,
+) -> Dict[str, Any]:
+    """Set-valued impact (Halm & Posa, Algorithm 2); keys ``v_minus``, ``outcomes``,
+    ``normal_velocities``, ``tangential_velocities``, ``colliding``, ``mean_lcps``,
+    ``max_residual``, ``rejected``, ``Jn``, ``Jt``, ``notes``, ``laws``."""
+
+def inverse_dynamics(
+    model: Model,
+    q: Optional[ArrayLike] = None,
+    v: Optional[ArrayLike] = None,
+    acceleration: Optional[ArrayLike] = None,
+    velocity: Optional[ArrayLike] = None,
+    variant: str = "qp-coulomb",
+    dt: float = 1e-3,
+    relax_infeasible: bool = True,
+) -> Dict[str, Any]:
+    """Inverse dynamics with rigid contact (Zapolsky & Drumwright); keys ``torques``,
+    ``normal_forces``, ``tangent_forces``, ``normal_impulses``, ``tangent_impulses``,
+    ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
+
+def lcp(
+    M: ArrayLike,
+    q: ArrayLike,
+    method: str = "lemke",
+    max_iterations: Optional[int] = None,
+    tol: Optional[float] = None,
+) -> Dict[str, Any]:
+    """LCP ``w = M z + q ≥ 0, z ≥ 0, zᵀw = 0``; keys ``z``, ``w``, ``status``, ``residuals``,
+    ``iterations`` (and ``solutions`` for ``method="enumerate"``)."""
+
+def qp(
+    P: ArrayLike,
+    c: ArrayLike,
+    A: Optional[ArrayLike] = None,
+    b: Optional[ArrayLike] = None,
+    G: Optional[ArrayLike] = None,
+    h: Optional[ArrayLike] = None,
+    lower: Optional[ArrayLike] = None,
+    upper: Optional[ArrayLike] = None,
+) -> Dict[str, Any]:
+    """QP ``min ½xᵀPx + cᵀx`` s.t. ``Ax = b``, ``Gx ≤ h``, bounds; keys ``x``, ``s``, ``z``,
+    ``objective``, ``status``, ``residuals``, ``iterations``."""
+
+def socp(
+    P: ArrayLike,
+    c: ArrayLike,
+    cones: Sequence[Tuple[ArrayLike, ArrayLike, ArrayLike, float]],
+    A: Optional[ArrayLike] = None,
+    b: Optional[ArrayLike] = None,
+    G: Optional[ArrayLike] = None,
+    h: Optional[ArrayLike] = None,
+    lower: Optional[ArrayLike] = None,
+    upper: Optional[ArrayLike] = None,
+) -> Dict[str, Any]:
+    """SOCP with cones ``‖Mᵢx + mᵢ‖ ≤ cᵢᵀx + dᵢ``; same keys as ``qp``."""

@@ -1,0 +1,56 @@
+//! numpy ⇄ nalgebra conversions (always copies, always `float64`).
+
+use nalgebra::{DMatrix, DVector};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Copies a 1-D array into a vector, rejecting NaN/inf with `ValueError` naming `what`.
+pub fn vector(a: &PyReadonlyArray1<'_, f64>, what: &str) -> PyResult<DVector<f64>> {
+    let v: Vec<f64> = a.as_array().iter().copied().collect();
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{what}[{i}] is not finite ({})",
+            v[i]
+        )));
+    }
+    Ok(DVector::from_vec(v))
+}
+
+/// Copies a 2-D array into a matrix, rejecting NaN/inf with `ValueError` naming `what`.
+pub fn matrix(a: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<DMatrix<f64>> {
+    let view = a.as_array();
+    let (r, c) = view.dim();
+    let m = DMatrix::from_fn(r, c, |i, j| view[(i, j)]);
+    if let Some(k) = m.iter().position(|x| !x.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{what}[{}, {}] is not finite",
+            k % r.max(1),
+            k / r.max(1)
+        )));
+    }
+    Ok(m)
+}
+
+/// A vector as a new 1-D numpy array.
+pub fn to_py_vector<'py>(py: Python<'py>, v: &DVector<f64>) -> Bound<'py, PyArray1<f64>> {
+    v.as_slice().to_vec().into_pyarray(py)
+}
+
+/// A matrix as a new 2-D (C-ordered) numpy array.
+pub fn to_py_matrix<'py>(py: Python<'py>, m: &DMatrix<f64>) -> Bound<'py, PyArray2<f64>> {
+    Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)]).into_pyarray(py)
+}
+
+/// Rows of equal length as a 2-D numpy array (`rows × n`; `0 × n` when empty).
+pub fn rows_to_py<'py>(
+    py: Python<'py>,
+    rows: &[DVector<f64>],
+    n: usize,
+) -> Bound<'py, PyArray2<f64>> {
+    Array2::from_shape_fn((rows.len(), n), |(i, j)| {
+        rows[i].get(j).copied().unwrap_or(f64::NAN)
+    })
+    .into_pyarray(py)
+}

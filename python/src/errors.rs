@@ -1,0 +1,83 @@
+//! Python exceptions carrying the Rust error messages.
+//!
+//! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
+//! `SolverError`, `ImpactError` and `ControlError` derive from it. Shape and value errors of
+//! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(
+    _nonsmooth,
+    NonsmoothError,
+    PyException,
+    "Base class of every error raised by the nonsmooth Rust core."
+);
+create_exception!(
+    _nonsmooth,
+    ModelError,
+    NonsmoothError,
+    "A model file or model data is invalid (parse errors with file:line, bad state sizes)."
+);
+create_exception!(
+    _nonsmooth,
+    SimulationError,
+    NonsmoothError,
+    "A simulation failed (bad options, or a step failed)."
+);
+create_exception!(
+    _nonsmooth,
+    SolverError,
+    NonsmoothError,
+    "An LCP / QP / SOCP solve failed or its input was malformed."
+);
+create_exception!(
+    _nonsmooth,
+    ImpactError,
+    NonsmoothError,
+    "A set-valued impact computation failed or its options were out of range."
+);
+create_exception!(
+    _nonsmooth,
+    ControlError,
+    NonsmoothError,
+    "An inverse-dynamics computation failed or its input was malformed."
+);
+
+/// Converts a [`nonsmooth_core::ModelError`] into `ModelError`.
+pub fn model_err(e: nonsmooth_core::ModelError) -> PyErr {
+    ModelError::new_err(e.to_string())
+}
+
+/// Converts a [`nonsmooth_sim::SimError`] into `SimulationError`.
+pub fn sim_err(e: nonsmooth_sim::SimError) -> PyErr {
+    SimulationError::new_err(e.to_string())
+}
+
+/// Converts a [`nonsmooth_solvers::SolverError`] into `SolverError`.
+pub fn solver_err(e: nonsmooth_solvers::SolverError) -> PyErr {
+    SolverError::new_err(e.to_string())
+}
+
+/// Converts a [`nonsmooth_impact::ImpactError`] into `ImpactError`.
+pub fn impact_err(e: nonsmooth_impact::ImpactError) -> PyErr {
+    ImpactError::new_err(e.to_string())
+}
+
+/// Converts a [`nonsmooth_control::ControlError`] into `ControlError`.
+pub fn control_err(e: nonsmooth_control::ControlError) -> PyErr {
+    ControlError::new_err(e.to_string())
+}
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("NonsmoothError", py.get_type::<NonsmoothError>())?;
+    m.add("ModelError", py.get_type::<ModelError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("SolverError", py.get_type::<SolverError>())?;
+    m.add("ImpactError", py.get_type::<ImpactError>())?;
+    m.add("ControlError", py.get_type::<ControlError>())?;
+    Ok(())
+}

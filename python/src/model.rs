@@ -1,0 +1,215 @@
+//! `Model`, `load_model` and `snapshot`: model files (TOML / URDF, `nonsmooth_core::io`) and
+//! the frozen dynamics of a state (`nonsmooth_core::ContactSnapshot`).
+
+use crate::convert::{to_py_matrix, to_py_vector, vector};
+use crate::errors::model_err;
+use nalgebra::DVector;
+use nonsmooth_core::{ContactSnapshot, Dimension, Model};
+use numpy::PyReadonlyArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+/// A validated rigid-body model (bodies, joints, colliders, materials, actuators, initial
+/// state). Build one with `load_model(path)` or `Model.from_toml(text)`.
+#[pyclass(name = "Model", module = "nonsmooth", frozen)]
+#[derive(Clone)]
+pub struct PyModel {
+    /// The wrapped Rust model.
+    pub inner: Model,
+}
+
+#[pymethods]
+impl PyModel {
+    /// Parses a model from TOML text (the format of docs/model-format.md).
+    #[staticmethod]
+    #[pyo3(signature = (text, name = None))]
+    fn from_toml(text: &str, name: Option<&str>) -> PyResult<Self> {
+        let inner = Model::from_toml_str(text, name).map_err(model_err)?;
+        Ok(Self { inner })
+    }
+
+    /// Loads a `.toml` or `.urdf` model file.
+    #[staticmethod]
+    fn from_file(path: PathBuf) -> PyResult<Self> {
+        load(path)
+    }
+
+    /// The model's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// `"planar"` or `"spatial"`.
+    #[getter]
+    fn dimension(&self) -> &'static str {
+        match self.inner.dimension {
+            Dimension::Planar => "planar",
+            Dimension::Spatial => "spatial",
+        }
+    }
+
+    /// Number of configuration coordinates nq.
+    #[getter]
+    fn nq(&self) -> usize {
+        self.inner.nq()
+    }
+
+    /// Number of velocity coordinates nv.
+    #[getter]
+    fn nv(&self) -> usize {
+        self.inner.nv()
+    }
+
+    /// Number of actuators nu.
+    #[getter]
+    fn nu(&self) -> usize {
+        self.inner.nu()
+    }
+
+    /// Names of the configuration coordinates (length nq).
+    #[getter]
+    fn q_names(&self) -> Vec<String> {
+        self.inner.q_names()
+    }
+
+    /// Names of the velocity coordinates (length nv).
+    #[getter]
+    fn v_names(&self) -> Vec<String> {
+        self.inner.v_names()
+    }
+
+    /// Names of the bodies, in model order.
+    #[getter]
+    fn body_names(&self) -> Vec<String> {
+        self.inner.bodies.iter().map(|b| b.name.clone()).collect()
+    }
+
+    /// Names of the actuators, in model order.
+    #[getter]
+    fn actuator_names(&self) -> Vec<String> {
+        self.inner
+            .actuators
+            .iter()
+            .map(|a| a.name.clone())
+            .collect()
+    }
+
+    /// Initial configuration q₀ of the model file (length nq).
+    #[getter]
+    fn q0<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f64>> {
+        to_py_vector(py, &self.inner.initial_state.q)
+    }
+
+    /// Initial velocity v₀ of the model file (length nv).
+    #[getter]
+    fn v0<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<f64>> {
+        to_py_vector(py, &self.inner.initial_state.v)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Model(name={:?}, dimension={:?}, nq={}, nv={}, nu={})",
+            self.inner.name,
+            self.dimension(),
+            self.inner.nq(),
+            self.inner.nv(),
+            self.inner.nu()
+        )
+    }
+}
+
+fn load(path: PathBuf) -> PyResult<PyModel> {
+    let inner = Model::from_file(&path).map_err(model_err)?;
+    Ok(PyModel { inner })
+}
+
+/// Loads a `.toml` or `.urdf` model file (`nonsmooth_core::Model::from_file`).
+#[pyfunction]
+fn load_model(path: PathBuf) -> PyResult<PyModel> {
+    load(path)
+}
+
+/// The state to use: the given arrays, else the model's initial state.
+pub fn state_or_initial(
+    model: &Model,
+    q: Option<PyReadonlyArray1<'_, f64>>,
+    v: Option<PyReadonlyArray1<'_, f64>>,
+) -> PyResult<(DVector<f64>, DVector<f64>)> {
+    let q = match q {
+        Some(a) => vector(&a, "q")?,
+        None => model.initial_state.q.clone(),
+    };
+    let v = match v {
+        Some(a) => vector(&a, "v")?,
+        None => model.initial_state.v.clone(),
+    };
+    if q.len() != model.nq() {
+        return Err(PyValueError::new_err(format!(
+            "q has length {}, the model has nq = {}",
+            q.len(),
+            model.nq()
+        )));
+    }
+    if v.len() != model.nv() {
+        return Err(PyValueError::new_err(format!(
+            "v has length {}, the model has nv = {}",
+            v.len(),
+            model.nv()
+        )));
+    }
+    Ok((q, v))
+}
+
+/// The dynamics of `model` frozen at (q, v, t) (`ContactSnapshot::new`): a dict with
+/// `M` (nv×nv), `f` (nv; gravity, Coriolis, damping), `N_q` (velocity map, nq×nv),
+/// `B` (actuation Pᵀ, nv×nu), `gaps` (nc), `Jn` (nc×nv), `Jt` (Σk×nv), `mu` (nc),
+/// `normals`/`points` (nc×3), `J_bilateral`, `J_limits`, `q`, `v`, `t`.
+/// Missing q / v default to the model's initial state.
+#[pyfunction]
+#[pyo3(signature = (model, q = None, v = None, t = 0.0))]
+fn snapshot<'py>(
+    py: Python<'py>,
+    model: &PyModel,
+    q: Option<PyReadonlyArray1<'py, f64>>,
+    v: Option<PyReadonlyArray1<'py, f64>>,
+    t: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = &model.inner;
+    let (q, v) = state_or_initial(m, q, v)?;
+    let snap = ContactSnapshot::new(m, &q, &v, t).map_err(model_err)?;
+    let d = PyDict::new(py);
+    d.set_item("t", snap.t)?;
+    d.set_item("q", to_py_vector(py, &snap.q))?;
+    d.set_item("v", to_py_vector(py, &snap.v))?;
+    d.set_item("M", to_py_matrix(py, &snap.mass_matrix))?;
+    d.set_item("f", to_py_vector(py, &snap.forces))?;
+    d.set_item("N_q", to_py_matrix(py, &snap.velocity_map))?;
+    d.set_item("B", to_py_matrix(py, &snap.actuation))?;
+    d.set_item("gaps", to_py_vector(py, &snap.gaps()))?;
+    d.set_item("Jn", to_py_matrix(py, &snap.normal_jacobian()))?;
+    d.set_item("Jt", to_py_matrix(py, &snap.tangent_jacobian()))?;
+    let mu = DVector::from_iterator(
+        snap.contacts.len(),
+        snap.contacts.iter().map(|c| c.friction),
+    );
+    d.set_item("mu", to_py_vector(py, &mu))?;
+    let nc = snap.contacts.len();
+    let normals = nalgebra::DMatrix::from_fn(nc, 3, |i, j| snap.contacts[i].normal[j]);
+    let points = nalgebra::DMatrix::from_fn(nc, 3, |i, j| snap.contacts[i].point[j]);
+    d.set_item("normals", to_py_matrix(py, &normals))?;
+    d.set_item("points", to_py_matrix(py, &points))?;
+    d.set_item("J_bilateral", to_py_matrix(py, &snap.bilateral_jacobian()))?;
+    d.set_item("J_limits", to_py_matrix(py, &snap.limit_jacobian()))?;
+    Ok(d)
+}
+
+/// Adds `Model`, `load_model` and `snapshot` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyModel>()?;
+    m.add_function(wrap_pyfunction!(load_model, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `simulate`: forward time stepping (`nonsmooth_sim::simulate`) with any stepper of
+//! `nonsmooth_sim::STEPPER_NAMES`.
+
+use crate::convert::rows_to_py;
+use crate::errors::sim_err;
+use crate::model::{state_or_initial, PyModel};
+use nonsmooth_core::State;
+use nonsmooth_impact::time_di::TimeAsStateDi;
+use nonsmooth_sim::{stepper_by_name, SimError, SimOptions, Stepper, STEPPER_NAMES};
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Simulates `model` from (q0, v0) (default: the model's initial state) with `stepper`
+/// (default: the model's `[simulation] stepper`, else `"penalty-symplectic"`), step `dt`
+/// (default: model, else 1e-3) for `duration` seconds (default: model, else 1), recording
+/// every `record_every`-th step. Returns a dict with `t` (n), `q` (n×nq), `v` (n×nv),
+/// `q_names`, `v_names`, `stepper`, `steps`. Contact forces are not recorded by the Rust
+/// run loop yet, so they are not returned.
+///
+/// Raises `SimulationError` for bad options or a failing step (the message says which step).
+#[pyfunction]
+#[pyo3(signature = (model, stepper = None, dt = None, duration = None, q0 = None, v0 = None, record_every = 1))]
+#[allow(clippy::too_many_arguments)]
+fn simulate<'py>(
+    py: Python<'py>,
+    model: &PyModel,
+    stepper: Option<&str>,
+    dt: Option<f64>,
+    duration: Option<f64>,
+    q0: Option<PyReadonlyArray1<'py, f64>>,
+    v0: Option<PyReadonlyArray1<'py, f64>>,
+    record_every: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let m = &model.inner;
+    let (q, v) = state_or_initial(m, q0, v0)?;
+    let name = stepper
+        .map(str::to_string)
+        .or_else(|| m.simulation.stepper.clone())
+        .unwrap_or_else(|| "penalty-symplectic".to_string());
+    let mut st = by_name(&name).map_err(sim_err)?;
+    let options = SimOptions {
+        dt: dt.or(m.simulation.dt).unwrap_or(1e-3),
+        duration: duration.or(m.simulation.duration).unwrap_or(1.0),
+        record_every,
+    };
+    let initial = State {
+        q,
+        v,
+        t: m.initial_state.t,
+    };
+    let traj = nonsmooth_sim::simulate(m, st.as_mut(), &initial, &options, &mut |_, _| {})
+        .map_err(sim_err)?;
+    let d = PyDict::new(py);
+    d.set_item("t", traj.t.clone().into_pyarray(py))?;
+    d.set_item("q", rows_to_py(py, &traj.q, m.nq()))?;
+    d.set_item("v", rows_to_py(py, &traj.v, m.nv()))?;
+    d.set_item("q_names", traj.q_names.clone())?;
+    d.set_item("v_names", traj.v_names.clone())?;
+    d.set_item("stepper", traj.stepper.clone())?;
+    d.set_item("steps", traj.steps)?;
+    Ok(d)
+}
+
+/// The time-as-state differential inclusion of seed 001 (`nonsmooth_impact::time_di`).
+const TIME_AS_STATE_DI: &str = "time-as-state-di";
+
+/// Every stepper name `simulate` accepts.
+pub fn names() -> Vec<&'static str> {
+    STEPPER_NAMES
+        .iter()
+        .copied()
+        .chain(std::iter::once(TIME_AS_STATE_DI))
+        .collect()
+}
+
+fn by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
+    if name == TIME_AS_STATE_DI {
+        return Ok(Box::new(TimeAsStateDi::new()));
+    }
+    stepper_by_name(name).map_err(|e| match e {
+        SimError::UnknownStepper { name, .. } => SimError::UnknownStepper {
+            name,
+            available: names().join(", "),
+        },
+        other => other,
+    })
+}
+
+/// Adds `simulate` and `STEPPER_NAMES` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add("STEPPER_NAMES", names())?;
+    Ok(())
+}

@@ -1,0 +1,59 @@
+"""Set-valued impacts (seed 001) and inverse dynamics (seed 004) through the bindings."""
+
+import math
+
+import numpy as np
+import pytest
+
+import nonsmooth as ns
+
+
+def test_inverse_dynamics_pendulum_is_analytic(examples):
+    m = ns.load_model(examples / "pendulum.toml")
+    for variant in ("lcp-noslip", "lcp-coulomb", "qp-noslip", "qp-coulomb"):
+        r = ns.inverse_dynamics(m, acceleration=np.array([1.0]), variant=variant, dt=1e-3)
+        # no contacts: u = M qdd - f = 1.0001 * 1 + 9.81 sin(0.5)
+        np.testing.assert_allclose(r["torques"], [1.0001 + 9.81 * math.sin(0.5)], rtol=1e-8)
+        assert r["status"] == "solved" and r["variant"] == variant
+        np.testing.assert_allclose(r["v_plus"], [1e-3], rtol=1e-8)
+
+
+def test_inverse_dynamics_with_contact_reaches_the_target(examples):
+    m = ns.load_model(examples / "id_arm_wall.toml")
+    r = ns.inverse_dynamics(m, variant="qp-coulomb")
+    assert r["torques"].shape == (m.nu,)
+    assert np.all(r["normal_forces"] >= -1e-8)
+
+
+def test_inverse_dynamics_errors(examples):
+    ball = ns.load_model(examples / "bouncing_sphere.toml")
+    with pytest.raises(ns.ControlError, match="no actuators"):
+        ns.inverse_dynamics(ball)
+    m = ns.load_model(examples / "pendulum.toml")
+    with pytest.raises(ns.ControlError):
+        ns.inverse_dynamics(m, variant="magic")
+    with pytest.raises(ValueError, match="not both"):
+        ns.inverse_dynamics(m, acceleration=np.zeros(1), velocity=np.zeros(1))
+
+
+def test_impact_set_rocking_block(examples):
+    m = ns.load_model(examples / "impact_rocking_block.toml")
+    r = ns.impact_set(m, samples=64, seed=3)
+    assert r["colliding"]
+    out, vn = r["outcomes"], r["normal_velocities"]
+    assert out.shape[1] == m.nv and vn.shape == (out.shape[0], 2)
+    assert out.shape[0] + r["rejected"] == 64
+    # every post-impact velocity is non-penetrating and dissipative (Halm & Posa, Thm 5)
+    assert vn.min() > -1e-6
+    np.testing.assert_allclose(vn, out @ r["Jn"].T, atol=1e-12)
+    laws = {law["law"]: law for law in r["laws"]}
+    assert "anitescu-potra #0" in laws
+    e_minus = laws["anitescu-potra #0"]["kinetic_energy"]
+    assert np.isfinite(e_minus)
+    assert r["max_residual"] < 1e-8
+
+
+def test_impact_errors(examples):
+    m = ns.load_model(examples / "impact_rocking_block.toml")
+    with pytest.raises(ns.ImpactError, match="invalid option"):
+        ns.impact_set(m, samples=8, cap=-1.0)

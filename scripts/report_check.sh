@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Renders a quick reproduction report and checks it in headless Chromium (Debian `chromium`,
+# installed with apt-get when missing): the page loads offline without console errors, every
+# figure renders (inline SVG; no broken <img>), and a screenshot is taken.
+# Usage: bash scripts/report_check.sh [OUT_DIR] [EXPERIMENT_IDS...]
+# (default: target/report-check with one quick experiment per paper; pass `--all` as the only
+#  id to render the full quick report).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-target/report-check}"
+shift || true
+IDS=("$@")
+if [ ${#IDS[@]} -eq 0 ]; then
+    IDS=(foundation-free-fall drumwright-smd impact-disks id-statics)
+fi
+
+CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
+if [ -z "$CHROMIUM" ]; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+    CHROMIUM="$(command -v chromium)"
+fi
+
+cargo build --quiet -p nonsmooth-cli --features nonsmooth-solvers/sdp
+rm -rf "$OUT" && mkdir -p "$OUT"
+# Exit code 1 means a check of an experiment failed; the page must still render.
+target/debug/nonsmooth reproduce --quick --quiet --out "$OUT" "${IDS[@]}" || [ $? -eq 1 ]
+REPORT="$(cd "$OUT" && pwd)/report.html"
+[ -s "$REPORT" ] || { echo "report_check: $REPORT was not written" >&2; exit 1; }
+
+FLAGS=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
+       --disable-extensions --disable-background-networking --virtual-time-budget=5000
+       --user-data-dir="$(mktemp -d)")
+"$CHROMIUM" "${FLAGS[@]}" --enable-logging=stderr --v=0 --dump-dom "file://$REPORT" \
+    >"$OUT/dom.html" 2>"$OUT/chromium.log"
+"$CHROMIUM" "${FLAGS[@]}" --window-size=1200,4000 --screenshot="$OUT/screenshot.png" \
+    "file://$REPORT" >/dev/null 2>>"$OUT/chromium.log"
+
+python3 - "$OUT" <<'PY'
+import pathlib, re, struct, sys
+out = pathlib.Path(sys.argv[1])
+dom = (out / "dom.html").read_text(encoding="utf-8", errors="replace")
+log = (out / "chromium.log").read_text(encoding="utf-8", errors="replace")
+src = (out / "report.html").read_text(encoding="utf-8")
+errors = []
+console = [l for l in log.splitlines() if "CONSOLE" in l or "Uncaught" in l]
+if console:
+    errors.append("console messages:\n  " + "\n  ".join(console))
+m = re.search(r'data-broken-images="(\d+)"', dom)
+if not m:
+    errors.append("the page's load handler did not run (no data-broken-images attribute)")
+elif m.group(1) != "0":
+    errors.append(f"{m.group(1)} broken image(s)")
+figures = src.count("<figure>")
+svgs = len(re.findall(r"<figure><svg", src))
+if figures == 0:
+    errors.append("the report has no figures")
+if svgs != figures:
+    errors.append(f"only {svgs} of {figures} figures are inline SVG")
+if re.search(r'(src|href)="https?://', src):
+    errors.append("the report references the network (must open offline)")
+if 'id="summary"' not in dom:
+    errors.append("no summary table in the rendered page")
+png = (out / "screenshot.png").read_bytes()
+if png[:8] != b"\x89PNG\r\n\x1a\n":
+    errors.append("screenshot is not a PNG")
+else:
+    w, h = struct.unpack(">II", png[16:24])
+    if (w, h) != (1200, 4000):
+        errors.append(f"screenshot has size {w}x{h}")
+if errors:
+    print("report_check: FAILED\n" + "\n".join(errors), file=sys.stderr)
+    sys.exit(1)
+print(f"report_check: ok — {figures} inline SVG figures, no console errors, "
+      f"screenshot {out / 'screenshot.png'}")
+PY
