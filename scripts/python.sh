@@ -9,7 +9,10 @@ VENV="${NONSMOOTH_VENV:-target/python-venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy pytest
+if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy pytest; then
+    echo "python.sh: could not install maturin/numpy/pytest from PyPI (offline?)" >&2
+    exit 3
+fi
 rm -rf target/wheels/nonsmooth-*.whl
 "$VENV/bin/maturin" build --quiet --profile dev --manifest-path python/Cargo.toml \
     --interpreter "$VENV/bin/python" --out target/wheels

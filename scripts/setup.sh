@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system libraries nonsmooth needs (OpenBLAS/LAPACK for Clarabel's SDP cones,
-# IPOPT for the optimal-control NLPs, pkg-config), if any is missing. Idempotent.
+# IPOPT for the optimal-control NLPs, pkg-config, Python 3 with venv for the bindings), if any
+# is missing. Idempotent.
 set -euo pipefail
-packages=(pkg-config libopenblas-dev liblapack-dev libblas-dev coinor-libipopt-dev gfortran)
+packages=(pkg-config libopenblas-dev liblapack-dev libblas-dev coinor-libipopt-dev gfortran
+          python3 python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,3 +7,12 @@ bash scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --features nonsmooth-solvers/sdp -- -D warnings
 cargo test --workspace --features nonsmooth-solvers/sdp
+# The Python bindings (python/) and their pytest suite. Exit code 3 means PyPI could not be
+# reached to install maturin/numpy/pytest: reported loudly, not treated as a pass of the suite.
+rc=0
+bash scripts/python.sh || rc=$?
+if [ "$rc" -eq 3 ]; then
+  echo "test.sh: PYTHON TESTS NOT RUN (no access to PyPI); the Rust suite above passed" >&2
+elif [ "$rc" -ne 0 ]; then
+  exit "$rc"
+fi
