@@ -31,6 +31,9 @@ class ImpactError(NonsmoothError):
 class ControlError(NonsmoothError):
     """An inverse-dynamics computation failed or its input was malformed."""
 
+class StabilityError(NonsmoothError):
+    """A stability certificate could not be computed (bad parameters or a failed SDP build)."""
+
 class Model:
     """A validated rigid-body model; build with ``load_model`` or ``Model.from_toml``."""
 
@@ -119,6 +122,21 @@ def inverse_dynamics(
     """Inverse dynamics with rigid contact (Zapolsky & Drumwright); keys ``torques``,
     ``normal_forces``, ``tangent_forces``, ``normal_impulses``, ``tangent_impulses``,
     ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
+
+def certify_stability(
+    alpha_deg: float,
+    mu1: float,
+    mu2: float,
+    d: float,
+    e: float = 0.0,
+    h: float = 1.0,
+    method: str = "multi-v",
+) -> Dict[str, Any]:
+    """SOS Lyapunov certificate of the planar two-contact body's equilibrium (Várkonyi,
+    Theorem 2; ``method="ptt"``: the single-V baseline); keys ``verdict`` (``"certified"``,
+    ``"no-certificate"``, ``"ambiguous"``, ``"no-equilibrium"``, ``"not-applicable"``),
+    ``reason``, ``epsilon``, ``sdp_variables``, ``sdp_equalities``, ``psd_blocks``, ``modes``,
+    ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``."""
 
 def lcp(
     M: ArrayLike,

@@ -1,7 +1,7 @@
 //! Python exceptions carrying the Rust error messages.
 //!
 //! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
-//! `SolverError`, `ImpactError` and `ControlError` derive from it. Shape and value errors of
+//! `SolverError`, `ImpactError`, `ControlError` and `StabilityError` derive from it. Shape and value errors of
 //! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
 
 use pyo3::create_exception;
@@ -45,6 +45,13 @@ create_exception!(
     "An inverse-dynamics computation failed or its input was malformed."
 );
 
+create_exception!(
+    _nonsmooth,
+    StabilityError,
+    NonsmoothError,
+    "A stability certificate could not be computed (bad parameters or a failed SDP build)."
+);
+
 /// Converts a [`nonsmooth_core::ModelError`] into `ModelError`.
 pub fn model_err(e: nonsmooth_core::ModelError) -> PyErr {
     ModelError::new_err(e.to_string())
@@ -70,6 +77,11 @@ pub fn control_err(e: nonsmooth_control::ControlError) -> PyErr {
     ControlError::new_err(e.to_string())
 }
 
+/// Converts a [`nonsmooth_sos::SosError`] into `StabilityError`.
+pub fn stability_err(e: nonsmooth_sos::SosError) -> PyErr {
+    StabilityError::new_err(e.to_string())
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -79,5 +91,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SolverError", py.get_type::<SolverError>())?;
     m.add("ImpactError", py.get_type::<ImpactError>())?;
     m.add("ControlError", py.get_type::<ControlError>())?;
+    m.add("StabilityError", py.get_type::<StabilityError>())?;
     Ok(())
 }

@@ -19,6 +19,7 @@ pub mod inverse;
 pub mod model;
 pub mod simulate;
 pub mod solvers;
+pub mod stability;
 
 use pyo3::prelude::*;
 
@@ -32,5 +33,6 @@ fn _nonsmooth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     impact::register(m)?;
     inverse::register(m)?;
     solvers::register(m)?;
+    stability::register(m)?;
     Ok(())
 }

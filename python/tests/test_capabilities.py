@@ -57,3 +57,20 @@ def test_impact_errors(examples):
     m = ns.load_model(examples / "impact_rocking_block.toml")
     with pytest.raises(ns.ImpactError, match="invalid option"):
         ns.impact_set(m, samples=8, cap=-1.0)
+
+
+def test_certify_stability_matches_the_rust_certificates():
+    # Fig. 2 point of seed 000 (alpha = 30°, mu1 = mu2 = 2, d = 1, e = 0): certified by the
+    # multiple Lyapunov functions, not by the single-V baseline (digest §6 tests 8–9).
+    r = ns.certify_stability(30.0, 2.0, 2.0, 1.0)
+    assert r["verdict"] == "certified", r
+    assert r["epsilon"] > 1e-7
+    assert r["sdp_variables"] > 0 and len(r["psd_blocks"]) > 0
+    assert ns.certify_stability(30.0, 2.0, 2.0, 1.0, method="ptt")["verdict"] != "certified"
+    # d <= h tan(alpha): outside the method's domain, with the reason.
+    r = ns.certify_stability(30.0, 1.0, 2.0, 0.5)
+    assert r["verdict"] == "not-applicable" and "tan" in r["reason"]
+    # alpha = 20°, mu = 0.3 < tan(20°): no static equilibrium.
+    assert ns.certify_stability(20.0, 0.3, 0.3, 1.0, e=0.1)["verdict"] == "no-equilibrium"
+    with pytest.raises(ValueError, match="unknown method"):
+        ns.certify_stability(30.0, 2.0, 2.0, 1.0, method="magic")

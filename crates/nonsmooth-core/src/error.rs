@@ -39,42 +39,114 @@ impl Location {
 /// Everything that can be wrong with a model, a state or a model file.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ModelError {
+    /// The file is not valid TOML/XML or does not match the format.
     #[error("{location}: malformed model file: {message}")]
-    Syntax { location: Location, message: String },
+    Syntax {
+        /// Where.
+        location: Location,
+        /// The parser's message.
+        message: String,
+    },
+    /// A reference to a body, joint, collider or material that does not exist.
     #[error("{location}: unknown {kind} `{name}`")]
     UnknownName {
+        /// Where.
         location: Location,
+        /// What kind of name (`body`, `joint`, ...).
         kind: &'static str,
+        /// The name that was not found.
         name: String,
     },
+    /// Two items of the same kind share a name.
     #[error("{location}: duplicate {kind} name `{name}`")]
     DuplicateName {
+        /// Where the second one is.
         location: Location,
+        /// What kind of name.
         kind: &'static str,
+        /// The repeated name.
         name: String,
     },
+    /// A NaN or infinite number.
     #[error("{location}: value {value} is not finite")]
-    NonFinite { location: Location, value: f64 },
+    NonFinite {
+        /// Where.
+        location: Location,
+        /// The offending value.
+        value: f64,
+    },
+    /// A body mass ≤ 0.
     #[error("{location}: mass must be positive, got {value}")]
-    NonPositiveMass { location: Location, value: f64 },
+    NonPositiveMass {
+        /// Where.
+        location: Location,
+        /// The offending mass.
+        value: f64,
+    },
+    /// A rotational inertia that is not symmetric positive definite.
     #[error("{location}: inertia must be symmetric positive definite ({reason})")]
-    InertiaNotPositiveDefinite { location: Location, reason: String },
+    InertiaNotPositiveDefinite {
+        /// Where.
+        location: Location,
+        /// Which check failed.
+        reason: String,
+    },
+    /// A negative friction coefficient.
     #[error("{location}: friction coefficient must be ≥ 0, got {value}")]
-    NegativeFriction { location: Location, value: f64 },
+    NegativeFriction {
+        /// Where.
+        location: Location,
+        /// The offending coefficient.
+        value: f64,
+    },
+    /// A quaternion of (near) zero norm.
     #[error("{location}: quaternion cannot be normalized (norm {norm})")]
-    UnnormalizableQuaternion { location: Location, norm: f64 },
+    UnnormalizableQuaternion {
+        /// Where.
+        location: Location,
+        /// Its norm.
+        norm: f64,
+    },
+    /// A value outside its allowed range (or a state that overflows).
     #[error("{location}: invalid value: {reason}")]
-    InvalidValue { location: Location, reason: String },
+    InvalidValue {
+        /// Where.
+        location: Location,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A vector or matrix of the wrong size.
     #[error("{location}: wrong dimension: expected {expected}, got {got}")]
     DimensionMismatch {
+        /// Where.
         location: Location,
+        /// The required size.
         expected: usize,
+        /// The size given.
         got: usize,
     },
+    /// The joints do not form a tree rooted at the world (cycles, missing parents).
     #[error("{location}: kinematic structure: {reason}")]
-    Topology { location: Location, reason: String },
+    Topology {
+        /// Where.
+        location: Location,
+        /// What is wrong with the structure.
+        reason: String,
+    },
+    /// A URDF element that cannot be imported.
     #[error("{location}: URDF: {message}")]
-    Urdf { location: Location, message: String },
+    Urdf {
+        /// Where.
+        location: Location,
+        /// What could not be imported.
+        message: String,
+    },
+    /// The model file cannot be read.
     #[error("cannot read `{path}`: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The path.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
 }

@@ -12,6 +12,7 @@
 //!
 //! All kinematic and dynamic routines are generic over [`Scalar`] so that dual numbers give
 //! exact derivatives. Sign conventions are stated in [`model`].
+#![warn(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)

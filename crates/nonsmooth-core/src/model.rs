@@ -41,7 +41,9 @@ pub enum Dimension {
 /// A rigid body. Inertia is about the centre of mass, in body axes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Body {
+    /// Unique body name (used by joints, colliders and error messages).
     pub name: String,
+    /// Mass (kg), > 0.
     pub mass: f64,
     /// Centre of mass in the body frame.
     pub com: Vector3<f64>,
@@ -90,7 +92,9 @@ impl JointKind {
 /// A unilateral range-of-motion limit on a revolute or prismatic joint.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JointLimit {
+    /// Lower bound of the joint coordinate (rad or m).
     pub lower: f64,
+    /// Upper bound of the joint coordinate (rad or m).
     pub upper: f64,
     /// Limit stiffness K (N/m or N·m/rad); `None` = rigid.
     pub stiffness: Option<f64>,
@@ -101,15 +105,20 @@ pub struct JointLimit {
 /// A joint connecting `parent` (or the world) to body `child`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Joint {
+    /// Unique joint name.
     pub name: String,
+    /// Joint type (fixes the number of coordinates and velocities).
     pub kind: JointKind,
+    /// Parent body; `None` is the world.
     pub parent: Option<BodyId>,
+    /// Child body moved by this joint.
     pub child: BodyId,
     /// Pose of the joint frame in the parent body frame (world frame for a root joint). At
     /// zero joint coordinates the child body frame coincides with the joint frame.
     pub placement: Isometry3<f64>,
     /// Axis of a revolute or prismatic joint, in the joint frame.
     pub axis: Unit<Vector3<f64>>,
+    /// Position limit of a one-DOF joint, enforced as a unilateral constraint.
     pub limit: Option<JointLimit>,
     /// Viscous joint damping (N·m·s/rad or N·s/m), applied as a passive force in f.
     pub damping: f64,
@@ -123,18 +132,30 @@ pub struct Joint {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
     /// Sphere (a disk in planar models) centred at the collider origin.
-    Sphere { radius: f64 },
+    Sphere {
+        /// Radius (m), > 0.
+        radius: f64,
+    },
     /// Box centred at the collider origin; contacts with planes are its corner points
     /// (4 in planar models using x and y half-extents, 8 in 3D).
-    Box { half_extents: Vector3<f64> },
+    Box {
+        /// Half-extents along the collider's axes (m), > 0.
+        half_extents: Vector3<f64>,
+    },
     /// Half-space whose boundary passes through the collider origin with outward `normal`
     /// (collider frame). Usually attached to the world.
-    Plane { normal: Unit<Vector3<f64>> },
+    Plane {
+        /// Outward unit normal in the collider frame.
+        normal: Unit<Vector3<f64>>,
+    },
     /// A single contact point at the collider origin (a point foot).
     Point,
     /// A set of contact points in the collider frame (e.g. the elements of a Winkler
     /// foundation under a face).
-    Points { points: Vec<Vector3<f64>> },
+    Points {
+        /// Contact points in the collider frame (m).
+        points: Vec<Vector3<f64>>,
+    },
     /// A height field z = h(x, y) on a regular grid (world-attached). In planar models the
     /// field is a profile y = h(x) and only the first row is used.
     HeightMap(HeightMap),
@@ -144,10 +165,15 @@ pub enum Shape {
 /// `(x0 + ix·dx, y0 + iy·dy)` in the collider frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeightMap {
+    /// x coordinate of the first grid column (m).
     pub x0: f64,
+    /// y coordinate of the first grid row (m).
     pub y0: f64,
+    /// Grid spacing along x (m), > 0.
     pub dx: f64,
+    /// Grid spacing along y (m), > 0.
     pub dy: f64,
+    /// Heights (m), one row per y value.
     pub heights: Vec<Vec<f64>>,
 }
 
@@ -167,6 +193,7 @@ pub enum ComplianceLaw {
 /// Surface properties of a collider.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContactMaterial {
+    /// Unique material name.
     pub name: String,
     /// Coulomb friction coefficient μ ≥ 0.
     pub friction: f64,
@@ -176,6 +203,7 @@ pub struct ContactMaterial {
     pub stiffness: Option<f64>,
     /// Normal damping B (≥ 0) where compliant.
     pub damping: Option<f64>,
+    /// Force law of the compliant model (linear, Hertz, Hunt–Crossley).
     pub law: ComplianceLaw,
 }
 
@@ -223,10 +251,13 @@ impl ContactMaterial {
 /// A piece of collision geometry fixed to a body (or to the world when `body` is `None`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Collider {
+    /// Unique collider name.
     pub name: String,
+    /// Body the collider is attached to; `None` is the world.
     pub body: Option<BodyId>,
     /// Pose of the collider frame in the body frame (world frame if `body` is `None`).
     pub pose: Isometry3<f64>,
+    /// Geometry.
     pub shape: Shape,
     /// Index into [`Model::materials`].
     pub material: usize,
@@ -235,15 +266,20 @@ pub struct Collider {
 /// Explicit material for one pair of colliders, overriding [`ContactMaterial::combine`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairOverride {
+    /// Index of the first collider of the pair.
     pub collider_a: usize,
+    /// Index of the second collider of the pair.
     pub collider_b: usize,
+    /// Material used for contacts between the two colliders.
     pub material: ContactMaterial,
 }
 
 /// A bilateral constraint in maximal coordinates (a joint closed by constraint rows).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Constraint {
+    /// Unique constraint name.
     pub name: String,
+    /// Constraint type and its anchors.
     pub kind: ConstraintKind,
     /// Constraint stiffness K (> 0) where soft; `None` = rigid.
     pub stiffness: Option<f64>,
@@ -258,17 +294,26 @@ pub enum ConstraintKind {
     /// Point coincidence p_a = p_b: 2 rows in planar models, 3 in spatial ones (a pin / ball
     /// joint). φ = p_a − p_b in world axes.
     Point {
+        /// Body of the first anchor; `None` is the world.
         body_a: Option<BodyId>,
+        /// First anchor point in its body's frame (m).
         anchor_a: Vector3<f64>,
+        /// Body of the second anchor; `None` is the world.
         body_b: Option<BodyId>,
+        /// Second anchor point in its body's frame (m).
         anchor_b: Vector3<f64>,
     },
     /// Fixed distance |p_a − p_b| = length: one row, φ = |p_a − p_b| − length.
     Distance {
+        /// Body of the first anchor; `None` is the world.
         body_a: Option<BodyId>,
+        /// First anchor point in its body's frame (m).
         anchor_a: Vector3<f64>,
+        /// Body of the second anchor; `None` is the world.
         body_b: Option<BodyId>,
+        /// Second anchor point in its body's frame (m).
         anchor_b: Vector3<f64>,
+        /// Required distance (m), > 0.
         length: f64,
     },
 }
@@ -277,10 +322,13 @@ pub enum ConstraintKind {
 /// of motion as `Pᵀ τ` with `P[a, joint.v_index + dof] = gear`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Actuator {
+    /// Unique actuator name.
     pub name: String,
+    /// Index of the driven joint.
     pub joint: usize,
     /// Which of the joint's velocity coordinates is driven.
     pub dof: usize,
+    /// Gear ratio: generalized force = gear × command.
     pub gear: f64,
     /// Optional effort bounds (min, max).
     pub effort_limit: Option<(f64, f64)>,
@@ -289,8 +337,11 @@ pub struct Actuator {
 /// A state of the system: generalized coordinates, velocities and time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {
+    /// Generalized coordinates (joint order; quaternions as (w, i, j, k)).
     pub q: DVector<f64>,
+    /// Generalized velocities (joint order).
     pub v: DVector<f64>,
+    /// Time (s).
     pub t: f64,
 }
 
@@ -309,19 +360,30 @@ pub struct SimulationSettings {
 /// A complete mechanical system.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
+    /// Model name.
     pub name: String,
+    /// Planar (3 DOF per free body) or spatial.
     pub dimension: Dimension,
+    /// Gravity vector (m/s², world frame).
     pub gravity: Vector3<f64>,
+    /// Bodies, in the order their joints appear.
     pub bodies: Vec<Body>,
     /// `joints[i]` is the parent joint of `bodies[i]`.
     pub joints: Vec<Joint>,
+    /// Collision geometries.
     pub colliders: Vec<Collider>,
+    /// Contact materials, referenced by index from the colliders (`Model::new` starts with
+    /// [`ContactMaterial::default_material`]).
     pub materials: Vec<ContactMaterial>,
+    /// Materials of specific collider pairs.
     pub pair_overrides: Vec<PairOverride>,
     /// Collider pairs (by index, smaller first) that never generate contacts.
     pub excluded_pairs: Vec<(usize, usize)>,
+    /// Bilateral constraints closing loops (point and distance).
     pub constraints: Vec<Constraint>,
+    /// Actuators (the columns of Pᵀ).
     pub actuators: Vec<Actuator>,
+    /// State at t = 0 (model file's `[initial]`, or the joints' defaults).
     pub initial_state: State,
     /// Contacts with gap φ ≤ margin enter the snapshot (m, ≥ 0).
     pub contact_margin: f64,
