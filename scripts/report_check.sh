@@ -21,7 +21,8 @@ if [ -z "$CHROMIUM" ]; then
     CHROMIUM="$(command -v chromium)"
 fi
 
-cargo build --quiet -p nonsmooth-cli --features nonsmooth-solvers/sdp
+# The `test` profile: reuses what `cargo test --workspace` has just built.
+cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
 rm -rf "$OUT" && mkdir -p "$OUT"
 # Exit code 1 means a check of an experiment failed; the page must still render.
 target/debug/nonsmooth reproduce --quick --quiet --out "$OUT" "${IDS[@]}" || [ $? -eq 1 ]

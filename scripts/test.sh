@@ -7,6 +7,9 @@ bash scripts/setup.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --features nonsmooth-solvers/sdp -- -D warnings
 cargo test --workspace --features nonsmooth-solvers/sdp
+# The reproduction report rendered in headless Chromium: no console errors, every figure
+# renders, a screenshot (installs Debian's chromium when missing).
+bash scripts/report_check.sh
 # The Python bindings (python/) and their pytest suite. Exit code 3 means PyPI could not be
 # reached to install maturin/numpy/pytest: reported loudly, not treated as a pass of the suite.
 rc=0
