@@ -121,57 +121,80 @@ pub(crate) fn solve_stage_one(
     elim: &Elimination,
     variant: Variant,
     opts: &IdOptions,
-) -> Result<(StageOne, ConicSolution), ControlError> {
+) -> Result<(StageOne, ConicSolution, bool), ControlError> {
     let s1 = stage_one(problem, elim, variant.coulomb());
     if opts.stage_one_lemke {
-        // KKT LCP of min ½fᵀHf + cᵀf s.t. A f ≥ b (A = −G without the f ≥ 0 rows), f ≥ 0:
-        // LCP([[H, −Aᵀ], [A, 0]], [c; −b]).
-        let nz = s1.h.nrows();
-        let n = problem.num_contacts();
-        let keep: Vec<usize> = (0..s1.g.nrows())
-            .filter(|&i| i < n || i >= n + nz)
-            .collect();
-        let na = keep.len();
-        let mut mat = DMatrix::zeros(nz + na, nz + na);
-        let mut q = DVector::zeros(nz + na);
-        mat.view_mut((0, 0), (nz, nz)).copy_from(&s1.h);
-        q.rows_mut(0, nz).copy_from(&s1.c);
-        for (a, &i) in keep.iter().enumerate() {
-            let row = -s1.g.row(i);
-            mat.view_mut((nz + a, 0), (1, nz)).copy_from(&row);
-            mat.view_mut((0, nz + a), (nz, 1))
-                .copy_from(&(-row.transpose()));
-            q[nz + a] = s1.hv[i];
+        // Lemke first; a failure (ray termination, residuals above tolerance) falls back to
+        // Clarabel below, and the solution's `method` says which one answered.
+        if let Ok(sol) = stage_one_lemke(problem, &s1, variant, opts) {
+            return Ok((s1, sol, true));
         }
-        let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
-            ControlError::SolverFailed {
-                variant: variant.name(),
-                stage: "stage I (lemke)",
-                status: None,
-                residuals: Default::default(),
-                reason: e.to_string(),
-            }
-        })?;
-        let x = l.z.rows(0, nz).into_owned();
-        let objective = 0.5 * x.dot(&(&s1.h * &x)) + s1.c.dot(&x);
-        let sol = ConicSolution {
-            s: DVector::zeros(0),
-            z: DVector::zeros(0),
-            x,
-            objective,
-            status: l.status,
-            residuals: l.residuals,
-            iterations: l.iterations as u32,
-            solve_time: std::time::Duration::ZERO,
-        };
-        return Ok((s1, sol));
     }
     let qp = Qp::new(s1.h.clone(), s1.c.clone()).with_inequalities(s1.g.clone(), s1.hv.clone());
     let sol = qp
         .solve(&opts.conic)
         .map_err(|e| conic_error(variant, "stage I", e))?;
     accept(variant, "stage I", &sol)?;
-    Ok((s1, sol))
+    Ok((s1, sol, false))
+}
+
+/// Stage I by Lemke on its KKT LCP (see [`IdOptions::stage_one_lemke`]).
+fn stage_one_lemke(
+    problem: &IdProblem,
+    s1: &StageOne,
+    variant: Variant,
+    opts: &IdOptions,
+) -> Result<ConicSolution, ControlError> {
+    // KKT LCP of min ½fᵀHf + cᵀf s.t. A f ≥ b (A = −G without the f ≥ 0 rows), f ≥ 0:
+    // LCP([[H, −Aᵀ], [A, 0]], [c; −b]).
+    let nz = s1.h.nrows();
+    let n = problem.num_contacts();
+    let keep: Vec<usize> = (0..s1.g.nrows())
+        .filter(|&i| i < n || i >= n + nz)
+        .collect();
+    let na = keep.len();
+    if nz + na > opts.lemke_max_size {
+        return Err(ControlError::SolverFailed {
+            variant: variant.name(),
+            stage: "stage I (lemke)",
+            status: None,
+            residuals: Default::default(),
+            reason: format!("KKT LCP of size {} above lemke_max_size", nz + na),
+        });
+    }
+    let mut mat = DMatrix::zeros(nz + na, nz + na);
+    let mut q = DVector::zeros(nz + na);
+    mat.view_mut((0, 0), (nz, nz)).copy_from(&s1.h);
+    q.rows_mut(0, nz).copy_from(&s1.c);
+    for (a, &i) in keep.iter().enumerate() {
+        let row = -s1.g.row(i);
+        mat.view_mut((nz + a, 0), (1, nz)).copy_from(&row);
+        mat.view_mut((0, nz + a), (nz, 1))
+            .copy_from(&(-row.transpose()));
+        q[nz + a] = s1.hv[i];
+    }
+    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
+        ControlError::SolverFailed {
+            variant: variant.name(),
+            stage: "stage I (lemke)",
+            status: None,
+            residuals: Default::default(),
+            reason: e.to_string(),
+        }
+    })?;
+    let x = l.z.rows(0, nz).into_owned();
+    let objective = 0.5 * x.dot(&(&s1.h * &x)) + s1.c.dot(&x);
+    let sol = ConicSolution {
+        s: DVector::zeros(0),
+        z: DVector::zeros(0),
+        x,
+        objective,
+        status: l.status,
+        residuals: l.residuals,
+        iterations: l.iterations as u32,
+        solve_time: std::time::Duration::ZERO,
+    };
+    Ok(sol)
 }
 
 /// Basis of null(H) (columns), relative eigenvalue tolerance `tol`.
@@ -217,12 +240,17 @@ pub(crate) fn solve(
             0,
         ));
     }
-    let (s1, sol1) = solve_stage_one(problem, &elim, variant, opts)?;
+    let (s1, sol1, lemke_one) = solve_stage_one(problem, &elim, variant, opts)?;
     let mut f = sol1.x.clone();
     let mut iterations = sol1.iterations as usize;
     let mut status = sol1.status;
     let mut residuals = sol1.residuals;
-    let mut method = "clarabel stage I".to_string();
+    let mut method = if lemke_one {
+        "lemke stage I"
+    } else {
+        "clarabel stage I"
+    }
+    .to_string();
     if opts.stage_two {
         let w = nullspace(&s1.h, opts.null_tol);
         if w.ncols() > 0 {
@@ -250,11 +278,24 @@ pub(crate) fn solve(
                 hv.rows_mut(nz, n)
                     .copy_from(&(-(&fr * &f)).map(|x| x.max(0.0)));
             }
-            let qp = Qp::new(hess, lin).with_inequalities(g, hv);
-            let sol2 = qp
-                .solve(&opts.conic)
-                .map_err(|e| conic_error(variant, "stage II", e))?;
-            accept(variant, "stage II", &sol2)?;
+            // Lemke first when asked; a failure falls back to Clarabel.
+            let lemke_two = if opts.stage_two_lemke {
+                stage_two_lemke(variant, &hess, &lin, &g, &hv, opts).ok()
+            } else {
+                None
+            };
+            let used_lemke_two = lemke_two.is_some();
+            let sol2 = match lemke_two {
+                Some(sol) => sol,
+                None => {
+                    let qp = Qp::new(hess, lin).with_inequalities(g, hv);
+                    let sol2 = qp
+                        .solve(&opts.conic)
+                        .map_err(|e| conic_error(variant, "stage II", e))?;
+                    accept(variant, "stage II", &sol2)?;
+                    sol2
+                }
+            };
             f += &w * &sol2.x;
             iterations += sol2.iterations as usize;
             status = sol2.status;
@@ -263,7 +304,12 @@ pub(crate) fn solve(
             residuals.complementarity = residuals
                 .complementarity
                 .max(sol2.residuals.complementarity);
-            method = format!("clarabel stage I + stage II (null dim {})", w.ncols());
+            method = format!(
+                "{} stage I + {} stage II (null dim {})",
+                if lemke_one { "lemke" } else { "clarabel" },
+                if used_lemke_two { "lemke" } else { "clarabel" },
+                w.ncols()
+            );
         }
     }
     let z = &f * dt;
@@ -278,4 +324,71 @@ pub(crate) fn solve(
     sol.v_plus = &elim.vhat + &elim.mt * &g;
     sol.kinetic_energy = 0.5 * sol.v_plus.dot(&(problem.mass_matrix() * &sol.v_plus));
     Ok(sol)
+}
+
+/// Stage II, `min ½wᵀHw + lᵀw s.t. G w ≤ h` with `w` free, solved by Lemke on its KKT LCP
+/// with `w = p − m`, `p, m ≥ 0`:
+///
+/// ```text
+/// LCP( [[H, −H, Gᵀ], [−H, H, −Gᵀ], [−G, G, 0]],  [l; −l; h] ),   z = (p, m, μ)
+/// ```
+///
+/// whose matrix is positive semidefinite, so Lemke's method finds a solution whenever the QP
+/// is feasible (Cottle, Pang & Stone §4.4). The LCP residuals (≤ 1e-8 relative, checked by
+/// [`crate::lcp::lemke_regularized`]) are the QP's KKT residuals.
+fn stage_two_lemke(
+    variant: Variant,
+    hess: &DMatrix<f64>,
+    lin: &DVector<f64>,
+    g: &DMatrix<f64>,
+    hv: &DVector<f64>,
+    opts: &IdOptions,
+) -> Result<ConicSolution, ControlError> {
+    let k = hess.nrows();
+    let r = g.nrows();
+    let size = 2 * k + r;
+    if size > opts.lemke_max_size {
+        return Err(ControlError::SolverFailed {
+            variant: variant.name(),
+            stage: "stage II (lemke)",
+            status: None,
+            residuals: Default::default(),
+            reason: format!("KKT LCP of size {size} above lemke_max_size"),
+        });
+    }
+    let mut mat = DMatrix::zeros(size, size);
+    let mut q = DVector::zeros(size);
+    mat.view_mut((0, 0), (k, k)).copy_from(hess);
+    mat.view_mut((0, k), (k, k)).copy_from(&(-hess));
+    mat.view_mut((k, 0), (k, k)).copy_from(&(-hess));
+    mat.view_mut((k, k), (k, k)).copy_from(hess);
+    let gt = g.transpose();
+    mat.view_mut((0, 2 * k), (k, r)).copy_from(&gt);
+    mat.view_mut((k, 2 * k), (k, r)).copy_from(&(-&gt));
+    mat.view_mut((2 * k, 0), (r, k)).copy_from(&(-g));
+    mat.view_mut((2 * k, k), (r, k)).copy_from(g);
+    q.rows_mut(0, k).copy_from(lin);
+    q.rows_mut(k, k).copy_from(&(-lin));
+    q.rows_mut(2 * k, r).copy_from(hv);
+    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
+        ControlError::SolverFailed {
+            variant: variant.name(),
+            stage: "stage II (lemke)",
+            status: None,
+            residuals: Default::default(),
+            reason: e.to_string(),
+        }
+    })?;
+    let x = l.z.rows(0, k) - l.z.rows(k, k);
+    let objective = 0.5 * x.dot(&(hess * &x)) + lin.dot(&x);
+    Ok(ConicSolution {
+        s: DVector::zeros(0),
+        z: DVector::zeros(0),
+        x,
+        objective,
+        status: l.status,
+        residuals: l.residuals,
+        iterations: l.iterations as u32,
+        solve_time: std::time::Duration::ZERO,
+    })
 }
