@@ -16,7 +16,7 @@
 //! full form eq 102), subject to f ≥ 0 and the friction rows; `w = 0` is feasible. A
 //! Tikhonov term 1e-10·‖w‖² (relative) makes w unique; the torque is unique anyway.
 
-use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use nalgebra::{DMatrix, DVector};
 use nonsmooth_solvers::conic::{ConicSolution, Qp};
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
@@ -197,22 +197,75 @@ fn stage_one_lemke(
     Ok(sol)
 }
 
-/// Basis of null(H) (columns), relative eigenvalue tolerance `tol`.
+/// Basis of null(H) (columns) for a symmetric positive semidefinite `H`, by Cholesky with
+/// diagonal pivoting (Golub & Van Loan §4.2.8; Higham, *Accuracy and Stability*, §10.3):
+/// `Pᵀ H P = L Lᵀ` stops at rank r when every remaining Schur-complement diagonal is below
+/// `tol · max diag(H)`; with `Lᵀ = [L₁ᵀ L₂ᵀ]` (L₁ r × r lower triangular) the columns of
+/// `P [−L₁⁻ᵀ L₂ᵀ; I]` span null(H); a thin QR makes them orthonormal. Cost O(n² r + n k²)
+/// instead of a full eigendecomposition. `tol` plays the part of the relative eigenvalue
+/// tolerance `null_tol`.
 pub(crate) fn nullspace(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
-    let nz = h.nrows();
-    if nz == 0 {
+    let n = h.nrows();
+    if n == 0 {
         return DMatrix::zeros(0, 0);
     }
-    let eig = SymmetricEigen::new(h.clone());
-    let lmax = eig.eigenvalues.amax();
-    let cols: Vec<usize> = (0..nz)
-        .filter(|&i| eig.eigenvalues[i] <= tol * lmax.max(1e-300))
-        .collect();
-    let mut w = DMatrix::zeros(nz, cols.len());
-    for (a, &i) in cols.iter().enumerate() {
-        w.set_column(a, &eig.eigenvectors.column(i));
+    let scale = h.diagonal().amax().max(1e-300);
+    let mut a = h.clone();
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut rank = 0;
+    while rank < n {
+        // Pivot: the largest remaining diagonal of the Schur complement.
+        let (mut best, mut best_val) = (rank, a[(rank, rank)]);
+        for i in rank + 1..n {
+            if a[(i, i)] > best_val {
+                best = i;
+                best_val = a[(i, i)];
+            }
+        }
+        if best_val <= tol * scale {
+            break;
+        }
+        a.swap_rows(rank, best);
+        a.swap_columns(rank, best);
+        perm.swap(rank, best);
+        let d = best_val.sqrt();
+        a[(rank, rank)] = d;
+        for i in rank + 1..n {
+            a[(i, rank)] /= d;
+        }
+        // Schur complement of the trailing block (kept full and symmetric for the pivoting).
+        for j in rank + 1..n {
+            let ljk = a[(j, rank)];
+            for i in rank + 1..n {
+                a[(i, j)] -= a[(i, rank)] * ljk;
+            }
+        }
+        rank += 1;
     }
-    w
+    let k = n - rank;
+    let mut w = DMatrix::zeros(n, k);
+    if k == 0 {
+        return w;
+    }
+    // Solve L₁ᵀ X = −L₂ᵀ (L₁ᵀ upper triangular, r × r) by back substitution.
+    let mut x = DMatrix::zeros(rank, k);
+    for c in 0..k {
+        for i in (0..rank).rev() {
+            let mut v = -a[(rank + c, i)];
+            for j in i + 1..rank {
+                v -= a[(j, i)] * x[(j, c)];
+            }
+            x[(i, c)] = v / a[(i, i)];
+        }
+    }
+    for c in 0..k {
+        for i in 0..rank {
+            w[(perm[i], c)] = x[(i, c)];
+        }
+        w[(perm[rank + c], c)] = 1.0;
+    }
+    // Orthonormal columns (thin Householder QR): keeps the Stage II programs well scaled.
+    w.qr().q()
 }
 
 /// ID_QP,μ / ID_QP,∞.

@@ -9,7 +9,9 @@
 //!      μᵢ f_N,i ≥ Σ f_F,i (Coulomb variants),   S v⁺ = T v⁺ = 0 (ID_LCP,∞)
 //! ```
 //!
-//! with ε = 1e-12 (uniqueness) and a margin δ = 1e-9·(1 + ‖q̇_des‖∞) so that the re-solve
+//! with ε = 1e-12 (uniqueness; the solve is repeated with ε = 1e-9 and then 1e-6 when the
+//! interior point does not converge on the nearly singular Hessian; any ε gives a realizable
+//! target, ε only picks among the closest ones) and a margin δ = 1e-9·(1 + ‖q̇_des‖∞) so that the re-solve
 //! at the realized target is strictly feasible. Returns the realizable target P v⁺.
 
 use nalgebra::{DMatrix, DVector};
@@ -32,13 +34,9 @@ pub(crate) fn relax(
     let nz = rmat.ncols();
     let nx = m + nz + nu;
     let p = problem.selection();
-    let eps = 1e-12;
     let mut hess = DMatrix::zeros(nx, nx);
     hess.view_mut((0, 0), (m, m))
         .copy_from(&(p.transpose() * p));
-    for i in m..nx {
-        hess[(i, i)] = eps;
-    }
     let mut lin = DVector::zeros(nx);
     lin.rows_mut(0, m).copy_from(&(-(p.transpose() * qdes)));
     // Equalities: dynamics (+ no-slip rows).
@@ -77,18 +75,27 @@ pub(crate) fn relax(
         g.view_mut((n + nz, m), (n, nz))
             .copy_from(&friction_rows(problem));
     }
-    let qp = Qp::new(hess, lin)
-        .with_equalities(aeq, beq)
-        .with_inequalities(g, h);
-    let sol = qp
-        .solve(&opts.conic)
-        .map_err(|e| ControlError::SolverFailed {
-            variant: variant.name(),
-            stage: "relaxation (§4.5)",
-            status: None,
-            residuals: Default::default(),
-            reason: e.to_string(),
-        })?;
-    let v = sol.x.rows(0, m).into_owned();
-    Ok(p * v)
+    let mut last_error = String::new();
+    for eps in [1e-12, 1e-9, 1e-6] {
+        for i in m..nx {
+            hess[(i, i)] = eps;
+        }
+        let qp = Qp::new(hess.clone(), lin.clone())
+            .with_equalities(aeq.clone(), beq.clone())
+            .with_inequalities(g.clone(), h.clone());
+        match qp.solve(&opts.conic) {
+            Ok(sol) => {
+                let v = sol.x.rows(0, m).into_owned();
+                return Ok(p * v);
+            }
+            Err(e) => last_error = e.to_string(),
+        }
+    }
+    Err(ControlError::SolverFailed {
+        variant: variant.name(),
+        stage: "relaxation (§4.5)",
+        status: None,
+        residuals: Default::default(),
+        reason: last_error,
+    })
 }
