@@ -296,6 +296,16 @@ impl IdProblem {
         )
     }
 
+    /// The same problem with its contacts repeated cyclically up to `count` rows (the
+    /// paper's Fig. 19 timing setup: duplicated, hence indeterminate, contacts).
+    ///
+    /// # Errors
+    /// As [`IdProblem::from_parts`]; `count > 0` needs at least one contact.
+    pub fn with_contacts_cycled(&self, count: usize) -> Result<Self, ControlError> {
+        let rows = self.contacts.iter().cycle().take(count).cloned().collect();
+        self.with_contact_rows(rows)
+    }
+
     /// Number of contacts n.
     pub fn num_contacts(&self) -> usize {
         self.contacts.len()

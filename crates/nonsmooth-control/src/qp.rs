@@ -154,13 +154,11 @@ fn stage_one_lemke(
         .collect();
     let na = keep.len();
     if nz + na > opts.lemke_max_size {
-        return Err(ControlError::SolverFailed {
-            variant: variant.name(),
-            stage: "stage I (lemke)",
-            status: None,
-            residuals: Default::default(),
-            reason: format!("KKT LCP of size {} above lemke_max_size", nz + na),
-        });
+        return Err(lemke_failed(
+            variant,
+            "stage I (lemke)",
+            format!("KKT LCP of size {} above lemke_max_size", nz + na),
+        ));
     }
     let mut mat = DMatrix::zeros(nz + na, nz + na);
     let mut q = DVector::zeros(nz + na);
@@ -173,18 +171,21 @@ fn stage_one_lemke(
             .copy_from(&(-row.transpose()));
         q[nz + a] = s1.hv[i];
     }
-    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
-        ControlError::SolverFailed {
-            variant: variant.name(),
-            stage: "stage I (lemke)",
-            status: None,
-            residuals: Default::default(),
-            reason: e.to_string(),
-        }
-    })?;
+    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke)
+        .map_err(|e| lemke_failed(variant, "stage I (lemke)", e.to_string()))?;
     let x = l.z.rows(0, nz).into_owned();
-    let objective = 0.5 * x.dot(&(&s1.h * &x)) + s1.c.dot(&x);
-    let sol = ConicSolution {
+    Ok(kkt_solution(x, &s1.h, &s1.c, &l))
+}
+
+/// A QP solution read off the KKT LCP solved by Lemke (`x` the primal part).
+fn kkt_solution(
+    x: DVector<f64>,
+    hess: &DMatrix<f64>,
+    lin: &DVector<f64>,
+    l: &nonsmooth_solvers::lcp::LcpSolution,
+) -> ConicSolution {
+    let objective = 0.5 * x.dot(&(hess * &x)) + lin.dot(&x);
+    ConicSolution {
         s: DVector::zeros(0),
         z: DVector::zeros(0),
         x,
@@ -193,8 +194,18 @@ fn stage_one_lemke(
         residuals: l.residuals,
         iterations: l.iterations as u32,
         solve_time: std::time::Duration::ZERO,
-    };
-    Ok(sol)
+    }
+}
+
+/// The error of a Lemke route, which the caller replaces by Clarabel.
+fn lemke_failed(variant: Variant, stage: &'static str, reason: String) -> ControlError {
+    ControlError::SolverFailed {
+        variant: variant.name(),
+        stage,
+        status: None,
+        residuals: Default::default(),
+        reason,
+    }
 }
 
 /// Basis of null(H) (columns) for a symmetric positive semidefinite `H`, by Cholesky with
@@ -401,13 +412,11 @@ fn stage_two_lemke(
     let r = g.nrows();
     let size = 2 * k + r;
     if size > opts.lemke_max_size {
-        return Err(ControlError::SolverFailed {
-            variant: variant.name(),
-            stage: "stage II (lemke)",
-            status: None,
-            residuals: Default::default(),
-            reason: format!("KKT LCP of size {size} above lemke_max_size"),
-        });
+        return Err(lemke_failed(
+            variant,
+            "stage II (lemke)",
+            format!("KKT LCP of size {size} above lemke_max_size"),
+        ));
     }
     let mut mat = DMatrix::zeros(size, size);
     let mut q = DVector::zeros(size);
@@ -423,25 +432,8 @@ fn stage_two_lemke(
     q.rows_mut(0, k).copy_from(lin);
     q.rows_mut(k, k).copy_from(&(-lin));
     q.rows_mut(2 * k, r).copy_from(hv);
-    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke).map_err(|e| {
-        ControlError::SolverFailed {
-            variant: variant.name(),
-            stage: "stage II (lemke)",
-            status: None,
-            residuals: Default::default(),
-            reason: e.to_string(),
-        }
-    })?;
+    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke)
+        .map_err(|e| lemke_failed(variant, "stage II (lemke)", e.to_string()))?;
     let x = l.z.rows(0, k) - l.z.rows(k, k);
-    let objective = 0.5 * x.dot(&(hess * &x)) + lin.dot(&x);
-    Ok(ConicSolution {
-        s: DVector::zeros(0),
-        z: DVector::zeros(0),
-        x,
-        objective,
-        status: l.status,
-        residuals: l.residuals,
-        iterations: l.iterations as u32,
-        solve_time: std::time::Duration::ZERO,
-    })
+    Ok(kkt_solution(x, hess, lin, &l))
 }

@@ -11,13 +11,9 @@ const QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
 fn problem(contacts: usize) -> IdProblem {
     let model = Model::from_toml_str(QUADRUPED, None).expect("model");
     let s = &model.initial_state;
-    let p = IdProblem::from_state(&model, &s.q, &s.v, 1e-3).expect("problem");
-    let mut rows = Vec::new();
-    while rows.len() < contacts {
-        rows.extend(p.contacts().iter().cloned());
-    }
-    rows.truncate(contacts);
-    p.with_contact_rows(rows).expect("rows")
+    IdProblem::from_state(&model, &s.q, &s.v, 1e-3)
+        .and_then(|p| p.with_contacts_cycled(contacts))
+        .expect("problem")
 }
 
 fn options(variant: Variant, lemke: bool) -> IdOptions {

@@ -276,12 +276,7 @@ fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
         (ctx.progress)(variant.name());
         let mut pts = Vec::new();
         for &n in &counts {
-            let mut rows = Vec::new();
-            while rows.len() < n {
-                rows.extend(p.contacts().iter().cloned());
-            }
-            rows.truncate(n);
-            let pn = p.with_contact_rows(rows).map_err(|e| fail(id, e))?;
+            let pn = p.with_contacts_cycled(n).map_err(|e| fail(id, e))?;
             let reps = if ctx.quick {
                 1
             } else if variant != Variant::LcpNoSlip && n > 16 {
