@@ -6,12 +6,16 @@ use std::collections::VecDeque;
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{check_reference, AccelerationGains, ControlInput, Controller};
+use super::{
+    check_reference, on_swing_limb, AccelerationGains, BaseFeedback, ControlInput, Controller,
+};
 use crate::error::ControlError;
 use crate::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
 
 /// ID(tᵢ): the contact-predicting inverse dynamics of one [`Variant`] driven by
-/// `θ̈_des = θ̈_ref + kp e + kd ė` ([`AccelerationGains`]).
+/// `θ̈_des = θ̈_ref + kp e + kd ė` ([`AccelerationGains`]) plus, when
+/// [`IdController::base`] is set, the stance-leg correction that realizes a PD on the
+/// trunk's height and attitude ([`BaseFeedback`]).
 ///
 /// The contacts are the snapshot's (gap ≤ contact margin). With
 /// [`IdController::clamp_penetration`] penetrations are clamped to a zero gap (the controller
@@ -26,11 +30,18 @@ pub struct IdController {
     id: InverseDynamics,
     /// Feedback gains accumulated into θ̈_des.
     pub gains: AccelerationGains,
+    /// Trunk feedback accumulated into θ̈_des (`None` = joint-space feedback only).
+    pub base: Option<BaseFeedback>,
     /// Largest μ the controller assumes.
     pub friction_cap: f64,
     /// Clamp penetrations to a zero gap (for compliant plants; a rigid plant's own φ/Δt
     /// stabilization is reproduced when this is off).
     pub clamp_penetration: bool,
+    /// Contacts with a gap above this (m) are left out of the problem: the paper's
+    /// controllers take the simulator's *active* contacts (digest §2.4, [repo]), and the
+    /// no-slip variants would otherwise pin a swing foot inside the contact margin
+    /// tangentially (their tangential impulses are free even where f_N = 0).
+    pub active_gap: f64,
     /// Number of failed solves (the previous torques were held).
     pub failures: usize,
     /// Number of calls that needed the §4.5 relaxation.
@@ -46,6 +57,8 @@ impl IdController {
             name: name.to_string(),
             id: InverseDynamics::new(IdOptions::new(variant)),
             gains: AccelerationGains::default(),
+            base: None,
+            active_gap: 1e-4,
             friction_cap: 1.5,
             clamp_penetration: false,
             failures: 0,
@@ -69,9 +82,14 @@ impl Controller for IdController {
     fn control(&mut self, input: &ControlInput<'_>) -> Result<DVector<f64>, ControlError> {
         check_reference(input.model, input.reference)?;
         let base = IdProblem::from_snapshot(input.snapshot, input.dt)?;
+        let problem_actuation = input.snapshot.actuation.clone();
         let rows = base
             .contacts()
             .iter()
+            .filter(|c| {
+                c.gap <= self.active_gap
+                    && !on_swing_limb(&c.normal_row, &problem_actuation, &input.reference.swing)
+            })
             .cloned()
             .map(|mut c| {
                 if self.clamp_penetration {
@@ -82,7 +100,7 @@ impl Controller for IdController {
             })
             .collect();
         let problem = base.with_contact_rows(rows)?;
-        let qdd = self.gains.desired_acceleration(input.model, input);
+        let qdd = desired(&self.gains, self.base.as_ref(), input)?;
         match self.id.solve(&problem, &Desired::Acceleration(qdd)) {
             Ok(sol) => {
                 if sol.relaxation.is_some() {
@@ -117,6 +135,25 @@ impl Controller for IdController {
     }
 }
 
+/// θ̈_des: joint-space PD plus the optional trunk correction.
+fn desired(
+    gains: &AccelerationGains,
+    base: Option<&BaseFeedback>,
+    input: &ControlInput<'_>,
+) -> Result<DVector<f64>, ControlError> {
+    let qdd = gains.desired_acceleration(input.model, input);
+    match base {
+        Some(b) => b.consistent_acceleration(
+            input.model,
+            input.snapshot,
+            &qdd,
+            &input.reference.swing,
+            input.dt,
+        ),
+        None => Ok(qdd),
+    }
+}
+
 /// ID(tᵢ₋ₖ): rigid-body inverse dynamics with the contact force *sensed* k control steps
 /// earlier (k = 1, 2): solves `M a = f_ext + Gᵀλ_sensed + Pᵀu`, `P a = θ̈_des` for (a, u)
 /// (a floating base makes the unactuated rows determine the base acceleration). Before k
@@ -127,6 +164,8 @@ pub struct DelayedId {
     delay: usize,
     /// Feedback gains accumulated into θ̈_des.
     pub gains: AccelerationGains,
+    /// Trunk feedback accumulated into θ̈_des (`None` = joint-space feedback only).
+    pub base: Option<BaseFeedback>,
     history: VecDeque<DVector<f64>>,
 }
 
@@ -137,6 +176,7 @@ impl DelayedId {
             name: name.to_string(),
             delay: delay.max(1),
             gains: AccelerationGains::default(),
+            base: None,
             history: VecDeque::new(),
         }
     }
@@ -158,7 +198,7 @@ impl Controller for DelayedId {
             .get(self.delay - 1)
             .cloned()
             .unwrap_or_else(|| DVector::zeros(nv));
-        let qdd = self.gains.desired_acceleration(input.model, input);
+        let qdd = desired(&self.gains, self.base.as_ref(), input)?;
         let mut kkt = DMatrix::zeros(nv + nu, nv + nu);
         kkt.view_mut((0, 0), (nv, nv)).copy_from(&s.mass_matrix);
         kkt.view_mut((0, nv), (nv, nu)).copy_from(&(-&s.actuation));

@@ -9,10 +9,12 @@
 //! actuator torques u (length nu). After each plant step the loop reports the *sensed*
 //! generalized contact force `Gᵀλ` through [`Controller::observe`].
 
+mod base;
 mod id_controller;
 mod ospd;
 mod pid;
 
+pub use base::BaseFeedback;
 pub use id_controller::{DelayedId, IdController};
 pub use ospd::{OperationalSpacePd, PointTarget};
 pub use pid::JointPid;
@@ -31,6 +33,36 @@ pub struct JointReference {
     pub qd: DVector<f64>,
     /// Desired actuated joint accelerations θ̈_des (feed-forward).
     pub qdd: DVector<f64>,
+    /// Per actuator: whether it belongs to a limb the plan has in swing (length nu), or
+    /// empty when the plan says nothing. Contacts on a swing limb are left out of the
+    /// controllers' contact sets (the authors' `des-contact` option, digest §5).
+    pub swing: Vec<bool>,
+}
+
+impl JointReference {
+    /// A reference without swing information.
+    pub fn new(q: DVector<f64>, qd: DVector<f64>, qdd: DVector<f64>) -> Self {
+        Self {
+            q,
+            qd,
+            qdd,
+            swing: Vec::new(),
+        }
+    }
+}
+
+/// Whether a contact (its normal Jacobian row, length nv) moves with an actuator that the
+/// reference marks as swing: some `(n Pᵀ)_j ≠ 0` with `swing[j]`.
+pub(crate) fn on_swing_limb(
+    normal_row: &DVector<f64>,
+    actuation: &nalgebra::DMatrix<f64>,
+    swing: &[bool],
+) -> bool {
+    if swing.is_empty() || normal_row.len() != actuation.nrows() {
+        return false;
+    }
+    let np = actuation.transpose() * normal_row;
+    np.iter().zip(swing).any(|(x, s)| *s && x.abs() > 1e-12)
 }
 
 /// What a controller sees at one control instant.
@@ -113,6 +145,13 @@ pub(crate) fn check_reference(model: &Model, r: &JointReference) -> Result<(), C
             return Err(ControlError::NonFinite { what: what.into() });
         }
     }
+    if !r.swing.is_empty() && r.swing.len() != nu {
+        return Err(ControlError::DimensionMismatch {
+            what: "reference swing flags",
+            expected: nu,
+            got: r.swing.len(),
+        });
+    }
     Ok(())
 }
 
@@ -157,7 +196,9 @@ pub const CONTROLLER_IDS: [&str; 7] = [
 /// are ID(tᵢ) of [`crate::Variant::QpCoulomb`], `QpNoSlip`, `LcpCoulomb`, `LcpNoSlip` (with
 /// penetration clamping on a compliant plant, `rigid = false`); `pid` is [`JointPid`] with
 /// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (digest §4.5); `delay1`,
-/// `delay2` are [`DelayedId`] with delays 1 and 2.
+/// `delay2` are [`DelayedId`] with delays 1 and 2. Every inverse-dynamics controller
+/// (ID(tᵢ) and the delayed ones) uses the same θ̈_des: joint PD ([`AccelerationGains`])
+/// made contact-consistent with trunk feedback ([`BaseFeedback::default`]).
 ///
 /// # Errors
 /// [`ControlError::UnknownVariant`] for another id.
@@ -165,6 +206,12 @@ pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, Co
     let idc = |v| {
         let mut c = IdController::new(id, v);
         c.clamp_penetration = !rigid;
+        c.base = Some(BaseFeedback::default());
+        Box::new(c) as Box<dyn Controller>
+    };
+    let delayed = |k| {
+        let mut c = DelayedId::new(id, k);
+        c.base = Some(BaseFeedback::default());
         Box::new(c) as Box<dyn Controller>
     };
     Ok(match id {
@@ -173,8 +220,8 @@ pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, Co
         "lcp_mu" => idc(crate::Variant::LcpCoulomb),
         "lcp_inf" => idc(crate::Variant::LcpNoSlip),
         "pid" => Box::new(JointPid::new(10.0, 0.1, 0.003)),
-        "delay1" => Box::new(DelayedId::new(id, 1)),
-        "delay2" => Box::new(DelayedId::new(id, 2)),
+        "delay1" => delayed(1),
+        "delay2" => delayed(2),
         _ => return Err(ControlError::UnknownVariant(id.to_string())),
     })
 }

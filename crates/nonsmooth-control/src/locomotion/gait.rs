@@ -50,8 +50,11 @@ pub fn leg_ik(leg: &LegGeometry, foot_rel_hip: &Vector3<f64>) -> Result<[f64; 3]
 }
 
 /// Trot planner in the trunk frame: stance feet move backwards at the commanded speed,
-/// swing feet follow a cubic (smoothstep) spline forwards and a quartic height bump
-/// `16 h s²(1−s)²`; the stride and height ramp in smoothly over [`GaitPlanner::ramp`].
+/// swing feet follow a quintic Hermite spline forwards (matching the stance feet's velocity
+/// at lift-off and touchdown, zero acceleration there) and the
+/// sextic height bump `64 h s³(1−s)³` (zero velocity and acceleration at lift-off and
+/// touchdown); the speed and the step height ramp in smoothly over
+/// [`GaitPlanner::ramp`] (see [`GaitPlanner::feet`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GaitPlanner {
     /// Leg geometry, in actuator order.
@@ -112,25 +115,83 @@ impl GaitPlanner {
         phase < self.duty || self.ramp_factor(t) == 0.0
     }
 
+    /// Distance the trunk has travelled at time t under the ramped speed
+    /// `speed · r(t)` (r the smoothstep ramp): `speed · T (u³ − u⁴/2)` during the ramp
+    /// (u = t/T), `speed (T/2 + t − T)` after it, 0 before t = 0.
+    pub fn odometer(&self, t: f64) -> f64 {
+        if t <= 0.0 {
+            return 0.0;
+        }
+        if self.ramp <= 0.0 || t >= self.ramp {
+            return self.speed * (0.5 * self.ramp.max(0.0) + t - self.ramp.max(0.0));
+        }
+        let u = t / self.ramp;
+        self.speed * self.ramp * (u * u * u - 0.5 * u * u * u * u)
+    }
+
+    /// Touchdown position (x in the trunk frame) of a foot landing at time t: half the
+    /// stride the trunk covers during the following stance phase at the ramped speed;
+    /// 0 (under the hip, the initial pose) for touchdowns at t ≤ 0.
+    fn touchdown_x(&self, t: f64) -> f64 {
+        if t <= 1e-9 {
+            return 0.0;
+        }
+        let stance = self.period * self.duty;
+        0.5 * (self.odometer(t + stance) - self.odometer(t))
+    }
+
     /// Planned foot positions relative to the hips (trunk frame) at time t.
+    ///
+    /// A stance foot stays fixed on the ground while the trunk advances, so every stance
+    /// foot moves backwards in the trunk frame by the same distance (the odometer): the
+    /// plan is kinematically consistent with non-slipping feet also while the speed ramps
+    /// in. A swing foot moves from its lift-off point to the next touchdown point along a
+    /// quintic Hermite spline in x whose end velocities equal the stance feet's and whose
+    /// end accelerations are zero, and the bump `64 h s³(1−s)³` in height (zero velocity
+    /// and acceleration at the ends), so the joint velocities are continuous and the
+    /// accelerations nearly so. In steady state the
+    /// feet land at +stride/2 and lift off at −stride/2 (stride = speed · period · duty).
     pub fn feet(&self, t: f64) -> Vec<Vector3<f64>> {
         let r = self.ramp_factor(t);
-        let stride = self.speed * self.period * self.duty;
+        let stance = self.period * self.duty;
         self.legs
             .iter()
             .zip(&self.offsets)
             .map(|(_, off)| {
-                let phase = (t / self.period + off).rem_euclid(1.0);
+                let cycles = t / self.period + off;
+                let phase = cycles.rem_euclid(1.0);
+                let t0 = t - phase * self.period; // start of the current cycle (touchdown)
                 let (x, z) = if phase < self.duty {
-                    (stride * (0.5 - phase / self.duty), 0.0)
+                    let td = t0.max(0.0);
+                    let x_td = self.touchdown_x(t0);
+                    (x_td - (self.odometer(t) - self.odometer(td)), 0.0)
                 } else {
+                    let x_lo = if t0 + stance <= 0.0 {
+                        0.0
+                    } else {
+                        let x_td = self.touchdown_x(t0);
+                        x_td - (self.odometer(t0 + stance) - self.odometer(t0.max(0.0)))
+                    };
+                    let x_next = self.touchdown_x(t0 + self.period);
                     let s = (phase - self.duty) / (1.0 - self.duty);
+                    let c = 1.0 - s;
+                    // Quintic Hermite: positions x_lo → x_next, end slopes equal to the
+                    // stance feet's (−speed·r·T_swing), zero end accelerations.
+                    let t_sw = (1.0 - self.duty) * self.period;
+                    let m0 = -self.speed * self.ramp_factor(t0 + stance) * t_sw;
+                    let m1 = -self.speed * self.ramp_factor(t0 + self.period) * t_sw;
+                    let (s2, s3) = (s * s, s * s * s);
+                    let (s4, s5) = (s3 * s, s3 * s2);
+                    let h0 = 1.0 - 10.0 * s3 + 15.0 * s4 - 6.0 * s5;
+                    let h1 = s - 6.0 * s3 + 8.0 * s4 - 3.0 * s5;
+                    let h4 = -4.0 * s3 + 7.0 * s4 - 3.0 * s5;
+                    let h5 = 10.0 * s3 - 15.0 * s4 + 6.0 * s5;
                     (
-                        stride * (-0.5 + s * s * (3.0 - 2.0 * s)),
-                        16.0 * self.step_height * s * s * (1.0 - s) * (1.0 - s),
+                        x_lo * h0 + m0 * h1 + m1 * h4 + x_next * h5,
+                        64.0 * self.step_height * s3 * c * c * c,
                     )
                 };
-                Vector3::new(r * x, 0.0, -self.height + r * z)
+                Vector3::new(x, 0.0, -self.height + r * z)
             })
             .collect()
     }
@@ -149,7 +210,8 @@ impl GaitPlanner {
     }
 
     /// The joint reference at time t: IK positions, velocities and accelerations by
-    /// central differences of the IK (step 10⁻⁴ s).
+    /// central differences of the IK (step 10⁻⁴ s), and the swing flags of each leg's three
+    /// joints.
     ///
     /// # Errors
     /// As [`leg_ik`].
@@ -160,6 +222,14 @@ impl GaitPlanner {
         let qp = self.joints(t + e)?;
         let qd = (&qp - &qm) / (2.0 * e);
         let qdd = (&qp - &q0 * 2.0 + &qm) / (e * e);
-        Ok(JointReference { q: q0, qd, qdd })
+        let swing = (0..self.legs.len())
+            .flat_map(|i| [!self.in_stance(i, t); 3])
+            .collect();
+        Ok(JointReference {
+            q: q0,
+            qd,
+            qdd,
+            swing,
+        })
     }
 }

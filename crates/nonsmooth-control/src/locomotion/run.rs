@@ -2,7 +2,7 @@
 
 use nalgebra::{DVector, Vector3};
 use nonsmooth_core::dynamics::kinematics;
-use nonsmooth_core::{ContactSnapshot, Model, State};
+use nonsmooth_core::{ContactSnapshot, JointKind, Model, State};
 use nonsmooth_sim::{stepper_by_name, PenaltyIntegrator, PenaltyStepper, SimError, Stepper};
 
 use super::GaitPlanner;
@@ -93,7 +93,9 @@ pub const TERRAINS: [Terrain; 4] = [
 
 /// `model` with every material's μ set to the terrain's and, for a compliant terrain, the
 /// material of the world colliders given [`Terrain::STIFFNESS`] and [`Terrain::DAMPING`]
-/// (robot materials stay rigid, so the pair is the ground's spring–damper).
+/// (robot materials stay rigid, so the pair is the ground's spring–damper), with a floating
+/// root lowered to the spring ground's static equilibrium (m g / (n K) for the n initial
+/// contacts).
 pub fn terrain_model(model: &Model, terrain: &Terrain) -> Model {
     let mut m = model.clone();
     for mat in &mut m.materials {
@@ -112,6 +114,25 @@ pub fn terrain_model(model: &Model, terrain: &Terrain) -> Model {
             if let Some(mat) = m.materials.get_mut(g) {
                 mat.stiffness = Some(Terrain::STIFFNESS);
                 mat.damping = Some(Terrain::DAMPING);
+            }
+        }
+        // Start at the static equilibrium of the spring ground: lower a floating root by
+        // m g / (n K) for the n contacts touching the ground initially (≈ 1 mm here), so the
+        // controllers do not start from an unloaded ground that drops the robot.
+        let floating = m
+            .joints
+            .first()
+            .is_some_and(|j| j.parent.is_none() && matches!(j.kind, JointKind::Floating));
+        if floating {
+            let s = &m.initial_state;
+            if let Ok(snap) = ContactSnapshot::new(&m, &s.q, &s.v, s.t) {
+                let n = snap.contacts.iter().filter(|c| c.gap <= 1e-9).count();
+                let mass: f64 = m.bodies.iter().map(|b| b.mass).sum();
+                let g = m.gravity.norm();
+                if n > 0 {
+                    let qi = m.joints[0].q_index + 2;
+                    m.initial_state.q[qi] -= mass * g / (n as f64 * Terrain::STIFFNESS);
+                }
             }
         }
     }
