@@ -1,12 +1,12 @@
 //! `simulate`: forward time stepping (`nonsmooth_sim::simulate`) with any stepper of
-//! `nonsmooth_sim::STEPPER_NAMES`.
+//! `nonsmooth_impact::steppers::names()` (the simulator's and the time-as-state inclusion).
 
 use crate::convert::rows_to_py;
 use crate::errors::sim_err;
 use crate::model::{state_or_initial, PyModel};
 use nonsmooth_core::State;
-use nonsmooth_impact::time_di::TimeAsStateDi;
-use nonsmooth_sim::{stepper_by_name, SimError, SimOptions, Stepper, STEPPER_NAMES};
+use nonsmooth_impact::steppers::{by_name, names};
+use nonsmooth_sim::SimOptions;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -60,31 +60,6 @@ fn simulate<'py>(
     d.set_item("stepper", traj.stepper.clone())?;
     d.set_item("steps", traj.steps)?;
     Ok(d)
-}
-
-/// The time-as-state differential inclusion of seed 001 (`nonsmooth_impact::time_di`).
-const TIME_AS_STATE_DI: &str = "time-as-state-di";
-
-/// Every stepper name `simulate` accepts.
-pub fn names() -> Vec<&'static str> {
-    STEPPER_NAMES
-        .iter()
-        .copied()
-        .chain(std::iter::once(TIME_AS_STATE_DI))
-        .collect()
-}
-
-fn by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
-    if name == TIME_AS_STATE_DI {
-        return Ok(Box::new(TimeAsStateDi::new()));
-    }
-    stepper_by_name(name).map_err(|e| match e {
-        SimError::UnknownStepper { name, .. } => SimError::UnknownStepper {
-            name,
-            available: names().join(", "),
-        },
-        other => other,
-    })
 }
 
 /// Adds `simulate` and `STEPPER_NAMES` to the module.

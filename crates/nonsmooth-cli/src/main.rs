@@ -18,7 +18,6 @@ mod reproduce;
 mod simulate;
 mod soak;
 mod stability;
-mod steppers;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

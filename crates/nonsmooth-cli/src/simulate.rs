@@ -1,10 +1,10 @@
 //! `nonsmooth simulate MODEL --dt H --duration T --out DIR`.
 
-use crate::steppers;
 use crate::CliError;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
+use nonsmooth_impact::steppers;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
 use nonsmooth_sim::{simulate, SimOptions, Trajectory};

@@ -33,6 +33,7 @@ pub mod models;
 pub mod problem;
 pub mod sampling;
 pub mod sets;
+pub mod steppers;
 pub mod time_di;
 
 pub use lcp::{ImpactLcp, StepOutcome};
