@@ -7,12 +7,17 @@
 //! - `tf-particle-friction`: Ex. 4 with μ = 0.6 (tangential jump v₁⁺ = 0.50295);
 //! - `tf-particle-ocp`: Ex. 5 without friction, against the discrete optimum of the horizontal
 //!   double integrator (≈ 13.5 = the continuous optimum with u₁ = 4.5(1 − t));
+//! - `tf-order`: global error vs step of FESD Radau IIA n_s = 1, 2, 3 and of the same IRK on a
+//!   fixed grid on a spring-loaded mass falling onto the ground (cosine flight, inelastic
+//!   impact, sliding on the ground), digest E4;
+//! - `tf-hopper-ocp`: the planar hopper of Sec. 6 (T = 2.5, |u| ≤ 60, N = 20, N_FE = 3,
+//!   n_s = 3, three elliptic holes) solved from y0 everywhere and u = 0;
 //! - `tf-bouncing-ball`: ball dropped from 1 m, a_n = 100, n_s = 3, 20 steps × 3 elements.
 
 use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
-use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 
 const G: f64 = 9.81;
@@ -37,6 +42,18 @@ pub fn experiments() -> Vec<Experiment> {
             title: "Particle OCP through an impact (Ex. 5, frictionless sanity variant)",
             paper: "seed 002 (Nurkanović et al., time-freezing), Fig. 6",
             run: particle_ocp,
+        },
+        Experiment {
+            id: "tf-order",
+            title: "Integration order of FESD Radau IIA (n_s = 1, 2, 3) vs a fixed-grid IRK",
+            paper: "seed 002 / FESD (Nurkanović et al. 2022), digest E4",
+            run: order,
+        },
+        Experiment {
+            id: "tf-hopper-ocp",
+            title: "Planar hopper over three holes (Sec. 6) from the trivial initialization",
+            paper: "seed 002 (Nurkanović et al., time-freezing), Sec. 6, Figs. 7-8",
+            run: hopper_ocp,
         },
         Experiment {
             id: "tf-bouncing-ball",
@@ -172,9 +189,9 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         );
     }
     out.notes.push(format!(
-        "FESD Radau IIA n_s = 3, N_FE = 3, steps of 0.25 to τ = {tau_end}; ℓ1-penalty homotopy, comp_tol 1e-9: \
-         the contact point penetrates by about 3e-6 at the impact element, hence tolerances 1e-5 \
-         instead of the digest's 1e-8"
+        "FESD Radau IIA n_s = 3, N_FE = 3, steps of 0.25 to τ = {tau_end}; ℓ1-penalty homotopy, comp_tol 1e-9, \
+         active-set polish (no penetration while frozen): the remaining error (≈ 2e-7 in q₁ at τ = 3.5) \
+         is the discretization error of the non-polynomial part t ≥ 1, hence tolerances 1e-5"
     ));
     plot(
         ctx,
@@ -401,5 +418,326 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     }
     fig.write_svg(&ctx.path("states.svg"))?;
     out.figure("states.svg");
+    Ok(())
+}
+
+/// Problem of `tf-order`: ω = 2, spring rest at −1, q(0) = 1, a_n = 10, horizon τ = 2
+/// (impact at t = π/6 with v⁻ = −2√3, frozen jump of 0.346, then resting on the ground).
+const ORDER_OSC: Oscillator = Oscillator {
+    omega: 2.0,
+    rest: -1.0,
+};
+const ORDER_AN: f64 = 10.0;
+const ORDER_TAU: f64 = 2.0;
+const ORDER_NFE: usize = 3;
+
+/// Global error max_i |y_i(τ_end) − y_i,exact| of the integrator with `n_steps` steps.
+pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String> {
+    let tf = Arc::new(TimeFreezing::new(ORDER_OSC, ORDER_AN).map_err(|e| e.to_string())?);
+    let o = FesdOptions {
+        n_s,
+        n_fe: ORDER_NFE,
+        fesd,
+        accept_relaxed: !fesd,
+        ..FesdOptions::default()
+    };
+    let r = simulate(
+        &tf,
+        &[1.0, 0.0, 0.0],
+        ORDER_TAU / n_steps as f64,
+        n_steps,
+        &|_| vec![0.0],
+        &o,
+    )
+    .map_err(|e| e.to_string())?;
+    let y = r.traj.y.last().cloned().unwrap_or_default();
+    let ex = ORDER_OSC.exact(1.0, ORDER_AN, ORDER_TAU);
+    Ok(y.iter()
+        .zip(ex)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max))
+}
+
+/// One `tf-order` series: (metric, n_s, FESD?, quick step counts, full step counts).
+type OrderCase = (
+    &'static str,
+    usize,
+    bool,
+    &'static [usize],
+    &'static [usize],
+);
+
+/// Least-squares slope of log(err) against log(h).
+pub fn fitted_order(points: &[(f64, f64)]) -> f64 {
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(h, e)| *h > 0.0 && *e > 0.0)
+        .map(|(h, e)| (h.ln(), e.ln()))
+        .collect();
+    let n = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    sxy / sxx
+}
+
+fn order(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "tf-order";
+    // (name, n_s, fesd, quick steps, full steps)
+    let cases: [OrderCase; 4] = [
+        ("order_ns1", 1, true, &[8, 16], &[8, 16, 32]),
+        ("order_ns2", 2, true, &[4, 8], &[4, 8, 16]),
+        ("order_ns3", 3, true, &[4, 8], &[4, 8, 16]),
+        ("order_fixed_irk", 3, false, &[8, 16], &[8, 16, 32]),
+    ];
+    let mut fig = Figure::new(
+        "Global error at τ = 2 vs element length (log-log)",
+        "log10 h (element length)",
+        "max |y − y_exact|",
+    );
+    fig.log_y = true;
+    let mut rows = vec![];
+    for (name, n_s, fesd, quick, full) in cases {
+        let steps = if ctx.quick { quick } else { full };
+        let mut pts = vec![];
+        for &n in steps {
+            let err = order_error(n_s, fesd, n).map_err(|e| fail(id, e))?;
+            let h = ORDER_TAU / (n * ORDER_NFE) as f64;
+            pts.push((h, err));
+            rows.push(format!("{name}: N = {n}, h = {h:.4}, error = {err:.3e}"));
+        }
+        let p = fitted_order(&pts);
+        out.metric(name, p);
+        let label = if fesd {
+            format!("FESD Radau IIA n_s = {n_s}")
+        } else {
+            format!("fixed-grid Radau IIA n_s = {n_s}")
+        };
+        fig = fig.with(Series::line(
+            label,
+            pts.iter().map(|(h, e)| (h.log10(), *e)).collect(),
+        ));
+        let (expected, why) = if fesd {
+            ((2 * n_s - 1) as f64, "digest E4: FESD order 2n_s − 1")
+        } else {
+            (
+                1.0,
+                "digest E4: fixed grid, switch inside an element: order 1",
+            )
+        };
+        out.expect(name, expected, 0.5, why);
+    }
+    fig.write_svg(&ctx.path("order.svg"))?;
+    out.figure("order.svg");
+    out.notes.push(format!(
+        "spring-loaded mass (ω = 2, rest −1, q0 = 1, a_n = 10) integrated to τ = {ORDER_TAU} with \
+         N_FE = {ORDER_NFE}; order = least-squares slope of log error vs log h, checked to ±0.5; {}",
+        rows.join("; ")
+    ));
+    Ok(())
+}
+
+/// Settings of `tf-hopper-ocp`: (N, N_FE, n_s, target x, holes). Quick mode is a smoke test
+/// of the machinery (model, path and hole constraints, homotopy, polish) on a short
+/// horizon whose target is the start pose (4 intervals); full mode is the paper's problem.
+fn hopper_settings(quick: bool) -> (usize, usize, usize, f64, Vec<f64>) {
+    if quick {
+        (4, 2, 1, 0.0, vec![0.5])
+    } else {
+        (20, 3, 3, 3.0, vec![0.5, 1.5, 2.5])
+    }
+}
+
+fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    use nonsmooth_ocp::hopper::{self, Hopper};
+    use nonsmooth_ocp::OcpError;
+    let id = "tf-hopper-ocp";
+    let quick = ctx.quick;
+    let (n, n_fe, n_s, target_x, holes) = hopper_settings(quick);
+    let hop = Hopper {
+        holes,
+        ..Hopper::default()
+    };
+    let tf = Arc::new(TimeFreezing::new(hop.clone(), 200.0).map_err(|e| fail(id, e))?);
+    let t_end = 2.5;
+    let hz = hopper::horizon(n, t_end, target_x, 60.0, 25.0);
+    let o = FesdOptions {
+        n_s,
+        n_fe,
+        penalty: false,
+        kappa: if quick { 0.1 } else { 0.3 },
+        n_homotopy: 40,
+        cross_components: 1,
+        ipopt_tol: 1e-10,
+        max_iter: 1000,
+        ..FesdOptions::default()
+    };
+    let start = std::time::Instant::now();
+    let (sol, converged) = match solve_ocp(&tf, &hz, &o) {
+        Ok(sol) => (sol, true),
+        Err(OcpError::HomotopyStalled {
+            x,
+            comp_residual,
+            constraint_violation,
+        }) => {
+            // record the last iterate honestly: the checks below then fail
+            let (_, layout, _) =
+                nonsmooth_ocp::fesd::build(&tf, &hz, &o).map_err(|e| fail(id, e))?;
+            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &x, &o)
+                .map_err(|e| fail(id, e))?;
+            sol.cpu_seconds = start.elapsed().as_secs_f64();
+            out.notes.push(format!(
+                "homotopy stalled: complementarity {comp_residual:.3e}, constraint violation \
+                 {constraint_violation:.3e}; metrics are those of the last iterate"
+            ));
+            (sol, false)
+        }
+        Err(OcpError::Ipopt {
+            status,
+            constraint_violation,
+            solution,
+        }) => {
+            let (_, layout, _) =
+                nonsmooth_ocp::fesd::build(&tf, &hz, &o).map_err(|e| fail(id, e))?;
+            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &solution.x, &o)
+                .map_err(|e| fail(id, e))?;
+            sol.cpu_seconds = start.elapsed().as_secs_f64();
+            sol.nlp_iterations = solution.iterations;
+            out.notes.push(format!(
+                "the first relaxed NLP failed ({status:?}, constraint violation \
+                 {constraint_violation:.3e}); metrics are those of its last iterate"
+            ));
+            (sol, false)
+        }
+        Err(e) => return Err(fail(id, e)),
+    };
+    let min_clear = sol
+        .traj
+        .y
+        .iter()
+        .flat_map(|y| hop.hole_values(y))
+        .map(|v| v - 1.0)
+        .fold(f64::INFINITY, f64::min);
+    let min_clear = if min_clear.is_finite() {
+        min_clear
+    } else {
+        0.0
+    };
+    let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
+    out.metric("objective", sol.objective);
+    out.metric("terminal_error", sol.terminal_error);
+    out.metric("comp_residual", sol.comp_residual);
+    out.metric("hop_count", hops as f64);
+    out.metric("min_hole_clearance", min_clear);
+    out.metric("cpu_seconds", sol.cpu_seconds);
+    out.metric("nlp_iterations", sol.nlp_iterations as f64);
+    out.metric("converged", f64::from(u8::from(converged)));
+    out.expect(
+        "converged",
+        1.0,
+        0.0,
+        "digest E6: converges from the trivial initialization",
+    );
+    out.expect("terminal_error", 0.0, 1e-6, "digest E6: reaches q_target");
+    out.expect("comp_residual", 0.0, 1e-9, "issue: complementarity ≤ 1e-9");
+    out.metric("hole_violation", (-min_clear).max(0.0));
+    out.expect(
+        "hole_violation",
+        0.0,
+        1e-6,
+        "digest E6: the foot avoids every hole at all stage points",
+    );
+    if !ctx.quick {
+        out.expect("hop_count", 3.0, 0.0, "digest E6: about three hops");
+    }
+    out.notes.push(format!(
+        "N = {n}, N_FE = {n_fe}, n_s = {n_s}, target x = {target_x}, holes at {:?}; Scholtes \
+         homotopy (σ₀ = 1, κ = 0.1 quick / 0.3 full) with cross complementarity on the gap only, active-set \
+         polish, IPOPT/MUMPS, from y0 everywhere and u = 0{}",
+        hop.holes,
+        if ctx.quick {
+            " (quick mode: smoke test that keeps the start pose, no hop)"
+        } else {
+            ""
+        }
+    ));
+    // trajectory in physical time
+    let pick = |f: &dyn Fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
+        sol.traj.y.iter().map(|y| (y[8], f(y))).collect()
+    };
+    let fig = Figure::new(
+        "Hopper OCP: trajectory (Fig. 7)",
+        "physical time t",
+        "position [m]",
+    )
+    .with(Series::line("hip x", pick(&|y| y[0])))
+    .with(Series::line("hip z", pick(&|y| y[1])))
+    .with(Series::line("foot x", pick(&|y| hop.foot(y)[0])))
+    .with(Series::line("foot z", pick(&|y| hop.foot(y)[1])));
+    fig.write_svg(&ctx.path("trajectory.svg"))?;
+    out.figure("trajectory.svg");
+    let dt = t_end / n as f64;
+    let fig = Figure::new(
+        "Hopper OCP: torques (Fig. 8)",
+        "physical time t",
+        "torque [N m]",
+    )
+    .with(Series::line(
+        "u hip",
+        sol.u
+            .iter()
+            .enumerate()
+            .flat_map(|(k, u)| [(k as f64 * dt, u[0]), ((k + 1) as f64 * dt, u[0])])
+            .collect(),
+    ))
+    .with(Series::line(
+        "u knee",
+        sol.u
+            .iter()
+            .enumerate()
+            .flat_map(|(k, u)| [(k as f64 * dt, u[1]), ((k + 1) as f64 * dt, u[1])])
+            .collect(),
+    ));
+    fig.write_svg(&ctx.path("controls.svg"))?;
+    out.figure("controls.svg");
+    // animation frame strip: the leg at the control-interval boundaries, ground and holes
+    let mut fig = Figure::new("Hopper OCP: frame strip (Fig. 7)", "x [m]", "z [m]");
+    let x_hi = hop
+        .holes
+        .iter()
+        .fold(target_x, |m, xc| m.max(xc + hop.hole_axes.0))
+        + 0.2;
+    let ground: Vec<(f64, f64)> = (0..=400)
+        .map(|i| {
+            let x = -0.2 + (x_hi + 0.2) * i as f64 / 400.0;
+            let depth = hop
+                .holes
+                .iter()
+                .map(|xc| {
+                    let d = (x - xc) / hop.hole_axes.0;
+                    if d.abs() < 1.0 {
+                        -hop.hole_axes.1 * (1.0 - d * d).sqrt()
+                    } else {
+                        0.0
+                    }
+                })
+                .fold(0.0, f64::min);
+            (x, depth)
+        })
+        .collect();
+    fig = fig.with(Series::line("ground and holes", ground));
+    let per_step = sol.traj.y.len().saturating_sub(1) / n.max(1);
+    for y in sol.traj.y.iter().step_by(per_step.max(1)) {
+        let (kn, ft) = (hop.knee(y), hop.foot(y));
+        fig = fig.with(Series::line(
+            format!("t = {:.2}", y[8]),
+            vec![(y[0], y[1]), (kn[0], kn[1]), (ft[0], ft[1])],
+        ));
+    }
+    fig.write_svg(&ctx.path("frames.svg"))?;
+    out.figure("frames.svg");
     Ok(())
 }

@@ -1,10 +1,12 @@
 //! CPU time and IPOPT iterations of the seed-002 problems: the bouncing ball (FESD
-//! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100) and the particle OCP (Ex. 5).
+//! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100), the particle OCP (Ex. 5) and the
+//! hopper OCP of Sec. 6 (printed once: one solve takes minutes, not a criterion sample).
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon};
+use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
 
 const G: f64 = 9.81;
@@ -62,7 +64,36 @@ fn particle_ocp() -> (f64, usize, f64) {
     (s.objective, s.nlp_iterations, s.cpu_seconds)
 }
 
+fn hopper_ocp() {
+    let tf = Arc::new(TimeFreezing::new(Hopper::default(), 200.0).expect("valid a_n"));
+    let hz = hopper::horizon(20, 2.5, 3.0, 60.0, 25.0);
+    let o = FesdOptions {
+        n_s: 3,
+        n_fe: 3,
+        penalty: false,
+        kappa: 0.3,
+        n_homotopy: 40,
+        ipopt_tol: 1e-8,
+        max_iter: 1000,
+        ..FesdOptions::default()
+    };
+    let start = std::time::Instant::now();
+    match solve_ocp(&tf, &hz, &o) {
+        Ok(s) => println!(
+            "hopper OCP: objective {:.4}, {} IPOPT iterations, {:.2} s",
+            s.objective, s.nlp_iterations, s.cpu_seconds
+        ),
+        Err(e) => println!(
+            "hopper OCP: failed after {:.2} s: {e}",
+            start.elapsed().as_secs_f64()
+        ),
+    }
+}
+
 fn bench(c: &mut Criterion) {
+    if std::env::var_os("NONSMOOTH_BENCH_HOPPER").is_some() {
+        hopper_ocp();
+    }
     let (eq, ev, it, cpu) = ball();
     println!("bouncing ball: |q| = {eq:.2e}, |v| = {ev:.2e}, {it} IPOPT iterations, {cpu:.3} s");
     let (obj, it, cpu) = particle_ocp();

@@ -10,7 +10,10 @@
 //! previous element's last stage) is relaxed to ≤ σ per element and component. Step
 //! equilibration uses the heuristic penalty ρ_h Σ (h_n − h̄)²/h̄² (nosnoc's
 //! `heuristic_mean`). With `fesd = false` the same IRK runs on a fixed grid with stage-wise
-//! complementarity only (the order-1 baseline of digest E4).
+//! complementarity only (the order-1 baseline of digest E4). After the homotopy an
+//! active-set polish ([`polish`]) fixes the complementarity pairs' active sides and re-solves
+//! the smooth NLP, so that the products vanish exactly. General path constraints of the
+//! system ([`Cls::path`]) are imposed at every stage point.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -79,6 +82,34 @@ pub struct FesdOptions {
     pub ipopt_tol: f64,
     /// IPOPT `max_iter` per NLP.
     pub max_iter: i32,
+    /// Active-set polishing after the homotopy (see [`polish`]): fixes every
+    /// complementarity pair's active side and re-solves the then smooth NLP, which removes
+    /// the O(√comp) residual drift of the relaxed solution (e.g. penetration while frozen).
+    pub polish: bool,
+    /// Weight ε of the linear objective term ε Σ α₁ over all stage points. On the sliding
+    /// manifold (c₁ = c₂ = 0) θ₁ = α₁ + (1 − α₁)α₂ does not determine (α₁, α₂), and with
+    /// c₁ = 0 throughout, an element may hold both the end of a frozen jump and sliding
+    /// (the jump → sliding transition changes no sign). The bias selects α₁ = 0 whenever
+    /// c₁ ≤ 0, so that sliding uses α₂ > 0, which cross complementarity forbids in an element
+    /// with n(q)ᵀv < 0 anywhere: the jump end then falls on an element boundary.
+    pub alpha_bias: f64,
+    /// Return the last relaxed iterate instead of [`OcpError::HomotopyStalled`] when the
+    /// complementarity tolerance is not reached (used for the fixed-grid IRK baseline,
+    /// whose discrete complementarity system has no exact solution at an impact inside an
+    /// element).
+    pub accept_relaxed: bool,
+    /// Number of leading switching functions with cross complementarity (switch detection);
+    /// the others get stage-wise complementarity only. Default: all. With 1 only the contact
+    /// gap c₁ = f_c is detected: sign changes of nᵀv and bᵀv in flight (irrelevant there,
+    /// θ₁ = 1) then need no element boundary, at the price of first-order accuracy at the
+    /// jump end and at stick/slip transitions.
+    pub cross_components: usize,
+    /// With `polish`, try the active-set polish as soon as a relaxed NLP reaches this
+    /// complementarity residual (and stop the homotopy when it succeeds).
+    pub polish_tol: f64,
+    /// Integrator only: initial guess of each step's stage states by an explicit Euler
+    /// prediction with the previous step's mode instead of y₀ everywhere.
+    pub predict: bool,
 }
 
 impl Default for FesdOptions {
@@ -96,6 +127,12 @@ impl Default for FesdOptions {
             comp_tol: 1e-9,
             ipopt_tol: 1e-12,
             max_iter: 300,
+            polish: true,
+            alpha_bias: 1e-4,
+            accept_relaxed: false,
+            cross_components: usize::MAX,
+            polish_tol: 1e-6,
+            predict: false,
         }
     }
 }
@@ -124,8 +161,15 @@ pub enum FesdBlock<C> {
         n_c: usize,
         /// Cross (all stage pairs) or stage-wise only.
         cross: bool,
+        /// Number of leading components with cross complementarity (the rest stage-wise).
+        n_cross: usize,
         /// Scale of the output (the penalty ρ in ℓ1-penalty mode, 1 as a constraint).
         weight: f64,
+    },
+    /// General path constraints g(q) of the system ([`Cls::path`]); vars [q].
+    Path {
+        /// The time-freezing system.
+        tf: Arc<TimeFreezing<C>>,
     },
     /// Σ h = step length (linear); vars [h_1..].
     SumH,
@@ -135,6 +179,11 @@ pub enum FesdBlock<C> {
         hbar: f64,
         /// Weight ρ.
         rho: f64,
+    },
+    /// Linear objective w x₀; vars [α₁] (see [`FesdOptions::alpha_bias`]).
+    Linear {
+        /// Weight w.
+        weight: f64,
     },
     /// Objective w Σ u_i²; vars [u].
     ControlCost {
@@ -178,6 +227,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 n_s,
                 n_c,
                 cross,
+                n_cross,
                 weight,
             } => {
                 let (ns, nc) = (*n_s, *n_c);
@@ -189,7 +239,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                     for jp in 0..ns {
                         let a = al[jp * nc + i];
                         for j in 0..=ns {
-                            if *cross || j == jp + 1 {
+                            if (*cross && i < *n_cross) || j == jp + 1 {
                                 acc += a * ln[j * nc + i] + (T::from(1.0) - a) * lp[j * nc + i];
                             }
                         }
@@ -204,7 +254,13 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                     }
                 }
             }
+            FesdBlock::Path { tf } => {
+                for (o, g) in out.iter_mut().zip(tf.cls.path(x)) {
+                    *o = g;
+                }
+            }
             FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
+            FesdBlock::Linear { weight } => out[0] = x[0] * *weight,
             FesdBlock::StepEq { hbar, rho } => {
                 let d = (x[0] - *hbar) / *hbar;
                 out[0] = d * d * *rho;
@@ -214,8 +270,38 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             }
         }
     }
+    fn eval_hess<T: Real>(&self, x: &[T], out: &mut [T], i: usize, j: usize) {
+        if let FesdBlock::Collocation { tf, a } = self {
+            let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+            let stage = |k: usize| -> Option<usize> {
+                if k >= ny && k < ny + ns * ny {
+                    Some((k - ny) / ny)
+                } else if k >= ny + ns * ny && k < ny + ns * (ny + nc) {
+                    Some((k - ny - ns * ny) / nc)
+                } else {
+                    None
+                }
+            };
+            // a pair touching stage l only sees −h s a_jl F(Y_l, α_l, u) (Y_j − y_n is affine)
+            if let Some(l) = stage(i).or(stage(j)) {
+                let ys = &x[ny + l * ny..ny + (l + 1) * ny];
+                let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
+                let k = ny + ns * (ny + nc);
+                let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
+                let f = tf.rhs(ys, al, u);
+                let hs = h * s;
+                for jj in 0..ns {
+                    for ii in 0..ny {
+                        out[jj * ny + ii] = -(hs * f[ii] * a[jj][l]);
+                    }
+                }
+                return;
+            }
+        }
+        self.eval(x, out)
+    }
     fn is_linear(&self) -> bool {
-        matches!(self, FesdBlock::SumH)
+        matches!(self, FesdBlock::SumH | FesdBlock::Linear { .. })
     }
     fn hess_pair(&self, i: usize, j: usize) -> bool {
         match self {
@@ -279,6 +365,8 @@ pub struct Layout {
     pub comp_rows: Vec<usize>,
     /// Collocation nodes c_j.
     pub c: Vec<f64>,
+    /// Number of leading components with cross complementarity.
+    pub n_cross: usize,
 }
 
 /// A horizon to discretize: initial state, steps and bounds.
@@ -394,6 +482,7 @@ pub fn build<C: Cls>(
         elems: vec![],
         comp_rows: vec![],
         c: cnodes,
+        n_cross: o.cross_components,
     };
     let (mut y_prev, mut lp_prev, mut ln_prev) = (y0, lp0, ln0);
     for k in 0..hz.n_steps {
@@ -486,6 +575,18 @@ pub fn build<C: Cls>(
                 &z,
                 &z,
             )?;
+            if tf.cls.n_path() > 0 {
+                let (plo, phi) = tf.cls.path_bounds();
+                let nq = tf.cls.nq();
+                for j in 0..ns {
+                    nlp.add_constraint(
+                        FesdBlock::Path { tf: tf.clone() },
+                        (0..nq).map(|i| e.y[j] + i).collect(),
+                        &plo,
+                        &phi,
+                    )?;
+                }
+            }
             for j in 0..ns {
                 let mut vars: Vec<usize> = (0..ny).map(|i| e.y[j] + i).collect();
                 vars.extend((0..nc).map(|i| e.lp[j + 1] + i));
@@ -507,6 +608,7 @@ pub fn build<C: Cls>(
                 n_s: ns,
                 n_c: nc,
                 cross: o.fesd,
+                n_cross: o.cross_components,
                 weight: 1.0,
             };
             if o.penalty {
@@ -514,6 +616,16 @@ pub fn build<C: Cls>(
             } else {
                 let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![o.sigma0; nc])?;
                 layout.comp_rows.push(row);
+            }
+            if o.alpha_bias > 0.0 {
+                for j in 0..ns {
+                    nlp.add_objective(
+                        FesdBlock::Linear {
+                            weight: o.alpha_bias,
+                        },
+                        vec![e.alpha[j]],
+                    )?;
+                }
             }
             if o.fesd && o.rho_h > 0.0 {
                 nlp.add_objective(FesdBlock::StepEq { hbar, rho: o.rho_h }, vec![h])?;
@@ -545,10 +657,10 @@ pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
     for e in &layout.elems {
         for jp in 0..ns {
             for j in 0..=ns {
-                if !cross && j != jp + 1 {
-                    continue;
-                }
                 for i in 0..nc {
+                    if !(cross && i < layout.n_cross) && j != jp + 1 {
+                        continue;
+                    }
                     let a = x[e.alpha[jp] + i];
                     r = r
                         .max((a * x[e.ln[j] + i]).abs())
@@ -590,6 +702,7 @@ pub fn homotopy<C: Cls>(
     let mut warm: Option<IpoptSolution> = None;
     let mut log = vec![];
     let mut sigma = o.sigma0;
+    let mut polished = false;
     for it in 0..o.n_homotopy.max(1) {
         for r in &layout.comp_rows {
             for i in 0..nc {
@@ -621,7 +734,7 @@ pub fn homotopy<C: Cls>(
                 log.push(NlpLog {
                     sigma,
                     objective: solution.objective,
-                    comp_residual: comp_residual(layout, &solution.x, true),
+                    comp_residual: comp_residual(layout, &solution.x, o.fesd),
                     iterations: solution.iterations,
                     cpu_seconds: solution.cpu_seconds,
                     status: solution.status,
@@ -630,7 +743,7 @@ pub fn homotopy<C: Cls>(
             }
             Err(e) => return Err(e),
         };
-        let comp = comp_residual(layout, &sol.x, true);
+        let comp = comp_residual(layout, &sol.x, o.fesd);
         log.push(NlpLog {
             sigma,
             objective: sol.objective,
@@ -641,15 +754,31 @@ pub fn homotopy<C: Cls>(
         });
         x = sol.x.clone();
         let done = comp <= o.comp_tol;
+        if !done && o.polish && comp <= o.polish_tol {
+            if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
+                if entry.comp_residual <= o.comp_tol {
+                    log.push(entry);
+                    warm = Some(p);
+                    polished = true;
+                    break;
+                }
+            }
+        }
         warm = Some(sol);
         if done {
             break;
         }
         sigma *= o.kappa;
     }
-    let sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
-    let comp = comp_residual(layout, &sol.x, true);
-    if comp > o.comp_tol {
+    let mut sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
+    if o.polish && !polished {
+        if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
+            log.push(entry);
+            sol = p;
+        }
+    }
+    let comp = comp_residual(layout, &sol.x, o.fesd);
+    if comp > o.comp_tol && !o.accept_relaxed {
         return Err(OcpError::HomotopyStalled {
             comp_residual: comp,
             constraint_violation: sol.constraint_violation,
@@ -657,6 +786,133 @@ pub fn homotopy<C: Cls>(
         });
     }
     Ok((sol, log))
+}
+
+/// Threshold below which α (or 1 − α) counts as at its bound in [`polish`].
+const POLISH_ALPHA: f64 = 1e-3;
+/// Largest multiplier value that [`polish`] may fix to zero.
+const POLISH_LAMBDA: f64 = 1e-4;
+
+/// MPCC active-set polishing (a standard end game for relaxation methods, cf. Scholtes
+/// 2001 §4 and the "polishing" step of MPCC solvers): from the last relaxed solution every
+/// α component is classified per stage as 0 (then λᵖ = 0 on all stage points it is crossed
+/// with), 1 (then λⁿ = 0) or interior (sliding: λᵖ = λⁿ = 0); the fixed variables turn all
+/// complementarity products into identities and the resulting smooth NLP is solved by
+/// IPOPT warm-started from the relaxed point. Returns `None` (keep the relaxed solution) when
+/// the classification would fix a multiplier larger than a small threshold, when IPOPT
+/// fails, or when the polished point is not better.
+pub fn polish<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    sol: &IpoptSolution,
+    o: &FesdOptions,
+) -> Option<(IpoptSolution, NlpLog)> {
+    let saved = (nlp.xl.clone(), nlp.xu.clone());
+    let out = polish_inner(nlp, layout, sol, o);
+    nlp.xl = saved.0;
+    nlp.xu = saved.1;
+    out
+}
+
+fn polish_inner<C: Cls>(
+    p: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    sol: &IpoptSolution,
+    o: &FesdOptions,
+) -> Option<(IpoptSolution, NlpLog)> {
+    let (_, nc, _, ns) = layout.dims;
+    let x = &sol.x;
+    // thresholds grow with the residual of the relaxed point (√comp: both factors of a
+    // product ≤ comp can be that large)
+    let root = comp_residual(layout, x, o.fesd).sqrt();
+    let tol_l = POLISH_LAMBDA.max(10.0 * root);
+    let tol_a = POLISH_ALPHA.max(10.0 * root).min(0.25);
+    let fix = |idx: usize, val: f64, p: &mut BlockNlp<FesdBlock<C>>| -> bool {
+        if (x[idx] - val).abs() > tol_l {
+            return false;
+        }
+        p.xl[idx] = val;
+        p.xu[idx] = val;
+        true
+    };
+    for e in &layout.elems {
+        for jp in 0..ns {
+            for i in 0..nc {
+                let ai = e.alpha[jp] + i;
+                let a = x[ai];
+                let js: Vec<usize> = if o.fesd && i < layout.n_cross {
+                    (0..=ns).collect()
+                } else {
+                    vec![jp + 1]
+                };
+                let lp_max = js.iter().map(|&j| x[e.lp[j] + i]).fold(0.0, f64::max);
+                let ln_max = js.iter().map(|&j| x[e.ln[j] + i]).fold(0.0, f64::max);
+                // 0: α = 0 (λᵖ = 0), 1: α = 1 (λⁿ = 0), 2: interior (both λ = 0)
+                let side = if lp_max.max(ln_max) > tol_l {
+                    usize::from(lp_max > ln_max)
+                } else if a <= tol_a {
+                    0
+                } else if a >= 1.0 - tol_a {
+                    1
+                } else {
+                    2
+                };
+                let mut ok = true;
+                if side == 0 {
+                    p.xl[ai] = 0.0;
+                    p.xu[ai] = 0.0;
+                    for &j in &js {
+                        ok &= fix(e.lp[j] + i, 0.0, p);
+                    }
+                } else if side == 1 {
+                    p.xl[ai] = 1.0;
+                    p.xu[ai] = 1.0;
+                    for &j in &js {
+                        ok &= fix(e.ln[j] + i, 0.0, p);
+                    }
+                } else {
+                    for &j in &js {
+                        ok &= fix(e.lp[j] + i, 0.0, p);
+                        ok &= fix(e.ln[j] + i, 0.0, p);
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+            }
+        }
+    }
+    // the fixed bounds must hold at the start point for IPOPT's fixed-variable treatment
+    let x0: Vec<f64> = x
+        .iter()
+        .zip(p.xl.iter().zip(&p.xu))
+        .map(|(v, (l, u))| v.clamp(*l, *u))
+        .collect();
+    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+    opts.int.push(("acceptable_iter".into(), 3));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    opts.num.push(("mu_init".into(), 1e-9));
+    opts.string
+        .push(("warm_start_init_point".into(), "yes".into()));
+    opts.num.push(("warm_start_bound_push".into(), 1e-9));
+    opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    let out = solve(&*p, &x0, Some(sol), &opts).ok()?;
+    let comp = comp_residual(layout, &out.x, o.fesd);
+    let before = comp_residual(layout, x, o.fesd);
+    if out.constraint_violation > 1e-8 || comp > before.max(1e-14) {
+        return None;
+    }
+    let entry = NlpLog {
+        sigma: 0.0,
+        objective: out.objective,
+        comp_residual: comp,
+        iterations: out.iterations,
+        cpu_seconds: out.cpu_seconds,
+        status: out.status,
+    };
+    Some((out, entry))
 }
 
 /// A discrete trajectory: numerical times and states at element starts and stage points.
@@ -726,6 +982,7 @@ pub fn simulate<C: Cls>(
     let ny = tf.ny();
     let mut y = y0.to_vec();
     let mut lam: Option<(Vec<f64>, Vec<f64>)> = None;
+    let mut alpha_prev: Option<Vec<f64>> = None;
     let mut out = SimResult {
         traj: Trajectory::default(),
         boundaries: vec![0.0],
@@ -736,6 +993,7 @@ pub fn simulate<C: Cls>(
     };
     for k in 0..n_steps {
         let u = controls(k);
+        let u_k = u.clone();
         let hz = Horizon {
             y0: y.clone(),
             lam0: lam.clone(),
@@ -748,7 +1006,38 @@ pub fn simulate<C: Cls>(
             y_bounds: None,
             control_weight: 0.0,
         };
-        let (mut nlp, layout, x0) = build(tf, &hz, o)?;
+        let (mut nlp, layout, mut x0) = build(tf, &hz, o)?;
+        // warm start of the mode: every α from the previous step's last stage
+        if let Some(a) = &alpha_prev {
+            for e in &layout.elems {
+                for &j in &e.alpha {
+                    x0[j..j + a.len()].copy_from_slice(a);
+                }
+            }
+        }
+        // state guess: explicit Euler prediction y0 + τ F(y0, α, u) at every stage point,
+        // with the multipliers λᵖ = max(c, 0), λⁿ = max(−c, 0) of the predicted state
+        if o.predict {
+            let nc = layout.dims.1;
+            let mut tau = 0.0;
+            for e in &layout.elems {
+                let h = x0[e.h];
+                for j in 0..layout.dims.3 {
+                    let al = x0[e.alpha[j]..e.alpha[j] + nc].to_vec();
+                    let f = tf.rhs(&y, &al, &u_k);
+                    let yj: Vec<f64> = (0..ny)
+                        .map(|i| y[i] + (tau + layout.c[j] * h) * f[i])
+                        .collect();
+                    let c = tf.switching(&yj);
+                    x0[e.y[j]..e.y[j] + ny].copy_from_slice(&yj);
+                    for i in 0..nc {
+                        x0[e.lp[j + 1] + i] = c[i].max(0.0);
+                        x0[e.ln[j + 1] + i] = (-c[i]).max(0.0);
+                    }
+                }
+                tau += h;
+            }
+        }
         let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
         out.nlp_iterations += log.iter().map(|l| l.iterations).sum::<usize>();
         out.nlp_count += log.len();
@@ -770,6 +1059,13 @@ pub fn simulate<C: Cls>(
             .last()
             .ok_or_else(|| OcpError::InvalidInput("empty step".into()))?;
         y = sol.x[last.y[layout.dims.3 - 1]..last.y[layout.dims.3 - 1] + ny].to_vec();
+        let a_last = last.alpha[layout.dims.3 - 1];
+        alpha_prev = Some(
+            sol.x[a_last..a_last + layout.dims.1]
+                .iter()
+                .map(|a| a.clamp(0.01, 0.99))
+                .collect(),
+        );
         // boundary multipliers from c(y) exactly (λᵖ = max(c, 0), λⁿ = max(−c, 0)): the
         // relaxed values would carry the previous step's residual into this step
         lam = None;
@@ -811,8 +1107,27 @@ pub fn solve_ocp<C: Cls>(
     let start = Instant::now();
     let (mut nlp, layout, x0) = build(tf, hz, o)?;
     let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
+    let mut out = extract_ocp(tf, hz, &layout, &sol.x, o)?;
+    out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+    out.log = log;
+    out.cpu_seconds = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Reads an [`OcpSolution`] (trajectory, controls, objective, residuals; empty log) from a
+/// primal point `x` of the NLP that [`build`] makes for `hz`, e.g. the last iterate carried
+/// by [`OcpError::HomotopyStalled`] (pass the layout of a fresh `build` of the same horizon).
+pub fn extract_ocp<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    layout: &Layout,
+    x: &[f64],
+    o: &FesdOptions,
+) -> Result<OcpSolution, OcpError> {
     let (ny, _, nu, ns) = layout.dims;
-    let x = &sol.x;
+    if x.len() < layout.elems.last().map_or(0, |e| e.ln[ns] + layout.dims.1) {
+        return Err(OcpError::InvalidInput("x does not match the layout".into()));
+    }
     let u: Vec<Vec<f64>> = layout.u.iter().map(|&i| x[i..i + nu].to_vec()).collect();
     let s: Vec<f64> = layout.s.iter().map(|&i| x[i]).collect();
     let objective = u
@@ -831,14 +1146,14 @@ pub fn solve_ocp<C: Cls>(
         .map(|(i, v)| (y_end[*i] - v).abs())
         .fold(0.0, f64::max);
     Ok(OcpSolution {
-        traj: trajectory(tf, &layout, x, 0.0),
+        traj: trajectory(tf, layout, x, 0.0),
         u,
         s,
         objective,
-        comp_residual: comp_residual(&layout, x, o.fesd),
+        comp_residual: comp_residual(layout, x, o.fesd),
         terminal_error,
-        nlp_iterations: log.iter().map(|l| l.iterations).sum(),
-        log,
-        cpu_seconds: start.elapsed().as_secs_f64(),
+        nlp_iterations: 0,
+        log: vec![],
+        cpu_seconds: 0.0,
     })
 }

@@ -9,14 +9,17 @@
 //! - [`ipopt`]: hand-written FFI to IPOPT's C interface and a safe [`ipopt::Nlp`] wrapper;
 //! - [`nlp`]: block-structured NLPs with exact sparse derivatives by dual numbers;
 //! - [`tf`]: complementarity Lagrangian systems and their time-freezing PSS;
+//! - [`hopper`]: the planar hopping robot of Sec. 6;
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy.
 
+#![warn(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
 pub mod fesd;
+pub mod hopper;
 pub mod ipopt;
 pub mod nlp;
 pub mod tf;

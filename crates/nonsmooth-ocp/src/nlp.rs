@@ -20,6 +20,12 @@ impl<T: DualNum<Primitive = f64> + Copy> Real for T {}
 pub trait BlockFn {
     /// Evaluates the block at `x` (length = the block's variable count) into `out`.
     fn eval<T: Real>(&self, x: &[T], out: &mut [T]);
+    /// Evaluation used for the second derivative ∂²F/∂x_i∂x_j (hyper-dual seeds on x_i and
+    /// x_j): only that mixed second-order part of `out` must be right, so a block may drop
+    /// terms that are affine in, or independent of, x_i or x_j. Defaults to [`BlockFn::eval`].
+    fn eval_hess<T: Real>(&self, x: &[T], out: &mut [T], _i: usize, _j: usize) {
+        self.eval(x, out)
+    }
     /// True if the block is affine (its Hessian is skipped).
     fn is_linear(&self) -> bool {
         false
@@ -263,7 +269,7 @@ impl<K: BlockFn> Nlp for BlockNlp<K> {
                     }
                     xb[i].eps1 = 1.0;
                     xb[j].eps2 = 1.0;
-                    b.kind.eval(&xb, &mut out);
+                    b.kind.eval_hess(&xb, &mut out, i, j);
                     xb[i].eps1 = 0.0;
                     xb[j].eps2 = 0.0;
                     vals[k] = out.iter().zip(&w).map(|(o, w)| o.eps1eps2 * w).sum();

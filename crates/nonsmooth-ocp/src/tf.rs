@@ -30,6 +30,81 @@ pub trait Cls {
     fn normal<T: Real>(&self, q: &[T]) -> Vec<T>;
     /// Tangent b(q) (used only with friction).
     fn tangent<T: Real>(&self, q: &[T]) -> Vec<T>;
+    /// Number of general path constraints g(q) imposed at every stage point (default 0).
+    fn n_path(&self) -> usize {
+        0
+    }
+    /// General path constraints g(q) (length [`Cls::n_path`]), bounded by
+    /// [`Cls::path_bounds`] at every stage point (seed 002 eq. 33: g(x) ≥ 0).
+    fn path<T: Real>(&self, _q: &[T]) -> Vec<T> {
+        vec![]
+    }
+    /// Lower and upper bounds of the path constraints.
+    fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
+        (vec![], vec![])
+    }
+}
+
+/// A 1D mass on a linear spring above the ground q = 0: q̈ = −ω² (q − q_rest) + u₀ with
+/// q_rest < 0, so the mass falls, hits the ground (inelastic impact) and rests there with
+/// the constant contact force ω² |q_rest| (φ < 0). The pre-impact motion is a cosine, so
+/// the impact time and velocity are not polynomial in t: the integration-order test of
+/// digest E4 (FESD order 2n_s − 1 vs order 1 on a fixed grid) uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Oscillator {
+    /// Angular frequency ω.
+    pub omega: f64,
+    /// Rest position of the spring (negative: below the ground).
+    pub rest: f64,
+}
+
+impl Oscillator {
+    /// Exact time-freezing state (q, v, t) at numerical time τ from q(0) = q0 > 0, v(0) = 0
+    /// with auxiliary acceleration a_n: cosine fall, frozen jump of length |v⁻|/a_n, then
+    /// sliding on the ground with dt/dτ = γ = a_n/(a_n + ω²|q_rest|) (Thm 4 with D = 1).
+    pub fn exact(&self, q0: f64, a_n: f64, tau: f64) -> [f64; 3] {
+        let (w, r) = (self.omega, self.rest);
+        let amp = q0 - r;
+        let t_imp = (-r / amp).acos() / w;
+        if tau <= t_imp {
+            return [r + amp * (w * tau).cos(), -amp * w * (w * tau).sin(), tau];
+        }
+        let v_imp = -amp * w * (w * t_imp).sin();
+        let tau_jump = -v_imp / a_n;
+        if tau <= t_imp + tau_jump {
+            return [0.0, v_imp + a_n * (tau - t_imp), t_imp];
+        }
+        let phi = -w * w * r.abs();
+        let gamma = a_n / (a_n - phi);
+        [0.0, 0.0, t_imp + gamma * (tau - t_imp - tau_jump)]
+    }
+}
+
+impl Cls for Oscillator {
+    fn nq(&self) -> usize {
+        1
+    }
+    fn nu(&self) -> usize {
+        1
+    }
+    fn friction(&self) -> Option<f64> {
+        None
+    }
+    fn minv<T: Real>(&self, _q: &[T], r: &[T]) -> Vec<T> {
+        r.to_vec()
+    }
+    fn f_v<T: Real>(&self, q: &[T], _v: &[T], _t: T, u: &[T]) -> Vec<T> {
+        vec![(q[0] - self.rest) * (-self.omega * self.omega) + u[0]]
+    }
+    fn f_c<T: Real>(&self, q: &[T]) -> T {
+        q[0]
+    }
+    fn normal<T: Real>(&self, _q: &[T]) -> Vec<T> {
+        vec![T::from(1.0)]
+    }
+    fn tangent<T: Real>(&self, _q: &[T]) -> Vec<T> {
+        vec![T::from(0.0)]
+    }
 }
 
 /// Point mass in 1D (vertical, `dim = 1`) or 2D (`dim = 2`, contact with the plane q₂ = 0).

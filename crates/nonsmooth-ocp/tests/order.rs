@@ -1,0 +1,65 @@
+//! Integration order of the FESD integrator (digest E4) on the spring-loaded mass falling
+//! onto the ground (`Oscillator`): Radau IIA with switch detection keeps its order 2n_s − 1
+//! across the impact, the same IRK on a fixed grid drops to order 1. Also checks that the
+//! active-set polishing makes the frozen jump and the rest on the ground exact.
+
+use std::sync::Arc;
+
+use nonsmooth_ocp::fesd::{simulate, FesdOptions};
+use nonsmooth_ocp::tf::{Oscillator, TimeFreezing};
+
+const OSC: Oscillator = Oscillator {
+    omega: 2.0,
+    rest: -1.0,
+};
+const A_N: f64 = 10.0;
+const TAU: f64 = 2.0;
+
+fn error(n_s: usize, fesd: bool, n: usize) -> (f64, [f64; 3]) {
+    let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
+    let o = FesdOptions {
+        n_s,
+        n_fe: 3,
+        fesd,
+        accept_relaxed: !fesd,
+        ..FesdOptions::default()
+    };
+    let r = simulate(&tf, &[1.0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![0.0], &o).unwrap();
+    let y = r.traj.y.last().unwrap();
+    let ex = OSC.exact(1.0, A_N, TAU);
+    let d = [y[0] - ex[0], y[1] - ex[1], y[2] - ex[2]];
+    (d.iter().map(|v| v.abs()).fold(0.0, f64::max), d)
+}
+
+#[test]
+fn exact_solution_is_consistent() {
+    // impact at t = π/6 with v = −2√3; sliding with γ = a_n/(a_n + ω²)
+    let t_imp = std::f64::consts::PI / 6.0;
+    let y = OSC.exact(1.0, A_N, t_imp - 1e-12);
+    assert!(y[0].abs() < 1e-10 && (y[1] + 2.0 * 3f64.sqrt()).abs() < 1e-9);
+    let jump = 2.0 * 3f64.sqrt() / A_N;
+    let y = OSC.exact(1.0, A_N, t_imp + jump + 1.0);
+    assert!((y[2] - (t_imp + A_N / (A_N + 4.0))).abs() < 1e-12);
+}
+
+#[test]
+fn fesd_radau_keeps_its_order_across_the_impact() {
+    let (e4, _) = error(2, true, 4);
+    let (e8, d8) = error(2, true, 8);
+    let p = (e4 / e8).log2();
+    eprintln!("n_s = 2: {e4:.3e} {e8:.3e} order {p:.3}");
+    assert!((p - 3.0).abs() < 0.5, "order {p}");
+    // position and velocity on the ground are exact after polishing (only t carries error)
+    assert!(d8[0].abs() < 1e-10 && d8[1].abs() < 1e-10, "{d8:?}");
+}
+
+#[test]
+fn fixed_grid_irk_is_first_order() {
+    let (e8, d8) = error(3, false, 8);
+    let (e16, _) = error(3, false, 16);
+    let p = (e8 / e16).log2();
+    eprintln!("fixed n_s = 3: {e8:.3e} {e16:.3e} order {p:.3}");
+    assert!((p - 1.0).abs() < 0.5, "order {p}");
+    // without switch detection the error is orders of magnitude above FESD's
+    assert!(e8 > 1e-3 && d8[0].abs() > 1e-3);
+}
