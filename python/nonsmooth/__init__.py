@@ -18,6 +18,7 @@ from ._nonsmooth import (  # noqa: F401
     Model,
     ModelError,
     NonsmoothError,
+    OcpError,
     SimulationError,
     SolverError,
     StabilityError,
@@ -31,6 +32,7 @@ from ._nonsmooth import (  # noqa: F401
     simulate,
     snapshot,
     socp,
+    solve_ocp,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "Model",
     "ModelError",
     "NonsmoothError",
+    "OcpError",
     "SimulationError",
     "SolverError",
     "StabilityError",
@@ -53,4 +56,5 @@ __all__ = [
     "simulate",
     "snapshot",
     "socp",
+    "solve_ocp",
 ]

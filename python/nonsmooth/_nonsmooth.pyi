@@ -31,6 +31,9 @@ class ImpactError(NonsmoothError):
 class ControlError(NonsmoothError):
     """An inverse-dynamics computation failed or its input was malformed."""
 
+class OcpError(NonsmoothError):
+    """An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."""
+
 class StabilityError(NonsmoothError):
     """A stability certificate could not be computed (bad parameters or a failed SDP build)."""
 
@@ -137,6 +140,12 @@ def certify_stability(
     ``"no-certificate"``, ``"ambiguous"``, ``"no-equilibrium"``, ``"not-applicable"``),
     ``reason``, ``epsilon``, ``sdp_variables``, ``sdp_equalities``, ``psd_blocks``, ``modes``,
     ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``."""
+
+def solve_ocp(path: Optional[str] = None, text: Optional[str] = None) -> Dict[str, Any]:
+    """Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT) of a
+    problem file or its TOML text; keys ``tau``, ``y``, ``t``, ``u``, ``s``, ``objective``,
+    ``terminal_error``, ``comp_residual``, ``nlp_iterations``, ``cpu_seconds``,
+    ``homotopy``."""
 
 def lcp(
     M: ArrayLike,

@@ -1,7 +1,7 @@
 //! Python exceptions carrying the Rust error messages.
 //!
 //! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
-//! `SolverError`, `ImpactError`, `ControlError` and `StabilityError` derive from it. Shape and value errors of
+//! `SolverError`, `ImpactError`, `ControlError`, `StabilityError` and `OcpError` derive from it. Shape and value errors of
 //! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
 
 use pyo3::create_exception;
@@ -52,6 +52,13 @@ create_exception!(
     "A stability certificate could not be computed (bad parameters or a failed SDP build)."
 );
 
+create_exception!(
+    _nonsmooth,
+    OcpError,
+    NonsmoothError,
+    "An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."
+);
+
 /// Converts a [`nonsmooth_core::ModelError`] into `ModelError`.
 pub fn model_err(e: nonsmooth_core::ModelError) -> PyErr {
     ModelError::new_err(e.to_string())
@@ -82,6 +89,11 @@ pub fn stability_err(e: nonsmooth_sos::SosError) -> PyErr {
     StabilityError::new_err(e.to_string())
 }
 
+/// Converts a [`nonsmooth_ocp::OcpError`] into `OcpError`.
+pub fn ocp_err(e: nonsmooth_ocp::OcpError) -> PyErr {
+    OcpError::new_err(e.to_string())
+}
+
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -92,5 +104,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ImpactError", py.get_type::<ImpactError>())?;
     m.add("ControlError", py.get_type::<ControlError>())?;
     m.add("StabilityError", py.get_type::<StabilityError>())?;
+    m.add("OcpError", py.get_type::<OcpError>())?;
     Ok(())
 }

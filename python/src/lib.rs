@@ -17,6 +17,7 @@ pub mod errors;
 pub mod impact;
 pub mod inverse;
 pub mod model;
+pub mod ocp;
 pub mod simulate;
 pub mod solvers;
 pub mod stability;
@@ -32,6 +33,7 @@ fn _nonsmooth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     simulate::register(m)?;
     impact::register(m)?;
     inverse::register(m)?;
+    ocp::register(m)?;
     solvers::register(m)?;
     stability::register(m)?;
     Ok(())

@@ -74,3 +74,26 @@ def test_certify_stability_matches_the_rust_certificates():
     assert ns.certify_stability(20.0, 0.3, 0.3, 1.0, e=0.1)["verdict"] == "no-equilibrium"
     with pytest.raises(ValueError, match="unknown method"):
         ns.certify_stability(30.0, 2.0, 2.0, 1.0, method="magic")
+
+
+def test_solve_ocp_matches_the_cli_problem(examples):
+    # Seed 002 Ex. 5 (frictionless): a falling particle moved to q = (3, 0) at rest at T = 2.
+    r = ns.solve_ocp(path=str(examples / "ocp_particle.toml"))
+    assert r["terminal_error"] < 1e-8 and r["comp_residual"] < 1e-9
+    assert r["y"].shape[1] == 5 and r["u"].shape == (20, 3)
+    np.testing.assert_allclose(r["t"][-1], 2.0, atol=1e-8)   # the clock reaches T
+    np.testing.assert_allclose(r["y"][-1, :4], [3.0, 0.0, 0.0, 0.0], atol=1e-8)
+    assert np.all(r["y"][:, 1] >= -1e-8)                      # never below the ground
+    assert r["homotopy"] and r["nlp_iterations"] > 0
+    assert r["objective"] == pytest.approx(13.507316, rel=1e-5)
+
+
+def test_solve_ocp_errors_name_the_problem():
+    with pytest.raises(ns.OcpError, match="model.dim must be 1 or 2"):
+        ns.solve_ocp(text="[model]\ndim = 3\nmass = 1.0\ngravity = 9.81\na_n = 1.0\n"
+                          "[ocp]\nN = 2\nT = 1.0\ns_max = 2.0\ny0 = [0.0]\nu_lo = [0.0]\n"
+                          "u_hi = [0.0]\nterminal = []\n")
+    with pytest.raises(ns.OcpError, match="line 3"):
+        ns.solve_ocp(text="[model]\ndim = 1\nmas = 1.0\n")
+    with pytest.raises(ValueError, match="exactly one"):
+        ns.solve_ocp()

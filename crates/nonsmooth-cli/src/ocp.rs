@@ -1,20 +1,16 @@
 //! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a point mass through an
 //! inelastic impact by time-freezing (seed 002), FESD and an MPCC homotopy over IPOPT.
 //!
-//! Problem file (see `examples/ocp_particle.toml`):
-//! `[model]` dim, mass, gravity, mu (optional), a_n; `[ocp]` N, T, s_max, y0, u_lo, u_hi,
-//! terminal = [[index, value], …]; `[fesd]` n_s, n_fe (optional).
+//! Problem file: see `nonsmooth_ocp::problem` and `examples/ocp_particle.toml`.
 
 use crate::CliError;
 use clap::Args;
-use nonsmooth_ocp::fesd::{solve_ocp, FesdOptions, Horizon};
-use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+use nonsmooth_ocp::fesd::solve_ocp;
+use nonsmooth_ocp::problem::OcpProblem;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
-use serde::Deserialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Arguments of `nonsmooth ocp`.
 #[derive(Args)]
@@ -26,82 +22,15 @@ pub struct OcpArgs {
     pub out: PathBuf,
 }
 
-#[derive(Deserialize)]
-struct ModelSpec {
-    dim: usize,
-    mass: f64,
-    gravity: f64,
-    mu: Option<f64>,
-    a_n: f64,
-}
-
-#[derive(Deserialize)]
-#[allow(non_snake_case)]
-struct OcpSpec {
-    N: usize,
-    T: f64,
-    s_max: f64,
-    y0: Vec<f64>,
-    u_lo: Vec<f64>,
-    u_hi: Vec<f64>,
-    terminal: Vec<(usize, f64)>,
-}
-
-#[derive(Deserialize, Default)]
-struct FesdSpec {
-    n_s: Option<usize>,
-    n_fe: Option<usize>,
-}
-
-#[derive(Deserialize)]
-struct Problem {
-    model: ModelSpec,
-    ocp: OcpSpec,
-    #[serde(default)]
-    fesd: FesdSpec,
-}
-
 /// Runs the subcommand.
 pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
-    let text = std::fs::read_to_string(&args.problem)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", args.problem.display())))?;
-    let p: Problem = toml::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", args.problem.display())))?;
-    if p.model.dim != 1 && p.model.dim != 2 {
-        return Err(CliError::Usage("model.dim must be 1 or 2".into()));
-    }
-    if p.ocp.N == 0 || p.ocp.T.is_nan() || p.ocp.T <= 0.0 {
-        return Err(CliError::Usage("ocp.N and ocp.T must be positive".into()));
-    }
-    let pm = PointMass {
-        dim: p.model.dim,
-        mass: p.model.mass,
-        gravity: p.model.gravity,
-        mu: p.model.mu,
-    };
     let usage = |e: nonsmooth_ocp::OcpError| CliError::Usage(e.to_string());
-    let tf = Arc::new(TimeFreezing::new(pm, p.model.a_n).map_err(usage)?);
-    let n = p.ocp.N;
-    let hz = Horizon {
-        y0: p.ocp.y0.clone(),
-        lam0: None,
-        n_steps: n,
-        step_len: p.ocp.T / n as f64,
-        u_bounds: vec![(p.ocp.u_lo.clone(), p.ocp.u_hi.clone()); n],
-        s_bounds: (1.0, p.ocp.s_max),
-        clock: Some(p.ocp.T),
-        terminal: p.ocp.terminal.clone(),
-        y_bounds: None,
-        control_weight: p.ocp.T / n as f64,
-    };
-    let o = FesdOptions {
-        n_s: p.fesd.n_s.unwrap_or(2),
-        n_fe: p.fesd.n_fe.unwrap_or(3),
-        ..FesdOptions::default()
-    };
+    let problem = OcpProblem::from_file(&args.problem).map_err(usage)?;
+    let (tf, hz, o) = (&problem.tf, &problem.horizon, &problem.options);
+    let n = hz.n_steps;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
-    let sol = solve_ocp(&tf, &hz, &o).map_err(usage)?;
+    let sol = solve_ocp(tf, hz, o).map_err(usage)?;
     let ny = tf.ny();
     let nq = (ny - 1) / 2;
     let mut header = vec!["tau".to_string()];
@@ -137,7 +66,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     ph[0] = "t".into();
     ph.pop();
     write_csv(&args.out.join("trajectory_physical_time.csv"), &ph, &phys)?;
-    let dt = p.ocp.T / n as f64;
+    let dt = problem.t_final / n as f64;
     let mut ch = vec!["t_start".to_string(), "s".to_string()];
     ch.extend((0..sol.u[0].len()).map(|i| format!("u{}", i + 1)));
     let crow: Vec<Vec<f64>> = (0..n)

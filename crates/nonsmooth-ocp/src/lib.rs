@@ -10,7 +10,8 @@
 //! - [`nlp`]: block-structured NLPs with exact sparse derivatives by dual numbers;
 //! - [`tf`]: complementarity Lagrangian systems and their time-freezing PSS;
 //! - [`hopper`]: the planar hopping robot of Sec. 6;
-//! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy.
+//! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
+//! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -22,6 +23,7 @@ pub mod fesd;
 pub mod hopper;
 pub mod ipopt;
 pub mod nlp;
+pub mod problem;
 pub mod tf;
 
 /// Errors of the OCP layer.

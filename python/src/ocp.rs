@@ -1,0 +1,89 @@
+//! `solve_ocp`: optimal control through impacts by time-freezing, FESD and an MPCC homotopy
+//! over IPOPT (seed 002, Nurkanović et al.; crate `nonsmooth-ocp`).
+
+use crate::convert::rows_to_py;
+use crate::errors::ocp_err;
+use nalgebra::DVector;
+use nonsmooth_ocp::fesd::solve_ocp as solve;
+use nonsmooth_ocp::problem::OcpProblem;
+use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+
+/// Solves the optimal-control problem of a problem file (`path`) or of its TOML text
+/// (`text`); the format is that of `nonsmooth ocp` (`examples/ocp_particle.toml`).
+///
+/// Returns a dict: `tau` (numerical time of the stage points), `y` (states (q, v, t) at the
+/// stage points, one row each), `t` (the physical clock, the last column of `y`), `u`
+/// (controls per interval), `s` (speed of time per interval), `objective`,
+/// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
+/// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`).
+/// Raises `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
+/// IPOPT failure, stalled homotopy).
+#[pyfunction]
+#[pyo3(signature = (path = None, text = None))]
+fn solve_ocp<'py>(
+    py: Python<'py>,
+    path: Option<&str>,
+    text: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let problem = match (path, text) {
+        (Some(p), None) => OcpProblem::from_file(Path::new(p)),
+        (None, Some(t)) => OcpProblem::from_toml_str(t, None),
+        _ => {
+            return Err(PyValueError::new_err(
+                "give exactly one of `path` and `text`",
+            ))
+        }
+    }
+    .map_err(ocp_err)?;
+    let sol = py
+        .detach(|| solve(&problem.tf, &problem.horizon, &problem.options))
+        .map_err(ocp_err)?;
+    let ny = problem.tf.ny();
+    let d = PyDict::new(py);
+    d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;
+    let y: Vec<DVector<f64>> = sol
+        .traj
+        .y
+        .iter()
+        .map(|r| DVector::from_column_slice(r))
+        .collect();
+    d.set_item("y", rows_to_py(py, &y, ny))?;
+    let clock: Vec<f64> = sol.traj.y.iter().map(|y| y[ny - 1]).collect();
+    d.set_item("t", clock.into_pyarray(py))?;
+    let nu = sol.u.first().map_or(0, Vec::len);
+    let u: Vec<DVector<f64>> = sol
+        .u
+        .iter()
+        .map(|r| DVector::from_column_slice(r))
+        .collect();
+    d.set_item("u", rows_to_py(py, &u, nu))?;
+    d.set_item("s", sol.s.clone().into_pyarray(py))?;
+    d.set_item("objective", sol.objective)?;
+    d.set_item("terminal_error", sol.terminal_error)?;
+    d.set_item("comp_residual", sol.comp_residual)?;
+    d.set_item("nlp_iterations", sol.nlp_iterations)?;
+    d.set_item("cpu_seconds", sol.cpu_seconds)?;
+    let log = pyo3::types::PyList::empty(py);
+    for entry in &sol.log {
+        let e = PyDict::new(py);
+        e.set_item("sigma", entry.sigma)?;
+        e.set_item("objective", entry.objective)?;
+        e.set_item("comp_residual", entry.comp_residual)?;
+        e.set_item("iterations", entry.iterations)?;
+        e.set_item("cpu_seconds", entry.cpu_seconds)?;
+        e.set_item("status", format!("{:?}", entry.status))?;
+        log.append(e)?;
+    }
+    d.set_item("homotopy", log)?;
+    Ok(d)
+}
+
+/// Adds `solve_ocp` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(solve_ocp, m)?)?;
+    Ok(())
+}
