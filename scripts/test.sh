@@ -10,6 +10,8 @@ export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261122}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --features nonsmooth-solvers/sdp -- -D warnings
 cargo test --workspace --features nonsmooth-solvers/sdp
+# The API docs build without warnings (broken links, missing docs).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features nonsmooth-solvers/sdp
 # The reproduction report rendered in headless Chromium: no console errors, every figure
 # renders, a screenshot (installs Debian's chromium when missing).
 bash scripts/report_check.sh

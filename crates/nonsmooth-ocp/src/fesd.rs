@@ -166,26 +166,26 @@ pub enum FesdBlock<C> {
         /// Scale of the output (the penalty ρ in ℓ1-penalty mode, 1 as a constraint).
         weight: f64,
     },
-    /// General path constraints g(q) of the system ([`Cls::path`]); vars [q].
+    /// General path constraints g(q) of the system ([`Cls::path`]); vars `[q]`.
     Path {
         /// The time-freezing system.
         tf: Arc<TimeFreezing<C>>,
     },
     /// Σ h = step length (linear); vars [h_1..].
     SumH,
-    /// Objective ρ (h − h̄)²/h̄²; vars [h].
+    /// Objective ρ (h − h̄)²/h̄²; vars `[h]`.
     StepEq {
         /// Nominal length h̄.
         hbar: f64,
         /// Weight ρ.
         rho: f64,
     },
-    /// Linear objective w x₀; vars [α₁] (see [`FesdOptions::alpha_bias`]).
+    /// Linear objective w x₀; vars `[α₁]` (see [`FesdOptions::alpha_bias`]).
     Linear {
         /// Weight w.
         weight: f64,
     },
-    /// Objective w Σ u_i²; vars [u].
+    /// Objective w Σ u_i²; vars `[u]`.
     ControlCost {
         /// Weight (the physical length of the control interval).
         weight: f64,

@@ -86,7 +86,7 @@ impl<K: BlockFn> BlockNlp<K> {
         start
     }
 
-    /// Adds a constraint block lo ≤ F(x[vars]) ≤ hi; returns its first row.
+    /// Adds a constraint block lo ≤ `F(x[vars])` ≤ hi; returns its first row.
     pub fn add_constraint(
         &mut self,
         kind: K,
@@ -112,7 +112,7 @@ impl<K: BlockFn> BlockNlp<K> {
         Ok(row)
     }
 
-    /// Adds an objective term F(x[vars]) (scalar).
+    /// Adds an objective term `F(x[vars])` (scalar).
     pub fn add_objective(&mut self, kind: K, vars: Vec<usize>) -> Result<(), OcpError> {
         self.check_vars(&vars)?;
         self.blocks.push(Block {

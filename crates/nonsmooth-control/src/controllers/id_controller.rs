@@ -38,7 +38,7 @@ pub struct IdController {
     /// stabilization is reproduced when this is off).
     pub clamp_penetration: bool,
     /// Contacts with a gap above this (m) are left out of the problem: the paper's
-    /// controllers take the simulator's *active* contacts (digest §2.4, [repo]), and the
+    /// controllers take the simulator's *active* contacts (digest §2.4, \[repo\]), and the
     /// no-slip variants would otherwise pin a swing foot inside the contact margin
     /// tangentially (their tangential impulses are free even where f_N = 0).
     pub active_gap: f64,
