@@ -12,7 +12,7 @@ use crate::CliError;
 use clap::Args;
 use nonsmooth_report::{Figure, Series};
 use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
-use nonsmooth_sos::lyapunov::{certify, CertifyOptions, Method};
+use nonsmooth_sos::lyapunov::{certify, CertifyOptions, FlightFormulation, Method};
 use nonsmooth_sos::planar::PlanarParams;
 use nonsmooth_sos::sim::{falsify, SimOptions};
 use std::path::PathBuf;
@@ -55,6 +55,10 @@ pub struct StabilityArgs {
     /// Output directory of the grid files.
     #[arg(long, default_value = "stability-out")]
     pub out: PathBuf,
+    /// For e > 0 (single point): use the flight condition from any state with a closed
+    /// contact (docs/stability.md item 7) instead of the default flight after an impact.
+    #[arg(long)]
+    pub flight_any_start: bool,
 }
 
 fn usage(e: impl std::fmt::Display) -> CliError {
@@ -134,7 +138,19 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         e: args.e,
         h: args.h,
     };
-    let rep = certify(&p, &CertifyOptions::default()).map_err(usage)?;
+    let flight = if args.flight_any_start {
+        FlightFormulation::AnyStart
+    } else {
+        FlightFormulation::AfterImpact
+    };
+    let rep = certify(
+        &p,
+        &CertifyOptions {
+            flight,
+            ..CertifyOptions::default()
+        },
+    )
+    .map_err(usage)?;
     let ptt = if args.ptt {
         Some(
             certify(
@@ -153,6 +169,7 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         .then(|| falsify(&p, 100, 1e-3, 100.0, 7, &SimOptions::default()));
     let out = serde_json::json!({
         "verdict": rep.verdict,
+        "flight_formulation": if p.e > 0.0 { Some(flight) } else { None },
         "epsilon": rep.epsilon,
         "sdp_size": rep.size,
         "modes": rep.modes,

@@ -47,6 +47,18 @@ pub enum Method {
     Ptt,
 }
 
+/// Formulation of the free-flight-then-impact condition for `e > 0` (docs/stability.md,
+/// decision 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum FlightFormulation {
+    /// Flights from any state with `γ_k = 0` at a contact `k` (digest §3 item 4, restricted
+    /// to flights that can recur).
+    AnyStart,
+    /// Flights from the post-impact state of an impact at `k` (the only flights that recur
+    /// in the ZOD with φ = 0), previous impact included in the condition.
+    AfterImpact,
+}
+
 /// Options of [`certify`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CertifyOptions {
@@ -60,6 +72,8 @@ pub struct CertifyOptions {
     pub mc_samples: usize,
     /// Seed of the Monte-Carlo test.
     pub seed: u64,
+    /// Free-flight condition for `e > 0`.
+    pub flight: FlightFormulation,
 }
 
 impl Default for CertifyOptions {
@@ -70,6 +84,7 @@ impl Default for CertifyOptions {
             tol: 1e-7,
             mc_samples: 2000,
             seed: 1,
+            flight: FlightFormulation::AfterImpact,
         }
     }
 }
@@ -130,6 +145,9 @@ enum Kind {
     Flow(Mode, [f64; 3]),
     Impact(usize),
     FlightImpact(usize),
+    FlightAfterImpact,
+    ImpactClosed,
+    PositivityScaled,
 }
 
 fn const_poly(n: usize, c: f64) -> Poly {
@@ -172,6 +190,7 @@ fn plain_impacts(
     v2: &Poly,
     ey: usize,
     yv: &dyn Fn(usize) -> Poly,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let (l, h) = ([p.l(0), p.l(1)], p.h);
     for i in 0..2 {
@@ -219,14 +238,270 @@ fn plain_impacts(
         ];
         let eqs = vec![coul.mul(&sdp)?];
         let target = v2.substitute(&pre)?.sub(&v2.substitute(&post)?)?;
-        prog.require_nonneg(
-            &format!("impact {}", i + 1),
-            &target,
-            &ineqs,
-            &eqs,
-            2,
-            false,
-        )?;
+        let label = format!("impact {}", i + 1);
+        if !keep(&label) {
+            continue;
+        }
+        prog.require_nonneg(&label, &target, &ineqs, &eqs, 2, false)?;
+    }
+    Ok(())
+}
+
+/// One piece of the Kane–Levinson/Coulomb impulse set at contact `c` (paper eqs. 30–33):
+/// name, `Λ_N`, `Λ_T` (linear in the pre-impact velocities) and the piece's constraints
+/// (`≥ 0`).
+type Piece = (&'static str, Poly, Poly, Vec<Poly>);
+
+/// The impulse pieces at contact `c` for pre-impact velocities `vel = (u, v, ω)` given as
+/// polynomials in reduced variables: stick (`σ̇⁺ = 0`, `Λ_N ≥ 0`, `|Λ_T| ≤ μΛ_N`), slip ±
+/// (`Λ_T = ∓μΛ_N`, `Λ_N ≥ 0`, `±σ̇⁺ ≥ 0`). A slip piece whose denominator `1 + l² ∓ μlh` is
+/// not positive is dropped: there `Λ_N ≥ 0` with `γ̇⁻ ≤ 0` forces the identity map.
+fn impulse_pieces(p: &PlanarParams, c: usize, vel: &[Poly; 3]) -> Result<Vec<Piece>, SosError> {
+    let (lc, h, mu, e1) = (p.l(c), p.h, p.mu(c), 1.0 + p.e);
+    let gdot = vel[1].add(&vel[2].scale(lc))?;
+    let sdot = vel[0].add(&vel[2].scale(h))?;
+    let mut out: Vec<Piece> = Vec::new();
+    let (a, b, cc) = (1.0 + lc * lc, lc * h, 1.0 + h * h);
+    let det = a * cc - b * b;
+    let r1 = gdot.scale(-e1);
+    let r2 = sdot.scale(-1.0);
+    let ln = r1.scale(cc / det).add(&r2.scale(-b / det))?;
+    let lt = r2.scale(a / det).add(&r1.scale(-b / det))?;
+    let cons = vec![ln.clone(), ln.scale(mu).sub(&lt)?, ln.scale(mu).add(&lt)?];
+    out.push(("stick", ln, lt, cons));
+    for (name, s) in [("slip+", 1.0), ("slip-", -1.0)] {
+        let den = 1.0 + lc * lc - s * mu * lc * h;
+        if den <= 1e-9 {
+            continue;
+        }
+        let ln = gdot.scale(-e1 / den);
+        let lt = ln.scale(-s * mu);
+        let post_sd = sdot
+            .add(&lt)?
+            .add(&ln.scale(lc).add(&lt.scale(h))?.scale(h))?;
+        out.push((name, ln.clone(), lt, vec![ln, post_sd.scale(s)]));
+    }
+    Ok(out)
+}
+
+/// Post-impact velocities `(u + Λ_T, v + Λ_N, ω + l_cΛ_N + hΛ_T)`.
+fn apply_impulse(
+    p: &PlanarParams,
+    c: usize,
+    vel: &[Poly; 3],
+    ln: &Poly,
+    lt: &Poly,
+) -> Result<[Poly; 3], SosError> {
+    Ok([
+        vel[0].add(lt)?,
+        vel[1].add(ln)?,
+        vel[2].add(&ln.scale(p.l(c)))?.add(&lt.scale(p.h))?,
+    ])
+}
+
+/// Condition 3 for `e > 0`, **our formulation**: the plain impact `V₂(x⁻) − V₂(x⁺) ≥ 0` is
+/// only needed for impacts that are not preceded by a free flight (those are covered by
+/// [`flight_after_impact`]). Before such an impact at `i` the other contact `j` is closed:
+/// either it was active in a one-contact mode (`γ_j = γ̇_j = 0`) or it has just had an
+/// impact (`γ_j = 0`, `γ̇_j = −eγ̇_j⁻ ≥ 0`). With `γ_i = γ_j = 0`, `z = θ = 0`, so the
+/// condition is imposed over `(u, v, ω)` on `{γ̇_i ≤ 0, γ̇_j ≥ 0}`, split by impulse piece.
+fn closed_impacts(
+    prog: &mut SosProgram,
+    p: &PlanarParams,
+    v2: &Poly,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<(), SosError> {
+    let n = 3;
+    let x = Poly::vars(n);
+    let vel = [x[0].clone(), x[1].clone(), x[2].clone()];
+    let z0 = const_poly(n, 0.0);
+    let pre = vec![
+        z0.clone(),
+        z0.clone(),
+        z0.clone(),
+        x[0].clone(),
+        x[1].clone(),
+        x[2].clone(),
+    ];
+    let v_pre = v2.substitute(&pre)?;
+    for i in 0..2 {
+        let j = 1 - i;
+        let gi = vel[1].add(&vel[2].scale(p.l(i)))?;
+        let gj = vel[1].add(&vel[2].scale(p.l(j)))?;
+        for (name, ln, lt, cons) in impulse_pieces(p, i, &vel)? {
+            let label = format!("impact {} both closed ({name})", i + 1);
+            if !keep(&label) {
+                continue;
+            }
+            let pv = apply_impulse(p, i, &vel, &ln, &lt)?;
+            let post = vec![
+                z0.clone(),
+                z0.clone(),
+                z0.clone(),
+                pv[0].clone(),
+                pv[1].clone(),
+                pv[2].clone(),
+            ];
+            let target = v_pre.sub(&v2.substitute(&post)?)?;
+            let mut lin_c = vec![gi.scale(-1.0), gj.clone()];
+            lin_c.extend(cons);
+            let mut ineqs = lin_c.clone();
+            for a in 0..lin_c.len() {
+                for b in a + 1..lin_c.len() {
+                    ineqs.push(lin_c[a].mul(&lin_c[b])?);
+                }
+            }
+            ineqs.push(ball(&pre, n)?);
+            ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
+            prog.require_nonneg(&label, &target, &ineqs, &[], 2, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Condition 4, **our formulation** for `e > 0`: every free flight that can recur starts at
+/// the post-impact state `x₀ = M_k(w)` of an impact at a contact `k` (in the ZOD with
+/// φ = 0 a contact with `γ_k = γ̇_k = 0` never lifts off, because `γ̈_k = −cosα < 0` in FF,
+/// so flights start only after impacts). We require `V₂(x₀) − V₂(M_i(x⁻)) ≥ 0` where
+/// `x⁻ = Φ_Δ(x₀)` is the ballistic flight ending with the impact at contact `i`. Variables:
+/// `k = i`: `w = (θ, u, v, ω)` and `Δ = 2γ̇_k(x₀)/cosα = −2eγ̇_k(w)/cosα`;
+/// `k ≠ i`: `(u, v, ω, Δ)` of `w`, with `θ` from `γ_i(x⁻) = 0`, i.e.
+/// `(l_i − l_k)θ = −γ̇_i(x₀)Δ + ½cosαΔ²`. Split by the impulse pieces of both impacts.
+fn flight_after_impact(
+    prog: &mut SosProgram,
+    p: &PlanarParams,
+    v2: &Poly,
+    mult_half_degree: u32,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<(), SosError> {
+    let l = [p.l(0), p.l(1)];
+    let (sa, ca) = (p.alpha.sin(), p.alpha.cos());
+    let n = 4;
+    let x = Poly::vars(n);
+    for k in 0..2 {
+        let o = 1 - k;
+        for i in 0..2 {
+            // k = i: variables (θ, u, g, ω) with g = −γ̇_k(w), v = −g − l_kω;
+            // k ≠ i: (u, v, ω, Δ).
+            let wv: [Poly; 3] = if k == i {
+                [
+                    x[1].clone(),
+                    x[2].add(&x[3].scale(l[k]))?.scale(-1.0),
+                    x[3].clone(),
+                ]
+            } else {
+                [x[0].clone(), x[1].clone(), x[2].clone()]
+            };
+            let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
+            for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
+                let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
+                let gk0 = v0[1].add(&v0[2].scale(l[k]))?;
+                let gi0 = v0[1].add(&v0[2].scale(l[i]))?;
+                let (th0, dl) = if k == i {
+                    (x[0].clone(), gk0.scale(2.0 / ca))
+                } else {
+                    let dl = x[3].clone();
+                    let th = gi0
+                        .mul(&dl)?
+                        .sub(&dl.mul(&dl)?.scale(0.5 * ca))?
+                        .scale(1.0 / (l[k] - l[i]));
+                    (th, dl)
+                };
+                let z0 = th0.scale(-l[k]);
+                let x0 = vec![
+                    const_poly(n, 0.0),
+                    z0.clone(),
+                    th0.clone(),
+                    v0[0].clone(),
+                    v0[1].clone(),
+                    v0[2].clone(),
+                ];
+                let d2 = dl.mul(&dl)?;
+                let xm = [
+                    v0[0].mul(&dl)?.add(&d2.scale(0.5 * sa))?,
+                    z0.add(&v0[1].mul(&dl)?)?.sub(&d2.scale(0.5 * ca))?,
+                    th0.add(&v0[2].mul(&dl)?)?,
+                    v0[0].add(&dl.scale(sa))?,
+                    v0[1].sub(&dl.scale(ca))?,
+                    v0[2].clone(),
+                ];
+                let mvel = [xm[3].clone(), xm[4].clone(), xm[5].clone()];
+                let v_start = v2.substitute(&x0)?;
+                for (ni, lni, lti, consi) in impulse_pieces(p, i, &mvel)? {
+                    let label = format!(
+                        "flight after impact {} then impact {} ({nk}, {ni})",
+                        k + 1,
+                        i + 1
+                    );
+                    if !keep(&label) {
+                        continue;
+                    }
+                    let pv = apply_impulse(p, i, &mvel, &lni, &lti)?;
+                    let xp = vec![
+                        xm[0].clone(),
+                        xm[1].clone(),
+                        xm[2].clone(),
+                        pv[0].clone(),
+                        pv[1].clone(),
+                        pv[2].clone(),
+                    ];
+                    let mut target = v_start.sub(&v2.substitute(&xp)?)?;
+                    if k == i {
+                        // At g = 0 both impulses vanish and Δ = 0, so the target vanishes on
+                        // the hyperplane g = 0: divide by g ≥ 0 exactly (closed-form facial
+                        // reduction; the undivided SOS program has no strictly feasible
+                        // point because σ₀ would have to vanish on that hyperplane).
+                        // Not divisible for a stick second impact after a slip first one
+                        // (there the set, not the polynomial, forces σ̇ = 0 at g = 0).
+                        if let Ok(t) = target.div_var(2, 1e-9) {
+                            target = t;
+                        }
+                    }
+                    let mut lin_c = vec![gk_w.scale(-1.0)];
+                    lin_c.extend(consk.iter().cloned());
+                    lin_c.extend(consi);
+                    let mut other = Vec::new();
+                    // Ball on the previous pre-impact state w (velocity part for k ≠ i,
+                    // where θ is a derived quantity: a superset, hence sound).
+                    let mut bl = const_poly(n, 1.0);
+                    for c in &wv {
+                        bl = bl.sub(&c.mul(c)?)?;
+                    }
+                    if k == i {
+                        // γ_o(x₀) = (l_o − l_k)θ ≥ 0; γ_o(x⁻) ≥ 0 (quadratic).
+                        lin_c.push(x[0].scale(l[o] - l[k]));
+                        other.push(xm[1].add(&xm[2].scale(l[o]))?);
+                        bl = bl.sub(&x[0].mul(&x[0])?.scale(1.0 + l[k] * l[k]))?;
+                    } else {
+                        // Δ ≥ 0; γ_k(x⁻) ≥ 0 ⇔ γ̇_k(x₀) − ½cosαΔ ≥ 0 (Δ > 0);
+                        // γ̇_i(x⁻) ≤ 0; γ_i(x₀) ≥ 0 (quadratic).
+                        lin_c.push(dl.clone());
+                        lin_c.push(gk0.sub(&dl.scale(0.5 * ca))?);
+                        lin_c.push(gi0.sub(&dl.scale(ca))?.scale(-1.0));
+                        other.push(d2.scale(0.5 * ca).sub(&gi0.mul(&dl)?)?);
+                    }
+                    let mut ineqs = lin_c.clone();
+                    for a in 0..lin_c.len() {
+                        for b in a + 1..lin_c.len() {
+                            ineqs.push(lin_c[a].mul(&lin_c[b])?);
+                        }
+                    }
+                    ineqs.extend(other);
+                    ineqs.push(bl);
+                    ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
+                    prog.require_nonneg_with_basis(
+                        &label,
+                        &target,
+                        &ineqs,
+                        &[],
+                        3,
+                        false,
+                        Some(monomials(n, 1, 3)),
+                        Some(mult_half_degree),
+                    )?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -236,6 +511,29 @@ fn plain_impacts(
 fn build(
     p: &PlanarParams,
     method: Method,
+    flight_form: FlightFormulation,
+) -> Result<(SosProgram, Poly, Vec<Kind>, Vec<String>), SosError> {
+    build_filtered(
+        p,
+        method,
+        flight_form,
+        FLIGHT_MULTIPLIER_HALF_DEGREE,
+        1.0,
+        &|_| true,
+    )
+}
+
+/// As [`build`], registering only the conditions whose label passes `keep` (diagnostics:
+/// which condition makes the SDP infeasible), with the half-degree `flight_mult` of the
+/// flight multipliers and the fixed coefficient `y_coefficient` of `y` in `V₂` (1 in every
+/// certificate; other values only for diagnostics).
+fn build_filtered(
+    p: &PlanarParams,
+    method: Method,
+    flight_form: FlightFormulation,
+    flight_mult: u32,
+    y_coefficient: f64,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(SosProgram, Poly, Vec<Kind>, Vec<String>), SosError> {
     let mut prog = SosProgram::new();
     let ptt = method == Method::Ptt;
@@ -256,7 +554,7 @@ fn build(
             })
             .collect();
         let pp = prog.new_free_poly(6, &basis);
-        pp.add(&Poly::var(6, Y)?)?
+        pp.add(&Poly::var(6, Y)?.scale(y_coefficient))?
     };
     let mut kinds = Vec::new();
     let mut names = Vec::new();
@@ -285,8 +583,21 @@ fn build(
             x[4].clone(),
         ];
         let vr = v2.substitute(&map)?;
+        // e > 0, our formulation: P − ε(u⁴ + v⁴ + ω⁴) ≥ 0 with the margin ε itself as the
+        // coefficient of the quartic (the appendix proof of condition 3a works with any
+        // positive coefficient), so the normalisation of V₂ by the y coefficient does not
+        // force P ≥ u⁴ + v⁴ + ω⁴.
+        let scaled = !ptt && p.e > 0.0;
         let target = if ptt {
             vr
+        } else if scaled {
+            let mut quartic = Poly::zero(n);
+            for k in 2..5 {
+                let mut m = vec![0; n];
+                m[k] = 4;
+                quartic.add_term(m, crate::poly::Affine::var(0, 1.0));
+            }
+            vr.sub(&quartic)?
         } else {
             let mut t = vr;
             for xk in &x[2..5] {
@@ -297,8 +608,14 @@ fn build(
         let g1 = lin(n, 0.0, &[(0, 1.0), (1, l[0])]);
         let g2 = lin(n, 0.0, &[(0, 1.0), (1, l[1])]);
         let b = ball(&map, n)?;
-        prog.require_nonneg("positivity", &target, &[g1, g2, b], &[], 2, true)?;
-        kinds.push(Kind::Positivity);
+        if keep("positivity") {
+            prog.require_nonneg("positivity", &target, &[g1, g2, b], &[], 2, !scaled)?;
+        }
+        kinds.push(if scaled {
+            Kind::PositivityScaled
+        } else {
+            Kind::Positivity
+        });
     }
 
     // 2. Modes.
@@ -400,14 +717,11 @@ fn build(
             }
         };
         let target = target_full.substitute(&map)?;
-        prog.require_nonneg(
-            &format!("mode {}", md.mode.name()),
-            &target,
-            &ineqs,
-            &[],
-            2,
-            false,
-        )?;
+        let label = format!("mode {}", md.mode.name());
+        if !keep(&label) {
+            continue;
+        }
+        prog.require_nonneg(&label, &target, &ineqs, &[], 2, false)?;
         kinds.push(Kind::Flow(md.mode, md.accel));
         names.push(md.mode.name());
     }
@@ -424,9 +738,19 @@ fn build(
     };
     for &flight in phases {
         if !flight {
-            plain_impacts(&mut prog, p, &v2, ey, &yv)?;
-            kinds.push(Kind::Impact(0));
-            kinds.push(Kind::Impact(1));
+            if p.e > 0.0 && !ptt {
+                closed_impacts(&mut prog, p, &v2, keep)?;
+                kinds.push(Kind::ImpactClosed);
+            } else {
+                plain_impacts(&mut prog, p, &v2, ey, &yv, keep)?;
+                kinds.push(Kind::Impact(0));
+                kinds.push(Kind::Impact(1));
+            }
+            continue;
+        }
+        if flight_form == FlightFormulation::AfterImpact {
+            flight_after_impact(&mut prog, p, &v2, flight_mult, keep)?;
+            kinds.push(Kind::FlightAfterImpact);
             continue;
         }
         for i in 0..2 {
@@ -561,6 +885,14 @@ fn build(
                                 dl,
                             ]
                         };
+                        let label = format!(
+                            "flight from contact {} then impact {} ({name})",
+                            k + 1,
+                            i + 1
+                        );
+                        if !keep(&label) {
+                            continue;
+                        }
                         let t = target.substitute(&map)?;
                         let mut g4 = Vec::new();
                         for g in &ineqs {
@@ -570,18 +902,14 @@ fn build(
                             }
                         }
                         prog.require_nonneg_with_basis(
-                            &format!(
-                                "flight from contact {} then impact {} ({name})",
-                                k + 1,
-                                i + 1
-                            ),
+                            &label,
                             &t,
                             &g4,
                             &[],
                             3,
                             false,
                             Some(monomials(4, 1, 3)),
-                            Some(FLIGHT_MULTIPLIER_HALF_DEGREE),
+                            Some(flight_mult),
                         )?;
                     }
                 }
@@ -625,7 +953,7 @@ pub fn certify(p: &PlanarParams, opts: &CertifyOptions) -> Result<CertifyReport,
         return Ok(rep);
     }
     let t0 = Instant::now();
-    let (prog, v2, kinds, names) = build(p, opts.method)?;
+    let (prog, v2, kinds, names) = build(p, opts.method, opts.flight)?;
     rep.build_seconds = t0.elapsed().as_secs_f64();
     rep.size = Some(prog.size());
     rep.modes = names;
@@ -640,7 +968,15 @@ pub fn certify(p: &PlanarParams, opts: &CertifyOptions) -> Result<CertifyReport,
     match sol.status {
         SosStatus::Certified => {
             let v = v2.evaluate_coefficients(&sol.z);
-            let mc = monte_carlo(p, opts.method, &v, &kinds, opts.mc_samples, opts.seed)?;
+            let mc = monte_carlo(
+                p,
+                opts.method,
+                &v,
+                sol.epsilon,
+                &kinds,
+                opts.mc_samples,
+                opts.seed,
+            )?;
             rep.mc_min = mc;
             rep.verdict = if mc >= -1e-6 {
                 Verdict::Certified
@@ -658,6 +994,33 @@ pub fn certify(p: &PlanarParams, opts: &CertifyOptions) -> Result<CertifyReport,
         }
     }
     Ok(rep)
+}
+
+/// The ballistic (FF) flight from `x0` to the first touchdown: returns the pre-impact state
+/// and the landing contact, `None` when no contact lands.
+fn ballistic_to_impact(p: &PlanarParams, x0: &[f64; 6]) -> Option<([f64; 6], usize)> {
+    let ca = p.alpha.cos();
+    let a = p.a_ff();
+    let mut best: Option<(f64, usize)> = None;
+    for c in 0..2 {
+        let (g0, gd0) = (p.gamma(x0, c), p.gamma_dot(x0, c));
+        if g0 < -1e-12 {
+            return None;
+        }
+        // Largest root of g0 + gd0 t − ½ cosα t² = 0.
+        let t = (gd0 + (gd0 * gd0 + 2.0 * ca * g0.max(0.0)).sqrt()) / ca;
+        if best.is_none_or(|(tb, _)| t < tb) {
+            best = Some((t, c));
+        }
+    }
+    let (t, i) = best?;
+    let mut xm = *x0;
+    xm[Y] += x0[U] * t + 0.5 * a[0] * t * t;
+    xm[Z] += x0[V] * t + 0.5 * a[1] * t * t;
+    xm[TH] += x0[W] * t;
+    xm[U] += a[0] * t;
+    xm[V] += a[1] * t;
+    Some((xm, i))
 }
 
 fn sample_ball<R: Rng>(rng: &mut R, n: usize, r: f64) -> Vec<f64> {
@@ -683,14 +1046,15 @@ pub fn monte_carlo_check(
     samples: usize,
     seed: u64,
 ) -> Result<f64, SosError> {
-    let (_, _, kinds, _) = build(p, method)?;
-    monte_carlo(p, method, v, &kinds, samples, seed)
+    let (_, _, kinds, _) = build(p, method, CertifyOptions::default().flight)?;
+    monte_carlo(p, method, v, 0.0, &kinds, samples, seed)
 }
 
 fn monte_carlo(
     p: &PlanarParams,
     method: Method,
     v: &Poly,
+    quartic_weight: f64,
     kinds: &[Kind],
     samples: usize,
     seed: u64,
@@ -712,6 +1076,14 @@ fn monte_carlo(
                 x[Y] = 0.0;
             }
             let val = match *kind {
+                Kind::PositivityScaled => {
+                    if p.gamma(&x, 0) < 0.0 || p.gamma(&x, 1) < 0.0 || norm2(&x) > 1.0 {
+                        continue;
+                    }
+                    v.eval(&x)?
+                        - x[Y]
+                        - quartic_weight * (x[U].powi(4) + x[V].powi(4) + x[W].powi(4))
+                }
                 Kind::Positivity => {
                     if p.gamma(&x, 0) < 0.0 || p.gamma(&x, 1) < 0.0 || norm2(&x) > 1.0 {
                         continue;
@@ -769,6 +1141,38 @@ fn monte_carlo(
                         d += dv[k].eval(&x)? * f[k];
                     }
                     -d
+                }
+                Kind::ImpactClosed => {
+                    // Both contacts closed; the other contact not approaching.
+                    let i = rng.gen_range(0..2usize);
+                    x[Z] = 0.0;
+                    x[TH] = 0.0;
+                    if p.gamma_dot(&x, 1 - i) < 0.0 || norm2(&x) > 1.0 {
+                        continue;
+                    }
+                    let Some((xp, _, _)) = p.impact(&x, i) else {
+                        continue;
+                    };
+                    v.eval(&x)? - v.eval(&xp)?
+                }
+                Kind::FlightAfterImpact => {
+                    // A previous impact at k from w, the ballistic flight from x₀ = M_k(w) to
+                    // the next impact (whichever contact lands first), and that impact.
+                    let k = rng.gen_range(0..2usize);
+                    x[Z] = -l[k] * x[TH];
+                    if p.gamma(&x, 1 - k) < 0.0 || norm2(&x) > 1.0 {
+                        continue;
+                    }
+                    let Some((x0, _, _)) = p.impact(&x, k) else {
+                        continue;
+                    };
+                    let Some((xm, i)) = ballistic_to_impact(p, &x0) else {
+                        continue;
+                    };
+                    let Some((xp, _, _)) = p.impact(&xm, i) else {
+                        continue;
+                    };
+                    v.eval(&x0)? - v.eval(&xp)?
                 }
                 Kind::Impact(i) | Kind::FlightImpact(i) => {
                     x[Z] = -l[i] * x[TH];
@@ -829,7 +1233,7 @@ mod tests {
     #[test]
     fn template_and_gram_sizes() -> Result<(), SosError> {
         let p = PlanarParams::new(30f64.to_radians(), 0.5, 2.0, 1.0, 0.0);
-        let (prog, v2, kinds, _) = build(&p, Method::MultiV)?;
+        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AnyStart)?;
         // 55 template coefficients, 3 of them forced to 0, + y.
         assert_eq!(template_monomials().len(), 55);
         assert_eq!(v2.terms().len(), 53);
@@ -842,9 +1246,190 @@ mod tests {
         assert!(size.psd_blocks.contains(&9) && size.psd_blocks.contains(&20));
         assert_eq!(kinds.len(), 1 + p.consistent_modes().len() + 2);
         let q = PlanarParams { e: 0.1, ..p };
-        let (prog, _, _, _) = build(&q, Method::MultiV)?;
+        let (prog, _, _, _) = build(&q, Method::MultiV, FlightFormulation::AnyStart)?;
         // flight then impact: 4 reduced vars, σ₀ basis of degree 1–3: 34.
         assert!(prog.size().psd_blocks.contains(&34));
+        Ok(())
+    }
+
+    fn diag_solve(
+        p: &PlanarParams,
+        form: FlightFormulation,
+        name: &str,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<(), SosError> {
+        let mult = std::env::var("SOS_DIAG_MULT")
+            .ok()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(FLIGHT_MULTIPLIER_HALF_DEGREE);
+        // SOS_DIAG_Y=0: V₂ without the y term (not a valid certificate; tells whether the
+        // fixed y coefficient is what makes the program infeasible).
+        let yc = std::env::var("SOS_DIAG_Y")
+            .ok()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(1.0);
+        let (prog, _, _, _) = build_filtered(p, Method::MultiV, form, mult, yc, keep)?;
+        let sol = prog.solve(Margin::Maximize { cap: 1e-2 }, 1e-7)?;
+        let zmax = sol.z.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+        println!(
+            "{name:60} {:?} eps={:.3e} max|z|={zmax:.2e} t={:.1}s",
+            sol.status, sol.epsilon, sol.seconds
+        );
+        Ok(())
+    }
+
+    /// Diagnostics, not part of the suite (minutes): which conditions make a Fig. 3 point
+    /// infeasible. `SOS_DIAG="mu d"` (default "1 1"), `SOS_DIAG_OLD=1` for
+    /// [`FlightFormulation::AnyStart`], `SOS_DIAG_MULT=2` for degree-4 flight multipliers,
+    /// `SOS_DIAG_ALL_ONLY=1` for the whole program only, `SOS_DIAG_Y=c` for a `y`
+    /// coefficient `c` instead of 1 (diagnostics only). Solves the program without flights, each flight
+    /// condition alone with positivity, the flights grouped (same contact / other contact)
+    /// and the whole program.
+    #[test]
+    #[ignore]
+    fn diag_fig3() -> Result<(), SosError> {
+        let v: Vec<f64> = std::env::var("SOS_DIAG")
+            .unwrap_or_else(|_| "1.0 1.0".into())
+            .split_whitespace()
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        let (mu, d) = (
+            v.first().copied().unwrap_or(1.0),
+            v.get(1).copied().unwrap_or(1.0),
+        );
+        let p = PlanarParams::new(20f64.to_radians(), mu, mu, d, 0.1);
+        let form = if std::env::var("SOS_DIAG_OLD").is_ok() {
+            FlightFormulation::AnyStart
+        } else {
+            FlightFormulation::AfterImpact
+        };
+        let (prog, _, _, _) = build(&p, Method::MultiV, form)?;
+        let labels: Vec<String> = prog.conditions().iter().map(|c| c.label.clone()).collect();
+        if std::env::var("SOS_DIAG_ALL_ONLY").is_ok() {
+            return diag_solve(&p, form, "all", &|_| true);
+        }
+        diag_solve(&p, form, "no flight", &|l| !l.starts_with("flight"))?;
+        for lab in labels.iter().filter(|l| l.starts_with("flight")) {
+            diag_solve(&p, form, lab, &|l| l == "positivity" || l == lab)?;
+        }
+        let same = |l: &str| l.contains("1 then impact 1") || l.contains("2 then impact 2");
+        diag_solve(&p, form, "positivity + same-contact flights", &|l| {
+            l == "positivity" || same(l)
+        })?;
+        diag_solve(&p, form, "positivity + cross flights", &|l| {
+            l == "positivity" || (l.starts_with("flight") && !same(l))
+        })?;
+        diag_solve(&p, form, "positivity + all flights", &|l| {
+            l == "positivity" || l.starts_with("flight")
+        })?;
+        diag_solve(&p, form, "all", &|_| true)?;
+        Ok(())
+    }
+
+    #[test]
+    fn flight_after_impact_program_shape() -> Result<(), SosError> {
+        let p = PlanarParams::new(20f64.to_radians(), 1.0, 1.0, 1.0, 0.1);
+        let (prog, _, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact)?;
+        let labels: Vec<&str> = prog.conditions().iter().map(|c| c.label.as_str()).collect();
+        // 2 × 2 contact pairs × 3 × 3 impulse pieces (no slip piece is dropped at μ = 1).
+        assert_eq!(
+            labels
+                .iter()
+                .filter(|l| l.starts_with("flight after"))
+                .count(),
+            36
+        );
+        // Plain impacts only with both contacts closed: 2 contacts × 3 pieces.
+        assert_eq!(
+            labels.iter().filter(|l| l.contains("both closed")).count(),
+            6
+        );
+        assert!(!labels.iter().any(|l| l.starts_with("flight from")));
+        assert!(kinds.contains(&Kind::FlightAfterImpact));
+        assert!(kinds.contains(&Kind::PositivityScaled));
+        // Flight conditions: 4 reduced variables, σ₀ on the 34 monomials of degree 1–3.
+        assert!(prog.size().psd_blocks.contains(&34));
+        Ok(())
+    }
+
+    /// The polynomial flight-after-impact targets agree with the physical event chain
+    /// (impact, ballistic flight, impact) for a random numeric `V`: for every sampled
+    /// previous pre-impact state, the target of the piece pair that the physical impacts
+    /// pick equals `V(x₀) − V(x₁⁺)` (divided by `g` for the same-contact hop).
+    #[test]
+    fn flight_after_impact_targets_match_physics() -> Result<(), SosError> {
+        let p = PlanarParams::new(20f64.to_radians(), 0.8, 0.8, 1.0, 0.3);
+        let (prog, v2, _, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact)?;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let z: Vec<f64> = (0..prog.num_vars())
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        let v = v2.evaluate_coefficients(&z);
+        let l = [p.l(0), p.l(1)];
+        let piece = |x: &[f64; 6], c: usize, lt: f64, ln: f64| -> &'static str {
+            let _ = x;
+            if (lt - p.mu(c) * ln).abs() < 1e-9 * (1.0 + ln.abs()) && ln > 1e-12 {
+                "slip-"
+            } else if (lt + p.mu(c) * ln).abs() < 1e-9 * (1.0 + ln.abs()) && ln > 1e-12 {
+                "slip+"
+            } else {
+                "stick"
+            }
+        };
+        let mut checked = 0;
+        for _ in 0..4000 {
+            let s = sample_ball(&mut rng, 6, 0.5);
+            let mut w = [0.0; 6];
+            w.copy_from_slice(&s);
+            w[Y] = 0.0;
+            let k = usize::from(rng.gen_bool(0.5));
+            w[Z] = -l[k] * w[TH];
+            if p.gamma(&w, 1 - k) < 0.0 {
+                continue;
+            }
+            let Some((x0, ln0, lt0)) = p.impact(&w, k) else {
+                continue;
+            };
+            let Some((xm, i)) = ballistic_to_impact(&p, &x0) else {
+                continue;
+            };
+            let Some((xp, ln1, lt1)) = p.impact(&xm, i) else {
+                continue;
+            };
+            let (a, b) = (piece(&w, k, lt0, ln0), piece(&xm, i, lt1, ln1));
+            // Ambiguous piece labels at stick/slip boundaries are skipped.
+            let name = format!(
+                "flight after impact {} then impact {} ({a}, {b})",
+                k + 1,
+                i + 1
+            );
+            let Some(cond) = prog.conditions().iter().find(|c| c.label == name) else {
+                continue;
+            };
+            let t = cond.p.evaluate_coefficients(&z);
+            let g = -p.gamma_dot(&w, k);
+            let red: Vec<f64> = if k == i {
+                vec![w[TH], w[U], g, w[W]]
+            } else {
+                let dl = (xm[U] - x0[U]) / p.alpha.sin();
+                vec![w[U], w[V], w[W], dl]
+            };
+            let want = v.eval(&x0)? - v.eval(&xp)?;
+            let got = t.eval(&red)?;
+            let ok = (got - want).abs() < 1e-8 * (1.0 + want.abs())
+                || (k == i && (got * g - want).abs() < 1e-8 * (1.0 + want.abs()));
+            assert!(ok, "{name}: polynomial {got} vs physics {want} (g = {g})");
+            // The physical sample lies in the condition's semialgebraic set.
+            for gk in &cond.ineqs {
+                let val = gk.eval(&red)?;
+                assert!(
+                    val >= -1e-9,
+                    "{name}: constraint {val} < 0 at a physical state"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked > 200, "only {checked} samples checked");
         Ok(())
     }
 }

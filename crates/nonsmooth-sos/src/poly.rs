@@ -349,6 +349,37 @@ impl Poly {
             .sum())
     }
 
+    /// Exact division by the variable `x_k`: `self = x_k · q`. Terms free of `x_k` must
+    /// vanish up to `tol` (relative to the largest coefficient, constant or linear);
+    /// otherwise an error is returned. Dropped terms are rounding noise of exact
+    /// cancellations (e.g. a target that vanishes on the hyperplane `x_k = 0`).
+    pub fn div_var(&self, k: usize, tol: f64) -> Result<Poly, SosError> {
+        if k >= self.nvars {
+            return Err(SosError::Dimension(format!("no variable {k}")));
+        }
+        let size = |c: &Affine| {
+            c.terms
+                .values()
+                .fold(c.constant.abs(), |a, v| a.max(v.abs()))
+        };
+        let scale = self.terms.values().map(size).fold(0.0, f64::max).max(1.0);
+        let mut r = Poly::zero(self.nvars);
+        for (m, c) in &self.terms {
+            if m[k] == 0 {
+                if size(c) > tol * scale {
+                    return Err(SosError::InvalidInput(format!(
+                        "polynomial is not divisible by x_{k} (term {m:?})"
+                    )));
+                }
+                continue;
+            }
+            let mut m2 = m.clone();
+            m2[k] -= 1;
+            r.add_term(m2, c.clone());
+        }
+        Ok(r)
+    }
+
     /// Largest absolute constant coefficient (for scaling residuals).
     pub fn max_abs_coefficient(&self) -> f64 {
         self.terms
@@ -434,6 +465,24 @@ mod tests {
         assert_eq!(monomials(6, 0, 3).len(), 84);
         assert_eq!(monomials(3, 0, 2).len(), 10);
         assert_eq!(monomials(1, 0, 1).len(), 2);
+    }
+
+    #[test]
+    fn exact_division_by_a_variable() -> Result<(), SosError> {
+        let x = Poly::vars(2);
+        // p = x y² + 2 x² = x (y² + 2x)
+        let p = x[0]
+            .mul(&x[1])?
+            .mul(&x[1])?
+            .add(&x[0].mul(&x[0])?.scale(2.0))?;
+        let q = p.div_var(0, 1e-12)?;
+        assert_eq!(q.eval(&[3.0, 5.0])?, 31.0);
+        assert_eq!(q.degree(), 2);
+        // y² + x is not divisible by x.
+        let r = x[1].mul(&x[1])?.add(&x[0])?;
+        assert!(r.div_var(0, 1e-12).is_err());
+        assert!(r.div_var(2, 1e-12).is_err());
+        Ok(())
     }
 
     #[test]

@@ -332,7 +332,8 @@ impl SosProgram {
     }
 
     /// Lowers to Clarabel's conic form and solves; then post-checks (minimum Gram eigenvalue
-    /// ≥ −`tol`·max(1, largest Gram eigenvalue), equality residual ≤ `tol`·(1 + scale), and `ε ≥ tol` in maximise mode).
+    /// ≥ −`tol`·max(1, largest Gram eigenvalue), equality residual ≤ `tol`·max(1 + scale,
+    /// ‖z‖∞), and `ε ≥ tol` in maximise mode).
     pub fn solve(&self, margin: Margin, tol: f64) -> Result<SosSolution, SosError> {
         let n = self.nz;
         let mut b = ConicProblemBuilder::new(n);
@@ -420,6 +421,8 @@ impl SosProgram {
                 .iter()
                 .map(|e| e.constant.abs())
                 .fold(0.0, f64::max);
+        // Residual test relative to the size of the solution (same reason as below).
+        let zmax = z.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         // Eigenvalue test relative to the Gram scale: interior-point iterates stop at a
         // relative accuracy, so a block with eigenvalues of size λ_max can show −tol·λ_max.
         let eig_tol = tol * check.max_gram_eigenvalue.max(1.0);
@@ -428,7 +431,7 @@ impl SosProgram {
                 "Gram matrix eigenvalue {:.3e} < 0",
                 check.min_gram_eigenvalue
             ))
-        } else if check.max_equality_residual > tol * scale {
+        } else if check.max_equality_residual > tol * scale.max(zmax) {
             SosStatus::NoCertificate(format!(
                 "coefficient residual {:.3e}",
                 check.max_equality_residual

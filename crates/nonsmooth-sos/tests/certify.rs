@@ -75,3 +75,37 @@ fn fig3_point_e_positive() {
         assert!(!f.any_diverged(), "{f:?}");
     }
 }
+
+/// The full `sos-fig2` grid (11 × 10, as in `nonsmooth reproduce sos-fig2`), run directly:
+/// prints the experiment's metrics. Ignored by default (minutes).
+#[test]
+#[ignore]
+fn fig2_full_grid_metrics() {
+    use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
+    let spec = GridSpec {
+        alpha: 30f64.to_radians(),
+        mu2: Some(2.0),
+        e: 0.0,
+        mu: linspace(0.0, 2.0, 11),
+        d: linspace(0.2, 2.0, 10),
+        ptt: true,
+        sim_samples: 100,
+        sim_radius: 1e-3,
+        divergence_factor: 100.0,
+    };
+    let r = sweep(&spec, &|_| {}).expect("sweeps");
+    println!(
+        "certified_points={} certified_in_ambiguous={} certified_with_d_le_tan_alpha={} \
+         certified_but_diverged_in_simulation={} ptt_certified_points={} seconds_per_point={:.3}",
+        r.certified_points,
+        r.certified_in_ambiguous,
+        r.certified_with_d_le_tan_alpha,
+        r.certified_but_diverged_in_simulation,
+        r.ptt_certified_points,
+        r.seconds_per_point
+    );
+    assert_eq!(r.certified_in_ambiguous, 0);
+    assert_eq!(r.certified_with_d_le_tan_alpha, 0);
+    assert_eq!(r.certified_but_diverged_in_simulation, 0);
+    assert!(r.certified_points >= 1);
+}

@@ -145,10 +145,31 @@ impl ConicProblem {
     }
 }
 
+/// The PSD cones' dense eigendecompositions go through the system OpenBLAS, whose worker
+/// threads busy-wait: on the small SDPs of this project one thread is faster (sos-fig2's
+/// quick grid: 9 s with one thread, 43 s with OpenBLAS's default on a loaded 2-core machine),
+/// and several solves in parallel (rayon) would oversubscribe the cores. Set once, before the
+/// first SDP solve, unless the user chose a count with `OPENBLAS_NUM_THREADS`.
+#[cfg(feature = "sdp")]
+fn single_threaded_blas() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
+            extern "C" {
+                fn openblas_set_num_threads(n: std::ffi::c_int);
+            }
+            // SAFETY: OpenBLAS's documented setter; it only stores the count for later calls.
+            unsafe { openblas_set_num_threads(1) };
+        }
+    });
+}
+
 fn new_inner(
     problem: &ConicProblem,
     settings: DefaultSettings<f64>,
 ) -> Result<DefaultSolver<f64>, SolverError> {
+    #[cfg(feature = "sdp")]
+    single_threaded_blas();
     let cones: Vec<_> = problem
         .cones
         .iter()
