@@ -118,7 +118,9 @@ fn events(r: &SimResult, q_idx: usize, v_idx: usize) -> (f64, f64, f64) {
         .tau
         .iter()
         .zip(&tr.y)
-        .filter(|(t, y)| **t > jump_end && y[v_idx].abs() < 1e-9)
+        // Sliding stage points have |v| ~ 1e-13; the switch point itself carries the
+        // homotopy's residual (≈ 3e-9 at τ = 2.75), the first point after lift-off ≈ 1e-3.
+        .filter(|(t, y)| **t > jump_end && y[v_idx].abs() < 1e-6)
         .map(|(t, _)| *t)
         .fold(f64::NAN, f64::max);
     (impact, jump_end, liftoff)
