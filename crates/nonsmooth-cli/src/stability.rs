@@ -10,7 +10,6 @@
 
 use crate::CliError;
 use clap::Args;
-use nonsmooth_report::{Figure, Series};
 use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
 use nonsmooth_sos::lyapunov::{certify, CertifyOptions, FlightFormulation, Method};
 use nonsmooth_sos::planar::PlanarParams;
@@ -89,33 +88,8 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         };
         let res = sweep(&spec, &|m| eprintln!("{m}")).map_err(usage)?;
         std::fs::create_dir_all(&args.out).map_err(usage)?;
-        let mut fig = Figure::new("SOS certificates", "mu1", "d");
-        for cat in [
-            "not applicable",
-            "no equilibrium",
-            "ambiguous",
-            "no certificate",
-            "certified",
-        ] {
-            let pts: Vec<(f64, f64)> = res
-                .points
-                .iter()
-                .filter(|g| g.category() == cat)
-                .map(|g| (g.mu, g.d))
-                .collect();
-            if !pts.is_empty() {
-                fig = fig.with(Series::scatter(cat, pts));
-            }
-        }
-        let div: Vec<(f64, f64)> = res
-            .points
-            .iter()
-            .filter(|g| g.diverged())
-            .map(|g| (g.mu, g.d))
-            .collect();
-        if !div.is_empty() {
-            fig = fig.with(Series::scatter("diverged in simulation", div));
-        }
+        let axis = if args.equal_mu { "mu" } else { "mu1" };
+        let fig = nonsmooth_experiments::seed000::grid_figure(&res, "SOS certificates", axis);
         fig.write_svg(&args.out.join("grid.svg"))?;
         nonsmooth_report::table::write_json(&args.out.join("grid.json"), &res)?;
         let summary = serde_json::json!({

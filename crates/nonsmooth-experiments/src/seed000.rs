@@ -154,33 +154,7 @@ fn report_grid(
             "PTT single V certifies fewer points (paper §I)",
         );
     }
-    let mut fig = Figure::new(format!("{id}: SOS certificates ({axis} x d)"), axis, "d");
-    for cat in [
-        "not applicable",
-        "no equilibrium",
-        "ambiguous",
-        "no certificate",
-        "certified",
-    ] {
-        let pts: Vec<(f64, f64)> = res
-            .points
-            .iter()
-            .filter(|g| g.category() == cat)
-            .map(|g| (g.mu, g.d))
-            .collect();
-        if !pts.is_empty() {
-            fig = fig.with(Series::scatter(cat, pts));
-        }
-    }
-    let div: Vec<(f64, f64)> = res
-        .points
-        .iter()
-        .filter(|g| g.diverged())
-        .map(|g| (g.mu, g.d))
-        .collect();
-    if !div.is_empty() {
-        fig = fig.with(Series::scatter("diverged in simulation", div));
-    }
+    let fig = grid_figure(&res, &format!("{id}: SOS certificates ({axis} x d)"), axis);
     fig.write_svg(&ctx.path("grid.svg"))?;
     out.figure("grid.svg");
     nonsmooth_report::table::write_json(&ctx.path("grid.json"), &res)?;
@@ -237,4 +211,38 @@ fn fig3(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
         );
     }
     report_grid("sos-fig3", ctx, out, &spec, "mu", !ctx.quick)
+}
+
+/// The stability map of a parameter grid (Figs 2–3): one scatter series per verdict category
+/// and the points whose simulation diverged overlaid. Shared by `sos-fig*` and
+/// `nonsmooth stability --grid`.
+pub fn grid_figure(res: &GridResult, title: &str, axis: &str) -> Figure {
+    let mut fig = Figure::new(title, axis, "d");
+    for cat in [
+        "not applicable",
+        "no equilibrium",
+        "ambiguous",
+        "no certificate",
+        "certified",
+    ] {
+        let pts: Vec<(f64, f64)> = res
+            .points
+            .iter()
+            .filter(|g| g.category() == cat)
+            .map(|g| (g.mu, g.d))
+            .collect();
+        if !pts.is_empty() {
+            fig = fig.with(Series::scatter(cat, pts));
+        }
+    }
+    let div: Vec<(f64, f64)> = res
+        .points
+        .iter()
+        .filter(|g| g.diverged())
+        .map(|g| (g.mu, g.d))
+        .collect();
+    if !div.is_empty() {
+        fig = fig.with(Series::scatter("diverged in simulation", div));
+    }
+    fig
 }
