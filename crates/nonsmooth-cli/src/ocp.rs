@@ -5,6 +5,7 @@
 
 use crate::CliError;
 use clap::Args;
+use nonsmooth_experiments::seed002::staircase;
 use nonsmooth_ocp::fesd::solve_ocp;
 use nonsmooth_ocp::problem::OcpProblem;
 use nonsmooth_report::table::{write_csv, write_json};
@@ -100,16 +101,9 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     let fig = Figure::new("Controls and speed of time", "t", "value")
         .with(Series::line(
             "u1",
-            crow.iter()
-                .flat_map(|r| [(r[0], r[2]), (r[0] + dt, r[2])])
-                .collect(),
+            staircase(dt, sol.u.iter().map(|u| u[0])),
         ))
-        .with(Series::line(
-            "s",
-            crow.iter()
-                .flat_map(|r| [(r[0], r[1]), (r[0] + dt, r[1])])
-                .collect(),
-        ));
+        .with(Series::line("s", staircase(dt, sol.s.iter().copied())));
     fig.write_svg(&args.out.join("controls.svg"))?;
     outln!(
         "objective {:.6}, terminal error {:.2e}, complementarity {:.2e}, {} IPOPT iterations, {:.3} s",

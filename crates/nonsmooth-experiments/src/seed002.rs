@@ -386,20 +386,9 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     )
     .with(Series::line(
         "u1",
-        sol.u
-            .iter()
-            .enumerate()
-            .flat_map(|(k, u)| [(k as f64 * dt, u[0]), ((k + 1) as f64 * dt, u[0])])
-            .collect(),
+        staircase(dt, sol.u.iter().map(|u| u[0])),
     ))
-    .with(Series::line(
-        "s",
-        sol.s
-            .iter()
-            .enumerate()
-            .flat_map(|(k, s)| [(k as f64 * dt, *s), ((k + 1) as f64 * dt, *s)])
-            .collect(),
-    ));
+    .with(Series::line("s", staircase(dt, sol.s.iter().copied())));
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
     let mut fig = Figure::new(
@@ -689,19 +678,11 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     )
     .with(Series::line(
         "u hip",
-        sol.u
-            .iter()
-            .enumerate()
-            .flat_map(|(k, u)| [(k as f64 * dt, u[0]), ((k + 1) as f64 * dt, u[0])])
-            .collect(),
+        staircase(dt, sol.u.iter().map(|u| u[0])),
     ))
     .with(Series::line(
         "u knee",
-        sol.u
-            .iter()
-            .enumerate()
-            .flat_map(|(k, u)| [(k as f64 * dt, u[1]), ((k + 1) as f64 * dt, u[1])])
-            .collect(),
+        staircase(dt, sol.u.iter().map(|u| u[1])),
     ));
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
@@ -742,4 +723,13 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     fig.write_svg(&ctx.path("frames.svg"))?;
     out.figure("frames.svg");
     Ok(())
+}
+
+/// Points of a piecewise-constant signal (one value per interval of length `dt`, starting at
+/// 0) for a line plot: both ends of every interval.
+pub fn staircase(dt: f64, values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
+    values
+        .enumerate()
+        .flat_map(|(k, v)| [(k as f64 * dt, v), ((k + 1) as f64 * dt, v)])
+        .collect()
 }
