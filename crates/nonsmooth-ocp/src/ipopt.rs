@@ -282,6 +282,16 @@ extern "C" fn cb_g(
     Bool::from(ctx(u).nlp.constraints(slice(x, n), slice_mut(g, m)))
 }
 
+/// Writes a sparsity structure (row, column pairs) into IPOPT's index arrays.
+fn write_structure(s: &[(usize, usize)], irow: *mut Index, jcol: *mut Index, nele: Index) -> Bool {
+    let (r, k) = (slice_mut(irow, nele), slice_mut(jcol, nele));
+    for (i, (a, b)) in s.iter().enumerate().take(nele as usize) {
+        r[i] = *a as Index;
+        k[i] = *b as Index;
+    }
+    1
+}
+
 extern "C" fn cb_jac(
     n: Index,
     x: *mut Number,
@@ -295,13 +305,7 @@ extern "C" fn cb_jac(
 ) -> Bool {
     let c = ctx(u);
     if vals.is_null() {
-        let s = c.nlp.jacobian_structure();
-        let (r, k) = (slice_mut(irow, nele), slice_mut(jcol, nele));
-        for (i, (a, b)) in s.iter().enumerate().take(nele as usize) {
-            r[i] = *a as Index;
-            k[i] = *b as Index;
-        }
-        1
+        write_structure(&c.nlp.jacobian_structure(), irow, jcol, nele)
     } else {
         Bool::from(c.nlp.jacobian_values(slice(x, n), slice_mut(vals, nele)))
     }
@@ -323,13 +327,7 @@ extern "C" fn cb_h(
 ) -> Bool {
     let c = ctx(u);
     if vals.is_null() {
-        let s = c.nlp.hessian_structure();
-        let (r, k) = (slice_mut(irow, nele), slice_mut(jcol, nele));
-        for (i, (a, b)) in s.iter().enumerate().take(nele as usize) {
-            r[i] = *a as Index;
-            k[i] = *b as Index;
-        }
-        1
+        write_structure(&c.nlp.hessian_structure(), irow, jcol, nele)
     } else {
         Bool::from(c.nlp.hessian_values(
             slice(x, n),
