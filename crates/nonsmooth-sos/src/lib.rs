@@ -16,6 +16,7 @@
 //! - [`lyapunov`]: the multi-Lyapunov conditions of Theorem 2 and the PTT baseline;
 //! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification.
 
+#![warn(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
