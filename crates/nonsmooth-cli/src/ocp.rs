@@ -21,6 +21,9 @@ pub struct OcpArgs {
     /// Output directory.
     #[arg(long, default_value = "ocp-out")]
     pub out: PathBuf,
+    /// --quiet (no summary line) / --json (print summary.json on standard output).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 /// Runs the subcommand.
@@ -80,16 +83,14 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         .collect();
     write_csv(&args.out.join("controls.csv"), &ch, &crow)?;
     write_json(&args.out.join("homotopy.json"), &sol.log)?;
-    write_json(
-        &args.out.join("summary.json"),
-        &serde_json::json!({
-            "objective": sol.objective,
-            "terminal_error": sol.terminal_error,
-            "comp_residual": sol.comp_residual,
-            "nlp_iterations": sol.nlp_iterations,
-            "cpu_seconds": sol.cpu_seconds,
-        }),
-    )?;
+    let summary = serde_json::json!({
+        "objective": sol.objective,
+        "terminal_error": sol.terminal_error,
+        "comp_residual": sol.comp_residual,
+        "nlp_iterations": sol.nlp_iterations,
+        "cpu_seconds": sol.cpu_seconds,
+    });
+    write_json(&args.out.join("summary.json"), &summary)?;
     let mut fig = Figure::new("Optimal trajectory (physical time)", "t", "state");
     for (i, name) in ph.iter().enumerate().skip(1) {
         fig = fig.with(Series::line(
@@ -105,13 +106,17 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         ))
         .with(Series::line("s", staircase(dt, sol.s.iter().copied())));
     fig.write_svg(&args.out.join("controls.svg"))?;
-    outln!(
-        "objective {:.6}, terminal error {:.2e}, complementarity {:.2e}, {} IPOPT iterations, {:.3} s",
-        sol.objective,
-        sol.terminal_error,
-        sol.comp_residual,
-        sol.nlp_iterations,
-        sol.cpu_seconds
-    );
+    if args.output.json {
+        outln!("{summary}");
+    } else if !args.output.quiet {
+        outln!(
+            "objective {:.6}, terminal error {:.2e}, complementarity {:.2e}, {} IPOPT iterations, {:.3} s",
+            sol.objective,
+            sol.terminal_error,
+            sol.comp_residual,
+            sol.nlp_iterations,
+            sol.cpu_seconds
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

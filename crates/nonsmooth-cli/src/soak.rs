@@ -52,9 +52,9 @@ pub struct SoakArgs {
     /// Output directory for soak.json and the energy plots.
     #[arg(long, default_value = "out/soak")]
     pub out: PathBuf,
-    /// Print only the final verdict.
-    #[arg(long)]
-    pub quiet: bool,
+    /// --quiet (no progress lines, no summary) / --json (print soak.json on standard output).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
 }
 
 struct Setup {
@@ -136,7 +136,7 @@ fn soak_one(
         }
         if i % stride == 0 {
             curve.push((state.t, e));
-            if !args.quiet && i % (stride * 50) == 0 {
+            if !args.output.quiet && !args.output.json && i % (stride * 50) == 0 {
                 eprintln!("soak {}: {i}/{steps} steps, t = {:.1} s", setup.id, state.t);
             }
         }
@@ -192,22 +192,25 @@ pub fn run(args: &SoakArgs) -> Result<ExitCode, CliError> {
     let mut all_pass = true;
     for setup in setups(args.scenario)? {
         let (record, pass) = soak_one(&setup, args.steps, args)?;
-        outln!(
-            "soak {}: {} ({} steps, {:.1} µs/step, energy rise {:.2e} J, drift {:.2e})",
-            setup.id,
-            if pass { "pass" } else { "FAIL" },
-            args.steps,
-            record["us_per_step"].as_f64().unwrap_or(f64::NAN),
-            record["max_energy_rise"].as_f64().unwrap_or(f64::NAN),
-            record["drift_after_settling"].as_f64().unwrap_or(f64::NAN),
-        );
+        if !args.output.quiet && !args.output.json {
+            outln!(
+                "soak {}: {} ({} steps, {:.1} µs/step, energy rise {:.2e} J, drift {:.2e})",
+                setup.id,
+                if pass { "pass" } else { "FAIL" },
+                args.steps,
+                record["us_per_step"].as_f64().unwrap_or(f64::NAN),
+                record["max_energy_rise"].as_f64().unwrap_or(f64::NAN),
+                record["drift_after_settling"].as_f64().unwrap_or(f64::NAN),
+            );
+        }
         all_pass &= pass;
         records.push(record);
     }
-    write_json(
-        &args.out.join("soak.json"),
-        &serde_json::json!({ "runs": records, "pass": all_pass }),
-    )?;
+    let report = serde_json::json!({ "runs": records, "pass": all_pass });
+    write_json(&args.out.join("soak.json"), &report)?;
+    if args.output.json {
+        outln!("{report}");
+    }
     Ok(if all_pass {
         ExitCode::SUCCESS
     } else {

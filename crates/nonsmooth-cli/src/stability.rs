@@ -54,6 +54,9 @@ pub struct StabilityArgs {
     /// Output directory of the grid files.
     #[arg(long, default_value = "stability-out")]
     pub out: PathBuf,
+    /// --quiet (no progress lines, no JSON) / --json (the JSON result, the default output).
+    #[command(flatten)]
+    pub output: crate::progress::OutputFlags,
     /// For e > 0 (single point): use the flight condition from any state with a closed
     /// contact (docs/stability.md item 7) instead of the default flight after an impact.
     #[arg(long)]
@@ -86,7 +89,13 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
             sim_radius: 1e-3,
             divergence_factor: 100.0,
         };
-        let res = sweep(&spec, &|m| eprintln!("{m}")).map_err(usage)?;
+        let quiet = args.output.quiet;
+        let res = sweep(&spec, &|m| {
+            if !quiet {
+                eprintln!("{m}")
+            }
+        })
+        .map_err(usage)?;
         std::fs::create_dir_all(&args.out).map_err(usage)?;
         let axis = if args.equal_mu { "mu" } else { "mu1" };
         let fig = nonsmooth_experiments::seed000::grid_figure(&res, "SOS certificates", axis);
@@ -101,7 +110,9 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
             "seconds_per_point": res.seconds_per_point,
             "out": args.out.display().to_string(),
         });
-        println!("{}", serde_json::to_string_pretty(&summary).map_err(usage)?);
+        if !args.output.quiet {
+            outln!("{}", serde_json::to_string_pretty(&summary).map_err(usage)?);
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let p = PlanarParams {
@@ -153,6 +164,8 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         "ptt_verdict": ptt.map(|r| r.verdict),
         "simulation": sim,
     });
-    println!("{}", serde_json::to_string_pretty(&out).map_err(usage)?);
+    if !args.output.quiet {
+        outln!("{}", serde_json::to_string_pretty(&out).map_err(usage)?);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -141,3 +141,57 @@ fn simulate_takes_its_defaults_from_the_models_simulation_section() {
         "flags override the file"
     );
 }
+
+#[test]
+fn every_subcommand_takes_the_same_quiet_and_json_flags() {
+    for sub in [
+        "simulate",
+        "impact",
+        "inverse",
+        "inspect",
+        "reproduce",
+        "ocp",
+        "stability",
+        "soak",
+    ] {
+        let out = bin().args([sub, "--help"]).output().expect("runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("--quiet") && help.contains("--json"),
+            "`nonsmooth {sub}` lacks --quiet/--json:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
+    let out_dir = scratch("ocp-json");
+    let json = bin()
+        .args([
+            "ocp",
+            example("ocp_particle.toml").to_str().unwrap(),
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
+    assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
+    let quiet = bin()
+        .args([
+            "ocp",
+            example("ocp_particle.toml").to_str().unwrap(),
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert!(quiet.status.success() && quiet.stdout.is_empty());
+}
