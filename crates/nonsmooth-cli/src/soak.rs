@@ -113,6 +113,11 @@ fn soak_one(
     let (mut settled, mut rss_settled) = (None, None);
     let mut max_rise = f64::NEG_INFINITY;
     let stride = (steps / 500).max(1);
+    let log = crate::progress::Log::new(
+        10,
+        &format!("soak {}", setup.id),
+        args.output.quiet || args.output.json,
+    );
     let mut curve = Vec::new();
     let start = Instant::now();
     let mut failure = None;
@@ -136,11 +141,16 @@ fn soak_one(
         }
         if i % stride == 0 {
             curve.push((state.t, e));
-            if !args.output.quiet && !args.output.json && i % (stride * 50) == 0 {
-                eprintln!("soak {}: {i}/{steps} steps, t = {:.1} s", setup.id, state.t);
+            if i % (stride * 50) == 0 {
+                log.detail(&format!(
+                    "soak {}: {i}/{steps} steps, t = {:.1} s",
+                    setup.id, state.t
+                ));
+                log.advance();
             }
         }
     }
+    log.finish();
     let wall = start.elapsed().as_secs_f64();
     // `None` when the run is too short to reach the settled phase: the check is skipped.
     let drift = settled.as_ref().map(|s| (&s.q - &state.q).amax());

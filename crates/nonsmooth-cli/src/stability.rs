@@ -89,13 +89,17 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
             sim_radius: 1e-3,
             divergence_factor: 100.0,
         };
-        let quiet = args.output.quiet;
+        let log = crate::progress::Log::new(
+            (spec.mu.len() * spec.d.len()) as u64,
+            "stability grid",
+            args.output.quiet,
+        );
         let res = sweep(&spec, &|m| {
-            if !quiet {
-                eprintln!("{m}")
-            }
+            log.line(m);
+            log.advance();
         })
         .map_err(usage)?;
+        log.finish();
         std::fs::create_dir_all(&args.out).map_err(usage)?;
         let axis = if args.equal_mu { "mu" } else { "mu1" };
         let fig = nonsmooth_experiments::seed000::grid_figure(&res, "SOS certificates", axis);
