@@ -137,15 +137,9 @@ impl Elimination {
 
     /// The linear map `g ↦ −Y X M⁻¹ g` applied to the columns of `g_cols`: `−L⁻ᵀ Z G`.
     pub fn multiplier_map(&self, g_cols: &DMatrix<f64>) -> DMatrix<f64> {
-        let zg = -(&self.z * g_cols);
-        let mut out = zg;
+        let mut out = -(&self.z * g_cols);
         if self.l.nrows() > 0 {
-            let lt = self.l.transpose();
-            for mut col in out.column_iter_mut() {
-                let mut v = col.clone_owned();
-                lt.solve_upper_triangular_mut(&mut v);
-                col.copy_from(&v);
-            }
+            self.l.tr_solve_lower_triangular_mut(&mut out);
         }
         out
     }
@@ -157,7 +151,7 @@ impl Elimination {
 
     fn solve_lt(&self, mut rhs: DVector<f64>) -> DVector<f64> {
         if self.l.nrows() > 0 {
-            self.l.transpose().solve_upper_triangular_mut(&mut rhs);
+            self.l.tr_solve_lower_triangular_mut(&mut rhs);
         }
         rhs
     }

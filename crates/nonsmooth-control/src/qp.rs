@@ -320,9 +320,11 @@ pub(crate) fn solve(
         if w.ncols() > 0 {
             // u(f) = u_a + Kf with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R.
             let ua = elim.multipliers_free() / dt;
-            let kmat = elim.multiplier_map(&s1.rmat);
-            let kw = &kmat * &w;
-            let u0 = &ua + &kmat * &f;
+            // K W and K f through the map itself (K is never formed).
+            let kw = elim.multiplier_map(&(&s1.rmat * &w));
+            let rf = &s1.rmat * &f;
+            let kf = elim.multiplier_map(&DMatrix::from_column_slice(rf.len(), 1, rf.as_slice()));
+            let u0 = &ua + kf.column(0);
             let mut hess = kw.transpose() * &kw;
             let reg = 1e-10 * hess.diagonal().amax().max(1e-300);
             for i in 0..hess.nrows() {
