@@ -47,6 +47,7 @@ mod elimination;
 mod error;
 mod flops;
 pub mod forward;
+pub mod grasping;
 mod lcp;
 pub mod locomotion;
 mod problem;
@@ -149,8 +150,8 @@ pub struct IdOptions {
     /// (which returns the analytic centre of the face). With Stage II on, the torque does not
     /// depend on the point of the face. A Lemke failure falls back to Clarabel.
     pub stage_one_lemke: bool,
-    /// Solve Stage II by Lemke on its KKT LCP (free variables split, see `qp.rs`) instead of
-    /// Clarabel. The torque of Stage II is unique, so both give the same torques (checked to
+    /// Solve Stage II by Lemke on its KKT LCP (the face's equality rows split into two
+    /// inequalities, see `qp.rs`) instead of Clarabel. The torque of Stage II is unique, so both give the same torques (checked to
     /// 1e-6 in the tests).
     pub stage_two_lemke: bool,
     /// Largest KKT LCP (unknowns) that the Lemke routes of the QP stages take on; larger
@@ -158,8 +159,8 @@ pub struct IdOptions {
     /// duplicated contacts make its pivoting degenerate: at 64 contacts it is seconds per call
     /// where Clarabel's sparse interior point takes milliseconds.
     pub lemke_max_size: usize,
-    /// Relative rank tolerance of the Stage II nullspace (eigenvalues of H below
-    /// `null_tol · λ_max` count as zero).
+    /// Relative rank tolerance of Stage I's Hessian H that defines Stage II's face
+    /// (pivoted-Cholesky Schur complements below `null_tol · max diag(H)` count as zero).
     pub null_tol: f64,
     /// Replace an infeasible desired motion by the closest realizable one (§4.5, E15)
     /// instead of returning [`ControlError::InfeasibleDesired`].

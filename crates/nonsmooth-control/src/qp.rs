@@ -9,12 +9,23 @@
 //!           s.t. N M̃⁻¹ R f ≥ −(φ/Δt + N v̂)/Δt,   f ≥ 0,   μᵢ f_N,i ≥ Σ_edges f_F,i  (QP,μ only)
 //! ```
 //!
-//! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). Stage II (eqs 102–112) searches
-//! `f = f₀ + W w`, `W` a basis of null(H) from a symmetric eigendecomposition with a relative
-//! rank tolerance (erratum E11: dim W is computed, it is ≥ 5n − 6 for a floating base), for
-//! the minimum-norm *total* torque `u(f) = u_a − K f` (erratum E10: we minimize ‖u‖, as the
-//! full form eq 102), subject to f ≥ 0 and the friction rows; `w = 0` is feasible. A
-//! Tikhonov term 1e-10·‖w‖² (relative) makes w unique; the torque is unique anyway.
+//! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). Stage II (eqs 102–112) keeps Stage I's
+//! optimal face and picks on it the minimum-norm *total* torque `u(f) = u_a + K f` (erratum
+//! E10: we minimize ‖u‖, as the full form eq 102). The paper parametrizes the face as
+//! `f = f₀ + W w` with `W` a basis of null(H); we use the equivalent description in `f`
+//! itself (decision, docs/decisions/004-inverse-dynamics.md):
+//!
+//! ```text
+//! Stage II: min ½‖u_a + K f‖² + ½ρ‖f − f₀‖²   s.t.  E f = E f₀,  f ≥ 0,  friction rows
+//! ```
+//!
+//! where `Eᵀ` is the pivoted-Cholesky factor of H (`Pᵀ H P = L Lᵀ`, rank r computed with the
+//! relative tolerance `null_tol`; erratum E11: the face's dimension `nz − r` is computed, it is
+//! ≥ 5n − 6 for a floating base). `E f = E f₀` ⟺ `f − f₀ ∈ null(H)`, and the linear term
+//! `c ∈ range(H)`, so the Stage I objective is constant on this set. The Tikhonov term
+//! `ρ = 1e-10 · max diag(KᵀK)` makes f unique; the torque is unique anyway. Solved as a KKT LCP
+//! by Lemke (size nz + n + 2r, against 2(nz − r) + nz + n for the `w` form), Clarabel as the
+//! fallback.
 
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_solvers::conic::{ConicSolution, Qp};
@@ -208,14 +219,13 @@ fn lemke_failed(variant: Variant, stage: &'static str, reason: String) -> Contro
     }
 }
 
-/// Basis of null(H) (columns) for a symmetric positive semidefinite `H`, by Cholesky with
-/// diagonal pivoting (Golub & Van Loan §4.2.8; Higham, *Accuracy and Stability*, §10.3):
-/// `Pᵀ H P = L Lᵀ` stops at rank r when every remaining Schur-complement diagonal is below
-/// `tol · max diag(H)`; with `Lᵀ = [L₁ᵀ L₂ᵀ]` (L₁ r × r lower triangular) the columns of
-/// `P [−L₁⁻ᵀ L₂ᵀ; I]` span null(H); a thin QR makes them orthonormal. Cost O(n² r + n k²)
-/// instead of a full eigendecomposition. `tol` plays the part of the relative eigenvalue
-/// tolerance `null_tol`.
-pub(crate) fn nullspace(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
+/// The range factor of a symmetric positive semidefinite `H`: the `r × n` matrix `E` with
+/// `H ≈ EᵀE`, by Cholesky with diagonal pivoting (Golub & Van Loan §4.2.8; Higham, *Accuracy
+/// and Stability*, §10.3). `Pᵀ H P = L Lᵀ` stops at rank r when every remaining
+/// Schur-complement diagonal is below `tol · max diag(H)`; `E = Lᵀ Pᵀ` (the first r columns of
+/// L). Then `null(E)` is H's numerical null space, so `E f = E f₀` states `f − f₀ ∈ null(H)`.
+/// Cost O(n² r) instead of a full eigendecomposition.
+pub(crate) fn range_factor(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
     let n = h.nrows();
     if n == 0 {
         return DMatrix::zeros(0, 0);
@@ -253,30 +263,13 @@ pub(crate) fn nullspace(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
         }
         rank += 1;
     }
-    let k = n - rank;
-    let mut w = DMatrix::zeros(n, k);
-    if k == 0 {
-        return w;
-    }
-    // Solve L₁ᵀ X = −L₂ᵀ (L₁ᵀ upper triangular, r × r) by back substitution.
-    let mut x = DMatrix::zeros(rank, k);
-    for c in 0..k {
-        for i in (0..rank).rev() {
-            let mut v = -a[(rank + c, i)];
-            for j in i + 1..rank {
-                v -= a[(j, i)] * x[(j, c)];
-            }
-            x[(i, c)] = v / a[(i, i)];
+    let mut e = DMatrix::zeros(rank, n);
+    for c in 0..rank {
+        for (i, &p) in perm.iter().enumerate().skip(c) {
+            e[(c, p)] = a[(i, c)];
         }
     }
-    for c in 0..k {
-        for i in 0..rank {
-            w[(perm[i], c)] = x[(i, c)];
-        }
-        w[(perm[rank + c], c)] = 1.0;
-    }
-    // Orthonormal columns (thin Householder QR): keeps the Stage II programs well scaled.
-    w.qr().q()
+    e
 }
 
 /// ID_QP,μ / ID_QP,∞.
@@ -316,65 +309,22 @@ pub(crate) fn solve(
     }
     .to_string();
     if opts.stage_two {
-        let w = nullspace(&s1.h, opts.null_tol);
-        if w.ncols() > 0 {
-            // u(f) = u_a + Kf with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R.
-            let ua = elim.multipliers_free() / dt;
-            // K W and K f through the map itself (K is never formed).
-            let kw = elim.multiplier_map(&(&s1.rmat * &w));
-            let rf = &s1.rmat * &f;
-            let kf = elim.multiplier_map(&DMatrix::from_column_slice(rf.len(), 1, rf.as_slice()));
-            let u0 = &ua + kf.column(0);
-            let mut hess = kw.transpose() * &kw;
-            let reg = 1e-10 * hess.diagonal().amax().max(1e-300);
-            for i in 0..hess.nrows() {
-                hess[(i, i)] += reg;
-            }
-            let lin = kw.transpose() * &u0;
-            let nz = f.len();
-            let coulomb = variant.coulomb();
-            let rows = nz + if coulomb { n } else { 0 };
-            let mut g = DMatrix::zeros(rows, w.ncols());
-            let mut hv = DVector::zeros(rows);
-            g.rows_mut(0, nz).copy_from(&(-&w));
-            hv.rows_mut(0, nz).copy_from(&f.map(|x| x.max(0.0)));
-            if coulomb {
-                let fr = friction_rows(problem);
-                g.rows_mut(nz, n).copy_from(&(&fr * &w));
-                hv.rows_mut(nz, n)
-                    .copy_from(&(-(&fr * &f)).map(|x| x.max(0.0)));
-            }
-            // Lemke first when asked; a failure falls back to Clarabel.
-            let lemke_two = if opts.stage_two_lemke {
-                stage_two_lemke(variant, &hess, &lin, &g, &hv, opts).ok()
-            } else {
-                None
-            };
-            let used_lemke_two = lemke_two.is_some();
-            let sol2 = match lemke_two {
-                Some(sol) => sol,
-                None => {
-                    let qp = Qp::new(hess, lin).with_inequalities(g, hv);
-                    let sol2 = qp
-                        .solve(&opts.conic)
-                        .map_err(|e| conic_error(variant, "stage II", e))?;
-                    accept(variant, "stage II", &sol2)?;
-                    sol2
-                }
-            };
-            f += &w * &sol2.x;
-            iterations += sol2.iterations as usize;
-            status = sol2.status;
-            residuals.primal = residuals.primal.max(sol2.residuals.primal);
-            residuals.dual = residuals.dual.max(sol2.residuals.dual);
+        let e = range_factor(&s1.h, opts.null_tol);
+        if e.nrows() < f.len() {
+            let sol2 = stage_two(problem, &elim, &s1, &e, &f, variant, opts)?;
+            f = sol2.0.x.clone();
+            iterations += sol2.0.iterations as usize;
+            status = sol2.0.status;
+            residuals.primal = residuals.primal.max(sol2.0.residuals.primal);
+            residuals.dual = residuals.dual.max(sol2.0.residuals.dual);
             residuals.complementarity = residuals
                 .complementarity
-                .max(sol2.residuals.complementarity);
+                .max(sol2.0.residuals.complementarity);
             method = format!(
-                "{} stage I + {} stage II (null dim {})",
+                "{} stage I + {} stage II (face dim {})",
                 if lemke_one { "lemke" } else { "clarabel" },
-                if used_lemke_two { "lemke" } else { "clarabel" },
-                w.ncols()
+                if sol2.1 { "lemke" } else { "clarabel" },
+                f.len() - e.nrows()
             );
         }
     }
@@ -392,27 +342,85 @@ pub(crate) fn solve(
     Ok(sol)
 }
 
-/// Stage II, `min ½wᵀHw + lᵀw s.t. G w ≤ h` with `w` free, solved by Lemke on its KKT LCP
-/// with `w = p − m`, `p, m ≥ 0`:
+/// Stage II on the optimal face of Stage I (module docs): returns the solution in `f` and
+/// whether Lemke answered (else Clarabel).
+fn stage_two(
+    problem: &IdProblem,
+    elim: &Elimination,
+    s1: &StageOne,
+    e: &DMatrix<f64>,
+    f0: &DVector<f64>,
+    variant: Variant,
+    opts: &IdOptions,
+) -> Result<(ConicSolution, bool), ControlError> {
+    let nz = f0.len();
+    // u(f) = u_a + K f with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R (K from the map itself).
+    let ua = elim.multipliers_free() / problem.dt();
+    let k = elim.multiplier_map(&s1.rmat);
+    let mut hess = k.transpose() * &k;
+    let reg = 1e-10 * hess.diagonal().amax().max(1e-300);
+    for i in 0..nz {
+        hess[(i, i)] += reg;
+    }
+    // Stage I's solution, clipped to f ≥ 0 (a solver's −1e-15 must not make the face empty).
+    let f0 = f0.map(|x| x.max(0.0));
+    let lin = k.transpose() * &ua - &f0 * reg;
+    let e0 = e * &f0;
+    // Friction rows −fr f ≥ b_fr, relaxed to what f₀ attains (feasible by construction).
+    let fr = if variant.coulomb() {
+        friction_rows(problem)
+    } else {
+        DMatrix::zeros(0, nz)
+    };
+    let b_fr = (-(&fr * &f0)).map(|x| x.min(0.0));
+    if opts.stage_two_lemke {
+        if let Ok(sol) = stage_two_lemke(variant, &hess, &lin, &fr, &b_fr, e, &e0, opts) {
+            return Ok((sol, true));
+        }
+    }
+    let rows = nz + fr.nrows();
+    let mut g = DMatrix::zeros(rows, nz);
+    let mut hv = DVector::zeros(rows);
+    g.view_mut((0, 0), (nz, nz))
+        .copy_from(&(-DMatrix::<f64>::identity(nz, nz)));
+    g.rows_mut(nz, fr.nrows()).copy_from(&fr);
+    hv.rows_mut(nz, fr.nrows()).copy_from(&(-&b_fr));
+    let qp = Qp::new(hess, lin)
+        .with_equalities(e.clone(), e0)
+        .with_inequalities(g, hv);
+    let sol = qp
+        .solve(&opts.conic)
+        .map_err(|err| conic_error(variant, "stage II", err))?;
+    accept(variant, "stage II", &sol)?;
+    Ok((sol, false))
+}
+
+/// Stage II by Lemke on the KKT LCP of `min ½fᵀQf + lᵀf s.t. −F f ≥ b_F, E f = e₀, f ≥ 0`,
+/// the equality as two inequalities with multipliers `ν⁺, ν⁻ ≥ 0`:
 ///
 /// ```text
-/// LCP( [[H, −H, Gᵀ], [−H, H, −Gᵀ], [−G, G, 0]],  [l; −l; h] ),   z = (p, m, μ)
+/// LCP( [[Q, Fᵀ, −Eᵀ, Eᵀ], [−F, 0, 0, 0], [E, 0, 0, 0], [−E, 0, 0, 0]],  [l; −b_F; −e₀; e₀] )
 /// ```
 ///
-/// whose matrix is positive semidefinite, so Lemke's method finds a solution whenever the QP
-/// is feasible (Cottle, Pang & Stone §4.4). The LCP residuals (≤ 1e-8 relative, checked by
-/// [`crate::lcp::lemke_regularized`]) are the QP's KKT residuals.
+/// whose matrix is positive semidefinite (`[[Q, −Aᵀ], [A, 0]]`, Q ⪰ 0), so Lemke's method
+/// finds a solution whenever the QP is feasible (Cottle, Pang & Stone §4.4); the lexicographic
+/// rule resolves the degeneracy of the paired equality rows. The LCP residuals (≤ 1e-8
+/// relative, checked by [`crate::lcp::lemke_regularized`]) are the QP's KKT residuals.
+#[allow(clippy::too_many_arguments)]
 fn stage_two_lemke(
     variant: Variant,
     hess: &DMatrix<f64>,
     lin: &DVector<f64>,
-    g: &DMatrix<f64>,
-    hv: &DVector<f64>,
+    fr: &DMatrix<f64>,
+    b_fr: &DVector<f64>,
+    e: &DMatrix<f64>,
+    e0: &DVector<f64>,
     opts: &IdOptions,
 ) -> Result<ConicSolution, ControlError> {
-    let k = hess.nrows();
-    let r = g.nrows();
-    let size = 2 * k + r;
+    let nz = hess.nrows();
+    let nf = fr.nrows();
+    let r = e.nrows();
+    let size = nz + nf + 2 * r;
     if size > opts.lemke_max_size {
         return Err(lemke_failed(
             variant,
@@ -422,20 +430,28 @@ fn stage_two_lemke(
     }
     let mut mat = DMatrix::zeros(size, size);
     let mut q = DVector::zeros(size);
-    mat.view_mut((0, 0), (k, k)).copy_from(hess);
-    mat.view_mut((0, k), (k, k)).copy_from(&(-hess));
-    mat.view_mut((k, 0), (k, k)).copy_from(&(-hess));
-    mat.view_mut((k, k), (k, k)).copy_from(hess);
-    let gt = g.transpose();
-    mat.view_mut((0, 2 * k), (k, r)).copy_from(&gt);
-    mat.view_mut((k, 2 * k), (k, r)).copy_from(&(-&gt));
-    mat.view_mut((2 * k, 0), (r, k)).copy_from(&(-g));
-    mat.view_mut((2 * k, k), (r, k)).copy_from(g);
-    q.rows_mut(0, k).copy_from(lin);
-    q.rows_mut(k, k).copy_from(&(-lin));
-    q.rows_mut(2 * k, r).copy_from(hv);
+    mat.view_mut((0, 0), (nz, nz)).copy_from(hess);
+    q.rows_mut(0, nz).copy_from(lin);
+    let (a_fr, a_ep, a_em) = (nz, nz + nf, nz + nf + r);
+    for j in 0..nz {
+        for i in 0..nf {
+            let v = fr[(i, j)];
+            mat[(j, a_fr + i)] = v;
+            mat[(a_fr + i, j)] = -v;
+        }
+        for i in 0..r {
+            let v = e[(i, j)];
+            mat[(j, a_ep + i)] = -v;
+            mat[(j, a_em + i)] = v;
+            mat[(a_ep + i, j)] = v;
+            mat[(a_em + i, j)] = -v;
+        }
+    }
+    q.rows_mut(a_fr, nf).copy_from(&(-b_fr));
+    q.rows_mut(a_ep, r).copy_from(&(-e0));
+    q.rows_mut(a_em, r).copy_from(e0);
     let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke)
-        .map_err(|e| lemke_failed(variant, "stage II (lemke)", e.to_string()))?;
-    let x = l.z.rows(0, k) - l.z.rows(k, k);
+        .map_err(|err| lemke_failed(variant, "stage II (lemke)", err.to_string()))?;
+    let x = l.z.rows(0, nz).into_owned();
     Ok(kkt_solution(x, hess, lin, &l))
 }

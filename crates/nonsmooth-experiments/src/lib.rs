@@ -16,6 +16,7 @@ pub mod seed001;
 pub mod seed002;
 pub mod seed003;
 pub mod seed004;
+pub mod seed004_grasp;
 pub mod seed004_loco;
 
 use nonsmooth_report::Registry;

@@ -416,10 +416,19 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
     out.notes.push(
         "Pass = no fall and no chatter (docs/locomotion.md). gait2 = the trot with 50 % duty \
          (0–2 feet in contact), walk = 75 % duty; high μ = rigid μ = ∞ (100), low μ = rigid μ = 0.1. \
-         The grasp tasks (grasp_highmu, grasp_lowmu) need the arm testbed (grasp and move a box), \
-         which is NOT implemented: their metrics are absent. Paper (check 10): qp_mu passes every \
-         task, the no-slip models fail every low-friction task."
+         Paper (check 10): qp_mu passes every task, the no-slip models fail every low-friction task."
             .into(),
     );
+    crate::seed004_grasp::grasp_tasks(ctx, &controllers(ctx), out)?;
+    if !ctx.quick {
+        for ctrl in ["lcp_inf", "qp_inf"] {
+            out.expect(
+                &format!("pass_{ctrl}_grasp_lowmu"),
+                0.0,
+                0.0,
+                "Table 6: the no-slip models fail the low-friction grasp",
+            );
+        }
+    }
     Ok(())
 }

@@ -236,6 +236,7 @@ impl Stepper for Rk45Stepper {
         while t < t_end - 1e-14 * t_end.abs().max(1.0) {
             dt = dt.min(t_end - t);
             let mut k: Vec<DVector<f64>> = vec![k0.clone()];
+            let mut stage_failed = false;
             for s in 1..7 {
                 let mut ys = y.clone();
                 for (j, kj) in k.iter().enumerate() {
@@ -243,8 +244,31 @@ impl Stepper for Rk45Stepper {
                         ys.axpy(dt * A[s][j], kj, 1.0);
                     }
                 }
-                k.push(rhs(model, &self.law, &ys, t + C[s] * dt)?);
                 self.evaluations += 1;
+                match rhs(model, &self.law, &ys, t + C[s] * dt) {
+                    Ok(ks) => k.push(ks),
+                    // A trial step far too large for a stiff contact throws a stage state off
+                    // the state manifold (non-finite values, a degenerate quaternion): that is a
+                    // rejected step, not a diverged simulation.
+                    Err(SimError::Diverged { .. }) | Err(SimError::Model(_)) => {
+                        stage_failed = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if stage_failed {
+                rejections += 1;
+                if rejections > 60 || dt < 1e-14 * h {
+                    return Err(SimError::Diverged {
+                        t,
+                        reason: format!(
+                            "rk45: step size underflow after failed stages (dt = {dt:e})"
+                        ),
+                    });
+                }
+                dt *= 0.2;
+                continue;
             }
             let mut y_new = y.clone();
             let mut err = DVector::zeros(y.len());
@@ -273,7 +297,13 @@ impl Stepper for Rk45Stepper {
                     });
                 }
             }
-            let factor = if en == 0.0 { 5.0 } else { 0.9 * en.powf(-0.2) };
+            let factor = if !en.is_finite() {
+                0.2
+            } else if en == 0.0 {
+                5.0
+            } else {
+                0.9 * en.powf(-0.2)
+            };
             dt *= factor.clamp(0.2, 5.0);
         }
         self.h_next = Some(dt);

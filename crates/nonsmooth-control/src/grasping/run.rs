@@ -1,0 +1,686 @@
+//! The grasp plant (friction cases), the controllers of the testbed and the closed loop with
+//! drop and chatter detection.
+
+use nalgebra::{DVector, Isometry3, Point3, Vector3};
+use nonsmooth_core::dynamics::{integrate_configuration, kinematics};
+use nonsmooth_core::{ContactSnapshot, Model, State};
+use nonsmooth_sim::{stepper_by_name, AnitescuPotraStepper, Stepper};
+use nonsmooth_solvers::lcp::LemkeOptions;
+
+use super::{GraspError, GraspPlan};
+use crate::controllers::{
+    actuated_positions, ControlInput, Controller, DelayedId, IdController, JointPid, JointReference,
+};
+use crate::error::ControlError;
+use crate::locomotion::{LoopOptions, Terrain};
+use crate::{Desired, IdOptions, IdProblem, IdSolution, InverseDynamics, Variant};
+
+/// The reference arm + hand + box model, `examples/id_arm_hand_box.toml`.
+pub const ARM_HAND_BOX_TOML: &str = include_str!("../../../../examples/id_arm_hand_box.toml");
+
+/// Loads [`ARM_HAND_BOX_TOML`].
+///
+/// # Errors
+/// [`GraspError::Model`] if the file does not parse (it does in the repository).
+pub fn arm_hand_box_model() -> Result<Model, GraspError> {
+    Ok(Model::from_toml_str(
+        ARM_HAND_BOX_TOML,
+        Some("examples/id_arm_hand_box.toml"),
+    )?)
+}
+
+/// The two friction cases of the paper's arm experiment (§8.4.1, Fig. 18): the box's
+/// fingertip friction is μ = ∞ (no slip) or μ = 1.0. Table 6 calls them "grasping a high
+/// friction object" and "grasping a low friction object", hence the task ids
+/// `grasp_highmu` (μ = ∞) and `grasp_lowmu` (μ = 1.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GraspFriction {
+    /// μ = ∞: the plant uses the finite [`Terrain::MU_INF`] = 100 (the pyramid LCP of the
+    /// Anitescu–Potra stepper needs a finite μ), as the quadruped's sticky terrain.
+    High,
+    /// μ = 1.0.
+    Low,
+}
+
+impl GraspFriction {
+    /// Both cases, high first.
+    pub const ALL: [GraspFriction; 2] = [GraspFriction::High, GraspFriction::Low];
+
+    /// The task-id suffix: `highmu` or `lowmu`.
+    pub fn id(self) -> &'static str {
+        match self {
+            GraspFriction::High => "highmu",
+            GraspFriction::Low => "lowmu",
+        }
+    }
+
+    /// The plant's fingertip–box friction coefficient.
+    pub fn plant_friction(self) -> f64 {
+        match self {
+            GraspFriction::High => Terrain::MU_INF,
+            GraspFriction::Low => 1.0,
+        }
+    }
+}
+
+/// `model` with every material's μ set to the case's [`GraspFriction::plant_friction`]
+/// (rigid contact: stiffness and damping removed).
+pub fn grasp_model(model: &Model, friction: GraspFriction) -> Model {
+    let mut m = model.clone();
+    for mat in &mut m.materials {
+        mat.friction = friction.plant_friction();
+        mat.stiffness = None;
+        mat.damping = None;
+    }
+    m
+}
+
+/// Joint-space PID gains of the arm's `pid` baseline (N·m/rad or N/m, N·m·s/rad,
+/// N·m/(rad·s)): the paper gives none for the arm; kp = 500 holds the 1.3 kg box with about
+/// 0.04 rad of gravity sag at the shoulder, and kd = 1 keeps the explicit damping of the
+/// wrist roll (inertia ≈ 2·10⁻³ kg·m²) stable at 1 ms steps (kd·Δt/I = 0.5).
+pub const PID_GAINS: (f64, f64, f64) = (500.0, 1.0, 100.0);
+
+/// How far (m) the `pid` baseline's fingers are commanded to close beyond the box faces
+/// ("close further", §7.2.2): a PID squeezes only through a position error, here
+/// kp · 0.02 = 10 N per finger, twice the box weight at μ = 1.
+pub const PID_FINGER_CLOSURE: f64 = 0.02;
+
+/// The controller of the grasp testbed called `id` (`qp_mu`, `qp_inf`, `lcp_mu`,
+/// `lcp_inf`, `pid`, `delay1`, `delay2`): ID(tᵢ) of the four [`Variant`]s and ID(tᵢ₋₁),
+/// ID(tᵢ₋₂) with the default joint-space feedback ([`crate::controllers::AccelerationGains`])
+/// and no trunk feedback (fixed base); the contact set of the ID(tᵢ) controllers is the
+/// active fingertip–box contacts (gap ≤ 0.1 mm, [`IdController::active_gap`]) with μ
+/// capped at 1.5 ([`IdController::friction_cap`]); `pid` is [`JointPid`] with
+/// [`PID_GAINS`].
+///
+/// # Errors
+/// [`ControlError::UnknownVariant`] for another id.
+pub fn grasp_controller(id: &str) -> Result<Box<dyn Controller>, ControlError> {
+    let idc = |v| Box::new(IdController::new(id, v)) as Box<dyn Controller>;
+    Ok(match id {
+        "qp_mu" => idc(Variant::QpCoulomb),
+        "qp_inf" => idc(Variant::QpNoSlip),
+        "lcp_mu" => idc(Variant::LcpCoulomb),
+        "lcp_inf" => idc(Variant::LcpNoSlip),
+        "pid" => Box::new(JointPid::new(PID_GAINS.0, PID_GAINS.1, PID_GAINS.2)),
+        "delay1" => Box::new(DelayedId::new(id, 1)),
+        "delay2" => Box::new(DelayedId::new(id, 2)),
+        _ => return Err(ControlError::UnknownVariant(id.to_string())),
+    })
+}
+
+/// The finger closure the plan gives controller `id`: [`PID_FINGER_CLOSURE`] for `pid`, 0
+/// (fingers held on the box faces, the contact-consistent reference) for the inverse-
+/// dynamics controllers, which squeeze through their predicted (or sensed) contact forces.
+pub fn finger_closure(id: &str) -> f64 {
+    if id == "pid" {
+        PID_FINGER_CLOSURE
+    } else {
+        0.0
+    }
+}
+
+/// Options of [`run_grasp`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraspOptions {
+    /// Simulation and control step (s).
+    pub dt: f64,
+    /// Simulated duration (s).
+    pub duration: f64,
+    /// Stepper name (see `nonsmooth_sim::STEPPER_NAMES`).
+    pub stepper: String,
+    /// Torque-rate threshold of a reversal (N·m/s), as the locomotion testbed.
+    pub chatter_rate: f64,
+    /// Fraction of steps with a reversal above which the run chatters.
+    pub chatter_fraction: f64,
+    /// The box is *dropped* once its position in the palm frame has moved more than this
+    /// (m) from where it was grasped.
+    pub drop_slip: f64,
+    /// The run stops once the box has slipped this far (m): it has left the fingertips.
+    pub stop_slip: f64,
+    /// Finger closure of the reference (m), see [`finger_closure`].
+    pub finger_closure: f64,
+    /// Contacts with a gap at most this (m) count as active in the record (and enter the
+    /// no-slip plant).
+    pub contact_gap: f64,
+    /// The plant's contact model.
+    pub plant: GraspPlant,
+}
+
+/// The plant's contact model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GraspPlant {
+    /// The stepper named by [`GraspOptions::stepper`] (Anitescu–Potra by default) with the
+    /// model's friction.
+    #[default]
+    Stepper,
+    /// An ideal no-slip plant ("μ = ∞ — no slip", paper Fig. 18): each step is the forward
+    /// no-slip model [`crate::forward::noslip_step`] (eqs 40–41 with the torques given;
+    /// normal complementarity, tangential velocity zero at every active contact, whatever
+    /// the normal force) on the contacts within [`GraspOptions::contact_gap`], then
+    /// `q⁺ = q + Δt N(q) v⁺`. The model's μ is ignored.
+    NoSlip,
+}
+
+impl GraspOptions {
+    /// 1 ms steps, the Anitescu–Potra stepper, the locomotion testbed's chatter definition
+    /// ([`LoopOptions::new`]: reversals above 500 N·m/s on more than 5 % of the steps),
+    /// drop at 1 cm of slip, stop at 5 cm, no finger closure, active contacts within 0.1 mm,
+    /// the stepper plant.
+    pub fn new(duration: f64) -> Self {
+        let loco = LoopOptions::new(duration, "anitescu-potra");
+        Self {
+            dt: loco.dt,
+            duration,
+            stepper: loco.stepper,
+            chatter_rate: loco.chatter_rate,
+            chatter_fraction: loco.chatter_fraction,
+            drop_slip: 0.01,
+            stop_slip: 0.05,
+            finger_closure: 0.0,
+            contact_gap: 1e-4,
+            plant: GraspPlant::Stepper,
+        }
+    }
+}
+
+/// What a grasp run recorded (one entry per control step unless stated).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GraspRecord {
+    /// Control instants (s).
+    pub t: Vec<f64>,
+    /// Box centre (world, m).
+    pub box_pos: Vec<Vector3<f64>>,
+    /// Planned box centre: the grasped box carried rigidly by the hand at the planned joint
+    /// positions (m).
+    pub box_des: Vec<Vector3<f64>>,
+    /// ‖box − planned box‖ (m).
+    pub box_err: Vec<f64>,
+    /// Slip: displacement of the box centre in the palm frame since t = 0 (m).
+    pub slip: Vec<f64>,
+    /// Mean |θ − θ_des| over the arm joints (rad, fingers excluded).
+    pub arm_err: Vec<f64>,
+    /// Active fingertip–box contacts.
+    pub contacts: Vec<usize>,
+    /// Applied (clipped) torques.
+    pub torques: Vec<DVector<f64>>,
+    /// When the box was dropped ([`GraspOptions::drop_slip`] exceeded).
+    pub dropped: Option<f64>,
+    /// A stepper or controller failure that ended the run (counts as a failed task).
+    pub failure: Option<String>,
+    /// Fraction of steps with a torque reversal.
+    pub chatter_fraction: f64,
+    /// Whether the run chattered.
+    pub chattered: bool,
+    /// Whether the run stopped before the planned duration (box gone or failure).
+    pub stopped_early: bool,
+    /// Plant steps that the default stepper failed (Lemke ray termination or pivot cap, or
+    /// a velocity jump above [`PLANT_MAX_SPEED`]) and a fallback Lemke setting solved.
+    pub plant_retries: usize,
+}
+
+fn mean(x: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = x.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+impl GraspRecord {
+    /// Pass (Table 6): no drop, no chatter, no failure.
+    pub fn passed(&self) -> bool {
+        self.dropped.is_none() && !self.chattered && self.failure.is_none()
+    }
+
+    /// Mean box position error over the run (m).
+    pub fn mean_box_err(&self) -> f64 {
+        mean(self.box_err.iter().copied())
+    }
+
+    /// Largest box position error (m).
+    pub fn max_box_err(&self) -> f64 {
+        self.box_err.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Largest slip (m).
+    pub fn max_slip(&self) -> f64 {
+        self.slip.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Mean arm joint error (rad).
+    pub fn mean_arm_err(&self) -> f64 {
+        mean(self.arm_err.iter().copied())
+    }
+
+    /// E|τ|: mean over steps and joints of |u| (N·m or N).
+    pub fn mean_tau(&self) -> f64 {
+        mean(self.torques.iter().map(|u| u.abs().mean()))
+    }
+
+    /// Largest |u| over the run.
+    pub fn max_tau(&self) -> f64 {
+        self.torques.iter().map(|u| u.amax()).fold(0.0, f64::max)
+    }
+
+    /// E|Δτ|: mean over steps and joints of |u_k − u_{k−1}|/Δt.
+    pub fn mean_dtau(&self, dt: f64) -> f64 {
+        mean(
+            self.torques
+                .windows(2)
+                .map(|w| (&w[1] - &w[0]).abs().mean() / dt),
+        )
+    }
+}
+
+/// Body indices of the palm and the box.
+fn palm_and_box(model: &Model) -> Result<(usize, usize), GraspError> {
+    let palm = model
+        .body_index("palm")
+        .ok_or_else(|| GraspError::Invalid("the model has no body \"palm\"".into()))?;
+    let bx = model
+        .body_index("box")
+        .ok_or_else(|| GraspError::Invalid("the model has no body \"box\"".into()))?;
+    Ok((palm, bx))
+}
+
+fn poses(
+    model: &Model,
+    q: &DVector<f64>,
+    palm: usize,
+    bx: usize,
+) -> (Isometry3<f64>, Vector3<f64>) {
+    let kin = kinematics(model, q, &DVector::zeros(model.nv()));
+    let b = &model.bodies[bx];
+    (
+        kin.poses[palm],
+        (kin.poses[bx] * Point3::from(b.com)).coords,
+    )
+}
+
+/// Configuration with the actuated coordinates replaced by `theta`.
+fn with_actuated(model: &Model, q: &DVector<f64>, theta: &DVector<f64>) -> DVector<f64> {
+    let mut out = q.clone();
+    for (a, th) in model.actuators.iter().zip(theta.iter()) {
+        out[model.joints[a.joint].q_index + a.dof] = *th;
+    }
+    out
+}
+
+/// The generalized contact force `Σᵢ (nᵢ f_N,i + Σⱼ tᵢⱼ f_T,ij)` (length nv) of an
+/// inverse-dynamics solution's predicted contact forces (the rows of `problem`).
+pub fn predicted_contact_force(problem: &IdProblem, solution: &IdSolution) -> DVector<f64> {
+    let ntan = problem.ntan();
+    let mut g = DVector::zeros(problem.nv());
+    for (i, c) in problem.contacts().iter().enumerate() {
+        g += &c.normal_row * solution.normal_forces[i];
+        for j in 0..ntan {
+            g += c.tangent_rows.row(j).transpose() * solution.tangent_forces[i * ntan + j];
+        }
+    }
+    g
+}
+
+/// The world-frame force on the box of a generalized force `g` (the box's floating joint:
+/// linear velocity of its origin in the world frame, so its first three rows are the force).
+///
+/// # Errors
+/// [`GraspError::Invalid`] without a floating `box` joint or for a `g` of the wrong length.
+pub fn box_force(model: &Model, g: &DVector<f64>) -> Result<Vector3<f64>, GraspError> {
+    let j = model
+        .joint_index("box")
+        .ok_or_else(|| GraspError::Invalid("the model has no joint \"box\"".into()))?;
+    let vi = model.joints[j].v_index;
+    if g.len() != model.nv() || model.joints[j].kind.nv() != 6 {
+        return Err(GraspError::Invalid(
+            "box force needs a floating box joint and an nv-vector".into(),
+        ));
+    }
+    Ok(Vector3::new(g[vi], g[vi + 1], g[vi + 2]))
+}
+
+/// The static grasp at `state`: ID(tᵢ) of `variant` with zero desired acceleration, the
+/// snapshot's contacts within `contact_gap` and μ capped at 1.5. Returns the problem and the
+/// solution (the testbed seeds the force history of the delayed controllers with the
+/// [`Variant::QpCoulomb`] one).
+///
+/// # Errors
+/// [`GraspError::Control`] when the snapshot or the solve fails.
+pub fn static_grasp(
+    model: &Model,
+    state: &State,
+    dt: f64,
+    contact_gap: f64,
+    variant: Variant,
+) -> Result<(IdProblem, IdSolution), GraspError> {
+    let snap =
+        ContactSnapshot::new(model, &state.q, &state.v, state.t).map_err(ControlError::from)?;
+    let base = IdProblem::from_snapshot(&snap, dt)?;
+    let rows = base
+        .contacts()
+        .iter()
+        .filter(|c| c.gap <= contact_gap)
+        .cloned()
+        .map(|mut c| {
+            c.friction = c.friction.min(1.5);
+            c
+        })
+        .collect();
+    let problem = base.with_contact_rows(rows)?;
+    let sol = InverseDynamics::new(IdOptions::new(variant))
+        .solve(&problem, &Desired::Acceleration(DVector::zeros(model.nu())))?;
+    Ok((problem, sol))
+}
+
+/// Largest generalized speed (m/s or rad/s) a plant step may produce before it is treated
+/// as a failed LCP solve and retried (the task's speeds are below 1).
+pub const PLANT_MAX_SPEED: f64 = 100.0;
+
+/// Alternative Lemke settings for the Anitescu–Potra plant, tried in order when the default
+/// solve fails: looser pivot and tie tolerances with a larger pivot cap, then the
+/// smallest-index tie rule.
+fn fallback_steppers() -> Vec<AnitescuPotraStepper> {
+    let loose = LemkeOptions {
+        pivot_tol: 1e-9,
+        ratio_tie_tol: 1e-7,
+        max_pivots: Some(5000),
+        ..LemkeOptions::default()
+    };
+    let plain = LemkeOptions {
+        lexicographic: false,
+        max_pivots: Some(5000),
+        ..LemkeOptions::default()
+    };
+    [loose, plain]
+        .into_iter()
+        .map(|lemke| AnitescuPotraStepper {
+            lemke,
+            ..AnitescuPotraStepper::default()
+        })
+        .collect()
+}
+
+fn sane(state: &State) -> bool {
+    state.q.iter().all(|x| x.is_finite())
+        && state
+            .v
+            .iter()
+            .all(|x| x.is_finite() && x.abs() <= PLANT_MAX_SPEED)
+}
+
+/// One plant step: the stepper, then the fallbacks; `true` when a fallback was needed.
+fn plant_step(
+    stepper: &mut dyn Stepper,
+    fallbacks: &[AnitescuPotraStepper],
+    model: &Model,
+    state: &State,
+    dt: f64,
+) -> Result<(State, bool), GraspError> {
+    let first = stepper.step(model, state, dt);
+    let mut err = match first {
+        Ok(s) if sane(&s) => return Ok((s, false)),
+        Ok(_) => GraspError::Invalid(format!(
+            "plant step produced a speed above {PLANT_MAX_SPEED}"
+        )),
+        Err(e) => GraspError::Sim(e),
+    };
+    for f in fallbacks {
+        match f.clone().step(model, state, dt) {
+            Ok(s) if sane(&s) => return Ok((s, true)),
+            Ok(_) => {}
+            Err(e) => err = GraspError::Sim(e),
+        }
+    }
+    Err(err)
+}
+
+/// One step of the ideal no-slip plant ([`GraspPlant::NoSlip`]).
+fn noslip_plant_step(
+    model: &Model,
+    snap: &ContactSnapshot<f64>,
+    state: &State,
+    u: &DVector<f64>,
+    dt: f64,
+    options: &GraspOptions,
+) -> Result<State, GraspError> {
+    let base = IdProblem::from_snapshot(snap, dt)?;
+    let rows = base
+        .contacts()
+        .iter()
+        .filter(|c| c.gap <= options.contact_gap)
+        .cloned()
+        .collect();
+    let problem = base.with_contact_rows(rows)?;
+    let fwd = crate::forward::noslip_step(&problem, u)?;
+    let q = integrate_configuration(model, &state.q, &fwd.v_plus, dt);
+    let next = State {
+        q,
+        v: fwd.v_plus,
+        t: state.t + dt,
+    };
+    if sane(&next) {
+        Ok(next)
+    } else {
+        Err(GraspError::Invalid(format!(
+            "no-slip plant step produced a speed above {PLANT_MAX_SPEED}"
+        )))
+    }
+}
+
+/// Runs `controller` on the grasp plant `model` (from its initial state, the box held at
+/// rest between the four fingertips) tracking `plan`, with the options' stepper at a fixed
+/// step. Actuation as in the locomotion loop: `v ← v + Δt M⁻¹ Pᵀ u` (zero-order hold), then
+/// one passive step of the stepper. Before t = 0 the hand is taken to have held the box
+/// statically: the controller's sensed-force history ([`Controller::observe`]) is filled
+/// with the contact force of [`static_grasp`] (the delayed baselines need it; the others
+/// ignore it).
+///
+/// Drop: the box's displacement in the palm frame exceeds [`GraspOptions::drop_slip`];
+/// the run goes on until [`GraspOptions::stop_slip`]. Chatter: as the locomotion loop (a
+/// joint whose |Δu/Δt| exceeds [`GraspOptions::chatter_rate`] on two consecutive steps with
+/// opposite signs; the run chatters when more than [`GraspOptions::chatter_fraction`] of
+/// the steps have one).
+///
+/// # Errors
+/// [`GraspError::Invalid`] for bad options or a model without palm/box; stepper names
+/// that do not exist. Failures during the run are recorded in [`GraspRecord::failure`].
+pub fn run_grasp(
+    model: &Model,
+    controller: &mut dyn Controller,
+    plan: &GraspPlan,
+    options: &GraspOptions,
+) -> Result<GraspRecord, GraspError> {
+    if !(options.dt > 0.0
+        && options.dt.is_finite()
+        && options.duration >= 0.0
+        && options.duration.is_finite())
+    {
+        return Err(GraspError::Invalid(format!(
+            "bad step {} or duration {}",
+            options.dt, options.duration
+        )));
+    }
+    if plan.home.len() != model.nu() {
+        return Err(GraspError::Invalid(format!(
+            "plan has {} actuators, model {}",
+            plan.home.len(),
+            model.nu()
+        )));
+    }
+    let (palm, bx) = palm_and_box(model)?;
+    let mut stepper: Box<dyn Stepper> = stepper_by_name(&options.stepper)?;
+    let fallbacks = if options.stepper == "anitescu-potra" {
+        fallback_steppers()
+    } else {
+        Vec::new()
+    };
+    let dt = options.dt;
+    let steps = (options.duration / dt).round() as usize;
+    let limits: Vec<(f64, f64)> = model
+        .actuators
+        .iter()
+        .map(|a| a.effort_limit.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
+        .collect();
+    let mut state = model.initial_state.clone();
+    let (palm0, box0) = poses(model, &state.q, palm, bx);
+    let rel0 = palm0.inverse_transform_point(&Point3::from(box0)).coords;
+    // Sensor history before t = 0: the static grasp.
+    if let Ok((problem, sol)) =
+        static_grasp(model, &state, dt, options.contact_gap, Variant::QpCoulomb)
+    {
+        let g = predicted_contact_force(&problem, &sol);
+        controller.observe(&g);
+        controller.observe(&g);
+    }
+    let arm: Vec<usize> = (0..model.nu())
+        .filter(|i| !plan.fingers.contains(i))
+        .collect();
+    let mut rec = GraspRecord::default();
+    let mut reversals = 0usize;
+    let mut prev_rate: Option<DVector<f64>> = None;
+    for k in 0..steps {
+        let t = k as f64 * dt;
+        let reference: JointReference = plan.reference(t, options.finger_closure)?;
+        let snap = match ContactSnapshot::new(model, &state.q, &state.v, t) {
+            Ok(s) => s,
+            Err(e) => {
+                rec.failure = Some(format!("snapshot at t = {t:.3}: {e}"));
+                break;
+            }
+        };
+        let (palm_pose, box_pos) = poses(model, &state.q, palm, bx);
+        let rel = palm_pose
+            .inverse_transform_point(&Point3::from(box_pos))
+            .coords;
+        let slip = (rel - rel0).norm();
+        let theta_ref_arm = plan.reference(t, 0.0)?.q;
+        let q_des = with_actuated(model, &state.q, &theta_ref_arm);
+        let (palm_des, _) = poses(model, &q_des, palm, bx);
+        let box_des = (palm_des * Point3::from(rel0)).coords;
+        let theta = actuated_positions(model, &state.q);
+        rec.t.push(t);
+        rec.box_pos.push(box_pos);
+        rec.box_des.push(box_des);
+        rec.box_err.push((box_pos - box_des).norm());
+        rec.slip.push(slip);
+        rec.arm_err
+            .push(mean(arm.iter().map(|&i| (theta[i] - reference.q[i]).abs())));
+        rec.contacts.push(
+            snap.contacts
+                .iter()
+                .filter(|c| c.gap <= options.contact_gap)
+                .count(),
+        );
+        if slip > options.drop_slip && rec.dropped.is_none() {
+            rec.dropped = Some(t);
+        }
+        if slip > options.stop_slip {
+            rec.stopped_early = true;
+            break;
+        }
+        let input = ControlInput {
+            model,
+            snapshot: &snap,
+            reference: &reference,
+            dt,
+        };
+        let mut u = match controller.control(&input) {
+            Ok(u) if u.len() == model.nu() && u.iter().all(|x| x.is_finite()) => u,
+            Ok(_) => {
+                rec.failure = Some(format!("t = {t:.3}: controller returned bad torques"));
+                break;
+            }
+            Err(e) => {
+                rec.failure = Some(format!("t = {t:.3}: controller: {e}"));
+                break;
+            }
+        };
+        for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
+            *x = x.clamp(*lo, *hi);
+        }
+        if let Some(prev) = rec.torques.last() {
+            let rate = (&u - prev) / dt;
+            if let Some(pr) = &prev_rate {
+                let rev = rate.iter().zip(pr.iter()).any(|(a, b)| {
+                    a.abs() > options.chatter_rate && b.abs() > options.chatter_rate && a * b < 0.0
+                });
+                if rev {
+                    reversals += 1;
+                }
+            }
+            prev_rate = Some(rate);
+        }
+        let gen_u = &snap.actuation * &u;
+        let Some(chol) = snap.mass_matrix.clone().cholesky() else {
+            rec.failure = Some(format!("t = {t:.3}: mass matrix not positive definite"));
+            break;
+        };
+        let v_act = &state.v + chol.solve(&gen_u) * dt;
+        let stepped = State {
+            q: state.q.clone(),
+            v: v_act,
+            t,
+        };
+        let next = match options.plant {
+            GraspPlant::Stepper => plant_step(stepper.as_mut(), &fallbacks, model, &stepped, dt),
+            GraspPlant::NoSlip => {
+                noslip_plant_step(model, &snap, &state, &u, dt, options).map(|s| (s, false))
+            }
+        };
+        let next = match next {
+            Ok((s, retried)) => {
+                rec.plant_retries += usize::from(retried);
+                s
+            }
+            Err(e) => {
+                rec.failure = Some(format!("t = {t:.3}: stepper: {e}"));
+                break;
+            }
+        };
+        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
+        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
+        controller.observe(&sensed);
+        rec.torques.push(u);
+        state = next;
+    }
+    if rec.failure.is_some() {
+        rec.stopped_early = true;
+    }
+    rec.chatter_fraction = reversals as f64 / rec.torques.len().max(1) as f64;
+    rec.chattered = rec.chatter_fraction > options.chatter_fraction;
+    Ok(rec)
+}
+
+/// Runs controller `id` ([`grasp_controller`], [`finger_closure`]) on the reference model
+/// with friction case `friction`, tracking `plan` for `duration` seconds (other options as
+/// [`GraspOptions::new`]).
+///
+/// # Errors
+/// As [`grasp_controller`] (unknown id), [`arm_hand_box_model`] and [`run_grasp`].
+pub fn run_grasp_task(
+    id: &str,
+    friction: GraspFriction,
+    plan: &GraspPlan,
+    duration: f64,
+) -> Result<GraspRecord, GraspError> {
+    run_grasp_task_with(id, friction, plan, GraspOptions::new(duration))
+}
+
+/// [`run_grasp_task`] with explicit options (their finger closure is replaced by
+/// [`finger_closure`]`(id)`).
+///
+/// # Errors
+/// As [`run_grasp_task`].
+pub fn run_grasp_task_with(
+    id: &str,
+    friction: GraspFriction,
+    plan: &GraspPlan,
+    mut options: GraspOptions,
+) -> Result<GraspRecord, GraspError> {
+    let model = grasp_model(&arm_hand_box_model()?, friction);
+    let mut c = grasp_controller(id)?;
+    options.finger_closure = finger_closure(id);
+    run_grasp(&model, c.as_mut(), plan, &options)
+}
