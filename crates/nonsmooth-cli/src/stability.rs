@@ -57,10 +57,11 @@ pub struct StabilityArgs {
     /// --quiet (no progress lines, no JSON) / --json (the JSON result, the default output).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
-    /// For e > 0 (single point): use the flight condition from any state with a closed
-    /// contact (docs/stability.md item 7) instead of the default flight after an impact.
-    #[arg(long)]
-    pub flight_any_start: bool,
+    /// For e > 0 (single point): the free-flight condition (docs/stability.md item 7):
+    /// `pre-impact` (the default, as `--grid` and `reproduce`), `after-impact` or `any-start`
+    /// (earlier formulations, kept for comparison).
+    #[arg(long, default_value = "pre-impact")]
+    pub flight: String,
 }
 
 fn usage(e: impl std::fmt::Display) -> CliError {
@@ -127,10 +128,15 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         e: args.e,
         h: args.h,
     };
-    let flight = if args.flight_any_start {
-        FlightFormulation::AnyStart
-    } else {
-        FlightFormulation::AfterImpact
+    let flight = match args.flight.as_str() {
+        "pre-impact" => FlightFormulation::PreImpact,
+        "after-impact" => FlightFormulation::AfterImpact,
+        "any-start" => FlightFormulation::AnyStart,
+        other => {
+            return Err(usage(format!(
+                "--flight: unknown formulation `{other}` (pre-impact, after-impact, any-start)"
+            )))
+        }
     };
     let rep = certify(
         &p,

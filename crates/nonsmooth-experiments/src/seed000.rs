@@ -5,7 +5,8 @@
 //!   (not SOS) and the S-procedure proof of `1 − x⁴ ≥ 0` on `1 − x² ≥ 0` (digest §6 test 7);
 //! - `sos-fig2`: α = 30°, e = 0, μ₂ = 2, grid over μ₁ ∈ [0, 2] × d ∈ (0, 2] (Fig. 2);
 //! - `sos-fig3`: α = 20°, e = 0.1, μ₁ = μ₂ = μ (Fig. 3), with our formulation of the
-//!   free-flight-then-impact condition (docs/stability.md item 7; digest §3 item 4).
+//!   free-flight-then-impact condition (`V₂` compared at successive pre-impact states;
+//!   docs/stability.md decision 7; digest §3 item 4).
 //!
 //! Each grid point gets the multi-V certificate (Theorem 2), the PTT single-V baseline and a
 //! falsification by simulation of the ZOD hybrid model (random perturbations of radius
@@ -183,11 +184,11 @@ fn fig2(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
 }
 
 fn fig3(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
-    // The e > 0 program carries the degree-6 flight-after-impact conditions (36 Gram blocks
-    // of side 34, docs/stability.md item 7): about 36 s per point with Clarabel (release,
-    // one BLAS thread). Quick mode therefore sweeps only points that need no SDP (no
-    // equilibrium or outside the domain) and checks the exclusions; full mode a 3 × 3 grid
-    // over the stable region (none certifies yet, so a finer grid would only cost time).
+    // The e > 0 program carries the degree-6 pre-impact flight conditions (12 Gram blocks of
+    // side 34, docs/stability.md decision 7): tens of seconds per point with Clarabel (one
+    // BLAS thread). Quick mode therefore sweeps only points that need no SDP (no equilibrium
+    // or outside the domain) and checks the exclusions; full mode a 3 × 3 grid over the
+    // stable region (a few minutes in all).
     let (mu, d) = if ctx.quick {
         (vec![0.2, 0.3], vec![0.2, 0.3])
     } else {

@@ -6,17 +6,23 @@
 //! 2. every consistent contact mode (PF, NF, FP, FN, SF, FS, PP, NN): `−∇V₂·ẋ ≥ 0` on the
 //!    mode's set, equalities eliminated by substitution (stick additionally uses `σ̇ = 0`,
 //!    which is sound);
-//! 3. impacts at each contact: `V₂(x⁻) − V₂(x⁺) ≥ 0` over `(θ, u, v, ω)`, one condition
-//!    per piece of the Kane–Levinson/Coulomb impulse set (stick, slip +, slip −; on each the
-//!    impulses are linear in the pre-impact velocities, paper eqs. 30–33), which is exactly
-//!    the digest's set `{Λ_N ≥ 0, Λ_Tσ̇⁺ ≤ 0, μ²Λ_N² ≥ Λ_T², (μ²Λ_N² − Λ_T²)σ̇⁺ = 0}`;
+//! 3. (`e = 0`) impacts at each contact: `V₂(x⁻) − V₂(x⁺) ≥ 0` over `(θ, u, v, ω, Λ_T)` on
+//!    the digest's Kane–Levinson/Coulomb set `{Λ_N ≥ 0, Λ_Tσ̇⁺ ≤ 0, μ²Λ_N² ≥ Λ_T²,
+//!    (μ²Λ_N² − Λ_T²)σ̇⁺ = 0}` (the flight conditions below use its three pieces instead:
+//!    stick, slip +, slip −, on each of which the impulses are linear in the pre-impact
+//!    velocities, paper eqs. 30–33);
 //! 4. for `e > 0`, **our formulation** of the paper's (empty in the source) "free flight then
-//!    impact" condition (digest §3 item 4): `V₂(M(x⁻)) ≤ V₂(x(t − Δ))` for the ballistic
-//!    back-propagation `x(t − Δ)`, `Δ ≥ 0`, with `γ₁, γ₂ ≥ 0` at the flight start (enough
-//!    because `γ_i` is concave in free flight). Restricted to flights that start at a
-//!    contact `k` with `γ_k = 0` (the only flights that can recur), which eliminates one
-//!    variable exactly; split by the impulse piece (stick, slip ±) as in item 3; degree 6 in
-//!    4 reduced variables (Gram side 34) with degree-2 multipliers.
+//!    impact" condition (digest §3 item 4; docs/stability.md decision 7), the default
+//!    [`FlightFormulation::PreImpact`]: `V₂` is compared at successive pre-impact states,
+//!    `V₂(w) − V₂(Φ_Δ(M_k(w))) ≥ 0` for every pre-impact state `w` at a contact `k` and the
+//!    ballistic flight `Φ_Δ` from the post-impact state to the next pre-impact state (`Δ = 0`
+//!    included, which covers the impacts not followed by a flight, so item 3 is not imposed
+//!    separately for `e > 0`). Split by the impulse piece at `k`; degree 6 in 4 reduced
+//!    variables (Gram side 34) with degree-2 multipliers; 12 conditions. Sampling `V₂` after
+//!    the impacts instead (the paper's wording; [`FlightFormulation::AfterImpact`],
+//!    [`FlightFormulation::AnyStart`]) is jointly infeasible on the Fig. 3 points: a micro-hop
+//!    cycle measured from post-impact to post-impact carries only `(1 + e)/2` of the slip
+//!    mode's friction.
 //!
 //! `y` is cyclic, so it is eliminated (`y = 0` is the worst case for the ball).
 //!
@@ -55,8 +61,12 @@ pub enum FlightFormulation {
     /// to flights that can recur).
     AnyStart,
     /// Flights from the post-impact state of an impact at `k` (the only flights that recur
-    /// in the ZOD with φ = 0), previous impact included in the condition.
+    /// in the ZOD with φ = 0), previous impact included in the condition: `V₂` compared at
+    /// successive post-impact states (jointly infeasible on the Fig. 3 grid).
     AfterImpact,
+    /// `V₂` compared at successive **pre-impact** states: impact at `k`, then the flight to
+    /// the next pre-impact state (the default; docs/stability.md decision 7).
+    PreImpact,
 }
 
 /// Options of [`certify`].
@@ -84,7 +94,7 @@ impl Default for CertifyOptions {
             tol: 1e-7,
             mc_samples: 2000,
             seed: 1,
-            flight: FlightFormulation::AfterImpact,
+            flight: FlightFormulation::PreImpact,
         }
     }
 }
@@ -146,6 +156,7 @@ enum Kind {
     Impact(usize),
     FlightImpact(usize),
     FlightAfterImpact,
+    FlightPreImpact,
     ImpactClosed,
     PositivityScaled,
 }
@@ -506,6 +517,134 @@ fn flight_after_impact(
     Ok(())
 }
 
+/// Condition 3–4 for `e > 0`, **our formulation** `FlightFormulation::PreImpact` (the
+/// default; docs/stability.md decision 7): the values of `V₂` are compared at successive
+/// **pre-impact** states. For every pre-impact state `w` at a contact `k` (`γ_k(w) = 0`,
+/// `γ̇_k(w) ≤ 0`, `γ_o(w) ≥ 0`, `|w| ≤ 1`) followed by the ballistic flight from
+/// `x₀ = M_k(w)` to the next pre-impact state `x⁻ = Φ_Δ(x₀)` at the contact `i` that lands
+/// first, `V₂(w) − V₂(x⁻) ≥ 0`. The flight may have `Δ = 0` (the post-impact state is itself
+/// a pre-impact state of the other contact, or the other contact stays closed with
+/// `γ̇_o(x₀) = 0` and a one-contact mode follows), so this condition also contains every
+/// impact that is not followed by a flight; the plain-impact conditions are then not needed.
+/// Variables as in [`flight_after_impact`]; split by the impulse piece of the impact at `k`
+/// only (3 pieces instead of 9 piece pairs), degree 6, no impulse at the landing.
+fn flight_pre_impact(
+    prog: &mut SosProgram,
+    p: &PlanarParams,
+    v2: &Poly,
+    mult_half_degree: u32,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<(), SosError> {
+    let l = [p.l(0), p.l(1)];
+    let (sa, ca) = (p.alpha.sin(), p.alpha.cos());
+    let n = 4;
+    let x = Poly::vars(n);
+    for k in 0..2 {
+        let o = 1 - k;
+        for i in 0..2 {
+            // k = i: variables (θ, u, g, ω) with g = −γ̇_k(w), v = −g − l_kω;
+            // k ≠ i: (u, v, ω, Δ), θ from γ_i(x⁻) = 0.
+            let wv: [Poly; 3] = if k == i {
+                [
+                    x[1].clone(),
+                    x[2].add(&x[3].scale(l[k]))?.scale(-1.0),
+                    x[3].clone(),
+                ]
+            } else {
+                [x[0].clone(), x[1].clone(), x[2].clone()]
+            };
+            let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
+            for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
+                let label = format!("pre-impact {} flight to impact {} ({nk})", k + 1, i + 1);
+                if !keep(&label) {
+                    continue;
+                }
+                let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
+                let gk0 = v0[1].add(&v0[2].scale(l[k]))?;
+                let gi0 = v0[1].add(&v0[2].scale(l[i]))?;
+                let (th0, dl) = if k == i {
+                    (x[0].clone(), gk0.scale(2.0 / ca))
+                } else {
+                    let dl = x[3].clone();
+                    let th = gi0
+                        .mul(&dl)?
+                        .sub(&dl.mul(&dl)?.scale(0.5 * ca))?
+                        .scale(1.0 / (l[k] - l[i]));
+                    (th, dl)
+                };
+                let z0 = th0.scale(-l[k]);
+                let w_state = vec![
+                    const_poly(n, 0.0),
+                    z0.clone(),
+                    th0.clone(),
+                    wv[0].clone(),
+                    wv[1].clone(),
+                    wv[2].clone(),
+                ];
+                let d2 = dl.mul(&dl)?;
+                let xm = vec![
+                    v0[0].mul(&dl)?.add(&d2.scale(0.5 * sa))?,
+                    z0.add(&v0[1].mul(&dl)?)?.sub(&d2.scale(0.5 * ca))?,
+                    th0.add(&v0[2].mul(&dl)?)?,
+                    v0[0].add(&dl.scale(sa))?,
+                    v0[1].sub(&dl.scale(ca))?,
+                    v0[2].clone(),
+                ];
+                let mut target = v2.substitute(&w_state)?.sub(&v2.substitute(&xm)?)?;
+                if k == i {
+                    // For the slip pieces the impulse and Δ vanish at g = 0, and so does the
+                    // target: divide by g ≥ 0 exactly (closed-form facial reduction). The
+                    // stick piece is not divisible (its set forces σ̇ = 0 at g = 0).
+                    if let Ok(t) = target.div_var(2, 1e-9) {
+                        target = t;
+                    }
+                }
+                let mut lin_c = vec![gk_w.scale(-1.0)];
+                lin_c.extend(consk.iter().cloned());
+                let mut other = Vec::new();
+                let mut bl = const_poly(n, 1.0);
+                for c in &wv {
+                    bl = bl.sub(&c.mul(c)?)?;
+                }
+                if k == i {
+                    // γ_o(w) = (l_o − l_k)θ ≥ 0; γ_o(x⁻) ≥ 0 (quadratic; with concavity of
+                    // γ_o in flight, contact o does not land first).
+                    lin_c.push(x[0].scale(l[o] - l[k]));
+                    other.push(xm[Z].add(&xm[TH].scale(l[o]))?);
+                    bl = bl.sub(&x[0].mul(&x[0])?.scale(1.0 + l[k] * l[k]))?;
+                } else {
+                    // Δ ≥ 0; γ_k(x⁻) ≥ 0 ⇔ γ̇_k(x₀) − ½cosαΔ ≥ 0 (Δ > 0);
+                    // γ̇_i(x⁻) ≤ 0; γ_i(w) ≥ 0 (quadratic).
+                    lin_c.push(dl.clone());
+                    lin_c.push(gk0.sub(&dl.scale(0.5 * ca))?);
+                    lin_c.push(gi0.sub(&dl.scale(ca))?.scale(-1.0));
+                    other.push(d2.scale(0.5 * ca).sub(&gi0.mul(&dl)?)?);
+                }
+                let mut ineqs = lin_c.clone();
+                for a in 0..lin_c.len() {
+                    for b in a + 1..lin_c.len() {
+                        ineqs.push(lin_c[a].mul(&lin_c[b])?);
+                    }
+                }
+                ineqs.extend(other);
+                ineqs.push(bl);
+                ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
+                prog.require_nonneg_with_basis(
+                    &label,
+                    &target,
+                    &ineqs,
+                    &[],
+                    3,
+                    false,
+                    Some(monomials(n, 1, 3)),
+                    Some(mult_half_degree),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Builds the SOS program for `p` and `method`; returns it with the V polynomial (in the six
 /// state variables) and the condition kinds, in registration order.
 fn build(
@@ -738,7 +877,10 @@ fn build_filtered(
     };
     for &flight in phases {
         if !flight {
-            if p.e > 0.0 && !ptt {
+            if p.e > 0.0 && !ptt && flight_form == FlightFormulation::PreImpact {
+                // Impacts not followed by a flight are the Δ = 0 face of the pre-impact
+                // flight conditions.
+            } else if p.e > 0.0 && !ptt {
                 closed_impacts(&mut prog, p, &v2, keep)?;
                 kinds.push(Kind::ImpactClosed);
             } else {
@@ -746,6 +888,11 @@ fn build_filtered(
                 kinds.push(Kind::Impact(0));
                 kinds.push(Kind::Impact(1));
             }
+            continue;
+        }
+        if flight_form == FlightFormulation::PreImpact {
+            flight_pre_impact(&mut prog, p, &v2, flight_mult, keep)?;
+            kinds.push(Kind::FlightPreImpact);
             continue;
         }
         if flight_form == FlightFormulation::AfterImpact {
@@ -1174,6 +1321,22 @@ fn monte_carlo(
                     };
                     v.eval(&x0)? - v.eval(&xp)?
                 }
+                Kind::FlightPreImpact => {
+                    // A pre-impact state w at k, the impact, and the ballistic flight from
+                    // M_k(w) to the next pre-impact state (whichever contact lands first).
+                    let k = rng.gen_range(0..2usize);
+                    x[Z] = -l[k] * x[TH];
+                    if p.gamma(&x, 1 - k) < 0.0 || norm2(&x) > 1.0 {
+                        continue;
+                    }
+                    let Some((x0, _, _)) = p.impact(&x, k) else {
+                        continue;
+                    };
+                    let Some((xm, _)) = ballistic_to_impact(p, &x0) else {
+                        continue;
+                    };
+                    v.eval(&x)? - v.eval(&xm)?
+                }
                 Kind::Impact(i) | Kind::FlightImpact(i) => {
                     x[Z] = -l[i] * x[TH];
                     if p.gamma(&x, 1 - i) < 0.0 || norm2(&x) > 1.0 {
@@ -1269,7 +1432,12 @@ mod tests {
             .and_then(|m| m.parse().ok())
             .unwrap_or(1.0);
         let (prog, _, _, _) = build_filtered(p, Method::MultiV, form, mult, yc, keep)?;
-        let sol = prog.solve(Margin::Maximize { cap: 1e-2 }, 1e-7)?;
+        // SOS_DIAG_CAP=c: margin cap c instead of 10⁻².
+        let cap = std::env::var("SOS_DIAG_CAP")
+            .ok()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(1e-2);
+        let sol = prog.solve(Margin::Maximize { cap }, 1e-7)?;
         let zmax = sol.z.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         println!(
             "{name:60} {:?} eps={:.3e} max|z|={zmax:.2e} t={:.1}s",
@@ -1281,7 +1449,8 @@ mod tests {
     /// Diagnostics, not part of the suite (minutes): which conditions make a Fig. 3 point
     /// infeasible. `SOS_DIAG="mu d"` (default "1 1"), `SOS_DIAG_OLD=1` for
     /// [`FlightFormulation::AnyStart`], `SOS_DIAG_MULT=2` for degree-4 flight multipliers,
-    /// `SOS_DIAG_ALL_ONLY=1` for the whole program only, `SOS_DIAG_Y=c` for a `y`
+    /// `SOS_DIAG_ALL_ONLY=1` for the whole program only, `SOS_DIAG_CAP=c` for the margin cap,
+    /// `SOS_DIAG_POST=1` for [`FlightFormulation::AfterImpact`], `SOS_DIAG_Y=c` for a `y`
     /// coefficient `c` instead of 1 (diagnostics only). Solves the program without flights, each flight
     /// condition alone with positivity, the flights grouped (same contact / other contact)
     /// and the whole program.
@@ -1300,27 +1469,39 @@ mod tests {
         let p = PlanarParams::new(20f64.to_radians(), mu, mu, d, 0.1);
         let form = if std::env::var("SOS_DIAG_OLD").is_ok() {
             FlightFormulation::AnyStart
-        } else {
+        } else if std::env::var("SOS_DIAG_POST").is_ok() {
             FlightFormulation::AfterImpact
+        } else {
+            FlightFormulation::PreImpact
         };
         let (prog, _, _, _) = build(&p, Method::MultiV, form)?;
         let labels: Vec<String> = prog.conditions().iter().map(|c| c.label.clone()).collect();
         if std::env::var("SOS_DIAG_ALL_ONLY").is_ok() {
             return diag_solve(&p, form, "all", &|_| true);
         }
-        diag_solve(&p, form, "no flight", &|l| !l.starts_with("flight"))?;
-        for lab in labels.iter().filter(|l| l.starts_with("flight")) {
+        let fl = |l: &str| l.contains("flight");
+        diag_solve(&p, form, "no flight", &|l| !fl(l))?;
+        for lab in labels.iter().filter(|l| fl(l)) {
             diag_solve(&p, form, lab, &|l| l == "positivity" || l == lab)?;
         }
-        let same = |l: &str| l.contains("1 then impact 1") || l.contains("2 then impact 2");
+        let same = |l: &str| {
+            [
+                "1 then impact 1",
+                "2 then impact 2",
+                "1 flight to impact 1",
+                "2 flight to impact 2",
+            ]
+            .iter()
+            .any(|s| l.contains(s))
+        };
         diag_solve(&p, form, "positivity + same-contact flights", &|l| {
             l == "positivity" || same(l)
         })?;
         diag_solve(&p, form, "positivity + cross flights", &|l| {
-            l == "positivity" || (l.starts_with("flight") && !same(l))
+            l == "positivity" || (fl(l) && !same(l))
         })?;
         diag_solve(&p, form, "positivity + all flights", &|l| {
-            l == "positivity" || l.starts_with("flight")
+            l == "positivity" || fl(l)
         })?;
         diag_solve(&p, form, "all", &|_| true)?;
         Ok(())
@@ -1349,6 +1530,90 @@ mod tests {
         assert!(kinds.contains(&Kind::PositivityScaled));
         // Flight conditions: 4 reduced variables, σ₀ on the 34 monomials of degree 1–3.
         assert!(prog.size().psd_blocks.contains(&34));
+        Ok(())
+    }
+
+    /// The polynomial pre-impact flight targets agree with the physical event chain
+    /// (impact at `k`, ballistic flight to the next pre-impact state) for a random numeric
+    /// `V`, and every physical sample lies in its condition's semialgebraic set.
+    #[test]
+    fn pre_impact_targets_match_physics() -> Result<(), SosError> {
+        let p = PlanarParams::new(20f64.to_radians(), 0.8, 0.8, 1.0, 0.3);
+        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::PreImpact)?;
+        assert!(kinds.contains(&Kind::FlightPreImpact));
+        let labels: Vec<&str> = prog.conditions().iter().map(|c| c.label.as_str()).collect();
+        // 2 × 2 contact pairs × 3 impulse pieces; no plain-impact conditions.
+        assert_eq!(
+            labels
+                .iter()
+                .filter(|l| l.starts_with("pre-impact"))
+                .count(),
+            12
+        );
+        assert!(!labels
+            .iter()
+            .any(|l| l.contains("impact") && !l.starts_with("pre-impact")));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let z: Vec<f64> = (0..prog.num_vars())
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        let v = v2.evaluate_coefficients(&z);
+        let l = [p.l(0), p.l(1)];
+        let mut checked = [0usize; 2];
+        for _ in 0..8000 {
+            let s = sample_ball(&mut rng, 6, 0.5);
+            let mut w = [0.0; 6];
+            w.copy_from_slice(&s);
+            w[Y] = 0.0;
+            let k = usize::from(rng.gen_bool(0.5));
+            w[Z] = -l[k] * w[TH];
+            if p.gamma(&w, 1 - k) < 0.0 {
+                continue;
+            }
+            let Some((x0, ln, lt)) = p.impact(&w, k) else {
+                continue;
+            };
+            let Some((xm, i)) = ballistic_to_impact(&p, &x0) else {
+                continue;
+            };
+            let tol = 1e-9 * (1.0 + ln.abs());
+            let piece = if (lt - p.mu(k) * ln).abs() < tol && ln > 1e-12 {
+                "slip-"
+            } else if (lt + p.mu(k) * ln).abs() < tol && ln > 1e-12 {
+                "slip+"
+            } else {
+                "stick"
+            };
+            let name = format!("pre-impact {} flight to impact {} ({piece})", k + 1, i + 1);
+            let Some(cond) = prog.conditions().iter().find(|c| c.label == name) else {
+                continue;
+            };
+            let t = cond.p.evaluate_coefficients(&z);
+            let g = -p.gamma_dot(&w, k);
+            let red: Vec<f64> = if k == i {
+                vec![w[TH], w[U], g, w[W]]
+            } else {
+                let dl = (xm[U] - x0[U]) / p.alpha.sin();
+                vec![w[U], w[V], w[W], dl]
+            };
+            let want = v.eval(&w)? - v.eval(&xm)?;
+            let got = t.eval(&red)?;
+            let ok = (got - want).abs() < 1e-8 * (1.0 + want.abs())
+                || (k == i && (got * g - want).abs() < 1e-8 * (1.0 + want.abs()));
+            assert!(ok, "{name}: polynomial {got} vs physics {want} (g = {g})");
+            for gk in &cond.ineqs {
+                let val = gk.eval(&red)?;
+                assert!(
+                    val >= -1e-9,
+                    "{name}: constraint {val} < 0 at a physical state"
+                );
+            }
+            checked[usize::from(k != i)] += 1;
+        }
+        assert!(
+            checked[0] > 100 && checked[1] > 40,
+            "too few samples checked: {checked:?}"
+        );
         Ok(())
     }
 
