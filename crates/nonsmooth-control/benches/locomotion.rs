@@ -1,8 +1,8 @@
 //! Wall time of one simulated second of the closed-loop quadruped trot (1 ms steps, rigid
 //! ground μ = 0.1, Anitescu–Potra stepping) per controller. Target (issue 7): a 30 s run in
 //! under 60 s of wall time, i.e. under 2 s per simulated second. A controller that falls
-//! (qp_mu, qp_inf, lcp_inf on this terrain, see docs/locomotion.md) stops the run early, so
-//! its figure is a lower bound; lcp_mu, pid and delay1 walk the whole second.
+//! (qp_inf and lcp_inf on this terrain, see docs/locomotion.md) stops the run early, so its
+//! figure is a lower bound; qp_mu, lcp_mu, pid, delay1 and delay2 walk the whole second.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nonsmooth_control::controllers::controller_by_id;

@@ -30,6 +30,18 @@ fn idc(name: &str, v: Variant, rigid: bool) -> Box<dyn Controller> {
     if let Some(g) = std::env::var("FC").ok().and_then(|x| x.parse().ok()) {
         c.friction_cap = g;
     }
+    // Joint PID torque on top of u_ID (the authors' Pacer output, as `controller_by_id`);
+    // NOTFB=1 leaves it out, TFB=k scales its gains.
+    if std::env::var("NOTFB").is_err() {
+        let k = std::env::var("TFB")
+            .ok()
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(1.0);
+        c.torque_feedback = Some(JointPid::new(10.0 * k, 0.1 * k, 0.003 * k));
+    }
+    if std::env::var("NOPD").is_ok() {
+        c.gains = nonsmooth_control::controllers::AccelerationGains { kp: 0.0, kd: 0.0 };
+    }
     Box::new(c)
 }
 
@@ -44,6 +56,9 @@ fn controller(name: &str, rigid: bool) -> Box<dyn Controller> {
             let mut c = DelayedId::new(name, if name == "delay1" { 1 } else { 2 });
             if std::env::var("BASE").is_ok() {
                 c.base = Some(nonsmooth_control::controllers::BaseFeedback::default());
+            }
+            if std::env::var("NOTFB").is_err() {
+                c.torque_feedback = Some(JointPid::new(10.0, 0.1, 0.003));
             }
             Box::new(c)
         }
@@ -258,7 +273,14 @@ fn explore() {
         .unwrap_or_else(|_| "qp_mu,qp_inf,lcp_mu,lcp_inf,pid,delay1,delay2".into());
     let terrs = std::env::var("TERRS").unwrap_or_default();
     let gait = GaitPlanner::trot(duty);
-    for terrain in TERRAINS {
+    let all = [
+        TERRAINS[0],
+        TERRAINS[1],
+        TERRAINS[2],
+        TERRAINS[3],
+        nonsmooth_control::locomotion::HEIGHTMAP_TERRAIN,
+    ];
+    for terrain in all {
         if !terrs.is_empty() && !terrs.split(',').any(|t| t == terrain.id) {
             continue;
         }
@@ -266,13 +288,13 @@ fn explore() {
         for name in ctrls.split(',') {
             let mut c = controller(name, terrain.rigid);
             let start = std::time::Instant::now();
-            let rec = run_closed_loop(
-                &m,
-                c.as_mut(),
-                &gait,
-                &LoopOptions::new(dur, terrain.stepper()),
-            )
-            .unwrap();
+            // STEPPER overrides the rigid terrains' plant (e.g. qp-max-dissipation).
+            let stepper = match std::env::var("STEPPER") {
+                Ok(s) if terrain.rigid => s,
+                _ => terrain.stepper().to_string(),
+            };
+            let rec =
+                run_closed_loop(&m, c.as_mut(), &gait, &LoopOptions::new(dur, &stepper)).unwrap();
             println!(
                 "{:16} {:8} pos {:.4} vel {:.4} dtau {:9.2} tau {:.3} fell {:?} {:?} chat {:.3} force {:?} com {:?} wall {:.2}",
                 terrain.id,
@@ -327,8 +349,22 @@ fn diag_step() {
     let model = terrain_model(&quadruped(), &terrain);
     let gait = GaitPlanner::trot(0.75);
     let mut c = controller(&name, terrain.rigid);
+    let mut idc = IdController::new(
+        &name,
+        match name.as_str() {
+            "qp_inf" => Variant::QpNoSlip,
+            "lcp_mu" => Variant::LcpCoulomb,
+            "lcp_inf" => Variant::LcpNoSlip,
+            _ => Variant::QpCoulomb,
+        },
+    );
+    idc.base = Some(nonsmooth_control::controllers::BaseFeedback::default());
+    let direct = std::env::var("DIAGV").is_ok();
     let mut stepper: Box<dyn nonsmooth_sim::Stepper> = if terrain.rigid {
-        nonsmooth_sim::stepper_by_name("anitescu-potra").unwrap()
+        nonsmooth_sim::stepper_by_name(
+            &std::env::var("STEPPER").unwrap_or_else(|_| "anitescu-potra".into()),
+        )
+        .unwrap()
     } else {
         let mut p =
             nonsmooth_sim::PenaltyStepper::new(nonsmooth_sim::PenaltyIntegrator::SymplecticEuler);
@@ -355,12 +391,18 @@ fn diag_step() {
         } else {
             qdd
         };
-        let u = c.control(&input).unwrap();
+        let u = if direct {
+            idc.control(&input).unwrap()
+        } else {
+            c.control(&input).unwrap()
+        };
         let clipped = u.amax() > 4.0;
         let u = u.map(|x| x.clamp(-4.0, 4.0));
         let gen = &snap.actuation * &u;
         let chol = snap.mass_matrix.clone().cholesky().unwrap();
-        let v_act = &state.v + chol.solve(&gen) * dt;
+        let v_act = nonsmooth_control::locomotion::actuated_velocity(
+            &model, &state, &snap, &chol, &gen, dt,
+        );
         let next = stepper
             .step(
                 &model,
@@ -391,6 +433,32 @@ fn diag_step() {
                 next.q[2],
                 u.amax()
             );
+        }
+        if direct && k % 5 == 0 {
+            if let Some(sol) = idc.last_solution() {
+                for (i, ct) in snap.contacts.iter().enumerate() {
+                    println!(
+                        "   c{i} gap {:.1e} vn pred {:+.2e} sim {:+.2e} vt pred {:+.2e} {:+.2e} sim {:+.2e} {:+.2e}",
+                        ct.gap,
+                        ct.normal_row.dot(&sol.v_plus),
+                        ct.normal_row.dot(&next.v),
+                        ct.tangent_rows.row(0).transpose().dot(&sol.v_plus),
+                        ct.tangent_rows.row(1).transpose().dot(&sol.v_plus),
+                        ct.tangent_rows.row(0).transpose().dot(&next.v),
+                        ct.tangent_rows.row(1).transpose().dot(&next.v),
+                    );
+                }
+                println!(
+                    "   base pred {:.2e} {:.2e} {:.2e} sim {:.2e} {:.2e} {:.2e} fN {:?}",
+                    sol.v_plus[0],
+                    sol.v_plus[1],
+                    sol.v_plus[2],
+                    next.v[0],
+                    next.v[1],
+                    next.v[2],
+                    sol.normal_forces.as_slice()
+                );
+            }
         }
         state = next;
     }

@@ -583,3 +583,376 @@ impl<T: Scalar> ContactSnapshot<T> {
         Ok(y.transpose() * y)
     }
 }
+
+/// Mass-matrix block and generalized force of one root joint of a [`BlockSnapshot`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MassBlock {
+    /// The joint's body (equal to the joint index).
+    pub body: BodyId,
+    /// First velocity coordinate of the joint.
+    pub v_index: usize,
+    /// Diagonal block `M_jj = Sᵀ I S` (nv_j × nv_j; RBDA §6.2 with no descendants).
+    pub mass: DMatrix<f64>,
+    /// `f_j = passive − bias` on the joint's coordinates (RNEA, RBDA Table 5.1).
+    pub force: DVector<f64>,
+}
+
+/// One contact of a [`BlockSnapshot`]: the same data as a [`Contact`], with the Jacobian
+/// rows stored per body as small dense blocks instead of rows of length nv.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockContact {
+    /// Index of collider A in [`Model::colliders`].
+    pub collider_a: usize,
+    /// Index of collider B in [`Model::colliders`].
+    pub collider_b: usize,
+    /// Body of collider A (`None` = world).
+    pub body_a: Option<BodyId>,
+    /// Body of collider B (`None` = world).
+    pub body_b: Option<BodyId>,
+    /// Feature of A (see [`Contact::feature`]).
+    pub feature: usize,
+    /// Signed gap φ.
+    pub gap: f64,
+    /// Unit normal, from B toward A.
+    pub normal: Vector3<f64>,
+    /// Unit tangents (see [`tangent_basis`]).
+    pub tangents: Vec<Vector3<f64>>,
+    /// Rows `[nᵀ; t₁ᵀ; …] J_a(p_a)` on the velocity coordinates of `body_a`'s joint
+    /// ((1 + k) × nv_a; empty for the world).
+    pub rows_a: DMatrix<f64>,
+    /// Rows `−[nᵀ; t₁ᵀ; …] J_b(p_b)` on the velocity coordinates of `body_b`'s joint.
+    pub rows_b: DMatrix<f64>,
+    /// [`Contact::normal_row_dot_v`].
+    pub normal_row_dot_v: f64,
+    /// [`Contact::tangent_rows_dot_v`].
+    pub tangent_rows_dot_v: DVector<f64>,
+    /// Coulomb friction coefficient μ of the pair.
+    pub friction: f64,
+    /// Normal stiffness K where the pair is compliant; `None` = rigid.
+    pub stiffness: Option<f64>,
+    /// Normal damping B where the pair is compliant.
+    pub damping: Option<f64>,
+    /// Compliance law of the pair.
+    pub law: ComplianceLaw,
+}
+
+/// A sparse (per-body block) view of a [`ContactSnapshot`] for models in which every joint
+/// is a root joint (parent = world) and which have no bilateral constraints and no joint
+/// limits: the mass matrix is then block diagonal and each contact row touches at most two
+/// joints, so everything is stored in O(bodies + contacts) memory. Contacts are found with
+/// a sweep-and-prune broad phase on the colliders' bounding spheres (unbounded planes and
+/// height maps are paired with every collider) and are returned in the same order, with the
+/// same values, as [`ContactSnapshot::contacts`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSnapshot {
+    /// Planar or spatial model.
+    pub dimension: Dimension,
+    /// Time t.
+    pub t: f64,
+    /// Number of velocity coordinates nv.
+    pub nv: usize,
+    /// One block per joint with velocity coordinates, in joint order.
+    pub blocks: Vec<MassBlock>,
+    /// For each body, the index of its block in `blocks` (`None` for joints without
+    /// velocity coordinates).
+    pub block_of_body: Vec<Option<usize>>,
+    /// Unilateral contacts with gap φ ≤ [`Model::contact_margin`].
+    pub contacts: Vec<BlockContact>,
+}
+
+/// Bounding radius of a shape about its collider origin (`None` = unbounded).
+fn bounding_radius(shape: &crate::Shape) -> Option<f64> {
+    use crate::Shape;
+    match shape {
+        Shape::Sphere { radius } => Some(*radius),
+        Shape::Box { half_extents } => Some(half_extents.norm()),
+        Shape::Point => Some(0.0),
+        Shape::Points { points } => Some(points.iter().map(|p| p.norm()).fold(0.0, f64::max)),
+        Shape::Plane { .. } | Shape::HeightMap(_) => None,
+    }
+}
+
+/// Pair role of a shape (the order used by [`crate::geometry::detect_contacts`]).
+fn shape_rank(shape: &crate::Shape) -> u8 {
+    use crate::Shape;
+    match shape {
+        Shape::Point | Shape::Points { .. } => 0,
+        Shape::Sphere { .. } => 1,
+        Shape::Box { .. } => 2,
+        Shape::Plane { .. } | Shape::HeightMap(_) => 3,
+    }
+}
+
+impl BlockSnapshot {
+    /// The block view at (q, v, t), or `Ok(None)` when the model does not qualify (a joint
+    /// with a parent, a bilateral constraint or a joint limit).
+    ///
+    /// # Errors
+    /// As [`ContactSnapshot::new`] for invalid states and indices.
+    pub fn new(
+        model: &Model,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        t: f64,
+    ) -> Result<Option<Self>, ModelError> {
+        use crate::dynamics::rnea::rnea_from_workspace;
+        use crate::dynamics::DynamicsWorkspace;
+        use crate::geometry::pair_contacts;
+        check_vector("q", q, model.nq())?;
+        check_vector("v", v, model.nv())?;
+        if !t.is_finite() {
+            return Err(ModelError::NonFinite {
+                location: Location::field("t"),
+                value: t,
+            });
+        }
+        if model.joints.len() != model.bodies.len()
+            || !model.constraints.is_empty()
+            || model
+                .joints
+                .iter()
+                .enumerate()
+                .any(|(i, j)| j.parent.is_some() || j.limit.is_some() || j.child != i)
+        {
+            return Ok(None);
+        }
+        check_state(model, q, v)?;
+        for (i, c) in model.colliders.iter().enumerate() {
+            if c.body.is_some_and(|b| b >= model.bodies.len()) {
+                check_body(model, c.body, format!("colliders[{i}].body"))?;
+            }
+            if c.material >= model.materials.len() {
+                return Err(ModelError::Topology {
+                    location: Location::field(format!("colliders[{i}].material")),
+                    reason: format!(
+                        "material index {} out of range ({} materials)",
+                        c.material,
+                        model.materials.len()
+                    ),
+                });
+            }
+        }
+        let nv = model.nv();
+        let kin = kinematics(model, q, v);
+        let mut ws = DynamicsWorkspace::<f64>::new(model);
+        ws.update(model, q);
+        let mut bias = DVector::zeros(nv);
+        rnea_from_workspace(model, v, None, &mut ws, &mut bias);
+        let mut blocks = Vec::new();
+        let mut block_of_body = vec![None; model.bodies.len()];
+        for (i, j) in model.joints.iter().enumerate() {
+            let n = j.kind.nv();
+            if n == 0 {
+                continue;
+            }
+            let data = &ws.bodies[i];
+            let mut m = DMatrix::zeros(n, n);
+            for l in 0..n {
+                let fl = data.inertia.mul_motion(&data.s.column(l).into_owned());
+                for k in 0..n {
+                    m[(k, l)] = data.s.column(k).dot(&fl);
+                }
+            }
+            let force = DVector::from_fn(n, |k, _| {
+                -j.damping * v[j.v_index + k] - bias[j.v_index + k]
+            });
+            block_of_body[i] = Some(blocks.len());
+            blocks.push(MassBlock {
+                body: i,
+                v_index: j.v_index,
+                mass: m,
+                force,
+            });
+        }
+        if let Some((k, _)) = blocks
+            .iter()
+            .flat_map(|b| b.mass.iter().chain(b.force.iter()))
+            .enumerate()
+            .find(|(_, x)| !x.is_finite())
+        {
+            return Err(ModelError::InvalidValue {
+                location: Location::field("q"),
+                reason: format!(
+                    "the state overflows floating point (block entry {k} is not finite)"
+                ),
+            });
+        }
+        // Broad phase: sweep and prune along the axis of largest spread of the bounded
+        // colliders' centres; unbounded colliders pair with everything.
+        let poses = collider_world_poses(model, &kin.poses)?;
+        let margin = model.contact_margin;
+        let nc = model.colliders.len();
+        let radius: Vec<Option<f64>> = model
+            .colliders
+            .iter()
+            .map(|c| bounding_radius(&c.shape))
+            .collect();
+        let bounded: Vec<usize> = (0..nc).filter(|&i| radius[i].is_some()).collect();
+        let mut axis = 0;
+        let mut best = -1.0;
+        for a in 0..3 {
+            let (lo, hi) =
+                bounded
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &i| {
+                        let x = poses[i].translation.vector[a];
+                        (lo.min(x), hi.max(x))
+                    });
+            if hi - lo > best {
+                best = hi - lo;
+                axis = a;
+            }
+        }
+        let slack = |x: f64| x + 1e-9 * (1.0 + x.abs());
+        let mut order = bounded.clone();
+        let lower = |i: usize| poses[i].translation.vector[axis] - radius[i].unwrap_or(0.0);
+        order.sort_by(|&a, &b| lower(a).total_cmp(&lower(b)));
+        let mut pairs = Vec::new();
+        for (k, &i) in order.iter().enumerate() {
+            let ri = radius[i].unwrap_or(0.0);
+            let ci = poses[i].translation.vector;
+            let reach = slack(ci[axis] + ri + margin);
+            for &j in &order[k + 1..] {
+                if lower(j) > reach {
+                    break;
+                }
+                let rj = radius[j].unwrap_or(0.0);
+                let d = (poses[j].translation.vector - ci).norm();
+                if d <= slack(ri + rj + margin) {
+                    pairs.push((i.min(j), i.max(j)));
+                }
+            }
+        }
+        for (i, ri) in radius.iter().enumerate() {
+            if ri.is_none() {
+                for (j, rj) in radius.iter().enumerate() {
+                    if j != i && (rj.is_some() || j > i) {
+                        pairs.push((i.min(j), i.max(j)));
+                    }
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let excluded = |i: usize, j: usize| {
+            model
+                .excluded_pairs
+                .iter()
+                .any(|&(a, b)| (a == i && b == j) || (a == j && b == i))
+        };
+        // Columns (ω_k, u_k) in world axes of each joint's motion subspace: the body
+        // spatial velocity S v rotated into world axes (RBDA ch. 4).
+        let columns = |b: BodyId| -> (usize, [Vector3<f64>; 6], [Vector3<f64>; 6]) {
+            let r = kin.poses[b].rotation;
+            let s = &ws.bodies[b].s;
+            let n = model.joints[b].kind.nv();
+            let mut om = [Vector3::zeros(); 6];
+            let mut u = [Vector3::zeros(); 6];
+            for k in 0..n {
+                om[k] = r * Vector3::new(s[(0, k)], s[(1, k)], s[(2, k)]);
+                u[k] = r * Vector3::new(s[(3, k)], s[(4, k)], s[(5, k)]);
+            }
+            (n, om, u)
+        };
+        let rows_of =
+            |body: Option<BodyId>, p: &Vector3<f64>, dirs: &[Vector3<f64>], sign: f64| match body {
+                None => DMatrix::zeros(0, 0),
+                Some(b) => {
+                    let (n, om, u) = columns(b);
+                    let r = p - kin.poses[b].translation.vector;
+                    let mut m = DMatrix::zeros(dirs.len(), n);
+                    for k in 0..n {
+                        let col = u[k] + om[k].cross(&r);
+                        for (a, d) in dirs.iter().enumerate() {
+                            m[(a, k)] = sign * d.dot(&col);
+                        }
+                    }
+                    m
+                }
+            };
+        let mut contacts = Vec::new();
+        for (i, j) in pairs {
+            let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
+            if ci.body == cj.body || excluded(i, j) {
+                continue;
+            }
+            let (a, b) = if shape_rank(&cj.shape) < shape_rank(&ci.shape) {
+                (j, i)
+            } else {
+                (i, j)
+            };
+            let Some(found) = pair_contacts(
+                model.dimension,
+                &model.colliders[a].shape,
+                &poses[a],
+                &model.colliders[b].shape,
+                &poses[b],
+            ) else {
+                continue;
+            };
+            for (feature, g) in found.into_iter().filter(|(_, g)| g.gap <= margin) {
+                let body_a = model.colliders[a].body;
+                let body_b = model.colliders[b].body;
+                let tangents = tangent_basis(model.dimension, &g.normal);
+                let mut dirs = vec![g.normal];
+                dirs.extend(tangents.iter().copied());
+                let jdot_v = point_jdot_v(model, &kin, body_a, &g.point_a)
+                    - point_jdot_v(model, &kin, body_b, &g.point_b);
+                let material = model.pair_material(a, b);
+                let contact = BlockContact {
+                    collider_a: a,
+                    collider_b: b,
+                    body_a,
+                    body_b,
+                    feature,
+                    gap: g.gap,
+                    normal: g.normal,
+                    rows_a: rows_of(body_a, &g.point_a, &dirs, 1.0),
+                    rows_b: rows_of(body_b, &g.point_b, &dirs, -1.0),
+                    normal_row_dot_v: g.normal.dot(&jdot_v),
+                    tangent_rows_dot_v: DVector::from_iterator(
+                        tangents.len(),
+                        tangents.iter().map(|t| t.dot(&jdot_v)),
+                    ),
+                    tangents,
+                    friction: material.friction,
+                    stiffness: material.stiffness,
+                    damping: material.damping,
+                    law: material.law,
+                };
+                let bad = !contact.gap.is_finite()
+                    || contact
+                        .rows_a
+                        .iter()
+                        .chain(contact.rows_b.iter())
+                        .any(|x| !x.is_finite());
+                if bad {
+                    return Err(ModelError::InvalidValue {
+                        location: Location::field("q"),
+                        reason: format!(
+                            "the state overflows floating point (contacts[{}] is not finite)",
+                            contacts.len()
+                        ),
+                    });
+                }
+                contacts.push(contact);
+            }
+        }
+        Ok(Some(BlockSnapshot {
+            dimension: model.dimension,
+            t,
+            nv,
+            blocks,
+            block_of_body,
+            contacts,
+        }))
+    }
+
+    /// [`BlockSnapshot::new`] at a [`State`].
+    ///
+    /// # Errors
+    /// As [`BlockSnapshot::new`].
+    pub fn from_state(model: &Model, state: &State) -> Result<Option<Self>, ModelError> {
+        BlockSnapshot::new(model, &state.q, &state.v, state.t)
+    }
+}

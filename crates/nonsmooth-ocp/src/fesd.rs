@@ -13,12 +13,15 @@
 //! complementarity only (the order-1 baseline of digest E4). After the homotopy an
 //! active-set polish ([`polish`]) fixes the complementarity pairs' active sides and re-solves
 //! the smooth NLP, so that the products vanish exactly. General path constraints of the
-//! system ([`Cls::path`]) are imposed at every stage point.
+//! system ([`Cls::path`]) are imposed at every stage point. The integrator ([`simulate`])
+//! first predicts the mode of the coming steps ([`solve_fixed_mode`]): runs of steps without
+//! a switch are solved as one smooth NLP with the active set fixed, and only the steps with a
+//! switch go through the homotopy. For OCPs, [`FesdOptions::rho_sot`] penalizes the speed of
+//! time and [`FesdOptions::elastic`] turns the Scholtes relaxation into its elastic form.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
+use crate::ipopt::{solve, thread_cpu_seconds, IpoptOptions, IpoptSolution, IpoptStatus};
 use crate::nlp::{BlockFn, BlockNlp, Real};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
@@ -110,6 +113,31 @@ pub struct FesdOptions {
     /// Integrator only: initial guess of each step's stage states by an explicit Euler
     /// prediction with the previous step's mode instead of y₀ everywhere.
     pub predict: bool,
+    /// Print one line per NLP of the homotopy to standard error.
+    pub verbose: bool,
+    /// Weight ρ_sot of the speed-of-time penalty ρ_sot Σ_k (s_k − 1)² (nosnoc's `rho_sot`):
+    /// frozen time must be caught up by s > 1 under the clock constraints, so the penalty
+    /// makes unphysical use of the auxiliary dynamics in the relaxed NLPs expensive.
+    pub rho_sot: f64,
+    /// Integrator only: before the homotopy, solve each step as a smooth NLP with the
+    /// previous step's active set (mode) fixed on all its stage points ([`solve_fixed_mode`]);
+    /// accepted when IPOPT converges with all complementarity products zero, otherwise the
+    /// homotopy runs as usual. Steps without a switch then cost one short smooth solve.
+    pub mode_predict: bool,
+    /// IPOPT's adaptive barrier update (`mu_strategy adaptive`) in the homotopy NLPs instead
+    /// of the monotone default.
+    pub mu_adaptive: bool,
+    /// Warm-start the homotopy's NLPs with the previous NLP's multipliers and a small
+    /// initial barrier parameter (IPOPT `warm_start_init_point`); otherwise only the primal
+    /// point is passed on.
+    pub warm_duals: bool,
+    /// Elastic Scholtes mode (nosnoc's `elastic_ineq`; needs `penalty = false`): one slack
+    /// s_e ∈ [0, `s_elastic_max`] relaxes every aggregated complementarity constraint to
+    /// ≤ s_e and the objective gets ρ s_e with ρ = 1/σ. Every relaxed NLP is feasible, and
+    /// the homotopy drives s_e to zero by the growing penalty instead of a shrinking bound.
+    pub elastic: bool,
+    /// Upper bound of the elastic slack.
+    pub s_elastic_max: f64,
 }
 
 impl Default for FesdOptions {
@@ -131,8 +159,15 @@ impl Default for FesdOptions {
             alpha_bias: 1e-4,
             accept_relaxed: false,
             cross_components: usize::MAX,
-            polish_tol: 1e-6,
+            polish_tol: 1e-4,
             predict: false,
+            verbose: false,
+            rho_sot: 0.0,
+            mode_predict: true,
+            mu_adaptive: false,
+            warm_duals: true,
+            elastic: false,
+            s_elastic_max: 10.0,
         }
     }
 }
@@ -165,6 +200,13 @@ pub enum FesdBlock<C> {
         n_cross: usize,
         /// Scale of the output (the penalty ρ in ℓ1-penalty mode, 1 as a constraint).
         weight: f64,
+        /// Elastic mode: the last variable is the slack s_e, subtracted from every output.
+        elastic: bool,
+    },
+    /// Linear objective ρ s_e of the elastic mode; vars `[s_e]`.
+    Elastic {
+        /// Weight ρ = 1/σ.
+        weight: f64,
     },
     /// General path constraints g(q) of the system ([`Cls::path`]); vars `[q]`.
     Path {
@@ -184,6 +226,11 @@ pub enum FesdBlock<C> {
     Linear {
         /// Weight w.
         weight: f64,
+    },
+    /// Objective ρ (s − 1)²; vars `[s]`.
+    SpeedOfTime {
+        /// Weight ρ.
+        rho: f64,
     },
     /// Objective w Σ u_i²; vars `[u]`.
     ControlCost {
@@ -229,8 +276,14 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 cross,
                 n_cross,
                 weight,
+                elastic,
             } => {
                 let (ns, nc) = (*n_s, *n_c);
+                let (x, slack) = if *elastic {
+                    (&x[..x.len() - 1], Some(x[x.len() - 1]))
+                } else {
+                    (x, None)
+                };
                 let al = &x[..ns * nc];
                 let lp = &x[ns * nc..ns * nc + (ns + 1) * nc];
                 let ln = &x[ns * nc + (ns + 1) * nc..];
@@ -251,6 +304,9 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                         out[0] += acc * *weight;
                     } else {
                         out[i] = acc * *weight;
+                        if let Some(se) = slack {
+                            out[i] -= se;
+                        }
                     }
                 }
             }
@@ -260,9 +316,13 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 }
             }
             FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
-            FesdBlock::Linear { weight } => out[0] = x[0] * *weight,
+            FesdBlock::Linear { weight } | FesdBlock::Elastic { weight } => out[0] = x[0] * *weight,
             FesdBlock::StepEq { hbar, rho } => {
                 let d = (x[0] - *hbar) / *hbar;
+                out[0] = d * d * *rho;
+            }
+            FesdBlock::SpeedOfTime { rho } => {
+                let d = x[0] - 1.0;
                 out[0] = d * d * *rho;
             }
             FesdBlock::ControlCost { weight } => {
@@ -301,7 +361,80 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         self.eval(x, out)
     }
     fn is_linear(&self) -> bool {
-        matches!(self, FesdBlock::SumH | FesdBlock::Linear { .. })
+        matches!(
+            self,
+            FesdBlock::SumH | FesdBlock::Linear { .. } | FesdBlock::Elastic { .. }
+        )
+    }
+    fn eval_jac<T: Real>(&self, x: &[T], out: &mut [T], i: usize) {
+        let FesdBlock::Collocation { tf, a } = self else {
+            return self.eval(x, out);
+        };
+        // Y_j − y_n is affine; F(Y_l, α_l, u) depends on stage l and the globals only
+        let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+        let k = ny + ns * (ny + nc);
+        for j in 0..ns {
+            for ii in 0..ny {
+                out[j * ny + ii] = x[ny + j * ny + ii] - x[ii];
+            }
+        }
+        let stages: Vec<usize> = if i < ny {
+            vec![]
+        } else if i < ny + ns * ny {
+            vec![(i - ny) / ny]
+        } else if i < k {
+            vec![(i - ny - ns * ny) / nc]
+        } else {
+            (0..ns).collect()
+        };
+        let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
+        let hs = h * s;
+        for l in stages {
+            let ys = &x[ny + l * ny..ny + (l + 1) * ny];
+            let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
+            let f = tf.rhs(ys, al, u);
+            for j in 0..ns {
+                for ii in 0..ny {
+                    out[j * ny + ii] -= hs * f[ii] * a[j][l];
+                }
+            }
+        }
+    }
+    fn hess_groups(&self) -> Option<Vec<Vec<usize>>> {
+        let FesdBlock::Collocation { tf, a } = self else {
+            return None;
+        };
+        // group l: stage l's Y_l and α_l with the globals (h, s, u)
+        let (ny, nc, ns, nu) = (tf.ny(), tf.nc(), a.len(), tf.cls.nu());
+        let k = ny + ns * (ny + nc);
+        Some(
+            (0..ns)
+                .map(|l| {
+                    let mut g: Vec<usize> = (ny + l * ny..ny + (l + 1) * ny).collect();
+                    g.extend(ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc);
+                    g.extend(k..k + 2 + nu);
+                    g
+                })
+                .collect(),
+        )
+    }
+    fn eval_group<T: Real>(&self, x: &[T], out: &mut [T], group: usize) {
+        let FesdBlock::Collocation { tf, a } = self else {
+            return self.eval(x, out);
+        };
+        let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+        let l = group;
+        let ys = &x[ny + l * ny..ny + (l + 1) * ny];
+        let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
+        let k = ny + ns * (ny + nc);
+        let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
+        let f = tf.rhs(ys, al, u);
+        let hs = h * s;
+        for j in 0..ns {
+            for ii in 0..ny {
+                out[j * ny + ii] = -(hs * f[ii] * a[j][l]);
+            }
+        }
     }
     fn hess_pair(&self, i: usize, j: usize) -> bool {
         match self {
@@ -323,6 +456,26 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                     (Some(a), Some(b)) => a == b || a == usize::MAX || b == usize::MAX,
                     _ => false,
                 }
+            }
+            // c(Y) − λᵖ + λⁿ: the multipliers enter linearly
+            FesdBlock::Algebraic { tf } => i < tf.ny() && j < tf.ny(),
+            // bilinear α∘λ products of the same component
+            FesdBlock::Comp {
+                n_s,
+                n_c,
+                cross,
+                n_cross,
+                ..
+            } => {
+                let (ns, nc) = (*n_s, *n_c);
+                let na = ns * nc;
+                if i < na || j >= na || i >= na + 2 * (ns + 1) * nc {
+                    return false;
+                }
+                let (jp, ca) = (j / nc, j % nc);
+                let idx = (i - na) % ((ns + 1) * nc);
+                let (jl, cl) = (idx / nc, idx % nc);
+                ca == cl && ((*cross && ca < *n_cross) || jl == jp + 1)
             }
             _ => true,
         }
@@ -367,6 +520,8 @@ pub struct Layout {
     pub c: Vec<f64>,
     /// Number of leading components with cross complementarity.
     pub n_cross: usize,
+    /// The elastic slack variable (elastic mode only).
+    pub elastic: Option<usize>,
 }
 
 /// A horizon to discretize: initial state, steps and bounds.
@@ -483,7 +638,22 @@ pub fn build<C: Cls>(
         comp_rows: vec![],
         c: cnodes,
         n_cross: o.cross_components,
+        elastic: None,
     };
+    let elastic_var = if o.elastic && !o.penalty {
+        let v = push(
+            &mut nlp,
+            &mut x0,
+            &[o.sigma0.min(o.s_elastic_max)],
+            &[0.0],
+            &[o.s_elastic_max],
+        );
+        nlp.add_objective(FesdBlock::Elastic { weight: 1.0 }, vec![v])?;
+        Some(v)
+    } else {
+        None
+    };
+    layout.elastic = elastic_var;
     let (mut y_prev, mut lp_prev, mut ln_prev) = (y0, lp0, ln0);
     for k in 0..hz.n_steps {
         let (ul, uh) = &hz.u_bounds[k];
@@ -604,17 +774,23 @@ pub fn build<C: Cls>(
             for j in 0..=ns {
                 vars.extend((0..nc).map(|i| e.ln[j] + i));
             }
+            let elastic = elastic_var.is_some();
+            if let Some(v) = elastic_var {
+                vars.push(v);
+            }
             let comp = FesdBlock::Comp {
                 n_s: ns,
                 n_c: nc,
                 cross: o.fesd,
                 n_cross: o.cross_components,
                 weight: 1.0,
+                elastic,
             };
             if o.penalty {
                 nlp.add_objective(comp, vars)?;
             } else {
-                let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![o.sigma0; nc])?;
+                let ub = if elastic { 0.0 } else { o.sigma0 };
+                let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![ub; nc])?;
                 layout.comp_rows.push(row);
             }
             if o.alpha_bias > 0.0 {
@@ -637,6 +813,9 @@ pub fn build<C: Cls>(
         }
         if o.fesd {
             nlp.add_constraint(FesdBlock::SumH, hs, &[hz.step_len], &[hz.step_len])?;
+        }
+        if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 {
+            nlp.add_objective(FesdBlock::SpeedOfTime { rho: o.rho_sot }, vec![s])?;
         }
         if hz.control_weight > 0.0 {
             nlp.add_objective(
@@ -704,14 +883,19 @@ pub fn homotopy<C: Cls>(
     let mut sigma = o.sigma0;
     let mut polished = false;
     for it in 0..o.n_homotopy.max(1) {
-        for r in &layout.comp_rows {
-            for i in 0..nc {
-                nlp.gu[r + i] = sigma;
+        if layout.elastic.is_none() {
+            for r in &layout.comp_rows {
+                for i in 0..nc {
+                    nlp.gu[r + i] = sigma;
+                }
             }
         }
         for b in nlp.blocks.iter_mut() {
-            if let (None, FesdBlock::Comp { weight, .. }) = (b.row, &mut b.kind) {
-                *weight = 1.0 / sigma;
+            match (b.row, &mut b.kind) {
+                (None, FesdBlock::Comp { weight, .. }) | (None, FesdBlock::Elastic { weight }) => {
+                    *weight = 1.0 / sigma;
+                }
+                _ => {}
             }
         }
         let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
@@ -719,7 +903,10 @@ pub fn homotopy<C: Cls>(
         opts.int.push(("acceptable_iter".into(), 3));
         opts.num.push(("bound_relax_factor".into(), 0.0));
         opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
-        if it > 0 {
+        if o.mu_adaptive {
+            opts.string.push(("mu_strategy".into(), "adaptive".into()));
+        }
+        if it > 0 && o.warm_duals {
             opts.string
                 .push(("warm_start_init_point".into(), "yes".into()));
             opts.num
@@ -727,10 +914,17 @@ pub fn homotopy<C: Cls>(
             opts.num.push(("warm_start_bound_push".into(), 1e-9));
             opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
         }
-        let sol = match solve(nlp, &x, warm.as_ref(), &opts) {
+        let duals = if o.warm_duals { warm.as_ref() } else { None };
+        let sol = match solve(nlp, &x, duals, &opts) {
             Ok(s) => s,
             Err(OcpError::Ipopt { solution, .. }) if warm.is_some() => {
                 // a failed tightening keeps the last converged point
+                if o.verbose {
+                    eprintln!(
+                        "σ = {sigma:.3e}: failed ({:?}) after {} iterations",
+                        solution.status, solution.iterations
+                    );
+                }
                 log.push(NlpLog {
                     sigma,
                     objective: solution.objective,
@@ -744,6 +938,12 @@ pub fn homotopy<C: Cls>(
             Err(e) => return Err(e),
         };
         let comp = comp_residual(layout, &sol.x, o.fesd);
+        if o.verbose {
+            eprintln!(
+                "σ = {sigma:.3e}: objective {:.6e}, complementarity {comp:.3e}, {} iterations, {:.2} s, {:?}",
+                sol.objective, sol.iterations, sol.cpu_seconds, sol.status
+            );
+        }
         log.push(NlpLog {
             sigma,
             objective: sol.objective,
@@ -915,6 +1115,262 @@ fn polish_inner<C: Cls>(
     Some((out, entry))
 }
 
+/// Fixed-point sweeps of the collocation equations in the initial guess of
+/// [`solve_fixed_mode`].
+const PREDICT_SWEEPS: usize = 8;
+/// Tolerance on the predicted switching functions' sign in [`solve_fixed_mode`].
+const PREDICT_TOL: f64 = 1e-9;
+
+/// Threshold of α at its bound when a solved step's last-stage mode is read off.
+const MODE_ALPHA: f64 = 1e-7;
+
+/// Side of one step-function component α_i of a fixed mode ([`solve_fixed_mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// α_i = 0 and λᵖ_i = 0 (c_i ≤ 0).
+    Zero,
+    /// α_i = 1 and λⁿ_i = 0 (c_i ≥ 0).
+    One,
+    /// α_i free, λᵖ_i = λⁿ_i = 0 (sliding on c_i = 0).
+    Interior,
+}
+
+/// Solves a FESD NLP with the mode `mode` (one [`Mode`] per switching function) fixed on
+/// every stage point of every element: the multipliers and α on the fixed sides are fixed by
+/// their bounds, which makes every complementarity product vanish identically, and the
+/// remaining smooth NLP (collocation, algebraic equations, λ ≥ 0) is solved by IPOPT from
+/// `x0`. The bounds λ ≥ 0 keep each switching function on its side, so a step that contains
+/// a switch is infeasible for the fixed mode and returns an error with the failed attempt's
+/// log entry (as does any IPOPT failure or a residual above `comp_tol`; `Err(None)` for a
+/// mode of the wrong length); the caller then runs the homotopy. This is an active-set
+/// prediction for the integrator: the accepted point is a solution of the FESD equations
+/// with exact complementarity.
+pub fn solve_fixed_mode<C: Cls>(
+    tf: &TimeFreezing<C>,
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: &[f64],
+    mode: &[Mode],
+    o: &FesdOptions,
+) -> Result<(IpoptSolution, NlpLog), Option<NlpLog>> {
+    let (ny, nc, nu, ns) = layout.dims;
+    if mode.len() != nc {
+        return Err(None);
+    }
+    let mut x = x0.to_vec();
+    // initial guess: the collocation equations with the nominal element lengths solved by
+    // fixed-point iteration in the fixed mode; a predicted sign change of a switching
+    // function means the step has a switch (skip to the homotopy)
+    let (a, _) = radau_iia(ns).map_err(|_| None)?;
+    for e in &layout.elems {
+        for j in 0..ns {
+            for (i, m) in mode.iter().enumerate() {
+                match m {
+                    Mode::Zero => x[e.alpha[j] + i] = 0.0,
+                    Mode::One => x[e.alpha[j] + i] = 1.0,
+                    Mode::Interior => {}
+                }
+            }
+        }
+    }
+    for e in &layout.elems {
+        let (h, s) = (x[e.h], x[layout.s[e.step]]);
+        let u = x[layout.u[e.step]..layout.u[e.step] + nu].to_vec();
+        let yn = x[e.y_start..e.y_start + ny].to_vec();
+        let alphas: Vec<Vec<f64>> = (0..ns)
+            .map(|j| x[e.alpha[j]..e.alpha[j] + nc].to_vec())
+            .collect();
+        let ys = picard_element(tf, &a, &yn, &alphas, h * s, &u);
+        for (j, yj) in ys.iter().enumerate() {
+            if yj.iter().any(|v| !v.is_finite()) {
+                return Err(None);
+            }
+            x[e.y[j]..e.y[j] + ny].copy_from_slice(yj);
+            let c = tf.switching(yj);
+            for (i, m) in mode.iter().enumerate() {
+                let wrong = match m {
+                    Mode::Zero => c[i] > PREDICT_TOL,
+                    Mode::One => c[i] < -PREDICT_TOL,
+                    Mode::Interior => false,
+                };
+                if wrong {
+                    return Err(None);
+                }
+                x[e.lp[j + 1] + i] = c[i].max(0.0);
+                x[e.ln[j + 1] + i] = (-c[i]).max(0.0);
+            }
+        }
+    }
+    let saved = (nlp.xl.clone(), nlp.xu.clone());
+    let mut fix = |idx: usize, val: f64, x: &mut Vec<f64>| {
+        nlp.xl[idx] = val;
+        nlp.xu[idx] = val;
+        x[idx] = val;
+    };
+    for e in &layout.elems {
+        for j in 0..ns {
+            for (i, m) in mode.iter().enumerate() {
+                let (ai, lp, ln) = (e.alpha[j] + i, e.lp[j + 1] + i, e.ln[j + 1] + i);
+                match m {
+                    Mode::Zero => {
+                        fix(ai, 0.0, &mut x);
+                        fix(lp, 0.0, &mut x);
+                    }
+                    Mode::One => {
+                        fix(ai, 1.0, &mut x);
+                        fix(ln, 0.0, &mut x);
+                    }
+                    Mode::Interior => {
+                        fix(lp, 0.0, &mut x);
+                        fix(ln, 0.0, &mut x);
+                    }
+                }
+            }
+        }
+    }
+    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter.min(20));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    opts.num.push(("mu_init".into(), 1e-6));
+    let out = solve(&*nlp, &x, None, &opts);
+    nlp.xl = saved.0;
+    nlp.xu = saved.1;
+    let out = match out {
+        Ok(s) => s,
+        Err(OcpError::Ipopt { solution, .. }) => {
+            return Err(Some(NlpLog {
+                sigma: 0.0,
+                objective: solution.objective,
+                comp_residual: comp_residual(layout, &solution.x, o.fesd),
+                iterations: solution.iterations,
+                cpu_seconds: solution.cpu_seconds,
+                status: solution.status,
+            }))
+        }
+        Err(_) => return Err(None),
+    };
+    let comp = comp_residual(layout, &out.x, o.fesd);
+    let entry = NlpLog {
+        sigma: 0.0,
+        objective: out.objective,
+        comp_residual: comp,
+        iterations: out.iterations,
+        cpu_seconds: out.cpu_seconds,
+        status: out.status,
+    };
+    if comp > o.comp_tol || out.constraint_violation > 1e-8 {
+        return Err(Some(entry));
+    }
+    Ok((out, entry))
+}
+
+/// Stage states of one Radau IIA element of length `hs` (h times the speed of time) from
+/// `yn` with fixed step-function values `alphas` per stage, by [`PREDICT_SWEEPS`] fixed-point
+/// sweeps of the collocation equations (the initial guess of [`solve_fixed_mode`]).
+fn picard_element<C: Cls>(
+    tf: &TimeFreezing<C>,
+    a: &[Vec<f64>],
+    yn: &[f64],
+    alphas: &[Vec<f64>],
+    hs: f64,
+    u: &[f64],
+) -> Vec<Vec<f64>> {
+    let ns = a.len();
+    let mut ys: Vec<Vec<f64>> = vec![yn.to_vec(); ns];
+    for _ in 0..PREDICT_SWEEPS {
+        let f: Vec<Vec<f64>> = (0..ns).map(|l| tf.rhs(&ys[l], &alphas[l], u)).collect();
+        for (j, yj) in ys.iter_mut().enumerate() {
+            for (i, v) in yj.iter_mut().enumerate() {
+                *v = yn[i] + hs * (0..ns).map(|l| a[j][l] * f[l][i]).sum::<f64>();
+            }
+        }
+    }
+    ys
+}
+
+/// Number of consecutive integrator steps (at most `max_steps`) over which the fixed-mode
+/// prediction ([`picard_element`] on the nominal elements) keeps every switching function
+/// on the side of `mode` (interior components take `alpha`, else ½).
+#[allow(clippy::too_many_arguments)]
+fn predicted_run<C: Cls>(
+    tf: &TimeFreezing<C>,
+    y0: &[f64],
+    mode: &[Mode],
+    alpha: Option<&[f64]>,
+    step_len: f64,
+    max_steps: usize,
+    controls: &dyn Fn(usize) -> Vec<f64>,
+    o: &FesdOptions,
+) -> usize {
+    let Ok((a, _)) = radau_iia(o.n_s) else {
+        return 0;
+    };
+    let al: Vec<f64> = mode
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m {
+            Mode::Zero => 0.0,
+            Mode::One => 1.0,
+            Mode::Interior => alpha.and_then(|a| a.get(i).copied()).unwrap_or(0.5),
+        })
+        .collect();
+    let alphas = vec![al; o.n_s];
+    let h = step_len / o.n_fe.max(1) as f64;
+    let mut y = y0.to_vec();
+    for k in 0..max_steps {
+        let u = controls(k);
+        for _ in 0..o.n_fe {
+            let ys = picard_element(tf, &a, &y, &alphas, h, &u);
+            for yj in &ys {
+                if yj.iter().any(|v| !v.is_finite()) {
+                    return k;
+                }
+                let c = tf.switching(yj);
+                let wrong = mode.iter().zip(&c).any(|(m, c)| match m {
+                    Mode::Zero => *c > PREDICT_TOL,
+                    Mode::One => *c < -PREDICT_TOL,
+                    Mode::Interior => false,
+                });
+                if wrong {
+                    return k;
+                }
+            }
+            y = ys[o.n_s - 1].clone();
+        }
+    }
+    max_steps
+}
+
+/// The mode of the smooth motion leaving `y0` under the controls `u`, for the first step
+/// of the integrator's active-set prediction: α_i = 1 where c_i(y0) > 0, 0 where c_i(y0) < 0;
+/// a switching function that vanishes at y0 takes the sign it has after a short explicit
+/// step of the provisional mode. `None` when that sign is still undetermined (e.g. at rest
+/// on the ground: the homotopy decides).
+pub fn initial_mode<C: Cls>(tf: &TimeFreezing<C>, y0: &[f64], u: &[f64]) -> Option<Vec<Mode>> {
+    let c = tf.switching(y0);
+    let alpha: Vec<f64> = c
+        .iter()
+        .map(|c| if *c >= 0.0 { 1.0 } else { 0.0 })
+        .collect();
+    let f = tf.rhs(y0, &alpha, u);
+    let eps = 1e-6;
+    let y1: Vec<f64> = y0.iter().zip(&f).map(|(y, f)| y + eps * f).collect();
+    let c1 = tf.switching(&y1);
+    c.iter()
+        .zip(&c1)
+        .map(|(c, c1)| {
+            let v = if c.abs() > PREDICT_TOL { *c } else { *c1 };
+            if v.abs() <= PREDICT_TOL * eps {
+                None
+            } else if v > 0.0 {
+                Some(Mode::One)
+            } else {
+                Some(Mode::Zero)
+            }
+        })
+        .collect()
+}
+
 /// A discrete trajectory: numerical times and states at element starts and stage points.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trajectory {
@@ -978,11 +1434,12 @@ pub fn simulate<C: Cls>(
     controls: &dyn Fn(usize) -> Vec<f64>,
     o: &FesdOptions,
 ) -> Result<SimResult, OcpError> {
-    let start = Instant::now();
+    let start = thread_cpu_seconds();
     let ny = tf.ny();
     let mut y = y0.to_vec();
     let mut lam: Option<(Vec<f64>, Vec<f64>)> = None;
     let mut alpha_prev: Option<Vec<f64>> = None;
+    let mut mode_prev: Option<Vec<Mode>> = None;
     let mut out = SimResult {
         traj: Trajectory::default(),
         boundaries: vec![0.0],
@@ -991,15 +1448,42 @@ pub fn simulate<C: Cls>(
         cpu_seconds: 0.0,
         comp_residual: 0.0,
     };
-    for k in 0..n_steps {
+    let mut k = 0;
+    let mut chunk_failed = false;
+    while k < n_steps {
         let u = controls(k);
         let u_k = u.clone();
+        if k == 0 {
+            mode_prev = initial_mode(tf, &y, &u_k);
+        }
+        // a run of steps that the fixed-mode prediction keeps in the current mode is solved
+        // as one NLP
+        let m = match (&mode_prev, o.mode_predict && !chunk_failed) {
+            (Some(mode), true) => predicted_run(
+                tf,
+                &y,
+                mode,
+                alpha_prev.as_deref(),
+                step_len,
+                n_steps - k,
+                &|i| controls(k + i),
+                o,
+            )
+            .max(1),
+            _ => 1,
+        };
+        chunk_failed = false;
         let hz = Horizon {
             y0: y.clone(),
             lam0: lam.clone(),
-            n_steps: 1,
+            n_steps: m,
             step_len,
-            u_bounds: vec![(u.clone(), u)],
+            u_bounds: (k..k + m)
+                .map(|i| {
+                    let u = controls(i);
+                    (u.clone(), u)
+                })
+                .collect(),
             s_bounds: (1.0, 1.0),
             clock: None,
             terminal: vec![],
@@ -1038,7 +1522,44 @@ pub fn simulate<C: Cls>(
                 tau += h;
             }
         }
-        let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
+        let fixed = match &mode_prev {
+            Some(m) if o.mode_predict => solve_fixed_mode(tf, &mut nlp, &layout, &x0, m, o),
+            _ => Err(None),
+        };
+        if o.verbose {
+            match &fixed {
+                Ok((_, e)) => eprintln!(
+                    "steps {k}..{}: fixed mode, {} iterations, {:.4} s",
+                    k + m,
+                    e.iterations,
+                    e.cpu_seconds
+                ),
+                Err(Some(e)) => eprintln!(
+                    "step {k}: fixed mode rejected ({:?}, complementarity {:.1e}, {} iterations)",
+                    e.status, e.comp_residual, e.iterations
+                ),
+                Err(None) => eprintln!("step {k}: homotopy"),
+            }
+        }
+        let (sol, log) = match fixed {
+            Ok((sol, entry)) => (sol, vec![entry]),
+            Err(failed) if m > 1 => {
+                // retry the first step alone
+                if let Some(f) = failed {
+                    out.nlp_iterations += f.iterations;
+                    out.nlp_count += 1;
+                }
+                chunk_failed = true;
+                continue;
+            }
+            Err(failed) => {
+                let (sol, mut log) = homotopy(&mut nlp, &layout, x0, o)?;
+                if let Some(f) = failed {
+                    log.insert(0, f);
+                }
+                (sol, log)
+            }
+        };
         out.nlp_iterations += log.iter().map(|l| l.iterations).sum::<usize>();
         out.nlp_count += log.len();
         out.comp_residual = out
@@ -1060,6 +1581,20 @@ pub fn simulate<C: Cls>(
             .ok_or_else(|| OcpError::InvalidInput("empty step".into()))?;
         y = sol.x[last.y[layout.dims.3 - 1]..last.y[layout.dims.3 - 1] + ny].to_vec();
         let a_last = last.alpha[layout.dims.3 - 1];
+        mode_prev = Some(
+            sol.x[a_last..a_last + layout.dims.1]
+                .iter()
+                .map(|&a| {
+                    if a <= MODE_ALPHA {
+                        Mode::Zero
+                    } else if a >= 1.0 - MODE_ALPHA {
+                        Mode::One
+                    } else {
+                        Mode::Interior
+                    }
+                })
+                .collect(),
+        );
         alpha_prev = Some(
             sol.x[a_last..a_last + layout.dims.1]
                 .iter()
@@ -1069,8 +1604,9 @@ pub fn simulate<C: Cls>(
         // boundary multipliers from c(y) exactly (λᵖ = max(c, 0), λⁿ = max(−c, 0)): the
         // relaxed values would carry the previous step's residual into this step
         lam = None;
+        k += m;
     }
-    out.cpu_seconds = start.elapsed().as_secs_f64();
+    out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
 }
 
@@ -1104,13 +1640,13 @@ pub fn solve_ocp<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
-    let start = Instant::now();
+    let start = thread_cpu_seconds();
     let (mut nlp, layout, x0) = build(tf, hz, o)?;
     let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
     let mut out = extract_ocp(tf, hz, &layout, &sol.x, o)?;
     out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
     out.log = log;
-    out.cpu_seconds = start.elapsed().as_secs_f64();
+    out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
 }
 

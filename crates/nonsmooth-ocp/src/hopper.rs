@@ -46,7 +46,11 @@ pub struct Hopper {
 }
 
 impl Default for Hopper {
-    /// The paper's hopper (Sec. 6) with the holes at x_c = 0.5, 1.5, 2.5, axes (0.5, 0.1).
+    /// The paper's hopper (Sec. 6) with the holes at x_c = 0.5, 1.5, 2.5 of width 0.5 and
+    /// depth 0.1, i.e. semi-axes (0.25, 0.1): the paper calls a_k = 0.5 "the width of the
+    /// hole", and nosnoc's hopper example divides the width by two for the semi-axis (with
+    /// semi-axis 0.5 the three ellipses would touch and leave only the isolated points
+    /// x = 1, 2 to land on).
     fn default() -> Self {
         Self {
             m_hip: 3.975,
@@ -61,7 +65,7 @@ impl Default for Hopper {
             gravity: 9.81,
             mu: 0.8,
             holes: vec![0.5, 1.5, 2.5],
-            hole_axes: (0.5, 0.1),
+            hole_axes: (0.25, 0.1),
         }
     }
 }
@@ -183,9 +187,10 @@ impl Hopper {
     }
 }
 
-/// Solves the symmetric positive definite system M x = r by Cholesky (generic scalar).
+/// Cholesky factor L (M = L Lᵀ) of a symmetric positive definite 4 × 4 matrix (generic
+/// scalar).
 #[allow(clippy::needless_range_loop)]
-fn spd_solve<T: Real>(m: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
+fn cholesky<T: Real>(m: &[[T; 4]; 4]) -> [[T; 4]; 4] {
     let zero = T::from(0.0);
     let mut l = [[zero; 4]; 4];
     for i in 0..4 {
@@ -201,6 +206,13 @@ fn spd_solve<T: Real>(m: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
             }
         }
     }
+    l
+}
+
+/// Solves L Lᵀ x = r with the Cholesky factor of [`cholesky`].
+#[allow(clippy::needless_range_loop)]
+fn chol_solve<T: Real>(l: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
+    let zero = T::from(0.0);
     let mut y = [zero; 4];
     for i in 0..4 {
         let mut s = r[i];
@@ -220,6 +232,11 @@ fn spd_solve<T: Real>(m: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
     x
 }
 
+/// Solves the symmetric positive definite system M x = r by Cholesky (generic scalar).
+fn spd_solve<T: Real>(m: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
+    chol_solve(&cholesky(m), r)
+}
+
 impl Cls for Hopper {
     fn nq(&self) -> usize {
         4
@@ -236,6 +253,21 @@ impl Cls for Hopper {
     fn f_v<T: Real>(&self, q: &[T], v: &[T], _t: T, u: &[T]) -> Vec<T> {
         let f = self.forces(q, v, u);
         spd_solve(&self.mass_matrix(q), &f)
+    }
+    fn accelerations<T: Real>(
+        &self,
+        q: &[T],
+        v: &[T],
+        _t: T,
+        u: &[T],
+        rs: &[Vec<T>],
+    ) -> (Vec<T>, Vec<Vec<T>>) {
+        let l = cholesky(&self.mass_matrix(q));
+        let f = self.forces(q, v, u);
+        (
+            chol_solve(&l, &f),
+            rs.iter().map(|r| chol_solve(&l, r)).collect(),
+        )
     }
     fn f_c<T: Real>(&self, q: &[T]) -> T {
         self.foot(q)[1]

@@ -7,13 +7,16 @@
 //! evaluation per lower-triangular pair; Fike & Alonso 2011), so the derivatives are exact to
 //! rounding.
 
-use num_dual::{Dual64, DualNum, HyperDual64};
+use num_dual::{Dual2SVec64, Dual64, DualNum, HyperDual64};
 
 use crate::ipopt::Nlp;
 use crate::OcpError;
 
 /// Scalar type usable by block functions (f64, dual and hyper-dual numbers).
 pub trait Real: DualNum<Primitive = f64> + Copy {}
+
+/// Largest Hessian group of [`BlockFn::hess_groups`] (the size of the vector-dual numbers).
+pub const MAX_GROUP: usize = 16;
 impl<T: DualNum<Primitive = f64> + Copy> Real for T {}
 
 /// A small smooth vector function out = F(x) of a block's variables.
@@ -29,6 +32,26 @@ pub trait BlockFn {
     /// True if the block is affine (its Hessian is skipped).
     fn is_linear(&self) -> bool {
         false
+    }
+    /// Evaluation used for the Jacobian column of local variable `i` (only the derivative
+    /// with respect to variable `i` of the result is used, the value may differ from
+    /// [`BlockFn::eval`]). Default: [`BlockFn::eval`]; a block can skip the parts that do not
+    /// depend on variable `i`.
+    fn eval_jac<T: Real>(&self, x: &[T], out: &mut [T], _i: usize) {
+        self.eval(x, out)
+    }
+    /// Hessian groups: lists of at most [`MAX_GROUP`] local variable indices such that the
+    /// second derivatives of the block are the sum over groups of the second derivatives of
+    /// [`BlockFn::eval_group`] with respect to the group's variables. A grouped block's
+    /// Hessian is computed with one second-order vector-dual evaluation per group instead of
+    /// one hyper-dual evaluation per variable pair. `None` (default): pairwise.
+    fn hess_groups(&self) -> Option<Vec<Vec<usize>>> {
+        None
+    }
+    /// The part of the block attributed to Hessian group `group` (see
+    /// [`BlockFn::hess_groups`]). Default: [`BlockFn::eval`].
+    fn eval_group<T: Real>(&self, x: &[T], out: &mut [T], _group: usize) {
+        self.eval(x, out)
     }
     /// Whether ∂²F/∂x_i∂x_j may be nonzero (i ≥ j, block-local indices); structurally zero
     /// pairs are left out of the Hessian.
@@ -135,6 +158,61 @@ impl<K: BlockFn> BlockNlp<K> {
         Ok(())
     }
 
+    /// Hessian entries of a grouped block (see [`BlockFn::hess_groups`]) written from
+    /// position `k` of `vals` in the order of the Hessian structure; returns the next position.
+    fn grouped_hessian<const N: usize>(
+        b: &Block<K>,
+        x: &[f64],
+        w: &[f64],
+        groups: &[Vec<usize>],
+        skip: bool,
+        k: usize,
+        vals: &mut [f64],
+    ) -> usize {
+        let nv = b.vars.len();
+        let mut pos = vec![usize::MAX; nv * nv];
+        let mut end = k;
+        for i in 0..nv {
+            for j in (0..=i).filter(|&j| b.kind.hess_pair(i, j)) {
+                pos[i * nv + j] = end;
+                vals[end] = 0.0;
+                end += 1;
+            }
+        }
+        if skip {
+            return end;
+        }
+        let base: Vec<Dual2SVec64<N>> = Self::gather(x, &b.vars);
+        let mut out = vec![Dual2SVec64::<N>::from(0.0); b.n_out];
+        for (gi, g) in groups.iter().enumerate() {
+            let mut xb = base.clone();
+            for (a, &v) in g.iter().enumerate() {
+                xb[v] = xb[v].derivative(a);
+            }
+            b.kind.eval_group(&xb, &mut out, gi);
+            let mut h = [[0.0; N]; N];
+            for (o, wr) in out.iter().zip(w) {
+                if let Some(m) = &o.v2.0 {
+                    for (r, row) in h.iter_mut().enumerate().take(g.len()) {
+                        for (c, e) in row.iter_mut().enumerate().take(r + 1) {
+                            *e += wr * m[(r, c)];
+                        }
+                    }
+                }
+            }
+            for a in 0..g.len() {
+                for c in 0..=a {
+                    let (i, j) = (g[a].max(g[c]), g[a].min(g[c]));
+                    let p = pos[i * nv + j];
+                    if p != usize::MAX {
+                        vals[p] += h[a][c];
+                    }
+                }
+            }
+        }
+        end
+    }
+
     fn gather<T: Real>(x: &[f64], vars: &[usize]) -> Vec<T> {
         vars.iter().map(|&v| T::from(x[v])).collect()
     }
@@ -238,7 +316,7 @@ impl<K: BlockFn> Nlp for BlockNlp<K> {
                 let mut out = vec![Dual64::from(0.0); b.n_out];
                 for i in 0..nv {
                     xb[i].eps = 1.0;
-                    b.kind.eval(&xb, &mut out);
+                    b.kind.eval_jac(&xb, &mut out, i);
                     xb[i].eps = 0.0;
                     for (r, o) in out.iter().enumerate() {
                         vals[k + r * nv + i] = o.eps;
@@ -257,9 +335,22 @@ impl<K: BlockFn> Nlp for BlockNlp<K> {
                 None => vec![obj_factor],
             };
             let nv = b.vars.len();
+            let skip = w.iter().all(|w| *w == 0.0);
+            if let Some(groups) = b.kind.hess_groups() {
+                let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+                if largest <= 4 {
+                    k = Self::grouped_hessian::<4>(b, x, &w, &groups, skip, k, vals);
+                    continue;
+                } else if largest <= 8 {
+                    k = Self::grouped_hessian::<8>(b, x, &w, &groups, skip, k, vals);
+                    continue;
+                } else if largest <= MAX_GROUP {
+                    k = Self::grouped_hessian::<MAX_GROUP>(b, x, &w, &groups, skip, k, vals);
+                    continue;
+                }
+            }
             let mut xb: Vec<HyperDual64> = Self::gather(x, &b.vars);
             let mut out = vec![HyperDual64::from(0.0); b.n_out];
-            let skip = w.iter().all(|w| *w == 0.0);
             for i in 0..nv {
                 for j in (0..=i).filter(|&j| b.kind.hess_pair(i, j)) {
                     if skip {

@@ -30,6 +30,22 @@ pub trait Cls {
     fn normal<T: Real>(&self, q: &[T]) -> Vec<T>;
     /// Tangent b(q) (used only with friction).
     fn tangent<T: Real>(&self, q: &[T]) -> Vec<T>;
+    /// f_v(q, v, t, u) and M(q)⁻¹ r for each r of `rs` in one call (default: [`Cls::f_v`]
+    /// and [`Cls::minv`] per right-hand side; a model with a configuration-dependent mass
+    /// matrix overrides it to factor M(q) once).
+    fn accelerations<T: Real>(
+        &self,
+        q: &[T],
+        v: &[T],
+        t: T,
+        u: &[T],
+        rs: &[Vec<T>],
+    ) -> (Vec<T>, Vec<Vec<T>>) {
+        (
+            self.f_v(q, v, t, u),
+            rs.iter().map(|r| self.minv(q, r)).collect(),
+        )
+    }
     /// Number of general path constraints g(q) imposed at every stage point (default 0).
     fn n_path(&self) -> usize {
         0
@@ -168,13 +184,46 @@ impl Cls for PointMass {
     }
 }
 
-/// The time-freezing PSS of a CLS with inelastic auxiliary dynamics (constant a_n).
+/// Elastic auxiliary dynamics (the time-freezing predecessor, Nurkanović et al. 2021, cited
+/// as ref. 29 in seed 002; digest §2.2): inside the obstacle the normal coordinate ξ = f_c(q)
+/// follows the damped oscillator ξ'' = −k ξ − c ξ' with the clock frozen, so a trajectory
+/// that enters with normal velocity ξ' = −w leaves after half a period τ_j with ξ' = e w.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ElasticAux {
+    /// Stiffness k = (π² + ln² e)/τ_j².
+    pub k: f64,
+    /// Damping c = −2 ln(e)/τ_j.
+    pub c: f64,
+}
+
+impl ElasticAux {
+    /// Stiffness and damping for the coefficient of restitution `e` ∈ (0, 1] and the
+    /// (numerical-time) duration `tau_jump` of the impact.
+    pub fn from_restitution(e: f64, tau_jump: f64) -> Result<Self, crate::OcpError> {
+        if !(e > 0.0 && e <= 1.0 && tau_jump.is_finite() && tau_jump > 0.0) {
+            return Err(crate::OcpError::InvalidInput(format!(
+                "restitution {e} must be in (0, 1] and the impact duration {tau_jump} > 0"
+            )));
+        }
+        let l = e.ln();
+        Ok(Self {
+            k: (std::f64::consts::PI.powi(2) + l * l) / (tau_jump * tau_jump),
+            c: -2.0 * l / tau_jump,
+        })
+    }
+}
+
+/// The time-freezing PSS of a CLS with inelastic auxiliary dynamics (constant a_n) or, with
+/// [`TimeFreezing::elastic`], elastic auxiliary dynamics with a coefficient of restitution.
 #[derive(Debug, Clone)]
 pub struct TimeFreezing<C> {
     /// The system.
     pub cls: C,
-    /// Auxiliary normal acceleration a_n > 0.
+    /// Auxiliary normal acceleration a_n > 0 (inelastic auxiliary dynamics).
     pub a_n: f64,
+    /// Elastic auxiliary dynamics instead of the inelastic ones: one switching function
+    /// c = f_c(q), regions {c > 0} (f₁) and {c < 0} (the damped oscillator, clock frozen).
+    pub elastic: Option<ElasticAux>,
 }
 
 impl<C: Cls> TimeFreezing<C> {
@@ -185,7 +234,25 @@ impl<C: Cls> TimeFreezing<C> {
                 "a_n = {a_n} must be > 0"
             )));
         }
-        Ok(Self { cls, a_n })
+        Ok(Self {
+            cls,
+            a_n,
+            elastic: None,
+        })
+    }
+    /// Builds the elastic reformulation with coefficient of restitution `e` and impact
+    /// duration `tau_jump` (frictionless systems only).
+    pub fn elastic(cls: C, e: f64, tau_jump: f64) -> Result<Self, crate::OcpError> {
+        if cls.friction().is_some() {
+            return Err(crate::OcpError::InvalidInput(
+                "the elastic auxiliary dynamics are frictionless".into(),
+            ));
+        }
+        Ok(Self {
+            cls,
+            a_n: 1.0,
+            elastic: Some(ElasticAux::from_restitution(e, tau_jump)?),
+        })
     }
     /// Dimension of y = (q, v, t).
     pub fn ny(&self) -> usize {
@@ -193,7 +260,9 @@ impl<C: Cls> TimeFreezing<C> {
     }
     /// Number of switching functions n_c (2, or 3 with friction).
     pub fn nc(&self) -> usize {
-        if self.cls.friction().is_some() {
+        if self.elastic.is_some() {
+            1
+        } else if self.cls.friction().is_some() {
             3
         } else {
             2
@@ -208,6 +277,9 @@ impl<C: Cls> TimeFreezing<C> {
         let nq = self.cls.nq();
         let (q, v) = (&y[..nq], &y[nq..2 * nq]);
         let dot = |a: &[T], b: &[T]| a.iter().zip(b).fold(T::from(0.0), |s, (a, b)| s + *a * *b);
+        if self.elastic.is_some() {
+            return vec![self.cls.f_c(q)];
+        }
         let mut c = vec![self.cls.f_c(q), dot(&self.cls.normal(q), v)];
         if self.cls.friction().is_some() {
             c.push(dot(&self.cls.tangent(q), v));
@@ -217,6 +289,9 @@ impl<C: Cls> TimeFreezing<C> {
     /// Filippov weights θ(α) of the step representation.
     pub fn theta<T: Real>(&self, a: &[T]) -> Vec<T> {
         let one = T::from(1.0);
+        if self.elastic.is_some() {
+            return vec![a[0], one - a[0]];
+        }
         let t1 = a[0] + (one - a[0]) * a[1];
         let rest = (one - a[0]) * (one - a[1]);
         if self.cls.friction().is_some() {
@@ -230,19 +305,36 @@ impl<C: Cls> TimeFreezing<C> {
         let nq = self.cls.nq();
         let (q, v, t) = (&y[..nq], &y[nq..2 * nq], y[2 * nq]);
         let th = self.theta(alpha);
-        let fv = self.cls.f_v(q, v, t, u);
         let n = self.cls.normal(q);
         let an = T::from(self.a_n);
         let mut out = vec![T::from(0.0); self.ny()];
+        if let Some(el) = self.elastic {
+            // f₁ = (v, f_v, 1); f₂ = (v, M⁻¹ n (−k ξ − c ξ')/D, 0) with ξ = f_c, ξ' = nᵀv,
+            // D = nᵀM⁻¹n (the normal coordinate follows the damped oscillator)
+            let xi = self.cls.f_c(q);
+            let xid = n.iter().zip(v).fold(T::from(0.0), |s, (n, v)| s + *n * *v);
+            let (fv, a) = self.cls.accelerations(q, v, t, u, std::slice::from_ref(&n));
+            let d = n
+                .iter()
+                .zip(&a[0])
+                .fold(T::from(0.0), |s, (n, a)| s + *n * *a);
+            let lam = (xi * (-el.k) - xid * el.c) / d;
+            for i in 0..nq {
+                out[i] = v[i];
+                out[nq + i] = th[0] * fv[i] + th[1] * a[0][i] * lam;
+            }
+            out[2 * nq] = th[0];
+            return out;
+        }
         for i in 0..nq {
             out[i] = th[0] * v[i];
         }
         match self.cls.friction() {
             None => {
                 let push: Vec<T> = n.iter().map(|n| *n * an).collect();
-                let a2 = self.cls.minv(q, &push);
+                let (fv, a) = self.cls.accelerations(q, v, t, u, &[push]);
                 for i in 0..nq {
-                    out[nq + i] = th[0] * fv[i] + th[1] * a2[i];
+                    out[nq + i] = th[0] * fv[i] + th[1] * a[0][i];
                 }
             }
             Some(mu) => {
@@ -250,9 +342,9 @@ impl<C: Cls> TimeFreezing<C> {
                 let at = an * mu;
                 let f2: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an - *b * at).collect();
                 let f3: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an + *b * at).collect();
-                let (a2, a3) = (self.cls.minv(q, &f2), self.cls.minv(q, &f3));
+                let (fv, a) = self.cls.accelerations(q, v, t, u, &[f2, f3]);
                 for i in 0..nq {
-                    out[nq + i] = th[0] * fv[i] + th[1] * a2[i] + th[2] * a3[i];
+                    out[nq + i] = th[0] * fv[i] + th[1] * a[0][i] + th[2] * a[1][i];
                 }
             }
         }

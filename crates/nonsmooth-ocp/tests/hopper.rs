@@ -57,9 +57,12 @@ fn normal_and_tangent_are_foot_gradients() {
         assert!((f[1].eps - n[i]).abs() < 1e-14);
         assert!((f[0].eps - b[i]).abs() < 1e-14);
     }
-    // the nominal stance has the foot on the ground, outside the holes (on their edge)
+    // the nominal stance has the foot on the ground, outside the holes (width 0.5: the
+    // first hole spans x ∈ [0.25, 0.75])
     let q0 = [0.0f64, 0.4, 0.0, 0.0];
     assert!(h.f_c(&q0).abs() < 1e-15);
     let holes = h.hole_values(&q0);
-    assert!((holes[0] - 1.0).abs() < 1e-12 && holes[1] > 1.0 && holes[2] > 1.0);
+    assert!((holes[0] - 4.0).abs() < 1e-12 && holes[1] > 1.0 && holes[2] > 1.0);
+    let q_edge = [0.25f64, 0.4, 0.0, 0.0];
+    assert!((h.hole_values(&q_edge)[0] - 1.0).abs() < 1e-12);
 }

@@ -3,8 +3,11 @@
 //! and the Winkler foundation with 100 and 900 elements under the 50 N circling load
 //! (§5.5, Table 1; examples/drumwright_foundation.toml, E = 1e7, h = 10 ms). Each scene is
 //! first run for a while (outside the timing); the printed figure is the mean wall time of
-//! one step, for the dense Delassus form ("dense", the form before the fast path) and the
-//! default options (lifted sparse programs for steps with ≥ 48 rows).
+//! one step. Stack: the default options (block fast path: `BlockSnapshot`, sparse Delassus
+//! matrix, pivoting / sticking solvers with Clarabel fallback) and "clarabel" (fast path
+//! off: dense snapshot and Clarabel stages, the form before the block fast path).
+//! Foundation: the dense Delassus form ("dense") and the default options (lifted sparse
+//! programs for steps with ≥ 48 rows).
 
 use std::time::{Duration, Instant};
 
@@ -68,6 +71,13 @@ fn options(dense: bool) -> DrumwrightOptions {
     }
 }
 
+fn clarabel_options() -> DrumwrightOptions {
+    DrumwrightOptions {
+        fast_solver: false,
+        ..Default::default()
+    }
+}
+
 fn report(label: &str, reps: usize, mut f: impl FnMut()) {
     let start = Instant::now();
     for _ in 0..reps {
@@ -86,17 +96,27 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
     for n in [10usize, 50, 100] {
         let model = stack(n);
-        for dense in [true, false] {
-            let mut st = DrumwrightStepper::new(options(dense));
+        for fast in [false, true] {
+            let opts = if fast {
+                DrumwrightOptions::default()
+            } else {
+                clarabel_options()
+            };
+            let mut st = DrumwrightStepper::new(opts);
             let mut s = model.initial_state.clone();
             for _ in 0..100 {
                 s = st.step(&model, &s, 0.01).expect("settling step");
             }
-            let form = if dense { "dense" } else { "default" };
-            report(&format!("stack N = {n} ({form})"), 10, || {
+            let form = if fast { "default" } else { "clarabel" };
+            let reps = if fast { 200 } else { 10 };
+            report(&format!("stack N = {n} ({form})"), reps, || {
                 black_box(st.step(&model, &s, 0.01).expect("step"));
             });
-            if !dense {
+            if fast {
+                println!(
+                    "stack N = {n} (default): {} fast stage solves, {} Clarabel fallbacks in the last step",
+                    st.last.fast_solves, st.last.fallbacks
+                );
                 group.bench_with_input(BenchmarkId::new("stack", n), &n, |b, _| {
                     b.iter(|| black_box(st.step(&model, &s, 0.01).expect("step")))
                 });

@@ -16,13 +16,60 @@
 //! then `q₁ = q₀ + h N(q₀) v₁`. Contacts and limits are rigid here (their stiffness is
 //! ignored); the φ₀/h term is the usual constraint stabilization. Bilateral constraints are
 //! not supported by this stepper (a typed error).
+//!
+//! # Robust solve
+//! The LCP matrix `[[JᵀM⁻¹J, E], [μ, −Eᵀ, 0]]` (J = [G_nᵀ, D]) is copositive, and the LCP
+//! is solvable and processed by Lemke's method whenever `zᵀq ≥ 0` for every `z ≥ 0` with
+//! `Mz ≥ 0`, `zᵀMz = 0` (Anitescu & Potra 1997; Cottle–Pang–Stone §4.4);
+//! but it is highly degenerate (rank-deficient `JᵀM⁻¹J` when `m + d·n_c > n_v`, opposite
+//! pyramid directions, duplicated contacts, `q` rows that are zero up to round-off) and
+//! badly scaled for large μ and light bodies, so that a floating-point Lemke run can end in
+//! a spurious ray termination or in a basis whose solution has a large residual. Each step
+//! therefore:
+//!
+//! 1. drops contacts that exactly duplicate an earlier one (same rows, gap and μ up to
+//!    round-off; the velocity update does not depend on how an impulse is split between
+//!    copies);
+//! 2. equilibrates the LCP by positive diagonal row/column scaling `M̂ = R M C`, `q̂ = R q`,
+//!    `z = C ẑ` (complementarity is invariant under it): impulse rows/columns by
+//!    `1/√(JᵀM⁻¹J)ᵢᵢ` (unit Delassus diagonal), the γ column by the inverse mean of its
+//!    pyramid rows' scales (unit `E` entries) and the γ row by the inverse of its largest
+//!    entry;
+//! 3. polishes each Lemke candidate on its support (`M_SS z_S = −q_S` by SVD) and checks it
+//!    on the *unscaled* LCP: residual `max(‖(−z)⁺‖∞, ‖(−w)⁺‖∞, maxᵢ|zᵢwᵢ|)` at most
+//!    [`AnitescuPotraStepper::residual_tol`]` · (1 + ‖q‖∞)(1 + ‖z‖∞)`, and the step's
+//!    energy identity: with complementarity,
+//!    `½‖v₁‖²_M − ½‖v_free‖²_M = −λᵀφ/h − Σ μλγ − ½‖v₁ − v_free‖²_M ≤ λᵀ(−φ)⁺/h`, so a
+//!    candidate whose kinetic-energy gain exceeds `λᵀ(−φ)⁺/h` (plus round-off) is rejected;
+//! 4. on a failed or rejected solve restarts Lemke ([`Restart`]): warm from the support of
+//!    the first candidate (a freshly factorized basis instead of one carried through a
+//!    long degenerate pivot sequence), then cold with the covering vector `dᵢ = 1 + i/n`,
+//!    then with a small Tikhonov term `M̂ + εI` (ε = 1e-10, 1e-8 on the unit-diagonal
+//!    matrix), which makes the matrix strictly copositive so Lemke's method processes the
+//!    LCP for every `q` (Cottle–Pang–Stone §3.8, §4.4); every candidate must pass
+//!    the checks of 3 on the unregularized LCP;
+//! 5. as a last resort drops the penetration part of the stabilization (`φ₀/h → φ₀⁺/h`):
+//!    then `zᵀq ≥ 0` for every such `z`, the solvability condition above (a penetration
+//!    correction that a rank-deficient contact set cannot satisfy makes the LCP infeasible);
+//! 6. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
+//!    attempt (never a state built from an unchecked solution).
+//!
+//! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
+//! ([`ApStepReport`]).
 
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Dimension, Model, State};
-use nonsmooth_solvers::lcp::{lemke, Lcp, LemkeOptions};
+use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LemkeOptions};
+use nonsmooth_solvers::SolverError;
+
+/// Name used in solver errors of this stepper.
+const SOLVER: &str = "anitescu-potra";
+/// Tikhonov terms tried, in order, on the scaled (unit-diagonal) LCP matrix after a failed
+/// unregularized solve.
+const REGULARIZATION: [f64; 2] = [1e-10, 1e-8];
 
 /// The `anitescu-potra` stepper.
 #[derive(Debug, Clone)]
@@ -31,6 +78,9 @@ pub struct AnitescuPotraStepper {
     pub directions: usize,
     /// Lemke options.
     pub lemke: LemkeOptions,
+    /// Relative tolerance of the residual check on the unscaled LCP (see the module docs).
+    /// Default `1e-8`.
+    pub residual_tol: f64,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -38,16 +88,169 @@ impl Default for AnitescuPotraStepper {
         AnitescuPotraStepper {
             directions: 4,
             lemke: LemkeOptions::default(),
+            residual_tol: 1e-8,
         }
     }
 }
 
-impl Stepper for AnitescuPotraStepper {
-    fn name(&self) -> &'static str {
-        "anitescu-potra"
-    }
+/// How the accepted Lemke run of a step was started (see the module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Restart {
+    /// Cold start with the stepper's [`LemkeOptions`].
+    #[default]
+    Cold,
+    /// Warm start (`LemkeOptions::warm_start`) from the support of the first, rejected,
+    /// candidate: the basis inverse is then factorized afresh instead of carried through
+    /// a long degenerate pivot sequence.
+    Warm,
+    /// Cold start with the covering vector `dᵢ = 1 + i/n`, which breaks the symmetric
+    /// ties of the pyramid rows differently.
+    Ramp,
+}
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+/// Diagnostics of one [`AnitescuPotraStepper`] step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApStepReport {
+    /// Size of the LCP (0 when no contact or limit row was active).
+    pub lcp_size: usize,
+    /// Lemke pivots of the accepted solve.
+    pub pivots: usize,
+    /// Solves tried (1 when the first, scaled and unregularized, solve was accepted).
+    pub attempts: usize,
+    /// How the accepted Lemke run was started.
+    pub restart: Restart,
+    /// Tikhonov term of the accepted solve (0 for none).
+    pub regularization: f64,
+    /// Whether the penetration part of the stabilization had to be dropped.
+    pub stabilization_dropped: bool,
+    /// Residual `max(‖(−z)⁺‖∞, ‖(−w)⁺‖∞, maxᵢ|zᵢwᵢ|)` of the accepted solution on the
+    /// unscaled LCP.
+    pub residual: f64,
+    /// Kinetic-energy change `½‖v₁‖²_M − ½‖v_free‖²_M` of the contact impulses (J).
+    pub energy_gain: f64,
+    /// Its bound `λᵀ(−φ)⁺/h` (J).
+    pub energy_bound: f64,
+    /// Largest impulse (N·s) of the accepted solution.
+    pub max_impulse: f64,
+    /// Contacts dropped because they exactly duplicate an earlier contact (same normal
+    /// and tangent rows, gap and friction up to round-off): a duplicated row only makes
+    /// the LCP degenerate, the impulse split between copies is arbitrary and the velocity
+    /// update is the same.
+    pub duplicates_dropped: usize,
+}
+
+/// Active-set polish of a Lemke solution of `LCP(M, q)` (unregularized): with the
+/// support `S = {i : zᵢ > wᵢ}` read off the candidate, solves the complementary system
+/// `M_SS z_S = −q_S` by an SVD least-squares solve (minimum-norm on a singular `M_SS`, e.g.
+/// opposite pyramid directions) and keeps the result when its residual is smaller. Lemke's
+/// product-form basis inverse loses accuracy over long degenerate pivot sequences; the
+/// support it finds is still right, and this recovers the solution to round-off.
+fn polish(mat: &DMatrix<f64>, q: &DVector<f64>, z: DVector<f64>) -> DVector<f64> {
+    let res = |z: &DVector<f64>| {
+        let mut w = q.clone();
+        w.gemv(1.0, mat, z, 1.0);
+        lcp_residuals(z, &w).max()
+    };
+    let mut best_r = res(&z);
+    let mut best = z;
+    for _ in 0..2 {
+        if best_r == 0.0 {
+            break;
+        }
+        let mut w = q.clone();
+        w.gemv(1.0, mat, &best, 1.0);
+        let support: Vec<usize> = (0..q.len()).filter(|&i| best[i] > w[i]).collect();
+        if support.is_empty() {
+            break;
+        }
+        let k = support.len();
+        let a = DMatrix::from_fn(k, k, |i, j| mat[(support[i], support[j])]);
+        let b = DVector::from_fn(k, |i, _| -q[support[i]]);
+        let svd = a.svd(true, true);
+        let eps = 1e-13 * svd.singular_values.max();
+        let Ok(zs) = svd.solve(&b, eps) else {
+            break;
+        };
+        let mut cand = DVector::zeros(q.len());
+        for (i, &si) in support.iter().enumerate() {
+            cand[si] = zs[i].max(0.0);
+        }
+        let r = res(&cand);
+        if r < best_r {
+            best_r = r;
+            best = cand;
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// Whether two contacts are the same constraint up to round-off (relative `1e-12`).
+fn same_contact(
+    a: &nonsmooth_core::snapshot::Contact<f64>,
+    b: &nonsmooth_core::snapshot::Contact<f64>,
+) -> bool {
+    let close = |x: f64, y: f64, scale: f64| (x - y).abs() <= 1e-12 * (1.0 + scale);
+    let sn = a.normal_row.amax();
+    a.friction == b.friction
+        && close(a.gap, b.gap, a.gap.abs())
+        && a.normal_row.len() == b.normal_row.len()
+        && a.tangent_rows.shape() == b.tangent_rows.shape()
+        && a.normal_row
+            .iter()
+            .zip(b.normal_row.iter())
+            .all(|(&x, &y)| close(x, y, sn))
+        && a.tangent_rows
+            .iter()
+            .zip(b.tangent_rows.iter())
+            .all(|(&x, &y)| close(x, y, sn))
+}
+
+/// The assembled LCP of one step.
+struct StepLcp {
+    /// Contacts dropped as exact duplicates of an earlier one.
+    duplicates: usize,
+    mat: DMatrix<f64>,
+    /// `q` with the full stabilization `φ₀/h`.
+    q: DVector<f64>,
+    /// Gaps φ₀ of the normal rows.
+    gaps: Vec<f64>,
+    /// Number of normal rows.
+    m: usize,
+    /// Number of impulse unknowns (normal rows + pyramid directions).
+    ni: usize,
+    /// `M⁻¹ J`.
+    minv_j: DMatrix<f64>,
+    /// Column (and row) scaling of the equilibrated LCP.
+    col_scale: DVector<f64>,
+    /// Row scaling of the equilibrated LCP.
+    row_scale: DVector<f64>,
+}
+
+/// An accepted candidate.
+struct Accepted {
+    z: DVector<f64>,
+    pivots: usize,
+    residual: f64,
+    energy_gain: f64,
+    energy_bound: f64,
+}
+
+impl AnitescuPotraStepper {
+    /// One step with its diagnostics (see the module docs for the robust solve).
+    ///
+    /// # Errors
+    /// As [`Stepper::step`]: [`SimError::InvalidOption`] for a bad step size or pyramid,
+    /// [`SimError::Unsupported`] for bilateral constraints, [`SimError::Model`] for a bad
+    /// state, [`SimError::Solver`] when no checked LCP solution was found,
+    /// [`SimError::Diverged`] for a singular mass matrix or a non-finite result.
+    pub fn step_report(
+        &self,
+        model: &Model,
+        state: &State,
+        h: f64,
+    ) -> Result<(State, ApStepReport), SimError> {
         if !(h.is_finite() && h > 0.0) {
             return Err(SimError::InvalidOption {
                 option: "dt",
@@ -60,6 +263,12 @@ impl Stepper for AnitescuPotraStepper {
                 reason: "a friction pyramid needs at least 3 directions".into(),
             });
         }
+        if !(self.residual_tol.is_finite() && self.residual_tol > 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "residual_tol",
+                reason: format!("must be positive and finite, got {}", self.residual_tol),
+            });
+        }
         check_state(model, &state.q, &state.v)?;
         let snap = ContactSnapshot::from_state(model, state)?;
         if !snap.bilateral.is_empty() {
@@ -68,7 +277,6 @@ impl Stepper for AnitescuPotraStepper {
                 reason: "bilateral constraints are not supported by this LCP formulation".into(),
             });
         }
-        let nv = snap.nv();
         let chol = snap
             .mass_matrix
             .clone()
@@ -78,11 +286,60 @@ impl Stepper for AnitescuPotraStepper {
                 reason: "mass matrix is not positive definite".into(),
             })?;
         let v_free = &state.v + chol.solve(&snap.forces) * h;
+        let mut report = ApStepReport::default();
+        let v1 = match self.assemble(&snap, &chol, &v_free, h) {
+            None => v_free,
+            Some(lcp) => {
+                report.lcp_size = lcp.mat.nrows();
+                report.duplicates_dropped = lcp.duplicates;
+                let acc = self.solve(&lcp, &snap.mass_matrix, &v_free, h, &mut report, state.t);
+                let acc = acc?;
+                report.pivots = acc.pivots;
+                report.residual = acc.residual;
+                report.energy_gain = acc.energy_gain;
+                report.energy_bound = acc.energy_bound;
+                report.max_impulse = acc.z.rows(0, lcp.ni).amax();
+                v_free + &lcp.minv_j * acc.z.rows(0, lcp.ni)
+            }
+        };
+        let q1 = integrate_configuration(model, &state.q, &v1, h);
+        if !(v1.iter().all(|x| x.is_finite()) && q1.iter().all(|x| x.is_finite())) {
+            return Err(SimError::Diverged {
+                t: state.t + h,
+                reason: "anitescu-potra produced a non-finite state".into(),
+            });
+        }
+        Ok((
+            State {
+                q: q1,
+                v: v1,
+                t: state.t + h,
+            },
+            report,
+        ))
+    }
+
+    /// Builds the LCP of the step and its equilibration; `None` without active rows.
+    fn assemble(
+        &self,
+        snap: &ContactSnapshot<f64>,
+        chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+        v_free: &DVector<f64>,
+        h: f64,
+    ) -> Option<StepLcp> {
+        let nv = snap.nv();
         // Normal rows: contacts then limits.
         let mut normals: Vec<(DVector<f64>, f64)> = Vec::new();
         let mut dirs: Vec<(usize, DVector<f64>)> = Vec::new();
         let mut mus: Vec<f64> = Vec::new();
-        for c in &snap.contacts {
+        let mut kept: Vec<usize> = Vec::new();
+        let mut duplicates = 0;
+        for (ci, c) in snap.contacts.iter().enumerate() {
+            if kept.iter().any(|&k| same_contact(&snap.contacts[k], c)) {
+                duplicates += 1;
+                continue;
+            }
+            kept.push(ci);
             let i = normals.len();
             normals.push((c.normal_row.clone(), c.gap));
             mus.push(c.friction);
@@ -110,12 +367,7 @@ impl Stepper for AnitescuPotraStepper {
         }
         let m = normals.len();
         if m == 0 {
-            let q1 = integrate_configuration(model, &state.q, &v_free, h);
-            return Ok(State {
-                q: q1,
-                v: v_free,
-                t: state.t + h,
-            });
+            return None;
         }
         let friction_contacts: Vec<usize> = {
             let mut f: Vec<usize> = dirs.iter().map(|d| d.0).collect();
@@ -124,9 +376,10 @@ impl Stepper for AnitescuPotraStepper {
         };
         let nd = dirs.len();
         let ng = friction_contacts.len();
-        let n = m + nd + ng;
+        let ni = m + nd;
+        let n = ni + ng;
         // Columns of the impulse map J (nv × (m + nd)).
-        let mut j = DMatrix::zeros(nv, m + nd);
+        let mut j = DMatrix::zeros(nv, ni);
         for (k, (row, _)) in normals.iter().enumerate() {
             j.set_column(k, row);
         }
@@ -136,40 +389,198 @@ impl Stepper for AnitescuPotraStepper {
         let minv_j = chol.solve(&j);
         let jmj = j.transpose() * &minv_j;
         let mut mat = DMatrix::zeros(n, n);
-        mat.view_mut((0, 0), (m + nd, m + nd)).copy_from(&jmj);
+        mat.view_mut((0, 0), (ni, ni)).copy_from(&jmj);
         let mut q = DVector::zeros(n);
-        let jv = j.transpose() * &v_free;
+        let jv = j.transpose() * v_free;
         for k in 0..m {
             q[k] = jv[k] + normals[k].1 / h;
         }
         for k in 0..nd {
             q[m + k] = jv[m + k];
         }
+        // Equilibration: unit Delassus diagonal for the impulses.
+        let mut col_scale = DVector::from_element(n, 1.0);
+        let dmax = (0..ni).fold(0.0_f64, |a, i| a.max(jmj[(i, i)]));
+        for i in 0..ni {
+            let d = jmj[(i, i)];
+            if d > 1e-14 * dmax && d.is_finite() {
+                col_scale[i] = 1.0 / d.sqrt();
+            } else if dmax > 0.0 {
+                col_scale[i] = 1.0 / dmax.sqrt();
+            }
+        }
+        let mut row_scale = col_scale.clone();
         for (g, &ci) in friction_contacts.iter().enumerate() {
-            let col = m + nd + g;
+            let col = ni + g;
+            let mut sum = 0.0;
+            let mut cnt = 0.0;
+            let mut big = mus[ci] * col_scale[ci];
             for (k, (c, _)) in dirs.iter().enumerate() {
                 if *c == ci {
                     mat[(m + k, col)] = 1.0;
                     mat[(col, m + k)] = -1.0;
+                    sum += row_scale[m + k];
+                    cnt += 1.0;
+                    big = big.max(col_scale[m + k]);
                 }
             }
             mat[(col, ci)] = mus[ci];
+            col_scale[col] = if sum > 0.0 { cnt / sum } else { 1.0 };
+            row_scale[col] = if big > 0.0 { 1.0 / big } else { 1.0 };
         }
-        let lcp = Lcp::new(mat, q)?;
-        let sol = lemke(&lcp, &self.lemke)?;
-        let impulses = sol.z.rows(0, m + nd).into_owned();
-        let v1 = v_free + minv_j * impulses;
-        let q1 = integrate_configuration(model, &state.q, &v1, h);
-        if !(v1.iter().all(|x| x.is_finite()) && q1.iter().all(|x| x.is_finite())) {
-            return Err(SimError::Diverged {
-                t: state.t + h,
-                reason: "anitescu-potra produced a non-finite state".into(),
-            });
-        }
-        Ok(State {
-            q: q1,
-            v: v1,
-            t: state.t + h,
+        Some(StepLcp {
+            duplicates,
+            mat,
+            q,
+            gaps: normals.iter().map(|n| n.1).collect(),
+            m,
+            ni,
+            minv_j,
+            col_scale,
+            row_scale,
         })
+    }
+
+    /// The solve cascade of the module docs; returns the first checked solution.
+    fn solve(
+        &self,
+        lcp: &StepLcp,
+        mass: &DMatrix<f64>,
+        v_free: &DVector<f64>,
+        h: f64,
+        report: &mut ApStepReport,
+        t: f64,
+    ) -> Result<Accepted, SimError> {
+        let n = lcp.mat.nrows();
+        let mut q_plus = lcp.q.clone();
+        let mut any_penetration = false;
+        for k in 0..lcp.m {
+            if lcp.gaps[k] < 0.0 {
+                q_plus[k] -= lcp.gaps[k] / h;
+                any_penetration = true;
+            }
+        }
+        let scaled_mat = DMatrix::from_fn(n, n, |i, j| {
+            lcp.row_scale[i] * lcp.mat[(i, j)] * lcp.col_scale[j]
+        });
+        let mut why: Vec<String> = Vec::new();
+        let stabilizations: &[bool] = if any_penetration {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let ramp = DVector::from_fn(n, |i, _| 1.0 + i as f64 / n as f64);
+        for &drop in stabilizations {
+            let q = if drop { &q_plus } else { &lcp.q };
+            let q_scaled = q.component_mul(&lcp.row_scale);
+            let mut support: Option<Vec<usize>> = None;
+            let mut plan: Vec<(f64, Restart)> = vec![(0.0, Restart::Cold)];
+            plan.push((0.0, Restart::Warm));
+            plan.push((0.0, Restart::Ramp));
+            plan.extend(REGULARIZATION.iter().map(|&e| (e, Restart::Cold)));
+            for (eps, restart) in plan {
+                let mut opts = self.lemke.clone();
+                match restart {
+                    Restart::Cold => {}
+                    Restart::Warm => match &support {
+                        Some(s) => opts.warm_start = Some(s.clone()),
+                        None => continue,
+                    },
+                    Restart::Ramp => opts.covering = Some(ramp.clone()),
+                }
+                report.attempts += 1;
+                let mut mhat = scaled_mat.clone();
+                for i in 0..n {
+                    mhat[(i, i)] += eps;
+                }
+                let cand = Lcp::new(mhat, q_scaled.clone())
+                    .and_then(|l| lemke(&l, &opts))
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| {
+                        let zhat = polish(&scaled_mat, &q_scaled, s.z);
+                        if support.is_none() {
+                            support = Some((0..n).filter(|&i| zhat[i] > 0.0).collect());
+                        }
+                        let z = zhat.component_mul(&lcp.col_scale);
+                        self.check(lcp, q, &z, mass, v_free, h).map(
+                            |(residual, energy_gain, energy_bound)| Accepted {
+                                z,
+                                pivots: s.iterations,
+                                residual,
+                                energy_gain,
+                                energy_bound,
+                            },
+                        )
+                    });
+                match cand {
+                    Ok(acc) => {
+                        report.regularization = eps;
+                        report.stabilization_dropped = drop;
+                        report.restart = restart;
+                        return Ok(acc);
+                    }
+                    Err(e) => why.push(format!(
+                        "[{restart:?}, ε = {eps:e}{}] {e}",
+                        if drop { ", φ⁺" } else { "" }
+                    )),
+                }
+            }
+        }
+        Err(SimError::Solver(SolverError::NoSolution {
+            solver: SOLVER,
+            reason: format!(
+                "no checked LCP solution at t = {t} after {} attempts (size {n}): {}",
+                report.attempts,
+                why.join("; ")
+            ),
+        }))
+    }
+
+    /// Residual and energy checks of a candidate `z` on the unscaled LCP with vector `q`.
+    /// Returns `(residual, energy gain, energy bound)` or why the candidate is rejected.
+    fn check(
+        &self,
+        lcp: &StepLcp,
+        q: &DVector<f64>,
+        z: &DVector<f64>,
+        mass: &DMatrix<f64>,
+        v_free: &DVector<f64>,
+        h: f64,
+    ) -> Result<(f64, f64, f64), String> {
+        if z.iter().any(|x| !x.is_finite()) {
+            return Err("non-finite solution".into());
+        }
+        let mut w = q.clone();
+        w.gemv(1.0, &lcp.mat, z, 1.0);
+        let residual = lcp_residuals(z, &w).max();
+        let scale = (1.0 + q.amax()) * (1.0 + z.amax());
+        if residual.is_nan() || residual > self.residual_tol * scale {
+            return Err(format!(
+                "residual {residual:e} above {:e}",
+                self.residual_tol * scale
+            ));
+        }
+        let dv = &lcp.minv_j * z.rows(0, lcp.ni);
+        let v1 = v_free + &dv;
+        let ke = |v: &DVector<f64>| 0.5 * v.dot(&(mass * v));
+        let gain = ke(&v1) - ke(v_free);
+        let bound: f64 = (0..lcp.m).map(|k| z[k] * (-lcp.gaps[k]).max(0.0) / h).sum();
+        let slack = 1e-8 * (ke(v_free) + ke(&dv) + bound) + 1e-12;
+        if gain.is_nan() || gain > bound + slack {
+            return Err(format!(
+                "kinetic energy gain {gain:e} J above its bound {bound:e} J"
+            ));
+        }
+        Ok((residual, gain, bound))
+    }
+}
+
+impl Stepper for AnitescuPotraStepper {
+    fn name(&self) -> &'static str {
+        "anitescu-potra"
+    }
+
+    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+        self.step_report(model, state, h).map(|(s, _)| s)
     }
 }

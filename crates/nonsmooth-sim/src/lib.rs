@@ -11,7 +11,9 @@
 //! - `penalty-implicit`, `rk45`, `bdf`: implicit Euler (Newton), adaptive Dormand–Prince and
 //!   variable-step BDF(1) on the penalty-contact ODE, see [`ode`];
 //! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
-//!   [`anitescu`].
+//!   [`anitescu`];
+//! - `qp-max-dissipation`: complementarity-free maximal-dissipation QP time stepping (the
+//!   forward model of the two-stage QP inverse dynamics of seed 004), see [`max_dissipation`].
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -21,8 +23,10 @@
 pub mod anitescu;
 pub mod contact_law;
 pub mod drumwright;
+pub mod drumwright_fast;
 pub mod error;
 pub mod load;
+pub mod max_dissipation;
 pub mod ode;
 pub mod penalty;
 pub mod run;
@@ -31,6 +35,7 @@ pub mod stepper;
 pub use anitescu::AnitescuPotraStepper;
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
+pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};
 pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
 pub use run::{simulate, SimOptions, Trajectory};

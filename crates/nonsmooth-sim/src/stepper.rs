@@ -2,6 +2,7 @@
 
 use crate::anitescu::AnitescuPotraStepper;
 use crate::drumwright::DrumwrightStepper;
+use crate::max_dissipation::MaxDissipationStepper;
 use crate::ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
 use crate::SimError;
@@ -24,6 +25,7 @@ pub const STEPPER_NAMES: &[&str] = &[
     "penalty-implicit",
     "drumwright",
     "anitescu-potra",
+    "qp-max-dissipation",
     "rk45",
     "bdf",
 ];
@@ -40,6 +42,7 @@ pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
         "drumwright" => Ok(Box::new(DrumwrightStepper::default())),
         "penalty-implicit" => Ok(Box::new(ImplicitEulerStepper::default())),
         "anitescu-potra" => Ok(Box::new(AnitescuPotraStepper::default())),
+        "qp-max-dissipation" => Ok(Box::new(MaxDissipationStepper::default())),
         "rk45" => Ok(Box::new(Rk45Stepper::default())),
         "bdf" => Ok(Box::new(BdfStepper::default())),
         _ => Err(SimError::UnknownStepper {

@@ -30,6 +30,7 @@ fn step(
         unilateral: form,
         sparse_min_rows: if lifted { 2 } else { usize::MAX },
         sparse_with_friction: lifted,
+        fast_solver: false,
         ..Default::default()
     };
     let mut st = DrumwrightStepper::new(opts);

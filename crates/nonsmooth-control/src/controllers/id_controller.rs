@@ -8,9 +8,10 @@ use nalgebra::{DMatrix, DVector};
 
 use super::{
     check_reference, on_swing_limb, AccelerationGains, BaseFeedback, ControlInput, Controller,
+    JointPid,
 };
 use crate::error::ControlError;
-use crate::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
+use crate::{Desired, IdOptions, IdProblem, IdSolution, InverseDynamics, Variant};
 
 /// ID(tᵢ): the contact-predicting inverse dynamics of one [`Variant`] driven by
 /// `θ̈_des = θ̈_ref + kp e + kd ė` ([`AccelerationGains`]) plus, when
@@ -42,12 +43,16 @@ pub struct IdController {
     /// no-slip variants would otherwise pin a swing foot inside the contact margin
     /// tangentially (their tangential impulses are free even where f_N = 0).
     pub active_gap: f64,
+    /// Joint-space PID torque added to the inverse-dynamics torque (`None` = none): the
+    /// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (digest §4.5, \[repo\]).
+    pub torque_feedback: Option<JointPid>,
     /// Number of failed solves (the previous torques were held).
     pub failures: usize,
     /// Number of calls that needed the §4.5 relaxation.
     pub relaxed: usize,
     last: Option<DVector<f64>>,
     predicted: Option<f64>,
+    solution: Option<IdSolution>,
 }
 
 impl IdController {
@@ -61,11 +66,19 @@ impl IdController {
             active_gap: 1e-4,
             friction_cap: 1.5,
             clamp_penetration: false,
+            torque_feedback: None,
             failures: 0,
             relaxed: 0,
             last: None,
             predicted: None,
+            solution: None,
         }
+    }
+
+    /// The inverse-dynamics solution of the last successful [`Controller::control`] call
+    /// (predicted impulses, v⁺ and torques), `None` after a failed solve or a reset.
+    pub fn last_solution(&self) -> Option<&IdSolution> {
+        self.solution.as_ref()
     }
 
     /// The variant.
@@ -108,11 +121,17 @@ impl Controller for IdController {
                 }
                 self.predicted = Some(sol.normal_forces.sum());
                 self.last = Some(sol.torques.clone());
-                Ok(sol.torques)
+                let mut u = sol.torques.clone();
+                self.solution = Some(sol);
+                if let Some(pid) = self.torque_feedback.as_mut() {
+                    u += pid.control(input)?;
+                }
+                Ok(u)
             }
             Err(e) => {
                 self.failures += 1;
                 self.predicted = None;
+                self.solution = None;
                 self.id.reset();
                 match &self.last {
                     Some(u) => Ok(u.clone()),
@@ -130,6 +149,10 @@ impl Controller for IdController {
         self.id.reset();
         self.last = None;
         self.predicted = None;
+        self.solution = None;
+        if let Some(pid) = self.torque_feedback.as_mut() {
+            pid.reset();
+        }
         self.failures = 0;
         self.relaxed = 0;
     }
@@ -166,6 +189,9 @@ pub struct DelayedId {
     pub gains: AccelerationGains,
     /// Trunk feedback accumulated into θ̈_des (`None` = joint-space feedback only).
     pub base: Option<BaseFeedback>,
+    /// Joint-space PID torque added to the inverse-dynamics torque (`None` = none), as in
+    /// [`IdController::torque_feedback`].
+    pub torque_feedback: Option<JointPid>,
     history: VecDeque<DVector<f64>>,
 }
 
@@ -177,6 +203,7 @@ impl DelayedId {
             delay: delay.max(1),
             gains: AccelerationGains::default(),
             base: None,
+            torque_feedback: None,
             history: VecDeque::new(),
         }
     }
@@ -210,7 +237,11 @@ impl Controller for DelayedId {
         let x = kkt.lu().solve(&rhs).ok_or_else(|| {
             ControlError::InvalidInput("singular inverse-dynamics KKT matrix".into())
         })?;
-        Ok(x.rows(nv, nu).into_owned())
+        let mut u = x.rows(nv, nu).into_owned();
+        if let Some(pid) = self.torque_feedback.as_mut() {
+            u += pid.control(input)?;
+        }
+        Ok(u)
     }
 
     fn observe(&mut self, sensed_contact_force: &DVector<f64>) {
@@ -220,5 +251,92 @@ impl Controller for DelayedId {
 
     fn reset(&mut self) {
         self.history.clear();
+        if let Some(pid) = self.torque_feedback.as_mut() {
+            pid.reset();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::BaseFeedback;
+    use crate::locomotion::{actuated_velocity, GaitPlanner};
+    use nonsmooth_core::{ContactSnapshot, Model, State};
+    use nonsmooth_sim::{AnitescuPotraStepper, MaxDissipationStepper, Stepper};
+
+    /// One control step of `variant` on the standing quadruped (trot reference at t = 0),
+    /// applied in `stepper`: (ID solution, v⁺ of the plant, simulated Σf_N).
+    fn one_step(
+        variant: Variant,
+        stepper: &mut dyn Stepper,
+    ) -> (IdSolution, nalgebra::DVector<f64>, f64) {
+        let model =
+            Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None)
+                .unwrap();
+        let dt = 1e-3;
+        let state = model.initial_state.clone();
+        let snap = ContactSnapshot::new(&model, &state.q, &state.v, 0.0).unwrap();
+        let reference = GaitPlanner::trot(0.75).reference(0.0).unwrap();
+        let mut c = IdController::new("t", variant);
+        c.base = Some(BaseFeedback::default());
+        let input = ControlInput {
+            model: &model,
+            snapshot: &snap,
+            reference: &reference,
+            dt,
+        };
+        let u = c.control(&input).unwrap();
+        let sol = c.last_solution().unwrap().clone();
+        let gen = &snap.actuation * &u;
+        let chol = snap.mass_matrix.clone().cholesky().unwrap();
+        let w = actuated_velocity(&model, &state, &snap, &chol, &gen, dt);
+        let next = stepper
+            .step(
+                &model,
+                &State {
+                    q: state.q.clone(),
+                    v: w,
+                    t: 0.0,
+                },
+                dt,
+            )
+            .unwrap();
+        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen;
+        (sol, next.v, sensed[2])
+    }
+
+    #[test]
+    fn qp_coulomb_torques_in_the_max_dissipation_plant() {
+        // ID_QP,μ's impulses with its torques are feasible for the forward maximal-dissipation
+        // QP (same contacts, pyramid and φ/Δt rows), so the plant's post-step kinetic energy
+        // is at most the ID's predicted one; on the standing robot both give Σf_N ≈ m g.
+        let mut plant = MaxDissipationStepper::default();
+        let (sol, _v, sensed) = one_step(Variant::QpCoulomb, &mut plant);
+        let ke = plant.last_impulses().unwrap().kinetic_energy;
+        assert!(
+            ke <= sol.kinetic_energy + 1e-7,
+            "{ke} > {}",
+            sol.kinetic_energy
+        );
+        let pred = sol.normal_forces.sum();
+        assert!((pred - 47.09).abs() < 0.05, "{pred}");
+        assert!((sensed - pred).abs() < 1e-2 * pred, "{sensed} vs {pred}");
+    }
+
+    #[test]
+    fn lcp_coulomb_is_a_right_inverse_of_the_anitescu_potra_plant_in_the_loop() {
+        // The loop's actuation (actuated_velocity) evaluates the non-contact forces at the
+        // pre-step velocity, as the inverse dynamics does, so applying ID_LCP,μ's torques in
+        // the Anitescu–Potra plant reproduces q̇_des (digest §6 check 1) and its Σf_N.
+        let mut plant = AnitescuPotraStepper::default();
+        let (sol, v, sensed) = one_step(Variant::LcpCoulomb, &mut plant);
+        assert!(
+            (&sol.v_plus - &v).amax() < 1e-7,
+            "{}",
+            (&sol.v_plus - &v).amax()
+        );
+        let pred = sol.normal_forces.sum();
+        assert!((sensed - pred).abs() < 1e-6 * pred, "{sensed} vs {pred}");
     }
 }

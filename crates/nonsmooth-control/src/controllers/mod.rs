@@ -198,20 +198,25 @@ pub const CONTROLLER_IDS: [&str; 7] = [
 /// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (digest §4.5); `delay1`,
 /// `delay2` are [`DelayedId`] with delays 1 and 2. Every inverse-dynamics controller
 /// (ID(tᵢ) and the delayed ones) uses the same θ̈_des: joint PD ([`AccelerationGains`])
-/// made contact-consistent with trunk feedback ([`BaseFeedback::default`]).
+/// made contact-consistent with trunk feedback ([`BaseFeedback::default`]), and outputs the
+/// inverse-dynamics torque plus the joint PID torque with the same gains as `pid` — the
+/// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (digest §4.5, \[repo\]).
 ///
 /// # Errors
 /// [`ControlError::UnknownVariant`] for another id.
 pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, ControlError> {
+    let pid = || JointPid::new(10.0, 0.1, 0.003);
     let idc = |v| {
         let mut c = IdController::new(id, v);
         c.clamp_penetration = !rigid;
         c.base = Some(BaseFeedback::default());
+        c.torque_feedback = Some(pid());
         Box::new(c) as Box<dyn Controller>
     };
     let delayed = |k| {
         let mut c = DelayedId::new(id, k);
         c.base = Some(BaseFeedback::default());
+        c.torque_feedback = Some(pid());
         Box::new(c) as Box<dyn Controller>
     };
     Ok(match id {
@@ -219,7 +224,7 @@ pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, Co
         "qp_inf" => idc(crate::Variant::QpNoSlip),
         "lcp_mu" => idc(crate::Variant::LcpCoulomb),
         "lcp_inf" => idc(crate::Variant::LcpNoSlip),
-        "pid" => Box::new(JointPid::new(10.0, 0.1, 0.003)),
+        "pid" => Box::new(pid()),
         "delay1" => delayed(1),
         "delay2" => delayed(2),
         _ => return Err(ControlError::UnknownVariant(id.to_string())),

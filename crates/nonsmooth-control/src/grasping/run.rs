@@ -617,7 +617,9 @@ pub fn run_grasp(
             rec.failure = Some(format!("t = {t:.3}: mass matrix not positive definite"));
             break;
         };
-        let v_act = &state.v + chol.solve(&gen_u) * dt;
+        // Actuation enters the passive stepper through its pre-step velocity (see
+        // `actuated_velocity`: f(q, v) is evaluated without the actuator impulse).
+        let v_act = crate::locomotion::actuated_velocity(model, &state, &snap, &chol, &gen_u, dt);
         let stepped = State {
             q: state.q.clone(),
             v: v_act,

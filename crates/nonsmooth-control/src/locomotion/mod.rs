@@ -5,11 +5,14 @@
 //! chatter detection.
 //!
 //! Actuation inside the loop: the simulator's steppers have no control input, so every step
-//! first applies the actuator impulse `v ← v + h M⁻¹ Pᵀ u` (u held over the step, zero-order
-//! hold) and then advances the passive system with the stepper. For the velocity-level
-//! steppers (Anitescu–Potra, Drumwright) this is exactly the step with `Pᵀu` added to the
-//! non-contact forces; for penalty-symplectic Euler it differs only in the contact damping
-//! force, which sees the actuated velocity (a first-order splitting).
+//! first applies the actuator impulse (u held over the step, zero-order hold) and then
+//! advances the passive system with the stepper. The velocity handed to the stepper is
+//! [`actuated_velocity`]: the w with `w + h M⁻¹ f(q, w) = v + h M⁻¹ (f(q, v) + Pᵀu)`, so that
+//! the non-contact forces are evaluated at the pre-step velocity as in the inverse dynamics.
+//! For the velocity-level steppers (Anitescu–Potra, maximal dissipation) this is then the
+//! step with `Pᵀu` added to the non-contact forces; for penalty-symplectic Euler it differs
+//! only in the contact damping force, which sees the actuated velocity (a first-order
+//! splitting).
 //!
 //! Definitions (documented in `docs/locomotion.md`):
 //! - **fall**: the trunk height drops below half its nominal standing height, the trunk's up
@@ -25,5 +28,6 @@ mod run;
 
 pub use gait::{leg_ik, GaitPlanner, LegGeometry};
 pub use run::{
-    run_closed_loop, terrain_model, LocoError, LoopOptions, LoopRecord, Terrain, TERRAINS,
+    actuated_velocity, bumpy_height_map, run_closed_loop, terrain_model, LocoError, LoopOptions,
+    LoopRecord, Terrain, HEIGHTMAP_TERRAIN, TERRAINS,
 };

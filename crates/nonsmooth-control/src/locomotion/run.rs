@@ -1,8 +1,8 @@
 //! Terrains and the closed loop (controller + time stepper) with fall and chatter detection.
 
 use nalgebra::{DVector, Vector3};
-use nonsmooth_core::dynamics::kinematics;
-use nonsmooth_core::{ContactSnapshot, JointKind, Model, State};
+use nonsmooth_core::dynamics::{bias_force, kinematics, passive_force};
+use nonsmooth_core::{ContactSnapshot, HeightMap, JointKind, Model, Shape, State};
 use nonsmooth_sim::{stepper_by_name, PenaltyIntegrator, PenaltyStepper, SimError, Stepper};
 
 use super::GaitPlanner;
@@ -37,6 +37,9 @@ pub struct Terrain {
     pub rigid: bool,
     /// Coulomb friction μ; "μ = ∞" is represented by [`Terrain::MU_INF`].
     pub friction: f64,
+    /// Amplitude (m) of the smooth bumps of a height-map terrain ([`HEIGHTMAP_TERRAIN`]);
+    /// 0 for the flat terrains.
+    pub bumps: f64,
 }
 
 impl Terrain {
@@ -73,25 +76,74 @@ pub const TERRAINS: [Terrain; 4] = [
         id: "rigid_mu0_1",
         rigid: true,
         friction: 0.1,
+        bumps: 0.0,
     },
     Terrain {
         id: "rigid_muinf",
         rigid: true,
         friction: Terrain::MU_INF,
+        bumps: 0.0,
     },
     Terrain {
         id: "compliant_mu0_1",
         rigid: false,
         friction: 0.1,
+        bumps: 0.0,
     },
     Terrain {
         id: "compliant_muinf",
         rigid: false,
         friction: Terrain::MU_INF_COMPLIANT,
+        bumps: 0.0,
     },
 ];
 
-/// `model` with every material's μ set to the terrain's and, for a compliant terrain, the
+/// A rigid height-map terrain (digest §4.3: the paper's rough terrain is a rigid height map
+/// with bumps up to about ⅕ of the robot's height and non-vertical normals): the smooth
+/// field `h(x, y) = A r(x) sin(2π x / 0.25 m) cos(2π y / 0.3 m)` with A = 8 mm, r a
+/// smoothstep from 0 at x = 0.15 m to 1 at x = 0.35 m (flat under the initial stance),
+/// sampled on a 1 cm grid over x ∈ [−0.5, 2.5] m, y ∈ [−0.6, 0.6] m and interpolated
+/// bilinearly; the contact normal comes from the interpolated gradient
+/// (`nonsmooth_core::geometry::heightmap_surface_eval`). μ = 1 (the paper draws μ per
+/// location from U(0.1, 1.5); one material here). Stepped by `anitescu-potra`.
+pub const HEIGHTMAP_TERRAIN: Terrain = Terrain {
+    id: "heightmap_rigid",
+    rigid: true,
+    friction: 1.0,
+    bumps: 0.008,
+};
+
+/// The height field of [`HEIGHTMAP_TERRAIN`] with amplitude `amplitude` (m).
+pub fn bumpy_height_map(amplitude: f64) -> HeightMap {
+    let (x0, y0, d) = (-0.5, -0.6, 0.01);
+    let (nx, ny) = (301, 121);
+    let heights = (0..ny)
+        .map(|iy| {
+            let y = y0 + iy as f64 * d;
+            (0..nx)
+                .map(|ix| {
+                    let x = x0 + ix as f64 * d;
+                    let s = ((x - 0.15) / 0.2).clamp(0.0, 1.0);
+                    let ramp = s * s * (3.0 - 2.0 * s);
+                    amplitude
+                        * ramp
+                        * (2.0 * std::f64::consts::PI * x / 0.25).sin()
+                        * (2.0 * std::f64::consts::PI * y / 0.3).cos()
+                })
+                .collect()
+        })
+        .collect();
+    HeightMap {
+        x0,
+        y0,
+        dx: d,
+        dy: d,
+        heights,
+    }
+}
+
+/// `model` with every material's μ set to the terrain's, the world planes replaced by the
+/// height field for a height-map terrain ([`HEIGHTMAP_TERRAIN`]) and, for a compliant terrain, the
 /// material of the world colliders given [`Terrain::STIFFNESS`] and [`Terrain::DAMPING`]
 /// (robot materials stay rigid, so the pair is the ground's spring–damper), with a floating
 /// root lowered to the spring ground's static equilibrium (m g / (n K) for the n initial
@@ -102,6 +154,13 @@ pub fn terrain_model(model: &Model, terrain: &Terrain) -> Model {
         mat.friction = terrain.friction;
         mat.stiffness = None;
         mat.damping = None;
+    }
+    if terrain.bumps > 0.0 {
+        for c in m.colliders.iter_mut().filter(|c| c.body.is_none()) {
+            if matches!(c.shape, Shape::Plane { .. }) {
+                c.shape = Shape::HeightMap(bumpy_height_map(terrain.bumps));
+            }
+        }
     }
     if !terrain.rigid {
         let ground: Vec<usize> = m
@@ -277,6 +336,32 @@ fn feet_positions(model: &Model, q: &DVector<f64>) -> Vec<Vector3<f64>> {
         .collect()
 }
 
+/// The velocity handed to a (passive) stepper so that its free velocity
+/// `w + h M⁻¹ f(q, w)` equals the actuated free velocity of the control model,
+/// `v + h M⁻¹ (f(q, v) + Pᵀu)`: the steppers evaluate the non-contact forces f (Coriolis,
+/// centrifugal, damping) at the velocity they receive, so handing them `v + h M⁻¹Pᵀu`
+/// directly would evaluate f at a velocity that already contains the actuator impulse
+/// (several rad/s on the light legs), a per-step error of the order of 10⁻⁴ rad/s against
+/// the inverse dynamics' own prediction. Three fixed-point iterations
+/// `w ← v_target − h M⁻¹ f(q, w)` (a contraction for `h ‖M⁻¹ ∂f/∂v‖ < 1`); `chol` is the
+/// Cholesky factor of the snapshot's M, `gen_u = Pᵀu`.
+pub fn actuated_velocity(
+    model: &Model,
+    state: &State,
+    snap: &ContactSnapshot<f64>,
+    chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    gen_u: &DVector<f64>,
+    dt: f64,
+) -> DVector<f64> {
+    let target = &state.v + chol.solve(&(&snap.forces + gen_u)) * dt;
+    let mut w = &state.v + chol.solve(gen_u) * dt;
+    for _ in 0..3 {
+        let f = passive_force(model, &w) - bias_force(model, &state.q, &w);
+        w = &target - chol.solve(&f) * dt;
+    }
+    w
+}
+
 /// Runs `controller` on `model` (floating trunk = body 0, first joint floating) tracking
 /// `planner` with the stepper and options given, from the model's initial state.
 ///
@@ -397,7 +482,7 @@ pub fn run_closed_loop(
                 break;
             }
         };
-        let v_act = &state.v + chol.solve(&gen_u) * dt;
+        let v_act = actuated_velocity(model, &state, &snap, &chol, &gen_u, dt);
         let next = match stepper.step(
             model,
             &State {
@@ -440,4 +525,43 @@ pub fn run_closed_loop(
     rec.chatter_fraction = reversals as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = rec.chatter_fraction > options.chatter_fraction;
     Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nonsmooth_core::geometry::heightmap_surface_eval;
+
+    fn quadruped() -> Model {
+        Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None).unwrap()
+    }
+
+    #[test]
+    fn height_map_terrain_is_flat_under_the_stance_and_bumpy_ahead() {
+        let map = bumpy_height_map(HEIGHTMAP_TERRAIN.bumps);
+        // Flat (h = 0, vertical normal) before x = 0.15 m.
+        let s = heightmap_surface_eval::<f64>(&map, 0.1, 0.05).unwrap();
+        assert!(s.height.abs() < 1e-15 && (s.normal.z - 1.0).abs() < 1e-15);
+        // Ahead: h = A sin(2πx/0.25) cos(2πy/0.3) up to the bilinear interpolation, and
+        // the normal follows the gradient: n ∝ (−∂h/∂x, −∂h/∂y, 1).
+        let a = HEIGHTMAP_TERRAIN.bumps;
+        let s = heightmap_surface_eval::<f64>(&map, 0.5625, 0.0).unwrap();
+        let want = a * (2.0 * std::f64::consts::PI * 0.5625 / 0.25).sin();
+        assert!((s.height - want).abs() < 2e-4, "{} vs {want}", s.height);
+        let s = heightmap_surface_eval::<f64>(&map, 0.505, 0.0).unwrap();
+        let slope = a * 2.0 * std::f64::consts::PI / 0.25; // dh/dx at x = 0.5 (cos = 1)
+        assert!((-s.normal.x / s.normal.z - slope).abs() < 0.02 * slope);
+        // The terrain model replaces the ground plane; the robot starts on 4 flat contacts.
+        let m = terrain_model(&quadruped(), &HEIGHTMAP_TERRAIN);
+        assert!(m
+            .colliders
+            .iter()
+            .any(|c| c.body.is_none() && matches!(c.shape, Shape::HeightMap(_))));
+        let st = &m.initial_state;
+        let snap = ContactSnapshot::new(&m, &st.q, &st.v, 0.0).unwrap();
+        assert_eq!(snap.contacts.len(), 4);
+        for c in &snap.contacts {
+            assert!(c.gap.abs() < 1e-9 && (c.normal.z - 1.0).abs() < 1e-12);
+        }
+    }
 }

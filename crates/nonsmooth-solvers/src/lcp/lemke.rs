@@ -289,10 +289,17 @@ impl<'a> Tableau<'a> {
         let n = self.n;
         let z0 = 2 * n;
         // Initial pivot: z₀ enters with column −d; the leaving row is the lexicographic
-        // minimum of [qᵢ, eᵢ] / dᵢ (the most negative qᵢ/dᵢ).
+        // minimum of [qᵢ, eᵢ] / dᵢ (the most negative qᵢ/dᵢ). Only rows with qᵢ < 0 are
+        // candidates: the ratio-tie tolerance is absolute when |min qᵢ/dᵢ| < 1, and a row
+        // with qᵢ ≥ 0 chosen by the tie-break would start the path from a basis that is not
+        // the primary ray's (with z₀ = 0 it can end at once in a spurious ray termination).
         self.col.copy_from_slice(&self.z0_col);
         self.cand.clear();
-        self.cand.extend(0..n);
+        let xb = &self.xb;
+        self.cand.extend((0..n).filter(|&i| xb[i] < 0.0));
+        if self.cand.is_empty() {
+            self.cand.extend(0..n);
+        }
         let denom: Vec<f64> = self.z0_col.iter().map(|&x| -x).collect();
         let r = self.select(&denom, opts, usize::MAX);
         self.pivot(r);
@@ -557,6 +564,22 @@ mod tests {
         assert!((s.z[0] - 4.0 / 3.0).abs() < 1e-12);
         assert!((s.z[1] - 7.0 / 3.0).abs() < 1e-12);
         assert!(s.residuals.max() < 1e-12);
+        assert_eq!(s.status, SolveStatus::Solved);
+    }
+
+    #[test]
+    fn round_off_negative_q_does_not_start_from_a_zero_row() {
+        // A friction-like LCP (β row: Delassus 1 and E = 1; γ row: −Eᵀ) whose β row of q is
+        // round-off negative and whose γ row is 0. Within the absolute tie tolerance both rows
+        // tie on the first ratio test and the lexicographic rule prefers row 2 (q = 0); a
+        // first pivot there starts from a basis off the primary ray and the next entering
+        // column (γ) has no blocking row: spurious ray termination. Only rows with qᵢ < 0 may
+        // leave first.
+        let m = DMatrix::from_row_slice(2, 2, &[1.0, 1.0, -1.0, 0.0]);
+        let q = DVector::from_vec(vec![-1.66e-23, 0.0]);
+        let lcp = Lcp::new(m, q).unwrap();
+        let s = lemke(&lcp, &LemkeOptions::default()).unwrap();
+        assert!(s.residuals.max() < 1e-20, "{:?}", s.residuals);
         assert_eq!(s.status, SolveStatus::Solved);
     }
 

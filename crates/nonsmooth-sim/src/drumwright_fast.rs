@@ -1,0 +1,625 @@
+//! Specialized per-step solvers of the `drumwright` staged programs (issue #4, deliverable 2:
+//! the fast path of the sphere stack), with the sparse linear algebra they need.
+//!
+//! - [`SymSparse`]: a symmetric sparse matrix stored by rows (both triangles), assembled from
+//!   per-body blocks, so the Delassus matrix `W = G M⁻¹ Gᵀ` costs O(contacts) when contacts
+//!   couple only through shared bodies.
+//! - [`Skyline`]: an envelope (variable-band, "skyline") Cholesky factorization
+//!   `A = L Lᵀ` (George & Liu, *Computer Solution of Large Sparse Positive Definite
+//!   Systems*, 1981, ch. 4): row i of L is stored from its first nonzero column, so a
+//!   block-tridiagonal matrix (the stack) factors in O(n · bandwidth²).
+//! - [`solve_lcp`]: the normal stage as the LCP `λ ≥ 0, w = Aλ − c ≥ 0, λᵀw = 0` (A SPD) by
+//!   block principal pivoting (Júdice & Pires, *Comput. Oper. Res.* 21, 1994), warm-started
+//!   from a guessed active set, with Murty's single-pivot rule as the anti-cycling fallback;
+//!   each iteration one envelope Cholesky of the active block. [`min_norm_certificate`]
+//!   checks that an LCP solution is also optimal for the minimum-norm QP (decision D4).
+//! - [`solve_friction_sticking`]: the friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` (E = I +
+//!   S_t W_tt) over per-contact Coulomb disks `‖λ_c‖ ≤ b_c` when every contact sticks: the
+//!   unconstrained minimizer from the quasi-definite augmented system (condition number of
+//!   E, not of EᵀE ≈ 10¹⁵), accepted only when it lies in every disk. A sliding contact
+//!   (solution on a disk boundary) is left to Clarabel.
+//!
+//! Every solution is verified by a KKT residual check ([`lcp_residual`] and
+//! [`min_norm_certificate`]; a backward-error check of the augmented system and cone
+//! membership, [`friction_residual`]); the caller falls back to Clarabel when a fast solve
+//! fails or does not pass its check.
+
+use nalgebra::{DMatrix, DVector};
+
+/// Symmetric sparse matrix stored by rows (both triangles), column indices sorted.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SymSparse {
+    /// Dimension n.
+    pub n: usize,
+    /// Row i: `(column, value)` pairs, sorted by column, no duplicates.
+    pub rows: Vec<Vec<(usize, f64)>>,
+}
+
+impl SymSparse {
+    /// An empty (all-zero) n × n matrix.
+    pub fn zeros(n: usize) -> Self {
+        SymSparse {
+            n,
+            rows: vec![Vec::new(); n],
+        }
+    }
+
+    /// From unsorted `(row, column, value)` triplets (both triangles given; duplicates are
+    /// summed).
+    pub fn from_triplets(n: usize, triplets: &[(usize, usize, f64)]) -> Self {
+        let mut rows = vec![Vec::new(); n];
+        for &(i, j, v) in triplets {
+            if i < n && j < n {
+                rows[i].push((j, v));
+            }
+        }
+        let mut m = SymSparse { n, rows };
+        m.normalize();
+        m
+    }
+
+    /// Sorts each row and sums duplicate entries.
+    pub fn normalize(&mut self) {
+        for row in &mut self.rows {
+            row.sort_unstable_by_key(|e| e.0);
+            let mut out: Vec<(usize, f64)> = Vec::with_capacity(row.len());
+            for &(j, v) in row.iter() {
+                match out.last_mut() {
+                    Some(last) if last.0 == j => last.1 += v,
+                    _ => out.push((j, v)),
+                }
+            }
+            *row = out;
+        }
+    }
+
+    /// `A x`.
+    pub fn mul(&self, x: &DVector<f64>) -> DVector<f64> {
+        DVector::from_iterator(
+            self.n,
+            self.rows
+                .iter()
+                .map(|r| r.iter().map(|&(j, v)| v * x[j]).sum::<f64>()),
+        )
+    }
+
+    /// Entry (i, j) (zero if not stored).
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.rows[i]
+            .binary_search_by_key(&j, |e| e.0)
+            .map(|k| self.rows[i][k].1)
+            .unwrap_or(0.0)
+    }
+
+    /// Dense copy (for the Clarabel fallback and tests).
+    pub fn to_dense(&self) -> DMatrix<f64> {
+        let mut m = DMatrix::zeros(self.n, self.n);
+        for (i, r) in self.rows.iter().enumerate() {
+            for &(j, v) in r {
+                m[(i, j)] = v;
+            }
+        }
+        m
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.rows.iter().map(Vec::len).sum()
+    }
+
+    /// Largest absolute entry.
+    pub fn amax(&self) -> f64 {
+        self.rows
+            .iter()
+            .flat_map(|r| r.iter().map(|e| e.1.abs()))
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Envelope (skyline) factorization `A = L D Lᵀ` (L unit lower triangular) of a symmetric
+/// matrix whose pivots have known signs: positive definite matrices (all pivots > 0) and
+/// symmetric quasi-definite ones `[H Bᵀ; B −C]` (H, C positive definite), which are
+/// strongly factorizable in any symmetric order (Vanderbei, *SIAM J. Optim.* 5, 1995).
+/// Envelope storage after George & Liu (1981, ch. 4).
+#[derive(Debug, Clone)]
+pub struct Skyline {
+    /// First stored column of each row of L.
+    first: Vec<usize>,
+    /// Offset of row i's first stored entry in `l`.
+    start: Vec<usize>,
+    /// Rows of L from `first[i]` to i − 1, then D_i in the diagonal slot.
+    l: Vec<f64>,
+}
+
+impl Skyline {
+    /// Factors the principal submatrix of `a` on `index` (in that order; all of `a` when
+    /// `None`) requiring positive pivots. Returns `None` if a pivot is not positive (A not
+    /// positive definite).
+    pub fn factor(a: &SymSparse, index: Option<&[usize]>) -> Option<Skyline> {
+        Self::factor_signed(a, index, &|_| true)
+    }
+
+    /// As [`Skyline::factor`], with pivot k required positive when `positive(k)` and
+    /// negative otherwise (quasi-definite matrices).
+    pub fn factor_signed(
+        a: &SymSparse,
+        index: Option<&[usize]>,
+        positive: &dyn Fn(usize) -> bool,
+    ) -> Option<Skyline> {
+        let n = index.map_or(a.n, <[usize]>::len);
+        // Position of each original index in the submatrix.
+        let mut pos = vec![usize::MAX; a.n];
+        match index {
+            Some(idx) => {
+                for (k, &i) in idx.iter().enumerate() {
+                    pos[i] = k;
+                }
+            }
+            None => {
+                for (k, p) in pos.iter_mut().enumerate() {
+                    *p = k;
+                }
+            }
+        }
+        let orig = |k: usize| index.map_or(k, |idx| idx[k]);
+        let mut first = vec![0; n];
+        let mut start = vec![0; n + 1];
+        for k in 0..n {
+            let mut f = k;
+            for &(j, _) in &a.rows[orig(k)] {
+                let pj = pos[j];
+                if pj < f {
+                    f = pj;
+                }
+            }
+            first[k] = f;
+            start[k + 1] = start[k] + (k - f + 1);
+        }
+        let mut l = vec![0.0; start[n]];
+        for k in 0..n {
+            for &(j, v) in &a.rows[orig(k)] {
+                let pj = pos[j];
+                if pj != usize::MAX && pj <= k {
+                    l[start[k] + pj - first[k]] = v;
+                }
+            }
+        }
+        // Row i: u_j = A_ij − Σ_k L_ik u_k... with u_k = L_ik D_k kept in place first.
+        for i in 0..n {
+            let fi = first[i];
+            let si = start[i];
+            for j in fi..i {
+                let fj = first[j];
+                let sj = start[j];
+                let lo = fi.max(fj);
+                let mut s = l[si + j - fi];
+                for k in lo..j {
+                    // l[si + k − fi] holds L_ik·D_k (not yet scaled) for k < j.
+                    s -= l[si + k - fi] * l[sj + k - fj];
+                }
+                l[si + j - fi] = s;
+            }
+            // Now l[i, j] = L_ij D_j; scale and accumulate D_i.
+            let mut d = l[si + i - fi];
+            for j in fi..i {
+                let dj = l[start[j] + j - first[j]];
+                let u = l[si + j - fi];
+                let lij = u / dj;
+                d -= lij * u;
+                l[si + j - fi] = lij;
+            }
+            let ok = d.is_finite() && if positive(i) { d > 0.0 } else { d < 0.0 };
+            if !ok {
+                return None;
+            }
+            l[si + i - fi] = d;
+        }
+        Some(Skyline { first, start, l })
+    }
+
+    /// Dimension.
+    pub fn dim(&self) -> usize {
+        self.first.len()
+    }
+
+    /// Solves `L D Lᵀ x = b` in place.
+    pub fn solve_mut(&self, b: &mut [f64]) {
+        let n = self.dim();
+        for i in 0..n {
+            let fi = self.first[i];
+            let row = &self.l[self.start[i]..self.start[i + 1]];
+            let mut s = b[i];
+            for k in fi..i {
+                s -= row[k - fi] * b[k];
+            }
+            b[i] = s;
+        }
+        for (i, bi) in b.iter_mut().enumerate().take(n) {
+            *bi /= self.l[self.start[i + 1] - 1];
+        }
+        for i in (0..n).rev() {
+            let fi = self.first[i];
+            let row = &self.l[self.start[i]..self.start[i + 1]];
+            let bi = b[i];
+            for k in fi..i {
+                b[k] -= row[k - fi] * bi;
+            }
+        }
+    }
+}
+
+/// Solves `A_PP x_P = c_P` (P = `index`) with one step of iterative refinement.
+fn solve_sub(a: &SymSparse, index: &[usize], c: &DVector<f64>) -> Option<Vec<f64>> {
+    let f = Skyline::factor(a, Some(index))?;
+    let mut x: Vec<f64> = index.iter().map(|&i| c[i]).collect();
+    f.solve_mut(&mut x);
+    let mut pos = vec![usize::MAX; a.n];
+    for (k, &i) in index.iter().enumerate() {
+        pos[i] = k;
+    }
+    let mut r: Vec<f64> = index
+        .iter()
+        .map(|&i| {
+            c[i] - a.rows[i]
+                .iter()
+                .filter(|e| pos[e.0] != usize::MAX)
+                .map(|&(j, v)| v * x[pos[j]])
+                .sum::<f64>()
+        })
+        .collect();
+    f.solve_mut(&mut r);
+    for (xi, ri) in x.iter_mut().zip(&r) {
+        *xi += ri;
+    }
+    Some(x)
+}
+
+/// Complementarity residual of the LCP `λ ≥ 0, w = Aλ − c ≥ 0, λᵀw = 0`:
+/// `max_i |min(λ_i, w_i)|` relative to `max(1, |c|∞, |λ|∞)`.
+pub fn lcp_residual(a: &SymSparse, c: &DVector<f64>, lambda: &DVector<f64>) -> f64 {
+    let w = a.mul(lambda) - c;
+    let scale = 1.0f64.max(c.amax()).max(lambda.amax());
+    lambda
+        .iter()
+        .zip(w.iter())
+        .map(|(l, w)| l.min(*w).abs())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+/// Solves the LCP `λ ≥ 0, w = Aλ − c ≥ 0, λᵀw = 0` for symmetric positive definite A by
+/// block principal pivoting (Júdice & Pires 1994) from the active-set guess `warm`
+/// (`warm[i]` = row i carries force), switching to Murty's least-index single pivot after
+/// three block pivots that do not reduce the number of infeasibilities. Returns the solution
+/// and the number of pivots, or `None` after `max_iter` pivots or a failed factorization.
+pub fn solve_lcp(
+    a: &SymSparse,
+    c: &DVector<f64>,
+    warm: &[bool],
+    max_iter: usize,
+) -> Option<(DVector<f64>, usize)> {
+    let n = a.n;
+    let mut active: Vec<bool> = (0..n)
+        .map(|i| warm.get(i).copied().unwrap_or(c[i] > 0.0))
+        .collect();
+    let mut best_infeasible = usize::MAX;
+    let mut stalled = 0;
+    let tol = 1e-13 * 1.0f64.max(c.amax());
+    for it in 0..max_iter {
+        let index: Vec<usize> = (0..n).filter(|&i| active[i]).collect();
+        let mut lambda = DVector::zeros(n);
+        if !index.is_empty() {
+            let x = solve_sub(a, &index, c)?;
+            for (k, &i) in index.iter().enumerate() {
+                lambda[i] = x[k];
+            }
+        }
+        let w = a.mul(&lambda) - c;
+        let bad: Vec<usize> = (0..n)
+            .filter(|&i| {
+                if active[i] {
+                    lambda[i] < -tol
+                } else {
+                    w[i] < -tol
+                }
+            })
+            .collect();
+        if bad.is_empty() {
+            for x in lambda.iter_mut() {
+                *x = x.max(0.0);
+            }
+            return Some((lambda, it));
+        }
+        if bad.len() < best_infeasible {
+            best_infeasible = bad.len();
+            stalled = 0;
+        } else {
+            stalled += 1;
+        }
+        if stalled >= 3 {
+            // Murty's rule: flip the infeasible row of least index.
+            let i = bad[0];
+            active[i] = !active[i];
+        } else {
+            for &i in &bad {
+                active[i] = !active[i];
+            }
+        }
+    }
+    None
+}
+
+/// Checks that an LCP solution λ (rows with λ_i > 0 form P) also solves the minimum-norm QP
+/// `min ½‖λ‖² s.t. Aλ ≥ c, λ ≥ 0` (decision D4, paper eqs 83–85): with the multipliers
+/// `μ_P = A_PP⁻¹ λ_P` of the rows `Aλ ≥ c` and `ν = λ − Aμ` of the bounds, the KKT
+/// conditions hold iff `μ ≥ 0` and `ν ≥ 0` (both up to `tol` relative). They always hold for
+/// an M-matrix A (nonpositive off-diagonal entries, as for the normal rows of a vertical
+/// stack), where the LCP solution is the least element of the feasible set.
+pub fn min_norm_certificate(a: &SymSparse, lambda: &DVector<f64>, tol: f64) -> bool {
+    let n = a.n;
+    let index: Vec<usize> = (0..n).filter(|&i| lambda[i] > 0.0).collect();
+    if index.is_empty() {
+        return true;
+    }
+    let lam = DVector::from_iterator(n, lambda.iter().copied());
+    let Some(mu_p) = solve_sub(a, &index, &lam) else {
+        return false;
+    };
+    let mut mu = DVector::zeros(n);
+    for (k, &i) in index.iter().enumerate() {
+        mu[i] = mu_p[k];
+    }
+    let scale = mu.amax().max(f64::MIN_POSITIVE);
+    if mu.iter().any(|&m| m < -tol * scale) {
+        return false;
+    }
+    let nu = lambda - a.mul(&mu);
+    let nscale = lambda.amax().max(f64::MIN_POSITIVE);
+    nu.iter().all(|&x| x >= -tol * nscale)
+}
+
+/// Projection onto the disk (interval in 1D) `‖x‖ ≤ b` of one contact's tangent block.
+fn project_disk(x: &mut [f64], b: f64) {
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm > b {
+        let s = if norm > 0.0 { b.max(0.0) / norm } else { 0.0 };
+        for v in x.iter_mut() {
+            *v *= s;
+        }
+    }
+}
+
+/// `E x` for E stored by rows.
+fn rows_mul(rows: &[Vec<(usize, f64)>], x: &DVector<f64>) -> DVector<f64> {
+    DVector::from_iterator(
+        rows.len(),
+        rows.iter()
+            .map(|r| r.iter().map(|&(j, v)| v * x[j]).sum::<f64>()),
+    )
+}
+
+/// `Eᵀ y` for E stored by rows (n columns).
+fn rows_mul_t(rows: &[Vec<(usize, f64)>], y: &DVector<f64>, n: usize) -> DVector<f64> {
+    let mut out = DVector::zeros(n);
+    for (i, r) in rows.iter().enumerate() {
+        for &(j, v) in r {
+            out[j] += v * y[i];
+        }
+    }
+    out
+}
+
+/// Gradient `λ + Eᵀ(Eλ + e)` of the friction-stage objective `½‖λ‖² + ½‖Eλ + e‖²`
+/// (the slack objective of paper eq 99 with β = Eλ + e), in factored form: its components
+/// along the null space of the Delassus block stay accurate even though `EᵀE` has entries
+/// of order (h B_t W)² ≈ 10¹⁵.
+pub fn friction_gradient(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    lambda: &DVector<f64>,
+) -> DVector<f64> {
+    let beta = rows_mul(e_rows, lambda) + e;
+    lambda + rows_mul_t(e_rows, &beta, lambda.len())
+}
+
+/// Objective `½‖λ‖² + ½‖Eλ + e‖²` of the friction stage (slack form of paper eq 99).
+pub fn friction_objective(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    lambda: &DVector<f64>,
+) -> f64 {
+    let beta = rows_mul(e_rows, lambda) + e;
+    0.5 * (lambda.norm_squared() + beta.norm_squared())
+}
+
+/// KKT residual of the friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` over the disks
+/// `‖λ_c‖ ≤ b_c` (`blocks[c]` = the tangent rows of contact c and b_c): the natural residual
+/// `‖λ − P_K(λ − ρ∇)‖∞` with ρ = 1/(1 + ‖E‖∞²) and ∇ from [`friction_gradient`], relative
+/// to `max(1, |λ|∞)`, together with the largest cone violation `max_c(‖λ_c‖ − b_c)`.
+pub fn friction_residual(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    blocks: &[(Vec<usize>, f64)],
+    lambda: &DVector<f64>,
+) -> (f64, f64) {
+    let grad = friction_gradient(e_rows, e, lambda);
+    let enorm = e_rows
+        .iter()
+        .map(|r| r.iter().map(|x| x.1.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let rho = 1.0 / (1.0 + enorm * enorm);
+    let mut z = lambda - grad * rho;
+    let mut cone = 0.0f64;
+    for (rows, b) in blocks {
+        let mut x: Vec<f64> = rows.iter().map(|&i| z[i]).collect();
+        project_disk(&mut x, *b);
+        for (k, &i) in rows.iter().enumerate() {
+            z[i] = x[k];
+        }
+        let norm = rows
+            .iter()
+            .map(|&i| lambda[i] * lambda[i])
+            .sum::<f64>()
+            .sqrt();
+        cone = cone.max(norm - b);
+    }
+    let scale = 1.0f64.max(lambda.amax());
+    ((lambda - z).amax() / scale, cone.max(0.0))
+}
+
+/// The all-sticking solution of the friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` (rows of
+/// contacts with b_c = 0 fixed at zero), accepted when it lies in every disk
+/// `‖λ_c‖ ≤ b_c`, in which case it is the constrained optimum (the constraints are then
+/// inactive and the objective is strictly convex). Solved through the symmetric
+/// quasi-definite augmented system `[I Eᵀ; E −I] [λ; β] = [0; −e]` (β = Eλ + e), factored
+/// by [`Skyline::factor_signed`] with λ_i and β_i interleaved, so the condition number is
+/// that of E, not of EᵀE; one step of iterative refinement, then a normwise backward-error
+/// check (≤ `tol`). Returns `None` when the solution leaves a disk or the check fails
+/// (the caller then uses Clarabel).
+pub fn solve_friction_sticking(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    blocks: &[(Vec<usize>, f64)],
+    tol: f64,
+) -> Option<DVector<f64>> {
+    let n = e_rows.len();
+    let mut free = vec![true; n];
+    for (rows, b) in blocks {
+        if *b <= 0.0 {
+            for &i in rows {
+                free[i] = false;
+            }
+        }
+    }
+    // Unknown positions: λ_i (free rows) then β_i, interleaved row by row.
+    let mut pos_l = vec![usize::MAX; n];
+    let mut pos_b = vec![0; n];
+    let mut dim = 0;
+    for i in 0..n {
+        if free[i] {
+            pos_l[i] = dim;
+            dim += 1;
+        }
+        pos_b[i] = dim;
+        dim += 1;
+    }
+    let mut trip = Vec::new();
+    let mut positive = vec![false; dim];
+    for i in 0..n {
+        if free[i] {
+            trip.push((pos_l[i], pos_l[i], 1.0));
+            positive[pos_l[i]] = true;
+        }
+        trip.push((pos_b[i], pos_b[i], -1.0));
+        for &(j, v) in &e_rows[i] {
+            if free[j] {
+                trip.push((pos_b[i], pos_l[j], v));
+                trip.push((pos_l[j], pos_b[i], v));
+            }
+        }
+    }
+    let k = SymSparse::from_triplets(dim, &trip);
+    let f = Skyline::factor_signed(&k, None, &|i| positive[i])?;
+    let mut rhs = DVector::zeros(dim);
+    for i in 0..n {
+        rhs[pos_b[i]] = -e[i];
+    }
+    let mut x = rhs.as_slice().to_vec();
+    f.solve_mut(&mut x);
+    let mut x = DVector::from_vec(x);
+    let mut res = &rhs - k.mul(&x);
+    let mut d = res.as_slice().to_vec();
+    f.solve_mut(&mut d);
+    x += DVector::from_vec(d);
+    res = &rhs - k.mul(&x);
+    let knorm = k
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|e| e.1.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let backward = res.amax() / (knorm * x.amax() + rhs.amax()).max(f64::MIN_POSITIVE);
+    if backward.is_nan() || backward > tol {
+        return None;
+    }
+    let lambda = DVector::from_iterator(n, (0..n).map(|i| if free[i] { x[pos_l[i]] } else { 0.0 }));
+    let inside = blocks.iter().all(|(rows, b)| {
+        rows.iter()
+            .map(|&i| lambda[i] * lambda[i])
+            .sum::<f64>()
+            .sqrt()
+            <= *b
+    });
+    inside.then_some(lambda)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn random_spd(n: usize, seed: u64) -> DMatrix<f64> {
+        let mut s = seed;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        let b = DMatrix::from_fn(n, n, |_, _| rnd());
+        &b * b.transpose() + DMatrix::identity(n, n) * 0.1
+    }
+
+    fn sparse(m: &DMatrix<f64>) -> SymSparse {
+        let mut t = Vec::new();
+        for i in 0..m.nrows() {
+            for j in 0..m.ncols() {
+                if m[(i, j)] != 0.0 {
+                    t.push((i, j, m[(i, j)]));
+                }
+            }
+        }
+        SymSparse::from_triplets(m.nrows(), &t)
+    }
+
+    #[test]
+    fn skyline_solves_like_dense_cholesky() {
+        let a = random_spd(9, 3);
+        let s = sparse(&a);
+        let f = Skyline::factor(&s, None).expect("spd");
+        let b = DVector::from_fn(9, |i, _| i as f64 - 3.0);
+        let mut x = b.as_slice().to_vec();
+        f.solve_mut(&mut x);
+        let xd = a.clone().cholesky().expect("spd").solve(&b);
+        for i in 0..9 {
+            assert!((x[i] - xd[i]).abs() < 1e-9 * (1.0 + xd[i].abs()));
+        }
+        // A principal submatrix.
+        let idx = [1, 4, 5, 8];
+        let f = Skyline::factor(&s, Some(&idx)).expect("spd");
+        let sub = DMatrix::from_fn(4, 4, |i, j| a[(idx[i], idx[j])]);
+        let bs = DVector::from_fn(4, |i, _| 1.0 + i as f64);
+        let mut x = bs.as_slice().to_vec();
+        f.solve_mut(&mut x);
+        let xd = sub.cholesky().expect("spd").solve(&bs);
+        for i in 0..4 {
+            assert!((x[i] - xd[i]).abs() < 1e-9 * (1.0 + xd[i].abs()));
+        }
+    }
+
+    #[test]
+    fn lcp_solution_is_complementary() {
+        for seed in 0..20 {
+            let a = random_spd(8, seed);
+            let s = sparse(&a);
+            let c = DVector::from_fn(8, |i, _| ((i as f64 + seed as f64) * 1.7).sin());
+            let (x, _) = solve_lcp(&s, &c, &[], 100).expect("pivoting converges");
+            assert!(x.iter().all(|&v| v >= 0.0));
+            assert!(lcp_residual(&s, &c, &x) < 1e-10);
+        }
+    }
+
+    #[test]
+    fn non_positive_pivot_is_reported() {
+        let a = sparse(&DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 1.0]));
+        assert!(Skyline::factor(&a, None).is_none());
+    }
+}

@@ -1,0 +1,317 @@
+//! Complementarity-free maximal-dissipation time stepping: the forward counterpart of Stage I
+//! of the two-stage QP inverse dynamics of Zapolsky & Drumwright (seed 004, §6, eqs 69–79
+//! with erratum E6; the model of Drumwright & Shell, "Modeling contact friction and joint
+//! friction in dynamic robotic simulation using the principle of maximum dissipation",
+//! WAFR 2010).
+//!
+//! Given the state (q, v) (actuator impulses are applied by the caller before the step, as
+//! for every [`Stepper`]), the contact impulses minimize the kinetic energy after the step,
+//! subject to velocity-level non-penetration with the same φ/h stabilization as the
+//! controller and the Anitescu–Potra stepper, and to the friction pyramid; there is **no**
+//! complementarity between the normal impulse and the separation velocity. In force units
+//! f = z/h with `R = [Nᵀ Fᵀ]`, `F = [T₁; −T₁; T₂; −T₂]` (spatial; `[T; −T]` planar) stacked
+//! in direction blocks as in the controller (erratum E12):
+//!
+//! ```text
+//! v* = v + h M⁻¹ f_ext,   v⁺ = v* + h M⁻¹ R f,
+//! min_f  ½ fᵀ (Rᵀ M⁻¹ R) f + fᵀ Rᵀ v* / h          (= ½ v⁺ᵀ M v⁺ / h² + const)
+//! s.t.   N v⁺ ≥ −φ/h,   f ≥ 0,   Σ_edges f_F,i ≤ μᵢ f_N,i   (the pyramid; dropped when no_slip)
+//! ```
+//!
+//! then `q₁ = q₀ + h N(q₀) v⁺`. Joint-limit rows enter as frictionless normal rows. Only
+//! rows within [`MaxDissipationStepper::active_gap`] (0.1 mm by default, the contact set of
+//! the inverse-dynamics controllers) or that would close during the step under the free
+//! velocity (φ + h·row·v* ≤ 0) enter: without complementarity a contact anywhere inside the
+//! model's contact margin would otherwise be pushed "at a distance" whenever that lowers
+//! the kinetic energy.
+//! Solved by Clarabel ([`nonsmooth_solvers::conic::Qp`]); the returned impulses are checked
+//! against the constraints (relative residual ≤ [`MaxDissipationStepper::tolerance`]).
+//!
+//! Known property of the complementarity-free model (not a bug): a contact that slides
+//! receives more normal impulse than needed to stop penetration, because extra normal
+//! impulse buys friction dissipation. For one point sliding on a plane with the pyramid
+//! edge along the sliding direction the optimum has `v⁺_n = μ v⁺_t` (a small lift-off),
+//! see `tests/max_dissipation.rs`.
+
+use crate::{SimError, Stepper};
+use nalgebra::{DMatrix, DVector};
+use nonsmooth_core::dynamics::{check_state, integrate_configuration};
+use nonsmooth_core::snapshot::ContactSnapshot;
+use nonsmooth_core::{Model, State};
+use nonsmooth_solvers::conic::{ConicOptions, Qp};
+use nonsmooth_solvers::{SolveStatus, SolverError};
+
+/// The `qp-max-dissipation` stepper.
+#[derive(Debug, Clone)]
+pub struct MaxDissipationStepper {
+    /// Drop the friction pyramid (unbounded tangential impulses, the forward model of
+    /// ID_QP,∞); default `false` (the pyramid with each contact's μ, the model of ID_QP,μ).
+    pub no_slip: bool,
+    /// Clarabel options.
+    pub conic: ConicOptions,
+    /// Rows with a gap at most this (m) are always active (default 1e-4 m, the contact
+    /// set of the inverse-dynamics controllers); rows farther away enter only when they
+    /// would close during the step under the free velocity.
+    pub active_gap: f64,
+    /// Largest accepted constraint violation of the returned impulses, relative to
+    /// `1 + max|right-hand side|` (force units).
+    pub tolerance: f64,
+    last: Option<MaxDissipationImpulses>,
+}
+
+impl Default for MaxDissipationStepper {
+    fn default() -> Self {
+        Self {
+            no_slip: false,
+            conic: ConicOptions::default(),
+            tolerance: 1e-6,
+            active_gap: 1e-4,
+            last: None,
+        }
+    }
+}
+
+/// The impulses of the last step of a [`MaxDissipationStepper`] (in force units, i.e.
+/// impulse / h), for inspection and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaxDissipationImpulses {
+    /// Normal forces, one per active contact (snapshot order) then one per active joint
+    /// limit; a row is active when its gap is at most
+    /// [`MaxDissipationStepper::active_gap`] or it would close during the step under the
+    /// free velocity (φ + h·row·v* ≤ 0).
+    pub normal: DVector<f64>,
+    /// Pyramid edge forces in direction blocks (`[T₁; −T₁; T₂; −T₂]` spatial, `[T; −T]`
+    /// planar), each block one entry per contact.
+    pub edges: DVector<f64>,
+    /// Number of tangent directions per contact (1 planar, 2 spatial).
+    pub ntan: usize,
+    /// Kinetic energy ½ v⁺ᵀ M v⁺ after the step (J).
+    pub kinetic_energy: f64,
+}
+
+impl MaxDissipationImpulses {
+    /// Net friction force of contact `i` along tangent `j`: `f_{+T_j,i} − f_{−T_j,i}`.
+    pub fn friction(&self, i: usize, j: usize) -> f64 {
+        let n = self.edges.len() / (2 * self.ntan).max(1);
+        if j >= self.ntan || i >= n {
+            return 0.0;
+        }
+        self.edges[2 * j * n + i] - self.edges[(2 * j + 1) * n + i]
+    }
+}
+
+impl MaxDissipationStepper {
+    /// The stepper with the friction pyramid (`no_slip = false`) or without it.
+    pub fn new(no_slip: bool) -> Self {
+        Self {
+            no_slip,
+            ..Self::default()
+        }
+    }
+
+    /// The impulses of the last successful step (`None` before the first one or after a
+    /// step without contacts).
+    pub fn last_impulses(&self) -> Option<&MaxDissipationImpulses> {
+        self.last.as_ref()
+    }
+}
+
+impl Stepper for MaxDissipationStepper {
+    fn name(&self) -> &'static str {
+        "qp-max-dissipation"
+    }
+
+    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+        self.last = None;
+        if !(h.is_finite() && h > 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "dt",
+                reason: format!("step size must be positive and finite, got {h}"),
+            });
+        }
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "tolerance",
+                reason: format!("must be positive and finite, got {}", self.tolerance),
+            });
+        }
+        if !(self.active_gap.is_finite() && self.active_gap >= 0.0) {
+            return Err(SimError::InvalidOption {
+                option: "active_gap",
+                reason: format!("must be finite and non-negative, got {}", self.active_gap),
+            });
+        }
+        check_state(model, &state.q, &state.v)?;
+        let snap = ContactSnapshot::from_state(model, state)?;
+        if !snap.bilateral.is_empty() {
+            return Err(SimError::Unsupported {
+                stepper: "qp-max-dissipation",
+                reason: "bilateral constraints are not supported by this formulation".into(),
+            });
+        }
+        let chol = snap
+            .mass_matrix
+            .clone()
+            .cholesky()
+            .ok_or_else(|| SimError::Diverged {
+                t: state.t,
+                reason: "mass matrix is not positive definite".into(),
+            })?;
+        let v_free = &state.v + chol.solve(&snap.forces) * h;
+        // Active set: rows within `active_gap` or that would close during the step under the
+        // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
+        // gap could otherwise receive a normal impulse "at a distance" whenever that lowers
+        // the kinetic energy (e.g. catch a falling foot anywhere inside the contact margin).
+        let gap = self.active_gap;
+        let closing =
+            |phi: f64, row: &DVector<f64>| phi <= gap || phi + h * row.dot(&v_free) <= 0.0;
+        let contacts: Vec<_> = snap
+            .contacts
+            .iter()
+            .filter(|c| closing(c.gap, &c.normal_row))
+            .collect();
+        let limits: Vec<_> = snap
+            .limits
+            .iter()
+            .filter(|l| closing(l.phi, &l.row))
+            .collect();
+        let nc = contacts.len();
+        let nl = limits.len();
+        let m = nc + nl;
+        if m == 0 {
+            return finish(model, state, v_free, h);
+        }
+        let nv = snap.nv();
+        let ntan = contacts
+            .first()
+            .map(|c| c.tangent_rows.nrows())
+            .unwrap_or(0);
+        if contacts.iter().any(|c| c.tangent_rows.nrows() != ntan) {
+            return Err(SimError::Unsupported {
+                stepper: "qp-max-dissipation",
+                reason: "contacts with different numbers of tangent directions".into(),
+            });
+        }
+        let coulomb = !self.no_slip;
+        // Friction unknowns: pyramid edges ≥ 0 (Coulomb) or free tangential forces (no slip;
+        // split edges would leave an unbounded optimal face).
+        let nf = if coulomb { 2 * ntan * nc } else { ntan * nc };
+        let nz = m + nf;
+        // R = [Nᵀ Fᵀ]: normal columns (contacts, limits), then the friction blocks.
+        let mut rmat = DMatrix::zeros(nv, nz);
+        let mut phi = DVector::zeros(m);
+        for (i, c) in contacts.iter().enumerate() {
+            rmat.set_column(i, &c.normal_row);
+            phi[i] = c.gap;
+            for j in 0..ntan {
+                let t = c.tangent_rows.row(j).transpose();
+                if coulomb {
+                    rmat.set_column(m + 2 * j * nc + i, &t);
+                    rmat.set_column(m + (2 * j + 1) * nc + i, &(-&t));
+                } else {
+                    rmat.set_column(m + j * nc + i, &t);
+                }
+            }
+        }
+        for (l, row) in limits.iter().enumerate() {
+            rmat.set_column(nc + l, &row.row);
+            phi[nc + l] = row.phi;
+        }
+        let minv_r = chol.solve(&rmat);
+        let hess = rmat.transpose() * &minv_r;
+        let hess = (&hess + hess.transpose()) * 0.5;
+        let lin = rmat.transpose() * &v_free / h;
+        // Rows of G f ≤ b: non-penetration (m), sign (nz Coulomb, m no-slip), pyramid (nc).
+        let nmat = rmat.columns(0, m).transpose();
+        let nsign = if coulomb { nz } else { m };
+        let npyr = if coulomb { nc } else { 0 };
+        let rows = m + nsign + npyr;
+        let mut g = DMatrix::zeros(rows, nz);
+        let mut b = DVector::zeros(rows);
+        g.rows_mut(0, m).copy_from(&(-(&nmat * &minv_r)));
+        b.rows_mut(0, m)
+            .copy_from(&((&nmat * &v_free + &phi / h) / h));
+        for k in 0..nsign {
+            g[(m + k, k)] = -1.0;
+        }
+        if coulomb {
+            for (i, c) in contacts.iter().enumerate() {
+                let r = m + nz + i;
+                g[(r, i)] = -c.friction;
+                for e in 0..2 * ntan {
+                    g[(r, m + e * nc + i)] = 1.0;
+                }
+            }
+        }
+        let qp = Qp::new(hess, lin).with_inequalities(g.clone(), b.clone());
+        let sol = qp.solve(&self.conic)?;
+
+        if sol.status == SolveStatus::MaxIterations {
+            return Err(SimError::Solver(SolverError::Failed {
+                solver: "clarabel",
+                reason: format!(
+                    "maximal-dissipation QP stopped at the iteration limit (residuals {:?})",
+                    sol.residuals
+                ),
+            }));
+        }
+        let f = sol.x;
+        if !f.iter().all(|x| x.is_finite()) {
+            return Err(SimError::Diverged {
+                t: state.t,
+                reason: "maximal-dissipation QP returned non-finite impulses".into(),
+            });
+        }
+        // Residual check on the constraints themselves.
+        let viol = (&g * &f - &b).max().max(0.0);
+        let scale = 1.0 + b.amax();
+        if viol > self.tolerance * scale {
+            return Err(SimError::Solver(SolverError::Failed {
+                solver: "clarabel",
+                reason: format!(
+                    "maximal-dissipation impulses violate the constraints by {viol:.3e} \
+                     (tolerance {:.3e})",
+                    self.tolerance * scale
+                ),
+            }));
+        }
+        let v1 = &v_free + &minv_r * &f * h;
+        let ke = 0.5 * v1.dot(&(&snap.mass_matrix * &v1));
+        let next = finish(model, state, v1, h)?;
+        let edges = if coulomb {
+            f.rows(m, nf).into_owned()
+        } else {
+            let mut e = DVector::zeros(2 * nf);
+            for j in 0..ntan {
+                for i in 0..nc {
+                    let t = f[m + j * nc + i];
+                    e[2 * j * nc + i] = t.max(0.0);
+                    e[(2 * j + 1) * nc + i] = (-t).max(0.0);
+                }
+            }
+            e
+        };
+        self.last = Some(MaxDissipationImpulses {
+            normal: f.rows(0, m).into_owned(),
+            edges,
+            ntan,
+            kinetic_energy: ke,
+        });
+        Ok(next)
+    }
+}
+
+fn finish(model: &Model, state: &State, v1: DVector<f64>, h: f64) -> Result<State, SimError> {
+    let q1 = integrate_configuration(model, &state.q, &v1, h);
+    if !(v1.iter().all(|x| x.is_finite()) && q1.iter().all(|x| x.is_finite())) {
+        return Err(SimError::Diverged {
+            t: state.t + h,
+            reason: "qp-max-dissipation produced a non-finite state".into(),
+        });
+    }
+    Ok(State {
+        q: q1,
+        v: v1,
+        t: state.t + h,
+    })
+}
