@@ -32,7 +32,7 @@ pub mod penalty;
 pub mod run;
 pub mod stepper;
 
-pub use anitescu::AnitescuPotraStepper;
+pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
 pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};
