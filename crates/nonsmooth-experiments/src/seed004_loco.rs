@@ -571,6 +571,12 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
     );
     crate::seed004_grasp::grasp_tasks(ctx, &controllers(ctx), out)?;
     if !ctx.quick {
+        out.expect(
+            "pass_qp_mu_grasp_highmu",
+            1.0,
+            0.0,
+            "Table 6: QP,μ passes the high-friction grasp",
+        );
         for ctrl in ["lcp_inf", "qp_inf"] {
             out.expect(
                 &format!("pass_{ctrl}_grasp_lowmu"),
