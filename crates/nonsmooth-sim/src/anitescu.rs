@@ -59,7 +59,7 @@
 
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
+use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Dimension, Model, State};
 use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LemkeOptions};
@@ -269,23 +269,8 @@ impl AnitescuPotraStepper {
                 reason: format!("must be positive and finite, got {}", self.residual_tol),
             });
         }
-        check_state(model, &state.q, &state.v)?;
-        let snap = ContactSnapshot::from_state(model, state)?;
-        if !snap.bilateral.is_empty() {
-            return Err(SimError::Unsupported {
-                stepper: "anitescu-potra",
-                reason: "bilateral constraints are not supported by this LCP formulation".into(),
-            });
-        }
-        let chol = snap
-            .mass_matrix
-            .clone()
-            .cholesky()
-            .ok_or_else(|| SimError::Diverged {
-                t: state.t,
-                reason: "mass matrix is not positive definite".into(),
-            })?;
-        let v_free = &state.v + chol.solve(&snap.forces) * h;
+        let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
+            crate::rigid_setup::free_motion(model, state, h, "anitescu-potra")?;
         let mut report = ApStepReport::default();
         let v1 = match self.assemble(&snap, &chol, &v_free, h) {
             None => v_free,

@@ -29,6 +29,7 @@ pub mod load;
 pub mod max_dissipation;
 pub mod ode;
 pub mod penalty;
+mod rigid_setup;
 pub mod run;
 pub mod stepper;
 

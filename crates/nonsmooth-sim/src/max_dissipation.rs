@@ -35,8 +35,7 @@
 
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
-use nonsmooth_core::snapshot::ContactSnapshot;
+use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{Model, State};
 use nonsmooth_solvers::conic::{ConicOptions, Qp};
 use nonsmooth_solvers::{SolveStatus, SolverError};
@@ -141,23 +140,8 @@ impl Stepper for MaxDissipationStepper {
                 reason: format!("must be finite and non-negative, got {}", self.active_gap),
             });
         }
-        check_state(model, &state.q, &state.v)?;
-        let snap = ContactSnapshot::from_state(model, state)?;
-        if !snap.bilateral.is_empty() {
-            return Err(SimError::Unsupported {
-                stepper: "qp-max-dissipation",
-                reason: "bilateral constraints are not supported by this formulation".into(),
-            });
-        }
-        let chol = snap
-            .mass_matrix
-            .clone()
-            .cholesky()
-            .ok_or_else(|| SimError::Diverged {
-                t: state.t,
-                reason: "mass matrix is not positive definite".into(),
-            })?;
-        let v_free = &state.v + chol.solve(&snap.forces) * h;
+        let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
+            crate::rigid_setup::free_motion(model, state, h, "qp-max-dissipation")?;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
         // gap could otherwise receive a normal impulse "at a distance" whenever that lowers

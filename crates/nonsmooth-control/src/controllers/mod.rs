@@ -10,11 +10,13 @@
 //! generalized contact force `Gᵀλ` through [`Controller::observe`].
 
 mod base;
+mod chatter;
 mod id_controller;
 mod ospd;
 mod pid;
 
 pub use base::BaseFeedback;
+pub use chatter::ChatterCounter;
 pub use id_controller::{DelayedId, IdController};
 pub use ospd::{OperationalSpacePd, PointTarget};
 pub use pid::JointPid;

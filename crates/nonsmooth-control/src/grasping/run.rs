@@ -538,8 +538,7 @@ pub fn run_grasp(
         .filter(|i| !plan.fingers.contains(i))
         .collect();
     let mut rec = GraspRecord::default();
-    let mut reversals = 0usize;
-    let mut prev_rate: Option<DVector<f64>> = None;
+    let mut chatter = crate::controllers::ChatterCounter::new(options.chatter_rate);
     for k in 0..steps {
         let t = k as f64 * dt;
         let reference: JointReference = plan.reference(t, options.finger_closure)?;
@@ -600,18 +599,7 @@ pub fn run_grasp(
         for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
             *x = x.clamp(*lo, *hi);
         }
-        if let Some(prev) = rec.torques.last() {
-            let rate = (&u - prev) / dt;
-            if let Some(pr) = &prev_rate {
-                let rev = rate.iter().zip(pr.iter()).any(|(a, b)| {
-                    a.abs() > options.chatter_rate && b.abs() > options.chatter_rate && a * b < 0.0
-                });
-                if rev {
-                    reversals += 1;
-                }
-            }
-            prev_rate = Some(rate);
-        }
+        chatter.observe(&u, dt);
         let gen_u = &snap.actuation * &u;
         let Some(chol) = snap.mass_matrix.clone().cholesky() else {
             rec.failure = Some(format!("t = {t:.3}: mass matrix not positive definite"));
@@ -650,7 +638,7 @@ pub fn run_grasp(
     if rec.failure.is_some() {
         rec.stopped_early = true;
     }
-    rec.chatter_fraction = reversals as f64 / rec.torques.len().max(1) as f64;
+    rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = rec.chatter_fraction > options.chatter_fraction;
     Ok(rec)
 }

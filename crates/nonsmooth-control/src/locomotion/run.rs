@@ -410,8 +410,7 @@ pub fn run_closed_loop(
     let mut state = model.initial_state.clone();
     let mut rec = LoopRecord::default();
     planner.reference(0.0)?;
-    let mut reversals = 0usize;
-    let mut prev_rate: Option<DVector<f64>> = None;
+    let mut chatter = crate::controllers::ChatterCounter::new(options.chatter_rate);
     let every = options.record_every.max(1);
     for k in 0..steps {
         let t = k as f64 * dt;
@@ -459,18 +458,7 @@ pub fn run_closed_loop(
         for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
             *x = x.clamp(*lo, *hi);
         }
-        if let Some(prev) = rec.torques.last() {
-            let rate = (&u - prev) / dt;
-            if let Some(pr) = &prev_rate {
-                let rev = rate.iter().zip(pr.iter()).any(|(a, b)| {
-                    a.abs() > options.chatter_rate && b.abs() > options.chatter_rate && a * b < 0.0
-                });
-                if rev {
-                    reversals += 1;
-                }
-            }
-            prev_rate = Some(rate);
-        }
+        chatter.observe(&u, dt);
         rec.predicted_normal
             .push(controller.predicted_normal_force());
         let gen_u = &snap.actuation * &u;
@@ -522,7 +510,7 @@ pub fn run_closed_loop(
         }
     }
     rec.com.push((state.t, center_of_mass(model, &state.q)));
-    rec.chatter_fraction = reversals as f64 / rec.torques.len().max(1) as f64;
+    rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = rec.chatter_fraction > options.chatter_fraction;
     Ok(rec)
 }

@@ -1,0 +1,80 @@
+//! Torque-chatter detection shared by the locomotion and grasp runners (docs/locomotion.md,
+//! "Fall and chatter detection"): a step counts as a reversal when some joint's torque rate
+//! |Δu/Δt| exceeds the threshold with opposite signs on two consecutive steps.
+
+use nalgebra::DVector;
+
+/// Counts torque-rate reversals over a run.
+#[derive(Debug, Clone)]
+pub struct ChatterCounter {
+    /// Rate threshold (N·m/s) above which a sign change counts.
+    pub rate_threshold: f64,
+    prev_torque: Option<DVector<f64>>,
+    prev_rate: Option<DVector<f64>>,
+    steps: usize,
+    reversals: usize,
+}
+
+impl ChatterCounter {
+    /// A counter with the given rate threshold (N·m/s).
+    pub fn new(rate_threshold: f64) -> Self {
+        Self {
+            rate_threshold,
+            prev_torque: None,
+            prev_rate: None,
+            steps: 0,
+            reversals: 0,
+        }
+    }
+
+    /// Records the torque `u` applied over a control step of `dt` seconds.
+    pub fn observe(&mut self, u: &DVector<f64>, dt: f64) {
+        self.steps += 1;
+        if let Some(prev) = &self.prev_torque {
+            let rate = (u - prev) / dt;
+            if let Some(pr) = &self.prev_rate {
+                let thr = self.rate_threshold;
+                let reversed = rate
+                    .iter()
+                    .zip(pr.iter())
+                    .any(|(a, b)| a.abs() > thr && b.abs() > thr && a * b < 0.0);
+                if reversed {
+                    self.reversals += 1;
+                }
+            }
+            self.prev_rate = Some(rate);
+        }
+        self.prev_torque = Some(u.clone());
+    }
+
+    /// Reversals counted so far.
+    pub fn reversals(&self) -> usize {
+        self.reversals
+    }
+
+    /// Reversals per observed step (0 before any step).
+    pub fn fraction(&self) -> f64 {
+        self.reversals as f64 / self.steps.max(1) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternating_torque_chatters_and_a_ramp_does_not() {
+        let mut c = ChatterCounter::new(500.0);
+        for k in 0..10 {
+            let u = if k % 2 == 0 { 1.0 } else { -1.0 };
+            c.observe(&DVector::from_element(2, u), 1e-3);
+        }
+        assert_eq!(c.reversals(), 8);
+        let mut r = ChatterCounter::new(500.0);
+        for k in 0..10 {
+            r.observe(&DVector::from_element(2, k as f64), 1e-3);
+        }
+        assert_eq!(r.reversals(), 0);
+        assert_eq!(r.fraction(), 0.0);
+    }
+}

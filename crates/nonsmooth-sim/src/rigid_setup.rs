@@ -1,0 +1,45 @@
+//! The start of a velocity-level rigid-contact step, shared by the `anitescu-potra` and
+//! `qp-max-dissipation` steppers: the contact snapshot (no bilateral rows: neither
+//! formulation eliminates joints), the Cholesky factor of M and the free velocity
+//! `v_free = v + h M⁻¹ f`.
+
+use nalgebra::{Cholesky, DVector, Dyn};
+use nonsmooth_core::{ContactSnapshot, Model, State};
+
+use crate::SimError;
+use nonsmooth_core::dynamics::check_state;
+
+/// Snapshot, mass factor and free velocity at the start of a step.
+pub(crate) struct FreeMotion {
+    pub snap: ContactSnapshot<f64>,
+    pub chol: Cholesky<f64, Dyn>,
+    pub v_free: DVector<f64>,
+}
+
+/// Checks the state, builds the snapshot, rejects bilateral constraints for `stepper` and
+/// factors M; a mass matrix that is not positive definite is a [`SimError::Diverged`].
+pub(crate) fn free_motion(
+    model: &Model,
+    state: &State,
+    h: f64,
+    stepper: &'static str,
+) -> Result<FreeMotion, SimError> {
+    check_state(model, &state.q, &state.v)?;
+    let snap = ContactSnapshot::from_state(model, state)?;
+    if !snap.bilateral.is_empty() {
+        return Err(SimError::Unsupported {
+            stepper,
+            reason: "bilateral constraints are not supported by this formulation".into(),
+        });
+    }
+    let chol = snap
+        .mass_matrix
+        .clone()
+        .cholesky()
+        .ok_or_else(|| SimError::Diverged {
+            t: state.t,
+            reason: "mass matrix is not positive definite".into(),
+        })?;
+    let v_free = &state.v + chol.solve(&snap.forces) * h;
+    Ok(FreeMotion { snap, chol, v_free })
+}
