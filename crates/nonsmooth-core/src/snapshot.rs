@@ -660,6 +660,40 @@ pub struct BlockSnapshot {
     pub contacts: Vec<BlockContact>,
 }
 
+/// Motion-subspace columns of one body in world axes: (nv, angular parts ω_k, linear
+/// parts u_k).
+type BodyColumns = (usize, [Vector3<f64>; 6], [Vector3<f64>; 6]);
+
+/// (μ, K, B, law) of a collider pair's material.
+type PairLaw = (f64, Option<f64>, Option<f64>, ComplianceLaw);
+
+/// [`Model::pair_material`] of colliders `a`, `b` as a [`PairLaw`], memoized in `cache` per
+/// ordered pair of material indices for pairs without an override (the combination
+/// [`crate::ContactMaterial::combine`] depends only on the two materials).
+fn pair_material_cached(
+    model: &Model,
+    a: usize,
+    b: usize,
+    cache: &mut Vec<((usize, usize), PairLaw)>,
+) -> PairLaw {
+    let law = |m: crate::ContactMaterial| (m.friction, m.stiffness, m.damping, m.law);
+    let (lo, hi) = (a.min(b), a.max(b));
+    let overridden = model
+        .pair_overrides
+        .iter()
+        .any(|o| o.collider_a.min(o.collider_b) == lo && o.collider_a.max(o.collider_b) == hi);
+    if overridden {
+        return law(model.pair_material(a, b));
+    }
+    let key = (model.colliders[a].material, model.colliders[b].material);
+    if let Some((_, m)) = cache.iter().find(|(k, _)| *k == key) {
+        return *m;
+    }
+    let m = law(model.pair_material(a, b));
+    cache.push((key, m));
+    m
+}
+
 /// Bounding radius of a shape about its collider origin (`None` = unbounded).
 fn bounding_radius(shape: &crate::Shape) -> Option<f64> {
     use crate::Shape;
@@ -695,6 +729,31 @@ impl BlockSnapshot {
         v: &DVector<f64>,
         t: f64,
     ) -> Result<Option<Self>, ModelError> {
+        let mut out = BlockSnapshot {
+            dimension: model.dimension,
+            t,
+            nv: 0,
+            blocks: Vec::new(),
+            block_of_body: Vec::new(),
+            contacts: Vec::new(),
+        };
+        Ok(out.update(model, q, v, t)?.then_some(out))
+    }
+
+    /// Recomputes the block view in place at (q, v, t), reusing the storage of its mass
+    /// blocks and contact Jacobian blocks (the same values as [`BlockSnapshot::new`]).
+    /// Returns `Ok(false)` when the model does not qualify; after `Ok(false)` or an error
+    /// the contents are unspecified.
+    ///
+    /// # Errors
+    /// As [`BlockSnapshot::new`].
+    pub fn update(
+        &mut self,
+        model: &Model,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        t: f64,
+    ) -> Result<bool, ModelError> {
         use crate::dynamics::rnea::rnea_from_workspace;
         use crate::dynamics::DynamicsWorkspace;
         use crate::geometry::pair_contacts;
@@ -714,7 +773,7 @@ impl BlockSnapshot {
                 .enumerate()
                 .any(|(i, j)| j.parent.is_some() || j.limit.is_some() || j.child != i)
         {
-            return Ok(None);
+            return Ok(false);
         }
         check_state(model, q, v)?;
         for (i, c) in model.colliders.iter().enumerate() {
@@ -738,38 +797,59 @@ impl BlockSnapshot {
         ws.update(model, q);
         let mut bias = DVector::zeros(nv);
         rnea_from_workspace(model, v, None, &mut ws, &mut bias);
-        let mut blocks = Vec::new();
-        let mut block_of_body = vec![None; model.bodies.len()];
+        let mut blocks = std::mem::take(&mut self.blocks);
+        let mut block_of_body = std::mem::take(&mut self.block_of_body);
+        block_of_body.clear();
+        block_of_body.resize(model.bodies.len(), None);
+        let mut nblocks = 0;
         for (i, j) in model.joints.iter().enumerate() {
             let n = j.kind.nv();
             if n == 0 {
                 continue;
             }
             let data = &ws.bodies[i];
-            let mut m = DMatrix::zeros(n, n);
+            if nblocks == blocks.len() {
+                blocks.push(MassBlock {
+                    body: i,
+                    v_index: j.v_index,
+                    mass: DMatrix::zeros(n, n),
+                    force: DVector::zeros(n),
+                });
+            }
+            let blk = &mut blocks[nblocks];
+            nblocks += 1;
+            blk.body = i;
+            blk.v_index = j.v_index;
+            if blk.mass.nrows() != n || blk.mass.ncols() != n {
+                blk.mass = DMatrix::zeros(n, n);
+            }
+            if blk.force.len() != n {
+                blk.force = DVector::zeros(n);
+            }
+            let m = &mut blk.mass;
             for l in 0..n {
                 let fl = data.inertia.mul_motion(&data.s.column(l).into_owned());
                 for k in 0..n {
                     m[(k, l)] = data.s.column(k).dot(&fl);
                 }
             }
-            let force = DVector::from_fn(n, |k, _| {
-                -j.damping * v[j.v_index + k] - bias[j.v_index + k]
-            });
-            block_of_body[i] = Some(blocks.len());
-            blocks.push(MassBlock {
-                body: i,
-                v_index: j.v_index,
-                mass: m,
-                force,
-            });
+            for k in 0..n {
+                blk.force[k] = -j.damping * v[j.v_index + k] - bias[j.v_index + k];
+            }
+            block_of_body[i] = Some(nblocks - 1);
         }
-        if let Some((k, _)) = blocks
-            .iter()
-            .flat_map(|b| b.mass.iter().chain(b.force.iter()))
-            .enumerate()
-            .find(|(_, x)| !x.is_finite())
-        {
+        blocks.truncate(nblocks);
+        let mut first_bad = None;
+        let mut offset = 0;
+        for b in &blocks {
+            let (m, f) = (b.mass.as_slice(), b.force.as_slice());
+            if let Some(k) = m.iter().chain(f).position(|x| !x.is_finite()) {
+                first_bad = Some(offset + k);
+                break;
+            }
+            offset += m.len() + f.len();
+        }
+        if let Some(k) = first_bad {
             return Err(ModelError::InvalidValue {
                 location: Location::field("q"),
                 reason: format!(
@@ -841,36 +921,49 @@ impl BlockSnapshot {
                 .any(|&(a, b)| (a == i && b == j) || (a == j && b == i))
         };
         // Columns (ω_k, u_k) in world axes of each joint's motion subspace: the body
-        // spatial velocity S v rotated into world axes (RBDA ch. 4).
-        let columns = |b: BodyId| -> (usize, [Vector3<f64>; 6], [Vector3<f64>; 6]) {
-            let r = kin.poses[b].rotation;
-            let s = &ws.bodies[b].s;
-            let n = model.joints[b].kind.nv();
-            let mut om = [Vector3::zeros(); 6];
-            let mut u = [Vector3::zeros(); 6];
-            for k in 0..n {
-                om[k] = r * Vector3::new(s[(0, k)], s[(1, k)], s[(2, k)]);
-                u[k] = r * Vector3::new(s[(3, k)], s[(4, k)], s[(5, k)]);
-            }
-            (n, om, u)
-        };
-        let rows_of =
-            |body: Option<BodyId>, p: &Vector3<f64>, dirs: &[Vector3<f64>], sign: f64| match body {
-                None => DMatrix::zeros(0, 0),
-                Some(b) => {
-                    let (n, om, u) = columns(b);
-                    let r = p - kin.poses[b].translation.vector;
-                    let mut m = DMatrix::zeros(dirs.len(), n);
-                    for k in 0..n {
-                        let col = u[k] + om[k].cross(&r);
-                        for (a, d) in dirs.iter().enumerate() {
-                            m[(a, k)] = sign * d.dot(&col);
-                        }
-                    }
-                    m
+        // spatial velocity S v rotated into world axes (RBDA ch. 4), once per body.
+        let columns: Vec<BodyColumns> = (0..model.bodies.len())
+            .map(|b| {
+                let r = kin.poses[b].rotation;
+                let s = &ws.bodies[b].s;
+                let n = model.joints[b].kind.nv().min(6);
+                let mut om = [Vector3::zeros(); 6];
+                let mut u = [Vector3::zeros(); 6];
+                for k in 0..n {
+                    om[k] = r * Vector3::new(s[(0, k)], s[(1, k)], s[(2, k)]);
+                    u[k] = r * Vector3::new(s[(3, k)], s[(4, k)], s[(5, k)]);
                 }
+                (n, om, u)
+            })
+            .collect();
+        // Rows `sign · dirsᵀ J(p)` of `body` written into `m` (its storage reused when the
+        // shape is unchanged).
+        let rows_into = |m: &mut DMatrix<f64>,
+                         body: Option<BodyId>,
+                         p: &Vector3<f64>,
+                         dirs: &[Vector3<f64>],
+                         sign: f64| {
+            let Some(b) = body else {
+                if m.nrows() != 0 || m.ncols() != 0 {
+                    *m = DMatrix::zeros(0, 0);
+                }
+                return;
             };
-        let mut contacts = Vec::new();
+            let (n, om, u) = &columns[b];
+            let r = p - kin.poses[b].translation.vector;
+            if m.nrows() != dirs.len() || m.ncols() != *n {
+                *m = DMatrix::zeros(dirs.len(), *n);
+            }
+            for k in 0..*n {
+                let col = u[k] + om[k].cross(&r);
+                for (a, d) in dirs.iter().enumerate() {
+                    m[(a, k)] = sign * d.dot(&col);
+                }
+            }
+        };
+        let mut contacts = std::mem::take(&mut self.contacts);
+        let mut ncontacts = 0;
+        let mut materials = Vec::new();
         for (i, j) in pairs {
             let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
             if ci.body == cj.body || excluded(i, j) {
@@ -894,58 +987,80 @@ impl BlockSnapshot {
                 let body_a = model.colliders[a].body;
                 let body_b = model.colliders[b].body;
                 let tangents = tangent_basis(model.dimension, &g.normal);
-                let mut dirs = vec![g.normal];
-                dirs.extend(tangents.iter().copied());
+                let mut dir_store = [g.normal; 3];
+                let nd = 1 + tangents.len().min(2);
+                for (d, t) in dir_store[1..nd].iter_mut().zip(&tangents) {
+                    *d = *t;
+                }
+                let dirs = &dir_store[..nd];
                 let jdot_v = point_jdot_v(model, &kin, body_a, &g.point_a)
                     - point_jdot_v(model, &kin, body_b, &g.point_b);
-                let material = model.pair_material(a, b);
-                let contact = BlockContact {
-                    collider_a: a,
-                    collider_b: b,
-                    body_a,
-                    body_b,
-                    feature,
-                    gap: g.gap,
-                    normal: g.normal,
-                    rows_a: rows_of(body_a, &g.point_a, &dirs, 1.0),
-                    rows_b: rows_of(body_b, &g.point_b, &dirs, -1.0),
-                    normal_row_dot_v: g.normal.dot(&jdot_v),
-                    tangent_rows_dot_v: DVector::from_iterator(
-                        tangents.len(),
-                        tangents.iter().map(|t| t.dot(&jdot_v)),
-                    ),
-                    tangents,
-                    friction: material.friction,
-                    stiffness: material.stiffness,
-                    damping: material.damping,
-                    law: material.law,
-                };
+                let material = pair_material_cached(model, a, b, &mut materials);
+                if ncontacts == contacts.len() {
+                    contacts.push(BlockContact {
+                        collider_a: a,
+                        collider_b: b,
+                        body_a,
+                        body_b,
+                        feature,
+                        gap: g.gap,
+                        normal: g.normal,
+                        tangents: Vec::new(),
+                        rows_a: DMatrix::zeros(0, 0),
+                        rows_b: DMatrix::zeros(0, 0),
+                        normal_row_dot_v: 0.0,
+                        tangent_rows_dot_v: DVector::zeros(0),
+                        friction: material.0,
+                        stiffness: material.1,
+                        damping: material.2,
+                        law: material.3,
+                    });
+                }
+                let contact = &mut contacts[ncontacts];
+                ncontacts += 1;
+                contact.collider_a = a;
+                contact.collider_b = b;
+                contact.body_a = body_a;
+                contact.body_b = body_b;
+                contact.feature = feature;
+                contact.gap = g.gap;
+                contact.normal = g.normal;
+                rows_into(&mut contact.rows_a, body_a, &g.point_a, dirs, 1.0);
+                rows_into(&mut contact.rows_b, body_b, &g.point_b, dirs, -1.0);
+                contact.normal_row_dot_v = g.normal.dot(&jdot_v);
+                if contact.tangent_rows_dot_v.len() != tangents.len() {
+                    contact.tangent_rows_dot_v = DVector::zeros(tangents.len());
+                }
+                for (x, t) in contact.tangent_rows_dot_v.iter_mut().zip(&tangents) {
+                    *x = t.dot(&jdot_v);
+                }
+                contact.tangents = tangents;
+                contact.friction = material.0;
+                contact.stiffness = material.1;
+                contact.damping = material.2;
+                contact.law = material.3;
                 let bad = !contact.gap.is_finite()
-                    || contact
-                        .rows_a
-                        .iter()
-                        .chain(contact.rows_b.iter())
-                        .any(|x| !x.is_finite());
+                    || !contact.rows_a.as_slice().iter().all(|x| x.is_finite())
+                    || !contact.rows_b.as_slice().iter().all(|x| x.is_finite());
                 if bad {
                     return Err(ModelError::InvalidValue {
                         location: Location::field("q"),
                         reason: format!(
                             "the state overflows floating point (contacts[{}] is not finite)",
-                            contacts.len()
+                            ncontacts - 1
                         ),
                     });
                 }
-                contacts.push(contact);
             }
         }
-        Ok(Some(BlockSnapshot {
-            dimension: model.dimension,
-            t,
-            nv,
-            blocks,
-            block_of_body,
-            contacts,
-        }))
+        contacts.truncate(ncontacts);
+        self.dimension = model.dimension;
+        self.t = t;
+        self.nv = nv;
+        self.blocks = blocks;
+        self.block_of_body = block_of_body;
+        self.contacts = contacts;
+        Ok(true)
     }
 
     /// [`BlockSnapshot::new`] at a [`State`].

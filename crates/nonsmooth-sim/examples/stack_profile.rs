@@ -1,6 +1,7 @@
 //! Phase timing of one `drumwright` step on the settled sphere stack (issue #4 profiling):
 //! `cargo run --release -p nonsmooth-sim --example stack_profile -- N STEPS [clarabel]`
-//! (`clarabel`: the fast path off).
+//! (`clarabel`: the fast path off; `steps`: time only the steps, for instruction counts with
+//! `valgrind --tool=callgrind`, differencing two values of STEPS).
 
 use std::time::Instant;
 
@@ -41,6 +42,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut s = model.initial_state.clone();
     for _ in 0..100 {
         s = st.step(&model, &s, 0.01)?;
+    }
+    let steps_only = args.get(3).is_some_and(|a| a == "steps");
+    if steps_only {
+        for _ in 0..reps {
+            s = st.step(&model, &s, 0.01)?;
+        }
+        std::hint::black_box(&s);
+        return Ok(());
     }
     let t = Instant::now();
     for _ in 0..reps {

@@ -88,27 +88,39 @@
 //! `tests/fast_solver.rs` checks each stage against Clarabel on the stack (N = 1, 10, 25),
 //! the incline and random 2D/3D sphere piles.
 //!
-//! Measured on the settled stack (examples/stack_profile.rs, release build, callgrind
-//! instruction counts per step, which the loaded 2-core machine does not distort): N = 10
-//! 0.44 M instructions (Clarabel path 1.73 M), N = 100 4.4 M (Clarabel path 66 M, of which
-//! the dense snapshot alone is 30 M); wall time in the full `reproduce drumwright-stack`
-//! (`test` profile, load average ≈ 14 on 2 cores) 1.35 ms per step at N = 100, 0.60 ms at
-//! 50, 0.13 ms at 10, scaling exponent 1.06, no fallback. About 1.2 M of the 4.4 M go to
-//! the block snapshot and 1.8 M to assembling the sparse program (small allocations);
-//! the 0.2 ms target of the issue needs those two made allocation-free.
+//! The per-step data of the fast path live in workspaces kept in the stepper, overwritten
+//! in place from step to step: the block snapshot ([`BlockSnapshot::update`] reuses the
+//! storage of its mass and Jacobian blocks), the mass-block inverses, the rows, the sparse W
+//! and its sub-blocks and the report entries; the program assembly allocates nothing in
+//! steady state. Per-body blocks are fixed-size (6 × 6 inverses, 6-vectors of row
+//! coefficients, zero-padded for joints with fewer coordinates). A mass block equal entry
+//! for entry to the one its cached inverse came from (floating bodies whose origin is the
+//! centre of mass, e.g. spheres: the block depends only on the model) is not factored
+//! again. Row i of W is the merge of the sorted row lists of its at most two bodies (no
+//! sort). The min-norm certificate of the normal stage reuses the pivoting method's last
+//! envelope factorization when its index set is the same (the same arithmetic as factoring
+//! again). Every acceptance check (residuals, KKT certificate, cone membership, Clarabel
+//! fallback) is unchanged.
+//!
+//! Measured on the settled stack (examples/stack_profile.rs `N STEPS steps`, release build,
+//! callgrind instruction counts per step, which the loaded 2-core machine does not
+//! distort): N = 10 0.20 M instructions, N = 50 0.94 M, N = 100 1.85 M (before the
+//! workspaces: 0.44 M, 2.19 M, 4.35 M; Clarabel path 1.73 M at N = 10 and 66 M at N = 100,
+//! of which the dense snapshot alone is 30 M). At N = 100 the block snapshot is about
+//! 0.92 M (kinematics, RNEA, narrow phase), assembling the sparse program 0.58 M, the
+//! normal stage 0.17 M.
 
 use crate::drumwright_fast::{
-    friction_gradient, friction_objective, friction_residual, lcp_residual, min_norm_certificate,
-    solve_friction_sticking, solve_lcp, SymSparse,
+    friction_gradient, friction_objective, friction_residual, lcp_residual,
+    min_norm_certificate_factored, solve_friction_sticking, solve_lcp_factored, SymSparse,
 };
 use crate::{SimError, Stepper};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
 use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
 use nonsmooth_solvers::{SolveStatus, SolverError};
-use std::collections::HashMap;
 
 /// Which constraint rows enter a step (decision D3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,8 +292,12 @@ pub struct DrumwrightStepper {
     /// Forces and solver data of the last successful step.
     pub last: StepReport,
     /// Warm start of the block fast path: whether each contact (collider A, collider B,
-    /// feature) carried a normal force in the previous step.
-    warm_active: HashMap<(usize, usize, usize), bool>,
+    /// feature) carried a normal force in the previous step (sorted by key).
+    warm_active: Vec<((usize, usize, usize), bool)>,
+    /// Workspace of the block fast path (allocations reused from step to step).
+    block_work: BlockProgram,
+    /// The block snapshot of the last fast-path step, updated in place by the next one.
+    block_snapshot: Option<BlockSnapshot>,
 }
 
 /// One scalar constraint row of a step.
@@ -381,7 +397,9 @@ impl DrumwrightStepper {
         DrumwrightStepper {
             options,
             last: StepReport::default(),
-            warm_active: HashMap::new(),
+            warm_active: Vec::new(),
+            block_work: BlockProgram::default(),
+            block_snapshot: None,
         }
     }
 
@@ -1522,18 +1540,51 @@ impl Stepper for DrumwrightStepper {
 }
 
 /// One scalar row of the block (sparse) fast path: its coefficients on at most two joints'
-/// velocity blocks (index into [`BlockSnapshot::blocks`], coefficients).
-#[derive(Debug, Clone)]
+/// velocity blocks (index into [`BlockSnapshot::blocks`], coefficients zero-padded to 6).
+#[derive(Debug, Clone, Copy)]
 struct BlockRow {
-    parts: Vec<(usize, DVector<f64>)>,
+    parts: [(usize, Vector6<f64>); 2],
+    len: usize,
 }
 
 impl BlockRow {
+    fn parts(&self) -> &[(usize, Vector6<f64>)] {
+        &self.parts[..self.len]
+    }
+
     fn dot(&self, blocks: &[nonsmooth_core::snapshot::MassBlock], v: &DVector<f64>) -> f64 {
-        self.parts
+        self.parts()
             .iter()
-            .map(|(b, c)| c.dot(&v.rows(blocks[*b].v_index, c.len())))
+            .map(|(b, c)| {
+                let blk = &blocks[*b];
+                let n = blk.force.len().min(6);
+                v.as_slice()[blk.v_index..blk.v_index + n]
+                    .iter()
+                    .zip(&c.as_slice()[..n])
+                    .map(|(x, y)| x * y)
+                    .sum::<f64>()
+            })
             .sum()
+    }
+}
+
+/// Clears `rows` and leaves `n` empty rows, keeping the rows' allocations.
+fn reset_rows<T>(rows: &mut Vec<Vec<T>>, n: usize) {
+    rows.truncate(n);
+    for r in rows.iter_mut() {
+        r.clear();
+    }
+    while rows.len() < n {
+        rows.push(Vec::new());
+    }
+}
+
+/// Sets `x` to the zero vector of length `n`, reusing its storage when the length matches.
+fn reset_vector(x: &mut DVector<f64>, n: usize) {
+    if x.len() == n {
+        x.fill(0.0);
+    } else {
+        *x = DVector::zeros(n);
     }
 }
 
@@ -1560,8 +1611,18 @@ impl DrumwrightStepper {
         if !self.fast_path_allowed() {
             return Ok(None);
         }
-        let Some(bs) = BlockSnapshot::from_state(model, state)? else {
-            return Ok(None);
+        // The block snapshot of the previous step is updated in place (its storage reused).
+        let bs = match self.block_snapshot.take() {
+            Some(mut bs) => {
+                if !bs.update(model, &state.q, &state.v, state.t)? {
+                    return Ok(None);
+                }
+                bs
+            }
+            None => match BlockSnapshot::from_state(model, state)? {
+                Some(bs) => bs,
+                None => return Ok(None),
+            },
         };
         // Early sparsity estimate (the test of `block_program` on all detected contacts): many
         // contacts on one body (the foundation) stay on the Clarabel path.
@@ -1583,63 +1644,114 @@ impl DrumwrightStepper {
         if per_body.iter().map(|x| x * x).sum::<usize>() > 16 * rows + 1024 {
             return Ok(None);
         }
-        self.block_step(&bs, &state.v, h, load)
+        let out = self.block_step(&bs, &state.v, h, load);
+        self.block_snapshot = Some(bs);
+        out
     }
 
-    /// One step on a [`BlockSnapshot`]: the staged programs with a sparse Delassus matrix,
-    /// solved by the specialized solvers of [`crate::drumwright_fast`] with Clarabel as the
-    /// fallback.
+    /// The staged programs of one step on a [`BlockSnapshot`] with a sparse Delassus matrix,
+    /// written into the workspace `p` (its allocations are reused from step to step).
+    /// `Ok(false)` when the Delassus matrix is not sparse enough for the fast path.
     fn block_program(
         &self,
         bs: &BlockSnapshot,
         v0: &DVector<f64>,
         h: f64,
         load: Option<&DVector<f64>>,
-    ) -> Result<Option<BlockProgram>, SimError> {
+        p: &mut BlockProgram,
+    ) -> Result<bool, SimError> {
         let blocks = &bs.blocks;
-        // M_b⁻¹ per block (fixed-size Cholesky for the 6 × 6 blocks of floating joints).
-        let mut minv: Vec<DMatrix<f64>> = Vec::with_capacity(blocks.len());
-        for b in blocks {
+        // M_b⁻¹ per block (zero-padded to 6 × 6), recomputed only for blocks whose mass
+        // matrix differs (entry for entry) from the one the cached inverse was computed
+        // from: the blocks of floating bodies whose origin is the centre of mass (spheres)
+        // depend only on the model (v = (parent-frame linear, body-frame angular)), so their
+        // Cholesky factorization and inverse are computed once.
+        p.minv.truncate(blocks.len());
+        p.mass_key.truncate(blocks.len());
+        for (k, b) in blocks.iter().enumerate() {
+            let n = b.mass.nrows();
+            if n > 6 || b.mass.ncols() != n {
+                return Err(invalid("mass block larger than 6 × 6"));
+            }
+            let unchanged = p.mass_key.get(k).is_some_and(|(kn, key)| {
+                if *kn != n {
+                    false
+                } else if n == 6 {
+                    key.as_slice() == b.mass.as_slice()
+                } else {
+                    key.view((0, 0), (n, n)) == b.mass
+                }
+            });
+            if unchanged {
+                continue;
+            }
+            let mut key = Matrix6::zeros();
+            key.view_mut((0, 0), (n, n)).copy_from(&b.mass);
             let bad = || invalid("mass matrix is not positive definite");
-            let inv = if b.mass.nrows() == 6 && b.mass.ncols() == 6 {
-                let m6 = nalgebra::Matrix6::from_column_slice(b.mass.as_slice());
-                let inv6 = m6.cholesky().ok_or_else(bad)?.inverse();
-                DMatrix::from_column_slice(6, 6, inv6.as_slice())
+            let inv = if n == 6 {
+                key.cholesky().ok_or_else(bad)?.inverse()
             } else {
-                b.mass.clone().cholesky().ok_or_else(bad)?.inverse()
+                let small = b.mass.clone().cholesky().ok_or_else(bad)?.inverse();
+                let mut m = Matrix6::zeros();
+                m.view_mut((0, 0), (n, n)).copy_from(&small);
+                m
             };
-            minv.push(inv);
+            if k < p.minv.len() {
+                p.minv[k] = inv;
+                p.mass_key[k] = (n, key);
+            } else {
+                p.minv.push(inv);
+                p.mass_key.push((n, key));
+            }
         }
-        let mut v_free = v0.clone();
-        for (b, mi) in blocks.iter().zip(&minv) {
+        if p.v_free.len() == v0.len() {
+            p.v_free.copy_from(v0);
+        } else {
+            p.v_free = v0.clone();
+        }
+        for (b, mi) in blocks.iter().zip(&p.minv) {
             let n = b.force.len();
-            let mut f = b.force.clone();
-            if let Some(l) = load {
-                f += l.rows(b.v_index, n);
+            let mut f = Vector6::zeros();
+            for k in 0..n {
+                f[k] = b.force[k] + load.map_or(0.0, |l| l[b.v_index + k]);
             }
             let dv = mi * f * h;
-            let mut seg = v_free.rows_mut(b.v_index, n);
-            seg += dv;
+            for k in 0..n {
+                p.v_free[b.v_index + k] += dv[k];
+            }
         }
         // Rows: contact normals (0..nu), then tangents (nu..nu+nt).
-        let mut normals: Vec<(BlockRow, Row)> = Vec::new();
-        let mut tangents: Vec<BlockRow> = Vec::new();
-        let mut contacts: Vec<ContactRows> = Vec::new();
+        p.normals.clear();
+        p.tangents.clear();
+        // Contacts are overwritten in place (their tangent index lists keep their storage).
+        let mut n_contacts = 0;
         let bt = self.options.tangent_damping_times_h / h;
         for (ci, c) in bs.contacts.iter().enumerate() {
             if self.options.inclusion == Inclusion::PenetratingOnly && c.gap > 0.0 {
                 continue;
             }
-            let side = |body: Option<usize>, rows: &DMatrix<f64>, r: usize| {
-                body.and_then(|b| bs.block_of_body.get(b).copied().flatten())
-                    .filter(|_| rows.ncols() > 0)
-                    .map(|k| (k, rows.row(r).transpose()))
-            };
-            let row_of = |r: usize| BlockRow {
-                parts: side(c.body_a, &c.rows_a, r)
-                    .into_iter()
-                    .chain(side(c.body_b, &c.rows_b, r))
-                    .collect(),
+            let row_of = |r: usize| {
+                let mut row = BlockRow {
+                    parts: [(0, Vector6::zeros()); 2],
+                    len: 0,
+                };
+                for (body, rows) in [(c.body_a, &c.rows_a), (c.body_b, &c.rows_b)] {
+                    let Some(k) = body.and_then(|b| bs.block_of_body.get(b).copied().flatten())
+                    else {
+                        continue;
+                    };
+                    if rows.ncols() == 0 || rows.ncols() > 6 || r >= rows.nrows() {
+                        continue;
+                    }
+                    let mut g = Vector6::zeros();
+                    let nr = rows.nrows();
+                    for (gj, col) in g.iter_mut().zip(rows.as_slice().chunks_exact(nr)) {
+                        *gj = col[r];
+                    }
+                    row.parts[row.len] = (k, g);
+                    row.len += 1;
+                }
+                row
             };
             let nrow = row_of(0);
             let phidot = nrow.dot(blocks, v0);
@@ -1647,8 +1759,8 @@ impl DrumwrightStepper {
             if !rigid && h * h * k + h * b <= 0.0 {
                 continue;
             }
-            let normal = normals.len();
-            normals.push((
+            let normal = p.normals.len();
+            p.normals.push((
                 nrow,
                 Row {
                     g: DVector::zeros(0),
@@ -1659,134 +1771,130 @@ impl DrumwrightStepper {
                     rigid,
                 },
             ));
-            let mut tix = Vec::new();
+            if n_contacts == p.contacts.len() {
+                p.contacts.push(ContactRows {
+                    snapshot_index: ci,
+                    normal,
+                    tangents: Vec::new(),
+                    mu: c.friction,
+                });
+            }
+            let cr = &mut p.contacts[n_contacts];
+            n_contacts += 1;
+            cr.snapshot_index = ci;
+            cr.normal = normal;
+            cr.mu = c.friction;
+            cr.tangents.clear();
             if c.friction > 0.0 {
                 for t in 0..c.tangents.len() {
-                    tix.push(tangents.len());
-                    tangents.push(row_of(1 + t));
+                    cr.tangents.push(p.tangents.len());
+                    p.tangents.push(row_of(1 + t));
                 }
             }
-            contacts.push(ContactRows {
-                snapshot_index: ci,
-                normal,
-                tangents: tix,
-                mu: c.friction,
-            });
         }
-        let nu = normals.len();
-        let nt = tangents.len();
+        p.contacts.truncate(n_contacts);
+        let nu = p.normals.len();
+        let nt = p.tangents.len();
         let n = nu + nt;
-        let all: Vec<&BlockRow> = normals
-            .iter()
-            .map(|(r, _)| r)
-            .chain(tangents.iter())
-            .collect();
-        // Rows touching each block, with M_b⁻¹ gᵀ.
-        let mut per_block: Vec<Vec<(usize, usize)>> = vec![Vec::new(); blocks.len()];
-        for (i, r) in all.iter().enumerate() {
-            for (p, (b, _)) in r.parts.iter().enumerate() {
-                per_block[*b].push((i, p));
+        // Rows touching each block.
+        reset_rows(&mut p.per_block, blocks.len());
+        for i in 0..n {
+            let r = row_ref(&p.normals, &p.tangents, i);
+            for (k, (b, _)) in r.parts().iter().enumerate() {
+                p.per_block[*b].push((i, k));
             }
         }
-        let work: usize = per_block.iter().map(|l| l.len() * l.len()).sum();
+        let work: usize = p.per_block.iter().map(|l| l.len() * l.len()).sum();
         if work > 16 * n + 1024 {
-            return Ok(None);
+            return Ok(false);
         }
-        // W row by row (each row's capacity counted first), with M_b⁻¹ applied through
-        // the block's inverse (at most 6 × 6) on stack arrays.
-        let mut count = vec![0usize; n];
-        for list in &per_block {
-            for &(i, _) in list {
-                count[i] += list.len();
+        // W row by row: `M_b⁻¹ gᵀ` of every (row, block) part first, then row i of W as
+        // the merge of the (sorted) row lists of its at most two blocks, so its entries come
+        // out sorted by column with shared columns summed.
+        p.ys.clear();
+        for i in 0..n {
+            let r = row_ref(&p.normals, &p.tangents, i);
+            let mut y = [Vector6::zeros(); 2];
+            for (k, (b, g)) in r.parts().iter().enumerate() {
+                y[k] = p.minv[*b] * g;
             }
+            p.ys.push(y);
         }
-        let mut w = SymSparse {
-            n,
-            rows: count.iter().map(|&c| Vec::with_capacity(c)).collect(),
-        };
-        let mut ys: Vec<[f64; 6]> = Vec::new();
-        for (b, list) in per_block.iter().enumerate() {
-            let minv = &minv[b];
-            let nb = blocks[b].force.len();
-            ys.clear();
-            for &(i, p) in list {
-                let g = &all[i].parts[p].1;
-                let mut y = [0.0; 6];
-                for (r, yr) in y.iter_mut().enumerate().take(nb) {
-                    *yr = (0..nb).map(|c| minv[(r, c)] * g[c]).sum();
+        p.w.n = n;
+        reset_rows(&mut p.w.rows, n);
+        for (i, row) in p.w.rows.iter_mut().enumerate() {
+            let parts = row_ref(&p.normals, &p.tangents, i).parts();
+            let list = |k: usize| parts.get(k).map_or(&[][..], |(b, _)| &p.per_block[*b][..]);
+            let (l1, l2) = (list(0), list(1));
+            let val = |k: usize, (j, q): (usize, usize)| parts[k].1.dot(&p.ys[j][q]);
+            let (mut a, mut b) = (0, 0);
+            while a < l1.len() || b < l2.len() {
+                let ja = l1.get(a).map_or(usize::MAX, |e| e.0);
+                let jb = l2.get(b).map_or(usize::MAX, |e| e.0);
+                if ja < jb {
+                    row.push((ja, val(0, l1[a])));
+                    a += 1;
+                } else if jb < ja {
+                    row.push((jb, val(1, l2[b])));
+                    b += 1;
+                } else {
+                    row.push((ja, val(0, l1[a]) + val(1, l2[b])));
+                    a += 1;
+                    b += 1;
                 }
-                ys.push(y);
-            }
-            for &(i, p) in list {
-                let g = &all[i].parts[p].1;
-                let row = &mut w.rows[i];
-                for (y, &(j, _)) in ys.iter().zip(list) {
-                    row.push((j, (0..nb).map(|c| g[c] * y[c]).sum()));
-                }
             }
         }
-        w.normalize();
-        let gv: Vec<f64> = all.iter().map(|r| r.dot(blocks, &v_free)).collect();
-        let mut rq = DVector::zeros(nu);
-        let mut r = DVector::zeros(nu);
-        for (i, (_, row)) in normals.iter().enumerate() {
-            r[i] = row.r(h);
-            rq[i] = -(row.eps(h) / (h * h)) * row.phi - gv[i] / h;
+        p.gv.clear();
+        for i in 0..n {
+            let gv = p.row(i).dot(blocks, &p.v_free);
+            p.gv.push(gv);
         }
-        let s_t = DVector::from_element(nt, h * bt);
-        let d_t = DVector::from_iterator(nt, (0..nt).map(|i| bt * gv[nu + i]));
+        reset_vector(&mut p.rq, nu);
+        reset_vector(&mut p.r, nu);
+        for (i, (_, row)) in p.normals.iter().enumerate() {
+            p.r[i] = row.r(h);
+            p.rq[i] = -(row.eps(h) / (h * h)) * row.phi - p.gv[i] / h;
+        }
+        reset_vector(&mut p.s_t, nt);
+        reset_vector(&mut p.d_t, nt);
+        for i in 0..nt {
+            p.s_t[i] = h * bt;
+            p.d_t[i] = bt * p.gv[nu + i];
+        }
         // Sub-blocks of W (rows stay sorted by column).
-        let mut a_mat = SymSparse {
-            n: nu,
-            rows: Vec::with_capacity(nu),
-        };
-        let mut wut: Vec<Vec<(usize, f64)>> = Vec::with_capacity(nu);
-        let mut wtu: Vec<Vec<(usize, f64)>> = Vec::with_capacity(nt);
-        let mut e_rows: Vec<Vec<(usize, f64)>> = Vec::with_capacity(nt);
-        for (i, row) in w.rows.iter().enumerate() {
+        p.a_mat.n = nu;
+        reset_rows(&mut p.a_mat.rows, nu);
+        reset_rows(&mut p.wut, nu);
+        reset_rows(&mut p.wtu, nt);
+        reset_rows(&mut p.e_rows, nt);
+        for (i, row) in p.w.rows.iter().enumerate() {
             let split = row.partition_point(|e| e.0 < nu);
             let (lo, hi) = row.split_at(split);
             if i < nu {
-                let mut ar = lo.to_vec();
+                let ar = &mut p.a_mat.rows[i];
+                ar.extend_from_slice(lo);
                 if let Some(d) = ar.iter_mut().find(|e| e.0 == i) {
-                    d.1 += r[i];
+                    d.1 += p.r[i];
                 } else {
-                    ar.push((i, r[i]));
+                    ar.push((i, p.r[i]));
                     ar.sort_unstable_by_key(|e| e.0);
                 }
-                a_mat.rows.push(ar);
-                wut.push(hi.iter().map(|&(j, v)| (j - nu, v)).collect());
+                p.wut[i].extend(hi.iter().map(|&(j, v)| (j - nu, v)));
             } else {
                 let k = i - nu;
-                wtu.push(lo.to_vec());
+                p.wtu[k].extend_from_slice(lo);
                 // E = I + S_t W_tt.
-                let mut er: Vec<(usize, f64)> =
-                    hi.iter().map(|&(j, v)| (j - nu, s_t[k] * v)).collect();
+                let er = &mut p.e_rows[k];
+                er.extend(hi.iter().map(|&(j, v)| (j - nu, p.s_t[k] * v)));
                 if let Some(d) = er.iter_mut().find(|e| e.0 == k) {
                     d.1 += 1.0;
                 } else {
                     er.push((k, 1.0));
                     er.sort_unstable_by_key(|e| e.0);
                 }
-                e_rows.push(er);
             }
         }
-        Ok(Some(BlockProgram {
-            minv,
-            v_free,
-            normals,
-            tangents,
-            contacts,
-            w,
-            rq,
-            r,
-            s_t,
-            d_t,
-            a_mat,
-            wut,
-            wtu,
-            e_rows,
-        }))
+        Ok(true)
     }
 
     /// Normal stage of a block program by the fast solver (block principal pivoting), with
@@ -1799,22 +1907,42 @@ impl DrumwrightStepper {
     ) -> Option<DVector<f64>> {
         let c = &p.rq - sparse_mul(&p.wut, lt);
         let nu = p.rq.len();
-        solve_lcp(&p.a_mat, &c, warm, 100 + 2 * nu)
-            .filter(|(x, _)| {
-                lcp_residual(&p.a_mat, &c, x) <= FAST_KKT_TOL
+        solve_lcp_factored(&p.a_mat, &c, warm, 100 + 2 * nu)
+            .filter(|s| {
+                lcp_residual(&p.a_mat, &c, &s.lambda) <= FAST_KKT_TOL
                     && (self.options.unilateral == UnilateralForm::MaxLcp
-                        || min_norm_certificate(&p.a_mat, x, FAST_KKT_TOL))
+                        || min_norm_certificate_factored(
+                            &p.a_mat,
+                            &s.lambda,
+                            FAST_KKT_TOL,
+                            s.factor.as_ref().map(|f| (s.active.as_slice(), f)),
+                        ))
             })
-            .map(|(x, _)| x)
+            .map(|s| s.lambda)
     }
 
     /// Coulomb disks `(tangent rows, μ λ_n)` of the friction stage.
     fn disks(p: &BlockProgram, lu: &DVector<f64>) -> Vec<(Vec<usize>, f64)> {
-        p.contacts
-            .iter()
-            .filter(|c| !c.tangents.is_empty())
-            .map(|c| (c.tangents.clone(), c.mu * lu[c.normal].max(0.0)))
-            .collect()
+        let mut out = Vec::new();
+        Self::disks_into(p, lu, &mut out);
+        out
+    }
+
+    /// [`Self::disks`] written into `out`, reusing its allocations.
+    fn disks_into(p: &BlockProgram, lu: &DVector<f64>, out: &mut Vec<(Vec<usize>, f64)>) {
+        let mut k = 0;
+        for c in p.contacts.iter().filter(|c| !c.tangents.is_empty()) {
+            let b = c.mu * lu[c.normal].max(0.0);
+            if k < out.len() {
+                out[k].0.clear();
+                out[k].0.extend_from_slice(&c.tangents);
+                out[k].1 = b;
+            } else {
+                out.push((c.tangents.clone(), b));
+            }
+            k += 1;
+        }
+        out.truncate(k);
     }
 
     /// `e = d_t + S_t W_tu λ_u` of the friction stage.
@@ -1851,9 +1979,10 @@ impl DrumwrightStepper {
         let Some(bs) = BlockSnapshot::from_state(model, state)? else {
             return Ok(None);
         };
-        let Some(p) = self.block_program(&bs, &state.v, h, None)? else {
+        let mut p = BlockProgram::default();
+        if !self.block_program(&bs, &state.v, h, None, &mut p)? {
             return Ok(None);
-        };
+        }
         let nu = p.rq.len();
         let nt = p.s_t.len();
         let dense = Self::dense_program(&p);
@@ -1956,36 +2085,29 @@ impl DrumwrightStepper {
         h: f64,
         load: Option<&DVector<f64>>,
     ) -> Result<Option<DVector<f64>>, SimError> {
-        let Some(p) = self.block_program(bs, v0, h, load)? else {
+        let mut p = std::mem::take(&mut self.block_work);
+        if !self.block_program(bs, v0, h, load, &mut p)? {
+            self.block_work = p;
             return Ok(None);
-        };
+        }
         let blocks = &bs.blocks;
         let nu = p.rq.len();
         let nt = p.s_t.len();
         let contacts = &p.contacts;
-        let all: Vec<&BlockRow> = p
-            .normals
-            .iter()
-            .map(|(r, _)| r)
-            .chain(p.tangents.iter())
-            .collect();
         // Warm start of the normal stage: the previous step's active contacts.
         let warm: Vec<bool> = contacts
             .iter()
             .map(|c| {
                 let bc = &bs.contacts[c.snapshot_index];
+                let key = (bc.collider_a, bc.collider_b, bc.feature);
                 self.warm_active
-                    .get(&(bc.collider_a, bc.collider_b, bc.feature))
-                    .copied()
-                    .unwrap_or(p.rq[c.normal] > 0.0)
+                    .binary_search_by(|e| e.0.cmp(&key))
+                    .map_or(p.rq[c.normal] > 0.0, |k| self.warm_active[k].1)
             })
             .collect();
         let mut report = StepReport::default();
         let mut dense_program: Option<Program> = None;
-        let dense_rows = StepRows {
-            contacts: contacts.clone(),
-            ..StepRows::default()
-        };
+        let mut dense_rows: Option<StepRows> = None;
         let no_mass = MassSolver::Blocks(Vec::new());
         let planar = bs.dimension == Dimension::Planar;
         let sweeps = match self.options.friction {
@@ -2015,8 +2137,11 @@ impl DrumwrightStepper {
             let lt_new = if e_vec.amax() == 0.0 {
                 DVector::zeros(nt)
             } else {
-                let disks = Self::disks(&p, &lu_new);
-                match solve_friction_sticking(&p.e_rows, &e_vec, &disks, 1e-13) {
+                let mut disks = std::mem::take(&mut p.disks);
+                Self::disks_into(&p, &lu_new, &mut disks);
+                let fast = solve_friction_sticking(&p.e_rows, &e_vec, &disks, 1e-13);
+                p.disks = disks;
+                match fast {
                     Some(x) => {
                         report.fast_solves += 1;
                         x
@@ -2024,14 +2149,11 @@ impl DrumwrightStepper {
                     None => {
                         report.fallbacks += 1;
                         let dp = dense_program.get_or_insert_with(|| Self::dense_program(&p));
-                        self.friction_stage(
-                            dp,
-                            &no_mass,
-                            &dense_rows,
-                            &lu_new,
-                            planar,
-                            &mut report,
-                        )?
+                        let dr = dense_rows.get_or_insert_with(|| StepRows {
+                            contacts: contacts.clone(),
+                            ..StepRows::default()
+                        });
+                        self.friction_stage(dp, &no_mass, dr, &lu_new, planar, &mut report)?
                     }
                 }
             };
@@ -2052,24 +2174,23 @@ impl DrumwrightStepper {
             report.solver_status = Some(SolveStatus::Solved);
         }
         // v₁ = v_free + h M⁻¹ Gᵀ λ, block by block.
-        let mut gt_lambda: Vec<DVector<f64>> = blocks
-            .iter()
-            .map(|b| DVector::zeros(b.force.len()))
-            .collect();
-        for (i, row) in all.iter().enumerate() {
+        p.gt_lambda.clear();
+        p.gt_lambda.resize(blocks.len(), Vector6::zeros());
+        for i in 0..nu + nt {
             let l = if i < nu { lu[i] } else { lt[i - nu] };
             if l == 0.0 {
                 continue;
             }
-            for (b, c) in &row.parts {
-                gt_lambda[*b] += c * l;
+            for (b, c) in row_ref(&p.normals, &p.tangents, i).parts() {
+                p.gt_lambda[*b] += c * l;
             }
         }
         let mut v1 = p.v_free.clone();
-        for ((b, mi), f) in blocks.iter().zip(&p.minv).zip(&gt_lambda) {
+        for ((b, mi), f) in blocks.iter().zip(&p.minv).zip(&p.gt_lambda) {
             let dv = mi * f * h;
-            let mut seg = v1.rows_mut(b.v_index, f.len());
-            seg += dv;
+            for k in 0..b.force.len() {
+                v1[b.v_index + k] += dv[k];
+            }
         }
         if !v1.iter().all(|x| x.is_finite()) {
             return Err(SimError::Diverged {
@@ -2080,12 +2201,18 @@ impl DrumwrightStepper {
         self.warm_active.clear();
         for c in contacts {
             let bc = &bs.contacts[c.snapshot_index];
-            self.warm_active.insert(
+            self.warm_active.push((
                 (bc.collider_a, bc.collider_b, bc.feature),
                 lu[c.normal] > 0.0,
-            );
+            ));
         }
-        for c in contacts {
+        self.warm_active.sort_unstable_by_key(|a| a.0);
+        self.warm_active.dedup_by(|a, b| a.0 == b.0);
+        // Contact forces of the report, written over the previous report's entries (their
+        // tangent and slip vectors keep their storage).
+        let mut forces = std::mem::take(&mut self.last.contacts);
+        forces.truncate(contacts.len());
+        for (k, c) in contacts.iter().enumerate() {
             let (nrow, row) = &p.normals[c.normal];
             let phidot1 = nrow.dot(blocks, &v1);
             let phi1 = row.phi + h * phidot1;
@@ -2094,27 +2221,40 @@ impl DrumwrightStepper {
             } else {
                 (-row.k * phi1 - row.b * phidot1).max(0.0)
             };
-            report.contacts.push(ContactForce {
-                contact: c.snapshot_index,
-                normal: lu[c.normal],
-                tangent: c.tangents.iter().map(|&t| lt[t]).collect(),
-                spring_normal: spring,
-                slip: c
-                    .tangents
-                    .iter()
-                    .map(|&t| p.tangents[t].dot(blocks, &v1))
-                    .collect(),
-            });
+            if k == forces.len() {
+                forces.push(ContactForce {
+                    contact: 0,
+                    normal: 0.0,
+                    tangent: Vec::new(),
+                    spring_normal: 0.0,
+                    slip: Vec::new(),
+                });
+            }
+            let f = &mut forces[k];
+            f.contact = c.snapshot_index;
+            f.normal = lu[c.normal];
+            f.spring_normal = spring;
+            f.tangent.clear();
+            f.tangent.extend(c.tangents.iter().map(|&t| lt[t]));
+            f.slip.clear();
+            f.slip
+                .extend(c.tangents.iter().map(|&t| p.tangents[t].dot(blocks, &v1)));
         }
+        report.contacts = forces;
         self.last = report;
+        self.block_work = p;
         Ok(Some(v1))
     }
 }
 
-/// Data of one step of the block fast path (see [`DrumwrightStepper::block_program`]).
+/// Data of one step of the block fast path (see [`DrumwrightStepper::block_program`]), kept
+/// in the stepper as a workspace whose allocations are reused from step to step.
+#[derive(Debug, Clone, Default)]
 struct BlockProgram {
-    /// Inverses of the mass blocks.
-    minv: Vec<DMatrix<f64>>,
+    /// Inverses of the mass blocks (zero-padded to 6 × 6).
+    minv: Vec<Matrix6<f64>>,
+    /// The (size, zero-padded) mass blocks `minv` was computed from.
+    mass_key: Vec<(usize, Matrix6<f64>)>,
     /// `v₀ + h M⁻¹ f`.
     v_free: DVector<f64>,
     /// Normal rows with their spring–damper data.
@@ -2137,6 +2277,31 @@ struct BlockProgram {
     wtu: Vec<Vec<(usize, f64)>>,
     /// Rows of E = I + S_t W_tt.
     e_rows: Vec<Vec<(usize, f64)>>,
+    /// Scratch: (row, part) pairs touching each block.
+    per_block: Vec<Vec<(usize, usize)>>,
+    /// Scratch: `M_b⁻¹ gᵀ` of each row's (at most two) parts.
+    ys: Vec<[Vector6<f64>; 2]>,
+    /// Scratch: `Gᵀ λ` per block.
+    gt_lambda: Vec<Vector6<f64>>,
+    /// Scratch: `G v_free`.
+    gv: Vec<f64>,
+    /// Scratch: the Coulomb disks of the friction stage.
+    disks: Vec<(Vec<usize>, f64)>,
+}
+
+impl BlockProgram {
+    /// Row i (normals, then tangents).
+    fn row(&self, i: usize) -> &BlockRow {
+        row_ref(&self.normals, &self.tangents, i)
+    }
+}
+
+/// Row i of the rows `normals` then `tangents`.
+fn row_ref<'a>(normals: &'a [(BlockRow, Row)], tangents: &'a [BlockRow], i: usize) -> &'a BlockRow {
+    match normals.get(i) {
+        Some((r, _)) => r,
+        None => &tangents[i - normals.len()],
+    }
 }
 
 /// `X x` for X stored by rows.

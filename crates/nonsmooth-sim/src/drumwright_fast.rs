@@ -58,18 +58,21 @@ impl SymSparse {
         m
     }
 
-    /// Sorts each row and sums duplicate entries.
+    /// Sorts each row and sums duplicate entries (in place, no allocation).
     pub fn normalize(&mut self) {
         for row in &mut self.rows {
             row.sort_unstable_by_key(|e| e.0);
-            let mut out: Vec<(usize, f64)> = Vec::with_capacity(row.len());
-            for &(j, v) in row.iter() {
-                match out.last_mut() {
-                    Some(last) if last.0 == j => last.1 += v,
-                    _ => out.push((j, v)),
+            let mut kept = 0;
+            for k in 0..row.len() {
+                let (j, v) = row[k];
+                if kept > 0 && row[kept - 1].0 == j {
+                    row[kept - 1].1 += v;
+                } else {
+                    row[kept] = (j, v);
+                    kept += 1;
                 }
             }
-            *row = out;
+            row.truncate(kept);
         }
     }
 
@@ -251,6 +254,11 @@ impl Skyline {
 /// Solves `A_PP x_P = c_P` (P = `index`) with one step of iterative refinement.
 fn solve_sub(a: &SymSparse, index: &[usize], c: &DVector<f64>) -> Option<Vec<f64>> {
     let f = Skyline::factor(a, Some(index))?;
+    Some(solve_sub_with(a, index, &f, c))
+}
+
+/// As [`solve_sub`] with the factorization `f` of `A_PP` given.
+fn solve_sub_with(a: &SymSparse, index: &[usize], f: &Skyline, c: &DVector<f64>) -> Vec<f64> {
     let mut x: Vec<f64> = index.iter().map(|&i| c[i]).collect();
     f.solve_mut(&mut x);
     let mut pos = vec![usize::MAX; a.n];
@@ -271,7 +279,7 @@ fn solve_sub(a: &SymSparse, index: &[usize], c: &DVector<f64>) -> Option<Vec<f64
     for (xi, ri) in x.iter_mut().zip(&r) {
         *xi += ri;
     }
-    Some(x)
+    x
 }
 
 /// Complementarity residual of the LCP `λ ≥ 0, w = Aλ − c ≥ 0, λᵀw = 0`:
@@ -298,6 +306,30 @@ pub fn solve_lcp(
     warm: &[bool],
     max_iter: usize,
 ) -> Option<(DVector<f64>, usize)> {
+    solve_lcp_factored(a, c, warm, max_iter).map(|s| (s.lambda, s.pivots))
+}
+
+/// A solution of [`solve_lcp`] with the factorization of its final active block, which
+/// [`min_norm_certificate_factored`] reuses when the certificate's index set is the same.
+#[derive(Debug, Clone)]
+pub struct LcpSolution {
+    /// The solution λ.
+    pub lambda: DVector<f64>,
+    /// Number of pivots.
+    pub pivots: usize,
+    /// The final active set P (sorted).
+    pub active: Vec<usize>,
+    /// Envelope factorization of `A_PP` (`None` when P is empty).
+    pub factor: Option<Skyline>,
+}
+
+/// [`solve_lcp`], returning the final active set and its factorization as well.
+pub fn solve_lcp_factored(
+    a: &SymSparse,
+    c: &DVector<f64>,
+    warm: &[bool],
+    max_iter: usize,
+) -> Option<LcpSolution> {
     let n = a.n;
     let mut active: Vec<bool> = (0..n)
         .map(|i| warm.get(i).copied().unwrap_or(c[i] > 0.0))
@@ -308,11 +340,14 @@ pub fn solve_lcp(
     for it in 0..max_iter {
         let index: Vec<usize> = (0..n).filter(|&i| active[i]).collect();
         let mut lambda = DVector::zeros(n);
+        let mut factor = None;
         if !index.is_empty() {
-            let x = solve_sub(a, &index, c)?;
+            let f = Skyline::factor(a, Some(&index))?;
+            let x = solve_sub_with(a, &index, &f, c);
             for (k, &i) in index.iter().enumerate() {
                 lambda[i] = x[k];
             }
+            factor = Some(f);
         }
         let w = a.mul(&lambda) - c;
         let bad: Vec<usize> = (0..n)
@@ -328,7 +363,12 @@ pub fn solve_lcp(
             for x in lambda.iter_mut() {
                 *x = x.max(0.0);
             }
-            return Some((lambda, it));
+            return Some(LcpSolution {
+                lambda,
+                pivots: it,
+                active: index,
+                factor,
+            });
         }
         if bad.len() < best_infeasible {
             best_infeasible = bad.len();
@@ -356,14 +396,29 @@ pub fn solve_lcp(
 /// an M-matrix A (nonpositive off-diagonal entries, as for the normal rows of a vertical
 /// stack), where the LCP solution is the least element of the feasible set.
 pub fn min_norm_certificate(a: &SymSparse, lambda: &DVector<f64>, tol: f64) -> bool {
+    min_norm_certificate_factored(a, lambda, tol, None)
+}
+
+/// [`min_norm_certificate`], reusing the factorization `known = (P', L D Lᵀ of A_P'P')`
+/// when P' is the certificate's index set `{i : λ_i > 0}` (the same arithmetic as
+/// factoring again).
+pub fn min_norm_certificate_factored(
+    a: &SymSparse,
+    lambda: &DVector<f64>,
+    tol: f64,
+    known: Option<(&[usize], &Skyline)>,
+) -> bool {
     let n = a.n;
     let index: Vec<usize> = (0..n).filter(|&i| lambda[i] > 0.0).collect();
     if index.is_empty() {
         return true;
     }
-    let lam = DVector::from_iterator(n, lambda.iter().copied());
-    let Some(mu_p) = solve_sub(a, &index, &lam) else {
-        return false;
+    let mu_p = match known {
+        Some((p, f)) if p == index.as_slice() => solve_sub_with(a, &index, f, lambda),
+        _ => match solve_sub(a, &index, lambda) {
+            Some(x) => x,
+            None => return false,
+        },
     };
     let mut mu = DVector::zeros(n);
     for (k, &i) in index.iter().enumerate() {
