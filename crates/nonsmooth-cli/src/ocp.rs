@@ -1,17 +1,27 @@
-//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a point mass through an
-//! inelastic impact by time-freezing (seed 002), FESD and an MPCC homotopy over IPOPT.
+//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a point mass or of the planar
+//! hopper (seed 002 Sec. 6) through impacts by time-freezing, FESD and an MPCC homotopy over
+//! IPOPT.
 //!
-//! Problem file: see `nonsmooth_ocp::problem` and `examples/ocp_particle.toml`.
+//! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_particle.toml` and
+//! `examples/ocp_hopper.toml` (`[model] kind = "hopper"`). Outputs: trajectory CSVs in
+//! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
+//! (trajectory, controls; hopper: the animation frame strip `frames.svg`). When the homotopy
+//! stalls or IPOPT fails, the last iterate is written the same way (summary with
+//! `"converged": false`) and the command fails with the typed error's message.
 
 use crate::CliError;
 use clap::Args;
 use nonsmooth_experiments::seed002::staircase;
-use nonsmooth_ocp::fesd::solve_ocp;
-use nonsmooth_ocp::problem::OcpProblem;
+use nonsmooth_ocp::fesd::{build, extract_ocp, solve_ocp, FesdOptions, Horizon, OcpSolution};
+use nonsmooth_ocp::hopper::Hopper;
+use nonsmooth_ocp::problem::Problem;
+use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+use nonsmooth_ocp::OcpError;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `nonsmooth ocp`.
 #[derive(Args)]
@@ -28,14 +38,122 @@ pub struct OcpArgs {
 
 /// Runs the subcommand.
 pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
-    let usage = |e: nonsmooth_ocp::OcpError| CliError::Usage(e.to_string());
-    let problem = OcpProblem::from_file(&args.problem).map_err(usage)?;
-    let (tf, hz, o) = (&problem.tf, &problem.horizon, &problem.options);
-    let n = hz.n_steps;
+    let usage = |e: OcpError| CliError::Usage(e.to_string());
+    let problem = Problem::from_file(&args.problem).map_err(usage)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
-    let sol = solve_ocp(tf, hz, o).map_err(usage)?;
-    let ny = tf.ny();
+    match &problem {
+        Problem::PointMass(p) => {
+            solve_and_write(&p.tf, &p.horizon, &p.options, p.t_final, args, &|_, _| {
+                Ok(())
+            })
+        }
+        Problem::Hopper(p) => solve_and_write(
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            p.t_final,
+            args,
+            &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
+        ),
+    }
+}
+
+/// Type of the model-specific extra output (the hopper's frame strip).
+type Extra<'a> = dyn Fn(&OcpSolution, &Path) -> Result<(), CliError> + 'a;
+
+/// Solves the OCP and writes the outputs; on a stalled homotopy or an IPOPT failure the
+/// last iterate is written and the typed error is returned as the command's failure.
+fn solve_and_write<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    t_final: f64,
+    args: &OcpArgs,
+    extra: &Extra,
+) -> Result<ExitCode, CliError> {
+    let usage = |e: OcpError| CliError::Usage(e.to_string());
+    let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
+    let (sol, failure) = match solve_ocp(tf, hz, o) {
+        Ok(sol) => (sol, None),
+        Err(e) => {
+            let x = match &e {
+                OcpError::HomotopyStalled { x, .. } => x.clone(),
+                OcpError::Ipopt { solution, .. } => solution.x.clone(),
+                _ => return Err(usage(e)),
+            };
+            let (_, layout, _) = build(tf, hz, o).map_err(usage)?;
+            let mut sol = extract_ocp(tf, hz, &layout, &x, o).map_err(usage)?;
+            sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
+            (sol, Some(e))
+        }
+    };
+    write_outputs(tf.ny(), t_final, hz.n_steps, &sol, failure.is_none(), args)?;
+    extra(&sol, &args.out)?;
+    match failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(e) => Err(CliError::Usage(format!(
+            "{e}; the last iterate was written to {}",
+            args.out.display()
+        ))),
+    }
+}
+
+/// The hopper's animation frame strip (`frames.svg`): the leg (hip, knee, foot) at the
+/// control-interval boundaries over the ground and the elliptic holes (seed 002 Fig. 7).
+fn frame_strip(
+    hop: &Hopper,
+    target_x: f64,
+    n: usize,
+    sol: &OcpSolution,
+    dir: &Path,
+) -> Result<(), CliError> {
+    let mut fig = Figure::new("Hopper OCP: frame strip (Fig. 7)", "x [m]", "z [m]");
+    let x_hi = hop
+        .holes
+        .iter()
+        .fold(target_x, |m, xc| m.max(xc + hop.hole_axes.0))
+        + 0.2;
+    let ground: Vec<(f64, f64)> = (0..=400)
+        .map(|i| {
+            let x = -0.2 + (x_hi + 0.2) * i as f64 / 400.0;
+            let depth = hop
+                .holes
+                .iter()
+                .map(|xc| {
+                    let d = (x - xc) / hop.hole_axes.0;
+                    if d.abs() < 1.0 {
+                        -hop.hole_axes.1 * (1.0 - d * d).sqrt()
+                    } else {
+                        0.0
+                    }
+                })
+                .fold(0.0, f64::min);
+            (x, depth)
+        })
+        .collect();
+    fig = fig.with(Series::line("ground and holes", ground));
+    let per_step = sol.traj.y.len().saturating_sub(1) / n.max(1);
+    for y in sol.traj.y.iter().step_by(per_step.max(1)) {
+        let (kn, ft) = (hop.knee(y), hop.foot(y));
+        fig = fig.with(Series::line(
+            format!("t = {:.2}", y[y.len() - 1]),
+            vec![(y[0], y[1]), (kn[0], kn[1]), (ft[0], ft[1])],
+        ));
+    }
+    fig.write_svg(&dir.join("frames.svg"))?;
+    Ok(())
+}
+
+/// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution.
+fn write_outputs(
+    ny: usize,
+    t_final: f64,
+    n: usize,
+    sol: &OcpSolution,
+    converged: bool,
+    args: &OcpArgs,
+) -> Result<(), CliError> {
     let nq = (ny - 1) / 2;
     let mut header = vec!["tau".to_string()];
     header.extend((0..nq).map(|i| format!("q{}", i + 1)));
@@ -70,7 +188,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     ph[0] = "t".into();
     ph.pop();
     write_csv(&args.out.join("trajectory_physical_time.csv"), &ph, &phys)?;
-    let dt = problem.t_final / n as f64;
+    let dt = t_final / n as f64;
     let mut ch = vec!["t_start".to_string(), "s".to_string()];
     ch.extend((0..sol.u[0].len()).map(|i| format!("u{}", i + 1)));
     let crow: Vec<Vec<f64>> = (0..n)
@@ -89,6 +207,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         "comp_residual": sol.comp_residual,
         "nlp_iterations": sol.nlp_iterations,
         "cpu_seconds": sol.cpu_seconds,
+        "converged": converged,
     });
     write_json(&args.out.join("summary.json"), &summary)?;
     let mut fig = Figure::new("Optimal trajectory (physical time)", "t", "state");
@@ -99,12 +218,17 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         ));
     }
     fig.write_svg(&args.out.join("trajectory.svg"))?;
-    let fig = Figure::new("Controls and speed of time", "t", "value")
-        .with(Series::line(
-            "u1",
-            staircase(dt, sol.u.iter().map(|u| u[0])),
-        ))
-        .with(Series::line("s", staircase(dt, sol.s.iter().copied())));
+    // u1 and every further control that is not identically zero
+    let mut fig = Figure::new("Controls and speed of time", "t", "value");
+    for i in 0..sol.u[0].len() {
+        if i == 0 || sol.u.iter().any(|u| u[i] != 0.0) {
+            fig = fig.with(Series::line(
+                format!("u{}", i + 1),
+                staircase(dt, sol.u.iter().map(|u| u[i])),
+            ));
+        }
+    }
+    let fig = fig.with(Series::line("s", staircase(dt, sol.s.iter().copied())));
     fig.write_svg(&args.out.join("controls.svg"))?;
     if args.output.json {
         outln!("{summary}");
@@ -118,5 +242,59 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             sol.cpu_seconds
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hopper problem cut short (one relaxed NLP, which cannot reach the complementarity
+    /// tolerance) fails with the typed error's message and still writes every output, the
+    /// summary saying `converged: false`.
+    #[test]
+    fn stalled_hopper_writes_the_partial_solution() {
+        let dir = std::env::temp_dir().join(format!("nonsmooth-ocp-cli-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ocp_hopper.toml"
+        ))
+        .unwrap()
+        .replace("\nN = 20\n", "\nN = 2\n")
+        .replace("\ntarget_x = 3.0\n", "\ntarget_x = 0.0\n")
+        .replace("\nholes = [0.5, 1.5, 2.5]\n", "\nholes = [0.5]\n")
+        .replace("\nn_s = 3\nn_fe = 3", "\nn_s = 1\nn_fe = 1\nn_homotopy = 1");
+        let problem = dir.join("hopper.toml");
+        std::fs::write(&problem, text).unwrap();
+        let args = OcpArgs {
+            problem,
+            out: dir.join("out"),
+            output: crate::progress::OutputFlags {
+                quiet: true,
+                json: false,
+            },
+        };
+        let err = run(&args).err().unwrap().to_string();
+        assert!(err.contains("homotopy stalled"), "{err}");
+        for f in [
+            "trajectory_numerical_time.csv",
+            "trajectory_physical_time.csv",
+            "controls.csv",
+            "homotopy.json",
+            "summary.json",
+            "trajectory.svg",
+            "controls.svg",
+            "frames.svg",
+        ] {
+            assert!(args.out.join(f).exists(), "{f} missing");
+        }
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["converged"], serde_json::Value::Bool(false));
+        assert!(summary["comp_residual"].as_f64().unwrap() > 1e-9);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -18,6 +18,12 @@
 //! a switch are solved as one smooth NLP with the active set fixed, and only the steps with a
 //! switch go through the homotopy. For OCPs, [`FesdOptions::rho_sot`] penalizes the speed of
 //! time and [`FesdOptions::elastic`] turns the Scholtes relaxation into its elastic form.
+//!
+//! Options of issue #8: [`FesdOptions::scheme`] = [`Scheme::GaussLegendre`] replaces Radau
+//! IIA by Gauss–Legendre collocation (explicit element end state y_end = y_n + h s Σ bᵢFᵢ
+//! with its own boundary multipliers in the cross complementarity), and
+//! [`FesdOptions::dcs`] = [`Dcs::Stewart`] replaces the step representation by Stewart's
+//! reformulation (θ per sign-vector region, g(y) − λ − μ𝟙 = 0, θ ⊥ λ).
 
 use std::sync::Arc;
 
@@ -57,11 +63,137 @@ pub fn radau_iia(n_s: usize) -> Result<(Vec<Vec<f64>>, Vec<f64>), OcpError> {
     }
 }
 
+/// Gauss–Legendre Butcher tableau (A, b, c) for n_s = 1, 2, 3 (Hairer & Wanner, Table
+/// IV.5.1/5.2; order 2n_s). Not stiffly accurate: the element end value is
+/// y₀ + h Σ bᵢ F(Yᵢ), not the last stage.
+#[allow(clippy::type_complexity)]
+pub fn gauss_legendre(n_s: usize) -> Result<(Vec<Vec<f64>>, Vec<f64>, Vec<f64>), OcpError> {
+    match n_s {
+        1 => Ok((vec![vec![0.5]], vec![1.0], vec![0.5])),
+        2 => {
+            let r = 3f64.sqrt() / 6.0;
+            Ok((
+                vec![vec![0.25, 0.25 - r], vec![0.25 + r, 0.25]],
+                vec![0.5, 0.5],
+                vec![0.5 - r, 0.5 + r],
+            ))
+        }
+        3 => {
+            let r = 15f64.sqrt();
+            Ok((
+                vec![
+                    vec![5.0 / 36.0, 2.0 / 9.0 - r / 15.0, 5.0 / 36.0 - r / 30.0],
+                    vec![5.0 / 36.0 + r / 24.0, 2.0 / 9.0, 5.0 / 36.0 - r / 24.0],
+                    vec![5.0 / 36.0 + r / 30.0, 2.0 / 9.0 + r / 15.0, 5.0 / 36.0],
+                ],
+                vec![5.0 / 18.0, 4.0 / 9.0, 5.0 / 18.0],
+                vec![0.5 - r / 10.0, 0.5, 0.5 + r / 10.0],
+            ))
+        }
+        other => Err(OcpError::InvalidInput(format!(
+            "Gauss-Legendre with n_s = {other} is not available (1, 2 or 3)"
+        ))),
+    }
+}
+
+/// Collocation scheme of the finite elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Scheme {
+    /// Radau IIA (order 2n_s − 1, stiffly accurate: the last stage is the element end).
+    #[default]
+    RadauIIA,
+    /// Gauss–Legendre (order 2n_s, not stiffly accurate): each element gets an explicit end
+    /// state y_end = y₀ + h s Σ bᵢ F(Yᵢ) and boundary multipliers (λᵖ, λⁿ) with
+    /// c(y_end) = λᵖ − λⁿ, which enter the cross complementarity of the element and, as the
+    /// j = 0 point, of the next element (FESD paper, Nurkanović et al. 2022, §4 on
+    /// non-stiffly-accurate schemes). Tested as an integrator; in the particle OCP the
+    /// homotopy does not converge yet (docs/optimal-control.md, known limitations).
+    GaussLegendre,
+}
+
+/// Representation of the time-freezing DCS in the FESD NLP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Dcs {
+    /// Step representation (seed 002 eq. 31): α ∈ [0, 1]^{n_c}, c(y) = λᵖ − λⁿ,
+    /// α ⊥ λⁿ, 1 − α ⊥ λᵖ.
+    #[default]
+    Step,
+    /// Stewart's reformulation: one multiplier θ_r ≥ 0 per sign-vector region
+    /// ([`TimeFreezing::n_stewart`]), Σ θ_r = 1, λ ≥ 0 with g(y) − λ − μ𝟙 = 0
+    /// (g_r = −S_rᵀc, [`TimeFreezing::stewart_g`]) and θ ⊥ λ, with the FESD cross
+    /// complementarity over all stage/boundary pairs. The integrator's fixed-mode prediction
+    /// ([`FesdOptions::mode_predict`]), the Euler prediction and the α bias do not apply;
+    /// the active-set polish fixes θ_r = 0 or λ_r = 0.
+    Stewart,
+}
+
+/// Butcher data of a scheme: the stage matrix A, the weights b, the nodes c and whether
+/// the scheme is stiffly accurate (last row of A = b, c_{n_s} = 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tableau {
+    /// Stage matrix A (n_s × n_s).
+    pub a: Vec<Vec<f64>>,
+    /// Weights b.
+    pub b: Vec<f64>,
+    /// Nodes c.
+    pub c: Vec<f64>,
+    /// Whether the element end value is the last stage.
+    pub stiffly_accurate: bool,
+}
+
+impl Tableau {
+    /// The tableau of `scheme` with `n_s` stages (1, 2 or 3).
+    pub fn new(scheme: Scheme, n_s: usize) -> Result<Self, OcpError> {
+        match scheme {
+            Scheme::RadauIIA => {
+                let (a, c) = radau_iia(n_s)?;
+                let b = a[n_s - 1].clone();
+                Ok(Self {
+                    a,
+                    b,
+                    c,
+                    stiffly_accurate: true,
+                })
+            }
+            Scheme::GaussLegendre => {
+                let (a, b, c) = gauss_legendre(n_s)?;
+                Ok(Self {
+                    a,
+                    b,
+                    c,
+                    stiffly_accurate: false,
+                })
+            }
+        }
+    }
+    /// Rows of the collocation block: A, followed by bᵀ for a non-stiffly-accurate scheme
+    /// (the end-state equation).
+    pub fn rows(&self) -> Vec<Vec<f64>> {
+        let mut r = self.a.clone();
+        if !self.stiffly_accurate {
+            r.push(self.b.clone());
+        }
+        r
+    }
+}
+
+/// Whether the pair (α at stage `jp`, λ at point `j`) enters the complementarity of an
+/// element with `ns` stages: all pairs with cross complementarity, else the stage-wise
+/// pairs j = jp + 1 and, for a non-stiffly-accurate scheme, the end point j = n_s + 1 with
+/// the last stage.
+pub fn comp_pair(cross: bool, jp: usize, j: usize, ns: usize) -> bool {
+    cross || j == jp + 1 || (j == ns + 1 && jp + 1 == ns)
+}
+
 /// Discretization and homotopy options.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FesdOptions {
-    /// Radau IIA stages n_s (order 2n_s − 1).
+    /// Collocation stages n_s (Radau IIA: order 2n_s − 1; Gauss–Legendre: 2n_s).
     pub n_s: usize,
+    /// Collocation scheme (Radau IIA by default; Gauss–Legendre as an option).
+    pub scheme: Scheme,
+    /// DCS representation (step functions by default; Stewart as an option).
+    pub dcs: Dcs,
     /// Finite elements per control interval N_FE.
     pub n_fe: usize,
     /// FESD (free h, cross complementarity) or a fixed-grid IRK.
@@ -144,6 +276,8 @@ impl Default for FesdOptions {
     fn default() -> Self {
         Self {
             n_s: 3,
+            scheme: Scheme::RadauIIA,
+            dcs: Dcs::Step,
             n_fe: 3,
             fesd: true,
             penalty: true,
@@ -175,23 +309,49 @@ impl Default for FesdOptions {
 /// The smooth pieces of the FESD NLP.
 #[derive(Debug, Clone)]
 pub enum FesdBlock<C> {
-    /// Y_j − y_n − h s Σ_l a_jl F(Y_l, α_l, u) = 0; vars [y_n, Y_1.., α_1.., h, s, u].
+    /// Y_j − y_n − h s Σ_l a_jl F(Y_l, α_l, u) = 0 for the n_r ≥ n_s rows of `a` (row n_s + 1,
+    /// if present, is bᵀ with Y_{n_s+1} = y_end); vars [y_n, Y_1..Y_{n_r}, α_1..α_{n_s}, h, s, u].
     Collocation {
         /// The time-freezing system.
         tf: Arc<TimeFreezing<C>>,
-        /// Butcher matrix.
+        /// Rows of the Butcher matrix (n_r × n_s, see [`Tableau::rows`]).
         a: Arc<Vec<Vec<f64>>>,
+        /// Stewart's θ (length [`TimeFreezing::n_stewart`]) per stage instead of α.
+        stewart: bool,
+    },
+    /// Stewart: g(Y) − λ − μ𝟙 = 0; vars [Y, λ (n_θ), μ].
+    StewartAlgebraic {
+        /// The time-freezing system.
+        tf: Arc<TimeFreezing<C>>,
+    },
+    /// Stewart (cross) complementarity per region r: Σ θ_{j',r} λ_{j,r} over the pairs of
+    /// [`comp_pair`]; vars [θ (n_s×n_θ), λ (n_λ×n_θ)][, s_e].
+    StewartComp {
+        /// Stages.
+        n_s: usize,
+        /// Number of multiplier points.
+        n_lam: usize,
+        /// Number of regions n_θ.
+        n_th: usize,
+        /// Cross complementarity (FESD) or stage-wise.
+        cross: bool,
+        /// Scale of the output (penalty ρ or 1).
+        weight: f64,
+        /// Elastic mode: the last variable is the slack.
+        elastic: bool,
     },
     /// c(Y) − λᵖ + λⁿ = 0; vars [Y, λᵖ, λⁿ].
     Algebraic {
         /// The time-freezing system.
         tf: Arc<TimeFreezing<C>>,
     },
-    /// Aggregated (cross) complementarity per component; vars [α (n_s×n_c), λᵖ ((n_s+1)×n_c),
-    /// λⁿ ((n_s+1)×n_c)].
+    /// Aggregated (cross) complementarity per component; vars [α (n_s×n_c), λᵖ (n_λ×n_c),
+    /// λⁿ (n_λ×n_c)] with n_λ = n_s + 1 (Radau) or n_s + 2 (with the end point).
     Comp {
         /// Stages.
         n_s: usize,
+        /// Number of multiplier points n_λ (element start, stages, end point if any).
+        n_lam: usize,
         /// Switching functions.
         n_c: usize,
         /// Cross (all stage pairs) or stage-wise only.
@@ -242,18 +402,26 @@ pub enum FesdBlock<C> {
 impl<C: Cls> BlockFn for FesdBlock<C> {
     fn eval<T: Real>(&self, x: &[T], out: &mut [T]) {
         match self {
-            FesdBlock::Collocation { tf, a } => {
-                let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+            FesdBlock::Collocation { tf, a, stewart } => {
+                let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
                 let y0 = &x[..ny];
-                let ys = &x[ny..ny + ns * ny];
-                let al = &x[ny + ns * ny..ny + ns * ny + ns * nc];
-                let k = ny + ns * (ny + nc);
+                let ys = &x[ny..ny + nr * ny];
+                let al = &x[ny + nr * ny..ny + nr * ny + ns * nc];
+                let k = ny + nr * ny + ns * nc;
                 let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
                 let f: Vec<Vec<T>> = (0..ns)
-                    .map(|l| tf.rhs(&ys[l * ny..(l + 1) * ny], &al[l * nc..(l + 1) * nc], u))
+                    .map(|l| {
+                        colloc_rhs(
+                            tf,
+                            *stewart,
+                            &ys[l * ny..(l + 1) * ny],
+                            &al[l * nc..(l + 1) * nc],
+                            u,
+                        )
+                    })
                     .collect();
                 let hs = h * s;
-                for j in 0..ns {
+                for j in 0..nr {
                     for i in 0..ny {
                         let mut acc = T::from(0.0);
                         for (l, fl) in f.iter().enumerate() {
@@ -272,27 +440,28 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             }
             FesdBlock::Comp {
                 n_s,
+                n_lam,
                 n_c,
                 cross,
                 n_cross,
                 weight,
                 elastic,
             } => {
-                let (ns, nc) = (*n_s, *n_c);
+                let (ns, nc, nl) = (*n_s, *n_c, *n_lam);
                 let (x, slack) = if *elastic {
                     (&x[..x.len() - 1], Some(x[x.len() - 1]))
                 } else {
                     (x, None)
                 };
                 let al = &x[..ns * nc];
-                let lp = &x[ns * nc..ns * nc + (ns + 1) * nc];
-                let ln = &x[ns * nc + (ns + 1) * nc..];
+                let lp = &x[ns * nc..ns * nc + nl * nc];
+                let ln = &x[ns * nc + nl * nc..];
                 for i in 0..nc {
                     let mut acc = T::from(0.0);
                     for jp in 0..ns {
                         let a = al[jp * nc + i];
-                        for j in 0..=ns {
-                            if (*cross && i < *n_cross) || j == jp + 1 {
+                        for j in 0..nl {
+                            if comp_pair(*cross && i < *n_cross, jp, j, ns) {
                                 acc += a * ln[j * nc + i] + (T::from(1.0) - a) * lp[j * nc + i];
                             }
                         }
@@ -306,6 +475,52 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                         out[i] = acc * *weight;
                         if let Some(se) = slack {
                             out[i] -= se;
+                        }
+                    }
+                }
+            }
+            FesdBlock::StewartAlgebraic { tf } => {
+                let (ny, nt) = (tf.ny(), tf.n_stewart());
+                let g = tf.stewart_g(&x[..ny]);
+                let mu = x[ny + nt];
+                for r in 0..nt {
+                    out[r] = g[r] - x[ny + r] - mu;
+                }
+            }
+            FesdBlock::StewartComp {
+                n_s,
+                n_lam,
+                n_th,
+                cross,
+                weight,
+                elastic,
+            } => {
+                let (ns, nl, nt) = (*n_s, *n_lam, *n_th);
+                let (x, slack) = if *elastic {
+                    (&x[..x.len() - 1], Some(x[x.len() - 1]))
+                } else {
+                    (x, None)
+                };
+                let th = &x[..ns * nt];
+                let la = &x[ns * nt..ns * nt + nl * nt];
+                for r in 0..nt {
+                    let mut acc = T::from(0.0);
+                    for jp in 0..ns {
+                        for j in 0..nl {
+                            if comp_pair(*cross, jp, j, ns) {
+                                acc += th[jp * nt + r] * la[j * nt + r];
+                            }
+                        }
+                    }
+                    if out.len() == 1 {
+                        if r == 0 {
+                            out[0] = T::from(0.0);
+                        }
+                        out[0] += acc * *weight;
+                    } else {
+                        out[r] = acc * *weight;
+                        if let Some(se) = slack {
+                            out[r] -= se;
                         }
                     }
                 }
@@ -331,13 +546,13 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         }
     }
     fn eval_hess<T: Real>(&self, x: &[T], out: &mut [T], i: usize, j: usize) {
-        if let FesdBlock::Collocation { tf, a } = self {
-            let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+        if let FesdBlock::Collocation { tf, a, stewart } = self {
+            let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
             let stage = |k: usize| -> Option<usize> {
                 if k >= ny && k < ny + ns * ny {
                     Some((k - ny) / ny)
-                } else if k >= ny + ns * ny && k < ny + ns * (ny + nc) {
-                    Some((k - ny - ns * ny) / nc)
+                } else if k >= ny + nr * ny && k < ny + nr * ny + ns * nc {
+                    Some((k - ny - nr * ny) / nc)
                 } else {
                     None
                 }
@@ -345,12 +560,12 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             // a pair touching stage l only sees −h s a_jl F(Y_l, α_l, u) (Y_j − y_n is affine)
             if let Some(l) = stage(i).or(stage(j)) {
                 let ys = &x[ny + l * ny..ny + (l + 1) * ny];
-                let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
-                let k = ny + ns * (ny + nc);
+                let al = &x[ny + nr * ny + l * nc..ny + nr * ny + (l + 1) * nc];
+                let k = ny + nr * ny + ns * nc;
                 let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
-                let f = tf.rhs(ys, al, u);
+                let f = colloc_rhs(tf, *stewart, ys, al, u);
                 let hs = h * s;
-                for jj in 0..ns {
+                for jj in 0..nr {
                     for ii in 0..ny {
                         out[jj * ny + ii] = -(hs * f[ii] * a[jj][l]);
                     }
@@ -367,13 +582,13 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         )
     }
     fn eval_jac<T: Real>(&self, x: &[T], out: &mut [T], i: usize) {
-        let FesdBlock::Collocation { tf, a } = self else {
+        let FesdBlock::Collocation { tf, a, stewart } = self else {
             return self.eval(x, out);
         };
         // Y_j − y_n is affine; F(Y_l, α_l, u) depends on stage l and the globals only
-        let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
-        let k = ny + ns * (ny + nc);
-        for j in 0..ns {
+        let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
+        let k = ny + nr * ny + ns * nc;
+        for j in 0..nr {
             for ii in 0..ny {
                 out[j * ny + ii] = x[ny + j * ny + ii] - x[ii];
             }
@@ -382,8 +597,10 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             vec![]
         } else if i < ny + ns * ny {
             vec![(i - ny) / ny]
+        } else if i < ny + nr * ny {
+            vec![]
         } else if i < k {
-            vec![(i - ny - ns * ny) / nc]
+            vec![(i - ny - nr * ny) / nc]
         } else {
             (0..ns).collect()
         };
@@ -391,9 +608,9 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         let hs = h * s;
         for l in stages {
             let ys = &x[ny + l * ny..ny + (l + 1) * ny];
-            let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
-            let f = tf.rhs(ys, al, u);
-            for j in 0..ns {
+            let al = &x[ny + nr * ny + l * nc..ny + nr * ny + (l + 1) * nc];
+            let f = colloc_rhs(tf, *stewart, ys, al, u);
+            for j in 0..nr {
                 for ii in 0..ny {
                     out[j * ny + ii] -= hs * f[ii] * a[j][l];
                 }
@@ -401,17 +618,23 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         }
     }
     fn hess_groups(&self) -> Option<Vec<Vec<usize>>> {
-        let FesdBlock::Collocation { tf, a } = self else {
+        let FesdBlock::Collocation { tf, a, stewart } = self else {
             return None;
         };
         // group l: stage l's Y_l and α_l with the globals (h, s, u)
-        let (ny, nc, ns, nu) = (tf.ny(), tf.nc(), a.len(), tf.cls.nu());
-        let k = ny + ns * (ny + nc);
+        let (ny, nc, nr, ns, nu) = (
+            tf.ny(),
+            colloc_width(tf, *stewart),
+            a.len(),
+            a[0].len(),
+            tf.cls.nu(),
+        );
+        let k = ny + nr * ny + ns * nc;
         Some(
             (0..ns)
                 .map(|l| {
                     let mut g: Vec<usize> = (ny + l * ny..ny + (l + 1) * ny).collect();
-                    g.extend(ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc);
+                    g.extend(ny + nr * ny + l * nc..ny + nr * ny + (l + 1) * nc);
                     g.extend(k..k + 2 + nu);
                     g
                 })
@@ -419,18 +642,18 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
         )
     }
     fn eval_group<T: Real>(&self, x: &[T], out: &mut [T], group: usize) {
-        let FesdBlock::Collocation { tf, a } = self else {
+        let FesdBlock::Collocation { tf, a, stewart } = self else {
             return self.eval(x, out);
         };
-        let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+        let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
         let l = group;
         let ys = &x[ny + l * ny..ny + (l + 1) * ny];
-        let al = &x[ny + ns * ny + l * nc..ny + ns * ny + (l + 1) * nc];
-        let k = ny + ns * (ny + nc);
+        let al = &x[ny + nr * ny + l * nc..ny + nr * ny + (l + 1) * nc];
+        let k = ny + nr * ny + ns * nc;
         let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
-        let f = tf.rhs(ys, al, u);
+        let f = colloc_rhs(tf, *stewart, ys, al, u);
         let hs = h * s;
-        for j in 0..ns {
+        for j in 0..nr {
             for ii in 0..ny {
                 out[j * ny + ii] = -(hs * f[ii] * a[j][l]);
             }
@@ -438,16 +661,16 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
     }
     fn hess_pair(&self, i: usize, j: usize) -> bool {
         match self {
-            FesdBlock::Collocation { tf, a } => {
+            FesdBlock::Collocation { tf, a, stewart } => {
                 // classes: y_n (affine), stage l (Y_l, α_l), globals (h, s, u)
-                let (ny, nc, ns) = (tf.ny(), tf.nc(), a.len());
+                let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
                 let class = |k: usize| -> Option<usize> {
-                    if k < ny {
+                    if k < ny || (k >= ny + ns * ny && k < ny + nr * ny) {
                         None
                     } else if k < ny + ns * ny {
                         Some((k - ny) / ny)
-                    } else if k < ny + ns * (ny + nc) {
-                        Some((k - ny - ns * ny) / nc)
+                    } else if k < ny + nr * ny + ns * nc {
+                        Some((k - ny - nr * ny) / nc)
                     } else {
                         Some(usize::MAX)
                     }
@@ -458,27 +681,70 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 }
             }
             // c(Y) − λᵖ + λⁿ: the multipliers enter linearly
-            FesdBlock::Algebraic { tf } => i < tf.ny() && j < tf.ny(),
+            FesdBlock::Algebraic { tf } | FesdBlock::StewartAlgebraic { tf } => {
+                i < tf.ny() && j < tf.ny()
+            }
+            FesdBlock::StewartComp {
+                n_s,
+                n_lam,
+                n_th,
+                cross,
+                ..
+            } => {
+                let (ns, nl, nt) = (*n_s, *n_lam, *n_th);
+                let na = ns * nt;
+                if i < na || j >= na || i >= na + nl * nt {
+                    return false;
+                }
+                let (jp, ra) = (j / nt, j % nt);
+                let (jl, rl) = ((i - na) / nt, (i - na) % nt);
+                ra == rl && comp_pair(*cross, jp, jl, ns)
+            }
             // bilinear α∘λ products of the same component
             FesdBlock::Comp {
                 n_s,
+                n_lam,
                 n_c,
                 cross,
                 n_cross,
                 ..
             } => {
-                let (ns, nc) = (*n_s, *n_c);
+                let (ns, nc, nl) = (*n_s, *n_c, *n_lam);
                 let na = ns * nc;
-                if i < na || j >= na || i >= na + 2 * (ns + 1) * nc {
+                if i < na || j >= na || i >= na + 2 * nl * nc {
                     return false;
                 }
                 let (jp, ca) = (j / nc, j % nc);
-                let idx = (i - na) % ((ns + 1) * nc);
+                let idx = (i - na) % (nl * nc);
                 let (jl, cl) = (idx / nc, idx % nc);
-                ca == cl && ((*cross && ca < *n_cross) || jl == jp + 1)
+                ca == cl && comp_pair(*cross && ca < *n_cross, jp, jl, ns)
             }
             _ => true,
         }
+    }
+}
+
+/// Width of a stage's switching variables: n_c (α) or n_θ (Stewart's θ).
+fn colloc_width<C: Cls>(tf: &TimeFreezing<C>, stewart: bool) -> usize {
+    if stewart {
+        tf.n_stewart()
+    } else {
+        tf.nc()
+    }
+}
+
+/// The right-hand side from α (step) or θ (Stewart).
+fn colloc_rhs<C: Cls, T: Real>(
+    tf: &TimeFreezing<C>,
+    stewart: bool,
+    y: &[T],
+    w: &[T],
+    u: &[T],
+) -> Vec<T> {
+    if stewart {
+        tf.rhs_stewart(y, w, u)
+    } else {
+        tf.rhs(y, w, u)
     }
 }
 
@@ -487,15 +753,19 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
 pub struct ElementIdx {
     /// Element length h.
     pub h: usize,
-    /// Start of the element's initial state y_n (y0 or the previous last stage).
+    /// Start of the element's initial state y_n (y0 or the previous element's end state).
     pub y_start: usize,
     /// Start of each stage's Y.
     pub y: Vec<usize>,
+    /// Start of the element's end state (the last stage for Radau IIA, a separate variable
+    /// y_end = y_n + h s Σ bᵢ F(Yᵢ) for Gauss–Legendre).
+    pub y_end: usize,
     /// Start of each stage's α.
     pub alpha: Vec<usize>,
-    /// Start of λᵖ for j = 0..n_s (j = 0 is the previous element's last stage).
+    /// Start of λᵖ for j = 0..n_s (j = 0 is the previous element's end point), and
+    /// j = n_s + 1 at the element's end point for Gauss–Legendre.
     pub lp: Vec<usize>,
-    /// Start of λⁿ for j = 0..n_s.
+    /// Start of λⁿ at the same points as `lp`.
     pub ln: Vec<usize>,
     /// Control interval of the element.
     pub step: usize,
@@ -504,7 +774,7 @@ pub struct ElementIdx {
 /// Index layout of a FESD horizon NLP.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    /// n_y, n_c, n_u, n_s.
+    /// n_y, n_c (n_θ for Stewart), n_u, n_s.
     pub dims: (usize, usize, usize, usize),
     /// Initial state variables.
     pub y0: usize,
@@ -522,6 +792,9 @@ pub struct Layout {
     pub n_cross: usize,
     /// The elastic slack variable (elastic mode only).
     pub elastic: Option<usize>,
+    /// DCS representation: with [`Dcs::Stewart`], `alpha` holds θ and `lp` holds λ (both of
+    /// width `dims.1` = n_θ) and `ln` holds μ (width 1).
+    pub dcs: Dcs,
 }
 
 /// A horizon to discretize: initial state, steps and bounds.
@@ -558,8 +831,11 @@ pub fn build<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<Built<C>, OcpError> {
-    let (ny, nc, nu) = (tf.ny(), tf.nc(), tf.cls.nu());
-    let (a, cnodes) = radau_iia(o.n_s)?;
+    let st = o.dcs == Dcs::Stewart;
+    let (ny, nc, nu) = (tf.ny(), colloc_width(tf, st), tf.cls.nu());
+    let tab = Tableau::new(o.scheme, o.n_s)?;
+    let cnodes = tab.c.clone();
+    let sa = tab.stiffly_accurate;
     let ns = o.n_s;
     if hz.y0.len() != ny || hz.y0.iter().any(|v| !v.is_finite()) {
         return Err(OcpError::InvalidInput(format!(
@@ -582,7 +858,7 @@ pub fn build<C: Cls>(
             "step length, N and N_FE must be positive".into(),
         ));
     }
-    if let Some((p, n)) = &hz.lam0 {
+    if let Some((p, n)) = hz.lam0.as_ref().filter(|_| !st) {
         if p.len() != nc || n.len() != nc {
             return Err(OcpError::InvalidInput(format!(
                 "lam0 must have {nc} entries each"
@@ -596,7 +872,7 @@ pub fn build<C: Cls>(
             )));
         }
     }
-    let a = Arc::new(a);
+    let a = Arc::new(tab.rows());
     let mut nlp = BlockNlp::default();
     let mut x0 = vec![];
     let push = |nlp: &mut BlockNlp<FesdBlock<C>>,
@@ -612,12 +888,19 @@ pub fn build<C: Cls>(
     };
     let y0 = push(&mut nlp, &mut x0, &hz.y0, &hz.y0, &hz.y0);
     let c0 = tf.switching(&hz.y0);
-    let (lp0v, ln0v) = hz.lam0.clone().unwrap_or_else(|| {
-        (
-            c0.iter().map(|c| c.max(0.0)).collect(),
-            c0.iter().map(|c| (-c).max(0.0)).collect(),
-        )
-    });
+    let (lp0v, ln0v) = if st {
+        // λ = g − μ𝟙 with μ = min g (λ = 0 on the region of y0)
+        let g = tf.stewart_g(&hz.y0);
+        let mu = g.iter().copied().fold(f64::INFINITY, f64::min);
+        (g.iter().map(|g| g - mu).collect(), vec![mu])
+    } else {
+        hz.lam0.clone().unwrap_or_else(|| {
+            (
+                c0.iter().map(|c| c.max(0.0)).collect(),
+                c0.iter().map(|c| (-c).max(0.0)).collect(),
+            )
+        })
+    };
     let lp0 = push(&mut nlp, &mut x0, &lp0v, &lp0v, &lp0v);
     let ln0 = push(&mut nlp, &mut x0, &ln0v, &ln0v, &ln0v);
     let inf = vec![1e20; ny.max(nc)];
@@ -637,8 +920,9 @@ pub fn build<C: Cls>(
         elems: vec![],
         comp_rows: vec![],
         c: cnodes,
-        n_cross: o.cross_components,
+        n_cross: if st { usize::MAX } else { o.cross_components },
         elastic: None,
+        dcs: o.dcs,
     };
     let elastic_var = if o.elastic && !o.penalty {
         let v = push(
@@ -676,14 +960,16 @@ pub fn build<C: Cls>(
                 h,
                 y_start: y_prev,
                 y: vec![],
+                y_end: y_prev,
                 alpha: vec![],
                 lp: vec![lp_prev],
                 ln: vec![ln_prev],
                 step: k,
             };
-            for j in 0..ns {
+            for j in 0..ns + usize::from(!sa) {
                 let (mut lo, mut hi) = (ylo.clone(), yhi.clone());
-                if j == ns - 1 && n == o.n_fe - 1 {
+                let end_point = if sa { j == ns - 1 } else { j == ns };
+                if end_point && n == o.n_fe - 1 {
                     if let Some(t_end) = hz.clock {
                         let tk = t_end * (k + 1) as f64 / hz.n_steps as f64;
                         lo[ny - 1] = tk;
@@ -701,14 +987,21 @@ pub fn build<C: Cls>(
                 let init: Vec<f64> = (0..ny)
                     .map(|i| x0[y_prev + i].clamp(lo[i], hi[i]))
                     .collect();
-                e.y.push(push(&mut nlp, &mut x0, &init, &lo, &hi));
-                e.alpha.push(push(
-                    &mut nlp,
-                    &mut x0,
-                    &vec![0.5; nc],
-                    &vec![0.0; nc],
-                    &vec![1.0; nc],
-                ));
+                let yv = push(&mut nlp, &mut x0, &init, &lo, &hi);
+                if j < ns {
+                    e.y.push(yv);
+                    let a0 = if st { 1.0 / nc as f64 } else { 0.5 };
+                    e.alpha.push(push(
+                        &mut nlp,
+                        &mut x0,
+                        &vec![a0; nc],
+                        &vec![0.0; nc],
+                        &vec![1.0; nc],
+                    ));
+                }
+                if end_point {
+                    e.y_end = yv;
+                }
                 e.lp.push(push(
                     &mut nlp,
                     &mut x0,
@@ -716,12 +1009,14 @@ pub fn build<C: Cls>(
                     &vec![0.0; nc],
                     &inf[..nc],
                 ));
+                let nn = lam_init_n.len();
+                let ln_lo = if st { -1e20 } else { 0.0 };
                 e.ln.push(push(
                     &mut nlp,
                     &mut x0,
                     &lam_init_n,
-                    &vec![0.0; nc],
-                    &inf[..nc],
+                    &vec![ln_lo; nn],
+                    &inf[..nn],
                 ));
             }
             // collocation
@@ -729,17 +1024,21 @@ pub fn build<C: Cls>(
             for j in 0..ns {
                 vars.extend((0..ny).map(|i| e.y[j] + i));
             }
+            if !sa {
+                vars.extend((0..ny).map(|i| e.y_end + i));
+            }
             for j in 0..ns {
                 vars.extend((0..nc).map(|i| e.alpha[j] + i));
             }
             vars.push(h);
             vars.push(s);
             vars.extend((0..nu).map(|i| u + i));
-            let z = vec![0.0; ns * ny];
+            let z = vec![0.0; a.len() * ny];
             nlp.add_constraint(
                 FesdBlock::Collocation {
                     tf: tf.clone(),
                     a: a.clone(),
+                    stewart: st,
                 },
                 vars,
                 &z,
@@ -748,43 +1047,74 @@ pub fn build<C: Cls>(
             if tf.cls.n_path() > 0 {
                 let (plo, phi) = tf.cls.path_bounds();
                 let nq = tf.cls.nq();
-                for j in 0..ns {
+                for j in 0..ns + usize::from(!sa) {
+                    let yj = if j < ns { e.y[j] } else { e.y_end };
                     nlp.add_constraint(
                         FesdBlock::Path { tf: tf.clone() },
-                        (0..nq).map(|i| e.y[j] + i).collect(),
+                        (0..nq).map(|i| yj + i).collect(),
                         &plo,
                         &phi,
                     )?;
                 }
             }
-            for j in 0..ns {
-                let mut vars: Vec<usize> = (0..ny).map(|i| e.y[j] + i).collect();
+            for j in 0..ns + usize::from(!sa) {
+                let yj = if j < ns { e.y[j] } else { e.y_end };
+                let mut vars: Vec<usize> = (0..ny).map(|i| yj + i).collect();
                 vars.extend((0..nc).map(|i| e.lp[j + 1] + i));
-                vars.extend((0..nc).map(|i| e.ln[j + 1] + i));
+                vars.extend((0..lam_init_n.len()).map(|i| e.ln[j + 1] + i));
                 let z = vec![0.0; nc];
-                nlp.add_constraint(FesdBlock::Algebraic { tf: tf.clone() }, vars, &z, &z)?;
+                let block = if st {
+                    FesdBlock::StewartAlgebraic { tf: tf.clone() }
+                } else {
+                    FesdBlock::Algebraic { tf: tf.clone() }
+                };
+                nlp.add_constraint(block, vars, &z, &z)?;
+            }
+            if st {
+                for j in 0..ns {
+                    nlp.add_constraint(
+                        FesdBlock::SumH,
+                        (0..nc).map(|i| e.alpha[j] + i).collect(),
+                        &[1.0],
+                        &[1.0],
+                    )?;
+                }
             }
             let mut vars: Vec<usize> = vec![];
             for j in 0..ns {
                 vars.extend((0..nc).map(|i| e.alpha[j] + i));
             }
-            for j in 0..=ns {
-                vars.extend((0..nc).map(|i| e.lp[j] + i));
+            for lp in &e.lp {
+                vars.extend((0..nc).map(|i| lp + i));
             }
-            for j in 0..=ns {
-                vars.extend((0..nc).map(|i| e.ln[j] + i));
+            if !st {
+                for ln in &e.ln {
+                    vars.extend((0..nc).map(|i| ln + i));
+                }
             }
             let elastic = elastic_var.is_some();
             if let Some(v) = elastic_var {
                 vars.push(v);
             }
-            let comp = FesdBlock::Comp {
-                n_s: ns,
-                n_c: nc,
-                cross: o.fesd,
-                n_cross: o.cross_components,
-                weight: 1.0,
-                elastic,
+            let comp = if st {
+                FesdBlock::StewartComp {
+                    n_s: ns,
+                    n_lam: e.lp.len(),
+                    n_th: nc,
+                    cross: o.fesd,
+                    weight: 1.0,
+                    elastic,
+                }
+            } else {
+                FesdBlock::Comp {
+                    n_s: ns,
+                    n_lam: e.lp.len(),
+                    n_c: nc,
+                    cross: o.fesd,
+                    n_cross: o.cross_components,
+                    weight: 1.0,
+                    elastic,
+                }
             };
             if o.penalty {
                 nlp.add_objective(comp, vars)?;
@@ -793,7 +1123,7 @@ pub fn build<C: Cls>(
                 let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![ub; nc])?;
                 layout.comp_rows.push(row);
             }
-            if o.alpha_bias > 0.0 {
+            if o.alpha_bias > 0.0 && !st {
                 for j in 0..ns {
                     nlp.add_objective(
                         FesdBlock::Linear {
@@ -806,9 +1136,9 @@ pub fn build<C: Cls>(
             if o.fesd && o.rho_h > 0.0 {
                 nlp.add_objective(FesdBlock::StepEq { hbar, rho: o.rho_h }, vec![h])?;
             }
-            y_prev = e.y[ns - 1];
-            lp_prev = e.lp[ns];
-            ln_prev = e.ln[ns];
+            y_prev = e.y_end;
+            lp_prev = e.lp[e.lp.len() - 1];
+            ln_prev = e.ln[e.ln.len() - 1];
             layout.elems.push(e);
         }
         if o.fesd {
@@ -835,12 +1165,16 @@ pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
     let mut r: f64 = 0.0;
     for e in &layout.elems {
         for jp in 0..ns {
-            for j in 0..=ns {
+            for j in 0..e.lp.len() {
                 for i in 0..nc {
-                    if !(cross && i < layout.n_cross) && j != jp + 1 {
+                    if !comp_pair(cross && i < layout.n_cross, jp, j, ns) {
                         continue;
                     }
                     let a = x[e.alpha[jp] + i];
+                    if layout.dcs == Dcs::Stewart {
+                        r = r.max((a * x[e.lp[j] + i]).abs());
+                        continue;
+                    }
                     r = r
                         .max((a * x[e.ln[j] + i]).abs())
                         .max(((1.0 - a) * x[e.lp[j] + i]).abs());
@@ -892,7 +1226,9 @@ pub fn homotopy<C: Cls>(
         }
         for b in nlp.blocks.iter_mut() {
             match (b.row, &mut b.kind) {
-                (None, FesdBlock::Comp { weight, .. }) | (None, FesdBlock::Elastic { weight }) => {
+                (None, FesdBlock::Comp { weight, .. })
+                | (None, FesdBlock::StewartComp { weight, .. })
+                | (None, FesdBlock::Elastic { weight }) => {
                     *weight = 1.0 / sigma;
                 }
                 _ => {}
@@ -1040,12 +1376,28 @@ fn polish_inner<C: Cls>(
             for i in 0..nc {
                 let ai = e.alpha[jp] + i;
                 let a = x[ai];
-                let js: Vec<usize> = if o.fesd && i < layout.n_cross {
-                    (0..=ns).collect()
-                } else {
-                    vec![jp + 1]
-                };
+                let js: Vec<usize> = (0..e.lp.len())
+                    .filter(|&j| comp_pair(o.fesd && i < layout.n_cross, jp, j, ns))
+                    .collect();
                 let lp_max = js.iter().map(|&j| x[e.lp[j] + i]).fold(0.0, f64::max);
+                if layout.dcs == Dcs::Stewart {
+                    // θ_r ⊥ λ_r: a positive λ anywhere or a vanishing θ_r fixes θ_r = 0,
+                    // otherwise λ_r = 0
+                    if lp_max > tol_l || a <= tol_a {
+                        p.xl[ai] = 0.0;
+                        p.xu[ai] = 0.0;
+                    } else {
+                        for &j in &js {
+                            if !fix(e.lp[j] + i, 0.0, p) {
+                                if o.verbose {
+                                    eprintln!("polish: λ above the threshold {tol_l:.1e}");
+                                }
+                                return None;
+                            }
+                        }
+                    }
+                    continue;
+                }
                 let ln_max = js.iter().map(|&j| x[e.ln[j] + i]).fold(0.0, f64::max);
                 // 0: α = 0 (λᵖ = 0), 1: α = 1 (λⁿ = 0), 2: interior (both λ = 0)
                 let side = if lp_max.max(ln_max) > tol_l {
@@ -1098,10 +1450,22 @@ fn polish_inner<C: Cls>(
         .push(("warm_start_init_point".into(), "yes".into()));
     opts.num.push(("warm_start_bound_push".into(), 1e-9));
     opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
-    let out = solve(&*p, &x0, Some(sol), &opts).ok()?;
+    let out = solve(&*p, &x0, Some(sol), &opts);
+    if o.verbose {
+        if let Err(e) = &out {
+            eprintln!("polish: IPOPT failed: {e}");
+        }
+    }
+    let out = out.ok()?;
     let comp = comp_residual(layout, &out.x, o.fesd);
     let before = comp_residual(layout, x, o.fesd);
     if out.constraint_violation > 1e-8 || comp > before.max(1e-14) {
+        if o.verbose {
+            eprintln!(
+                "polish rejected: violation {:.1e}, complementarity {comp:.1e} (before {before:.1e})",
+                out.constraint_violation
+            );
+        }
         return None;
     }
     let entry = NlpLog {
@@ -1154,14 +1518,14 @@ pub fn solve_fixed_mode<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, NlpLog), Option<NlpLog>> {
     let (ny, nc, nu, ns) = layout.dims;
-    if mode.len() != nc {
+    if mode.len() != nc || layout.dcs == Dcs::Stewart {
         return Err(None);
     }
     let mut x = x0.to_vec();
     // initial guess: the collocation equations with the nominal element lengths solved by
     // fixed-point iteration in the fixed mode; a predicted sign change of a switching
     // function means the step has a switch (skip to the homotopy)
-    let (a, _) = radau_iia(ns).map_err(|_| None)?;
+    let tab = Tableau::new(o.scheme, ns).map_err(|_| None)?;
     for e in &layout.elems {
         for j in 0..ns {
             for (i, m) in mode.iter().enumerate() {
@@ -1180,12 +1544,16 @@ pub fn solve_fixed_mode<C: Cls>(
         let alphas: Vec<Vec<f64>> = (0..ns)
             .map(|j| x[e.alpha[j]..e.alpha[j] + nc].to_vec())
             .collect();
-        let ys = picard_element(tf, &a, &yn, &alphas, h * s, &u);
+        let mut ys = picard_element(tf, &tab.a, &yn, &alphas, h * s, &u);
+        if !tab.stiffly_accurate {
+            ys.push(end_state(tf, &tab.b, &yn, &ys, &alphas, h * s, &u));
+        }
         for (j, yj) in ys.iter().enumerate() {
             if yj.iter().any(|v| !v.is_finite()) {
                 return Err(None);
             }
-            x[e.y[j]..e.y[j] + ny].copy_from_slice(yj);
+            let yi = if j < ns { e.y[j] } else { e.y_end };
+            x[yi..yi + ny].copy_from_slice(yj);
             let c = tf.switching(yj);
             for (i, m) in mode.iter().enumerate() {
                 let wrong = match m {
@@ -1208,16 +1576,21 @@ pub fn solve_fixed_mode<C: Cls>(
         x[idx] = val;
     };
     for e in &layout.elems {
-        for j in 0..ns {
+        for j in 0..e.lp.len() - 1 {
             for (i, m) in mode.iter().enumerate() {
-                let (ai, lp, ln) = (e.alpha[j] + i, e.lp[j + 1] + i, e.ln[j + 1] + i);
+                let (lp, ln) = (e.lp[j + 1] + i, e.ln[j + 1] + i);
+                let ai = (j < ns).then(|| e.alpha[j] + i);
                 match m {
                     Mode::Zero => {
-                        fix(ai, 0.0, &mut x);
+                        if let Some(ai) = ai {
+                            fix(ai, 0.0, &mut x);
+                        }
                         fix(lp, 0.0, &mut x);
                     }
                     Mode::One => {
-                        fix(ai, 1.0, &mut x);
+                        if let Some(ai) = ai {
+                            fix(ai, 1.0, &mut x);
+                        }
                         fix(ln, 0.0, &mut x);
                     }
                     Mode::Interior => {
@@ -1288,6 +1661,24 @@ fn picard_element<C: Cls>(
     ys
 }
 
+/// End state y_n + h s Σ bᵢ F(Yᵢ) of a non-stiffly-accurate element from its stages.
+fn end_state<C: Cls>(
+    tf: &TimeFreezing<C>,
+    b: &[f64],
+    yn: &[f64],
+    ys: &[Vec<f64>],
+    alphas: &[Vec<f64>],
+    hs: f64,
+    u: &[f64],
+) -> Vec<f64> {
+    let f: Vec<Vec<f64>> = (0..b.len())
+        .map(|l| tf.rhs(&ys[l], &alphas[l], u))
+        .collect();
+    (0..yn.len())
+        .map(|i| yn[i] + hs * (0..b.len()).map(|l| b[l] * f[l][i]).sum::<f64>())
+        .collect()
+}
+
 /// Number of consecutive integrator steps (at most `max_steps`) over which the fixed-mode
 /// prediction ([`picard_element`] on the nominal elements) keeps every switching function
 /// on the side of `mode` (interior components take `alpha`, else ½).
@@ -1302,7 +1693,7 @@ fn predicted_run<C: Cls>(
     controls: &dyn Fn(usize) -> Vec<f64>,
     o: &FesdOptions,
 ) -> usize {
-    let Ok((a, _)) = radau_iia(o.n_s) else {
+    let Ok(tab) = Tableau::new(o.scheme, o.n_s) else {
         return 0;
     };
     let al: Vec<f64> = mode
@@ -1320,7 +1711,10 @@ fn predicted_run<C: Cls>(
     for k in 0..max_steps {
         let u = controls(k);
         for _ in 0..o.n_fe {
-            let ys = picard_element(tf, &a, &y, &alphas, h, &u);
+            let mut ys = picard_element(tf, &tab.a, &y, &alphas, h, &u);
+            if !tab.stiffly_accurate {
+                ys.push(end_state(tf, &tab.b, &y, &ys, &alphas, h, &u));
+            }
             for yj in &ys {
                 if yj.iter().any(|v| !v.is_finite()) {
                     return k;
@@ -1335,7 +1729,9 @@ fn predicted_run<C: Cls>(
                     return k;
                 }
             }
-            y = ys[o.n_s - 1].clone();
+            if let Some(last) = ys.last() {
+                y = last.clone();
+            }
         }
     }
     max_steps
@@ -1382,6 +1778,15 @@ pub struct Trajectory {
     pub theta1: Vec<f64>,
 }
 
+/// θ₁ of one stage's switching variables (α or Stewart's θ).
+fn theta1<C: Cls>(tf: &TimeFreezing<C>, layout: &Layout, w: &[f64]) -> f64 {
+    if layout.dcs == Dcs::Stewart {
+        tf.stewart_fields(w)[0]
+    } else {
+        tf.theta(w)[0]
+    }
+}
+
 /// Extracts the stage-point trajectory of a solved horizon starting at τ₀.
 pub fn trajectory<C: Cls>(
     tf: &TimeFreezing<C>,
@@ -1400,7 +1805,18 @@ pub fn trajectory<C: Cls>(
         for j in 0..ns {
             tr.tau.push(tau + layout.c[j] * h);
             tr.y.push(x[e.y[j]..e.y[j] + ny].to_vec());
-            tr.theta1.push(tf.theta(&x[e.alpha[j]..e.alpha[j] + nc])[0]);
+            tr.theta1
+                .push(theta1(tf, layout, &x[e.alpha[j]..e.alpha[j] + nc]));
+        }
+        if e.y_end != e.y[ns - 1] {
+            // Gauss–Legendre: the end point, with the last stage's θ₁
+            tr.tau.push(tau + h);
+            tr.y.push(x[e.y_end..e.y_end + ny].to_vec());
+            tr.theta1.push(theta1(
+                tf,
+                layout,
+                &x[e.alpha[ns - 1]..e.alpha[ns - 1] + nc],
+            ));
         }
         tau += h;
     }
@@ -1458,7 +1874,8 @@ pub fn simulate<C: Cls>(
         }
         // a run of steps that the fixed-mode prediction keeps in the current mode is solved
         // as one NLP
-        let m = match (&mode_prev, o.mode_predict && !chunk_failed) {
+        let mode_predict = o.mode_predict && o.dcs == Dcs::Step;
+        let m = match (&mode_prev, mode_predict && !chunk_failed) {
             (Some(mode), true) => predicted_run(
                 tf,
                 &y,
@@ -1501,7 +1918,7 @@ pub fn simulate<C: Cls>(
         }
         // state guess: explicit Euler prediction y0 + τ F(y0, α, u) at every stage point,
         // with the multipliers λᵖ = max(c, 0), λⁿ = max(−c, 0) of the predicted state
-        if o.predict {
+        if o.predict && o.dcs == Dcs::Step {
             let nc = layout.dims.1;
             let mut tau = 0.0;
             for e in &layout.elems {
@@ -1523,7 +1940,7 @@ pub fn simulate<C: Cls>(
             }
         }
         let fixed = match &mode_prev {
-            Some(m) if o.mode_predict => solve_fixed_mode(tf, &mut nlp, &layout, &x0, m, o),
+            Some(m) if mode_predict => solve_fixed_mode(tf, &mut nlp, &layout, &x0, m, o),
             _ => Err(None),
         };
         if o.verbose {
@@ -1579,7 +1996,7 @@ pub fn simulate<C: Cls>(
             .elems
             .last()
             .ok_or_else(|| OcpError::InvalidInput("empty step".into()))?;
-        y = sol.x[last.y[layout.dims.3 - 1]..last.y[layout.dims.3 - 1] + ny].to_vec();
+        y = sol.x[last.y_end..last.y_end + ny].to_vec();
         let a_last = last.alpha[layout.dims.3 - 1];
         mode_prev = Some(
             sol.x[a_last..a_last + layout.dims.1]
@@ -1660,8 +2077,15 @@ pub fn extract_ocp<C: Cls>(
     x: &[f64],
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
-    let (ny, _, nu, ns) = layout.dims;
-    if x.len() < layout.elems.last().map_or(0, |e| e.ln[ns] + layout.dims.1) {
+    let (ny, _, nu, _) = layout.dims;
+    let need = layout.elems.last().map_or(0, |e| {
+        let nc = layout.dims.1;
+        let n_ln = if layout.dcs == Dcs::Stewart { 1 } else { nc };
+        let lam = e.lp.iter().fold(0, |m, &i| m.max(i + nc));
+        let lam = e.ln.iter().fold(lam, |m, &i| m.max(i + n_ln));
+        lam.max(e.y_end + ny)
+    });
+    if x.len() < need {
         return Err(OcpError::InvalidInput("x does not match the layout".into()));
     }
     let u: Vec<Vec<f64>> = layout.u.iter().map(|&i| x[i..i + nu].to_vec()).collect();
@@ -1674,7 +2098,7 @@ pub fn extract_ocp<C: Cls>(
         .elems
         .last()
         .ok_or_else(|| OcpError::InvalidInput("empty horizon".into()))?;
-    let y_end = &x[last.y[ns - 1]..last.y[ns - 1] + ny];
+    let y_end = &x[last.y_end..last.y_end + ny];
     let terminal_error = hz
         .terminal
         .iter()

@@ -22,8 +22,29 @@
 //! The running cost is Σ_k (T/N)‖u_k‖² (the stage clock constraints make every interval last
 //! T/N of physical time, see `docs/optimal-control.md`). Used by `nonsmooth ocp` and the
 //! Python `solve_ocp`.
+//!
+//! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
+//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`.
+//!
+//! The hopper of Sec. 6 ([`HopperProblem`], read by [`Problem::from_file`]) selects its model
+//! with `kind = "hopper"`:
+//!
+//! ```toml
+//! [model]            # a_n, optional: mu, holes (centres), hole_axes (a, b)
+//! kind = "hopper"
+//! a_n = 200.0
+//! holes = [0.5, 1.5, 2.5]
+//! [ocp]              # N, T, target_x, u_max, s_max (see `hopper::horizon`)
+//! N = 20
+//! T = 2.5
+//! target_x = 3.0
+//! u_max = 60.0
+//! s_max = 5.0
+//! [fesd]             # n_s (default 3), n_fe (default 3), …
+//! ```
 
-use crate::fesd::{FesdOptions, Horizon};
+use crate::fesd::{Dcs, FesdOptions, Horizon, Scheme};
+use crate::hopper::{self, Hopper};
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
 use serde::Deserialize;
@@ -33,6 +54,8 @@ use std::sync::Arc;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ModelSpec {
+    #[serde(default)]
+    kind: Option<String>,
     dim: usize,
     mass: f64,
     gravity: f64,
@@ -58,6 +81,47 @@ struct OcpSpec {
 struct FesdSpec {
     n_s: Option<usize>,
     n_fe: Option<usize>,
+    scheme: Option<String>,
+    dcs: Option<String>,
+    n_homotopy: Option<usize>,
+}
+
+impl FesdSpec {
+    /// Applies the optional keys to `o` (`n_s`/`n_fe` defaults are the caller's).
+    fn apply(
+        &self,
+        mut o: FesdOptions,
+        bad: &dyn Fn(String) -> OcpError,
+    ) -> Result<FesdOptions, OcpError> {
+        if let Some(n) = self.n_s {
+            o.n_s = n;
+        }
+        if let Some(n) = self.n_fe {
+            o.n_fe = n;
+        }
+        if let Some(n) = self.n_homotopy {
+            o.n_homotopy = n;
+        }
+        o.scheme = match self.scheme.as_deref() {
+            None | Some("radau") | Some("radau-iia") => Scheme::RadauIIA,
+            Some("gauss-legendre") => Scheme::GaussLegendre,
+            Some(other) => {
+                return Err(bad(format!(
+                    "fesd.scheme must be \"radau\" or \"gauss-legendre\", got \"{other}\""
+                )))
+            }
+        };
+        o.dcs = match self.dcs.as_deref() {
+            None | Some("step") => Dcs::Step,
+            Some("stewart") => Dcs::Stewart,
+            Some(other) => {
+                return Err(bad(format!(
+                    "fesd.dcs must be \"step\" or \"stewart\", got \"{other}\""
+                )))
+            }
+        };
+        Ok(o)
+    }
 }
 
 #[derive(Deserialize)]
@@ -92,6 +156,11 @@ impl OcpProblem {
         let name = source.unwrap_or("<problem>");
         let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
         let p: ProblemSpec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if let Some(kind) = p.model.kind.as_deref().filter(|k| *k != "point-mass") {
+            return Err(bad(format!(
+                "model.kind = \"{kind}\" is not a point mass (use Problem::from_toml_str)"
+            )));
+        }
         if p.model.dim != 1 && p.model.dim != 2 {
             return Err(bad(format!(
                 "model.dim must be 1 or 2, got {}",
@@ -138,11 +207,14 @@ impl OcpProblem {
             y_bounds: None,
             control_weight: dt,
         };
-        let options = FesdOptions {
-            n_s: p.fesd.n_s.unwrap_or(2),
-            n_fe: p.fesd.n_fe.unwrap_or(3),
-            ..FesdOptions::default()
-        };
+        let options = p.fesd.apply(
+            FesdOptions {
+                n_s: 2,
+                n_fe: 3,
+                ..FesdOptions::default()
+            },
+            &bad,
+        )?;
         Ok(Self {
             tf,
             horizon,
@@ -160,5 +232,226 @@ impl OcpProblem {
         let text = std::fs::read_to_string(path)
             .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
         Self::from_toml_str(&text, Some(&path.display().to_string()))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HopperModelSpec {
+    kind: String,
+    a_n: f64,
+    mu: Option<f64>,
+    holes: Option<Vec<f64>>,
+    hole_axes: Option<(f64, f64)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+struct HopperOcpSpec {
+    N: usize,
+    T: f64,
+    target_x: f64,
+    u_max: f64,
+    s_max: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HopperSpec {
+    model: HopperModelSpec,
+    ocp: HopperOcpSpec,
+    #[serde(default)]
+    fesd: FesdSpec,
+}
+
+#[derive(Deserialize)]
+struct KindProbe {
+    model: KindOnly,
+}
+
+#[derive(Deserialize)]
+struct KindOnly {
+    kind: Option<String>,
+}
+
+/// A parsed hopper problem file (`kind = "hopper"`, seed 002 Sec. 6).
+pub struct HopperProblem {
+    /// The time-freezing reformulation of the hopper (friction, holes as path constraints).
+    pub tf: Arc<TimeFreezing<Hopper>>,
+    /// The horizon of [`hopper::horizon`].
+    pub horizon: Horizon,
+    /// FESD and homotopy options: the settings of the `tf-hopper-ocp` experiment (Scholtes
+    /// relaxation, cross complementarity on the gap only, ρ_sot = 100, IPOPT tol 1e-8),
+    /// `n_s`/`n_fe` default 3.
+    pub options: FesdOptions,
+    /// Physical horizon T.
+    pub t_final: f64,
+    /// Target hip position x.
+    pub target_x: f64,
+}
+
+impl HopperProblem {
+    /// Parses a hopper problem from TOML text.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] naming the source for malformed files, unknown fields,
+    /// `kind` other than `"hopper"`, `N = 0`, non-positive or non-finite `T`, `u_max`,
+    /// `s_max < 1`, and the time-freezing system's own checks.
+    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
+        let name = source.unwrap_or("<problem>");
+        let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
+        let p: HopperSpec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if p.model.kind != "hopper" {
+            return Err(bad(format!(
+                "model.kind must be \"hopper\", got \"{}\"",
+                p.model.kind
+            )));
+        }
+        let o = &p.ocp;
+        if o.N == 0 {
+            return Err(bad("ocp.N must be positive".into()));
+        }
+        for (field, v) in [("ocp.T", o.T), ("ocp.u_max", o.u_max)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(format!("{field} must be positive, got {v}")));
+            }
+        }
+        if !(o.s_max.is_finite() && o.s_max >= 1.0) {
+            return Err(bad(format!("ocp.s_max must be ≥ 1, got {}", o.s_max)));
+        }
+        if !o.target_x.is_finite() {
+            return Err(bad("ocp.target_x must be finite".into()));
+        }
+        let mut hop = Hopper::default();
+        if let Some(mu) = p.model.mu {
+            hop.mu = mu;
+        }
+        if let Some(h) = p.model.holes {
+            hop.holes = h;
+        }
+        if let Some(ax) = p.model.hole_axes {
+            if !(ax.0 > 0.0 && ax.1 > 0.0) {
+                return Err(bad("model.hole_axes must be positive".into()));
+            }
+            hop.hole_axes = ax;
+        }
+        if hop.holes.iter().any(|x| !x.is_finite()) || !(hop.mu.is_finite() && hop.mu >= 0.0) {
+            return Err(bad(
+                "model.holes and model.mu must be finite (mu ≥ 0)".into()
+            ));
+        }
+        let tf = Arc::new(TimeFreezing::new(hop, p.model.a_n).map_err(|e| bad(e.to_string()))?);
+        let horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
+        let options = p.fesd.apply(
+            FesdOptions {
+                n_s: 3,
+                n_fe: 3,
+                penalty: false,
+                kappa: 0.1,
+                n_homotopy: 40,
+                cross_components: 1,
+                ipopt_tol: 1e-8,
+                max_iter: 3000,
+                rho_sot: 100.0,
+                ..FesdOptions::default()
+            },
+            &bad,
+        )?;
+        Ok(Self {
+            tf,
+            horizon,
+            options,
+            t_final: o.T,
+            target_x: o.target_x,
+        })
+    }
+}
+
+/// A problem file of either model, selected by `[model] kind` (`"point-mass"`, the default,
+/// or `"hopper"`).
+pub enum Problem {
+    /// The point mass ([`OcpProblem`]).
+    PointMass(OcpProblem),
+    /// The hopper ([`HopperProblem`]).
+    Hopper(HopperProblem),
+}
+
+impl Problem {
+    /// Parses a problem of either model from TOML text.
+    ///
+    /// # Errors
+    /// As [`OcpProblem::from_toml_str`] / [`HopperProblem::from_toml_str`], and for an
+    /// unknown `model.kind`.
+    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
+        let name = source.unwrap_or("<problem>");
+        let probe: KindProbe =
+            toml::from_str(text).map_err(|e| OcpError::InvalidInput(format!("{name}: {e}")))?;
+        match probe.model.kind.as_deref() {
+            None | Some("point-mass") => {
+                Ok(Self::PointMass(OcpProblem::from_toml_str(text, source)?))
+            }
+            Some("hopper") => Ok(Self::Hopper(HopperProblem::from_toml_str(text, source)?)),
+            Some(other) => Err(OcpError::InvalidInput(format!(
+                "{name}: model.kind must be \"point-mass\" or \"hopper\", got \"{other}\""
+            ))),
+        }
+    }
+
+    /// Reads and parses a problem file of either model.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] when the file cannot be read, or as
+    /// [`Problem::from_toml_str`].
+    pub fn from_file(path: &Path) -> Result<Self, OcpError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
+        Self::from_toml_str(&text, Some(&path.display().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hopper_file_selects_the_hopper() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\nholes = [0.5]\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
+                    [fesd]\nn_s = 1\nn_fe = 2\nscheme = \"gauss-legendre\"\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed as a hopper");
+        };
+        assert_eq!(h.horizon.n_steps, 4);
+        assert_eq!(h.tf.cls.holes, vec![0.5]);
+        assert_eq!(h.options.scheme, Scheme::GaussLegendre);
+        assert_eq!(
+            (h.options.n_s, h.options.n_fe, h.options.cross_components),
+            (1, 2, 1)
+        );
+        // the point-mass constructor refuses a hopper file; bad kinds and keys are named
+        assert!(OcpProblem::from_toml_str(text, None).is_err());
+        let e = Problem::from_toml_str(&text.replace("\"hopper\"", "\"robot\""), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("robot")));
+        let e = Problem::from_toml_str(&text.replace("gauss-legendre", "euler"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.scheme")));
+    }
+
+    #[test]
+    fn point_mass_file_is_unchanged() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ocp_particle.toml"
+        ))
+        .unwrap();
+        let Ok(Problem::PointMass(p)) = Problem::from_toml_str(&text, None) else {
+            panic!("not parsed as a point mass");
+        };
+        let q = OcpProblem::from_toml_str(&text, None).unwrap();
+        assert_eq!(p.options, q.options);
+        assert_eq!(
+            (p.options.n_s, p.options.scheme, p.options.dcs),
+            (2, Scheme::RadauIIA, Dcs::Step)
+        );
     }
 }

@@ -300,11 +300,63 @@ impl<C: Cls> TimeFreezing<C> {
             vec![t1, rest]
         }
     }
+    /// Number of Stewart regions 2^{n_c}: one per sign vector S ∈ {±1}^{n_c} of the
+    /// switching functions (Stewart's reformulation of the DCS, seed 002 §4 / FESD paper).
+    pub fn n_stewart(&self) -> usize {
+        1 << self.nc()
+    }
+    /// Vector field of Stewart region `r` (bit k of r set ⇔ S_k = +1, i.e. c_k > 0): f₁
+    /// where c₁ > 0 or c₂ > 0 (the union region of the time-freezing PSS), otherwise f₂
+    /// (frictionless) or f₂/f₃ by the sign of c₃ (friction); elastic: f₁ iff c₁ > 0.
+    pub fn stewart_field(&self, r: usize) -> usize {
+        if self.elastic.is_some() {
+            return usize::from(r & 1 == 0);
+        }
+        if r & 0b11 != 0 {
+            0
+        } else if self.cls.friction().is_none() || r & 0b100 != 0 {
+            1
+        } else {
+            2
+        }
+    }
+    /// Stewart's indicator functions g_r(y) = −S_rᵀ c(y): the smallest one belongs to the
+    /// region that contains y.
+    pub fn stewart_g<T: Real>(&self, y: &[T]) -> Vec<T> {
+        let c = self.switching(y);
+        (0..self.n_stewart())
+            .map(|r| {
+                c.iter().enumerate().fold(T::from(0.0), |s, (k, ck)| {
+                    if r >> k & 1 == 1 {
+                        s - *ck
+                    } else {
+                        s + *ck
+                    }
+                })
+            })
+            .collect()
+    }
+    /// Field weights (θ₁, θ₂[, θ₃]) from Stewart's region multipliers θ_r (sum per field).
+    pub fn stewart_fields<T: Real>(&self, th: &[T]) -> Vec<T> {
+        let mut w = vec![T::from(0.0); if self.elastic.is_some() { 2 } else { self.nc() }];
+        for (r, t) in th.iter().enumerate() {
+            let f = self.stewart_field(r);
+            w[f] += *t;
+        }
+        w
+    }
+    /// y' = Σ θ_r f_{field(r)} with Stewart's multipliers θ (length [`Self::n_stewart`]).
+    pub fn rhs_stewart<T: Real>(&self, y: &[T], th: &[T], u: &[T]) -> Vec<T> {
+        self.rhs_weights(y, self.stewart_fields(th), u)
+    }
     /// The convex combination y' = Σ θᵢ(α) fᵢ(y, u) (without the speed of time).
     pub fn rhs<T: Real>(&self, y: &[T], alpha: &[T], u: &[T]) -> Vec<T> {
+        self.rhs_weights(y, self.theta(alpha), u)
+    }
+    /// y' = Σ θᵢ fᵢ(y, u) for given field weights θ.
+    pub fn rhs_weights<T: Real>(&self, y: &[T], th: Vec<T>, u: &[T]) -> Vec<T> {
         let nq = self.cls.nq();
         let (q, v, t) = (&y[..nq], &y[nq..2 * nq], y[2 * nq]);
-        let th = self.theta(alpha);
         let n = self.cls.normal(q);
         let an = T::from(self.a_n);
         let mut out = vec![T::from(0.0); self.ny()];

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{build, FesdOptions, Horizon};
+use nonsmooth_ocp::fesd::{build, FesdOptions, Horizon, Scheme};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::ipopt::Nlp;
 use nonsmooth_ocp::tf::{Cls, PointMass, TimeFreezing};
@@ -31,6 +31,16 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
     let o = FesdOptions {
         n_s: 2,
         n_fe: 2,
+        ..FesdOptions::default()
+    };
+    check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);
+    // Gauss–Legendre: the end-state rows bᵀ and the end-point multipliers (Scholtes mode,
+    // so the cross complementarity is a constraint with its own Jacobian/Hessian)
+    let o = FesdOptions {
+        n_s: 2,
+        n_fe: 2,
+        scheme: Scheme::GaussLegendre,
+        penalty: false,
         ..FesdOptions::default()
     };
     check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);

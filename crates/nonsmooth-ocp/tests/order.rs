@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{simulate, FesdOptions};
+use nonsmooth_ocp::fesd::{simulate, FesdOptions, Scheme};
 use nonsmooth_ocp::tf::{Oscillator, TimeFreezing};
 
 const OSC: Oscillator = Oscillator {
@@ -104,4 +104,47 @@ fn sensitivities_across_the_impact_match_the_exact_ones() {
     assert!(exact[2].abs() > 0.1, "the clock depends on q0: {exact:?}");
     assert!(err(&f) < 1e-3, "FESD sensitivity {f:?} vs {exact:?}");
     assert!(err(&g) > 10.0 * err(&f).max(1e-4), "fixed grid {g:?}");
+}
+
+fn gl_end(n_s: usize, n: usize, tau: f64) -> Vec<f64> {
+    let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
+    let o = FesdOptions {
+        n_s,
+        n_fe: 3,
+        scheme: Scheme::GaussLegendre,
+        ..FesdOptions::default()
+    };
+    let r = simulate(&tf, &[1.0, 0.0, 0.0], tau / n as f64, n, &|_| vec![0.0], &o).unwrap();
+    r.traj.y.last().unwrap().clone()
+}
+
+fn max_err(y: &[f64], ex: [f64; 3]) -> f64 {
+    (0..3).map(|i| (y[i] - ex[i]).abs()).fold(0.0, f64::max)
+}
+
+#[test]
+fn gauss_legendre_has_order_2ns_on_the_smooth_part() {
+    // τ = 0.4 < t_imp = π/6: the cosine fall only
+    let tau = 0.4;
+    let ex = OSC.exact(1.0, A_N, tau);
+    for (n_s, want) in [(1usize, 2.0), (2, 4.0)] {
+        let e1 = max_err(&gl_end(n_s, 1, tau), ex);
+        let e2 = max_err(&gl_end(n_s, 2, tau), ex);
+        let p = (e1 / e2).log2();
+        eprintln!("GL n_s = {n_s}: {e1:.3e} {e2:.3e} order {p:.3}");
+        assert!((p - want).abs() < 0.4, "n_s = {n_s}: order {p}");
+    }
+}
+
+#[test]
+fn gauss_legendre_fesd_is_accurate_across_the_impact() {
+    // with switch detection the impact and jump end fall on element boundaries: the error
+    // after the impact keeps the order 2n_s (far above the fixed grid's order 1)
+    let ex = OSC.exact(1.0, A_N, TAU);
+    let e4 = max_err(&gl_end(2, 4, TAU), ex);
+    let e8 = max_err(&gl_end(2, 8, TAU), ex);
+    let p = (e4 / e8).log2();
+    eprintln!("GL n_s = 2 through the impact: {e4:.3e} {e8:.3e} order {p:.3}");
+    assert!((p - 4.0).abs() < 0.5, "order {p}");
+    assert!(e8 < 1e-4, "error {e8}");
 }
