@@ -11,7 +11,7 @@
 
 use crate::CliError;
 use clap::Args;
-use nonsmooth_experiments::seed002::staircase;
+use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
 use nonsmooth_ocp::fesd::{build, extract_ocp, solve_ocp, FesdOptions, Horizon, OcpSolution};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
@@ -99,8 +99,7 @@ fn solve_and_write<C: Cls>(
     }
 }
 
-/// The hopper's animation frame strip (`frames.svg`): the leg (hip, knee, foot) at the
-/// control-interval boundaries over the ground and the elliptic holes (seed 002 Fig. 7).
+/// The hopper's animation frame strip (`frames.svg`, the figure of `tf-hopper-ocp`).
 fn frame_strip(
     hop: &Hopper,
     target_x: f64,
@@ -108,40 +107,7 @@ fn frame_strip(
     sol: &OcpSolution,
     dir: &Path,
 ) -> Result<(), CliError> {
-    let mut fig = Figure::new("Hopper OCP: frame strip (Fig. 7)", "x [m]", "z [m]");
-    let x_hi = hop
-        .holes
-        .iter()
-        .fold(target_x, |m, xc| m.max(xc + hop.hole_axes.0))
-        + 0.2;
-    let ground: Vec<(f64, f64)> = (0..=400)
-        .map(|i| {
-            let x = -0.2 + (x_hi + 0.2) * i as f64 / 400.0;
-            let depth = hop
-                .holes
-                .iter()
-                .map(|xc| {
-                    let d = (x - xc) / hop.hole_axes.0;
-                    if d.abs() < 1.0 {
-                        -hop.hole_axes.1 * (1.0 - d * d).sqrt()
-                    } else {
-                        0.0
-                    }
-                })
-                .fold(0.0, f64::min);
-            (x, depth)
-        })
-        .collect();
-    fig = fig.with(Series::line("ground and holes", ground));
-    let per_step = sol.traj.y.len().saturating_sub(1) / n.max(1);
-    for y in sol.traj.y.iter().step_by(per_step.max(1)) {
-        let (kn, ft) = (hop.knee(y), hop.foot(y));
-        fig = fig.with(Series::line(
-            format!("t = {:.2}", y[y.len() - 1]),
-            vec![(y[0], y[1]), (kn[0], kn[1]), (ft[0], ft[1])],
-        ));
-    }
-    fig.write_svg(&dir.join("frames.svg"))?;
+    hopper_frame_strip(hop, target_x, n, sol).write_svg(&dir.join("frames.svg"))?;
     Ok(())
 }
 

@@ -16,7 +16,8 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
+use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, OcpSolution, SimResult};
+use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 
@@ -563,7 +564,7 @@ fn hopper_settings(quick: bool) -> (usize, usize, usize, f64, Vec<f64>) {
 }
 
 fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
-    use nonsmooth_ocp::hopper::{self, Hopper};
+    use nonsmooth_ocp::hopper;
     use nonsmooth_ocp::OcpError;
     let id = "tf-hopper-ocp";
     let quick = ctx.quick;
@@ -712,6 +713,15 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
     // animation frame strip: the leg at the control-interval boundaries, ground and holes
+    let fig = hopper_frame_strip(&hop, target_x, n, &sol);
+    fig.write_svg(&ctx.path("frames.svg"))?;
+    out.figure("frames.svg");
+    Ok(())
+}
+
+/// The hopper's animation frame strip (seed 002 Fig. 7): the leg (hip, knee, foot) at the
+/// `n` control-interval boundaries of `sol` over the ground and the elliptic holes.
+pub fn hopper_frame_strip(hop: &Hopper, target_x: f64, n: usize, sol: &OcpSolution) -> Figure {
     let mut fig = Figure::new("Hopper OCP: frame strip (Fig. 7)", "x [m]", "z [m]");
     let x_hi = hop
         .holes
@@ -741,13 +751,11 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     for y in sol.traj.y.iter().step_by(per_step.max(1)) {
         let (kn, ft) = (hop.knee(y), hop.foot(y));
         fig = fig.with(Series::line(
-            format!("t = {:.2}", y[8]),
+            format!("t = {:.2}", y[y.len() - 1]),
             vec![(y[0], y[1]), (kn[0], kn[1]), (ft[0], ft[1])],
         ));
     }
-    fig.write_svg(&ctx.path("frames.svg"))?;
-    out.figure("frames.svg");
-    Ok(())
+    fig
 }
 
 /// Points of a piecewise-constant signal (one value per interval of length `dt`, starting at
