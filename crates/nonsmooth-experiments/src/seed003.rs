@@ -25,6 +25,7 @@ use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 use nonsmooth_sim::load::PointLoad;
 use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
+use nonsmooth_sim::scenes::{sphere_stack, STACK_RADIUS};
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 
 /// The seed 003 experiments.
@@ -73,33 +74,9 @@ const PENDULUM: &str = include_str!("../../../examples/drumwright_pendulum.toml"
 const LIMIT: &str = include_str!("../../../examples/drumwright_joint_limit.toml");
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
-const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
-
-/// Sphere radius and gap of `examples/drumwright_stack.toml`.
-const STACK_RADIUS: f64 = 0.05;
-const STACK_GAP: f64 = 0.002;
-
-/// The stack model with `n` spheres: the header (materials, ground) of the example file and
-/// `n` copies of its sphere, aligned at rest with 2 mm gaps.
+/// The stack model with `n` spheres ([`nonsmooth_sim::scenes::sphere_stack`]).
 pub fn stack_model(n: usize) -> Result<Model, ReportError> {
-    let head = STACK
-        .find("[[bodies]]")
-        .map(|i| &STACK[..i])
-        .ok_or_else(|| fail("drumwright-stack", "example file has no [[bodies]]"))?;
-    let mut src = head.to_string();
-    for i in 0..n {
-        src.push_str(&format!(
-            "[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {{ solid_sphere = {STACK_RADIUS} }}\n\n\
-             [[colliders]]\nname = \"c{i}\"\nbody = \"s{i}\"\nshape = {{ sphere = {STACK_RADIUS} }}\n\
-             material = \"steel\"\n\n"
-        ));
-    }
-    src.push_str("[initial]\n");
-    for i in 0..n {
-        let z = STACK_GAP + STACK_RADIUS + i as f64 * (2.0 * STACK_RADIUS + STACK_GAP);
-        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
-    }
-    load(&src, "examples/drumwright_stack.toml (generated)")
+    sphere_stack(n).map_err(|e| fail("drumwright-stack", e))
 }
 
 fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {

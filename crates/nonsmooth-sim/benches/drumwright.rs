@@ -22,27 +22,13 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 use nalgebra::Vector3;
 use nonsmooth_core::{Model, Shape, State};
 use nonsmooth_sim::load::PointLoad;
+use nonsmooth_sim::scenes::sphere_stack;
 use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
 
-const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
 
 fn stack(n: usize) -> Model {
-    let head = &STACK[..STACK.find("[[bodies]]").unwrap_or(STACK.len())];
-    let mut src = head.to_string();
-    for i in 0..n {
-        src.push_str(&format!(
-            "[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {{ solid_sphere = 0.05 }}\n\n\
-             [[colliders]]\nname = \"c{i}\"\nbody = \"s{i}\"\nshape = {{ sphere = 0.05 }}\n\
-             material = \"steel\"\n\n"
-        ));
-    }
-    src.push_str("[initial]\n");
-    for i in 0..n {
-        let z = 0.052 + i as f64 * 0.102;
-        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
-    }
-    Model::from_toml_str(&src, None).expect("generated stack model")
+    sphere_stack(n).expect("generated stack model")
 }
 
 /// The foundation with an n × n grid, E = 1e7 (k_i = E / n²).

@@ -6,34 +6,15 @@
 use std::time::Instant;
 
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
-use nonsmooth_core::Model;
+
+use nonsmooth_sim::scenes::sphere_stack;
 use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
-
-const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
-
-fn stack(n: usize) -> Result<Model, Box<dyn std::error::Error>> {
-    let head = &STACK[..STACK.find("[[bodies]]").unwrap_or(STACK.len())];
-    let mut src = head.to_string();
-    for i in 0..n {
-        src.push_str(&format!(
-            "[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {{ solid_sphere = 0.05 }}\n\n\
-             [[colliders]]\nname = \"c{i}\"\nbody = \"s{i}\"\nshape = {{ sphere = 0.05 }}\n\
-             material = \"steel\"\n\n"
-        ));
-    }
-    src.push_str("[initial]\n");
-    for i in 0..n {
-        let z = 0.052 + i as f64 * 0.102;
-        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
-    }
-    Ok(Model::from_toml_str(&src, None)?)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).map_or(Ok(100), |s| s.parse())?;
     let reps: usize = args.get(2).map_or(Ok(200), |s| s.parse())?;
-    let model = stack(n)?;
+    let model = sphere_stack(n)?;
     let clarabel = args.get(3).is_some_and(|a| a == "clarabel");
     let mut st = DrumwrightStepper::new(DrumwrightOptions {
         fast_solver: !clarabel,

@@ -31,6 +31,7 @@ pub mod ode;
 pub mod penalty;
 mod rigid_setup;
 pub mod run;
+pub mod scenes;
 pub mod stepper;
 
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};

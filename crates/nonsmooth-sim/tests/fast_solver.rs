@@ -12,27 +12,13 @@
 use nalgebra::DVector;
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{Model, State};
+use nonsmooth_sim::scenes::sphere_stack;
 use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
 
-const STACK: &str = include_str!("../../../examples/drumwright_stack.toml");
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
 
 fn stack(n: usize) -> Model {
-    let head = &STACK[..STACK.find("[[bodies]]").unwrap()];
-    let mut src = head.to_string();
-    for i in 0..n {
-        src.push_str(&format!(
-            "[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {{ solid_sphere = 0.05 }}\n\n\
-             [[colliders]]\nname = \"c{i}\"\nbody = \"s{i}\"\nshape = {{ sphere = 0.05 }}\n\
-             material = \"steel\"\n\n"
-        ));
-    }
-    src.push_str("[initial]\n");
-    for i in 0..n {
-        let z = 0.052 + i as f64 * 0.102;
-        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
-    }
-    Model::from_toml_str(&src, None).unwrap()
+    sphere_stack(n).unwrap()
 }
 
 fn incline(mu: f64) -> Model {
