@@ -251,12 +251,7 @@ impl AnitescuPotraStepper {
         state: &State,
         h: f64,
     ) -> Result<(State, ApStepReport), SimError> {
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "dt",
-                reason: format!("step size must be positive and finite, got {h}"),
-            });
-        }
+        crate::stepper::check_step_size(h)?;
         if self.directions < 3 {
             return Err(SimError::InvalidOption {
                 option: "directions",

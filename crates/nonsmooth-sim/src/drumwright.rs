@@ -1259,17 +1259,13 @@ impl DrumwrightStepper {
                     }
                     let lt_new =
                         self.friction_stage(&program, &lam, &rows, &lu_new, planar, &mut report)?;
-                    // Unchanged friction forces leave the normal stage unchanged: done.
-                    let friction_change = (&lt_new - &lt).amax();
-                    let change = (&lu_new - &lu).amax().max(friction_change);
-                    if friction_change == 0.0 {
-                        lu = lu_new;
-                        break;
-                    }
-                    let scale = 1.0 + lu_new.amax().max(lt_new.amax());
-                    lu = lu_new;
-                    lt = lt_new;
-                    if change <= self.options.sweep_tolerance * scale {
+                    if accept_sweep(
+                        &mut lu,
+                        &mut lt,
+                        lu_new,
+                        lt_new,
+                        self.options.sweep_tolerance,
+                    ) {
                         break;
                     }
                 }
@@ -1465,22 +1461,31 @@ impl DrumwrightStepper {
         h: f64,
         load: &crate::load::PointLoad,
     ) -> Result<State, SimError> {
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "dt",
-                reason: format!("step size must be positive and finite, got {h}"),
-            });
-        }
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         let extra = load.generalized(model, &state.q, state.t)?;
-        let (v1, q1) = match self.try_block_step(model, state, h, Some(&extra))? {
+        self.step_with_forces(model, state, h, Some(&extra))
+    }
+
+    /// One step with `extra` generalized forces (if any) added to the snapshot's f: the block
+    /// fast path when it applies and certifies its answer, else the dense Clarabel path.
+    fn step_with_forces(
+        &mut self,
+        model: &Model,
+        state: &State,
+        h: f64,
+        extra: Option<&DVector<f64>>,
+    ) -> Result<State, SimError> {
+        let (v1, q1) = match self.try_block_step(model, state, h, extra)? {
             Some(v1) => {
                 let q1 = integrate_sparse(model, &state.q, &v1, h);
                 (v1, q1)
             }
             None => {
                 let mut snap = ContactSnapshot::from_state(model, state)?;
-                snap.forces += extra;
+                if let Some(extra) = extra {
+                    snap.forces += extra;
+                }
                 let v1 = self.step_velocity(model, &snap, h)?;
                 let q1 = integrate_configuration(model, &state.q, &v1, h);
                 (v1, q1)
@@ -1506,37 +1511,29 @@ impl Stepper for DrumwrightStepper {
     }
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "dt",
-                reason: format!("step size must be positive and finite, got {h}"),
-            });
-        }
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
-        let (v1, q1) = match self.try_block_step(model, state, h, None)? {
-            Some(v1) => {
-                let q1 = integrate_sparse(model, &state.q, &v1, h);
-                (v1, q1)
-            }
-            None => {
-                let snap = ContactSnapshot::from_state(model, state)?;
-                let v1 = self.step_velocity(model, &snap, h)?;
-                let q1 = integrate_configuration(model, &state.q, &v1, h);
-                (v1, q1)
-            }
-        };
-        if !q1.iter().all(|x| x.is_finite()) {
-            return Err(SimError::Diverged {
-                t: state.t + h,
-                reason: "drumwright produced a non-finite configuration".into(),
-            });
-        }
-        Ok(State {
-            q: q1,
-            v: v1,
-            t: state.t + h,
-        })
+        self.step_with_forces(model, state, h, None)
     }
+}
+
+/// Accepts one normal/friction alternation of the staged solve (normal impulses `lu`,
+/// friction impulses `lt`) and says whether the alternation has converged: unchanged friction
+/// leaves the normal stage unchanged (exactly done), otherwise the largest change must be
+/// within `tolerance` relative to 1 + the largest impulse.
+fn accept_sweep(
+    lu: &mut DVector<f64>,
+    lt: &mut DVector<f64>,
+    lu_new: DVector<f64>,
+    lt_new: DVector<f64>,
+    tolerance: f64,
+) -> bool {
+    let friction_change = (&lt_new - &*lt).amax();
+    let change = (&lu_new - &*lu).amax().max(friction_change);
+    let scale = 1.0 + lu_new.amax().max(lt_new.amax());
+    *lu = lu_new;
+    *lt = lt_new;
+    friction_change == 0.0 || change <= tolerance * scale
 }
 
 /// One scalar row of the block (sparse) fast path: its coefficients on at most two joints'
@@ -2157,16 +2154,13 @@ impl DrumwrightStepper {
                     }
                 }
             };
-            let friction_change = (&lt_new - &lt).amax();
-            let change = (&lu_new - &lu).amax().max(friction_change);
-            if friction_change == 0.0 {
-                lu = lu_new;
-                break;
-            }
-            let scale = 1.0 + lu_new.amax().max(lt_new.amax());
-            lu = lu_new;
-            lt = lt_new;
-            if change <= self.options.sweep_tolerance * scale {
+            if accept_sweep(
+                &mut lu,
+                &mut lt,
+                lu_new,
+                lt_new,
+                self.options.sweep_tolerance,
+            ) {
                 break;
             }
         }

@@ -122,12 +122,7 @@ impl Stepper for MaxDissipationStepper {
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
         self.last = None;
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "dt",
-                reason: format!("step size must be positive and finite, got {h}"),
-            });
-        }
+        crate::stepper::check_step_size(h)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(SimError::InvalidOption {
                 option: "tolerance",

@@ -46,15 +46,7 @@ fn rhs(
     if let Some(load) = &law.load {
         force += load.generalized(model, &q, t)?;
     }
-    let a = snap
-        .mass_matrix
-        .clone()
-        .cholesky()
-        .ok_or_else(|| SimError::Diverged {
-            t,
-            reason: "mass matrix is not positive definite".into(),
-        })?
-        .solve(&force);
+    let a = crate::rigid_setup::factor_mass(&snap.mass_matrix, t)?.solve(&force);
     let qdot = &snap.velocity_map * &v;
     let mut out = DVector::zeros(nq + nv);
     out.rows_mut(0, nq).copy_from(&qdot);
@@ -86,17 +78,6 @@ fn unpack(model: &Model, y: &DVector<f64>, t: f64) -> State {
         q: y.rows(0, model.nq()).into_owned(),
         v: y.rows(model.nq(), model.nv()).into_owned(),
         t,
-    }
-}
-
-fn check_h(h: f64) -> Result<(), SimError> {
-    if h.is_finite() && h > 0.0 {
-        Ok(())
-    } else {
-        Err(SimError::InvalidOption {
-            option: "dt",
-            reason: format!("step size must be positive and finite, got {h}"),
-        })
     }
 }
 
@@ -224,7 +205,7 @@ impl Stepper for Rk45Stepper {
     }
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        check_h(h)?;
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         let mut y = pack(state);
         let mut t = state.t;
@@ -395,7 +376,7 @@ impl Stepper for BdfStepper {
     }
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        check_h(h)?;
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         if self.max_order != 1 {
             return Err(SimError::InvalidOption {
@@ -516,7 +497,7 @@ impl Stepper for ImplicitEulerStepper {
     }
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        check_h(h)?;
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         self.step_subdivided(model, state, h, self.max_halvings)
     }

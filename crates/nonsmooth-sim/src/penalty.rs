@@ -125,23 +125,11 @@ impl Stepper for PenaltyStepper {
     }
 
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "dt",
-                reason: format!("step size must be positive and finite, got {h}"),
-            });
-        }
+        crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         let snap = ContactSnapshot::from_state(model, state)?;
         let force = &snap.forces + self.constraint_force(model, &snap)?;
-        let chol = snap
-            .mass_matrix
-            .clone()
-            .cholesky()
-            .ok_or_else(|| SimError::Diverged {
-                t: state.t,
-                reason: "mass matrix is not positive definite".into(),
-            })?;
+        let chol = crate::rigid_setup::factor_mass(&snap.mass_matrix, state.t)?;
         let vdot = chol.solve(&force);
         let v1 = &state.v + vdot * h;
         let q1 = match self.integrator {

@@ -1,9 +1,10 @@
 //! The start of a velocity-level rigid-contact step, shared by the `anitescu-potra` and
 //! `qp-max-dissipation` steppers: the contact snapshot (no bilateral rows: neither
 //! formulation eliminates joints), the Cholesky factor of M and the free velocity
-//! `v_free = v + h M⁻¹ f`.
+//! `v_free = v + h M⁻¹ f`; and the mass-matrix factorization every explicit-force stepper
+//! (penalty, ODE baselines) shares.
 
-use nalgebra::{Cholesky, DVector, Dyn};
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use nonsmooth_core::{ContactSnapshot, Model, State};
 
 use crate::SimError;
@@ -32,14 +33,16 @@ pub(crate) fn free_motion(
             reason: "bilateral constraints are not supported by this formulation".into(),
         });
     }
-    let chol = snap
-        .mass_matrix
-        .clone()
-        .cholesky()
-        .ok_or_else(|| SimError::Diverged {
-            t: state.t,
-            reason: "mass matrix is not positive definite".into(),
-        })?;
+    let chol = factor_mass(&snap.mass_matrix, state.t)?;
     let v_free = &state.v + chol.solve(&snap.forces) * h;
     Ok(FreeMotion { snap, chol, v_free })
+}
+
+/// The Cholesky factor of the mass matrix at time `t`; a matrix that is not positive
+/// definite (a state off the model's manifold) is a [`SimError::Diverged`] at `t`.
+pub(crate) fn factor_mass(mass: &DMatrix<f64>, t: f64) -> Result<Cholesky<f64, Dyn>, SimError> {
+    mass.clone().cholesky().ok_or_else(|| SimError::Diverged {
+        t,
+        reason: "mass matrix is not positive definite".into(),
+    })
 }

@@ -51,3 +51,15 @@ pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
         }),
     }
 }
+
+/// The step-size check of every stepper: `h` must be positive and finite.
+pub(crate) fn check_step_size(h: f64) -> Result<(), SimError> {
+    if h.is_finite() && h > 0.0 {
+        Ok(())
+    } else {
+        Err(SimError::InvalidOption {
+            option: "dt",
+            reason: format!("step size must be positive and finite, got {h}"),
+        })
+    }
+}
