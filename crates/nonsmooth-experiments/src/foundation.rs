@@ -10,6 +10,7 @@
 //! - `foundation-lcp`: Lemke with the lexicographic rule against the brute-force enumerator on
 //!   random P-matrix LCPs (unique solutions), and its residuals up to n = 200.
 
+use crate::fail;
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::Model;
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
@@ -51,17 +52,7 @@ const BOUNCING_SPHERE: &str = include_str!("../../../examples/bouncing_sphere.to
 const PENDULUM: &str = include_str!("../../../examples/pendulum.toml");
 
 fn load(src: &str, file: &str) -> Result<Model, ReportError> {
-    Model::from_toml_str(src, Some(file)).map_err(|e| ReportError::Experiment {
-        id: file.to_string(),
-        message: e.to_string(),
-    })
-}
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
+    Model::from_toml_str(src, Some(file)).map_err(|e| fail(file, e))
 }
 
 fn run_symplectic(

@@ -19,7 +19,15 @@ pub mod seed004;
 pub mod seed004_grasp;
 pub mod seed004_loco;
 
-use nonsmooth_report::Registry;
+use nonsmooth_report::{Registry, ReportError};
+
+/// The error of experiment (or model file) `id`, carrying `err`'s message.
+pub(crate) fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
+    ReportError::Experiment {
+        id: id.to_string(),
+        message: err.to_string(),
+    }
+}
 
 /// Every registered experiment, in report order.
 pub fn registry() -> Registry {

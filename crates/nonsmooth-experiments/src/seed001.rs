@@ -5,6 +5,7 @@
 //!
 //! Sample counts are the paper's (2^14 … 2^20) in full mode and 2^8 … 2^10 with `--quick`.
 
+use crate::fail;
 use nalgebra::DVector;
 use nonsmooth_impact::laws::{anitescu_potra, compliant, sequential, CompliantSettings};
 use nonsmooth_impact::models;
@@ -61,13 +62,6 @@ pub fn experiments() -> Vec<Experiment> {
             run: compliant_sweep,
         },
     ]
-}
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
 }
 
 fn samples(ctx: &RunContext, full_log2: u32, quick_log2: u32) -> usize {

@@ -20,6 +20,7 @@
 //! - `drumwright-incline`: a box on a 15° incline with Hertz feet and Coulomb friction
 //!   (§6.4, Fig 9, A9).
 
+use crate::fail;
 use nalgebra::{DVector, Matrix2};
 use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
@@ -74,16 +75,10 @@ const PENDULUM: &str = include_str!("../../../examples/drumwright_pendulum.toml"
 const LIMIT: &str = include_str!("../../../examples/drumwright_joint_limit.toml");
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
+
 /// The stack model with `n` spheres ([`nonsmooth_sim::scenes::sphere_stack`]).
 pub fn stack_model(n: usize) -> Result<Model, ReportError> {
     sphere_stack(n).map_err(|e| fail("drumwright-stack", e))
-}
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
 }
 
 fn load(src: &str, file: &str) -> Result<Model, ReportError> {

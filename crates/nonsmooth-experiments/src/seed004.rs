@@ -14,6 +14,7 @@
 
 use std::time::Instant;
 
+use crate::fail;
 use nalgebra::DVector;
 use nonsmooth_control::forward::forward_step;
 use nonsmooth_control::{Desired, IdOptions, IdProblem, InverseDynamics, Variant};
@@ -56,13 +57,6 @@ const DT: f64 = 1e-3;
 /// Mass of the paper's robot (47.0882 N / 9.81 m/s²) and of our model.
 const PAPER_MASS: f64 = 4.80;
 const PAPER_FORCE: f64 = 47.09;
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
-}
 
 fn quadruped(id: &str) -> Result<Model, ReportError> {
     Model::from_toml_str(QUADRUPED, Some("examples/id_quadruped.toml")).map_err(|e| fail(id, e))
