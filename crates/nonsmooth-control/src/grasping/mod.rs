@@ -13,7 +13,9 @@
 //!   velocity and acceleration (§7.2.2), the PID's fingers are commanded to close further
 //!   ([`PID_FINGER_CLOSURE`]).
 //! - Controllers ([`grasp_controller`]): `qp_mu`, `qp_inf`, `lcp_mu`, `lcp_inf` (ID(tᵢ) with
-//!   the active fingertip–box contacts), `pid`, `delay1`, `delay2`.
+//!   the active fingertip–box contacts, [`GraspId`]: a [`GRASP_PRELOAD`] of 1 N per
+//!   fingertip as a known internal force, and for the QP variants a Stage I that aims at the
+//!   box carried by the hand instead of at rest), `pid`, `delay1`, `delay2`.
 //! - **Drop**: the box centre, expressed in the palm frame, moves more than 1 cm from where it
 //!   was grasped ([`GraspOptions::drop_slip`]; the fingertips sit 3 cm above the box's lower
 //!   edge, so 1 cm is a third of the way out). **Chatter**: the locomotion testbed's
@@ -22,11 +24,13 @@
 //!
 //! See `docs/grasping.md` for the parameters and the measured pass/fail table.
 
+mod controller;
 mod plan;
 mod run;
 
 use crate::error::ControlError;
 
+pub use controller::{GraspId, GRASP_PRELOAD};
 pub use plan::{actuator_of, GraspPlan, Segment, LIFT_ANGLE, SIDEWAYS_ANGLE};
 pub use run::{
     arm_hand_box_model, box_force, finger_closure, grasp_controller, grasp_model,

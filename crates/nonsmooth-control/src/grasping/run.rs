@@ -4,16 +4,15 @@
 use nalgebra::{DVector, Isometry3, Point3, Vector3};
 use nonsmooth_core::dynamics::{integrate_configuration, kinematics};
 use nonsmooth_core::{ContactSnapshot, Model, State};
-use nonsmooth_sim::{stepper_by_name, AnitescuPotraStepper, Stepper};
-use nonsmooth_solvers::lcp::LemkeOptions;
+use nonsmooth_sim::{stepper_by_name, Stepper};
 
-use super::{GraspError, GraspPlan};
+use super::{GraspError, GraspId, GraspPlan};
 use crate::controllers::{
-    actuated_positions, ControlInput, Controller, DelayedId, IdController, JointPid, JointReference,
+    actuated_positions, ControlInput, Controller, DelayedId, JointPid, JointReference,
 };
 use crate::error::ControlError;
 use crate::locomotion::{LoopOptions, Terrain};
-use crate::{Desired, IdOptions, IdProblem, IdSolution, InverseDynamics, Variant};
+use crate::{Desired, IdProblem, IdSolution, Variant};
 
 /// The reference arm + hand + box model, `examples/id_arm_hand_box.toml`.
 pub const ARM_HAND_BOX_TOML: &str = include_str!("../../../../examples/id_arm_hand_box.toml");
@@ -87,17 +86,17 @@ pub const PID_GAINS: (f64, f64, f64) = (500.0, 1.0, 100.0);
 pub const PID_FINGER_CLOSURE: f64 = 0.02;
 
 /// The controller of the grasp testbed called `id` (`qp_mu`, `qp_inf`, `lcp_mu`,
-/// `lcp_inf`, `pid`, `delay1`, `delay2`): ID(tᵢ) of the four [`Variant`]s and ID(tᵢ₋₁),
-/// ID(tᵢ₋₂) with the default joint-space feedback ([`crate::controllers::AccelerationGains`])
-/// and no trunk feedback (fixed base); the contact set of the ID(tᵢ) controllers is the
-/// active fingertip–box contacts (gap ≤ 0.1 mm, [`IdController::active_gap`]) with μ
-/// capped at 1.5 ([`IdController::friction_cap`]); `pid` is [`JointPid`] with
-/// [`PID_GAINS`].
+/// `lcp_inf`, `pid`, `delay1`, `delay2`): [`GraspId::new`] of the four [`Variant`]s (the
+/// active fingertip–box contacts, gap ≤ 0.1 mm, μ capped at 1.5, the default joint-space
+/// feedback [`crate::controllers::AccelerationGains`], the fingertip preload
+/// [`super::GRASP_PRELOAD`] and, for the QP variants, the carried-box Stage I), ID(tᵢ₋₁) and
+/// ID(tᵢ₋₂) ([`DelayedId`]) with the same feedback and no trunk feedback (fixed base);
+/// `pid` is [`JointPid`] with [`PID_GAINS`].
 ///
 /// # Errors
 /// [`ControlError::UnknownVariant`] for another id.
 pub fn grasp_controller(id: &str) -> Result<Box<dyn Controller>, ControlError> {
-    let idc = |v| Box::new(IdController::new(id, v)) as Box<dyn Controller>;
+    let idc = |v| Box::new(GraspId::new(id, v)) as Box<dyn Controller>;
     Ok(match id {
         "qp_mu" => idc(Variant::QpCoulomb),
         "qp_inf" => idc(Variant::QpNoSlip),
@@ -215,9 +214,6 @@ pub struct GraspRecord {
     pub chattered: bool,
     /// Whether the run stopped before the planned duration (box gone or failure).
     pub stopped_early: bool,
-    /// Plant steps that the default stepper failed (Lemke ray termination or pivot cap, or
-    /// a velocity jump above [`PLANT_MAX_SPEED`]) and a fallback Lemke setting solved.
-    pub plant_retries: usize,
 }
 
 fn mean(x: impl Iterator<Item = f64>) -> f64 {
@@ -341,9 +337,10 @@ pub fn box_force(model: &Model, g: &DVector<f64>) -> Result<Vector3<f64>, GraspE
     Ok(Vector3::new(g[vi], g[vi + 1], g[vi + 2]))
 }
 
-/// The static grasp at `state`: ID(tᵢ) of `variant` with zero desired acceleration, the
-/// snapshot's contacts within `contact_gap` and μ capped at 1.5. Returns the problem and the
-/// solution (the testbed seeds the force history of the delayed controllers with the
+/// The static grasp at `state`: the testbed's [`GraspId`] of `variant` (preload, carried-box
+/// Stage I) with zero desired acceleration, the snapshot's contacts within `contact_gap` and
+/// μ capped at 1.5. Returns the problem and the solution (its forces include the preload;
+/// the testbed seeds the force history of the delayed controllers with the
 /// [`Variant::QpCoulomb`] one).
 ///
 /// # Errors
@@ -357,50 +354,18 @@ pub fn static_grasp(
 ) -> Result<(IdProblem, IdSolution), GraspError> {
     let snap =
         ContactSnapshot::new(model, &state.q, &state.v, state.t).map_err(ControlError::from)?;
-    let base = IdProblem::from_snapshot(&snap, dt)?;
-    let rows = base
-        .contacts()
-        .iter()
-        .filter(|c| c.gap <= contact_gap)
-        .cloned()
-        .map(|mut c| {
-            c.friction = c.friction.min(1.5);
-            c
-        })
-        .collect();
-    let problem = base.with_contact_rows(rows)?;
-    let sol = InverseDynamics::new(IdOptions::new(variant))
-        .solve(&problem, &Desired::Acceleration(DVector::zeros(model.nu())))?;
-    Ok((problem, sol))
+    let mut c = GraspId::new("static", variant);
+    c.active_gap = contact_gap;
+    Ok(c.solve(
+        &snap,
+        &Desired::Acceleration(DVector::zeros(model.nu())),
+        dt,
+    )?)
 }
 
-/// Largest generalized speed (m/s or rad/s) a plant step may produce before it is treated
-/// as a failed LCP solve and retried (the task's speeds are below 1).
+/// Largest generalized speed (m/s or rad/s) a plant step may produce before the run is
+/// stopped as a failed step (the task's speeds are below 1).
 pub const PLANT_MAX_SPEED: f64 = 100.0;
-
-/// Alternative Lemke settings for the Anitescu–Potra plant, tried in order when the default
-/// solve fails: looser pivot and tie tolerances with a larger pivot cap, then the
-/// smallest-index tie rule.
-fn fallback_steppers() -> Vec<AnitescuPotraStepper> {
-    let loose = LemkeOptions {
-        pivot_tol: 1e-9,
-        ratio_tie_tol: 1e-7,
-        max_pivots: Some(5000),
-        ..LemkeOptions::default()
-    };
-    let plain = LemkeOptions {
-        lexicographic: false,
-        max_pivots: Some(5000),
-        ..LemkeOptions::default()
-    };
-    [loose, plain]
-        .into_iter()
-        .map(|lemke| AnitescuPotraStepper {
-            lemke,
-            ..AnitescuPotraStepper::default()
-        })
-        .collect()
-}
 
 fn sane(state: &State) -> bool {
     state.q.iter().all(|x| x.is_finite())
@@ -410,30 +375,21 @@ fn sane(state: &State) -> bool {
             .all(|x| x.is_finite() && x.abs() <= PLANT_MAX_SPEED)
 }
 
-/// One plant step: the stepper, then the fallbacks; `true` when a fallback was needed.
+/// One step of the stepper plant; a speed above [`PLANT_MAX_SPEED`] is an error.
 fn plant_step(
     stepper: &mut dyn Stepper,
-    fallbacks: &[AnitescuPotraStepper],
     model: &Model,
     state: &State,
     dt: f64,
-) -> Result<(State, bool), GraspError> {
-    let first = stepper.step(model, state, dt);
-    let mut err = match first {
-        Ok(s) if sane(&s) => return Ok((s, false)),
-        Ok(_) => GraspError::Invalid(format!(
+) -> Result<State, GraspError> {
+    let next = stepper.step(model, state, dt)?;
+    if sane(&next) {
+        Ok(next)
+    } else {
+        Err(GraspError::Invalid(format!(
             "plant step produced a speed above {PLANT_MAX_SPEED}"
-        )),
-        Err(e) => GraspError::Sim(e),
-    };
-    for f in fallbacks {
-        match f.clone().step(model, state, dt) {
-            Ok(s) if sane(&s) => return Ok((s, true)),
-            Ok(_) => {}
-            Err(e) => err = GraspError::Sim(e),
-        }
+        )))
     }
-    Err(err)
 }
 
 /// One step of the ideal no-slip plant ([`GraspPlant::NoSlip`]).
@@ -511,11 +467,6 @@ pub fn run_grasp(
     }
     let (palm, bx) = palm_and_box(model)?;
     let mut stepper: Box<dyn Stepper> = stepper_by_name(&options.stepper)?;
-    let fallbacks = if options.stepper == "anitescu-potra" {
-        fallback_steppers()
-    } else {
-        Vec::new()
-    };
     let dt = options.dt;
     let steps = (options.duration / dt).round() as usize;
     let limits: Vec<(f64, f64)> = model
@@ -614,16 +565,11 @@ pub fn run_grasp(
             t,
         };
         let next = match options.plant {
-            GraspPlant::Stepper => plant_step(stepper.as_mut(), &fallbacks, model, &stepped, dt),
-            GraspPlant::NoSlip => {
-                noslip_plant_step(model, &snap, &state, &u, dt, options).map(|s| (s, false))
-            }
+            GraspPlant::Stepper => plant_step(stepper.as_mut(), model, &stepped, dt),
+            GraspPlant::NoSlip => noslip_plant_step(model, &snap, &state, &u, dt, options),
         };
         let next = match next {
-            Ok((s, retried)) => {
-                rec.plant_retries += usize::from(retried);
-                s
-            }
+            Ok(s) => s,
             Err(e) => {
                 rec.failure = Some(format!("t = {t:.3}: stepper: {e}"));
                 break;
