@@ -24,8 +24,38 @@ fn idc(name: &str, v: Variant, rigid: bool) -> Box<dyn Controller> {
     if std::env::var("BASE").is_ok() {
         c.base = Some(nonsmooth_control::controllers::BaseFeedback::default());
     }
+    // RS, RT, RA, CG: BaseFeedback reach speed, reach time, reach acceleration, contact gap.
+    if let Some(b) = c.base.as_mut() {
+        b.reach_speed = std::env::var("RS")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(b.reach_speed);
+        b.reach_time = std::env::var("RT")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(b.reach_time);
+        b.reach_accel = std::env::var("RA")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(b.reach_accel);
+        b.contact_gap = std::env::var("CG")
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(b.contact_gap);
+    }
+    // HOLD=1: acceleration-level contact inside a compliant ground (`hold_penetrating`,
+    // `BaseFeedback::compliant_ground`).
+    if std::env::var("HOLD").is_ok() && !rigid {
+        c.hold_penetrating = true;
+        if let Some(b) = c.base.as_mut() {
+            b.compliant_ground = true;
+        }
+    }
     if let Some(g) = std::env::var("AG").ok().and_then(|x| x.parse().ok()) {
         c.active_gap = g;
+    }
+    if std::env::var("REUSE").is_ok() {
+        c.reuse_contact_force = true;
     }
     if let Some(g) = std::env::var("FC").ok().and_then(|x| x.parse().ok()) {
         c.friction_cap = g;
@@ -55,7 +85,10 @@ fn controller(name: &str, rigid: bool) -> Box<dyn Controller> {
         "delay1" | "delay2" => {
             let mut c = DelayedId::new(name, if name == "delay1" { 1 } else { 2 });
             if std::env::var("BASE").is_ok() {
-                c.base = Some(nonsmooth_control::controllers::BaseFeedback::default());
+                c.base = Some(nonsmooth_control::controllers::BaseFeedback {
+                    compliant_ground: std::env::var("HOLD").is_ok() && !rigid,
+                    ..Default::default()
+                });
             }
             if std::env::var("NOTFB").is_err() {
                 c.torque_feedback = Some(JointPid::new(10.0, 0.1, 0.003));
@@ -247,6 +280,29 @@ fn lcp_mu_with_trunk_feedback_walks_and_beats_pid_on_rigid_ground() {
 }
 
 #[test]
+fn lcp_mu_walks_on_the_compliant_ground_with_the_acceleration_level_contact() {
+    // On the spring–damper ground (10 plant sub-steps per control step) ID(tᵢ)_LCP,μ with the
+    // acceleration-level contact for penetrating feet (`hold_penetrating`,
+    // `BaseFeedback::compliant_ground`, set by `controller_by_id(.., false)`) walks; with the
+    // velocity-level rigid prediction it fell at 0.50 s, predicting up to ~1.8 kN to stop
+    // feet moving inside the spring within one step.
+    let model = terrain_model(&quadruped(), &TERRAINS[2]);
+    let gait = GaitPlanner::trot(0.75);
+    let opts = LoopOptions::new(0.7, TERRAINS[2].stepper());
+    assert_eq!(opts.substeps, 10);
+    let mut c = controller_by_id("lcp_mu", false).unwrap();
+    let rec = run_closed_loop(&model, c.as_mut(), &gait, &opts).unwrap();
+    assert!(rec.fell.is_none(), "{:?} {:?}", rec.fell, rec.fall_reason);
+    let peak = rec
+        .predicted_normal
+        .iter()
+        .flatten()
+        .fold(0.0_f64, |a, b| a.max(*b));
+    assert!(peak < 6.0 * 4.8 * 9.81, "peak predicted Σf_N {peak} N");
+    assert!(rec.mean_pos_err() < 0.03, "{}", rec.mean_pos_err());
+}
+
+#[test]
 fn compliant_terrain_starts_at_the_spring_equilibrium() {
     let model = quadruped();
     let m = terrain_model(&model, &TERRAINS[2]);
@@ -293,8 +349,12 @@ fn explore() {
                 Ok(s) if terrain.rigid => s,
                 _ => terrain.stepper().to_string(),
             };
-            let rec =
-                run_closed_loop(&m, c.as_mut(), &gait, &LoopOptions::new(dur, &stepper)).unwrap();
+            let mut opts = LoopOptions::new(dur, &stepper);
+            if !terrain.rigid {
+                opts.substeps = env("SUB", opts.substeps as f64) as usize;
+                opts.friction_regularization = env("VREG", opts.friction_regularization);
+            }
+            let rec = run_closed_loop(&m, c.as_mut(), &gait, &opts).unwrap();
             println!(
                 "{:16} {:8} pos {:.4} vel {:.4} dtau {:9.2} tau {:.3} fell {:?} {:?} chat {:.3} force {:?} com {:?} wall {:.2}",
                 terrain.id,
@@ -310,6 +370,48 @@ fn explore() {
                 rec.com.last().map(|c| c.1),
                 start.elapsed().as_secs_f64()
             );
+            // TRACEC=1: when and on which joints the torque reversals happen (phase in the
+            // 0.3 s gait cycle), as counted by the chatter detector.
+            if env("TRACEC", 0.0) > 0.0 {
+                let r: Vec<DVector<f64>> = rec
+                    .torques
+                    .windows(2)
+                    .map(|w| (&w[1] - &w[0]) / 1e-3)
+                    .collect();
+                let mut hist = vec![0usize; 30];
+                let mut joints = vec![0usize; 12];
+                for k in 1..r.len() {
+                    let js: Vec<usize> = (0..r[k].len())
+                        .filter(|&j| {
+                            r[k][j].abs() > 500.0
+                                && r[k - 1][j].abs() > 500.0
+                                && r[k][j] * r[k - 1][j] < 0.0
+                        })
+                        .collect();
+                    if !js.is_empty() {
+                        let t = rec.t[k];
+                        hist[((t % 0.3) / 0.01) as usize % 30] += 1;
+                        for j in &js {
+                            joints[*j] += 1;
+                        }
+                        if env("TRACEC", 0.0) > 1.0 {
+                            println!("  rev t {t:.3} joints {js:?}");
+                        }
+                    }
+                }
+                println!("  reversal phase histogram (10 ms bins): {hist:?}");
+                println!("  reversals per joint: {joints:?}");
+            }
+            // TRACEU=t0: the torques of every step in [t0, t0 + 30 ms).
+            let t0 = env("TRACEU", -1.0);
+            if t0 >= 0.0 {
+                for (t, u) in rec.t.iter().zip(&rec.torques) {
+                    if *t >= t0 && *t < t0 + 0.03 {
+                        let s: Vec<String> = u.iter().map(|x| format!("{x:+.2}")).collect();
+                        println!("  u {t:.3} {}", s.join(" "));
+                    }
+                }
+            }
             if env("TRACE", 0.0) > 0.0 {
                 for (k, f) in rec.frames.iter().enumerate().step_by(5) {
                     let i = (k * 10).min(rec.pos_err.len().saturating_sub(1));
@@ -359,6 +461,11 @@ fn diag_step() {
         },
     );
     idc.base = Some(nonsmooth_control::controllers::BaseFeedback::default());
+    // DIAGV=2: the directly inspected controller also adds the joint PID torque (as
+    // `controller_by_id`); the printed prediction is then that of u_ID alone.
+    if std::env::var("DIAGV").as_deref() == Ok("2") {
+        idc.torque_feedback = Some(JointPid::new(10.0, 0.1, 0.003));
+    }
     let direct = std::env::var("DIAGV").is_ok();
     let mut stepper: Box<dyn nonsmooth_sim::Stepper> = if terrain.rigid {
         nonsmooth_sim::stepper_by_name(
@@ -373,6 +480,12 @@ fn diag_step() {
     };
     let mut state = model.initial_state.clone();
     let dt = 1e-3;
+    // Reversal bookkeeping: (u_{k-1}, rate_{k-1}), contact sets of the last steps, counts of
+    // reversals with / without a contact-set change within the last 3 steps.
+    let mut prev_u: Option<DVector<f64>> = None;
+    let mut prev_rate: Option<DVector<f64>> = None;
+    let mut sets: Vec<Vec<bool>> = Vec::new();
+    let (mut rev_change, mut rev_steady) = (0usize, 0usize);
     for k in 0..steps {
         let t = k as f64 * dt;
         let r: JointReference = gait.reference(t).unwrap();
@@ -418,21 +531,82 @@ fn diag_step() {
         let got = actuated_velocities(&model, &next.v);
         let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen;
         let ncont = snap.contacts.iter().filter(|c| c.gap <= 1e-4).count();
+        {
+            let set: Vec<bool> = (0..4)
+                .map(|i| {
+                    snap.contacts
+                        .iter()
+                        .any(|c| c.gap <= 1e-4 && c.collider_a.max(c.collider_b) % 4 == i)
+                })
+                .collect();
+            if let Some(last) = sets.last() {
+                for i in 0..4 {
+                    if last[i] != set[i] && std::env::var("SHOWSET").is_ok() {
+                        println!(
+                            "set k {k} foot {i} {} planned {}",
+                            if set[i] { "enters" } else { "leaves" },
+                            if r.swing.get(3 * i).copied().unwrap_or(false) {
+                                "swing"
+                            } else {
+                                "stance"
+                            }
+                        );
+                    }
+                }
+            }
+            sets.push(set);
+            if let Some(pu) = &prev_u {
+                let rate = (&u - pu) / dt;
+                if let Some(pr) = &prev_rate {
+                    let rev = rate
+                        .iter()
+                        .zip(pr.iter())
+                        .any(|(a, b)| a.abs() > 500.0 && b.abs() > 500.0 && a * b < 0.0);
+                    if rev {
+                        let n = sets.len();
+                        let changed = (n.saturating_sub(4)..n - 1).any(|i| sets[i] != sets[i + 1]);
+                        if changed {
+                            rev_change += 1;
+                        } else {
+                            rev_steady += 1;
+                            if std::env::var("SHOWSTEADY").is_ok() {
+                                println!("steady reversal k {k} n {ncont}");
+                            }
+                        }
+                    }
+                }
+                prev_rate = Some(rate);
+            }
+            prev_u = Some(u.clone());
+        }
         let gaps: Vec<String> = snap
             .contacts
             .iter()
             .map(|c| format!("{:.1e}", c.gap))
             .collect();
-        if k % 5 == 0 || (&want - &got).amax() > 1e-3 {
+        // WIN=k0: print every step from k0 on (30 steps); otherwise every 5th step.
+        let win = std::env::var("WIN")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok());
+        let show = match win {
+            Some(k0) => k >= k0 && k < k0 + 30,
+            None => k % 5 == 0 || (&want - &got).amax() > 1e-3,
+        };
+        if show {
             println!(
-                "k {k} n {ncont} gaps {:?} res {:.2e} clip {clipped} pred {:?} sens {:.2} z {:.4} umax {:.2}",
+                "k {k} n {ncont} gaps {:?} swing {:?} res {:.2e} clip {clipped} pred {:?} sens {:.2} z {:.4} umax {:.2}",
                 gaps,
+                r.swing.iter().step_by(3).map(|s| *s as u8).collect::<Vec<_>>(),
                 (&want - &got).amax(),
                 c.predicted_normal_force(),
                 sensed[2],
                 next.q[2],
                 u.amax()
             );
+        }
+        if direct && idc.failures > 0 && std::env::var("SHOWFAIL").is_ok() {
+            println!("fail k {k}: {:?}", idc.last_error());
+            idc.failures = 0;
         }
         if direct && k % 5 == 0 {
             if let Some(sol) = idc.last_solution() {
@@ -462,4 +636,5 @@ fn diag_step() {
         }
         state = next;
     }
+    println!("reversals: {rev_change} with a contact-set change in the last 3 steps, {rev_steady} without");
 }

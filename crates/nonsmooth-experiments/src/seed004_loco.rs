@@ -2,7 +2,8 @@
 //! (Zapolsky & Drumwright; digest §4, checks 8–10), on the reference quadruped
 //! `examples/id_quadruped.toml` walking the paper's trot (0.3 s cycle, 75 % duty, 1.5 cm
 //! steps, 0.2 m/s) straight ahead, simulated by nonsmooth's own steppers at 1 ms
-//! (rigid: Anitescu–Potra LCP; compliant: penalty spring–damper, symplectic Euler):
+//! (rigid: Anitescu–Potra LCP; compliant: penalty spring–damper, symplectic Euler with 0.1 ms
+//! sub-steps):
 //!
 //! - `id-tracking` (Table 3): `pos_err_<ctrl>_<terrain>`, `vel_err_<ctrl>_<terrain>`,
 //!   `fell_<ctrl>_<terrain>`, and in full mode the same for `qp_mu`, `lcp_mu`, `pid` on the
@@ -314,10 +315,28 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
             "ID(tᵢ)_QP,μ completes rigid μ = ∞ (Table 3)",
         );
         out.expect(
+            "fell_qp_mu_compliant_mu0_1",
+            0.0,
+            0.5,
+            "ID(tᵢ)_QP,μ completes compliant μ = 0.1 (Table 3)",
+        );
+        out.expect(
+            "fell_qp_mu_compliant_muinf",
+            0.0,
+            0.5,
+            "ID(tᵢ)_QP,μ completes compliant μ = ∞ (Table 3)",
+        );
+        out.expect(
             "fell_lcp_inf_rigid_mu0_1",
             1.0,
             0.5,
             "ID(tᵢ)_LCP,∞ falls at μ = 0.1 (Table 3)",
+        );
+        out.expect(
+            "fell_lcp_inf_rigid_muinf",
+            0.0,
+            0.5,
+            "ID(tᵢ)_LCP,∞ completes rigid μ = ∞ (Table 3)",
         );
     }
     let pid = rows
@@ -368,14 +387,18 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
          contact-consistent (stance feet at rest, planned-swing contacts left out, planned stance \
          feet lowered until they land) with a PD on trunk height and attitude (BaseFeedback). \
          Every inverse-dynamics controller outputs u_ID plus the joint PID torque of `pid` (the \
-         authors' Pacer output feedback + α·u_ID, α = 1). Measured (3 s runs): qp_mu and lcp_mu walk \
-         on both rigid terrains and track better than PID; lcp_inf falls at μ = 0.1 and walks at \
-         μ = ∞, as in the paper; qp_inf falls (paper: completes the rigid terrains): without the PID \
-         torque the QP variants fall within a second because Stage I (kinetic-energy minimization \
-         with the actuated joints prescribed) never chooses a propulsive friction impulse, so u_ID \
-         lacks the propulsive part (docs/locomotion.md). On the compliant (penalty) ground every \
-         ID(tᵢ) variant still falls (0.5–1.5 s): the rigid-contact prediction does not hold the \
-         0.1 kg feet on the stiff spring. Both are deviations from the paper.",
+         authors' Pacer output feedback + α·u_ID, α = 1). On the compliant ground the ID(tᵢ) \
+         controllers predict penetrating feet that move into the ground with the acceleration-level \
+         rigid contact (a_n ≥ 0, no impulse that a spring cannot apply; docs/locomotion.md). \
+         A failed solve (lcp_inf on rigid μ = ∞ without this: 270 of 1690 steps, the no-slip LCP \
+         still predicting slip after the §4.5 relaxation) falls back to the rigid-body inverse dynamics with the last predicted \
+         contact force instead of holding the previous torques. \
+         Measured (3 s runs): qp_mu and lcp_mu walk on all four terrains and track better than PID on \
+         rigid ground; lcp_inf falls at μ = 0.1 and walks at μ = ∞ (better than PID), as in the paper; \
+         qp_inf falls everywhere (paper: completes the rigid terrains and compliant μ = ∞): its \
+         Stage I (kinetic-energy minimization with the actuated joints prescribed and unbounded \
+         friction) predicts stance feet sliding and lifting while the plant keeps them stuck, and \
+         predicted normal forces of 1.6–2 kN with one foot down (docs/locomotion.md).",
         better.join(", "),
         worse.join("; "),
         falls.join(", ")
@@ -383,7 +406,8 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     out.notes.push(format!(
         "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and turns; \
          here a straight trot). Rigid terrains: anitescu-potra; compliant: penalty-symplectic \
-         (K = {} N/m, B = {} N s/m, friction regularized below 2 cm/s); μ = ∞ is μ = {} on rigid and \
+         with 10 sub-steps of 0.1 ms per control step (K = {} N/m, B = {} N s/m, friction \
+         regularized below 2 cm/s; at 1 ms the explicit ground was unstable at μ = 2); μ = ∞ is μ = {} on rigid and \
          μ = {} on compliant ground (see docs/locomotion.md).",
         Terrain::STIFFNESS,
         Terrain::DAMPING,

@@ -46,6 +46,12 @@ pub struct BaseFeedback {
     /// Largest change of the lowering speed per second (m/s²), so that lowering a foot
     /// does not demand an impulsive joint acceleration.
     pub reach_accel: f64,
+    /// Compliant ground: a stance contact that penetrates the ground (φ < 0) and moves into
+    /// it keeps its current normal velocity over the step (target `w_n = min(n·v, 0)`, zero
+    /// normal acceleration) instead of stopping (`w_n = 0`). A spring–damper ground cannot
+    /// stop a foot that moves inside it within one step (it applies no impulse), so
+    /// demanding it made the stance legs fight the trunk's bounce with saturating torques.
+    pub compliant_ground: bool,
 }
 
 impl Default for BaseFeedback {
@@ -65,6 +71,7 @@ impl Default for BaseFeedback {
             reach_time: 0.003,
             reach_speed: 0.2,
             reach_accel: 40.0,
+            compliant_ground: false,
         }
     }
 }
@@ -166,7 +173,12 @@ impl BaseFeedback {
             .filter(|c| !on_swing_limb(&c.normal_row, &snapshot.actuation, swing))
         {
             if c.gap <= self.contact_gap {
-                rows.push((c.normal_row.clone(), 0.0));
+                let wn = if self.compliant_ground && c.gap < 0.0 {
+                    c.normal_row.dot(v0).min(0.0)
+                } else {
+                    0.0
+                };
+                rows.push((c.normal_row.clone(), wn));
                 for k in 0..c.tangent_rows.nrows() {
                     rows.push((c.tangent_rows.row(k).transpose(), 0.0));
                 }

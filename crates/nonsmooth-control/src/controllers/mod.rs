@@ -195,8 +195,11 @@ pub const CONTROLLER_IDS: [&str; 7] = [
 ];
 
 /// The controller called `id` ([`CONTROLLER_IDS`]): `qp_mu`, `qp_inf`, `lcp_mu`, `lcp_inf`
-/// are ID(tᵢ) of [`crate::Variant::QpCoulomb`], `QpNoSlip`, `LcpCoulomb`, `LcpNoSlip` (with
-/// penetration clamping on a compliant plant, `rigid = false`); `pid` is [`JointPid`] with
+/// are ID(tᵢ) of [`crate::Variant::QpCoulomb`], `QpNoSlip`, `LcpCoulomb`, `LcpNoSlip` (on a
+/// compliant plant, `rigid = false`, with penetration clamping and the acceleration-level
+/// contact for penetrating feet: [`IdController::hold_penetrating`],
+/// [`BaseFeedback::compliant_ground`]; a failed solve falls back to the rigid-body inverse
+/// dynamics with the last predicted contact force, [`IdController::reuse_contact_force`]); `pid` is [`JointPid`] with
 /// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (digest §4.5); `delay1`,
 /// `delay2` are [`DelayedId`] with delays 1 and 2. Every inverse-dynamics controller
 /// (ID(tᵢ) and the delayed ones) uses the same θ̈_des: joint PD ([`AccelerationGains`])
@@ -211,13 +214,21 @@ pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, Co
     let idc = |v| {
         let mut c = IdController::new(id, v);
         c.clamp_penetration = !rigid;
-        c.base = Some(BaseFeedback::default());
+        c.hold_penetrating = !rigid;
+        c.reuse_contact_force = true;
+        c.base = Some(BaseFeedback {
+            compliant_ground: !rigid,
+            ..BaseFeedback::default()
+        });
         c.torque_feedback = Some(pid());
         Box::new(c) as Box<dyn Controller>
     };
     let delayed = |k| {
         let mut c = DelayedId::new(id, k);
-        c.base = Some(BaseFeedback::default());
+        c.base = Some(BaseFeedback {
+            compliant_ground: !rigid,
+            ..BaseFeedback::default()
+        });
         c.torque_feedback = Some(pid());
         Box::new(c) as Box<dyn Controller>
     };
