@@ -18,7 +18,8 @@
 //!    ballistic flight `Φ_Δ` from the post-impact state to the next pre-impact state (`Δ = 0`
 //!    included, which covers the impacts not followed by a flight, so item 3 is not imposed
 //!    separately for `e > 0`). Split by the impulse piece at `k`; degree 6 in 4 reduced
-//!    variables (Gram side 34) with degree-2 multipliers; 12 conditions. Sampling `V₂` after
+//!    variables (σ₀ on the 34 monomials of degree 1–3, 14–24 after the exact top-degree
+//!    reduction of [`crate::program`]) with degree-2 multipliers; 12 conditions. Sampling `V₂` after
 //!    the impacts instead (the paper's wording; [`FlightFormulation::AfterImpact`],
 //!    [`FlightFormulation::AnyStart`]) is jointly infeasible on the Fig. 3 points: a micro-hop
 //!    cycle measured from post-impact to post-impact carries only `(1 + e)/2` of the slip
@@ -84,6 +85,16 @@ pub struct CertifyOptions {
     pub seed: u64,
     /// Free-flight condition for `e > 0`.
     pub flight: FlightFormulation,
+    /// Total degree of the `V₂` template (multi-V only): 3 (digest §3, the paper's cubic
+    /// `P`, 55 coefficients) or 4 (adds the 70 quartic monomials of `(z, θ, u, v, ω)`; the
+    /// flight-then-impact targets become degree 8 and their `σ₀` bases the 69 monomials of
+    /// degree 1–4 in 4 variables; docs/stability.md decision 10). Other values are an error.
+    pub v2_degree: u32,
+    /// While Clarabel stops with a numerical failure (not an infeasibility certificate), the
+    /// program is solved again with the objective `ε − w·Σ tr Q`
+    /// ([`Margin::MaximizeRegularized`], docs/stability.md decision 12) for each weight `w`
+    /// of this list in turn; empty disables the retries.
+    pub retry_trace_weights: Vec<f64>,
 }
 
 impl Default for CertifyOptions {
@@ -95,6 +106,8 @@ impl Default for CertifyOptions {
             mc_samples: 2000,
             seed: 1,
             flight: FlightFormulation::PreImpact,
+            v2_degree: 3,
+            retry_trace_weights: vec![1e-6, 1e-4, 1e-2],
         }
     }
 }
@@ -186,6 +199,13 @@ fn ball(map: &[Poly], n: usize) -> Result<Poly, SosError> {
 /// The 55 monomials of degree 1–3 in `(z, θ, u, v, ω)` of the `V₂` template (digest §3).
 pub fn template_monomials() -> Vec<Monomial> {
     monomials(5, 1, 3)
+}
+
+/// The monomials of degree 1–`degree` in `(z, θ, u, v, ω)` of a `V₂` template of total
+/// degree `degree` (55 for the paper's cubic, 125 for the quartic of
+/// [`CertifyOptions::v2_degree`] = 4).
+pub fn template_monomials_of_degree(degree: u32) -> Vec<Monomial> {
+    monomials(5, 1, degree)
 }
 
 /// Half-degree of the multipliers of the flight-then-impact conditions (our choice: degree-2
@@ -383,6 +403,7 @@ fn flight_after_impact(
     p: &PlanarParams,
     v2: &Poly,
     mult_half_degree: u32,
+    half: u32,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
@@ -505,9 +526,9 @@ fn flight_after_impact(
                         &target,
                         &ineqs,
                         &[],
-                        3,
+                        half,
                         false,
-                        Some(monomials(n, 1, 3)),
+                        Some(monomials(n, 1, half)),
                         Some(mult_half_degree),
                     )?;
                 }
@@ -533,6 +554,7 @@ fn flight_pre_impact(
     p: &PlanarParams,
     v2: &Poly,
     mult_half_degree: u32,
+    half: u32,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
@@ -634,9 +656,9 @@ fn flight_pre_impact(
                     &target,
                     &ineqs,
                     &[],
-                    3,
+                    half,
                     false,
-                    Some(monomials(n, 1, 3)),
+                    Some(monomials(n, 1, half)),
                     Some(mult_half_degree),
                 )?;
             }
@@ -658,6 +680,7 @@ fn build(
         flight_form,
         FLIGHT_MULTIPLIER_HALF_DEGREE,
         1.0,
+        3,
         &|_| true,
     )
 }
@@ -672,8 +695,17 @@ fn build_filtered(
     flight_form: FlightFormulation,
     flight_mult: u32,
     y_coefficient: f64,
+    v2_degree: u32,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<(SosProgram, Poly, Vec<Kind>, Vec<String>), SosError> {
+    if !(3..=4).contains(&v2_degree) {
+        return Err(SosError::InvalidInput(format!(
+            "V2 template degree {v2_degree}: only 3 and 4 are supported"
+        )));
+    }
+    // Half-degree of the flight-then-impact conditions: V₂ of degree d composed with the
+    // ballistic flight (positions quadratic in the reduced variables) has degree 2d.
+    let flight_half = v2_degree;
     let mut prog = SosProgram::new();
     let ptt = method == Method::Ptt;
     let v2 = if ptt {
@@ -683,7 +715,7 @@ fn build_filtered(
         // The 55 monomials of degree 1–3 in (z, θ, u, v, ω), less u, v, ω: positivity
         // (condition 1) forces their coefficients to 0 because the velocities are sign-free
         // on its set, so they are removed (facial reduction).
-        let basis: Vec<Monomial> = template_monomials()
+        let basis: Vec<Monomial> = template_monomials_of_degree(v2_degree)
             .into_iter()
             .filter(|m| !(degree(m) == 1 && m[0] == 0 && m[1] == 0))
             .map(|m| {
@@ -891,12 +923,12 @@ fn build_filtered(
             continue;
         }
         if flight_form == FlightFormulation::PreImpact {
-            flight_pre_impact(&mut prog, p, &v2, flight_mult, keep)?;
+            flight_pre_impact(&mut prog, p, &v2, flight_mult, flight_half, keep)?;
             kinds.push(Kind::FlightPreImpact);
             continue;
         }
         if flight_form == FlightFormulation::AfterImpact {
-            flight_after_impact(&mut prog, p, &v2, flight_mult, keep)?;
+            flight_after_impact(&mut prog, p, &v2, flight_mult, flight_half, keep)?;
             kinds.push(Kind::FlightAfterImpact);
             continue;
         }
@@ -1053,9 +1085,9 @@ fn build_filtered(
                             &t,
                             &g4,
                             &[],
-                            3,
+                            flight_half,
                             false,
-                            Some(monomials(4, 1, 3)),
+                            Some(monomials(4, 1, flight_half)),
                             Some(flight_mult),
                         )?;
                     }
@@ -1100,17 +1132,39 @@ pub fn certify(p: &PlanarParams, opts: &CertifyOptions) -> Result<CertifyReport,
         return Ok(rep);
     }
     let t0 = Instant::now();
-    let (prog, v2, kinds, names) = build(p, opts.method, opts.flight)?;
+    let (prog, v2, kinds, names) = build_filtered(
+        p,
+        opts.method,
+        opts.flight,
+        FLIGHT_MULTIPLIER_HALF_DEGREE,
+        1.0,
+        opts.v2_degree,
+        &|_| true,
+    )?;
     rep.build_seconds = t0.elapsed().as_secs_f64();
     rep.size = Some(prog.size());
     rep.modes = names;
-    let sol = prog.solve(
+    let mut sol = prog.solve(
         Margin::Maximize {
             cap: opts.margin_cap,
         },
         opts.tol,
     )?;
-    rep.solve_seconds = sol.seconds;
+    let mut solve_seconds = sol.seconds;
+    for &trace_weight in &opts.retry_trace_weights {
+        if !matches!(sol.status, SosStatus::SolverFailed(_)) {
+            break;
+        }
+        sol = prog.solve(
+            Margin::MaximizeRegularized {
+                cap: opts.margin_cap,
+                trace_weight,
+            },
+            opts.tol,
+        )?;
+        solve_seconds += sol.seconds;
+    }
+    rep.solve_seconds = solve_seconds;
     rep.epsilon = sol.epsilon;
     match sol.status {
         SosStatus::Certified => {
@@ -1431,13 +1485,36 @@ mod tests {
             .ok()
             .and_then(|m| m.parse().ok())
             .unwrap_or(1.0);
-        let (prog, _, _, _) = build_filtered(p, Method::MultiV, form, mult, yc, keep)?;
+        // SOS_DIAG_DEG=4: quartic V₂ template.
+        let deg = std::env::var("SOS_DIAG_DEG")
+            .ok()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(3);
+        let (prog, _, _, _) = build_filtered(p, Method::MultiV, form, mult, yc, deg, keep)?;
         // SOS_DIAG_CAP=c: margin cap c instead of 10⁻².
         let cap = std::env::var("SOS_DIAG_CAP")
             .ok()
             .and_then(|m| m.parse().ok())
             .unwrap_or(1e-2);
-        let sol = prog.solve(Margin::Maximize { cap }, 1e-7)?;
+        // SOS_DIAG_EPS=e: Clarabel gap/feasibility tolerance e; SOS_DIAG_VERBOSE=1: its log.
+        let mut solver = SosProgram::default_solver_options();
+        if let Some(e) = std::env::var("SOS_DIAG_EPS")
+            .ok()
+            .and_then(|m| m.parse().ok())
+        {
+            solver.eps_abs = e;
+            solver.eps_rel = e;
+        }
+        solver.verbose = std::env::var("SOS_DIAG_VERBOSE").is_ok();
+        // SOS_DIAG_TRACE=w: trace regularisation of weight w.
+        let margin = match std::env::var("SOS_DIAG_TRACE")
+            .ok()
+            .and_then(|m| m.parse().ok())
+        {
+            Some(trace_weight) => Margin::MaximizeRegularized { cap, trace_weight },
+            None => Margin::Maximize { cap },
+        };
+        let sol = prog.solve_with(margin, 1e-7, &solver)?;
         let zmax = sol.z.iter().fold(0.0f64, |a, b| a.max(b.abs()));
         println!(
             "{name:60} {:?} eps={:.3e} max|z|={zmax:.2e} t={:.1}s",
@@ -1451,7 +1528,9 @@ mod tests {
     /// [`FlightFormulation::AnyStart`], `SOS_DIAG_MULT=2` for degree-4 flight multipliers,
     /// `SOS_DIAG_ALL_ONLY=1` for the whole program only, `SOS_DIAG_CAP=c` for the margin cap,
     /// `SOS_DIAG_POST=1` for [`FlightFormulation::AfterImpact`], `SOS_DIAG_Y=c` for a `y`
-    /// coefficient `c` instead of 1 (diagnostics only). Solves the program without flights, each flight
+    /// coefficient `c` instead of 1 (diagnostics only), `SOS_DIAG_DEG=4` for the quartic
+    /// `V₂`, `SOS_DIAG_TRACE=w` for the trace-regularised objective, `SOS_DIAG_EPS=e` for
+    /// Clarabel tolerances `e`, `SOS_DIAG_VERBOSE=1` for Clarabel's log. Solves the program without flights, each flight
     /// condition alone with positivity, the flights grouped (same contact / other contact)
     /// and the whole program.
     #[test]
@@ -1528,8 +1607,14 @@ mod tests {
         assert!(!labels.iter().any(|l| l.starts_with("flight from")));
         assert!(kinds.contains(&Kind::FlightAfterImpact));
         assert!(kinds.contains(&Kind::PositivityScaled));
-        // Flight conditions: 4 reduced variables, σ₀ on the 34 monomials of degree 1–3.
-        assert!(prog.size().psd_blocks.contains(&34));
+        // Flight conditions: 4 reduced variables, σ₀ on (a top-degree-pruned subset of) the
+        // 34 monomials of degree 1–3.
+        let blocks = prog.size().psd_blocks;
+        assert!(blocks.iter().all(|b| *b <= 34), "{blocks:?}");
+        assert!(
+            blocks.iter().filter(|b| **b > 9).count() >= 36,
+            "{blocks:?}"
+        );
         Ok(())
     }
 

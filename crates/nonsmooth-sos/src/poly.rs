@@ -380,6 +380,43 @@ impl Poly {
         Ok(r)
     }
 
+    /// Removes round-off: every constant coefficient with `|c| ≤ rel · max|c|` and every
+    /// coefficient of a decision variable `z_k` with `|c| ≤ rel · max_m |c_{m,k}|` (the
+    /// largest coefficient of the same `z_k` over all monomials) is set to zero, and
+    /// monomials left with a zero coefficient are dropped. Cancellations in polynomial
+    /// arithmetic leave entries of order 10⁻¹⁶ relative; they would otherwise keep Gram
+    /// monomials alive (or add near-empty equality rows) that exact arithmetic removes.
+    pub fn chop(&self, rel: f64) -> Poly {
+        let cmax = self
+            .terms
+            .values()
+            .map(|c| c.constant.abs())
+            .fold(0.0, f64::max);
+        let mut vmax: BTreeMap<usize, f64> = BTreeMap::new();
+        for c in self.terms.values() {
+            for (k, v) in &c.terms {
+                let e = vmax.entry(*k).or_insert(0.0);
+                *e = e.max(v.abs());
+            }
+        }
+        let mut out = Poly::zero(self.nvars);
+        for (m, c) in &self.terms {
+            let mut a = Affine::default();
+            if c.constant.abs() > rel * cmax {
+                a.constant = c.constant;
+            }
+            for (k, v) in &c.terms {
+                if v.abs() > rel * vmax.get(k).copied().unwrap_or(0.0) {
+                    a.terms.insert(*k, *v);
+                }
+            }
+            if !a.is_zero() {
+                out.terms.insert(m.clone(), a);
+            }
+        }
+        out
+    }
+
     /// Largest absolute constant coefficient (for scaling residuals).
     pub fn max_abs_coefficient(&self) -> f64 {
         self.terms

@@ -28,6 +28,15 @@ pub enum Margin {
         /// Upper bound on `ε` (keeps the program bounded).
         cap: f64,
     },
+    /// Maximise `ε − w·Σ tr Q` over every Gram block `Q`, subject to `ε ≤ cap`: the trace
+    /// term bounds the Gram matrices (an interior-point regularisation for programs whose
+    /// optimal set is unbounded); the feasible set and the post-checks are unchanged.
+    MaximizeRegularized {
+        /// Upper bound on `ε`.
+        cap: f64,
+        /// Weight `w ≥ 0` of the trace term.
+        trace_weight: f64,
+    },
 }
 
 /// One Gram block.
@@ -280,6 +289,15 @@ impl SosProgram {
                 )));
             }
         }
+        // Round-off left by the polynomial arithmetic (cancellations at 10⁻¹⁶ relative)
+        // is removed first, so that the facial reductions below see the exact structure.
+        let p = &p.chop(CHOP_REL);
+        let ineqs: Vec<Poly> = ineqs
+            .iter()
+            .map(|g| g.chop(CHOP_REL))
+            .filter(|g| !g.terms().is_empty())
+            .collect();
+        let ineqs = &ineqs[..];
         let full = 2 * half_degree;
         let mut basis = sigma0_basis.unwrap_or_else(|| monomials(n, 0, half_degree));
         if ineqs.is_empty() && eqs.is_empty() && p.is_numeric() {
@@ -299,7 +317,10 @@ impl SosProgram {
         if p_vanishes {
             basis.retain(|m| degree(m) > 0);
         }
-        let mut rest = p.sub(&self.new_sos(&format!("{label}: σ0"), n, basis, margin))?;
+        // Multiplier bases, and the largest degree their products σ_k g_k (and t_m h_m)
+        // reach.
+        let mut mult = Vec::new();
+        let mut mult_degree = 0;
         for (k, g) in ineqs.iter().enumerate() {
             let dg = g.degree();
             if dg > full {
@@ -310,6 +331,17 @@ impl SosProgram {
             if p_vanishes && g.eval(&origin)? > 0.0 {
                 gb.retain(|m| degree(m) > 0);
             }
+            if let Some(top) = gb.iter().map(|m| degree(m)).max() {
+                mult_degree = mult_degree.max(2 * top + dg);
+            }
+            mult.push((k, g, gb));
+        }
+        if eqs.iter().any(|h| h.degree() <= full) {
+            mult_degree = full;
+        }
+        basis = prune_top_degree(p, basis, half_degree, mult_degree);
+        let mut rest = p.sub(&self.new_sos(&format!("{label}: σ0"), n, basis, margin))?;
+        for (k, g, gb) in mult {
             let s = self.new_sos(&format!("{label}: σ{}", k + 1), n, gb, false);
             rest = rest.sub(&s.mul(g)?)?;
         }
@@ -335,18 +367,61 @@ impl SosProgram {
     /// ≥ −`tol`·max(1, largest Gram eigenvalue), equality residual ≤ `tol`·max(1 + scale,
     /// ‖z‖∞), and `ε ≥ tol` in maximise mode).
     pub fn solve(&self, margin: Margin, tol: f64) -> Result<SosSolution, SosError> {
+        self.solve_with(margin, tol, &Self::default_solver_options())
+    }
+
+    /// The Clarabel options of [`SosProgram::solve`]: gap and feasibility tolerances 10⁻⁹,
+    /// 400 iterations.
+    pub fn default_solver_options() -> ConicOptions {
+        ConicOptions {
+            max_iter: 400,
+            eps_abs: 1e-9,
+            eps_rel: 1e-9,
+            ..ConicOptions::default()
+        }
+    }
+
+    /// As [`SosProgram::solve`] with explicit Clarabel options (tolerances, iteration and
+    /// time limits, log). The post-checks are the same, so looser solver tolerances can only
+    /// turn a certificate into "no certificate", never the reverse.
+    pub fn solve_with(
+        &self,
+        margin: Margin,
+        tol: f64,
+        solver: &ConicOptions,
+    ) -> Result<SosSolution, SosError> {
         let n = self.nz;
         let mut b = ConicProblemBuilder::new(n);
         match margin {
             Margin::Feasibility => {
                 b = b.constraint_triplets(Cone::Zero(1), &[(0, 0, 1.0)], &[0.0])?;
             }
-            Margin::Maximize { cap } => {
+            Margin::Maximize { cap }
+            | Margin::MaximizeRegularized {
+                cap,
+                trace_weight: _,
+            } => {
                 if !(cap.is_finite() && cap > 0.0) {
                     return Err(SosError::InvalidInput("margin cap must be positive".into()));
                 }
                 let mut c = vec![0.0; n];
                 c[0] = -1.0;
+                if let Margin::MaximizeRegularized { trace_weight, .. } = margin {
+                    if !(trace_weight.is_finite() && trace_weight >= 0.0) {
+                        return Err(SosError::InvalidInput(
+                            "trace weight must be finite and nonnegative".into(),
+                        ));
+                    }
+                    for blk in &self.blocks {
+                        let mut k = blk.first;
+                        for j in 0..blk.size() {
+                            // svec order: the diagonal entry of column j is the last one.
+                            k += j;
+                            c[k] += trace_weight;
+                            k += 1;
+                        }
+                    }
+                }
                 b = b.linear(&c)?;
                 b = b.constraint_triplets(Cone::Nonnegative(1), &[(0, 0, 1.0)], &[cap])?;
             }
@@ -385,14 +460,8 @@ impl SosProgram {
             b = b.constraint_triplets(Cone::PsdTriangle(m), &t, &vec![0.0; k])?;
         }
         let problem = b.build()?;
-        let opts = ConicOptions {
-            max_iter: 400,
-            eps_abs: 1e-9,
-            eps_rel: 1e-9,
-            ..ConicOptions::default()
-        };
         let start = Instant::now();
-        let res = problem.solve(&opts);
+        let res = problem.solve(solver);
         let seconds = start.elapsed().as_secs_f64();
         let sol = match res {
             Ok(s) => s,
@@ -436,7 +505,7 @@ impl SosProgram {
                 "coefficient residual {:.3e}",
                 check.max_equality_residual
             ))
-        } else if matches!(margin, Margin::Maximize { .. }) && epsilon < tol {
+        } else if !matches!(margin, Margin::Feasibility) && epsilon < tol {
             SosStatus::NoCertificate(format!("margin ε = {epsilon:.3e} below {tol:.1e}"))
         } else {
             SosStatus::Certified
@@ -477,6 +546,47 @@ impl SosProgram {
             max_equality_residual,
         }
     }
+}
+
+/// Relative size under which coefficients of targets and constraints are treated as
+/// round-off ([`Poly::chop`]).
+pub const CHOP_REL: f64 = 1e-12;
+
+/// Top-degree facial reduction of a `σ₀` basis. When every multiplier product `σ_k g_k`
+/// has degree at most `mult_degree < 2t`, the degree-`2t` part of the identity
+/// `p = σ₀ + Σσ_k g_k` reads `p_{2t} = m_tᵀ Q_tt m_t`, with `m_t` the basis monomials of
+/// degree `t` and `Q_tt ⪰ 0` the corresponding Gram block. If `p_{2t} = 0`, then
+/// `Q_tt = 0` (a PSD form vanishing identically), hence every degree-`t` row of `Q` vanishes
+/// and the degree-`t` monomials are dropped (then the same test is repeated at `t − 1`);
+/// otherwise the degree-`t` monomials outside the Newton box of `p_{2t}` are dropped
+/// ([`newton_prune`], Reznick 1978). Both reductions are exact (they remove only entries
+/// that are zero in every feasible Gram matrix), so they keep the program equivalent and
+/// restore strict feasibility of the reduced SDP.
+fn prune_top_degree(
+    p: &Poly,
+    mut basis: Vec<Monomial>,
+    half_degree: u32,
+    mult_degree: u32,
+) -> Vec<Monomial> {
+    let mut top = half_degree;
+    while top > 0 && 2 * top > mult_degree {
+        let mut part = Poly::zero(p.nvars());
+        for (m, c) in p.terms() {
+            if degree(m) == 2 * top {
+                part.add_term(m.clone(), c.clone());
+            }
+        }
+        if part.terms().is_empty() {
+            basis.retain(|m| degree(m) != top);
+            top -= 1;
+            continue;
+        }
+        let top_basis: Vec<Monomial> = basis.iter().filter(|m| degree(m) == top).cloned().collect();
+        let kept = newton_prune(&part, &top_basis);
+        basis.retain(|m| degree(m) != top || kept.contains(m));
+        break;
+    }
+    basis
 }
 
 /// Convenience: is the numeric polynomial `p` SOS (feasibility, Newton-pruned basis of
@@ -521,6 +631,34 @@ mod tests {
             ],
         )?;
         assert!(!is_sos(&p)?);
+        Ok(())
+    }
+
+    #[test]
+    fn top_degree_pruning_is_exact() -> Result<(), SosError> {
+        // x² ≥ 0 on x ≥ 0 with half-degree 2 and a constant multiplier: the multiplier
+        // product has degree 1, the target has no degree-4 part, so the x² monomial (whose
+        // Gram entry must vanish) is dropped from σ₀ and only x remains.
+        let p = Poly::from_terms(1, &[(1.0, &[2])])?;
+        let g = Poly::from_terms(1, &[(1.0, &[1])])?;
+        let mut prog = SosProgram::new();
+        prog.require_nonneg_with_basis(
+            "x^2",
+            &p,
+            std::slice::from_ref(&g),
+            &[],
+            2,
+            false,
+            None,
+            Some(0),
+        )?;
+        assert_eq!(prog.blocks()[0].basis, vec![vec![1u32]]);
+        let s = prog.solve(Margin::Feasibility, 1e-6)?;
+        assert_eq!(s.status, SosStatus::Certified);
+        // Newton box of the top part: x⁴ + y² with half-degree 2 keeps x² but drops xy and y².
+        let q = Poly::from_terms(2, &[(1.0, &[4, 0]), (1.0, &[0, 2])])?;
+        let kept = prune_top_degree(&q, monomials(2, 1, 2), 2, 0);
+        assert_eq!(kept, vec![vec![1, 0], vec![0, 1], vec![2, 0]]);
         Ok(())
     }
 

@@ -10,6 +10,9 @@
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use crate::poly::Poly;
+use crate::SosError;
+
 use crate::planar::{ContactState, Mode, ModeDynamics, PlanarParams, TH, U, V, W, Y, Z};
 
 /// Options of [`simulate`].
@@ -167,8 +170,51 @@ fn first_crossing(c: f64, b: f64, a: f64, t_min: f64) -> Option<f64> {
         })
 }
 
+/// What happened at a recorded instant of [`simulate_traced`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum EventKind {
+    /// The state just before an impact at the contact (0 or 1).
+    PreImpact(usize),
+    /// The end of a segment of constant mode (mode switch, contact landing, slip stop, rest
+    /// or horizon); the mode that was active during the segment.
+    SegmentEnd(Mode),
+}
+
+/// One recorded instant of [`simulate_traced`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimEvent {
+    /// Time.
+    pub t: f64,
+    /// State at that instant (before the impulse for [`EventKind::PreImpact`]).
+    pub state: [f64; 6],
+    /// What happened.
+    pub kind: EventKind,
+}
+
 /// Simulates the ZOD hybrid system from `x0` (state relative to the equilibrium).
 pub fn simulate(p: &PlanarParams, x0: &[f64; 6], opts: &SimOptions) -> SimResult {
+    simulate_impl(p, x0, opts, &mut |_| {})
+}
+
+/// As [`simulate`], also returning every event instant: the pre-impact states and the ends
+/// of the constant-mode segments (digest §6 test 8: the certificate `V₂` evaluated at the
+/// event times of the hybrid simulation).
+pub fn simulate_traced(
+    p: &PlanarParams,
+    x0: &[f64; 6],
+    opts: &SimOptions,
+) -> (SimResult, Vec<SimEvent>) {
+    let mut ev = Vec::new();
+    let r = simulate_impl(p, x0, opts, &mut |e| ev.push(e));
+    (r, ev)
+}
+
+fn simulate_impl(
+    p: &PlanarParams,
+    x0: &[f64; 6],
+    opts: &SimOptions,
+    record: &mut dyn FnMut(SimEvent),
+) -> SimResult {
     let mut x = *x0;
     let mut t = 0.0;
     let mut events = 0;
@@ -186,6 +232,11 @@ pub fn simulate(p: &PlanarParams, x0: &[f64; 6], opts: &SimOptions) -> SimResult
         let mut impacted = false;
         for i in 0..2 {
             if p.gamma(&x, i) <= gtol && p.gamma_dot(&x, i) < -vt {
+                record(SimEvent {
+                    t,
+                    state: x,
+                    kind: EventKind::PreImpact(i),
+                });
                 match p.impact(&x, i) {
                     Some((xp, _, _)) => {
                         x = xp;
@@ -251,6 +302,11 @@ pub fn simulate(p: &PlanarParams, x0: &[f64; 6], opts: &SimOptions) -> SimResult
         max_exc = max_exc.max(norm(&x));
         t += dt;
         events += 1;
+        record(SimEvent {
+            t,
+            state: x,
+            kind: EventKind::SegmentEnd(md.mode),
+        });
         if dt == 0.0 && !stop_slip {
             // No progress possible (degenerate event); treat as undetermined.
             break SimEnd::Undetermined;
@@ -333,6 +389,100 @@ pub fn falsify(
     out
 }
 
+/// Result of [`certificate_along_events`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventMonotonicity {
+    /// Number of perturbed runs.
+    pub samples: usize,
+    /// Number of consecutive sample pairs compared over all runs.
+    pub comparisons: usize,
+    /// Number of impacts met over all runs.
+    pub impacts: usize,
+    /// Largest increase `V(s_{k+1}) − V(s_k)` between consecutive samples (negative when
+    /// `V` decreased everywhere).
+    pub max_increase: f64,
+    /// Largest `|V|` over all samples (the scale of `max_increase`).
+    pub max_abs_value: f64,
+    /// Runs that ended without a consistent mode (not compared after that point).
+    pub undetermined: usize,
+}
+
+/// Evaluates a Lyapunov certificate `v` (a polynomial in the six states `(y, z, θ, u, v, ω)`)
+/// at the event instants of ZOD simulations from random perturbations of radius `radius`
+/// (uniform in the ball intersected with `γ₁, γ₂ ≥ 0`) and reports the largest increase
+/// between consecutive samples (digest §6 test 8, second half).
+///
+/// The samples of a run are the pre-impact states and the ends of the segments spent in a
+/// contact mode (every mode but FF): these are the instants at which the multi-V conditions
+/// compare `V₂` (Várkonyi, Theorem 2: `V₂` non-increasing in every contact mode and at every
+/// impact for `e = 0`; for `e > 0`, docs/stability.md decision 7, `V₂` compared at
+/// successive pre-impact states, with the flight between them). Free-flight segments are
+/// not sampled: there `V₂` may grow (the energy `V₁` governs them). Errors when `v` is not a
+/// polynomial in 6 variables or does not evaluate.
+pub fn certificate_along_events(
+    p: &PlanarParams,
+    v: &Poly,
+    samples: usize,
+    radius: f64,
+    seed: u64,
+    opts: &SimOptions,
+) -> Result<EventMonotonicity, SosError> {
+    if v.nvars() != 6 {
+        return Err(SosError::Dimension(format!(
+            "certificate in {} variables, expected 6",
+            v.nvars()
+        )));
+    }
+    if !(radius.is_finite() && radius > 0.0) {
+        return Err(SosError::InvalidInput(format!(
+            "perturbation radius {radius} must be positive and finite"
+        )));
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = EventMonotonicity {
+        samples,
+        comparisons: 0,
+        impacts: 0,
+        max_increase: f64::NEG_INFINITY,
+        max_abs_value: 0.0,
+        undetermined: 0,
+    };
+    let ff = Mode(ContactState::Free, ContactState::Free);
+    let mut done = 0;
+    while done < samples {
+        let x: [f64; 6] = std::array::from_fn(|_| rng.gen_range(-radius..radius));
+        if norm(&x) > radius || p.gamma(&x, 0) < 0.0 || p.gamma(&x, 1) < 0.0 {
+            continue;
+        }
+        done += 1;
+        let (r, ev) = simulate_traced(p, &x, opts);
+        if r.end == SimEnd::Undetermined {
+            out.undetermined += 1;
+        }
+        let mut prev: Option<f64> = None;
+        for e in ev {
+            let sampled = match e.kind {
+                EventKind::PreImpact(_) => {
+                    out.impacts += 1;
+                    true
+                }
+                EventKind::SegmentEnd(m) => m != ff,
+            };
+            if !sampled {
+                continue;
+            }
+            let val = v.eval(&e.state)?;
+            out.max_abs_value = out.max_abs_value.max(val.abs());
+            if let Some(pv) = prev {
+                out.comparisons += 1;
+                out.max_increase = out.max_increase.max(val - pv);
+            }
+            prev = Some(val);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,6 +497,38 @@ mod tests {
         // Impact speed √(2 g cosα · 10⁻³) ≈ 0.042 bounds the excursion.
         assert!(r.max_excursion < 0.05);
         assert!(r.final_state[Y].abs() < 1e-2);
+    }
+
+    #[test]
+    fn traced_events_mark_impacts_and_segment_ends() {
+        let p = PlanarParams::new(30f64.to_radians(), 2.0, 2.0, 1.0, 0.0);
+        let x0 = [0.0, 1e-3, 0.0, 0.0, 0.0, 0.0];
+        let (r, ev) = simulate_traced(&p, &x0, &SimOptions::default());
+        assert_eq!(r, simulate(&p, &x0, &SimOptions::default()));
+        let impacts: Vec<&SimEvent> = ev
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::PreImpact(_)))
+            .collect();
+        assert!(!impacts.is_empty());
+        for e in &impacts {
+            let EventKind::PreImpact(i) = e.kind else {
+                continue;
+            };
+            // Touching and approaching, as an impact needs.
+            assert!(p.gamma(&e.state, i).abs() < 1e-9);
+            assert!(p.gamma_dot(&e.state, i) < 0.0);
+        }
+        // The first segment is the free fall, ending at the first impact's state.
+        assert_eq!(
+            ev[0].kind,
+            EventKind::SegmentEnd(Mode(ContactState::Free, ContactState::Free))
+        );
+        assert!(ev.windows(2).all(|w| w[0].t <= w[1].t));
+        // Wrong variable count and radius are errors.
+        let v = Poly::zero(5);
+        assert!(certificate_along_events(&p, &v, 1, 1e-3, 1, &SimOptions::default()).is_err());
+        let v = Poly::zero(6);
+        assert!(certificate_along_events(&p, &v, 1, 0.0, 1, &SimOptions::default()).is_err());
     }
 
     #[test]

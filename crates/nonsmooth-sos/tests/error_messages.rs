@@ -1,4 +1,5 @@
-//! Every `SosError` a user can trigger through the polynomial API, with its message.
+//! Every `SosError` a user can trigger through the polynomial, program and certificate
+//! APIs, with its message.
 
 use nonsmooth_sos::{Poly, SosError};
 
@@ -35,4 +36,49 @@ fn mismatched_variable_counts_are_rejected_in_products() {
     let y = Poly::var(2, 1).expect("y");
     let err = x.mul(&y).unwrap_err();
     assert!(matches!(err, SosError::Dimension(_)), "{err}");
+}
+
+#[test]
+fn unsupported_template_degree_is_invalid_input() {
+    use nonsmooth_sos::lyapunov::{certify, CertifyOptions};
+    use nonsmooth_sos::planar::PlanarParams;
+    let p = PlanarParams::new(30f64.to_radians(), 2.0, 2.0, 1.0, 0.0);
+    let opts = CertifyOptions {
+        v2_degree: 5,
+        ..CertifyOptions::default()
+    };
+    let err = certify(&p, &opts).unwrap_err();
+    assert!(matches!(err, SosError::InvalidInput(_)), "{err}");
+    assert!(err.to_string().contains("degree 5"), "{err}");
+}
+
+#[test]
+fn negative_trace_weight_is_invalid_input() {
+    use nonsmooth_sos::{Margin, SosProgram};
+    let p = Poly::from_terms(1, &[(1.0, &[2])]).expect("x²");
+    let mut prog = SosProgram::new();
+    prog.require_nonneg("x^2", &p, &[], &[], 1, true)
+        .expect("registers");
+    let err = prog
+        .solve(
+            Margin::MaximizeRegularized {
+                cap: 1e-2,
+                trace_weight: -1.0,
+            },
+            1e-7,
+        )
+        .unwrap_err();
+    assert!(matches!(err, SosError::InvalidInput(_)), "{err}");
+    // A nonnegative weight solves, and the margin is still maximised.
+    let s = prog
+        .solve(
+            Margin::MaximizeRegularized {
+                cap: 1e-2,
+                trace_weight: 1e-3,
+            },
+            1e-7,
+        )
+        .expect("solves");
+    assert_eq!(s.status, nonsmooth_sos::SosStatus::Certified);
+    assert!(s.epsilon > 0.9e-2, "{}", s.epsilon);
 }
