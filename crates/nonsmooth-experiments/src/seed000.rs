@@ -12,6 +12,7 @@
 //! falsification by simulation of the ZOD hybrid model (random perturbations of radius
 //! 10⁻³, divergence = excursion above 100× the radius).
 
+use crate::fail;
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 use nonsmooth_sos::grid::{linspace, sweep, GridResult, GridSpec};
 use nonsmooth_sos::program::{Margin, SosProgram, SosStatus};
@@ -39,13 +40,6 @@ pub fn experiments() -> Vec<Experiment> {
             run: fig3,
         },
     ]
-}
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
 }
 
 fn basics(_ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {

@@ -19,6 +19,7 @@
 //! Controllers, terrains, fall and chatter detection: `nonsmooth_control::controllers`,
 //! `nonsmooth_control::locomotion` and `docs/locomotion.md`.
 
+use crate::fail;
 use nonsmooth_control::controllers::{
     controller_by_id, BaseFeedback, IdController, CONTROLLER_IDS,
 };
@@ -66,13 +67,6 @@ const DT: f64 = 1e-3;
 const FULL_DURATION: f64 = 3.0;
 const QUICK_DURATION: f64 = 0.15;
 const QUICK_CONTROLLERS: [&str; 3] = ["lcp_mu", "pid", "delay1"];
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
-}
 
 fn quadruped(id: &str) -> Result<Model, ReportError> {
     Model::from_toml_str(QUADRUPED, Some("examples/id_quadruped.toml")).map_err(|e| fail(id, e))
