@@ -85,6 +85,10 @@ fn solve_and_write<C: Cls>(
             let (_, layout, _) = build(tf, hz, o).map_err(usage)?;
             let mut sol = extract_ocp(tf, hz, &layout, &x, o).map_err(usage)?;
             sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
+            if let OcpError::HomotopyStalled { log, .. } = &e {
+                sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+                sol.log = log.clone();
+            }
             (sol, Some(e))
         }
     };
@@ -217,7 +221,7 @@ mod tests {
 
     /// A hopper problem cut short (one relaxed NLP, which cannot reach the complementarity
     /// tolerance) fails with the typed error's message and still writes every output, the
-    /// summary saying `converged: false`.
+    /// summary saying `converged: false` and `homotopy.json` the log of the NLPs solved.
     #[test]
     fn stalled_hopper_writes_the_partial_solution() {
         let dir = std::env::temp_dir().join(format!("nonsmooth-ocp-cli-{}", std::process::id()));
@@ -261,6 +265,11 @@ mod tests {
                 .unwrap();
         assert_eq!(summary["converged"], serde_json::Value::Bool(false));
         assert!(summary["comp_residual"].as_f64().unwrap() > 1e-9);
+        // The log of the NLPs solved before the stall (here the one relaxed NLP) is kept.
+        let log: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("homotopy.json")).unwrap())
+                .unwrap();
+        assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

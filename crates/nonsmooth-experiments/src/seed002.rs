@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use crate::fail;
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, OcpSolution, SimResult};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
@@ -63,13 +64,6 @@ pub fn experiments() -> Vec<Experiment> {
             run: bouncing_ball,
         },
     ]
-}
-
-fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
-    ReportError::Experiment {
-        id: id.to_string(),
-        message: err.to_string(),
-    }
 }
 
 fn run_particle(
@@ -598,6 +592,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             x,
             comp_residual,
             constraint_violation,
+            log,
         }) => {
             // record the last iterate honestly: the checks below then fail
             let (_, layout, _) =
@@ -605,6 +600,8 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &x, &o)
                 .map_err(|e| fail(id, e))?;
             sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
+            sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+            sol.log = log;
             out.notes.push(format!(
                 "homotopy stalled: complementarity {comp_residual:.3e}, constraint violation \
                  {constraint_violation:.3e}; metrics are those of the last iterate"

@@ -85,10 +85,19 @@ fn hopper_ocp() {
             "hopper OCP: objective {:.4}, {} IPOPT iterations, {:.2} s",
             s.objective, s.nlp_iterations, s.cpu_seconds
         ),
-        Err(e) => println!(
-            "hopper OCP: failed after {:.2} s: {e}",
-            nonsmooth_ocp::ipopt::thread_cpu_seconds() - start
-        ),
+        Err(e) => {
+            // the stalled homotopy's log: NLPs and IPOPT iterations spent before the stall
+            let (nlps, iters) = match &e {
+                nonsmooth_ocp::OcpError::HomotopyStalled { log, .. } => {
+                    (log.len(), log.iter().map(|l| l.iterations).sum::<usize>())
+                }
+                _ => (0, 0),
+            };
+            println!(
+                "hopper OCP: failed after {:.2} s CPU ({nlps} NLPs, {iters} IPOPT iterations): {e}",
+                nonsmooth_ocp::ipopt::thread_cpu_seconds() - start
+            )
+        }
     }
 }
 

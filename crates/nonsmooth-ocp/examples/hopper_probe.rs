@@ -13,6 +13,58 @@ fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
         .unwrap_or(d)
 }
 
+/// Prints the largest complementarity products of a stalled iterate with their context.
+fn diagnose(
+    tf: &Arc<TimeFreezing<Hopper>>,
+    hz: &nonsmooth_ocp::fesd::Horizon,
+    o: &FesdOptions,
+    x: &[f64],
+) {
+    let Ok((_, layout, _)) = nonsmooth_ocp::fesd::build(tf, hz, o) else {
+        return;
+    };
+    let (_, nc, _, ns) = layout.dims;
+    let mut rows = vec![];
+    for (ie, e) in layout.elems.iter().enumerate() {
+        for jp in 0..ns {
+            for j in 0..e.lp.len() {
+                for i in 0..nc {
+                    if !nonsmooth_ocp::fesd::comp_pair(o.fesd && i < layout.n_cross, jp, j, ns) {
+                        continue;
+                    }
+                    let a = x[e.alpha[jp] + i];
+                    let (lp, ln) = (x[e.lp[j] + i], x[e.ln[j] + i]);
+                    let p = (a * ln).max((1.0 - a) * lp);
+                    let y = &x[e.y[jp]..e.y[jp] + 9];
+                    rows.push((
+                        p,
+                        ie,
+                        jp,
+                        j,
+                        i,
+                        a,
+                        lp,
+                        ln,
+                        tf.switching(y),
+                        x[layout.s[e.step]],
+                    ));
+                }
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for r in rows.iter().take(25) {
+        let al = &x[layout.elems[r.1].alpha[r.2]..layout.elems[r.1].alpha[r.2] + nc];
+        println!(
+            "prod {:.2e} elem {} (step {}) stage {} point {} comp {} alpha {:.3} lp {:.3e} ln {:.3e} c(stage) {:?} alphas {:?} s {:.2}",
+            r.0, r.1, r.1 / o.n_fe, r.2, r.3, r.4, r.5, r.6, r.7,
+            r.8.iter().map(|v| format!("{v:+.3e}")).collect::<Vec<_>>(),
+            al.iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>(),
+            r.9
+        );
+    }
+}
+
 fn main() {
     let n: usize = env("N", 20);
     let n_s: usize = env("NS", 1);
@@ -23,11 +75,23 @@ fn main() {
     let hop = Hopper {
         holes: [0.5, 1.5, 2.5][..nh].to_vec(),
         hole_axes: (ax, 0.1),
+        foot_z_min: env("FOOTZ", -0.005),
         ..Hopper::default()
     };
-    let tf = Arc::new(TimeFreezing::new(hop.clone(), env("AN", 200.0)).unwrap());
+    let scale = vec![env("SC1", 1.0), env("SC2", 1.0), env("SC3", 1.0)];
+    let tf = Arc::new(
+        TimeFreezing::new(hop.clone(), env("AN", 200.0))
+            .and_then(|t| t.with_switch_scale(scale))
+            .unwrap(),
+    );
     let hz = hopper::horizon(n, 2.5, target, 60.0, env("SMAX", 25.0));
     let o = FesdOptions {
+        polish: env("POLISH", 1) == 1,
+        per_pair: env("PERPAIR", 0) == 1,
+        alpha0: env("ALPHA0", 0.5),
+        lambda_shift: env("LAM0", 0.0),
+        soft_terminal: env("SOFT", 0.0),
+        soft_terminal_sigma: env("SOFTSIG", 1e-3),
         n_s,
         n_fe,
         penalty: env("PEN", 0) == 1,
@@ -62,6 +126,15 @@ fn main() {
                 "OK obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
                 sol.objective, sol.comp_residual, sol.terminal_error, sol.nlp_iterations, t0.elapsed().as_secs_f64()
             );
+        }
+        Err(nonsmooth_ocp::OcpError::HomotopyStalled {
+            x, comp_residual, ..
+        }) => {
+            println!(
+                "STALL comp {comp_residual:.3e} after {:.1}s",
+                t0.elapsed().as_secs_f64()
+            );
+            diagnose(&tf, &hz, &o, &x);
         }
         Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
     }

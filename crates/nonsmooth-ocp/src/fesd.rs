@@ -185,6 +185,23 @@ pub fn comp_pair(cross: bool, jp: usize, j: usize, ns: usize) -> bool {
     cross || j == jp + 1 || (j == ns + 1 && jp + 1 == ns)
 }
 
+/// Number of rows of an element's complementarity block with one row per product
+/// ([`FesdOptions::per_pair`]): two products (α λⁿ and (1 − α) λᵖ) per pair of
+/// [`comp_pair`] and component, `n_lam` multiplier points, the first `n_cross` components
+/// with cross complementarity when `cross`.
+pub fn comp_pair_rows(cross: bool, n_cross: usize, ns: usize, n_lam: usize, nc: usize) -> usize {
+    let mut r = 0;
+    for i in 0..nc {
+        for jp in 0..ns {
+            r += 2
+                * (0..n_lam)
+                    .filter(|&j| comp_pair(cross && i < n_cross, jp, j, ns))
+                    .count();
+        }
+    }
+    r
+}
+
 /// Discretization and homotopy options.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FesdOptions {
@@ -270,6 +287,25 @@ pub struct FesdOptions {
     pub elastic: bool,
     /// Upper bound of the elastic slack.
     pub s_elastic_max: f64,
+    /// Scholtes mode (`penalty = false`): one relaxed constraint per complementarity
+    /// product (nosnoc's `cross_comp_mode` 1) instead of one aggregated sum per element and
+    /// switching function.
+    pub per_pair: bool,
+    /// Initial guess of every stage's α (step representation; nosnoc's `initial_alpha`).
+    pub alpha0: f64,
+    /// Shift of the initial guess of the stage multipliers: λᵖ = max(c(y₀), 0) + shift and
+    /// λⁿ = max(−c(y₀), 0) + shift (c = λᵖ − λⁿ still holds at y₀; nosnoc starts both at
+    /// 0.5, away from their bounds).
+    pub lambda_shift: f64,
+    /// Soft terminal phase (0 = off): while σ > [`FesdOptions::soft_terminal_sigma`] the
+    /// terminal constraint is replaced by the penalty (w/σ) Σ (y_i(T̃) − target_i)² with
+    /// w = `soft_terminal`, so that every relaxed NLP of the early homotopy is feasible
+    /// (standing still satisfies all complementarity constraints); afterwards the terminal
+    /// constraint is imposed exactly again.
+    pub soft_terminal: f64,
+    /// σ at or below which the terminal constraint is hard again (see
+    /// [`FesdOptions::soft_terminal`]).
+    pub soft_terminal_sigma: f64,
 }
 
 impl Default for FesdOptions {
@@ -302,6 +338,11 @@ impl Default for FesdOptions {
             warm_duals: true,
             elastic: false,
             s_elastic_max: 10.0,
+            per_pair: false,
+            alpha0: 0.5,
+            lambda_shift: 0.0,
+            soft_terminal: 0.0,
+            soft_terminal_sigma: 1e-3,
         }
     }
 }
@@ -362,6 +403,10 @@ pub enum FesdBlock<C> {
         weight: f64,
         /// Elastic mode: the last variable is the slack s_e, subtracted from every output.
         elastic: bool,
+        /// As a constraint: one row per product α_{j'}λⁿ_j and (1 − α_{j'})λᵖ_j (nosnoc's
+        /// `cross_comp_mode` 1, see [`comp_pair_rows`]) instead of one aggregated row per
+        /// component.
+        per_pair: bool,
     },
     /// Linear objective ρ s_e of the elastic mode; vars `[s_e]`.
     Elastic {
@@ -391,6 +436,14 @@ pub enum FesdBlock<C> {
     SpeedOfTime {
         /// Weight ρ.
         rho: f64,
+    },
+    /// Objective w Σ (x_i − target_i)²; vars: the terminal components of y(T̃) (soft
+    /// terminal phase, [`FesdOptions::soft_terminal`]).
+    Terminal {
+        /// Targets.
+        target: Vec<f64>,
+        /// Weight w (scaled by 1/σ in the homotopy).
+        weight: f64,
     },
     /// Objective w Σ u_i²; vars `[u]`.
     ControlCost {
@@ -446,6 +499,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 n_cross,
                 weight,
                 elastic,
+                per_pair,
             } => {
                 let (ns, nc, nl) = (*n_s, *n_c, *n_lam);
                 let (x, slack) = if *elastic {
@@ -456,6 +510,26 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 let al = &x[..ns * nc];
                 let lp = &x[ns * nc..ns * nc + nl * nc];
                 let ln = &x[ns * nc + nl * nc..];
+                if *per_pair && out.len() > 1 {
+                    let mut r = 0;
+                    for i in 0..nc {
+                        for jp in 0..ns {
+                            let a = al[jp * nc + i];
+                            for j in 0..nl {
+                                if comp_pair(*cross && i < *n_cross, jp, j, ns) {
+                                    out[r] = a * ln[j * nc + i] * *weight;
+                                    out[r + 1] = (T::from(1.0) - a) * lp[j * nc + i] * *weight;
+                                    if let Some(se) = slack {
+                                        out[r] -= se;
+                                        out[r + 1] -= se;
+                                    }
+                                    r += 2;
+                                }
+                            }
+                        }
+                    }
+                    return;
+                }
                 for i in 0..nc {
                     let mut acc = T::from(0.0);
                     for jp in 0..ns {
@@ -542,6 +616,13 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             }
             FesdBlock::ControlCost { weight } => {
                 out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v * *v) * *weight
+            }
+            FesdBlock::Terminal { target, weight } => {
+                out[0] = x
+                    .iter()
+                    .zip(target)
+                    .fold(T::from(0.0), |s, (v, t)| s + (*v - *t) * (*v - *t))
+                    * *weight
             }
         }
     }
@@ -786,6 +867,12 @@ pub struct Layout {
     pub elems: Vec<ElementIdx>,
     /// First row of each element's complementarity block (n_c rows).
     pub comp_rows: Vec<usize>,
+    /// Number of rows of each element's complementarity constraint (n_c, or
+    /// [`comp_pair_rows`] with [`FesdOptions::per_pair`]).
+    pub comp_row_len: usize,
+    /// Soft terminal phase: (variable, target) of each terminal component, made hard once σ
+    /// reaches [`FesdOptions::soft_terminal_sigma`] (empty otherwise).
+    pub terminal: Vec<(usize, f64)>,
     /// Collocation nodes c_j.
     pub c: Vec<f64>,
     /// Number of leading components with cross complementarity.
@@ -910,8 +997,9 @@ pub fn build<C: Cls>(
         .clone()
         .unwrap_or((ninf[..ny].to_vec(), inf[..ny].to_vec()));
     let hbar = hz.step_len / o.n_fe as f64;
-    let lam_init_p: Vec<f64> = lp0v.clone();
-    let lam_init_n: Vec<f64> = ln0v.clone();
+    let shift = if st { 0.0 } else { o.lambda_shift };
+    let lam_init_p: Vec<f64> = lp0v.iter().map(|v| v + shift).collect();
+    let lam_init_n: Vec<f64> = ln0v.iter().map(|v| v + shift).collect();
     let mut layout = Layout {
         dims: (ny, nc, nu, ns),
         y0,
@@ -919,6 +1007,8 @@ pub fn build<C: Cls>(
         s: vec![],
         elems: vec![],
         comp_rows: vec![],
+        comp_row_len: 0,
+        terminal: vec![],
         c: cnodes,
         n_cross: if st { usize::MAX } else { o.cross_components },
         elastic: None,
@@ -975,7 +1065,7 @@ pub fn build<C: Cls>(
                         lo[ny - 1] = tk;
                         hi[ny - 1] = tk;
                     }
-                    if k == hz.n_steps - 1 {
+                    if k == hz.n_steps - 1 && o.soft_terminal <= 0.0 {
                         for (i, v) in &hz.terminal {
                             if *i < ny {
                                 lo[*i] = *v;
@@ -990,7 +1080,7 @@ pub fn build<C: Cls>(
                 let yv = push(&mut nlp, &mut x0, &init, &lo, &hi);
                 if j < ns {
                     e.y.push(yv);
-                    let a0 = if st { 1.0 / nc as f64 } else { 0.5 };
+                    let a0 = if st { 1.0 / nc as f64 } else { o.alpha0 };
                     e.alpha.push(push(
                         &mut nlp,
                         &mut x0,
@@ -1114,13 +1204,20 @@ pub fn build<C: Cls>(
                     n_cross: o.cross_components,
                     weight: 1.0,
                     elastic,
+                    per_pair: o.per_pair,
                 }
             };
             if o.penalty {
                 nlp.add_objective(comp, vars)?;
             } else {
                 let ub = if elastic { 0.0 } else { o.sigma0 };
-                let row = nlp.add_constraint(comp, vars, &vec![-1e20; nc], &vec![ub; nc])?;
+                let nrow = if o.per_pair && !st {
+                    comp_pair_rows(o.fesd, o.cross_components, ns, e.lp.len(), nc)
+                } else {
+                    nc
+                };
+                layout.comp_row_len = nrow;
+                let row = nlp.add_constraint(comp, vars, &vec![-1e20; nrow], &vec![ub; nrow])?;
                 layout.comp_rows.push(row);
             }
             if o.alpha_bias > 0.0 && !st {
@@ -1146,6 +1243,22 @@ pub fn build<C: Cls>(
         }
         if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 {
             nlp.add_objective(FesdBlock::SpeedOfTime { rho: o.rho_sot }, vec![s])?;
+        }
+        if k == hz.n_steps - 1 && o.soft_terminal > 0.0 {
+            let (idx, target): (Vec<usize>, Vec<f64>) = hz
+                .terminal
+                .iter()
+                .filter(|(i, _)| *i < ny)
+                .map(|(i, v)| (y_prev + i, *v))
+                .unzip();
+            layout.terminal = idx.iter().copied().zip(target.iter().copied()).collect();
+            nlp.add_objective(
+                FesdBlock::Terminal {
+                    target,
+                    weight: o.soft_terminal / o.sigma0,
+                },
+                idx,
+            )?;
         }
         if hz.control_weight > 0.0 {
             nlp.add_objective(
@@ -1210,7 +1323,6 @@ pub fn homotopy<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
-    let nc = layout.dims.1;
     let mut x = x0;
     let mut warm: Option<IpoptSolution> = None;
     let mut log = vec![];
@@ -1219,11 +1331,12 @@ pub fn homotopy<C: Cls>(
     for it in 0..o.n_homotopy.max(1) {
         if layout.elastic.is_none() {
             for r in &layout.comp_rows {
-                for i in 0..nc {
+                for i in 0..layout.comp_row_len {
                     nlp.gu[r + i] = sigma;
                 }
             }
         }
+        let hard = layout.terminal.is_empty() || sigma <= o.soft_terminal_sigma * (1.0 + 1e-12);
         for b in nlp.blocks.iter_mut() {
             match (b.row, &mut b.kind) {
                 (None, FesdBlock::Comp { weight, .. })
@@ -1231,7 +1344,17 @@ pub fn homotopy<C: Cls>(
                 | (None, FesdBlock::Elastic { weight }) => {
                     *weight = 1.0 / sigma;
                 }
+                (None, FesdBlock::Terminal { weight, .. }) => {
+                    *weight = if hard { 0.0 } else { o.soft_terminal / sigma };
+                }
                 _ => {}
+            }
+        }
+        if hard {
+            for (i, v) in &layout.terminal {
+                nlp.xl[*i] = *v;
+                nlp.xu[*i] = *v;
+                x[*i] = *v;
             }
         }
         let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
@@ -1319,6 +1442,7 @@ pub fn homotopy<C: Cls>(
             comp_residual: comp,
             constraint_violation: sol.constraint_violation,
             x: sol.x,
+            log,
         });
     }
     Ok((sol, log))

@@ -43,6 +43,11 @@ pub struct Hopper {
     pub holes: Vec<f64>,
     /// Semi-axes (a, b) of the holes.
     pub hole_axes: (f64, f64),
+    /// Lower bound of the foot height p_foot,z in the path constraints (the paper: −0.005).
+    /// With time-freezing the configuration is frozen while f_c < 0, so every exact
+    /// (complementarity-satisfying) trajectory keeps p_foot,z ≥ 0 and the bound only limits
+    /// the penetration of the relaxed NLPs of the homotopy.
+    pub foot_z_min: f64,
 }
 
 impl Default for Hopper {
@@ -66,6 +71,7 @@ impl Default for Hopper {
             mu: 0.8,
             holes: vec![0.5, 1.5, 2.5],
             hole_axes: (0.25, 0.1),
+            foot_z_min: -0.005,
         }
     }
 }
@@ -306,7 +312,7 @@ impl Cls for Hopper {
         g
     }
     fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
-        let mut lo = vec![-0.05, -0.05, 0.05, -0.005];
+        let mut lo = vec![-0.05, -0.05, 0.05, self.foot_z_min];
         let mut hi = vec![1e20, 1e20, 1e20, 0.2];
         lo.extend(std::iter::repeat_n(1.0, self.holes.len()));
         hi.extend(std::iter::repeat_n(1e20, self.holes.len()));

@@ -51,5 +51,7 @@ pub enum OcpError {
         constraint_violation: f64,
         /// The last primal point.
         x: Vec<f64>,
+        /// The NLPs solved so far (σ, objective, residual, iterations, CPU seconds).
+        log: Vec<fesd::NlpLog>,
     },
 }

@@ -224,6 +224,12 @@ pub struct TimeFreezing<C> {
     /// Elastic auxiliary dynamics instead of the inelastic ones: one switching function
     /// c = f_c(q), regions {c > 0} (f₁) and {c < 0} (the damped oscillator, clock frozen).
     pub elastic: Option<ElasticAux>,
+    /// Positive scale factors of the switching functions (c_i ← s_i c_i; missing entries
+    /// are 1). The regions, and so the PSS, do not change; only the magnitudes of the
+    /// multipliers λᵖ, λⁿ = max(±c, 0) that enter the complementarity products do. A gap
+    /// f_c of a few centimetres against velocities of metres per second otherwise leaves
+    /// the gap's products far below the relaxation σ in the early homotopy NLPs.
+    pub switch_scale: Vec<f64>,
 }
 
 impl<C: Cls> TimeFreezing<C> {
@@ -238,6 +244,7 @@ impl<C: Cls> TimeFreezing<C> {
             cls,
             a_n,
             elastic: None,
+            switch_scale: vec![],
         })
     }
     /// Builds the elastic reformulation with coefficient of restitution `e` and impact
@@ -252,6 +259,7 @@ impl<C: Cls> TimeFreezing<C> {
             cls,
             a_n: 1.0,
             elastic: Some(ElasticAux::from_restitution(e, tau_jump)?),
+            switch_scale: vec![],
         })
     }
     /// Dimension of y = (q, v, t).
@@ -277,14 +285,29 @@ impl<C: Cls> TimeFreezing<C> {
         let nq = self.cls.nq();
         let (q, v) = (&y[..nq], &y[nq..2 * nq]);
         let dot = |a: &[T], b: &[T]| a.iter().zip(b).fold(T::from(0.0), |s, (a, b)| s + *a * *b);
-        if self.elastic.is_some() {
-            return vec![self.cls.f_c(q)];
-        }
-        let mut c = vec![self.cls.f_c(q), dot(&self.cls.normal(q), v)];
-        if self.cls.friction().is_some() {
-            c.push(dot(&self.cls.tangent(q), v));
+        let mut c = if self.elastic.is_some() {
+            vec![self.cls.f_c(q)]
+        } else {
+            let mut c = vec![self.cls.f_c(q), dot(&self.cls.normal(q), v)];
+            if self.cls.friction().is_some() {
+                c.push(dot(&self.cls.tangent(q), v));
+            }
+            c
+        };
+        for (c, k) in c.iter_mut().zip(&self.switch_scale) {
+            *c *= *k;
         }
         c
+    }
+    /// Sets [`TimeFreezing::switch_scale`]; every factor must be positive and finite.
+    pub fn with_switch_scale(mut self, scale: Vec<f64>) -> Result<Self, crate::OcpError> {
+        if scale.iter().any(|k| !(k.is_finite() && *k > 0.0)) {
+            return Err(crate::OcpError::InvalidInput(format!(
+                "switching-function scales {scale:?} must be positive"
+            )));
+        }
+        self.switch_scale = scale;
+        Ok(self)
     }
     /// Filippov weights θ(α) of the step representation.
     pub fn theta<T: Real>(&self, a: &[T]) -> Vec<T> {

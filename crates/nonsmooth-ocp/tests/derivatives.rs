@@ -68,6 +68,23 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
         };
         check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
     }
+    // one Scholtes row per product, the soft terminal penalty and scaled switching functions
+    let tf = Arc::new(
+        TimeFreezing::new(Hopper::default(), 200.0)
+            .unwrap()
+            .with_switch_scale(vec![10.0, 1.0, 0.5])
+            .unwrap(),
+    );
+    let o = FesdOptions {
+        n_s: 2,
+        n_fe: 2,
+        penalty: false,
+        cross_components: 1,
+        per_pair: true,
+        soft_terminal: 5.0,
+        ..FesdOptions::default()
+    };
+    check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
 }
 
 fn check_derivatives<C: Cls>(

@@ -85,6 +85,7 @@ fn a_homotopy_cut_short_reports_its_residuals() {
             let OcpError::HomotopyStalled {
                 comp_residual,
                 ref x,
+                ref log,
                 ..
             } = e
             else {
@@ -92,6 +93,9 @@ fn a_homotopy_cut_short_reports_its_residuals() {
             };
             assert!(comp_residual > 1e-14 && comp_residual.is_finite());
             assert!(!x.is_empty(), "the last iterate is returned");
+            // the log of the NLPs solved so far travels with the error (one NLP here)
+            assert_eq!(log.len(), 1);
+            assert!(log[0].iterations > 0 && (log[0].comp_residual - comp_residual).abs() < 1e-12);
             assert!(
                 e.to_string()
                     .starts_with("homotopy stalled: complementarity"),
