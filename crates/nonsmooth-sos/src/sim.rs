@@ -347,6 +347,18 @@ impl Falsification {
     }
 }
 
+/// One rejection-sampling draw of a perturbation uniform in the cube of half-width
+/// `radius`: kept (`Some`) when it lies in the ball of `radius` and both gaps are
+/// non-negative (`γ₁, γ₂ ≥ 0`), else `None`.
+fn admissible_perturbation(
+    p: &PlanarParams,
+    rng: &mut rand_chacha::ChaCha8Rng,
+    radius: f64,
+) -> Option<[f64; 6]> {
+    let x: [f64; 6] = std::array::from_fn(|_| rng.gen_range(-radius..radius));
+    (norm(&x) <= radius && p.gamma(&x, 0) >= 0.0 && p.gamma(&x, 1) >= 0.0).then_some(x)
+}
+
 /// Perturbs the equilibrium randomly (uniform in the ball of `radius` intersected with
 /// `γ₁, γ₂ ≥ 0`) and simulates each sample; a run diverges when its excursion exceeds
 /// `divergence_factor · radius`. A non-positive or non-finite radius runs no sample.
@@ -372,10 +384,9 @@ pub fn falsify(
     }
     let mut done = 0;
     while done < samples {
-        let x: [f64; 6] = std::array::from_fn(|_| rng.gen_range(-radius..radius));
-        if norm(&x) > radius || p.gamma(&x, 0) < 0.0 || p.gamma(&x, 1) < 0.0 {
+        let Some(x) = admissible_perturbation(p, &mut rng, radius) else {
             continue;
-        }
+        };
         done += 1;
         let r = simulate(p, &x, opts);
         out.max_excursion = out.max_excursion.max(r.max_excursion);
@@ -450,10 +461,9 @@ pub fn certificate_along_events(
     let ff = Mode(ContactState::Free, ContactState::Free);
     let mut done = 0;
     while done < samples {
-        let x: [f64; 6] = std::array::from_fn(|_| rng.gen_range(-radius..radius));
-        if norm(&x) > radius || p.gamma(&x, 0) < 0.0 || p.gamma(&x, 1) < 0.0 {
+        let Some(x) = admissible_perturbation(p, &mut rng, radius) else {
             continue;
-        }
+        };
         done += 1;
         let (r, ev) = simulate_traced(p, &x, opts);
         if r.end == SimEnd::Undetermined {
