@@ -1,12 +1,14 @@
 //! Sanity check of the hopper's time-freezing model (seed 002 Sec. 6): drop the hopper with
 //! u = 0 from a raised pose and print the foot height, normal/tangential foot velocity, the
 //! clock and θ₁ at every stage point (landing, frozen jump, sliding on the ground).
+//! Environment: QZ, PH, PK, VX (initial state), AN, ALPHA0, NS, NFE, NCROSS, H, STEPS, VERB.
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{simulate, FesdOptions};
+use nonsmooth_ocp::fesd::{build, simulate, FesdOptions, Horizon};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+use nonsmooth_ocp::OcpError;
 
 fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
     std::env::var(k)
@@ -33,17 +35,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         verbose: env("VERB", 0) == 1,
         alpha0: env("ALPHA0", 0.5),
         n_s: env("NS", 2),
+        n_fe: env("NFE", 3),
         cross_components: env("NCROSS", usize::MAX),
         ..FesdOptions::default()
     };
-    let sim = simulate(
+    let sim = match simulate(
         &tf,
         &y0,
         env("H", 0.05),
         env("STEPS", 20),
         &|_| vec![0.0, 0.0],
         &o,
-    )?;
+    ) {
+        Ok(s) => s,
+        Err(OcpError::HomotopyStalled {
+            comp_residual, x, ..
+        }) => {
+            println!("stalled step at complementarity {comp_residual:.2e}:");
+            print_step(&tf, &o, env("H", 0.05), &x);
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     println!("tau t foot_z v_n v_t theta1 hip_z");
     for (tau, (y, th)) in sim
         .traj
@@ -67,4 +80,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sim.comp_residual, sim.nlp_count, sim.nlp_iterations
     );
     Ok(())
+}
+
+/// Prints the element lengths and, per stage point, the state, c(y), α and λ of a stalled
+/// single-step iterate `x` (the layout is rebuilt from a one-step horizon at x's y₀).
+fn print_step(tf: &Arc<TimeFreezing<Hopper>>, o: &FesdOptions, step_len: f64, x: &[f64]) {
+    let hz = Horizon {
+        y0: x[..9].to_vec(),
+        lam0: None,
+        n_steps: 1,
+        step_len,
+        u_bounds: vec![(vec![0.0; 2], vec![0.0; 2])],
+        s_bounds: (1.0, 1.0),
+        clock: None,
+        terminal: vec![],
+        y_bounds: None,
+        control_weight: 0.0,
+    };
+    let Ok((_, layout, _)) = build(tf, &hz, o) else {
+        return;
+    };
+    let nc = layout.dims.1;
+    for (ie, e) in layout.elems.iter().enumerate() {
+        println!("element {ie}: h = {:.5}", x[e.h]);
+        for j in 0..e.y.len() {
+            let y = &x[e.y[j]..e.y[j] + 9];
+            let c = tf.switching(y);
+            let f = |v: &[f64]| {
+                format!(
+                    "{:?}",
+                    v.iter()
+                        .map(|a| (a * 1e4).round() / 1e4)
+                        .collect::<Vec<_>>()
+                )
+            };
+            println!(
+                "  stage {j}: q {} v {} t {:.4} c {} alpha {} lp {} ln {}",
+                f(&y[..4]),
+                f(&y[4..8]),
+                y[8],
+                f(&c),
+                f(&x[e.alpha[j]..e.alpha[j] + nc]),
+                f(&x[e.lp[j + 1]..e.lp[j + 1] + nc]),
+                f(&x[e.ln[j + 1]..e.ln[j + 1] + nc]),
+            );
+        }
+    }
 }

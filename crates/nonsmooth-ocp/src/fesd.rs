@@ -13,7 +13,8 @@
 //! complementarity only (the order-1 baseline of digest E4). After the homotopy an
 //! active-set polish ([`polish`]) fixes the complementarity pairs' active sides and re-solves
 //! the smooth NLP, so that the products vanish exactly. General path constraints of the
-//! system ([`Cls::path`]) are imposed at every stage point. The integrator ([`simulate`])
+//! system ([`Cls::path`]) are imposed at every stage point of the OCP (not in the
+//! integrator, which follows the dynamics wherever they lead). The integrator ([`simulate`])
 //! first predicts the mode of the coming steps ([`solve_fixed_mode`]): runs of steps without
 //! a switch are solved as one smooth NLP with the active set fixed, and only the steps with a
 //! switch go through the homotopy. For OCPs, [`FesdOptions::rho_sot`] penalizes the speed of
@@ -912,11 +913,25 @@ pub struct Horizon {
 /// The FESD NLP, its layout and an initial guess.
 pub type Built<C> = (BlockNlp<FesdBlock<C>>, Layout, Vec<f64>);
 
-/// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½).
+/// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½),
+/// with the system's path constraints ([`Cls::path`]) at every stage point.
 pub fn build<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
+) -> Result<Built<C>, OcpError> {
+    build_nlp(tf, hz, o, true)
+}
+
+/// [`build`] with the path constraints ([`Cls::path`]) optional: the integrator
+/// ([`simulate`]) leaves them out, since they are constraints of the OCP, not of the
+/// dynamics (a state outside them, e.g. the hopper's knee at q_x − l_t sin φ_hip < −0.05,
+/// would make the exact flow infeasible).
+fn build_nlp<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    path_constraints: bool,
 ) -> Result<Built<C>, OcpError> {
     let st = o.dcs == Dcs::Stewart;
     let (ny, nc, nu) = (tf.ny(), colloc_width(tf, st), tf.cls.nu());
@@ -1134,7 +1149,7 @@ pub fn build<C: Cls>(
                 &z,
                 &z,
             )?;
-            if tf.cls.n_path() > 0 {
+            if path_constraints && tf.cls.n_path() > 0 {
                 let (plo, phi) = tf.cls.path_bounds();
                 let nq = tf.cls.nq();
                 for j in 0..ns + usize::from(!sa) {
@@ -1965,7 +1980,8 @@ pub struct SimResult {
 }
 
 /// Integrates the time-freezing system with fixed controls `controls(k)` on `n_steps` steps
-/// of numerical length `step_len`, one homotopy per step (FESD as an integrator).
+/// of numerical length `step_len`, one homotopy per step (FESD as an integrator). The
+/// system's path constraints ([`Cls::path`]) are not imposed.
 pub fn simulate<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     y0: &[f64],
@@ -2031,7 +2047,7 @@ pub fn simulate<C: Cls>(
             y_bounds: None,
             control_weight: 0.0,
         };
-        let (mut nlp, layout, mut x0) = build(tf, &hz, o)?;
+        let (mut nlp, layout, mut x0) = build_nlp(tf, &hz, o, false)?;
         // warm start of the mode: every α from the previous step's last stage
         if let Some(a) = &alpha_prev {
             for e in &layout.elems {

@@ -51,7 +51,8 @@ pub trait Cls {
         0
     }
     /// General path constraints g(q) (length [`Cls::n_path`]), bounded by
-    /// [`Cls::path_bounds`] at every stage point (seed 002 eq. 33: g(x) ≥ 0).
+    /// [`Cls::path_bounds`] at every stage point of the OCP (seed 002 eq. 33: g(x) ≥ 0);
+    /// the integrator (`fesd::simulate`) does not impose them.
     fn path<T: Real>(&self, _q: &[T]) -> Vec<T> {
         vec![]
     }
