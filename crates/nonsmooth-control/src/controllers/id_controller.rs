@@ -335,18 +335,25 @@ mod tests {
     use nonsmooth_core::{ContactSnapshot, Model, State};
     use nonsmooth_sim::{AnitescuPotraStepper, MaxDissipationStepper, Stepper};
 
+    /// The quadruped of `examples/id_quadruped.toml` at its initial (standing) state, with
+    /// the snapshot there.
+    fn standing_quadruped() -> (Model, State, ContactSnapshot<f64>) {
+        let model =
+            Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None)
+                .unwrap();
+        let state = model.initial_state.clone();
+        let snap = ContactSnapshot::new(&model, &state.q, &state.v, 0.0).unwrap();
+        (model, state, snap)
+    }
+
     /// One control step of `variant` on the standing quadruped (trot reference at t = 0),
     /// applied in `stepper`: (ID solution, v⁺ of the plant, simulated Σf_N).
     fn one_step(
         variant: Variant,
         stepper: &mut dyn Stepper,
     ) -> (IdSolution, nalgebra::DVector<f64>, f64) {
-        let model =
-            Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None)
-                .unwrap();
+        let (model, state, snap) = standing_quadruped();
         let dt = 1e-3;
-        let state = model.initial_state.clone();
-        let snap = ContactSnapshot::new(&model, &state.q, &state.v, 0.0).unwrap();
         let reference = GaitPlanner::trot(0.75).reference(0.0).unwrap();
         let mut c = IdController::new("t", variant);
         c.base = Some(BaseFeedback::default());
@@ -400,12 +407,8 @@ mod tests {
         // g = M (v⁺ − v)/Δt − f − Pᵀτ of a solve, fed to the rigid-body inverse dynamics with
         // the same θ̈_des, returns the solve's own torques (the KKT system is nonsingular), so
         // the fallback after a failed solve is ID(tᵢ) with the contact force held one step.
-        let model =
-            Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None)
-                .unwrap();
+        let (model, _, snap) = standing_quadruped();
         let dt = 1e-3;
-        let state = model.initial_state.clone();
-        let snap = ContactSnapshot::new(&model, &state.q, &state.v, 0.0).unwrap();
         let reference = GaitPlanner::trot(0.75).reference(0.2).unwrap();
         let mut c = IdController::new("t", Variant::LcpCoulomb);
         c.base = Some(BaseFeedback::default());
