@@ -106,6 +106,8 @@ fn main() {
         warm_duals: env("WARM", 1) == 1,
         elastic: env("ELASTIC", 0) == 1,
         rho_sot: env("RSOT", 0.0),
+        flight_cut: std::env::var("CUT").ok().and_then(|v| v.parse().ok()),
+        flight_cut_v: std::env::var("CUTV").ok().and_then(|v| v.parse().ok()),
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();

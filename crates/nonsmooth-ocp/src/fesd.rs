@@ -307,6 +307,16 @@ pub struct FesdOptions {
     /// σ at or below which the terminal constraint is hard again (see
     /// [`FesdOptions::soft_terminal`]).
     pub soft_terminal_sigma: f64,
+    /// Flight cut δ ≥ 0 on the first switching function (step representation only; `None`
+    /// = off): the stage-wise constraint (1 − α₁)(λᵖ₁ − δ) ≤ 0 at every stage point. Every
+    /// exact solution satisfies it (λᵖ₁ > 0 forces α₁ = 1 by complementarity, and
+    /// λᵖ₁ ≤ δ makes the product ≤ 0), but it forbids the relaxed points with α₁ < 1 at a
+    /// gap c₁ = λᵖ₁ > δ, which use the auxiliary dynamics in flight ("thrust in the air",
+    /// docs/optimal-control.md). δ is in units of the (scaled) switching function.
+    pub flight_cut: Option<f64>,
+    /// The same cut on the second switching function (normal velocity):
+    /// (1 − α₂)(λᵖ₂ − δ_v) ≤ 0 at every stage point (`None` = off).
+    pub flight_cut_v: Option<f64>,
 }
 
 impl Default for FesdOptions {
@@ -344,6 +354,8 @@ impl Default for FesdOptions {
             lambda_shift: 0.0,
             soft_terminal: 0.0,
             soft_terminal_sigma: 1e-3,
+            flight_cut: None,
+            flight_cut_v: None,
         }
     }
 }
@@ -418,6 +430,12 @@ pub enum FesdBlock<C> {
     Path {
         /// The time-freezing system.
         tf: Arc<TimeFreezing<C>>,
+    },
+    /// Flight cut (1 − α)(λᵖ − δ) ≤ 0 at one stage point ([`FesdOptions::flight_cut`]);
+    /// vars `[α_i, λᵖ_i]`.
+    FlightCut {
+        /// Threshold δ.
+        delta: f64,
     },
     /// Σ h = step length (linear); vars [h_1..].
     SumH,
@@ -604,6 +622,9 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 for (o, g) in out.iter_mut().zip(tf.cls.path(x)) {
                     *o = g;
                 }
+            }
+            FesdBlock::FlightCut { delta } => {
+                out[0] = (T::from(1.0) - x[0]) * (x[1] - *delta);
             }
             FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
             FesdBlock::Linear { weight } | FesdBlock::Elastic { weight } => out[0] = x[0] * *weight,
@@ -1234,6 +1255,25 @@ fn build_nlp<C: Cls>(
                 layout.comp_row_len = nrow;
                 let row = nlp.add_constraint(comp, vars, &vec![-1e20; nrow], &vec![ub; nrow])?;
                 layout.comp_rows.push(row);
+            }
+            if !st {
+                let cuts = [o.flight_cut, o.flight_cut_v];
+                for (i, delta) in cuts.iter().enumerate().take(nc) {
+                    let Some(delta) = *delta else { continue };
+                    if !(delta.is_finite() && delta >= 0.0) {
+                        return Err(OcpError::InvalidInput(
+                            "flight cut thresholds must be finite and nonnegative".into(),
+                        ));
+                    }
+                    for j in 0..ns {
+                        nlp.add_constraint(
+                            FesdBlock::FlightCut { delta },
+                            vec![e.alpha[j] + i, e.lp[j + 1] + i],
+                            &[-1e20],
+                            &[0.0],
+                        )?;
+                    }
+                }
             }
             if o.alpha_bias > 0.0 && !st {
                 for j in 0..ns {

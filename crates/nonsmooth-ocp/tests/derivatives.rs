@@ -85,6 +85,36 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
         ..FesdOptions::default()
     };
     check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
+    // the flight cuts (1 − α_i)(λᵖ_i − δ_i) ≤ 0 on the gap and the normal velocity
+    let o = FesdOptions {
+        n_s: 2,
+        n_fe: 2,
+        penalty: false,
+        cross_components: 1,
+        flight_cut: Some(0.01),
+        flight_cut_v: Some(0.05),
+        ..FesdOptions::default()
+    };
+    let (nlp_cut, _, _) = build(&tf, &hz, &o).unwrap();
+    let (nlp_off, _, _) = build(
+        &tf,
+        &hz,
+        &FesdOptions {
+            flight_cut: None,
+            flight_cut_v: None,
+            ..o.clone()
+        },
+    )
+    .unwrap();
+    // two cut rows per stage point: 2 steps × 2 elements × 2 stages × 2 components
+    assert_eq!(nlp_cut.num_cons(), nlp_off.num_cons() + 16);
+    check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
+    // a negative threshold is a typed error
+    let bad = FesdOptions {
+        flight_cut: Some(-1.0),
+        ..o
+    };
+    assert!(build(&tf, &hz, &bad).is_err());
 }
 
 fn check_derivatives<C: Cls>(
