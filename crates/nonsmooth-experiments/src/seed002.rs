@@ -576,14 +576,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     let o = FesdOptions {
         n_s,
         n_fe,
-        penalty: false,
-        kappa: 0.1,
-        n_homotopy: 40,
-        cross_components: 1,
-        ipopt_tol: 1e-8,
-        max_iter: 3000,
-        rho_sot: 100.0,
-        ..FesdOptions::default()
+        ..hopper::paper_options()
     };
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     let (sol, converged) = match solve_ocp(&tf, &hz, &o) {

@@ -67,18 +67,7 @@ fn particle_ocp() -> (f64, usize, f64) {
 fn hopper_ocp() {
     let tf = Arc::new(TimeFreezing::new(Hopper::default(), 200.0).expect("valid a_n"));
     let hz = hopper::horizon(20, 2.5, 3.0, 60.0, 5.0);
-    let o = FesdOptions {
-        n_s: 3,
-        n_fe: 3,
-        penalty: false,
-        kappa: 0.1,
-        n_homotopy: 40,
-        cross_components: 1,
-        ipopt_tol: 1e-8,
-        max_iter: 3000,
-        rho_sot: 100.0,
-        ..FesdOptions::default()
-    };
+    let o = hopper::paper_options();
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     match solve_ocp(&tf, &hz, &o) {
         Ok(s) => println!(

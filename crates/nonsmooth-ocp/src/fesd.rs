@@ -521,11 +521,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 per_pair,
             } => {
                 let (ns, nc, nl) = (*n_s, *n_c, *n_lam);
-                let (x, slack) = if *elastic {
-                    (&x[..x.len() - 1], Some(x[x.len() - 1]))
-                } else {
-                    (x, None)
-                };
+                let (x, slack) = split_elastic(x, *elastic);
                 let al = &x[..ns * nc];
                 let lp = &x[ns * nc..ns * nc + nl * nc];
                 let ln = &x[ns * nc + nl * nc..];
@@ -589,11 +585,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 elastic,
             } => {
                 let (ns, nl, nt) = (*n_s, *n_lam, *n_th);
-                let (x, slack) = if *elastic {
-                    (&x[..x.len() - 1], Some(x[x.len() - 1]))
-                } else {
-                    (x, None)
-                };
+                let (x, slack) = split_elastic(x, *elastic);
                 let th = &x[..ns * nt];
                 let la = &x[ns * nt..ns * nt + nl * nt];
                 for r in 0..nt {
@@ -828,6 +820,15 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
 }
 
 /// Width of a stage's switching variables: n_c (α) or n_θ (Stewart's θ).
+/// The block variables of a complementarity block and, in elastic mode, its trailing
+/// elastic slack.
+fn split_elastic<T: Real>(x: &[T], elastic: bool) -> (&[T], Option<T>) {
+    match x.split_last() {
+        Some((slack, rest)) if elastic => (rest, Some(*slack)),
+        _ => (x, None),
+    }
+}
+
 fn colloc_width<C: Cls>(tf: &TimeFreezing<C>, stewart: bool) -> usize {
     if stewart {
         tf.n_stewart()

@@ -352,6 +352,25 @@ pub fn horizon(
     }
 }
 
+/// The FESD and homotopy options of the hopper at the paper's settings (Sec. 6: Radau IIA
+/// n_s = 3, N_FE = 3) with our homotopy choices (docs/optimal-control.md): Scholtes
+/// relaxation with κ = 0.1 over at most 40 NLPs, cross complementarity on the gap only,
+/// IPOPT tolerance 1e-8 and 3000 iterations, and the speed-of-time penalty ρ_sot = 100.
+pub fn paper_options() -> crate::fesd::FesdOptions {
+    crate::fesd::FesdOptions {
+        n_s: 3,
+        n_fe: 3,
+        penalty: false,
+        kappa: 0.1,
+        n_homotopy: 40,
+        cross_components: 1,
+        ipopt_tol: 1e-8,
+        max_iter: 3000,
+        rho_sot: 100.0,
+        ..crate::fesd::FesdOptions::default()
+    }
+}
+
 /// Number of flight phases (maximal runs of stage points with the foot above `tol`).
 pub fn hop_count(hop: &Hopper, ys: &[Vec<f64>], tol: f64) -> usize {
     let mut count = 0;

@@ -343,21 +343,7 @@ impl HopperProblem {
         }
         let tf = Arc::new(TimeFreezing::new(hop, p.model.a_n).map_err(|e| bad(e.to_string()))?);
         let horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
-        let options = p.fesd.apply(
-            FesdOptions {
-                n_s: 3,
-                n_fe: 3,
-                penalty: false,
-                kappa: 0.1,
-                n_homotopy: 40,
-                cross_components: 1,
-                ipopt_tol: 1e-8,
-                max_iter: 3000,
-                rho_sot: 100.0,
-                ..FesdOptions::default()
-            },
-            &bad,
-        )?;
+        let options = p.fesd.apply(hopper::paper_options(), &bad)?;
         Ok(Self {
             tf,
             horizon,
