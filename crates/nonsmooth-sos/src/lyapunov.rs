@@ -390,6 +390,142 @@ fn closed_impacts(
     Ok(())
 }
 
+/// Pre-impact velocity `w = (u, v, ω)` of a flight case in the variables of
+/// [`flight_after_impact`]: `k = i`: `(θ, u, g, ω)` with `g = −γ̇_k(w)`, `v = −g − l_kω`;
+/// `k ≠ i`: `(u, v, ω, Δ)`.
+fn flight_pre_velocity(l: [f64; 2], k: usize, i: usize, x: &[Poly]) -> Result<[Poly; 3], SosError> {
+    Ok(if k == i {
+        [
+            x[1].clone(),
+            x[2].add(&x[3].scale(l[k]))?.scale(-1.0),
+            x[3].clone(),
+        ]
+    } else {
+        [x[0].clone(), x[1].clone(), x[2].clone()]
+    })
+}
+
+/// The ballistic flight from the post-impact velocity `v0` at contact `k` to the landing at
+/// contact `i`, in the variables of [`flight_after_impact`].
+struct BallisticFlight {
+    /// Configuration `(0, z₀, θ₀)` of the flight's start (the impact at `k`, `γ_k = 0`).
+    start_q: [Poly; 3],
+    /// Flight duration `Δ` (`2γ̇_k(x₀)/cosα` for `k = i`, the variable `x₃` otherwise).
+    dl: Poly,
+    /// `Δ²`.
+    d2: Poly,
+    /// `γ̇_k(x₀)` and `γ̇_i(x₀)`.
+    gk0: Poly,
+    gi0: Poly,
+    /// The state `x⁻ = Φ_Δ(x₀)` at the landing, in the six state variables.
+    landing: [Poly; 6],
+}
+
+/// Builds [`BallisticFlight`] (free flight under gravity tilted by `α`).
+fn ballistic_flight(
+    p: &PlanarParams,
+    k: usize,
+    i: usize,
+    x: &[Poly],
+    v0: &[Poly],
+) -> Result<BallisticFlight, SosError> {
+    let l = [p.l(0), p.l(1)];
+    let (sa, ca) = (p.alpha.sin(), p.alpha.cos());
+    let n = x.len();
+    let gk0 = v0[1].add(&v0[2].scale(l[k]))?;
+    let gi0 = v0[1].add(&v0[2].scale(l[i]))?;
+    let (th0, dl) = if k == i {
+        (x[0].clone(), gk0.scale(2.0 / ca))
+    } else {
+        let dl = x[3].clone();
+        let th = gi0
+            .mul(&dl)?
+            .sub(&dl.mul(&dl)?.scale(0.5 * ca))?
+            .scale(1.0 / (l[k] - l[i]));
+        (th, dl)
+    };
+    let z0 = th0.scale(-l[k]);
+    let d2 = dl.mul(&dl)?;
+    let landing = [
+        v0[0].mul(&dl)?.add(&d2.scale(0.5 * sa))?,
+        z0.add(&v0[1].mul(&dl)?)?.sub(&d2.scale(0.5 * ca))?,
+        th0.add(&v0[2].mul(&dl)?)?,
+        v0[0].add(&dl.scale(sa))?,
+        v0[1].sub(&dl.scale(ca))?,
+        v0[2].clone(),
+    ];
+    Ok(BallisticFlight {
+        start_q: [const_poly(n, 0.0), z0, th0],
+        dl,
+        d2,
+        gk0,
+        gi0,
+        landing,
+    })
+}
+
+/// Registers `target ≥ 0` on the semialgebraic set of one flight case: the linear
+/// constraints `lin_c` (plus the case's own: for `k = i` `γ_o ≥ 0` at the start and at the
+/// landing; for `k ≠ i` `Δ ≥ 0`, `γ_k(x⁻) ≥ 0`, `γ̇_i(x⁻) ≤ 0`, `γ_i(x₀) ≥ 0`), their
+/// pairwise products, and the unit ball on the pre-impact state `w` (its velocity part for
+/// `k ≠ i`, where `θ` is a derived quantity: a superset, hence sound).
+#[allow(clippy::too_many_arguments)]
+fn require_flight_case(
+    prog: &mut SosProgram,
+    p: &PlanarParams,
+    (k, i): (usize, usize),
+    x: &[Poly],
+    wv: &[Poly; 3],
+    fl: &BallisticFlight,
+    mut lin_c: Vec<Poly>,
+    label: &str,
+    target: &Poly,
+    (half, mult_half_degree): (u32, u32),
+) -> Result<(), SosError> {
+    let l = [p.l(0), p.l(1)];
+    let ca = p.alpha.cos();
+    let n = x.len();
+    let o = 1 - k;
+    let mut other = Vec::new();
+    let mut bl = const_poly(n, 1.0);
+    for c in wv {
+        bl = bl.sub(&c.mul(c)?)?;
+    }
+    if k == i {
+        // γ_o(w) = (l_o − l_k)θ ≥ 0; γ_o(x⁻) ≥ 0 (quadratic; with concavity of γ_o in
+        // flight, contact o does not land first).
+        lin_c.push(x[0].scale(l[o] - l[k]));
+        other.push(fl.landing[Z].add(&fl.landing[TH].scale(l[o]))?);
+        bl = bl.sub(&x[0].mul(&x[0])?.scale(1.0 + l[k] * l[k]))?;
+    } else {
+        // Δ ≥ 0; γ_k(x⁻) ≥ 0 ⇔ γ̇_k(x₀) − ½cosαΔ ≥ 0 (Δ > 0);
+        // γ̇_i(x⁻) ≤ 0; γ_i(x₀) ≥ 0 (quadratic).
+        lin_c.push(fl.dl.clone());
+        lin_c.push(fl.gk0.sub(&fl.dl.scale(0.5 * ca))?);
+        lin_c.push(fl.gi0.sub(&fl.dl.scale(ca))?.scale(-1.0));
+        other.push(fl.d2.scale(0.5 * ca).sub(&fl.gi0.mul(&fl.dl)?)?);
+    }
+    let mut ineqs = lin_c.clone();
+    for a in 0..lin_c.len() {
+        for b in a + 1..lin_c.len() {
+            ineqs.push(lin_c[a].mul(&lin_c[b])?);
+        }
+    }
+    ineqs.extend(other);
+    ineqs.push(bl);
+    ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
+    prog.require_nonneg_with_basis(
+        label,
+        target,
+        &ineqs,
+        &[],
+        half,
+        false,
+        Some(monomials(n, 1, half)),
+        Some(mult_half_degree),
+    )
+}
+
 /// Condition 4, **our formulation** for `e > 0`: every free flight that can recur starts at
 /// the post-impact state `x₀ = M_k(w)` of an impact at a contact `k` (in the ZOD with
 /// φ = 0 a contact with `γ_k = γ̇_k = 0` never lifts off, because `γ̈_k = −cosα < 0` in FF,
@@ -407,58 +543,19 @@ fn flight_after_impact(
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
-    let (sa, ca) = (p.alpha.sin(), p.alpha.cos());
-    let n = 4;
-    let x = Poly::vars(n);
+    let x = Poly::vars(4);
     for k in 0..2 {
-        let o = 1 - k;
         for i in 0..2 {
-            // k = i: variables (θ, u, g, ω) with g = −γ̇_k(w), v = −g − l_kω;
-            // k ≠ i: (u, v, ω, Δ).
-            let wv: [Poly; 3] = if k == i {
-                [
-                    x[1].clone(),
-                    x[2].add(&x[3].scale(l[k]))?.scale(-1.0),
-                    x[3].clone(),
-                ]
-            } else {
-                [x[0].clone(), x[1].clone(), x[2].clone()]
-            };
+            let wv = flight_pre_velocity(l, k, i, &x)?;
             let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
             for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
                 let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
-                let gk0 = v0[1].add(&v0[2].scale(l[k]))?;
-                let gi0 = v0[1].add(&v0[2].scale(l[i]))?;
-                let (th0, dl) = if k == i {
-                    (x[0].clone(), gk0.scale(2.0 / ca))
-                } else {
-                    let dl = x[3].clone();
-                    let th = gi0
-                        .mul(&dl)?
-                        .sub(&dl.mul(&dl)?.scale(0.5 * ca))?
-                        .scale(1.0 / (l[k] - l[i]));
-                    (th, dl)
-                };
-                let z0 = th0.scale(-l[k]);
-                let x0 = vec![
-                    const_poly(n, 0.0),
-                    z0.clone(),
-                    th0.clone(),
-                    v0[0].clone(),
-                    v0[1].clone(),
-                    v0[2].clone(),
-                ];
-                let d2 = dl.mul(&dl)?;
-                let xm = [
-                    v0[0].mul(&dl)?.add(&d2.scale(0.5 * sa))?,
-                    z0.add(&v0[1].mul(&dl)?)?.sub(&d2.scale(0.5 * ca))?,
-                    th0.add(&v0[2].mul(&dl)?)?,
-                    v0[0].add(&dl.scale(sa))?,
-                    v0[1].sub(&dl.scale(ca))?,
-                    v0[2].clone(),
-                ];
-                let mvel = [xm[3].clone(), xm[4].clone(), xm[5].clone()];
-                let v_start = v2.substitute(&x0)?;
+                let fl = ballistic_flight(p, k, i, &x, &v0)?;
+                let [q0, q1, q2] = fl.start_q.clone();
+                let v_start =
+                    v2.substitute(&[q0, q1, q2, v0[0].clone(), v0[1].clone(), v0[2].clone()])?;
+                let [xm0, xm1, xm2, xm3, xm4, xm5] = fl.landing.clone();
+                let mvel = [xm3, xm4, xm5];
                 for (ni, lni, lti, consi) in impulse_pieces(p, i, &mvel)? {
                     let label = format!(
                         "flight after impact {} then impact {} ({nk}, {ni})",
@@ -470,9 +567,9 @@ fn flight_after_impact(
                     }
                     let pv = apply_impulse(p, i, &mvel, &lni, &lti)?;
                     let xp = vec![
-                        xm[0].clone(),
-                        xm[1].clone(),
-                        xm[2].clone(),
+                        xm0.clone(),
+                        xm1.clone(),
+                        xm2.clone(),
                         pv[0].clone(),
                         pv[1].clone(),
                         pv[2].clone(),
@@ -492,44 +589,17 @@ fn flight_after_impact(
                     let mut lin_c = vec![gk_w.scale(-1.0)];
                     lin_c.extend(consk.iter().cloned());
                     lin_c.extend(consi);
-                    let mut other = Vec::new();
-                    // Ball on the previous pre-impact state w (velocity part for k ≠ i,
-                    // where θ is a derived quantity: a superset, hence sound).
-                    let mut bl = const_poly(n, 1.0);
-                    for c in &wv {
-                        bl = bl.sub(&c.mul(c)?)?;
-                    }
-                    if k == i {
-                        // γ_o(x₀) = (l_o − l_k)θ ≥ 0; γ_o(x⁻) ≥ 0 (quadratic).
-                        lin_c.push(x[0].scale(l[o] - l[k]));
-                        other.push(xm[1].add(&xm[2].scale(l[o]))?);
-                        bl = bl.sub(&x[0].mul(&x[0])?.scale(1.0 + l[k] * l[k]))?;
-                    } else {
-                        // Δ ≥ 0; γ_k(x⁻) ≥ 0 ⇔ γ̇_k(x₀) − ½cosαΔ ≥ 0 (Δ > 0);
-                        // γ̇_i(x⁻) ≤ 0; γ_i(x₀) ≥ 0 (quadratic).
-                        lin_c.push(dl.clone());
-                        lin_c.push(gk0.sub(&dl.scale(0.5 * ca))?);
-                        lin_c.push(gi0.sub(&dl.scale(ca))?.scale(-1.0));
-                        other.push(d2.scale(0.5 * ca).sub(&gi0.mul(&dl)?)?);
-                    }
-                    let mut ineqs = lin_c.clone();
-                    for a in 0..lin_c.len() {
-                        for b in a + 1..lin_c.len() {
-                            ineqs.push(lin_c[a].mul(&lin_c[b])?);
-                        }
-                    }
-                    ineqs.extend(other);
-                    ineqs.push(bl);
-                    ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
-                    prog.require_nonneg_with_basis(
+                    require_flight_case(
+                        prog,
+                        p,
+                        (k, i),
+                        &x,
+                        &wv,
+                        &fl,
+                        lin_c,
                         &label,
                         &target,
-                        &ineqs,
-                        &[],
-                        half,
-                        false,
-                        Some(monomials(n, 1, half)),
-                        Some(mult_half_degree),
+                        (half, mult_half_degree),
                     )?;
                 }
             }
@@ -558,23 +628,10 @@ fn flight_pre_impact(
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
-    let (sa, ca) = (p.alpha.sin(), p.alpha.cos());
-    let n = 4;
-    let x = Poly::vars(n);
+    let x = Poly::vars(4);
     for k in 0..2 {
-        let o = 1 - k;
         for i in 0..2 {
-            // k = i: variables (θ, u, g, ω) with g = −γ̇_k(w), v = −g − l_kω;
-            // k ≠ i: (u, v, ω, Δ), θ from γ_i(x⁻) = 0.
-            let wv: [Poly; 3] = if k == i {
-                [
-                    x[1].clone(),
-                    x[2].add(&x[3].scale(l[k]))?.scale(-1.0),
-                    x[3].clone(),
-                ]
-            } else {
-                [x[0].clone(), x[1].clone(), x[2].clone()]
-            };
+            let wv = flight_pre_velocity(l, k, i, &x)?;
             let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
             for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
                 let label = format!("pre-impact {} flight to impact {} ({nk})", k + 1, i + 1);
@@ -582,37 +639,10 @@ fn flight_pre_impact(
                     continue;
                 }
                 let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
-                let gk0 = v0[1].add(&v0[2].scale(l[k]))?;
-                let gi0 = v0[1].add(&v0[2].scale(l[i]))?;
-                let (th0, dl) = if k == i {
-                    (x[0].clone(), gk0.scale(2.0 / ca))
-                } else {
-                    let dl = x[3].clone();
-                    let th = gi0
-                        .mul(&dl)?
-                        .sub(&dl.mul(&dl)?.scale(0.5 * ca))?
-                        .scale(1.0 / (l[k] - l[i]));
-                    (th, dl)
-                };
-                let z0 = th0.scale(-l[k]);
-                let w_state = vec![
-                    const_poly(n, 0.0),
-                    z0.clone(),
-                    th0.clone(),
-                    wv[0].clone(),
-                    wv[1].clone(),
-                    wv[2].clone(),
-                ];
-                let d2 = dl.mul(&dl)?;
-                let xm = vec![
-                    v0[0].mul(&dl)?.add(&d2.scale(0.5 * sa))?,
-                    z0.add(&v0[1].mul(&dl)?)?.sub(&d2.scale(0.5 * ca))?,
-                    th0.add(&v0[2].mul(&dl)?)?,
-                    v0[0].add(&dl.scale(sa))?,
-                    v0[1].sub(&dl.scale(ca))?,
-                    v0[2].clone(),
-                ];
-                let mut target = v2.substitute(&w_state)?.sub(&v2.substitute(&xm)?)?;
+                let fl = ballistic_flight(p, k, i, &x, &v0)?;
+                let [q0, q1, q2] = fl.start_q.clone();
+                let w_state = [q0, q1, q2, wv[0].clone(), wv[1].clone(), wv[2].clone()];
+                let mut target = v2.substitute(&w_state)?.sub(&v2.substitute(&fl.landing)?)?;
                 if k == i {
                     // For the slip pieces the impulse and Δ vanish at g = 0, and so does the
                     // target: divide by g ≥ 0 exactly (closed-form facial reduction). The
@@ -623,43 +653,17 @@ fn flight_pre_impact(
                 }
                 let mut lin_c = vec![gk_w.scale(-1.0)];
                 lin_c.extend(consk.iter().cloned());
-                let mut other = Vec::new();
-                let mut bl = const_poly(n, 1.0);
-                for c in &wv {
-                    bl = bl.sub(&c.mul(c)?)?;
-                }
-                if k == i {
-                    // γ_o(w) = (l_o − l_k)θ ≥ 0; γ_o(x⁻) ≥ 0 (quadratic; with concavity of
-                    // γ_o in flight, contact o does not land first).
-                    lin_c.push(x[0].scale(l[o] - l[k]));
-                    other.push(xm[Z].add(&xm[TH].scale(l[o]))?);
-                    bl = bl.sub(&x[0].mul(&x[0])?.scale(1.0 + l[k] * l[k]))?;
-                } else {
-                    // Δ ≥ 0; γ_k(x⁻) ≥ 0 ⇔ γ̇_k(x₀) − ½cosαΔ ≥ 0 (Δ > 0);
-                    // γ̇_i(x⁻) ≤ 0; γ_i(w) ≥ 0 (quadratic).
-                    lin_c.push(dl.clone());
-                    lin_c.push(gk0.sub(&dl.scale(0.5 * ca))?);
-                    lin_c.push(gi0.sub(&dl.scale(ca))?.scale(-1.0));
-                    other.push(d2.scale(0.5 * ca).sub(&gi0.mul(&dl)?)?);
-                }
-                let mut ineqs = lin_c.clone();
-                for a in 0..lin_c.len() {
-                    for b in a + 1..lin_c.len() {
-                        ineqs.push(lin_c[a].mul(&lin_c[b])?);
-                    }
-                }
-                ineqs.extend(other);
-                ineqs.push(bl);
-                ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
-                prog.require_nonneg_with_basis(
+                require_flight_case(
+                    prog,
+                    p,
+                    (k, i),
+                    &x,
+                    &wv,
+                    &fl,
+                    lin_c,
                     &label,
                     &target,
-                    &ineqs,
-                    &[],
-                    half,
-                    false,
-                    Some(monomials(n, 1, half)),
-                    Some(mult_half_degree),
+                    (half, mult_half_degree),
                 )?;
             }
         }
