@@ -1451,6 +1451,40 @@ fn monte_carlo(
 mod tests {
     use super::*;
 
+    /// Checks one physical flight sample against its condition: the target polynomial at
+    /// the reduced variables equals `want` (the physical drop of `V`; for `k = i` possibly
+    /// divided by `g = −γ̇_k(w)`), and the sample lies in the condition's semialgebraic set.
+    fn check_flight_sample(
+        p: &PlanarParams,
+        cond: &crate::program::Condition,
+        z: &[f64],
+        (k, i): (usize, usize),
+        (w, x0, xm): (&[f64; 6], &[f64; 6], &[f64; 6]),
+        want: f64,
+        name: &str,
+    ) -> Result<(), SosError> {
+        let t = cond.p.evaluate_coefficients(z);
+        let g = -p.gamma_dot(w, k);
+        let red: Vec<f64> = if k == i {
+            vec![w[TH], w[U], g, w[W]]
+        } else {
+            let dl = (xm[U] - x0[U]) / p.alpha.sin();
+            vec![w[U], w[V], w[W], dl]
+        };
+        let got = t.eval(&red)?;
+        let ok = (got - want).abs() < 1e-8 * (1.0 + want.abs())
+            || (k == i && (got * g - want).abs() < 1e-8 * (1.0 + want.abs()));
+        assert!(ok, "{name}: polynomial {got} vs physics {want} (g = {g})");
+        for gk in &cond.ineqs {
+            let val = gk.eval(&red)?;
+            assert!(
+                val >= -1e-9,
+                "{name}: constraint {val} < 0 at a physical state"
+            );
+        }
+        Ok(())
+    }
+
     #[test]
     fn template_and_gram_sizes() -> Result<(), SosError> {
         let p = PlanarParams::new(30f64.to_radians(), 0.5, 2.0, 1.0, 0.0);
@@ -1677,26 +1711,8 @@ mod tests {
             let Some(cond) = prog.conditions().iter().find(|c| c.label == name) else {
                 continue;
             };
-            let t = cond.p.evaluate_coefficients(&z);
-            let g = -p.gamma_dot(&w, k);
-            let red: Vec<f64> = if k == i {
-                vec![w[TH], w[U], g, w[W]]
-            } else {
-                let dl = (xm[U] - x0[U]) / p.alpha.sin();
-                vec![w[U], w[V], w[W], dl]
-            };
             let want = v.eval(&w)? - v.eval(&xm)?;
-            let got = t.eval(&red)?;
-            let ok = (got - want).abs() < 1e-8 * (1.0 + want.abs())
-                || (k == i && (got * g - want).abs() < 1e-8 * (1.0 + want.abs()));
-            assert!(ok, "{name}: polynomial {got} vs physics {want} (g = {g})");
-            for gk in &cond.ineqs {
-                let val = gk.eval(&red)?;
-                assert!(
-                    val >= -1e-9,
-                    "{name}: constraint {val} < 0 at a physical state"
-                );
-            }
+            check_flight_sample(&p, cond, &z, (k, i), (&w, &x0, &xm), want, &name)?;
             checked[usize::from(k != i)] += 1;
         }
         assert!(
@@ -1760,27 +1776,8 @@ mod tests {
             let Some(cond) = prog.conditions().iter().find(|c| c.label == name) else {
                 continue;
             };
-            let t = cond.p.evaluate_coefficients(&z);
-            let g = -p.gamma_dot(&w, k);
-            let red: Vec<f64> = if k == i {
-                vec![w[TH], w[U], g, w[W]]
-            } else {
-                let dl = (xm[U] - x0[U]) / p.alpha.sin();
-                vec![w[U], w[V], w[W], dl]
-            };
             let want = v.eval(&x0)? - v.eval(&xp)?;
-            let got = t.eval(&red)?;
-            let ok = (got - want).abs() < 1e-8 * (1.0 + want.abs())
-                || (k == i && (got * g - want).abs() < 1e-8 * (1.0 + want.abs()));
-            assert!(ok, "{name}: polynomial {got} vs physics {want} (g = {g})");
-            // The physical sample lies in the condition's semialgebraic set.
-            for gk in &cond.ineqs {
-                let val = gk.eval(&red)?;
-                assert!(
-                    val >= -1e-9,
-                    "{name}: constraint {val} < 0 at a physical state"
-                );
-            }
+            check_flight_sample(&p, cond, &z, (k, i), (&w, &x0, &xm), want, &name)?;
             checked += 1;
         }
         assert!(checked > 200, "only {checked} samples checked");
