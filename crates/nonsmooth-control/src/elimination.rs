@@ -12,10 +12,18 @@ use nalgebra::{DMatrix, DVector};
 use crate::error::ControlError;
 use crate::problem::IdProblem;
 
-/// Relative Schur-complement threshold of Algorithm 1: a row is independent if its pivot
-/// exceeds `INDEPENDENCE_TOL` times its own `x M⁻¹ xᵀ` (the authors' code subtracts
-/// √ε ≈ 1.5e-8 from the diagonal before the Cholesky test).
+/// Threshold of the actuator rows: an actuator row is independent if its pivot exceeds
+/// `INDEPENDENCE_TOL` times its own `x M⁻¹ xᵀ` (the authors' code subtracts √ε ≈ 1.5e-8 from
+/// the diagonal before the Cholesky test). Also the test that a tangent row is not already
+/// fixed by the actuator rows alone.
 pub const INDEPENDENCE_TOL: f64 = 1e-8;
+
+/// Threshold of Algorithm 1 for the tangent rows, relative and scale-invariant: a tangent row
+/// `x` is kept only if its Schur complement after the rows kept so far exceeds
+/// `SCHUR_TOL` times its Schur complement after the actuator rows alone, `x M̃_P⁻¹ xᵀ`
+/// (the squared sine of the angle between `x` and the kept rows in the `M̃_P⁻¹` metric
+/// exceeds 1e-6, i.e. an angle above 1 mrad). See [`Elimination::build`].
+pub const SCHUR_TOL: f64 = 1e-6;
 
 /// Which equality row of `X` a multiplier belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,10 +58,25 @@ pub struct Elimination {
 
 impl Elimination {
     /// Algorithm 1 generalized: starts from the actuator rows P with right-hand side
-    /// `qdes` (if given), then, if `tangents`, tries every contact's tangent rows in order
-    /// (ŝᵢ, then t̂ᵢ) and keeps those that leave `X M⁻¹ Xᵀ` non-singular, by a bordered
-    /// Cholesky update costing O(m² + km) per row (paper: O(m³ + nm²) in total).
+    /// `qdes` (if given), then, if `tangents`, adds the contacts' tangent rows (ŝᵢ, t̂ᵢ) by
+    /// a bordered Cholesky update costing O(m² + km) per row (paper: O(m³ + nm²) in total).
     /// `vstar` is the free velocity to eliminate against.
+    ///
+    /// Tangent-row selection (pivoted, scale-invariant): every candidate `x` is measured by
+    /// its Schur complement after the rows kept so far, `s(x) = x M⁻¹ xᵀ − ‖L⁻¹ X M⁻¹ xᵀ‖²`,
+    /// relative to its Schur complement after the actuator rows alone, `s_P(x) = x M̃_P⁻¹ xᵀ`
+    /// (for X = P, `M̃_P⁻¹` is the inverse inertia with the actuated joints held). Each round
+    /// keeps the candidate with the largest ratio `s/s_P` (the squared sine of its angle to
+    /// the kept rows in the `M̃_P⁻¹` metric), until every remaining ratio is at most
+    /// `SCHUR_TOL` (10⁻⁶); candidates with `s_P ≤ INDEPENDENCE_TOL · x M⁻¹ xᵀ` (fixed by the
+    /// actuators alone) are never kept. This is the diagonal-pivoting rule of a rank-revealing
+    /// Cholesky factorization (Golub & Van Loan §4.2.8) applied to the tangent block of
+    /// `X M⁻¹ Xᵀ` after the actuator rows. Why not the paper's first-come test against the
+    /// row's full `x M⁻¹ xᵀ`: on a light body (a 0.05 kg finger on a 1.3 kg box) `x M⁻¹ xᵀ`
+    /// is dominated by the finger's inertia, which the actuator rows eliminate anyway, so a
+    /// near-duplicate row (the x-tangents of two fingertips on one box face, σ_min of the kept
+    /// box rows 1.1e-5) passed the test and the no-slip LCP predicted a ±1.66e5 N internal
+    /// pair (docs/grasping.md). Ties keep the contact order.
     ///
     /// # Errors
     /// [`ControlError::InvalidInput`] if the actuator rows are linearly dependent.
@@ -76,7 +99,14 @@ impl Elimination {
             let p = problem.selection();
             for a in 0..p.nrows() {
                 let x = p.row(a).transpose();
-                if !b.try_add(minv, vstar, &x, qdes[a], RowLabel::Actuator(a)) {
+                let accepted = match b.schur(minv, &x) {
+                    Some(row) if row.s > INDEPENDENCE_TOL * row.d => {
+                        b.push(vstar, &x, row, qdes[a], RowLabel::Actuator(a));
+                        true
+                    }
+                    _ => false,
+                };
+                if !accepted {
                     return Err(ControlError::InvalidInput(format!(
                         "actuator {a} acts on a DOF already actuated (P is rank deficient)"
                     )));
@@ -84,20 +114,31 @@ impl Elimination {
             }
         }
         if tangents {
+            // Candidates with their reference scale s_P (Schur complement after P).
+            let mut cands: Vec<(DVector<f64>, f64, RowLabel)> = Vec::new();
             for (i, c) in problem.contacts().iter().enumerate() {
                 for j in 0..c.tangent_rows.nrows() {
-                    if b.k == m {
-                        break;
-                    }
                     let x = c.tangent_rows.row(j).transpose();
-                    b.try_add(
-                        minv,
-                        vstar,
-                        &x,
-                        0.0,
-                        RowLabel::Tangent { contact: i, dir: j },
-                    );
+                    if let Some(row) = b.schur(minv, &x) {
+                        if row.s > INDEPENDENCE_TOL * row.d {
+                            cands.push((x, row.s, RowLabel::Tangent { contact: i, dir: j }));
+                        }
+                    }
                 }
+            }
+            while b.k < m && !cands.is_empty() {
+                let mut best: Option<(usize, f64, SchurRow)> = None;
+                for (idx, (x, sp, _)) in cands.iter().enumerate() {
+                    if let Some(row) = b.schur(minv, x) {
+                        let ratio = row.s / sp;
+                        if ratio > SCHUR_TOL && best.as_ref().is_none_or(|(_, r, _)| ratio > *r) {
+                            best = Some((idx, ratio, row));
+                        }
+                    }
+                }
+                let Some((idx, _, row)) = best else { break };
+                let (x, _, label) = cands.remove(idx);
+                b.push(vstar, &x, row, 0.0, label);
             }
         }
         let k = b.k;
@@ -166,42 +207,61 @@ struct Builder {
     labels: Vec<RowLabel>,
 }
 
+/// A candidate row's Schur-complement data against the rows kept so far.
+struct SchurRow {
+    /// `M⁻¹ x`.
+    y: DVector<f64>,
+    /// `x M⁻¹ xᵀ`.
+    d: f64,
+    /// `Z x` (the new row of L without its diagonal).
+    lvec: DVector<f64>,
+    /// The Schur complement `d − ‖Z x‖²`.
+    s: f64,
+}
+
 impl Builder {
-    fn try_add(
-        &mut self,
-        minv: &DMatrix<f64>,
-        vstar: &DVector<f64>,
-        x: &DVector<f64>,
-        rhs: f64,
-        label: RowLabel,
-    ) -> bool {
+    /// The Schur complement of `x` after the rows kept so far (`None` if no room is left or
+    /// the numbers are not finite).
+    fn schur(&self, minv: &DMatrix<f64>, x: &DVector<f64>) -> Option<SchurRow> {
         let k = self.k;
         if k >= self.l.nrows() {
-            return false;
+            return None;
         }
         let y = minv * x;
         let d = x.dot(&y);
-        if d.is_nan() || d <= 0.0 {
-            return false;
+        if !d.is_finite() || d <= 0.0 {
+            return None;
         }
-        let zk = self.z.rows(0, k);
-        let lvec = zk * x;
+        let lvec = self.z.rows(0, k) * x;
         let s = d - lvec.norm_squared();
-        if s.is_nan() || s <= INDEPENDENCE_TOL * d {
-            return false;
+        if !s.is_finite() {
+            return None;
         }
-        let sq = s.sqrt();
-        let newz = (y - zk.transpose() * &lvec) / sq;
-        let cnew = (rhs - x.dot(vstar) - lvec.dot(&self.c.rows(0, k))) / sq;
+        Some(SchurRow { y, d, lvec, s })
+    }
+
+    /// Appends the row `x` (right-hand side `rhs`) with its Schur data `row` (`row.s > 0`).
+    fn push(
+        &mut self,
+        vstar: &DVector<f64>,
+        x: &DVector<f64>,
+        row: SchurRow,
+        rhs: f64,
+        label: RowLabel,
+    ) {
+        let k = self.k;
+        let zk = self.z.rows(0, k);
+        let sq = row.s.sqrt();
+        let newz = (row.y - zk.transpose() * &row.lvec) / sq;
+        let cnew = (rhs - x.dot(vstar) - row.lvec.dot(&self.c.rows(0, k))) / sq;
         for j in 0..k {
-            self.l[(k, j)] = lvec[j];
+            self.l[(k, j)] = row.lvec[j];
         }
         self.l[(k, k)] = sq;
         self.z.row_mut(k).copy_from(&newz.transpose());
         self.c[k] = cnew;
         self.k += 1;
         self.labels.push(label);
-        true
     }
 }
 
@@ -222,4 +282,75 @@ pub fn find_indices(
             RowLabel::Actuator(_) => None,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::ContactRow;
+
+    /// A 1.3 kg box with two planar DOF (b₁, b₂) held by two actuated 0.05 kg fingers
+    /// (f₁, f₂); contact `i` has one tangent row with the given box part and −1 on its
+    /// finger (the fingers alternate).
+    fn grasp(box_parts: &[[f64; 2]]) -> IdProblem {
+        let mass = DMatrix::from_diagonal(&DVector::from_vec(vec![1.3, 1.3, 0.05, 0.05]));
+        let mut act = DMatrix::zeros(4, 2);
+        act[(2, 0)] = 1.0;
+        act[(3, 1)] = 1.0;
+        let contacts = box_parts
+            .iter()
+            .enumerate()
+            .map(|(i, bp)| {
+                let mut t = DMatrix::zeros(1, 4);
+                t[(0, 0)] = bp[0];
+                t[(0, 1)] = bp[1];
+                t[(0, 2 + i % 2)] = -1.0;
+                ContactRow {
+                    normal_row: DVector::from_vec(vec![0.0, 1.0, 0.0, 0.0]),
+                    tangent_rows: t,
+                    friction: 1.0,
+                    gap: 0.0,
+                }
+            })
+            .collect();
+        IdProblem::from_parts(
+            mass,
+            DVector::zeros(4),
+            act,
+            DVector::zeros(4),
+            contacts,
+            1e-3,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn near_duplicate_tangent_row_on_a_light_finger_is_rejected() {
+        // Box parts (1, 0) and (1, 7e-4): an angle of 0.7 mrad. The old test (Schur
+        // complement 3.8e-7 against 1e-8 · x M⁻¹ xᵀ = 2.1e-7, dominated by the finger's
+        // 1/0.05) kept both; relative to the box's own 1/1.3 the pair is dependent.
+        let p = grasp(&[[1.0, 0.0], [1.0, 7e-4]]);
+        let qdes = DVector::zeros(2);
+        assert_eq!(find_indices(&p, &qdes).unwrap(), vec![(0, 0)]);
+        // A clearly independent pair is kept.
+        let p = grasp(&[[1.0, 0.0], [1.0, 0.5]]);
+        assert_eq!(find_indices(&p, &qdes).unwrap(), vec![(0, 0), (1, 0)]);
+    }
+
+    #[test]
+    fn pivoting_prefers_the_independent_row_over_a_near_duplicate() {
+        // Rows 0 and 1 are 10 mrad apart, row 2 is orthogonal to both; only two fit (the
+        // box has two DOF). First-come order would keep 0 and 1 (σ_min ≈ 7e-3); the pivoted
+        // selection keeps 0 and 2.
+        let p = grasp(&[[1.0, 0.0], [1.0, 0.01], [0.0, 1.0]]);
+        let qdes = DVector::zeros(2);
+        assert_eq!(find_indices(&p, &qdes).unwrap(), vec![(0, 0), (2, 0)]);
+        let e = Elimination::build(&p, p.free_velocity(), Some(&qdes), true).unwrap();
+        assert_eq!(e.len(), 4);
+        // The kept rows hold: the tangent velocities of contacts 0 and 2 vanish at v̂.
+        for i in [0, 2] {
+            let v = (&p.contacts()[i].tangent_rows * &e.vhat)[0];
+            assert!(v.abs() < 1e-12, "contact {i}: {v}");
+        }
+    }
 }

@@ -133,6 +133,20 @@ impl Variant {
     }
 }
 
+/// The objective of Stage II of the QP variants (digest erratum E10: the paper's full form,
+/// eq 102, and its reduced form, eqs 105–112, differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageTwoObjective {
+    /// Minimize ½‖u‖² of the total actuator torque (eq 102).
+    TotalTorque,
+    /// Minimize ½‖u − f_ID‖², `f_ID = C q̈_des − P f_ext` the joint-space rigid-body inverse
+    /// dynamics without contact and without base coupling (`C = P M Pᵀ`, `q̈_des =
+    /// (q̇_des − P v⁻)/Δt`): the reduced form of eqs 105–112, `x = u − f_ID`, which is what
+    /// the authors' Pacer plugin minimizes (its Stage II objective is `‖F⁻¹(q̇* − k − U z)‖`,
+    /// i.e. ‖x‖ with `u = x + f_ID`).
+    DeviationFromRigidId,
+}
+
 /// Options of [`InverseDynamics`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdOptions {
@@ -145,6 +159,8 @@ pub struct IdOptions {
     pub ppm_max_iterations: usize,
     /// Run Stage II of the QP variants (§6.2.4); `false` gives the Stage-I-only controller.
     pub stage_two: bool,
+    /// What Stage II's torque norm is measured from (erratum E10; see [`StageTwoObjective`]).
+    pub stage_two_objective: StageTwoObjective,
     /// Solve Stage I by Lemke on its KKT LCP (the authors' QP → LCP route, which returns a
     /// vertex of the optimal face that depends on the contact order) instead of Clarabel
     /// (which returns the analytic centre of the face). With Stage II on, the torque does not
@@ -182,6 +198,7 @@ impl IdOptions {
             warm_start: true,
             ppm_max_iterations: 100,
             stage_two: true,
+            stage_two_objective: StageTwoObjective::TotalTorque,
             stage_one_lemke: true,
             stage_two_lemke: true,
             lemke_max_size: 64,

@@ -11,7 +11,12 @@
 //!
 //! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). Stage II (eqs 102–112) keeps Stage I's
 //! optimal face and picks on it the minimum-norm *total* torque `u(f) = u_a + K f` (erratum
-//! E10: we minimize ‖u‖, as the full form eq 102). The paper parametrizes the face as
+//! E10: by default we minimize ‖u‖, as the full form eq 102;
+//! [`crate::StageTwoObjective::DeviationFromRigidId`] minimizes ‖u − f_ID‖ instead, the
+//! reduced form of eqs 105–112 and the authors' Pacer plugin — measured on the quadruped
+//! walk it was less smooth, docs/locomotion.md). If Stage II's solver fails (it is feasible
+//! at f = f₀, so the failure is numerical), Stage I's impulses are kept, as in the authors'
+//! plugin. The paper parametrizes the face as
 //! `f = f₀ + W w` with `W` a basis of null(H); we use the equivalent description in `f`
 //! itself (decision, docs/decisions/004-inverse-dynamics.md):
 //!
@@ -35,7 +40,7 @@ use crate::elimination::Elimination;
 use crate::error::ControlError;
 use crate::lcp::{assemble, split_coulomb};
 use crate::problem::{check_realizable, IdProblem};
-use crate::{IdOptions, IdSolution, Variant};
+use crate::{IdOptions, IdSolution, StageTwoObjective, Variant};
 
 /// R = [Nᵀ Fᵀ] (m × (k+1)n).
 pub(crate) fn contact_map(problem: &IdProblem) -> DMatrix<f64> {
@@ -311,21 +316,32 @@ pub(crate) fn solve(
     if opts.stage_two {
         let e = range_factor(&s1.h, opts.null_tol);
         if e.nrows() < f.len() {
-            let sol2 = stage_two(problem, &elim, &s1, &e, &f, variant, opts)?;
-            f = sol2.0.x.clone();
-            iterations += sol2.0.iterations as usize;
-            status = sol2.0.status;
-            residuals.primal = residuals.primal.max(sol2.0.residuals.primal);
-            residuals.dual = residuals.dual.max(sol2.0.residuals.dual);
-            residuals.complementarity = residuals
-                .complementarity
-                .max(sol2.0.residuals.complementarity);
-            method = format!(
-                "{} stage I + {} stage II (face dim {})",
-                if lemke_one { "lemke" } else { "clarabel" },
-                if sol2.1 { "lemke" } else { "clarabel" },
-                f.len() - e.nrows()
-            );
+            // Stage II is feasible by construction (f = f₀), so a reported failure is
+            // numerical (Clarabel's false "primal infeasible" certificates on the
+            // ill-conditioned face of ID_QP,∞: 182 of 1300 steps of the rigid μ = ∞ walk);
+            // as the authors' plugin does, fall back to Stage I's f₀, which is on the face
+            // and Stage-I optimal (only the torque choice on the face is lost).
+            match stage_two(problem, qdes, &elim, &s1, &e, &f, variant, opts) {
+                Err(err) => {
+                    method = format!("{method}; stage II failed, Stage I's impulses kept ({err})");
+                }
+                Ok(sol2) => {
+                    f = sol2.0.x.clone();
+                    iterations += sol2.0.iterations as usize;
+                    status = sol2.0.status;
+                    residuals.primal = residuals.primal.max(sol2.0.residuals.primal);
+                    residuals.dual = residuals.dual.max(sol2.0.residuals.dual);
+                    residuals.complementarity = residuals
+                        .complementarity
+                        .max(sol2.0.residuals.complementarity);
+                    method = format!(
+                        "{} stage I + {} stage II (face dim {})",
+                        if lemke_one { "lemke" } else { "clarabel" },
+                        if sol2.1 { "lemke" } else { "clarabel" },
+                        f.len() - e.nrows()
+                    );
+                }
+            }
         }
     }
     let z = &f * dt;
@@ -344,8 +360,10 @@ pub(crate) fn solve(
 
 /// Stage II on the optimal face of Stage I (module docs): returns the solution in `f` and
 /// whether Lemke answered (else Clarabel).
+#[allow(clippy::too_many_arguments)]
 fn stage_two(
     problem: &IdProblem,
+    qdes: &DVector<f64>,
     elim: &Elimination,
     s1: &StageOne,
     e: &DMatrix<f64>,
@@ -355,7 +373,14 @@ fn stage_two(
 ) -> Result<(ConicSolution, bool), ControlError> {
     let nz = f0.len();
     // u(f) = u_a + K f with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R (K from the map itself).
-    let ua = elim.multipliers_free() / problem.dt();
+    let mut ua = elim.multipliers_free() / problem.dt();
+    if opts.stage_two_objective == StageTwoObjective::DeviationFromRigidId {
+        // ½‖u_a + K f − f_ID‖²: shift the constant part by f_ID = C q̈_des − P f_ext.
+        let p = problem.selection();
+        let qdd = (qdes - p * problem.velocity()) / problem.dt();
+        let c = p * problem.mass_matrix() * p.transpose();
+        ua -= c * qdd - p * problem.forces();
+    }
     let k = elim.multiplier_map(&s1.rmat);
     let mut hess = k.transpose() * &k;
     let reg = 1e-10 * hess.diagonal().amax().max(1e-300);

@@ -4,7 +4,7 @@ use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use nonsmooth_control::forward::{coulomb_step, forward_step};
 use nonsmooth_control::{
     coulomb_lcp, coulomb_mlcp, noslip_lcp, noslip_mlcp, ppm, ContactSpec, ControlError, Desired,
-    Elimination, IdOptions, IdProblem, IdStatus, InverseDynamics, Variant,
+    Elimination, IdOptions, IdProblem, IdStatus, InverseDynamics, StageTwoObjective, Variant,
 };
 use nonsmooth_core::Model;
 use rand::{Rng, SeedableRng};
@@ -343,4 +343,77 @@ fn noslip_force_prediction_matches_the_same_model_forward_step() {
     let fwd = nonsmooth_control::forward::noslip_step(&p, &sol.torques).unwrap();
     let diff = (fwd.normal_impulses.sum() - sol.normal_impulses.sum()).abs();
     assert!(diff < 1e-9 * sol.normal_impulses.sum(), "{diff}");
+}
+
+#[test]
+fn stage_two_objectives_share_the_face_and_minimize_their_own_norm() {
+    // Erratum E10: ‖u‖ (eq 102) and ‖u − f_ID‖ (eqs 105–112, the authors' plugin) pick
+    // different torques on the same Stage I face; each is optimal for its own objective.
+    let model = quadruped();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let p = random_problem(&model, &mut rng);
+    let des = random_accel(12, &mut rng);
+    let qdes = p.desired_velocity(&des).unwrap();
+    let sel = p.selection();
+    let qdd = (&qdes - sel * p.velocity()) / DT;
+    let f_id = sel * p.mass_matrix() * sel.transpose() * qdd - sel * p.forces();
+    let mut differs = Vec::new();
+    for variant in [Variant::QpCoulomb, Variant::QpNoSlip] {
+        let total = InverseDynamics::new(IdOptions::new(variant))
+            .solve(&p, &des)
+            .unwrap();
+        let mut opts = IdOptions::new(variant);
+        opts.stage_two_objective = StageTwoObjective::DeviationFromRigidId;
+        let dev = InverseDynamics::new(opts).solve(&p, &des).unwrap();
+        let ke_scale = 0.5 * (p.mass_matrix() * p.free_velocity()).dot(p.free_velocity());
+        assert!(
+            (total.kinetic_energy - dev.kinetic_energy).abs() < 1e-6 * ke_scale.max(1e-9),
+            "{variant:?}: Stage I optimum differs"
+        );
+        let (nt, nd) = (total.torques.norm(), dev.torques.norm());
+        let (et, ed) = (
+            (&total.torques - &f_id).norm(),
+            (&dev.torques - &f_id).norm(),
+        );
+        assert!(
+            nt <= nd * (1.0 + 1e-6) + 1e-9,
+            "{variant:?}: ‖u‖ {nt} > {nd}"
+        );
+        assert!(
+            ed <= et * (1.0 + 1e-6) + 1e-9,
+            "{variant:?}: ‖u − f_ID‖ {ed} > {et}"
+        );
+        differs.push((&total.torques - &dev.torques).amax());
+    }
+    // On this state the two QP,μ torques agree (below 1e-6: its face leaves the torque
+    // fixed); the QP,∞ face does not, and there the two objectives must disagree.
+    assert!(differs[1] > 1e-6, "{differs:?}");
+}
+
+#[test]
+fn a_failed_stage_two_keeps_the_stage_one_impulses() {
+    // Stage II is feasible at f = f₀; when its solver fails anyway (here: Clarabel with a
+    // 1-iteration cap and no Lemke route), the solve keeps Stage I's impulses, as the
+    // authors' plugin does, instead of failing (which used to trigger the §4.5 relaxation).
+    let model = quadruped();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let p = random_problem(&model, &mut rng);
+    let des = random_accel(12, &mut rng);
+    for variant in [Variant::QpCoulomb, Variant::QpNoSlip] {
+        let mut opts = IdOptions::new(variant);
+        opts.stage_two = false;
+        let s1 = InverseDynamics::new(opts).solve(&p, &des).unwrap();
+        let mut opts = IdOptions::new(variant);
+        opts.stage_two_lemke = false;
+        opts.conic.max_iter = 1;
+        let s = InverseDynamics::new(opts).solve(&p, &des).unwrap();
+        assert!(
+            s.method.contains("stage II failed"),
+            "{variant:?}: {}",
+            s.method
+        );
+        assert!(s.relaxation.is_none());
+        assert!((&s.torques - &s1.torques).amax() < 1e-9 * (1.0 + s1.torques.amax()));
+        assert!((&s.v_plus - &s1.v_plus).amax() < 1e-12);
+    }
 }

@@ -389,10 +389,12 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
          contact force instead of holding the previous torques. \
          Measured (3 s runs): qp_mu and lcp_mu walk on all four terrains and track better than PID on \
          rigid ground; lcp_inf falls at μ = 0.1 and walks at μ = ∞ (better than PID), as in the paper; \
-         qp_inf falls everywhere (paper: completes the rigid terrains and compliant μ = ∞): its \
-         Stage I (kinetic-energy minimization with the actuated joints prescribed and unbounded \
-         friction) predicts stance feet sliding and lifting while the plant keeps them stuck, and \
-         predicted normal forces of 1.6–2 kN with one foot down (docs/locomotion.md).",
+         qp_inf completes rigid and compliant μ = ∞ (paper: completes) but chatters, and falls at \
+         μ = 0.1 (paper: completes rigid μ = 0.1): its Stage I (kinetic-energy minimization with \
+         the actuated joints prescribed and unbounded friction) predicts stance feet sliding and \
+         lifting while the plant keeps them stuck, and predicted normal forces of 1.6–2 kN with one \
+         foot down. A Stage II whose solver fails (it is feasible at Stage I's point) keeps Stage \
+         I's impulses, as in the authors' plugin (docs/locomotion.md).",
         better.join(", "),
         worse.join("; "),
         falls.join(", ")

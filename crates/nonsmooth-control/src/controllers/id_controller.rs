@@ -97,6 +97,11 @@ impl IdController {
         }
     }
 
+    /// The options of the inverse-dynamics solver (e.g. Stage II's objective).
+    pub fn options_mut(&mut self) -> &mut IdOptions {
+        self.id.options_mut()
+    }
+
     /// The inverse-dynamics solution of the last successful [`Controller::control`] call
     /// (predicted impulses, v⁺ and torques), `None` after a failed solve or a reset.
     pub fn last_solution(&self) -> Option<&IdSolution> {
