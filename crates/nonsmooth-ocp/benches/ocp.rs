@@ -1,11 +1,12 @@
 //! CPU time and IPOPT iterations of the seed-002 problems: the bouncing ball (FESD
-//! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100), the particle OCP (Ex. 5) and the
-//! hopper OCP of Sec. 6 (printed once: one solve takes minutes, not a criterion sample).
+//! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100), the particle OCP (Ex. 5; its
+//! Gauss–Legendre variant printed once) and the hopper OCP of Sec. 6 (printed once: one
+//! solve takes minutes, not a criterion sample).
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon};
+use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, Scheme};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
 
@@ -36,6 +37,10 @@ fn ball() -> (f64, f64, usize, f64) {
 }
 
 fn particle_ocp() -> (f64, usize, f64) {
+    particle_ocp_with(Scheme::RadauIIA)
+}
+
+fn particle_ocp_with(scheme: Scheme) -> (f64, usize, f64) {
     let pm = PointMass {
         dim: 2,
         mass: 1.0,
@@ -58,6 +63,7 @@ fn particle_ocp() -> (f64, usize, f64) {
     };
     let o = FesdOptions {
         n_s: 2,
+        scheme,
         ..FesdOptions::default()
     };
     let s = solve_ocp(&tf, &hz, &o).expect("particle OCP");
@@ -100,6 +106,10 @@ fn bench(c: &mut Criterion) {
     );
     let (obj, it, cpu) = particle_ocp();
     println!("particle OCP: objective {obj:.6}, {it} IPOPT iterations, {cpu:.3} s CPU");
+    let (obj, it, cpu) = particle_ocp_with(Scheme::GaussLegendre);
+    println!(
+        "particle OCP (Gauss-Legendre): objective {obj:.6}, {it} IPOPT iterations, {cpu:.3} s CPU"
+    );
     let mut g = c.benchmark_group("seed002");
     g.sample_size(10);
     g.bench_function("bouncing_ball", |b| b.iter(ball));

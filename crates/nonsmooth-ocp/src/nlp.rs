@@ -53,6 +53,14 @@ pub trait BlockFn {
     fn eval_group<T: Real>(&self, x: &[T], out: &mut [T], _group: usize) {
         self.eval(x, out)
     }
+    /// The weighted sum Σ_k w_k F_k of the outputs of [`BlockFn::eval_group`] (w: the
+    /// block's constraint multipliers, or the objective factor), when the block can form it
+    /// more cheaply than its outputs one by one: the Hessian of the Lagrangian needs only
+    /// this scalar, so one second-order vector-dual number replaces n_out of them. Default:
+    /// `None` (the caller weights the outputs of [`BlockFn::eval_group`]).
+    fn eval_group_weighted<T: Real>(&self, _x: &[T], _w: &[f64], _group: usize) -> Option<T> {
+        None
+    }
     /// Whether ∂²F/∂x_i∂x_j may be nonzero (i ≥ j, block-local indices); structurally zero
     /// pairs are left out of the Hessian.
     fn hess_pair(&self, _i: usize, _j: usize) -> bool {
@@ -189,15 +197,22 @@ impl<K: BlockFn> BlockNlp<K> {
             for (a, &v) in g.iter().enumerate() {
                 xb[v] = xb[v].derivative(a);
             }
-            b.kind.eval_group(&xb, &mut out, gi);
             let mut h = [[0.0; N]; N];
-            for (o, wr) in out.iter().zip(w) {
+            let mut add = |o: &Dual2SVec64<N>, wr: f64| {
                 if let Some(m) = &o.v2.0 {
                     for (r, row) in h.iter_mut().enumerate().take(g.len()) {
                         for (c, e) in row.iter_mut().enumerate().take(r + 1) {
                             *e += wr * m[(r, c)];
                         }
                     }
+                }
+            };
+            if let Some(o) = b.kind.eval_group_weighted(&xb, w, gi) {
+                add(&o, 1.0);
+            } else {
+                b.kind.eval_group(&xb, &mut out, gi);
+                for (o, wr) in out.iter().zip(w) {
+                    add(o, *wr);
                 }
             }
             for a in 0..g.len() {
