@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{solve_ocp, FesdOptions};
+use nonsmooth_ocp::fesd::{solve_ocp, CutStep, FesdOptions};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::tf::TimeFreezing;
 
@@ -65,6 +65,24 @@ fn diagnose(
     }
 }
 
+/// `CUTSCHED="σ:δ:δ_v,…"` (`-` = cut inactive) → [`FesdOptions::cut_schedule`].
+fn cut_schedule() -> Vec<CutStep> {
+    let Ok(spec) = std::env::var("CUTSCHED") else {
+        return vec![];
+    };
+    spec.split(',')
+        .filter_map(|e| {
+            let f: Vec<&str> = e.split(':').collect();
+            let opt = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+            Some(CutStep {
+                sigma: opt(0)?,
+                delta: opt(1),
+                delta_v: opt(2),
+            })
+        })
+        .collect()
+}
+
 fn main() {
     let n: usize = env("N", 20);
     let n_s: usize = env("NS", 1);
@@ -84,7 +102,7 @@ fn main() {
             .and_then(|t| t.with_switch_scale(scale))
             .unwrap(),
     );
-    let hz = hopper::horizon(n, 2.5, target, 60.0, env("SMAX", 25.0));
+    let hz = hopper::horizon(n, 2.5, target, env("UMAX", 60.0), env("SMAX", 25.0));
     let o = FesdOptions {
         polish: env("POLISH", 1) == 1,
         per_pair: env("PERPAIR", 0) == 1,
@@ -108,10 +126,94 @@ fn main() {
         rho_sot: env("RSOT", 0.0),
         flight_cut: std::env::var("CUT").ok().and_then(|v| v.parse().ok()),
         flight_cut_v: std::env::var("CUTV").ok().and_then(|v| v.parse().ok()),
+        cut_schedule: cut_schedule(),
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();
-    match solve_ocp(&tf, &hz, &o) {
+    let gait = hopper::HopGait {
+        hops: env("HOPS", 3),
+        flight: env("TFLIGHT", 0.25),
+        stance: env("TSTANCE", 0.125),
+        push: env("TPUSH", 0.3),
+        swing_height: env("SWING", 0.12),
+        reach: env("REACH", 0.39),
+        offset: env("OFFSET", 0.2),
+    };
+    if env("GUESSONLY", 0) == 1 {
+        let (nlp, layout, mut x0) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
+        hopper::hop_guess(&tf, &hz, &layout, &gait, &mut x0).unwrap();
+        let (plo, phi) = nonsmooth_ocp::tf::Cls::path_bounds(&hop);
+        for e in layout.elems.iter() {
+            for &iy in &e.y {
+                let y = &x0[iy..iy + 9];
+                let g = nonsmooth_ocp::tf::Cls::path(&hop, &y[..4]);
+                let bad: Vec<usize> = (0..g.len())
+                    .filter(|&i| g[i] < plo[i] - 1e-9 || g[i] > phi[i] + 1e-9)
+                    .collect();
+                let yb: Vec<usize> = (0..9)
+                    .filter(|&i| y[i] < nlp.xl[iy + i] - 1e-9 || y[i] > nlp.xu[iy + i] + 1e-9)
+                    .collect();
+                println!(
+                    "t {:.3} q {:?} v {:?} foot {:?} c {:?} badpath {bad:?} badbounds {yb:?}",
+                    y[8],
+                    y[..4].iter().map(|v| format!("{v:.3}")).collect::<Vec<_>>(),
+                    y[4..8]
+                        .iter()
+                        .map(|v| format!("{v:.2}"))
+                        .collect::<Vec<_>>(),
+                    hop.foot(&y[..4])
+                        .iter()
+                        .map(|v| format!("{v:.3}"))
+                        .collect::<Vec<_>>(),
+                    tf.switching(y)
+                        .iter()
+                        .map(|v| format!("{v:.2}"))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+        return;
+    }
+    if env("POLISHGUESS", 0) == 1 {
+        // the active set of the gait guess fixed (the active-set polish from the guess): a
+        // smooth NLP whose solution, if any, is an exact hopping solution
+        let (mut nlp, layout, mut x0) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
+        hopper::hop_guess(&tf, &hz, &layout, &gait, &mut x0).unwrap();
+        let n = x0.len();
+        let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
+        let sol = nonsmooth_ocp::ipopt::IpoptSolution {
+            x: x0,
+            g: vec![0.0; m],
+            objective: 0.0,
+            mult_g: vec![0.0; m],
+            mult_x_l: vec![0.0; n],
+            mult_x_u: vec![0.0; n],
+            status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
+            iterations: 0,
+            cpu_seconds: 0.0,
+            constraint_violation: 0.0,
+        };
+        let t0 = std::time::Instant::now();
+        match nonsmooth_ocp::fesd::polish(&mut nlp, &layout, &sol, &o) {
+            Some((p, e)) => {
+                let out = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &p.x, &o).unwrap();
+                let hops = hopper::hop_count(&hop, &out.traj.y, 1e-3);
+                println!(
+                    "FIXED-MODE OK obj {:.4} comp {:.2e} viol {:.2e} hops {hops} iters {} cpu {:.1} ({:.1} s wall)",
+                    out.objective, e.comp_residual, p.constraint_violation, e.iterations, e.cpu_seconds,
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+            None => println!("FIXED-MODE FAILED after {:.1}s", t0.elapsed().as_secs_f64()),
+        }
+        return;
+    }
+    let res = if env("GUESS", 0) == 1 {
+        hopper::solve_from_gait(&tf, &hz, &o, &gait, env("FIXC", 0) == 1)
+    } else {
+        solve_ocp(&tf, &hz, &o)
+    };
+    match res {
         Ok(sol) => {
             for l in &sol.log {
                 println!("{l:?}");

@@ -317,6 +317,30 @@ pub struct FesdOptions {
     /// The same cut on the second switching function (normal velocity):
     /// (1 − α₂)(λᵖ₂ − δ_v) ≤ 0 at every stage point (`None` = off).
     pub flight_cut_v: Option<f64>,
+    /// Cut continuation (empty = off): the first NLPs of the homotopy, one per entry, use
+    /// the entry's σ and flight-cut thresholds δ, δ_v in (1 − α₁)(λᵖ₁ − δ) ≤ 0 and
+    /// (1 − α₂)(λᵖ₂ − δ_v) ≤ 0 (see [`FesdOptions::flight_cut`]; `None` in an entry = that
+    /// cut inactive in this NLP, threshold [`CUT_OFF`]); each NLP is warm-started from the
+    /// previous one, so a relaxed optimum found without the cut can be deformed step by step
+    /// towards one that obeys it. After the last entry the homotopy goes on with
+    /// σ ← κσ and the last entry's thresholds. The cut rows exist for a component when
+    /// some entry (or `flight_cut` / `flight_cut_v`) sets it.
+    pub cut_schedule: Vec<CutStep>,
+}
+
+/// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
+/// (far above any gap or normal velocity of the relaxed NLPs).
+pub const CUT_OFF: f64 = 1e6;
+
+/// One NLP of a cut continuation ([`FesdOptions::cut_schedule`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CutStep {
+    /// Relaxation σ of this NLP.
+    pub sigma: f64,
+    /// Flight-cut threshold δ on the gap (`None` = inactive).
+    pub delta: Option<f64>,
+    /// Flight-cut threshold δ_v on the normal velocity (`None` = inactive).
+    pub delta_v: Option<f64>,
 }
 
 impl Default for FesdOptions {
@@ -356,6 +380,7 @@ impl Default for FesdOptions {
             soft_terminal_sigma: 1e-3,
             flight_cut: None,
             flight_cut_v: None,
+            cut_schedule: vec![],
         }
     }
 }
@@ -436,6 +461,8 @@ pub enum FesdBlock<C> {
     FlightCut {
         /// Threshold δ.
         delta: f64,
+        /// Switching function index (0: gap, 1: normal velocity).
+        comp: usize,
     },
     /// Σ h = step length (linear); vars [h_1..].
     SumH,
@@ -615,7 +642,7 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                     *o = g;
                 }
             }
-            FesdBlock::FlightCut { delta } => {
+            FesdBlock::FlightCut { delta, .. } => {
                 out[0] = (T::from(1.0) - x[0]) * (x[1] - *delta);
             }
             FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
@@ -1024,6 +1051,17 @@ fn build_nlp<C: Cls>(
             )));
         }
     }
+    if o.cut_schedule.iter().any(|c| {
+        !(c.sigma > 0.0 && c.sigma.is_finite())
+            || [c.delta, c.delta_v]
+                .iter()
+                .flatten()
+                .any(|d| !(d.is_finite() && *d >= 0.0))
+    }) {
+        return Err(OcpError::InvalidInput(
+            "cut schedule: σ must be positive and the thresholds finite and nonnegative".into(),
+        ));
+    }
     let a = Arc::new(tab.rows());
     let mut nlp = BlockNlp::default();
     let mut x0 = vec![];
@@ -1286,7 +1324,7 @@ fn build_nlp<C: Cls>(
                 layout.comp_rows.push(row);
             }
             if !st {
-                let cuts = [o.flight_cut, o.flight_cut_v];
+                let cuts = cut_thresholds(o);
                 for (i, delta) in cuts.iter().enumerate().take(nc) {
                     let Some(delta) = *delta else { continue };
                     if !(delta.is_finite() && delta >= 0.0) {
@@ -1296,7 +1334,7 @@ fn build_nlp<C: Cls>(
                     }
                     for j in 0..ns {
                         nlp.add_constraint(
-                            FesdBlock::FlightCut { delta },
+                            FesdBlock::FlightCut { delta, comp: i },
                             vec![e.alpha[j] + i, e.lp[j + 1] + i],
                             &[-1e20],
                             &[0.0],
@@ -1356,6 +1394,23 @@ fn build_nlp<C: Cls>(
     Ok((nlp, layout, x0))
 }
 
+/// Initial thresholds of the flight-cut rows per switching function (`None` = no rows):
+/// the first [`FesdOptions::cut_schedule`] entry ([`CUT_OFF`] where it leaves a cut
+/// inactive that a later entry sets), else `flight_cut` / `flight_cut_v`.
+fn cut_thresholds(o: &FesdOptions) -> [Option<f64>; 2] {
+    let Some(first) = o.cut_schedule.first() else {
+        return [o.flight_cut, o.flight_cut_v];
+    };
+    let used = |f: fn(&CutStep) -> Option<f64>, fixed: Option<f64>| {
+        (fixed.is_some() || o.cut_schedule.iter().any(|c| f(c).is_some()))
+            .then(|| f(first).unwrap_or(CUT_OFF))
+    };
+    [
+        used(|c| c.delta, o.flight_cut),
+        used(|c| c.delta_v, o.flight_cut_v),
+    ]
+}
+
 /// Largest single complementarity product (all cross pairs when `cross`).
 pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
     let (_, nc, _, ns) = layout.dims;
@@ -1412,7 +1467,16 @@ pub fn homotopy<C: Cls>(
     let mut log = vec![];
     let mut sigma = o.sigma0;
     let mut polished = false;
-    for it in 0..o.n_homotopy.max(1) {
+    for it in 0..o.n_homotopy.max(o.cut_schedule.len()).max(1) {
+        if let Some(step) = o.cut_schedule.get(it) {
+            sigma = step.sigma;
+            let d = [step.delta, step.delta_v];
+            for b in nlp.blocks.iter_mut() {
+                if let FesdBlock::FlightCut { delta, comp } = &mut b.kind {
+                    *delta = d.get(*comp).copied().flatten().unwrap_or(CUT_OFF);
+                }
+            }
+        }
         if layout.elastic.is_none() {
             for r in &layout.comp_rows {
                 for i in 0..layout.comp_row_len {

@@ -44,9 +44,10 @@ pub struct Hopper {
     /// Semi-axes (a, b) of the holes.
     pub hole_axes: (f64, f64),
     /// Lower bound of the foot height p_foot,z in the path constraints (the paper: −0.005).
-    /// With time-freezing the configuration is frozen while f_c < 0, so every exact
-    /// (complementarity-satisfying) trajectory keeps p_foot,z ≥ 0 and the bound only limits
-    /// the penetration of the relaxed NLPs of the homotopy.
+    /// The continuous time-freezing solution keeps p_foot,z ≥ 0, but the discrete one need
+    /// not: with Radau IIA n_s = 1 every stance element in which the leg rotates ends with
+    /// the foot lower than it started (f_c is convex in q; docs/optimal-control.md, sixth
+    /// session), so a bound ≥ −0.005 makes an exact n_s = 1 push-off infeasible.
     pub foot_z_min: f64,
 }
 
@@ -383,4 +384,321 @@ pub fn hop_count(hop: &Hopper, ys: &[Vec<f64>], tol: f64) -> usize {
         flying = up;
     }
     count
+}
+
+/// A kinematic hopping gait, the non-trivial initial guess of the hopper OCP
+/// ([`hop_guess`]): the foot stands at x = 0, hops `hops` times by equal strides L to the
+/// target and stands there again. Every flight lasts `flight` seconds of physical time and
+/// every intermediate stance `stance` seconds; the first stance is static until its last
+/// `push` seconds, the last one static after its first `push` seconds. In flight the hip
+/// follows the ballistic parabola (vertical take-off speed g·`flight`/2, horizontal speed
+/// (L − 2`offset`)/`flight`) and the foot swings along x = x₀ + L(3s² − 2s³),
+/// z = `swing_height`·sin²(πs) (s the flight fraction; the foot leaves and touches the
+/// ground at rest, so no impact is needed), clearing holes of depth
+/// < `swing_height` centred between the footholds; in stance the foot is fixed and the
+/// hip moves by cubic Hermite arcs that match the flight's velocities, from `offset`
+/// behind to `offset` ahead of the foot. Take-off and landing happen at hip-to-foot
+/// distance `reach`. Joint angles by planar two-link inverse kinematics (knee forward),
+/// velocities by central differences. Purely kinematic: dynamics, impacts and the clock
+/// are left to the NLP.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HopGait {
+    /// Number of hops.
+    pub hops: usize,
+    /// Flight duration per hop.
+    pub flight: f64,
+    /// Duration of each stance between two hops.
+    pub stance: f64,
+    /// Duration of the first push-off and of the last landing.
+    pub push: f64,
+    /// Apex height of the foot's swing.
+    pub swing_height: f64,
+    /// Hip-to-foot distance at take-off and landing.
+    pub reach: f64,
+    /// Horizontal hip-to-foot offset at take-off and landing.
+    pub offset: f64,
+}
+
+impl Default for HopGait {
+    /// Three hops of 0.25 s flight and 0.125 s stance, 0.3 s push-off and landing, swing
+    /// apex 0.12 m, reach 0.39 m, offset 0.2 m (chosen to respect the knee bound
+    /// |φ_knee| ≤ π/2 and q_z ≤ 0.55 of the paper's OCP at its stage points; on the
+    /// paper's grid, T/N/N_FE = 1/24 s, every lift-off and touchdown is an element
+    /// boundary).
+    fn default() -> Self {
+        Self {
+            hops: 3,
+            flight: 0.25,
+            stance: 0.125,
+            push: 0.3,
+            swing_height: 0.12,
+            reach: 0.39,
+            offset: 0.2,
+        }
+    }
+}
+
+/// Cubic Hermite interpolation from (p0, m0) to (p1, m1) over a duration `dur`, at `tau`.
+fn hermite(p0: f64, m0: f64, p1: f64, m1: f64, dur: f64, tau: f64) -> f64 {
+    let s = (tau / dur).clamp(0.0, 1.0);
+    let (s2, s3) = (s * s, s * s * s);
+    (2.0 * s3 - 3.0 * s2 + 1.0) * p0
+        + (s3 - 2.0 * s2 + s) * dur * m0
+        + (-2.0 * s3 + 3.0 * s2) * p1
+        + (s3 - s2) * dur * m1
+}
+
+impl HopGait {
+    /// Hip (x, z), foot (x, z) and whether the foot is in stance at physical time `t` of a
+    /// horizon of length `t_end` from x = 0 to `target_x`, starting and ending at hip
+    /// height `z0` above the foot.
+    pub fn pose(
+        &self,
+        hop: &Hopper,
+        t_end: f64,
+        target_x: f64,
+        z0: f64,
+        t: f64,
+    ) -> ([f64; 4], bool) {
+        let nh = self.hops.max(1);
+        let n = nh as f64;
+        let (tf, ts) = (self.flight, self.stance);
+        let rest = (t_end - n * tf - (n - 1.0) * ts).max(1e-3);
+        let t0 = rest / 2.0;
+        let push = self.push.clamp(1e-3, t0);
+        let stride = target_x / n;
+        let dx = self.offset.min(0.9 * self.reach);
+        let vx = (stride - 2.0 * dx) / tf;
+        let zto = (self.reach * self.reach - dx * dx).sqrt();
+        let w = hop.gravity * tf / 2.0;
+        if t <= t0 {
+            let tau = t - (t0 - push);
+            if tau <= 0.0 {
+                return ([0.0, z0, 0.0, 0.0], true);
+            }
+            let x = hermite(0.0, 0.0, dx, vx, push, tau);
+            let z = hermite(z0, 0.0, zto, w, push, tau);
+            return ([x, z, 0.0, 0.0], true);
+        }
+        for i in 0..nh {
+            let a = t0 + i as f64 * (tf + ts);
+            let foot0 = i as f64 * stride;
+            if t <= a + tf {
+                let tau = t - a;
+                let s = tau / tf;
+                let x = foot0 + dx + vx * tau;
+                let z = zto + w * tau - hop.gravity * tau * tau / 2.0;
+                let fx = foot0 + stride * (3.0 * s * s - 2.0 * s * s * s);
+                let fz = self.swing_height * (std::f64::consts::PI * s).sin().powi(2);
+                return ([x, z, fx, fz], false);
+            }
+            let foot1 = foot0 + stride;
+            let tau = t - a - tf;
+            if i + 1 < nh {
+                if tau <= ts {
+                    let x = hermite(foot1 - dx, vx, foot1 + dx, vx, ts, tau);
+                    let z = hermite(zto, -w, zto, w, ts, tau);
+                    return ([x, z, foot1, 0.0], true);
+                }
+            } else {
+                let x = hermite(foot1 - dx, vx, foot1, 0.0, push, tau);
+                let z = hermite(zto, -w, z0, 0.0, push, tau);
+                return ([x, z, foot1, 0.0], true);
+            }
+        }
+        ([target_x, z0, target_x, 0.0], true)
+    }
+
+    /// Generalized coordinates q = (q_x, q_z, φ_hip, φ_knee) at time `t` by two-link inverse
+    /// kinematics (knee forward; the hip-to-foot distance is clamped into the reachable
+    /// annulus).
+    pub fn q(&self, hop: &Hopper, t_end: f64, target_x: f64, z0: f64, t: f64) -> ([f64; 4], bool) {
+        let (p, stance) = self.pose(hop, t_end, target_x, z0, t);
+        let (lt, ls) = (hop.l_thigh, hop.l_shank);
+        let (rx, rz) = (p[2] - p[0], p[3] - p[1]);
+        let d = (rx * rx + rz * rz)
+            .sqrt()
+            .clamp((lt - ls).abs() + 1e-3, lt + ls);
+        let psi = (-rx).atan2(-rz);
+        let beta = ((lt * lt + d * d - ls * ls) / (2.0 * lt * d))
+            .clamp(-1.0, 1.0)
+            .acos();
+        let knee = ((lt * lt + ls * ls - d * d) / (2.0 * lt * ls))
+            .clamp(-1.0, 1.0)
+            .acos();
+        (
+            [p[0], p[1], psi - beta, std::f64::consts::PI - knee],
+            stance,
+        )
+    }
+}
+
+/// Writes the kinematic gait `gait` into the primal point `x` of the hopper OCP NLP built by
+/// [`crate::fesd::build`] for `hz` (`layout` its layout): every stage state (q and v of the
+/// gait at the stage's nominal time, clock t = τ), element lengths h̄, α and the multipliers
+/// consistent with the gait's contact phase (flight: α₁ = 1, α₂,₃ = the side of c(y),
+/// λᵖ − λⁿ = c(y);
+/// stance, a sliding mode: α₁ = 0, α₂ = 1/s, α₃ = ½, λ = 0), speed of time s_k = 1 + 0.3 ×
+/// (stance fraction of the interval) and u = 0. Step representation only.
+pub fn hop_guess(
+    tf: &crate::tf::TimeFreezing<Hopper>,
+    hz: &crate::fesd::Horizon,
+    layout: &crate::fesd::Layout,
+    gait: &HopGait,
+    x: &mut [f64],
+) -> Result<(), crate::OcpError> {
+    let hop = &tf.cls;
+    let (ny, nc, nu, ns) = layout.dims;
+    if layout.dcs != crate::fesd::Dcs::Step || ny != 9 || nc != 3 {
+        return Err(crate::OcpError::InvalidInput(
+            "the hop guess needs the step representation of the hopper".into(),
+        ));
+    }
+    let t_end = hz.step_len * hz.n_steps as f64;
+    let target = hz
+        .terminal
+        .iter()
+        .find(|(i, _)| *i == 0)
+        .map_or(0.0, |(_, v)| *v);
+    let z0 = hz.y0[1];
+    if !(gait.flight > 0.0 && gait.stance >= 0.0 && gait.reach > 0.0)
+        || gait.hops as f64 * gait.flight + (gait.hops.max(1) as f64 - 1.0) * gait.stance >= t_end
+    {
+        return Err(crate::OcpError::InvalidInput(
+            "the hop gait does not fit into the horizon".into(),
+        ));
+    }
+    let state = |t: f64| -> (Vec<f64>, bool) {
+        let eps = 1e-6;
+        let (q, stance) = gait.q(hop, t_end, target, z0, t);
+        let (qa, _) = gait.q(hop, t_end, target, z0, (t - eps).max(0.0));
+        let (qb, _) = gait.q(hop, t_end, target, z0, (t + eps).min(t_end));
+        let dt = (t + eps).min(t_end) - (t - eps).max(0.0);
+        let mut y: Vec<f64> = q.to_vec();
+        y.extend((0..4).map(|i| (qb[i] - qa[i]) / dt));
+        y.push(t);
+        (y, stance)
+    };
+    let n_fe = layout.elems.len() / hz.n_steps.max(1);
+    let hbar = hz.step_len / n_fe.max(1) as f64;
+    for (k, (&iu, &is)) in layout.u.iter().zip(&layout.s).enumerate() {
+        let samples = 20;
+        let frac = (0..samples)
+            .filter(|m| {
+                let t = hz.step_len * (k as f64 + (*m as f64 + 0.5) / samples as f64);
+                gait.pose(hop, t_end, target, z0, t).1
+            })
+            .count() as f64
+            / samples as f64;
+        x[is] = (1.0 + 0.3 * frac).clamp(hz.s_bounds.0, hz.s_bounds.1);
+        for i in 0..nu {
+            x[iu + i] = 0.0;
+        }
+    }
+    for (n, e) in layout.elems.iter().enumerate() {
+        let t0 = hz.step_len * e.step as f64 + hbar * (n % n_fe.max(1)) as f64;
+        x[e.h] = hbar;
+        let s = x[layout.s[e.step]];
+        let mut points: Vec<(usize, Option<usize>, f64)> =
+            e.y.iter()
+                .enumerate()
+                .map(|(j, &iy)| (iy, Some(j), t0 + layout.c[j] * hbar))
+                .collect();
+        if e.y_end != e.y[ns - 1] {
+            points.push((e.y_end, None, t0 + hbar));
+        }
+        for (m, (iy, j, t)) in points.into_iter().enumerate() {
+            let (y, stance) = state(t);
+            x[iy..iy + ny].copy_from_slice(&y);
+            let c = tf.switching(&y);
+            let (lp, ln) = (e.lp[m + 1], e.ln[m + 1]);
+            for i in 0..nc {
+                let (p, q) = if stance {
+                    (0.0, 0.0)
+                } else {
+                    (c[i].max(0.0), (-c[i]).max(0.0))
+                };
+                x[lp + i] = p;
+                x[ln + i] = q;
+            }
+            if let Some(j) = j {
+                let a = e.alpha[j];
+                if stance {
+                    x[a] = 0.0;
+                    x[a + 1] = (1.0 / s).clamp(0.0, 1.0);
+                    x[a + 2] = 0.5;
+                } else {
+                    for i in 0..nc {
+                        x[a + i] = if i == 0 || c[i] > 0.0 { 1.0 } else { 0.0 };
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fixes the gait's contact schedule in the NLP's bounds (the gap's side only): in every
+/// element whose midpoint lies in a flight phase of `gait`, α₁ = 1 at its stages and
+/// λⁿ₁ = 0 at all its points (c₁ ≥ 0); in every stance element α₁ = 0 and λᵖ₁ = 0
+/// (c₁ ≤ 0). A flight/stance boundary point thus has c₁ = 0 (touchdown and lift-off on
+/// element boundaries, whose lengths stay free). All products of the gap vanish
+/// identically; the other switching functions keep their (relaxed) complementarity. A
+/// solution of the restricted MPCC is a feasible point of the full one with that contact
+/// sequence. Step representation only.
+pub fn fix_contact_schedule<K>(
+    hz: &crate::fesd::Horizon,
+    layout: &crate::fesd::Layout,
+    gait: &HopGait,
+    hop: &Hopper,
+    nlp: &mut crate::nlp::BlockNlp<K>,
+) {
+    let t_end = hz.step_len * hz.n_steps as f64;
+    let target = hz
+        .terminal
+        .iter()
+        .find(|(i, _)| *i == 0)
+        .map_or(0.0, |(_, v)| *v);
+    let n_fe = (layout.elems.len() / hz.n_steps.max(1)).max(1);
+    let hbar = hz.step_len / n_fe as f64;
+    for (n, e) in layout.elems.iter().enumerate() {
+        let mid = hz.step_len * e.step as f64 + hbar * ((n % n_fe) as f64 + 0.5);
+        let stance = gait.pose(hop, t_end, target, hz.y0[1], mid).1;
+        let (a, lam) = if stance { (0.0, &e.lp) } else { (1.0, &e.ln) };
+        for &ia in &e.alpha {
+            nlp.xl[ia] = a;
+            nlp.xu[ia] = a;
+        }
+        for &il in lam {
+            nlp.xl[il] = 0.0;
+            nlp.xu[il] = 0.0;
+        }
+    }
+}
+
+/// Solves the hopper OCP from the kinematic gait [`hop_guess`] instead of the trivial
+/// initialization (build, guess, [`crate::fesd::homotopy`], [`crate::fesd::extract_ocp`]);
+/// with `fix_contacts` the gait's contact schedule is imposed ([`fix_contact_schedule`]).
+pub fn solve_from_gait(
+    tf: &std::sync::Arc<crate::tf::TimeFreezing<Hopper>>,
+    hz: &crate::fesd::Horizon,
+    o: &crate::fesd::FesdOptions,
+    gait: &HopGait,
+    fix_contacts: bool,
+) -> Result<crate::fesd::OcpSolution, crate::OcpError> {
+    let start = crate::ipopt::thread_cpu_seconds();
+    let (mut nlp, layout, mut x0) = crate::fesd::build(tf, hz, o)?;
+    hop_guess(tf, hz, &layout, gait, &mut x0)?;
+    if fix_contacts {
+        fix_contact_schedule(hz, &layout, gait, &tf.cls, &mut nlp);
+        for (v, (l, u)) in x0.iter_mut().zip(nlp.xl.iter().zip(&nlp.xu)) {
+            *v = v.clamp(*l, *u);
+        }
+    }
+    let (sol, log) = crate::fesd::homotopy(&mut nlp, &layout, x0, o)?;
+    let mut out = crate::fesd::extract_ocp(tf, hz, &layout, &sol.x, o)?;
+    out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+    out.log = log;
+    out.cpu_seconds = crate::ipopt::thread_cpu_seconds() - start;
+    Ok(out)
 }

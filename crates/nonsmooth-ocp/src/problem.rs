@@ -24,7 +24,9 @@
 //! Python `solve_ocp`.
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
-//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`.
+//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, and the cut
+//! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
+//! (optional `delta`, `delta_v` per entry; see [`FesdOptions::cut_schedule`]).
 //!
 //! The hopper of Sec. 6 ([`HopperProblem`], read by [`Problem::from_file`]) selects its model
 //! with `kind = "hopper"`:
@@ -43,7 +45,7 @@
 //! [fesd]             # n_s (default 3), n_fe (default 3), …
 //! ```
 
-use crate::fesd::{Dcs, FesdOptions, Horizon, Scheme};
+use crate::fesd::{CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
@@ -84,6 +86,16 @@ struct FesdSpec {
     scheme: Option<String>,
     dcs: Option<String>,
     n_homotopy: Option<usize>,
+    cut_schedule: Option<Vec<CutSpec>>,
+}
+
+/// One `[[fesd.cut_schedule]]` entry ([`FesdOptions::cut_schedule`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CutSpec {
+    sigma: f64,
+    delta: Option<f64>,
+    delta_v: Option<f64>,
 }
 
 impl FesdSpec {
@@ -101,6 +113,28 @@ impl FesdSpec {
         }
         if let Some(n) = self.n_homotopy {
             o.n_homotopy = n;
+        }
+        if let Some(c) = &self.cut_schedule {
+            if c.iter().any(|c| {
+                !(c.sigma.is_finite() && c.sigma > 0.0)
+                    || [c.delta, c.delta_v]
+                        .iter()
+                        .flatten()
+                        .any(|d| !(d.is_finite() && *d >= 0.0))
+            }) {
+                return Err(bad(
+                    "fesd.cut_schedule: sigma must be positive, delta and delta_v finite and ≥ 0"
+                        .into(),
+                ));
+            }
+            o.cut_schedule = c
+                .iter()
+                .map(|c| CutStep {
+                    sigma: c.sigma,
+                    delta: c.delta,
+                    delta_v: c.delta_v,
+                })
+                .collect();
         }
         o.scheme = match self.scheme.as_deref() {
             None | Some("radau") | Some("radau-iia") => Scheme::RadauIIA,
@@ -421,6 +455,30 @@ mod tests {
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("robot")));
         let e = Problem::from_toml_str(&text.replace("gauss-legendre", "euler"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.scheme")));
+        // the cut continuation: entries in order, omitted thresholds inactive
+        let cut = format!(
+            "{text}cut_schedule = [{{ sigma = 1.0 }}, {{ sigma = 0.1, delta = 0.05, delta_v = 0.5 }}]\n"
+        );
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&cut, None) else {
+            panic!("cut schedule not parsed");
+        };
+        assert_eq!(
+            h.options.cut_schedule,
+            vec![
+                CutStep {
+                    sigma: 1.0,
+                    delta: None,
+                    delta_v: None
+                },
+                CutStep {
+                    sigma: 0.1,
+                    delta: Some(0.05),
+                    delta_v: Some(0.5)
+                }
+            ]
+        );
+        let e = Problem::from_toml_str(&cut.replace("delta = 0.05", "delta = -1.0"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("cut_schedule")));
     }
 
     #[test]

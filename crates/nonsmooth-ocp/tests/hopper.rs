@@ -134,3 +134,237 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
         assert!(hop.f_c(&y[..4]) > 0.05);
     }
 }
+
+/// The kinematic hopping gait used as a non-trivial initial guess (`hopper::hop_guess`):
+/// on the paper's horizon (N = 20, N_FE = 3, n_s = 3, target x = 3, three holes) every stage
+/// point respects the state bounds and every path/hole constraint, the foot hops three times
+/// (one flight over each hole), stands exactly on the ground in stance (f_c = 0, foot
+/// velocity 0), the clock is continuous with t = τ, and the end state is the target pose.
+#[test]
+fn hop_gait_guess_is_feasible_for_the_path_constraints() {
+    use nonsmooth_ocp::fesd::{build, FesdOptions};
+    use nonsmooth_ocp::hopper::{self, HopGait};
+    use nonsmooth_ocp::tf::TimeFreezing;
+    use std::sync::Arc;
+
+    let hop = Hopper {
+        foot_z_min: 0.0,
+        ..Hopper::default()
+    };
+    let tf = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
+    let hz = hopper::horizon(20, 2.5, 3.0, 60.0, 5.0);
+    let o = FesdOptions {
+        n_s: 3,
+        n_fe: 3,
+        ..hopper::paper_options()
+    };
+    let (nlp, layout, mut x) = build(&tf, &hz, &o).expect("hopper NLP");
+    hopper::hop_guess(&tf, &hz, &layout, &HopGait::default(), &mut x).expect("guess");
+    let (plo, phi) = hop.path_bounds();
+    let mut ys = vec![];
+    for e in &layout.elems {
+        for &iy in &e.y {
+            let y = &x[iy..iy + 9];
+            for i in 0..9 {
+                assert!(
+                    y[i] >= nlp.xl[iy + i] - 1e-12 && y[i] <= nlp.xu[iy + i] + 1e-12,
+                    "state bound {i} at t = {}: {}",
+                    y[8],
+                    y[i]
+                );
+            }
+            for (i, g) in hop.path(&y[..4]).iter().enumerate() {
+                assert!(
+                    *g >= plo[i] - 1e-12 && *g <= phi[i] + 1e-12,
+                    "path {i} = {g}"
+                );
+            }
+            let c = tf.switching(y);
+            let a = &x[e.alpha[e.y.iter().position(|&j| j == iy).unwrap_or(0)]..][..3];
+            if HopGait::default().pose(&hop, 2.5, 3.0, 0.4, y[8]).1 {
+                assert!(c[0].abs() < 1e-12, "foot off the ground in stance: {c:?}");
+                // stance: a sliding mode with the foot at rest
+                assert!(
+                    c[1].abs() < 1e-4 && c[2].abs() < 1e-4,
+                    "foot moving in stance: {c:?}"
+                );
+                assert_eq!(a[0], 0.0);
+            } else {
+                assert_eq!(a[0], 1.0);
+            }
+            ys.push(y.to_vec());
+        }
+    }
+    assert_eq!(hopper::hop_count(&hop, &ys, 1e-3), 3);
+    let last = ys.last().expect("stage points");
+    for (i, v) in [3.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.5]
+        .iter()
+        .enumerate()
+    {
+        assert!((last[i] - v).abs() < 1e-9, "end state {i}: {}", last[i]);
+    }
+    // every flight's foot passes above the hole it crosses (hole value > 1)
+    let clear = ys
+        .iter()
+        .flat_map(|y| hop.hole_values(y))
+        .fold(f64::INFINITY, f64::min);
+    assert!(clear >= 1.0, "hole clearance {clear}");
+    // the gait's contact schedule fixed in the bounds: the guess already satisfies every
+    // fixed value (touchdowns and lift-offs on element boundaries, λᵖ₁ = 0 in stance,
+    // λⁿ₁ = 0 in flight), and each flight/stance boundary point has both gap multipliers
+    // fixed to zero
+    let mut nlp = nlp;
+    hopper::fix_contact_schedule(&hz, &layout, &HopGait::default(), &hop, &mut nlp);
+    let mut fixed_alpha = [0, 0];
+    for e in &layout.elems {
+        for &ia in &e.alpha {
+            assert_eq!(nlp.xl[ia], nlp.xu[ia]);
+            fixed_alpha[nlp.xl[ia] as usize] += 1;
+        }
+    }
+    // 3 flights of 0.25 s = 6 elements each, n_s = 3 stages per element
+    assert_eq!(fixed_alpha[1], 3 * 6 * 3);
+    let moved = x
+        .iter()
+        .zip(nlp.xl.iter().zip(&nlp.xu))
+        .map(|(v, (l, u))| (v - v.clamp(*l, *u)).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        moved < 1e-9,
+        "the guess violates its own contact schedule by {moved}"
+    );
+    let both = layout
+        .elems
+        .iter()
+        .skip(1) // the first element's boundary point is y₀'s (fixed data)
+        .filter(|e| nlp.xu[e.lp[0]] == 0.0 && nlp.xu[e.ln[0]] == 0.0)
+        .count();
+    assert_eq!(both, 6, "3 lift-offs and 3 touchdowns");
+    // a gait that does not fit into the horizon is a typed error
+    let long = HopGait {
+        flight: 1.0,
+        ..HopGait::default()
+    };
+    assert!(hopper::hop_guess(&tf, &hz, &layout, &long, &mut x).is_err());
+}
+
+/// Cut continuation (`FesdOptions::cut_schedule`): the flight-cut rows exist for the
+/// components some entry sets, start at the first entry's thresholds (`CUT_OFF` where it
+/// leaves a cut inactive), the homotopy's first NLPs use the entries' σ, then σ ← κσ, and
+/// the final point satisfies the last entry's cuts (1 − α_i)(λᵖ_i − δ_i) ≤ 0. Short hopper
+/// horizon (4 intervals, N_FE = 2, n_s = 1, one hole, target = start pose).
+#[test]
+fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
+    use nonsmooth_ocp::fesd::{build, homotopy, CutStep, FesdBlock, CUT_OFF};
+    use nonsmooth_ocp::hopper;
+    use nonsmooth_ocp::tf::TimeFreezing;
+    use std::sync::Arc;
+
+    let hop = Hopper {
+        holes: vec![0.5],
+        ..Hopper::default()
+    };
+    let tf = Arc::new(TimeFreezing::new(hop, 200.0).expect("time-freezing system"));
+    let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
+    let sched = vec![
+        CutStep {
+            sigma: 1.0,
+            delta: None,
+            delta_v: None,
+        },
+        CutStep {
+            sigma: 0.1,
+            delta: Some(0.05),
+            delta_v: None,
+        },
+        CutStep {
+            sigma: 0.1,
+            delta: Some(0.01),
+            delta_v: Some(0.1),
+        },
+    ];
+    let o = nonsmooth_ocp::fesd::FesdOptions {
+        n_s: 1,
+        n_fe: 2,
+        cut_schedule: sched.clone(),
+        ..hopper::paper_options()
+    };
+    let (mut nlp, layout, x0) = build(&tf, &hz, &o).expect("NLP");
+    let cuts: Vec<(f64, usize)> = nlp
+        .blocks
+        .iter()
+        .filter_map(|b| match b.kind {
+            FesdBlock::FlightCut { delta, comp } => Some((delta, comp)),
+            _ => None,
+        })
+        .collect();
+    // one row per stage point and cut component: 4 × 2 elements × 1 stage × 2
+    assert_eq!(cuts.len(), 16);
+    assert!(cuts.iter().all(|(d, _)| *d == CUT_OFF));
+    let (sol, log) = homotopy(&mut nlp, &layout, x0, &o).expect("homotopy");
+    assert_eq!(log[0].sigma, 1.0);
+    assert_eq!(log[1].sigma, 0.1);
+    assert_eq!(log[2].sigma, 0.1);
+    if log.len() > 3 {
+        assert!(
+            (log[3].sigma - 0.01).abs() < 1e-15,
+            "σ ← κσ after the schedule"
+        );
+    }
+    assert!(log.last().expect("log").comp_residual <= o.comp_tol);
+    for b in &nlp.blocks {
+        if let FesdBlock::FlightCut { delta, comp } = b.kind {
+            let want = if comp == 0 { 0.01 } else { 0.1 };
+            assert_eq!(delta, want);
+            let (a, lp) = (sol.x[b.vars[0]], sol.x[b.vars[1]]);
+            assert!(
+                (1.0 - a) * (lp - delta) <= 1e-8,
+                "cut violated: α {a}, λᵖ {lp}"
+            );
+        }
+    }
+    // a non-positive σ or a negative threshold in the schedule is a typed error
+    for bad in [
+        CutStep {
+            sigma: 0.0,
+            ..sched[0]
+        },
+        CutStep {
+            delta: Some(-0.1),
+            ..sched[0]
+        },
+    ] {
+        let o = nonsmooth_ocp::fesd::FesdOptions {
+            cut_schedule: vec![bad],
+            ..o.clone()
+        };
+        assert!(build(&tf, &hz, &o).is_err());
+    }
+}
+
+/// Why the hopper's stance is rigid at n_s = 1 (docs/optimal-control.md, sixth session):
+/// the foot height f_c(q) = q_z − l_t cos φ_h − l_s cos(φ_h + φ_k) is convex in q where
+/// both cosines are positive, so an implicit-Euler step q_e = q_s + Δ that ends on the
+/// sliding manifold (n(q_e)ᵀΔ = 0, i.e. c₂ = nᵀv = 0 at the stage) lowers the foot by
+/// f_c(q_s) − f_c(q_e) ≈ ½ ΔᵀHΔ > 0 whenever the leg rotates: a stance element starting
+/// on the ground ends below it (here 9.1 mm for a 0.2 rad hip rotation), which the foot
+/// height bound p_foot,z ≥ −0.005 (or ≥ 0) forbids after one or two elements.
+#[test]
+fn implicit_euler_stance_step_lowers_the_foot() {
+    let h = Hopper::default();
+    let qe = [0.1f64, 0.36, -0.5, 0.9];
+    let n = h.normal(&qe);
+    // a rotation of the hip about the standing foot: Δφ_h = 0.2, Δφ_k chosen with nᵀΔ = 0
+    // (and Δq_z = 0, Δq_x = 0)
+    let dh = 0.2;
+    let dk = -n[2] * dh / n[3];
+    let d = [0.0, 0.0, dh, dk];
+    assert!(n.iter().zip(&d).map(|(a, b)| a * b).sum::<f64>().abs() < 1e-15);
+    let qs: Vec<f64> = qe.iter().zip(&d).map(|(q, d)| q - d).collect();
+    let drop = h.f_c(&qs) - h.f_c(&qe);
+    // ½ ΔᵀHΔ with H = l_t cos φ_h e_h e_hᵀ + l_s cos(φ_h + φ_k)(e_h + e_k)(e_h + e_k)ᵀ
+    let (a1, a2) = (qe[2], qe[2] + qe[3]);
+    let quad = 0.5 * (h.l_thigh * a1.cos() * dh * dh + h.l_shank * a2.cos() * (dh + dk).powi(2));
+    assert!(drop > 8e-3 && drop < 1e-2, "foot lowered by {drop}");
+    assert!((drop - quad).abs() < 0.1 * quad, "{drop} vs ½ΔᵀHΔ = {quad}");
+}
