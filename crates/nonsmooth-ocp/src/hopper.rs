@@ -554,12 +554,7 @@ pub fn hop_guess(
             "the hop guess needs the step representation of the hopper".into(),
         ));
     }
-    let t_end = hz.step_len * hz.n_steps as f64;
-    let target = hz
-        .terminal
-        .iter()
-        .find(|(i, _)| *i == 0)
-        .map_or(0.0, |(_, v)| *v);
+    let (t_end, target) = end_time_and_target_x(hz);
     let z0 = hz.y0[1];
     if !(gait.flight > 0.0 && gait.stance >= 0.0 && gait.reach > 0.0)
         || gait.hops as f64 * gait.flight + (gait.hops.max(1) as f64 - 1.0) * gait.stance >= t_end
@@ -653,12 +648,7 @@ pub fn fix_contact_schedule<K>(
     hop: &Hopper,
     nlp: &mut crate::nlp::BlockNlp<K>,
 ) {
-    let t_end = hz.step_len * hz.n_steps as f64;
-    let target = hz
-        .terminal
-        .iter()
-        .find(|(i, _)| *i == 0)
-        .map_or(0.0, |(_, v)| *v);
+    let (t_end, target) = end_time_and_target_x(hz);
     let n_fe = (layout.elems.len() / hz.n_steps.max(1)).max(1);
     let hbar = hz.step_len / n_fe as f64;
     for (n, e) in layout.elems.iter().enumerate() {
@@ -701,4 +691,15 @@ pub fn solve_from_gait(
     out.log = log;
     out.cpu_seconds = crate::ipopt::thread_cpu_seconds() - start;
     Ok(out)
+}
+
+/// The horizon's physical end time N·h and its terminal base position q_x (0 when the
+/// horizon has no terminal constraint on q_x).
+fn end_time_and_target_x(hz: &crate::fesd::Horizon) -> (f64, f64) {
+    let target = hz
+        .terminal
+        .iter()
+        .find(|(i, _)| *i == 0)
+        .map_or(0.0, |(_, v)| *v);
+    (hz.step_len * hz.n_steps as f64, target)
 }
