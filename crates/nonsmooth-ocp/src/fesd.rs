@@ -874,7 +874,6 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
     }
 }
 
-/// Width of a stage's switching variables: n_c (α) or n_θ (Stewart's θ).
 /// The block variables of a complementarity block and, in elastic mode, its trailing
 /// elastic slack.
 fn split_elastic<T: Real>(x: &[T], elastic: bool) -> (&[T], Option<T>) {
@@ -884,6 +883,7 @@ fn split_elastic<T: Real>(x: &[T], elastic: bool) -> (&[T], Option<T>) {
     }
 }
 
+/// Width of a stage's switching variables: n_c (α) or n_θ (Stewart's θ).
 fn colloc_width<C: Cls>(tf: &TimeFreezing<C>, stewart: bool) -> usize {
     if stewart {
         tf.n_stewart()
@@ -1060,6 +1060,12 @@ fn build_nlp<C: Cls>(
     }) {
         return Err(OcpError::InvalidInput(
             "cut schedule: σ must be positive and the thresholds finite and nonnegative".into(),
+        ));
+    }
+    let cuts = cut_thresholds(o);
+    if cuts.iter().flatten().any(|d| !(d.is_finite() && *d >= 0.0)) {
+        return Err(OcpError::InvalidInput(
+            "flight cut thresholds must be finite and nonnegative".into(),
         ));
     }
     let a = Arc::new(tab.rows());
@@ -1324,14 +1330,8 @@ fn build_nlp<C: Cls>(
                 layout.comp_rows.push(row);
             }
             if !st {
-                let cuts = cut_thresholds(o);
                 for (i, delta) in cuts.iter().enumerate().take(nc) {
                     let Some(delta) = *delta else { continue };
-                    if !(delta.is_finite() && delta >= 0.0) {
-                        return Err(OcpError::InvalidInput(
-                            "flight cut thresholds must be finite and nonnegative".into(),
-                        ));
-                    }
                     for j in 0..ns {
                         nlp.add_constraint(
                             FesdBlock::FlightCut { delta, comp: i },
@@ -2360,13 +2360,11 @@ fn solve_ocp_once<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
-    let start = thread_cpu_seconds();
     let (mut nlp, layout, x0) = build(tf, hz, o)?;
     let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
     let mut out = extract_ocp(tf, hz, &layout, &sol.x, o)?;
     out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
     out.log = log;
-    out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
 }
 
