@@ -114,23 +114,25 @@ impl Elimination {
             }
         }
         if tangents {
-            // Candidates with their reference scale s_P (Schur complement after P).
-            let mut cands: Vec<(DVector<f64>, f64, RowLabel)> = Vec::new();
+            // Candidates with their Schur data after P (M⁻¹x and x M⁻¹ xᵀ are reused in every
+            // round; `s` is the reference scale s_P).
+            let mut cands: Vec<(DVector<f64>, SchurRow, RowLabel)> = Vec::new();
             for (i, c) in problem.contacts().iter().enumerate() {
                 for j in 0..c.tangent_rows.nrows() {
                     let x = c.tangent_rows.row(j).transpose();
                     if let Some(row) = b.schur(minv, &x) {
                         if row.s > INDEPENDENCE_TOL * row.d {
-                            cands.push((x, row.s, RowLabel::Tangent { contact: i, dir: j }));
+                            let label = RowLabel::Tangent { contact: i, dir: j };
+                            cands.push((x, row, label));
                         }
                     }
                 }
             }
             while b.k < m && !cands.is_empty() {
                 let mut best: Option<(usize, f64, SchurRow)> = None;
-                for (idx, (x, sp, _)) in cands.iter().enumerate() {
-                    if let Some(row) = b.schur(minv, x) {
-                        let ratio = row.s / sp;
+                for (idx, (x, at_p, _)) in cands.iter().enumerate() {
+                    if let Some(row) = b.schur_of(x, at_p.y.clone(), at_p.d) {
+                        let ratio = row.s / at_p.s;
                         if ratio > SCHUR_TOL && best.as_ref().is_none_or(|(_, r, _)| ratio > *r) {
                             best = Some((idx, ratio, row));
                         }
@@ -223,13 +225,15 @@ impl Builder {
     /// The Schur complement of `x` after the rows kept so far (`None` if no room is left or
     /// the numbers are not finite).
     fn schur(&self, minv: &DMatrix<f64>, x: &DVector<f64>) -> Option<SchurRow> {
-        let k = self.k;
-        if k >= self.l.nrows() {
-            return None;
-        }
         let y = minv * x;
         let d = x.dot(&y);
-        if !d.is_finite() || d <= 0.0 {
+        self.schur_of(x, y, d)
+    }
+
+    /// [`Builder::schur`] with `y = M⁻¹ x` and `d = x M⁻¹ xᵀ` already known.
+    fn schur_of(&self, x: &DVector<f64>, y: DVector<f64>, d: f64) -> Option<SchurRow> {
+        let k = self.k;
+        if k >= self.l.nrows() || !d.is_finite() || d <= 0.0 {
             return None;
         }
         let lvec = self.z.rows(0, k) * x;
