@@ -2360,9 +2360,23 @@ fn solve_ocp_once<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
-    let (mut nlp, layout, x0) = build(tf, hz, o)?;
-    let (sol, log) = homotopy(&mut nlp, &layout, x0, o)?;
-    let mut out = extract_ocp(tf, hz, &layout, &sol.x, o)?;
+    let (nlp, layout, x0) = build(tf, hz, o)?;
+    solve_built(tf, hz, o, nlp, &layout, x0)
+}
+
+/// Runs the [`homotopy`] on an NLP made by [`build`] for `hz` (possibly with a changed
+/// initial guess `x0` or bounds, e.g. a hopping guess) and reads the solution with its log
+/// and IPOPT iteration count (`cpu_seconds` is left to the caller).
+pub fn solve_built<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    mut nlp: BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+) -> Result<OcpSolution, OcpError> {
+    let (sol, log) = homotopy(&mut nlp, layout, x0, o)?;
+    let mut out = extract_ocp(tf, hz, layout, &sol.x, o)?;
     out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
     out.log = log;
     Ok(out)

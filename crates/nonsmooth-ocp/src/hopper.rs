@@ -685,10 +685,7 @@ pub fn solve_from_gait(
             *v = v.clamp(*l, *u);
         }
     }
-    let (sol, log) = crate::fesd::homotopy(&mut nlp, &layout, x0, o)?;
-    let mut out = crate::fesd::extract_ocp(tf, hz, &layout, &sol.x, o)?;
-    out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
-    out.log = log;
+    let mut out = crate::fesd::solve_built(tf, hz, o, nlp, &layout, x0)?;
     out.cpu_seconds = crate::ipopt::thread_cpu_seconds() - start;
     Ok(out)
 }
