@@ -44,18 +44,11 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
     match &problem {
         Problem::PointMass(p) => {
-            solve_and_write(&p.tf, &p.horizon, &p.options, p.t_final, args, &|_, _| {
-                Ok(())
-            })
+            solve_and_write(&p.tf, &p.horizon, &p.options, args, &|_, _| Ok(()))
         }
-        Problem::Hopper(p) => solve_and_write(
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            p.t_final,
-            args,
-            &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
-        ),
+        Problem::Hopper(p) => solve_and_write(&p.tf, &p.horizon, &p.options, args, &|sol, dir| {
+            frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir)
+        }),
     }
 }
 
@@ -68,7 +61,6 @@ fn solve_and_write<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
-    t_final: f64,
     args: &OcpArgs,
     extra: &Extra,
 ) -> Result<ExitCode, CliError> {
@@ -92,7 +84,7 @@ fn solve_and_write<C: Cls>(
             (sol, Some(e))
         }
     };
-    write_outputs(tf.ny(), t_final, hz.n_steps, &sol, failure.is_none(), args)?;
+    write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
@@ -118,7 +110,6 @@ fn frame_strip(
 /// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution.
 fn write_outputs(
     ny: usize,
-    t_final: f64,
     n: usize,
     sol: &OcpSolution,
     converged: bool,
@@ -158,12 +149,11 @@ fn write_outputs(
     ph[0] = "t".into();
     ph.pop();
     write_csv(&args.out.join("trajectory_physical_time.csv"), &ph, &phys)?;
-    let dt = t_final / n as f64;
     let mut ch = vec!["t_start".to_string(), "s".to_string()];
     ch.extend((0..sol.u[0].len()).map(|i| format!("u{}", i + 1)));
     let crow: Vec<Vec<f64>> = (0..n)
         .map(|k| {
-            [k as f64 * dt, sol.s[k]]
+            [sol.interval_clock[k], sol.s[k]]
                 .into_iter()
                 .chain(sol.u[k].iter().copied())
                 .collect()
@@ -194,11 +184,14 @@ fn write_outputs(
         if i == 0 || sol.u.iter().any(|u| u[i] != 0.0) {
             fig = fig.with(Series::line(
                 format!("u{}", i + 1),
-                staircase(dt, sol.u.iter().map(|u| u[i])),
+                staircase(&sol.interval_clock, sol.u.iter().map(|u| u[i])),
             ));
         }
     }
-    let fig = fig.with(Series::line("s", staircase(dt, sol.s.iter().copied())));
+    let fig = fig.with(Series::line(
+        "s",
+        staircase(&sol.interval_clock, sol.s.iter().copied()),
+    ));
     fig.write_svg(&args.out.join("controls.svg"))?;
     if args.output.json {
         outln!("{summary}");

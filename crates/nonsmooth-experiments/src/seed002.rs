@@ -366,7 +366,8 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         step_len: t_end / n as f64,
         u_bounds: vec![(vec![-10.0, 0.0, 0.0], vec![10.0, 0.0, 0.0]); n],
         s_bounds: (1.0, 10.0),
-        clock: Some(t_end),
+        clock: nonsmooth_ocp::fesd::Clock::Stagewise(t_end),
+        global_speed: false,
         terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
         y_bounds: None,
         control_weight: t_end / n as f64,
@@ -398,7 +399,6 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
          the mixed element makes the objective differ from the discrete optimum by ≈ 0.03"
             .into(),
     );
-    let dt = t_end / n as f64;
     let fig = Figure::new(
         "Particle OCP: controls and speed of time (Fig. 6)",
         "physical time t",
@@ -406,9 +406,12 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     )
     .with(Series::line(
         "u1",
-        staircase(dt, sol.u.iter().map(|u| u[0])),
+        staircase(&sol.interval_clock, sol.u.iter().map(|u| u[0])),
     ))
-    .with(Series::line("s", staircase(dt, sol.s.iter().copied())));
+    .with(Series::line(
+        "s",
+        staircase(&sol.interval_clock, sol.s.iter().copied()),
+    ));
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
     let mut fig = Figure::new(
@@ -691,7 +694,6 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     .with(Series::line("foot z", pick(&|y| hop.foot(y)[1])));
     fig.write_svg(&ctx.path("trajectory.svg"))?;
     out.figure("trajectory.svg");
-    let dt = t_end / n as f64;
     let fig = Figure::new(
         "Hopper OCP: torques (Fig. 8)",
         "physical time t",
@@ -699,11 +701,11 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     )
     .with(Series::line(
         "u hip",
-        staircase(dt, sol.u.iter().map(|u| u[0])),
+        staircase(&sol.interval_clock, sol.u.iter().map(|u| u[0])),
     ))
     .with(Series::line(
         "u knee",
-        staircase(dt, sol.u.iter().map(|u| u[1])),
+        staircase(&sol.interval_clock, sol.u.iter().map(|u| u[1])),
     ));
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
@@ -753,11 +755,11 @@ pub fn hopper_frame_strip(hop: &Hopper, target_x: f64, n: usize, sol: &OcpSoluti
     fig
 }
 
-/// Points of a piecewise-constant signal (one value per interval of length `dt`, starting at
-/// 0) for a line plot: both ends of every interval.
-pub fn staircase(dt: f64, values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
+/// Points of a piecewise-constant signal (one value per interval between consecutive
+/// `breaks`, e.g. [`OcpSolution::interval_clock`]) for a line plot: both ends of every interval.
+pub fn staircase(breaks: &[f64], values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
     values
-        .enumerate()
-        .flat_map(|(k, v)| [(k as f64 * dt, v), ((k + 1) as f64 * dt, v)])
+        .zip(breaks.windows(2))
+        .flat_map(|(v, t)| [(t[0], v), (t[1], v)])
         .collect()
 }

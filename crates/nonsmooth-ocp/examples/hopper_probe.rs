@@ -102,7 +102,12 @@ fn main() {
             .and_then(|t| t.with_switch_scale(scale))
             .unwrap(),
     );
-    let hz = hopper::horizon(n, 2.5, target, env("UMAX", 60.0), env("SMAX", 25.0));
+    let mut hz = hopper::horizon(n, 2.5, target, env("UMAX", 60.0), env("SMAX", 25.0));
+    if env("TCLOCK", 0) == 1 {
+        hz.clock = nonsmooth_ocp::fesd::Clock::Terminal(2.5);
+        hz.control_weight = 1.0;
+    }
+    hz.global_speed = env("GLOBALS", 0) == 1;
     let o = FesdOptions {
         polish: env("POLISH", 1) == 1,
         per_pair: env("PERPAIR", 0) == 1,

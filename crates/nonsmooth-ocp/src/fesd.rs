@@ -491,10 +491,13 @@ pub enum FesdBlock<C> {
         /// Weight w (scaled by 1/σ in the homotopy).
         weight: f64,
     },
-    /// Objective w Σ u_i²; vars `[u]`.
+    /// Objective w Σ u_i²; vars `[u]`, or w Σ u_i² (t₁ − t₀); vars `[u, t₀, t₁]` (the
+    /// clock at the interval's start and end) with `per_clock`.
     ControlCost {
-        /// Weight (the physical length of the control interval).
+        /// Weight (the physical length of the control interval without `per_clock`).
         weight: f64,
+        /// Multiply by the clock increment over the interval.
+        per_clock: bool,
     },
 }
 
@@ -655,8 +658,14 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                 let d = x[0] - 1.0;
                 out[0] = d * d * *rho;
             }
-            FesdBlock::ControlCost { weight } => {
-                out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v * *v) * *weight
+            FesdBlock::ControlCost { weight, per_clock } => {
+                let (u, dt) = if *per_clock {
+                    let n = x.len();
+                    (&x[..n - 2], x[n - 1] - x[n - 2])
+                } else {
+                    (x, T::from(1.0))
+                };
+                out[0] = u.iter().fold(T::from(0.0), |s, v| s + *v * *v) * dt * *weight
             }
             FesdBlock::Terminal { target, weight } => {
                 out[0] = x
@@ -977,14 +986,35 @@ pub struct Horizon {
     pub u_bounds: Vec<(Vec<f64>, Vec<f64>)>,
     /// Speed-of-time bounds (1, 1) for simulation.
     pub s_bounds: (f64, f64),
-    /// Stage clock constraint t_k = k T/N with this T.
-    pub clock: Option<f64>,
+    /// How the physical clock t is tied to the control grid.
+    pub clock: Clock,
+    /// One speed-of-time variable s for the whole horizon instead of one per control
+    /// interval (nosnoc's `local_speed_of_time_variable = 0`, the setting of the authors'
+    /// hopper code); only meaningful with [`Clock::Terminal`].
+    pub global_speed: bool,
     /// Fixed components of the final state (index, value).
     pub terminal: Vec<(usize, f64)>,
     /// State bounds at all stage points (path constraints as bounds).
     pub y_bounds: Option<(Vec<f64>, Vec<f64>)>,
-    /// Weight of the control cost Σ_k w Σ u_k² (0 for simulation).
+    /// Weight w of the control cost (0 for simulation): w Σ_k ‖u_k‖² with
+    /// [`Clock::Stagewise`] (w = T/N makes it the physical-time integral, every interval
+    /// lasting T/N), otherwise w Σ_k ‖u_k‖² (t_{k+1} − t_k) with the clock values at the
+    /// interval ends (w = 1: the physical-time integral, whatever each interval lasts).
     pub control_weight: f64,
+}
+
+/// How the physical clock t (the last state of y) is tied to the control grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Clock {
+    /// No clock constraint (simulation, where s = 1 is fixed).
+    Free,
+    /// Stage clock constraints t_k = k T/N at every control-interval end (seed 002,
+    /// Sec. 5: an equidistant control grid in physical time).
+    Stagewise(f64),
+    /// Only the final clock t(T̃) = T (nosnoc's `stagewise_clock_constraint = 0`, the
+    /// setting of the authors' hopper code): the control intervals are equidistant in
+    /// numerical time and last whatever physical time the solution gives them.
+    Terminal(f64),
 }
 
 /// The FESD NLP, its layout and an initial guess.
@@ -1143,7 +1173,12 @@ fn build_nlp<C: Cls>(
         let uinit: Vec<f64> = ul.iter().zip(uh).map(|(l, h)| 0f64.clamp(*l, *h)).collect();
         let u = push(&mut nlp, &mut x0, &uinit, ul, uh);
         let s0 = 1f64.clamp(hz.s_bounds.0, hz.s_bounds.1);
-        let s = push(&mut nlp, &mut x0, &[s0], &[hz.s_bounds.0], &[hz.s_bounds.1]);
+        let s = match layout.s.first() {
+            Some(&s) if hz.global_speed => s,
+            _ => push(&mut nlp, &mut x0, &[s0], &[hz.s_bounds.0], &[hz.s_bounds.1]),
+        };
+        let new_speed = !(hz.global_speed && k > 0);
+        let y_interval_start = y_prev;
         layout.u.push(u);
         layout.s.push(s);
         let mut hs = vec![];
@@ -1169,8 +1204,13 @@ fn build_nlp<C: Cls>(
                 let (mut lo, mut hi) = (ylo.clone(), yhi.clone());
                 let end_point = if sa { j == ns - 1 } else { j == ns };
                 if end_point && n == o.n_fe - 1 {
-                    if let Some(t_end) = hz.clock {
-                        let tk = t_end * (k + 1) as f64 / hz.n_steps as f64;
+                    let last = k == hz.n_steps - 1;
+                    let tk = match hz.clock {
+                        Clock::Stagewise(t_end) => Some(t_end * (k + 1) as f64 / hz.n_steps as f64),
+                        Clock::Terminal(t_end) if last => Some(t_end),
+                        _ => None,
+                    };
+                    if let Some(tk) = tk {
                         lo[ny - 1] = tk;
                         hi[ny - 1] = tk;
                     }
@@ -1363,7 +1403,7 @@ fn build_nlp<C: Cls>(
         if o.fesd {
             nlp.add_constraint(FesdBlock::SumH, hs, &[hz.step_len], &[hz.step_len])?;
         }
-        if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 {
+        if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 && new_speed {
             nlp.add_objective(FesdBlock::SpeedOfTime { rho: o.rho_sot }, vec![s])?;
         }
         if k == hz.n_steps - 1 && o.soft_terminal > 0.0 {
@@ -1383,11 +1423,17 @@ fn build_nlp<C: Cls>(
             )?;
         }
         if hz.control_weight > 0.0 {
+            let mut vars: Vec<usize> = (0..nu).map(|i| u + i).collect();
+            let per_clock = !matches!(hz.clock, Clock::Stagewise(_));
+            if per_clock {
+                vars.extend([y_interval_start + ny - 1, y_prev + ny - 1]);
+            }
             nlp.add_objective(
                 FesdBlock::ControlCost {
                     weight: hz.control_weight,
+                    per_clock,
                 },
-                (0..nu).map(|i| u + i).collect(),
+                vars,
             )?;
         }
     }
@@ -2175,7 +2221,8 @@ pub fn simulate<C: Cls>(
                 })
                 .collect(),
             s_bounds: (1.0, 1.0),
-            clock: None,
+            clock: Clock::Free,
+            global_speed: false,
             terminal: vec![],
             y_bounds: None,
             control_weight: 0.0,
@@ -2309,7 +2356,11 @@ pub struct OcpSolution {
     pub u: Vec<Vec<f64>>,
     /// Speed of time per control interval.
     pub s: Vec<f64>,
-    /// Control cost Σ_k w Σ u_k² (without the step-equilibration penalty).
+    /// Physical time t_k at the control-interval boundaries k = 0..N (k T/N under
+    /// [`Clock::Stagewise`]).
+    pub interval_clock: Vec<f64>,
+    /// Control cost (without the step-equilibration penalty): Σ_k w ‖u_k‖², times
+    /// t_{k+1} − t_k unless the clock is stagewise ([`Horizon::control_weight`]).
     pub objective: f64,
     /// Largest cross-complementarity product.
     pub comp_residual: f64,
@@ -2405,9 +2456,21 @@ pub fn extract_ocp<C: Cls>(
     }
     let u: Vec<Vec<f64>> = layout.u.iter().map(|&i| x[i..i + nu].to_vec()).collect();
     let s: Vec<f64> = layout.s.iter().map(|&i| x[i]).collect();
+    let mut interval_clock = vec![x[layout.y0 + ny - 1]];
+    for k in 0..u.len() {
+        let e = layout.elems.iter().rev().find(|e| e.step == k);
+        interval_clock.push(e.map_or(f64::NAN, |e| x[e.y_end + ny - 1]));
+    }
     let objective = u
         .iter()
-        .map(|u| hz.control_weight * u.iter().map(|v| v * v).sum::<f64>())
+        .enumerate()
+        .map(|(k, u)| {
+            let dt = match hz.clock {
+                Clock::Stagewise(_) => 1.0,
+                _ => interval_clock[k + 1] - interval_clock[k],
+            };
+            hz.control_weight * dt * u.iter().map(|v| v * v).sum::<f64>()
+        })
         .sum();
     let last = layout
         .elems
@@ -2424,6 +2487,7 @@ pub fn extract_ocp<C: Cls>(
         traj: trajectory(tf, layout, x, 0.0),
         u,
         s,
+        interval_clock,
         objective,
         comp_residual: comp_residual(layout, x, o.fesd),
         terminal_error,

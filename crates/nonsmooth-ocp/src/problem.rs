@@ -21,7 +21,12 @@
 //!
 //! The running cost is Σ_k (T/N)‖u_k‖² (the stage clock constraints make every interval last
 //! T/N of physical time, see `docs/optimal-control.md`). Used by `nonsmooth ocp` and the
-//! Python `solve_ocp`.
+//! Python `solve_ocp`. Optional `[ocp]` keys of both models: `clock = "terminal"` imposes
+//! only t(T̃) = T instead of the stage clock constraints (the running cost is then
+//! Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral), and `global_speed = true`
+//! (terminal clock only) uses one speed of time for the whole horizon — the two settings
+//! of the authors' hopper code (nosnoc `stagewise_clock_constraint = 0`,
+//! `local_speed_of_time_variable = 0`).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, and the cut
@@ -45,7 +50,7 @@
 //! [fesd]             # n_s (default 3), n_fe (default 3), …
 //! ```
 
-use crate::fesd::{CutStep, Dcs, FesdOptions, Horizon, Scheme};
+use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
@@ -76,6 +81,32 @@ struct OcpSpec {
     u_lo: Vec<f64>,
     u_hi: Vec<f64>,
     terminal: Vec<(usize, f64)>,
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    global_speed: bool,
+}
+
+/// The horizon's clock (`ocp.clock`: `"stagewise"`, the default, or `"terminal"`), whether
+/// one speed of time serves all intervals (`ocp.global_speed`, terminal clock only), and
+/// the control weight that makes the running cost the physical-time integral of ‖u‖².
+fn clock_spec(
+    clock: Option<&str>,
+    global_speed: bool,
+    t_final: f64,
+    n: usize,
+    bad: &dyn Fn(String) -> OcpError,
+) -> Result<(Clock, f64), OcpError> {
+    match clock {
+        None | Some("stagewise") if global_speed => Err(bad(
+            "ocp.global_speed = true needs ocp.clock = \"terminal\"".into(),
+        )),
+        None | Some("stagewise") => Ok((Clock::Stagewise(t_final), t_final / n as f64)),
+        Some("terminal") => Ok((Clock::Terminal(t_final), 1.0)),
+        Some(other) => Err(bad(format!(
+            "ocp.clock must be \"stagewise\" or \"terminal\", got \"{other}\""
+        ))),
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -229,6 +260,8 @@ impl OcpProblem {
         let tf = Arc::new(TimeFreezing::new(pm, p.model.a_n).map_err(|e| bad(e.to_string()))?);
         let n = p.ocp.N;
         let dt = p.ocp.T / n as f64;
+        let (clock, control_weight) =
+            clock_spec(p.ocp.clock.as_deref(), p.ocp.global_speed, p.ocp.T, n, &bad)?;
         let horizon = Horizon {
             y0: p.ocp.y0,
             lam0: None,
@@ -236,10 +269,11 @@ impl OcpProblem {
             step_len: dt,
             u_bounds: vec![(p.ocp.u_lo, p.ocp.u_hi); n],
             s_bounds: (1.0, p.ocp.s_max),
-            clock: Some(p.ocp.T),
+            clock,
+            global_speed: p.ocp.global_speed,
             terminal: p.ocp.terminal,
             y_bounds: None,
-            control_weight: dt,
+            control_weight,
         };
         let options = p.fesd.apply(
             FesdOptions {
@@ -288,6 +322,10 @@ struct HopperOcpSpec {
     target_x: f64,
     u_max: f64,
     s_max: f64,
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    global_speed: bool,
 }
 
 #[derive(Deserialize)]
@@ -376,7 +414,10 @@ impl HopperProblem {
             ));
         }
         let tf = Arc::new(TimeFreezing::new(hop, p.model.a_n).map_err(|e| bad(e.to_string()))?);
-        let horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
+        let mut horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
+        (horizon.clock, horizon.control_weight) =
+            clock_spec(o.clock.as_deref(), o.global_speed, o.T, o.N, &bad)?;
+        horizon.global_speed = o.global_speed;
         let options = p.fesd.apply(hopper::paper_options(), &bad)?;
         Ok(Self {
             tf,

@@ -23,7 +23,8 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         step_len: 0.2,
         u_bounds: vec![(vec![-1.0; 3], vec![1.0; 3]); 2],
         s_bounds: (1.0, 5.0),
-        clock: Some(0.4),
+        clock: nonsmooth_ocp::fesd::Clock::Stagewise(0.4),
+        global_speed: false,
         terminal: vec![],
         y_bounds: None,
         control_weight: 0.2,
@@ -43,6 +44,27 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         penalty: false,
         ..FesdOptions::default()
     };
+    check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);
+    // terminal clock with one speed of time: the running cost w ‖u_k‖² (t_{k+1} − t_k)
+    // couples u_k with the clock values at the interval ends
+    let hz = Horizon {
+        clock: nonsmooth_ocp::fesd::Clock::Terminal(0.4),
+        global_speed: true,
+        control_weight: 1.0,
+        ..hz
+    };
+    let (nlp, layout, _) = build(&tf, &hz, &o).unwrap();
+    assert!(layout.s.iter().all(|&s| s == layout.s[0]));
+    let (local, _, _) = build(
+        &tf,
+        &Horizon {
+            global_speed: false,
+            ..hz.clone()
+        },
+        &o,
+    )
+    .unwrap();
+    assert_eq!(nlp.num_vars() + 1, local.num_vars());
     check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);
 }
 
@@ -196,7 +218,8 @@ fn bad_inputs_are_typed_errors() {
         step_len: 0.1,
         u_bounds: vec![(vec![0.0], vec![0.0])],
         s_bounds: (1.0, 1.0),
-        clock: None,
+        clock: nonsmooth_ocp::fesd::Clock::Free,
+        global_speed: false,
         terminal: vec![],
         y_bounds: None,
         control_weight: 0.0,
@@ -234,7 +257,8 @@ fn infeasible_ocp_reports_violation() {
         step_len: 0.1,
         u_bounds: vec![(vec![0.0], vec![0.0]); 2],
         s_bounds: (1.0, 1.0),
-        clock: None,
+        clock: nonsmooth_ocp::fesd::Clock::Free,
+        global_speed: false,
         terminal: vec![(0, 0.5), (1, 0.0)],
         y_bounds: None,
         control_weight: 0.0,

@@ -10,16 +10,27 @@ const G: f64 = 9.81;
 /// Discrete optimum of min Σ Δ u_k² s.t. q(T) = 3, v(T) = 0 for a double integrator with
 /// piecewise-constant u on N intervals of length Δ (minimum-norm solution).
 fn discrete_optimum(n: usize, t: f64) -> f64 {
-    let d = t / n as f64;
-    let a: Vec<[f64; 2]> = (0..n)
-        .map(|k| [d * (t - (k + 1) as f64 * d) + 0.5 * d * d, d])
-        .collect();
-    // minimize d Σ u² s.t. A u = b: u = Aᵀ (A Aᵀ)⁻¹ b, cost d uᵀu = d bᵀ (A Aᵀ)⁻¹ b
+    let grid: Vec<f64> = (0..=n).map(|k| t * k as f64 / n as f64).collect();
+    grid_optimum(&grid)
+}
+
+/// Discrete optimum of min Σ Δ_k u_k² s.t. q(T) = 3, v(T) = 0 for a double integrator with
+/// piecewise-constant u on the intervals [t_k, t_{k+1}] of `grid` (T = its last entry).
+fn grid_optimum(grid: &[f64]) -> f64 {
+    let t = grid[grid.len() - 1];
+    // row k of A: the effect of u_k on (q(T), v(T)); minimize Σ Δ_k u_k² s.t. A u = b:
+    // u = W⁻¹Aᵀ (A W⁻¹ Aᵀ)⁻¹ b with W = diag(Δ), cost bᵀ (A W⁻¹ Aᵀ)⁻¹ b
     let mut m = [[0.0; 2]; 2];
-    for r in &a {
+    for w in grid.windows(2) {
+        let d = w[1] - w[0];
+        if d < 1e-12 {
+            // a frozen interval: its control has no effect and no cost
+            continue;
+        }
+        let r = [d * (t - w[1]) + 0.5 * d * d, d];
         for i in 0..2 {
             for j in 0..2 {
-                m[i][j] += r[i] * r[j];
+                m[i][j] += r[i] * r[j] / d;
             }
         }
     }
@@ -29,7 +40,7 @@ fn discrete_optimum(n: usize, t: f64) -> f64 {
         (m[1][1] * b[0] - m[0][1] * b[1]) / det,
         (m[0][0] * b[1] - m[1][0] * b[0]) / det,
     ];
-    d * (b[0] * y[0] + b[1] * y[1])
+    b[0] * y[0] + b[1] * y[1]
 }
 
 /// The particle OCP of Ex. 5 (frictionless): time-freezing system and horizon (N = 20).
@@ -48,7 +59,8 @@ fn particle(n: usize) -> (Arc<TimeFreezing<PointMass>>, Horizon) {
         step_len: 2.0 / n as f64,
         u_bounds: vec![(vec![-10.0, 0.0, 0.0], vec![10.0, 0.0, 0.0]); n],
         s_bounds: (1.0, 10.0),
-        clock: Some(2.0),
+        clock: nonsmooth_ocp::fesd::Clock::Stagewise(2.0),
+        global_speed: false,
         terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
         y_bounds: None,
         control_weight: 2.0 / n as f64,
@@ -101,6 +113,47 @@ fn particle_ocp_reaches_target_with_discrete_optimal_cost() {
     }
     assert!(sol.terminal_error < 1e-6);
     assert!(sol.comp_residual < 1e-9);
+}
+
+#[test]
+fn terminal_clock_with_one_speed_of_time_is_optimal_on_its_own_grid() {
+    // the authors' hopper setting (nosnoc stagewise_clock_constraint = 0, one speed of time):
+    // only t(T̃) = T, so the control intervals last what the solution gives them, and the
+    // running cost is Σ ‖u_k‖² (t_{k+1} − t_k). The horizontal motion is the double
+    // integrator on that grid, so a solution must have the grid's discrete optimum as cost.
+    // Gauss–Legendre (n_s = 2): Radau IIA puts the jump end inside an element of the impact
+    // interval (the mixed element of the stagewise problem) and lands 0.0024 below it.
+    let n = 20;
+    let (tf, mut hz) = particle(n);
+    hz.clock = nonsmooth_ocp::fesd::Clock::Terminal(2.0);
+    hz.global_speed = true;
+    hz.control_weight = 1.0;
+    let o = FesdOptions {
+        n_s: 2,
+        scheme: Scheme::GaussLegendre,
+        ..FesdOptions::default()
+    };
+    let sol = solve_ocp(&tf, &hz, &o).unwrap();
+    let grid = &sol.interval_clock;
+    eprintln!(
+        "terminal clock: objective {} (own grid {}, uniform {}) comp {} s {} grid {grid:.4?}",
+        sol.objective,
+        grid_optimum(grid),
+        discrete_optimum(n, 2.0),
+        sol.comp_residual,
+        sol.s[0]
+    );
+    assert!(sol.comp_residual <= 1e-9);
+    assert!(sol.terminal_error < 1e-6);
+    assert!((grid[n] - 2.0).abs() < 1e-9 && grid[0] == 0.0);
+    assert!(grid.windows(2).all(|w| w[1] >= w[0] - 1e-12));
+    assert!(sol.s.iter().all(|&s| s == sol.s[0]) && sol.s[0] > 1.0);
+    assert!(
+        (sol.objective - grid_optimum(grid)).abs() < 1e-6 * sol.objective,
+        "{} vs {}",
+        sol.objective,
+        grid_optimum(grid)
+    );
 }
 
 #[test]
