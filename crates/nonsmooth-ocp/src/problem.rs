@@ -523,6 +523,38 @@ mod tests {
     }
 
     #[test]
+    fn clock_keys_select_the_terminal_clock_and_one_speed() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed");
+        };
+        assert_eq!(h.horizon.clock, Clock::Stagewise(2.5));
+        assert!(!h.horizon.global_speed);
+        assert_eq!(h.horizon.control_weight, 2.5 / 4.0);
+        let terminal = format!("{text}clock = \"terminal\"\nglobal_speed = true\n");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&terminal, None) else {
+            panic!("terminal clock not parsed");
+        };
+        assert_eq!(h.horizon.clock, Clock::Terminal(2.5));
+        assert!(h.horizon.global_speed);
+        assert_eq!(h.horizon.control_weight, 1.0);
+        // one speed of time under stage clocks, and unknown clock names, are named errors
+        let e = Problem::from_toml_str(&format!("{text}global_speed = true\n"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.global_speed")));
+        let e = Problem::from_toml_str(&format!("{text}clock = \"physical\"\n"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.clock")));
+        let particle = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ocp_particle.toml"
+        ))
+        .unwrap()
+        .replace("[ocp]\n", "[ocp]\nclock = \"terminal\"\n");
+        let p = OcpProblem::from_toml_str(&particle, None).unwrap();
+        assert_eq!(p.horizon.clock, Clock::Terminal(p.t_final));
+    }
+
+    #[test]
     fn point_mass_file_is_unchanged() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
