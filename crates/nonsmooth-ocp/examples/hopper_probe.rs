@@ -132,6 +132,7 @@ fn main() {
         flight_cut: std::env::var("CUT").ok().and_then(|v| v.parse().ok()),
         flight_cut_v: std::env::var("CUTV").ok().and_then(|v| v.parse().ok()),
         cut_schedule: cut_schedule(),
+        path_at_stages: env("PATHSTG", 1) == 1,
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();

@@ -326,6 +326,11 @@ pub struct FesdOptions {
     /// σ ← κσ and the last entry's thresholds. The cut rows exist for a component when
     /// some entry (or `flight_cut` / `flight_cut_v`) sets it.
     pub cut_schedule: Vec<CutStep>,
+    /// The system's path constraints ([`Cls::path`]) at every stage point (default) or only
+    /// at the control-interval ends (nosnoc's default `g_ineq_at_stg = 0`,
+    /// `g_ineq_at_fe = 0`, which the authors' hopper code keeps). State bounds stay at every
+    /// stage point either way.
+    pub path_at_stages: bool,
 }
 
 /// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
@@ -381,6 +386,7 @@ impl Default for FesdOptions {
             flight_cut: None,
             flight_cut_v: None,
             cut_schedule: vec![],
+            path_at_stages: true,
         }
     }
 }
@@ -1288,6 +1294,9 @@ fn build_nlp<C: Cls>(
                 let nq = tf.cls.nq();
                 for j in 0..ns + usize::from(!sa) {
                     let yj = if j < ns { e.y[j] } else { e.y_end };
+                    if !o.path_at_stages && (n + 1 < o.n_fe || yj != e.y_end) {
+                        continue;
+                    }
                     nlp.add_constraint(
                         FesdBlock::Path { tf: tf.clone() },
                         (0..nq).map(|i| yj + i).collect(),

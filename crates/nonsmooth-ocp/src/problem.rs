@@ -29,7 +29,8 @@
 //! `local_speed_of_time_variable = 0`).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
-//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, and the cut
+//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
+//! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
 //! (optional `delta`, `delta_v` per entry; see [`FesdOptions::cut_schedule`]).
 //!
@@ -118,6 +119,7 @@ struct FesdSpec {
     dcs: Option<String>,
     n_homotopy: Option<usize>,
     cut_schedule: Option<Vec<CutSpec>>,
+    path_at_stages: Option<bool>,
 }
 
 /// One `[[fesd.cut_schedule]]` entry ([`FesdOptions::cut_schedule`]).
@@ -144,6 +146,9 @@ impl FesdSpec {
         }
         if let Some(n) = self.n_homotopy {
             o.n_homotopy = n;
+        }
+        if let Some(p) = self.path_at_stages {
+            o.path_at_stages = p;
         }
         if let Some(c) = &self.cut_schedule {
             if c.iter().any(|c| {
@@ -539,6 +544,12 @@ mod tests {
         assert_eq!(h.horizon.clock, Clock::Terminal(2.5));
         assert!(h.horizon.global_speed);
         assert_eq!(h.horizon.control_weight, 1.0);
+        assert!(h.options.path_at_stages);
+        let ends = format!("{terminal}[fesd]\npath_at_stages = false\n");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&ends, None) else {
+            panic!("path_at_stages not parsed");
+        };
+        assert!(!h.options.path_at_stages);
         // one speed of time under stage clocks, and unknown clock names, are named errors
         let e = Problem::from_toml_str(&format!("{text}global_speed = true\n"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.global_speed")));

@@ -130,6 +130,20 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
     .unwrap();
     // two cut rows per stage point: 2 steps × 2 elements × 2 stages × 2 components
     assert_eq!(nlp_cut.num_cons(), nlp_off.num_cons() + 16);
+    // path constraints only at the 2 interval ends instead of all 8 stage points
+    let (nlp_ends, _, _) = build(
+        &tf,
+        &hz,
+        &FesdOptions {
+            path_at_stages: false,
+            ..o.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        nlp_ends.num_cons() + 6 * tf.cls.n_path(),
+        nlp_cut.num_cons()
+    );
     check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
     // a negative threshold is a typed error
     let bad = FesdOptions {
