@@ -1179,11 +1179,12 @@ fn build_nlp<C: Cls>(
         let uinit: Vec<f64> = ul.iter().zip(uh).map(|(l, h)| 0f64.clamp(*l, *h)).collect();
         let u = push(&mut nlp, &mut x0, &uinit, ul, uh);
         let s0 = 1f64.clamp(hz.s_bounds.0, hz.s_bounds.1);
-        let s = match layout.s.first() {
-            Some(&s) if hz.global_speed => s,
-            _ => push(&mut nlp, &mut x0, &[s0], &[hz.s_bounds.0], &[hz.s_bounds.1]),
-        };
         let new_speed = !(hz.global_speed && k > 0);
+        let s = if new_speed {
+            push(&mut nlp, &mut x0, &[s0], &[hz.s_bounds.0], &[hz.s_bounds.1])
+        } else {
+            layout.s[0]
+        };
         let y_interval_start = y_prev;
         layout.u.push(u);
         layout.s.push(s);
@@ -2465,11 +2466,15 @@ pub fn extract_ocp<C: Cls>(
     }
     let u: Vec<Vec<f64>> = layout.u.iter().map(|&i| x[i..i + nu].to_vec()).collect();
     let s: Vec<f64> = layout.s.iter().map(|&i| x[i]).collect();
-    let mut interval_clock = vec![x[layout.y0 + ny - 1]];
-    for k in 0..u.len() {
-        let e = layout.elems.iter().rev().find(|e| e.step == k);
-        interval_clock.push(e.map_or(f64::NAN, |e| x[e.y_end + ny - 1]));
-    }
+    // the clock at y0 and at the end of each interval's last element
+    let interval_clock: Vec<f64> = std::iter::once(x[layout.y0 + ny - 1])
+        .chain(
+            layout
+                .elems
+                .chunk_by(|a, b| a.step == b.step)
+                .map(|interval| x[interval[interval.len() - 1].y_end + ny - 1]),
+        )
+        .collect();
     let objective = u
         .iter()
         .enumerate()
