@@ -1,7 +1,8 @@
 //! Sanity check of the hopper's time-freezing model (seed 002 Sec. 6): drop the hopper with
 //! u = 0 from a raised pose and print the foot height, normal/tangential foot velocity, the
 //! clock and θ₁ at every stage point (landing, frozen jump, sliding on the ground).
-//! Environment: QZ, PH, PK, VX (initial state), AN, ALPHA0, NS, NFE, NCROSS, H, STEPS, VERB.
+//! Environment: QZ, PH, PK, VX (initial state), AN, ALPHA0, NS, NFE, NCROSS, H, STEPS, VERB,
+//! U0, U1 (constant torques), STAB, STABD (stance stabilization rate and depth).
 
 use std::sync::Arc;
 
@@ -19,7 +20,12 @@ fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hop = Hopper::default();
-    let tf = Arc::new(TimeFreezing::new(hop.clone(), env("AN", 200.0))?);
+    let mut tf = TimeFreezing::new(hop.clone(), env("AN", 200.0))?;
+    if let Some(k) = std::env::var("STAB").ok().and_then(|v| v.parse().ok()) {
+        tf = tf.with_stance_stabilization(k, env("STABD", 1e-3))?;
+    }
+    let tf = Arc::new(tf);
+    let u = vec![env("U0", 0.0), env("U1", 0.0)];
     let y0 = vec![
         0.0,
         env("QZ", 0.5),
@@ -44,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &y0,
         env("H", 0.05),
         env("STEPS", 20),
-        &|_| vec![0.0, 0.0],
+        &|_| u.clone(),
         &o,
     ) {
         Ok(s) => s,

@@ -100,6 +100,12 @@ fn main() {
     let tf = Arc::new(
         TimeFreezing::new(hop.clone(), env("AN", 200.0))
             .and_then(|t| t.with_switch_scale(scale))
+            .and_then(
+                |t| match std::env::var("STAB").ok().and_then(|v| v.parse().ok()) {
+                    Some(k) => t.with_stance_stabilization(k, env("STABD", 1e-3)),
+                    None => Ok(t),
+                },
+            )
             .unwrap(),
     );
     let mut hz = hopper::horizon(n, 2.5, target, env("UMAX", 60.0), env("SMAX", 25.0));

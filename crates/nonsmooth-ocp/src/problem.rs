@@ -38,8 +38,8 @@
 //! with `kind = "hopper"`:
 //!
 //! ```toml
-//! [model]            # a_n, optional: mu, holes (centres), hole_axes (a, b)
-//! kind = "hopper"
+//! [model]            # a_n, optional: mu, holes (centres), hole_axes (a, b),
+//! kind = "hopper"    #   stance_stabilization = { rate = 10.0, depth = 1e-3 }
 //! a_n = 200.0
 //! holes = [0.5, 1.5, 2.5]
 //! [ocp]              # N, T, target_x, u_max, s_max (see `hopper::horizon`)
@@ -69,6 +69,36 @@ struct ModelSpec {
     gravity: f64,
     mu: Option<f64>,
     a_n: f64,
+    stance_stabilization: Option<StanceSpec>,
+}
+
+/// `model.stance_stabilization = { rate = k, depth = δ }`: the Baumgarte-stabilized normal
+/// switching function c₂ = nᵀv + k (f_c + δ) ([`crate::tf::StanceStabilization`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StanceSpec {
+    rate: f64,
+    depth: f64,
+}
+
+/// The time-freezing system of `cls` with the file's a_n and optional stance stabilization.
+fn time_freezing<C: crate::tf::Cls>(
+    cls: C,
+    a_n: f64,
+    stance: Option<&StanceSpec>,
+    bad: &dyn Fn(String) -> OcpError,
+) -> Result<Arc<TimeFreezing<C>>, OcpError> {
+    let inner = |e: OcpError| match e {
+        OcpError::InvalidInput(msg) => msg,
+        other => other.to_string(),
+    };
+    let mut tf = TimeFreezing::new(cls, a_n).map_err(|e| bad(format!("model.{}", inner(e))))?;
+    if let Some(st) = stance {
+        tf = tf
+            .with_stance_stabilization(st.rate, st.depth)
+            .map_err(|e| bad(format!("model.{}", inner(e))))?;
+    }
+    Ok(Arc::new(tf))
 }
 
 #[derive(Deserialize)]
@@ -262,7 +292,7 @@ impl OcpProblem {
             gravity: p.model.gravity,
             mu: p.model.mu,
         };
-        let tf = Arc::new(TimeFreezing::new(pm, p.model.a_n).map_err(|e| bad(e.to_string()))?);
+        let tf = time_freezing(pm, p.model.a_n, p.model.stance_stabilization.as_ref(), &bad)?;
         let n = p.ocp.N;
         let dt = p.ocp.T / n as f64;
         let (clock, control_weight) =
@@ -316,6 +346,7 @@ struct HopperModelSpec {
     mu: Option<f64>,
     holes: Option<Vec<f64>>,
     hole_axes: Option<(f64, f64)>,
+    stance_stabilization: Option<StanceSpec>,
 }
 
 #[derive(Deserialize)]
@@ -418,7 +449,12 @@ impl HopperProblem {
                 "model.holes and model.mu must be finite (mu ≥ 0)".into()
             ));
         }
-        let tf = Arc::new(TimeFreezing::new(hop, p.model.a_n).map_err(|e| bad(e.to_string()))?);
+        let tf = time_freezing(
+            hop,
+            p.model.a_n,
+            p.model.stance_stabilization.as_ref(),
+            &bad,
+        )?;
         let mut horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
         (horizon.clock, horizon.control_weight) =
             clock_spec(o.clock.as_deref(), o.global_speed, o.T, o.N, &bad)?;
@@ -563,6 +599,41 @@ mod tests {
         .replace("[ocp]\n", "[ocp]\nclock = \"terminal\"\n");
         let p = OcpProblem::from_toml_str(&particle, None).unwrap();
         assert_eq!(p.horizon.clock, Clock::Terminal(p.t_final));
+    }
+
+    #[test]
+    fn stance_stabilization_key_builds_the_stabilized_switching_function() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
+                    stance_stabilization = { rate = 10.0, depth = 1e-3 }\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed");
+        };
+        let st = h.tf.stance.expect("stabilization set");
+        assert_eq!((st.rate, st.depth), (10.0, 1e-3));
+        let e = Problem::from_toml_str(&text.replace("rate = 10.0", "rate = -1.0"), Some("h.toml"));
+        assert!(
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.starts_with("h.toml: model.stance stabilization rate -1")),
+            "{:?}",
+            e.err()
+        );
+        let particle = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/ocp_particle.toml"
+        ))
+        .unwrap();
+        assert!(OcpProblem::from_toml_str(&particle, None)
+            .unwrap()
+            .tf
+            .stance
+            .is_none());
+        let stab = particle.replacen(
+            "[model]\n",
+            "[model]\nstance_stabilization = { rate = 5.0, depth = 0.0 }\n",
+            1,
+        );
+        let p = OcpProblem::from_toml_str(&stab, None).unwrap();
+        assert_eq!(p.tf.stance.map(|s| s.rate), Some(5.0));
     }
 
     #[test]

@@ -368,3 +368,100 @@ fn implicit_euler_stance_step_lowers_the_foot() {
     assert!(drop > 8e-3 && drop < 1e-2, "foot lowered by {drop}");
     assert!((drop - quad).abs() < 0.1 * quad, "{drop} vs ½ΔᵀHΔ = {quad}");
 }
+
+/// The stance of the time-freezing hopper needs the stabilized normal switching function
+/// (`TimeFreezing::with_stance_stabilization`, docs/optimal-control.md, eighth session).
+/// The hopper stands on the ground with the knee bent (φ_h = 0.3, φ_k = −0.6, v = 0) and
+/// collapses under gravity at u = 0 with the foot sticking (μ = 0.8): a stance with leg
+/// rotation. With c₂ = nᵀv the FESD integrator (n_s = 2) has no exact first step: the
+/// stage points keep nᵀv = 0 while f_c drifts up, which α₁ = 0 forbids, and the homotopy
+/// stalls (complementarity 2e-7). With c₂ = nᵀv + k (f_c + δ) (k = 10 /s, δ = 1 mm) every
+/// step solves with exact complementarity, the foot settles into the ground towards −δ
+/// and never rises above it, and it does not slide.
+#[test]
+fn stabilized_stance_with_leg_rotation_is_exact() {
+    use nonsmooth_ocp::fesd::{simulate, FesdOptions};
+    use nonsmooth_ocp::tf::TimeFreezing;
+    use nonsmooth_ocp::OcpError;
+    use std::sync::Arc;
+
+    let hop = Hopper::default();
+    let (ph, pk) = (0.3, -0.6);
+    let qz = hop.l_thigh * f64::cos(ph) + hop.l_shank * f64::cos(ph + pk);
+    let y0 = [0.0, qz, ph, pk, 0.0, 0.0, 0.0, 0.0, 0.0];
+    assert!(hop.f_c(&y0[..4]).abs() < 1e-15);
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let plain = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
+    match simulate(&plain, &y0, 0.02, 1, &|_| vec![0.0, 0.0], &o) {
+        Err(OcpError::HomotopyStalled { comp_residual, .. }) => {
+            println!("unstabilized first step stalls at complementarity {comp_residual:.2e}");
+            assert!(comp_residual > 1e-9);
+        }
+        Ok(s) => panic!(
+            "unstabilized stance solved (complementarity {:.1e}): revisit the docs' claim",
+            s.comp_residual
+        ),
+        Err(e) => panic!("unexpected error {e}"),
+    }
+    let depth = 1e-3;
+    let tf = Arc::new(
+        TimeFreezing::new(hop.clone(), 200.0)
+            .and_then(|t| t.with_stance_stabilization(10.0, depth))
+            .expect("stabilized system"),
+    );
+    let sim = simulate(&tf, &y0, 0.02, 8, &|_| vec![0.0, 0.0], &o).expect("stance steps");
+    assert!(sim.comp_residual <= 1e-9, "{:.2e}", sim.comp_residual);
+    let last = sim.traj.y.last().expect("trajectory");
+    assert!(last[8] > 0.15, "clock {}", last[8]);
+    assert!(last[1] < qz - 0.01, "the hip sinks: {} vs {qz}", last[1]);
+    assert!(last[3] < pk - 0.05, "the knee bends: {}", last[3]);
+    let foot_x0 = hop.foot(&y0[..4])[0];
+    let mut prev_t = 0.0;
+    for y in &sim.traj.y {
+        let fc: f64 = hop.f_c(&y[..4]);
+        assert!(fc <= 1e-12 && fc >= -1.05 * depth, "f_c = {fc}");
+        assert!(
+            (hop.foot(&y[..4])[0] - foot_x0).abs() < 1e-6,
+            "the foot slides"
+        );
+        assert!(y[8] >= prev_t - 1e-12, "the clock runs backwards");
+        prev_t = y[8];
+    }
+}
+
+/// The stabilized normal switching function is c₂ = nᵀv + k (f_c + δ) (c₁ and c₃ unchanged),
+/// and invalid rates or depths are named errors.
+#[test]
+fn stance_stabilization_shifts_only_the_normal_switching_function() {
+    use nonsmooth_ocp::tf::TimeFreezing;
+
+    let hop = Hopper::default();
+    let y: [f64; 9] = [0.1, 0.35, 0.2, -0.5, 0.3, -0.2, 0.7, -1.1, 0.4];
+    let plain = TimeFreezing::new(hop.clone(), 200.0).expect("plain");
+    let stab = plain
+        .clone()
+        .with_stance_stabilization(12.0, 2e-3)
+        .expect("stabilized");
+    let (c0, c1) = (plain.switching(&y), stab.switching(&y));
+    let fc: f64 = hop.f_c(&y[..4]);
+    assert_eq!(c0[0], c1[0]);
+    assert_eq!(c0[2], c1[2]);
+    assert!((c1[1] - (c0[1] + 12.0 * (fc + 2e-3))).abs() < 1e-14);
+    for (k, d) in [
+        (0.0, 1e-3),
+        (-1.0, 1e-3),
+        (f64::NAN, 1e-3),
+        (10.0, -1e-3),
+        (10.0, f64::INFINITY),
+    ] {
+        let err = plain
+            .clone()
+            .with_stance_stabilization(k, d)
+            .expect_err("invalid stabilization")
+            .to_string();
+        assert!(err.contains("stance stabilization"), "{err}");
+    }
+}
