@@ -2382,6 +2382,9 @@ pub struct OcpSolution {
     pub nlp_iterations: usize,
     /// CPU seconds (build + homotopy).
     pub cpu_seconds: f64,
+    /// The NLP's primal point (layout of [`build`]), e.g. a warm start for
+    /// [`solve_built`] on a neighbouring horizon.
+    pub x: Vec<f64>,
 }
 
 /// Solves the OCP (seed 002 eq. 35) of horizon `hz` (speed of time, stage clock constraints,
@@ -2508,5 +2511,6 @@ pub fn extract_ocp<C: Cls>(
         nlp_iterations: 0,
         log: vec![],
         cpu_seconds: 0.0,
+        x: x.to_vec(),
     })
 }

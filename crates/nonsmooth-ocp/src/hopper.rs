@@ -354,6 +354,18 @@ pub fn horizon(
     }
 }
 
+/// Lowers the initial and the target base height of a [`horizon`] by `depth`, the
+/// penetration δ at which a stabilized stance rests ([`crate::tf::StanceStabilization`]):
+/// with c₂ = nᵀv + k (f_c + δ) the standing pose of q₀ = (0, 0.4, 0, 0) is not at rest (the
+/// foot sinks to −δ), so the paper's start and target poses are taken δ lower.
+pub fn rest_on_stabilized_ground(hz: &mut crate::fesd::Horizon, depth: f64) {
+    hz.y0[1] -= depth;
+    hz.terminal
+        .iter_mut()
+        .filter(|(k, _)| *k == 1)
+        .for_each(|(_, v)| *v -= depth);
+}
+
 /// The FESD and homotopy options of the hopper at the paper's settings (Sec. 6: Radau IIA
 /// n_s = 3, N_FE = 3) with our homotopy choices (docs/optimal-control.md): Scholtes
 /// relaxation with κ = 0.1 over at most 40 NLPs, cross complementarity on the gap only,

@@ -42,7 +42,8 @@
 //! kind = "hopper"    #   stance_stabilization = { rate = 10.0, depth = 1e-3 }
 //! a_n = 200.0
 //! holes = [0.5, 1.5, 2.5]
-//! [ocp]              # N, T, target_x, u_max, s_max (see `hopper::horizon`)
+//! [ocp]              # N, T, target_x, u_max, s_max (see `hopper::horizon`; with a stance
+//!                    #   stabilization, start and target base heights are δ lower)
 //! N = 20
 //! T = 2.5
 //! target_x = 3.0
@@ -459,6 +460,9 @@ impl HopperProblem {
         (horizon.clock, horizon.control_weight) =
             clock_spec(o.clock.as_deref(), o.global_speed, o.T, o.N, &bad)?;
         horizon.global_speed = o.global_speed;
+        if let Some(st) = tf.stance {
+            hopper::rest_on_stabilized_ground(&mut horizon, st.depth);
+        }
         let options = p.fesd.apply(hopper::paper_options(), &bad)?;
         Ok(Self {
             tf,
@@ -611,6 +615,9 @@ mod tests {
         };
         let st = h.tf.stance.expect("stabilization set");
         assert_eq!((st.rate, st.depth), (10.0, 1e-3));
+        // start and target rest δ lower, where the stabilized stance is at rest
+        assert!((h.horizon.y0[1] - 0.399).abs() < 1e-15);
+        assert!(h.horizon.terminal.contains(&(1, 0.4 - 1e-3)));
         let e = Problem::from_toml_str(&text.replace("rate = 10.0", "rate = -1.0"), Some("h.toml"));
         assert!(
             matches!(&e, Err(OcpError::InvalidInput(m)) if m.starts_with("h.toml: model.stance stabilization rate -1")),
