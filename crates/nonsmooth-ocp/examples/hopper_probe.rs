@@ -226,54 +226,38 @@ fn main() {
     if let Ok(list) = std::env::var("CONT") {
         // continuation in the target x: target 0 (standing) from the trivial guess, then
         // each listed target warm-started from the previous solution with σ₀ = CONTS0
-        let targets: Vec<f64> = list
-            .split(',')
-            .filter_map(|v| v.trim().parse().ok())
+        let waypoints: Vec<Vec<(usize, f64)>> = std::iter::once(0.0)
+            .chain(list.split(',').filter_map(|v| v.trim().parse().ok()))
+            .map(|x| {
+                let mut t = hz.terminal.clone();
+                t.iter_mut()
+                    .filter(|(k, _)| *k == 0)
+                    .for_each(|(_, v)| *v = x);
+                t
+            })
             .collect();
-        let mut x: Option<Vec<f64>> = None;
-        for (i, &tx) in std::iter::once(&0.0).chain(&targets).enumerate() {
-            let mut h = hz.clone();
-            h.terminal
-                .iter_mut()
-                .filter(|(k, _)| *k == 0)
-                .for_each(|(_, v)| *v = tx);
-            let oc = if i == 0 {
-                o.clone()
-            } else {
-                FesdOptions {
-                    sigma0: env("CONTS0", 1e-2),
-                    ..o.clone()
-                }
-            };
-            let (nlp, layout, x0) = nonsmooth_ocp::fesd::build(&tf, &h, &oc).unwrap();
-            let x0 = x.take().unwrap_or(x0);
-            let t1 = std::time::Instant::now();
-            match nonsmooth_ocp::fesd::solve_built(&tf, &h, &oc, nlp, &layout, x0) {
-                Ok(sol) => {
-                    let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
-                    println!(
-                        "CONT target {tx}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} nlps {} iters {} ({:.1} s)",
-                        sol.objective, sol.comp_residual, sol.terminal_error, sol.log.len(),
-                        sol.nlp_iterations, t1.elapsed().as_secs_f64()
-                    );
-                    x = Some(sol.x);
-                }
-                Err(nonsmooth_ocp::OcpError::HomotopyStalled {
-                    x: xs,
-                    comp_residual,
-                    ..
-                }) => {
-                    println!(
-                        "CONT target {tx}: STALL comp {comp_residual:.3e} ({:.1} s)",
-                        t1.elapsed().as_secs_f64()
-                    );
-                    diagnose(&tf, &h, &oc, &xs);
-                    return;
-                }
-                Err(e) => {
-                    println!("CONT target {tx}: ERR {e}");
-                    return;
-                }
+        let run = nonsmooth_ocp::continuation::solve_by_terminal_continuation(
+            &tf,
+            &hz,
+            &o,
+            &waypoints,
+            env("CONTS0", 1e-2),
+        )
+        .unwrap();
+        for (sol, w) in run.solutions.iter().zip(&waypoints) {
+            let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
+            println!(
+                "CONT target {:?}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} nlps {} iters {} ({:.1} s)",
+                w[0], sol.objective, sol.comp_residual, sol.terminal_error, sol.log.len(),
+                sol.nlp_iterations, sol.cpu_seconds
+            );
+        }
+        if let Some((w, e)) = run.failure {
+            println!("CONT target {:?}: {e}", waypoints[w][0]);
+            if let nonsmooth_ocp::OcpError::HomotopyStalled { x, .. } = e {
+                let mut h = hz.clone();
+                h.terminal = waypoints[w].clone();
+                diagnose(&tf, &h, &o, &x);
             }
         }
         return;

@@ -11,6 +11,7 @@
 //! - [`tf`]: complementarity Lagrangian systems and their time-freezing PSS;
 //! - [`hopper`]: the planar hopping robot of Sec. 6;
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
+//! - [`continuation`]: continuation of an OCP in its terminal constraints;
 //! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`.
 
 #![warn(missing_docs)]
@@ -19,6 +20,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod continuation;
 pub mod fesd;
 pub mod hopper;
 pub mod ipopt;

@@ -233,3 +233,55 @@ fn four_elements_put_the_jump_end_on_an_element_boundary() {
         tr.theta1[k + 1]
     );
 }
+
+/// Continuation in the terminal position (`continuation::solve_by_terminal_continuation`):
+/// x(T) = 3 (Ex. 5) from the trivial initialization, then 3.5 and 4 warm-started with
+/// σ₀ = 1e-2. Every waypoint is solved with exact complementarity, and the last one ends at
+/// the same solution as the direct solve of x(T) = 4.
+#[test]
+fn terminal_continuation_reaches_the_direct_solution() {
+    use nonsmooth_ocp::continuation::solve_by_terminal_continuation;
+    let (tf, hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let mut far = hz.clone();
+    far.terminal[0].1 = 4.0;
+    let direct = solve_ocp(&tf, &far, &o).unwrap();
+    let waypoints: Vec<Vec<(usize, f64)>> = [3.0, 3.5, 4.0]
+        .iter()
+        .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
+        .collect();
+    let run = solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2).unwrap();
+    assert!(
+        run.failure.is_none(),
+        "{:?}",
+        run.failure.map(|f| (f.0, f.1.to_string()))
+    );
+    assert_eq!(run.solutions.len(), 3);
+    for (sol, w) in run.solutions.iter().zip(&waypoints) {
+        assert!(sol.comp_residual < 1e-9, "{:.2e}", sol.comp_residual);
+        assert!(sol.terminal_error < 1e-6);
+        let end = &sol.traj.y[sol.traj.y.len() - 1];
+        assert!((end[0] - w[0].1).abs() < 1e-6);
+    }
+    let last = &run.solutions[2];
+    eprintln!(
+        "continuation objective {} (direct {}), warm NLPs {} / {}",
+        last.objective,
+        direct.objective,
+        run.solutions[1].log.len(),
+        run.solutions[2].log.len()
+    );
+    assert!((last.objective - direct.objective).abs() < 1e-6 * direct.objective);
+    // bad input is a named error, not a panic
+    for (w, s0) in [
+        (vec![], 1e-2),
+        (vec![vec![(9, 1.0)]], 1e-2),
+        (waypoints.clone(), 0.0),
+    ] {
+        let e = solve_by_terminal_continuation(&tf, &hz, &o, &w, s0).unwrap_err();
+        assert!(e.to_string().contains("continuation"), "{e}");
+    }
+}

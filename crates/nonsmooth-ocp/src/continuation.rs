@@ -1,0 +1,97 @@
+//! Continuation of an OCP in its terminal constraints: solve the problem for a first target
+//! from the trivial initialization (y₀ everywhere, u = 0, [`solve_ocp`]), then move the
+//! target along a list of waypoints, each solve warm-started from the previous exact
+//! solution with a small initial relaxation σ₀.
+//!
+//! Why (docs/optimal-control.md, eighth session): on the hopper of seed 002 Sec. 6 the MPCC
+//! homotopy from the trivial initialization stalls for every target tried, but with the
+//! stabilized stance ([`crate::tf::StanceStabilization`]) it converges to exact
+//! complementarity for the target x = 0 (a hop in place). From there small target steps
+//! with σ₀ = 1e-2 keep each relaxed problem close to an exact solution, and the homotopy
+//! polishes each one. The first solve still starts from the trivial initialization: no
+//! contact sequence is given.
+
+use std::sync::Arc;
+
+use crate::fesd::{build, solve_built, solve_ocp, FesdOptions, Horizon, OcpSolution};
+use crate::ipopt::thread_cpu_seconds;
+use crate::tf::{Cls, TimeFreezing};
+use crate::OcpError;
+
+/// Outcome of [`solve_by_terminal_continuation`].
+#[derive(Debug)]
+pub struct Continuation {
+    /// The solution of every waypoint reached, in order.
+    pub solutions: Vec<OcpSolution>,
+    /// The waypoint index whose solve failed and its error (`None` when all were reached).
+    pub failure: Option<(usize, OcpError)>,
+}
+
+/// Solves `hz` for each terminal constraint set of `waypoints` in turn (each replaces
+/// `hz.terminal`): the first from the trivial initialization with the options `o`, every
+/// further one from the previous solution's NLP point with σ₀ = `warm_sigma0`. Stops at the
+/// first failed waypoint and reports it in [`Continuation::failure`].
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] for an empty waypoint list, a terminal index outside y, a
+/// non-finite target, or `warm_sigma0` not in (0, ∞).
+pub fn solve_by_terminal_continuation<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    waypoints: &[Vec<(usize, f64)>],
+    warm_sigma0: f64,
+) -> Result<Continuation, OcpError> {
+    if waypoints.is_empty() {
+        return Err(OcpError::InvalidInput(
+            "continuation: no waypoints given".into(),
+        ));
+    }
+    if !(warm_sigma0.is_finite() && warm_sigma0 > 0.0) {
+        return Err(OcpError::InvalidInput(format!(
+            "continuation: warm_sigma0 = {warm_sigma0} must be positive"
+        )));
+    }
+    let ny = tf.ny();
+    for (w, terminal) in waypoints.iter().enumerate() {
+        if let Some((i, v)) = terminal.iter().find(|(i, v)| *i >= ny || !v.is_finite()) {
+            return Err(OcpError::InvalidInput(format!(
+                "continuation waypoint {w}: terminal entry ({i}, {v}) needs an index < {ny} and a finite value"
+            )));
+        }
+    }
+    let warm = FesdOptions {
+        sigma0: warm_sigma0,
+        ..o.clone()
+    };
+    let mut solutions: Vec<OcpSolution> = Vec::with_capacity(waypoints.len());
+    for (w, terminal) in waypoints.iter().enumerate() {
+        let step = Horizon {
+            terminal: terminal.clone(),
+            ..hz.clone()
+        };
+        let start = thread_cpu_seconds();
+        let result = match solutions.last() {
+            None => solve_ocp(tf, &step, o),
+            Some(prev) => build(tf, &step, &warm).and_then(|(nlp, layout, _)| {
+                solve_built(tf, &step, &warm, nlp, &layout, prev.x.clone())
+            }),
+        };
+        match result {
+            Ok(mut sol) => {
+                sol.cpu_seconds = thread_cpu_seconds() - start;
+                solutions.push(sol);
+            }
+            Err(e) => {
+                return Ok(Continuation {
+                    solutions,
+                    failure: Some((w, e)),
+                })
+            }
+        }
+    }
+    Ok(Continuation {
+        solutions,
+        failure: None,
+    })
+}
