@@ -242,16 +242,23 @@ fn main() {
             &o,
             &waypoints,
             env("CONTS0", 1e-2),
+            &mut |w, sol| {
+                let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
+                let clear = sol
+                    .traj
+                    .y
+                    .iter()
+                    .flat_map(|y| hop.hole_values(y))
+                    .fold(f64::INFINITY, f64::min)
+                    - 1.0;
+                println!(
+                    "CONT target {:?}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} nlps {} iters {} ({:.1} s)",
+                    waypoints[w][0], sol.objective, sol.comp_residual, sol.terminal_error,
+                    sol.log.len(), sol.nlp_iterations, sol.cpu_seconds
+                );
+            },
         )
         .unwrap();
-        for (sol, w) in run.solutions.iter().zip(&waypoints) {
-            let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
-            println!(
-                "CONT target {:?}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} nlps {} iters {} ({:.1} s)",
-                w[0], sol.objective, sol.comp_residual, sol.terminal_error, sol.log.len(),
-                sol.nlp_iterations, sol.cpu_seconds
-            );
-        }
         if let Some((w, e)) = run.failure {
             println!("CONT target {:?}: {e}", waypoints[w][0]);
             if let nonsmooth_ocp::OcpError::HomotopyStalled { x, .. } = e {

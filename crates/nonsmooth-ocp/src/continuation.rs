@@ -30,7 +30,8 @@ pub struct Continuation {
 /// Solves `hz` for each terminal constraint set of `waypoints` in turn (each replaces
 /// `hz.terminal`): the first from the trivial initialization with the options `o`, every
 /// further one from the previous solution's NLP point with σ₀ = `warm_sigma0`. Stops at the
-/// first failed waypoint and reports it in [`Continuation::failure`].
+/// first failed waypoint and reports it in [`Continuation::failure`]. `on_step` is called
+/// with each waypoint's index and solution as soon as it is solved (progress reports).
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] for an empty waypoint list, a terminal index outside y, a
@@ -41,6 +42,7 @@ pub fn solve_by_terminal_continuation<C: Cls>(
     o: &FesdOptions,
     waypoints: &[Vec<(usize, f64)>],
     warm_sigma0: f64,
+    on_step: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<Continuation, OcpError> {
     if waypoints.is_empty() {
         return Err(OcpError::InvalidInput(
@@ -80,6 +82,7 @@ pub fn solve_by_terminal_continuation<C: Cls>(
         match result {
             Ok(mut sol) => {
                 sol.cpu_seconds = thread_cpu_seconds() - start;
+                on_step(w, &sol);
                 solutions.push(sol);
             }
             Err(e) => {

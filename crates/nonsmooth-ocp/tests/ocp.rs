@@ -253,7 +253,12 @@ fn terminal_continuation_reaches_the_direct_solution() {
         .iter()
         .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
         .collect();
-    let run = solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2).unwrap();
+    let mut reported = vec![];
+    let run = solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, &mut |w, s| {
+        reported.push((w, s.objective))
+    })
+    .unwrap();
+    assert_eq!(reported.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1, 2]);
     assert!(
         run.failure.is_none(),
         "{:?}",
@@ -281,7 +286,7 @@ fn terminal_continuation_reaches_the_direct_solution() {
         (vec![vec![(9, 1.0)]], 1e-2),
         (waypoints.clone(), 0.0),
     ] {
-        let e = solve_by_terminal_continuation(&tf, &hz, &o, &w, s0).unwrap_err();
+        let e = solve_by_terminal_continuation(&tf, &hz, &o, &w, s0, &mut |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("continuation"), "{e}");
     }
 }
