@@ -14,6 +14,19 @@ fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
 }
 
 /// Prints the largest complementarity products of a stalled iterate with their context.
+/// Hop count and smallest hole clearance (min ellipse value − 1) of a solution.
+fn hops_and_clearance(hop: &Hopper, sol: &nonsmooth_ocp::fesd::OcpSolution) -> (usize, f64) {
+    let hops = hopper::hop_count(hop, &sol.traj.y, 1e-3);
+    let clear = sol
+        .traj
+        .y
+        .iter()
+        .flat_map(|y| hop.hole_values(y))
+        .fold(f64::INFINITY, f64::min)
+        - 1.0;
+    (hops, clear)
+}
+
 fn diagnose(
     tf: &Arc<TimeFreezing<Hopper>>,
     hz: &nonsmooth_ocp::fesd::Horizon,
@@ -243,14 +256,7 @@ fn main() {
             &waypoints,
             env("CONTS0", 1e-2),
             &mut |w, sol| {
-                let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
-                let clear = sol
-                    .traj
-                    .y
-                    .iter()
-                    .flat_map(|y| hop.hole_values(y))
-                    .fold(f64::INFINITY, f64::min)
-                    - 1.0;
+                let (hops, clear) = hops_and_clearance(&hop, sol);
                 println!(
                     "CONT target {:?}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} nlps {} iters {} ({:.1} s)",
                     waypoints[w][0], sol.objective, sol.comp_residual, sol.terminal_error,
@@ -279,14 +285,7 @@ fn main() {
             for l in &sol.log {
                 println!("{l:?}");
             }
-            let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
-            let clear = sol
-                .traj
-                .y
-                .iter()
-                .flat_map(|y| hop.hole_values(y))
-                .fold(f64::INFINITY, f64::min)
-                - 1.0;
+            let (hops, clear) = hops_and_clearance(&hop, &sol);
             println!(
                 "OK obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
                 sol.objective, sol.comp_residual, sol.terminal_error, sol.nlp_iterations, t0.elapsed().as_secs_f64()
