@@ -12,6 +12,7 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
+use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationPlan};
 use nonsmooth_ocp::fesd::{build, extract_ocp, solve_ocp, FesdOptions, Horizon, OcpSolution};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
@@ -43,17 +44,88 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
     match &problem {
-        Problem::PointMass(p) => {
-            solve_and_write(&p.tf, &p.horizon, &p.options, args, &|_, _| Ok(()))
-        }
-        Problem::Hopper(p) => solve_and_write(&p.tf, &p.horizon, &p.options, args, &|sol, dir| {
-            frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir)
-        }),
+        Problem::PointMass(p) => solve_and_write(
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            p.continuation.as_ref(),
+            args,
+            &|_, _| Ok(()),
+        ),
+        Problem::Hopper(p) => solve_and_write(
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            p.continuation.as_ref(),
+            args,
+            &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
+        ),
     }
 }
 
 /// Type of the model-specific extra output (the hopper's frame strip).
 type Extra<'a> = dyn Fn(&OcpSolution, &Path) -> Result<(), CliError> + 'a;
+
+/// A failed solve: the error (with its last iterate), the horizon it was solved for (the
+/// failed waypoint's under a continuation) and the waypoint's description.
+type Failure = (OcpError, Horizon, Option<String>);
+
+/// Solves the OCP, directly or along its continuation plan (progress per waypoint on
+/// standard error).
+fn solve<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    plan: Option<&ContinuationPlan>,
+    quiet: bool,
+) -> Result<OcpSolution, Failure> {
+    let Some(plan) = plan else {
+        return solve_ocp(tf, hz, o).map_err(|e| (e, hz.clone(), None));
+    };
+    let n = plan.waypoints.len();
+    let run = solve_by_terminal_continuation(
+        tf,
+        hz,
+        o,
+        &plan.waypoints,
+        plan.warm_sigma0,
+        &mut |w, sol| {
+            if !quiet {
+                eprintln!(
+                    "continuation waypoint {}/{n} {:?}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
+                    w + 1,
+                    plan.waypoints[w],
+                    sol.objective,
+                    sol.comp_residual,
+                    sol.nlp_iterations,
+                    sol.cpu_seconds
+                );
+            }
+        },
+    )
+    .map_err(|e| (e, hz.clone(), None))?;
+    match run.failure {
+        None => run.solutions.into_iter().last().ok_or_else(|| {
+            (
+                OcpError::InvalidInput("no waypoint solved".into()),
+                hz.clone(),
+                None,
+            )
+        }),
+        Some((w, e)) => {
+            let failed = Horizon {
+                terminal: plan.waypoints[w].clone(),
+                ..hz.clone()
+            };
+            let label = format!(
+                "continuation waypoint {}/{n} {:?}",
+                w + 1,
+                plan.waypoints[w]
+            );
+            Err((e, failed, Some(label)))
+        }
+    }
+}
 
 /// Solves the OCP and writes the outputs; on a stalled homotopy or an IPOPT failure the
 /// last iterate is written and the typed error is returned as the command's failure.
@@ -61,14 +133,16 @@ fn solve_and_write<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
+    plan: Option<&ContinuationPlan>,
     args: &OcpArgs,
     extra: &Extra,
 ) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
-    let (sol, failure) = match solve_ocp(tf, hz, o) {
+    let (sol, failure) = match solve(tf, hz, o, plan, args.output.quiet) {
         Ok(sol) => (sol, None),
-        Err(e) => {
+        Err((e, hz, label)) => {
+            let hz = &hz;
             let x = match &e {
                 OcpError::HomotopyStalled { x, .. } => x.clone(),
                 OcpError::Ipopt { solution, .. } => solution.x.clone(),
@@ -81,15 +155,16 @@ fn solve_and_write<C: Cls>(
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 sol.log = log.clone();
             }
-            (sol, Some(e))
+            (sol, Some((e, label)))
         }
     };
     write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
-        Some(e) => Err(CliError::Usage(format!(
-            "{e}; the last iterate was written to {}",
+        Some((e, label)) => Err(CliError::Usage(format!(
+            "{}{e}; the last iterate was written to {}",
+            label.map(|l| l + ": ").unwrap_or_default(),
             args.out.display()
         ))),
     }

@@ -195,3 +195,32 @@ fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
         .expect("runs");
     assert!(quiet.status.success() && quiet.stdout.is_empty());
 }
+
+#[test]
+fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
+    let out_dir = scratch("ocp-continuation");
+    let text = std::fs::read_to_string(example("ocp_particle.toml"))
+        .expect("example")
+        .replace("[0, 3.0]", "[0, 4.0]")
+        .replace("[ocp]\n", "[ocp]\ncontinuation = [3.0, 3.5]\n");
+    assert!(text.contains("[0, 4.0]") && text.contains("continuation"));
+    let file = out_dir.join("particle_continuation.toml");
+    std::fs::create_dir_all(&out_dir).expect("scratch dir");
+    std::fs::write(&file, text).expect("problem file");
+    let run = bin()
+        .args(["ocp", file.to_str().unwrap(), "--json", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    for w in 1..=3 {
+        assert!(
+            stderr.contains(&format!("continuation waypoint {w}/3")),
+            "{stderr}"
+        );
+    }
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
+    assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
+    assert!(v["comp_residual"].as_f64().expect("comp_residual") < 1e-9);
+}

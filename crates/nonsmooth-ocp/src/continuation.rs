@@ -18,6 +18,62 @@ use crate::ipopt::thread_cpu_seconds;
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
+/// A continuation of a problem file (`ocp.continuation`, `ocp.continuation_sigma0`): the
+/// terminal sets to pass through, the problem's own terminal set last, and σ₀ of the warm
+/// solves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContinuationPlan {
+    /// Terminal constraint sets, in order; the last is the problem's.
+    pub waypoints: Vec<Vec<(usize, f64)>>,
+    /// σ₀ of every warm-started solve.
+    pub warm_sigma0: f64,
+}
+
+impl ContinuationPlan {
+    /// Waypoints that set terminal component `index` of `terminal` to each of `values` in
+    /// turn, followed by `terminal` itself.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] when `terminal` does not constrain `index`, a value is not
+    /// finite or `warm_sigma0` is not positive.
+    pub fn in_component(
+        terminal: &[(usize, f64)],
+        index: usize,
+        values: &[f64],
+        warm_sigma0: f64,
+    ) -> Result<Self, OcpError> {
+        if !terminal.iter().any(|(i, _)| *i == index) {
+            return Err(OcpError::InvalidInput(format!(
+                "continuation: the terminal constraints do not fix component {index}"
+            )));
+        }
+        if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+            return Err(OcpError::InvalidInput(format!(
+                "continuation: waypoint value {v} is not finite"
+            )));
+        }
+        if !(warm_sigma0.is_finite() && warm_sigma0 > 0.0) {
+            return Err(OcpError::InvalidInput(format!(
+                "continuation: warm_sigma0 = {warm_sigma0} must be positive"
+            )));
+        }
+        let mut waypoints: Vec<Vec<(usize, f64)>> = values
+            .iter()
+            .map(|&v| {
+                terminal
+                    .iter()
+                    .map(|&(i, t)| (i, if i == index { v } else { t }))
+                    .collect()
+            })
+            .collect();
+        waypoints.push(terminal.to_vec());
+        Ok(Self {
+            waypoints,
+            warm_sigma0,
+        })
+    }
+}
+
 /// Outcome of [`solve_by_terminal_continuation`].
 #[derive(Debug)]
 pub struct Continuation {

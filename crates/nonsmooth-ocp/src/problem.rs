@@ -26,7 +26,10 @@
 //! Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral), and `global_speed = true`
 //! (terminal clock only) uses one speed of time for the whole horizon — the two settings
 //! of the authors' hopper code (nosnoc `stagewise_clock_constraint = 0`,
-//! `local_speed_of_time_variable = 0`).
+//! `local_speed_of_time_variable = 0`). `continuation = [x₁, x₂, …]` solves the problem for
+//! the terminal q_x = x₁ from the trivial initialization, then x₂, … and finally the file's
+//! own target, each warm-started from the previous solution with σ₀ =
+//! `continuation_sigma0` (default 1e-2; [`crate::continuation`]).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
@@ -52,6 +55,7 @@
 //! [fesd]             # n_s (default 3), n_fe (default 3), …
 //! ```
 
+use crate::continuation::ContinuationPlan;
 use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
 use crate::tf::{PointMass, TimeFreezing};
@@ -80,6 +84,30 @@ struct ModelSpec {
 struct StanceSpec {
     rate: f64,
     depth: f64,
+}
+
+/// The plan of `ocp.continuation` (waypoints of the terminal q_x) and
+/// `ocp.continuation_sigma0` (default 1e-2); `None` without waypoints.
+fn continuation_spec(
+    values: &[f64],
+    sigma0: Option<f64>,
+    terminal: &[(usize, f64)],
+    bad: &dyn Fn(String) -> OcpError,
+) -> Result<Option<ContinuationPlan>, OcpError> {
+    if values.is_empty() {
+        return match sigma0 {
+            Some(_) => Err(bad(
+                "ocp.continuation_sigma0 needs ocp.continuation waypoints".into(),
+            )),
+            None => Ok(None),
+        };
+    }
+    ContinuationPlan::in_component(terminal, 0, values, sigma0.unwrap_or(1e-2))
+        .map(Some)
+        .map_err(|e| match e {
+            OcpError::InvalidInput(m) => bad(format!("ocp.{m}")),
+            other => other,
+        })
 }
 
 /// The time-freezing system of `cls` with the file's a_n and optional stance stabilization.
@@ -117,6 +145,9 @@ struct OcpSpec {
     clock: Option<String>,
     #[serde(default)]
     global_speed: bool,
+    #[serde(default)]
+    continuation: Vec<f64>,
+    continuation_sigma0: Option<f64>,
 }
 
 /// The horizon's clock (`ocp.clock`: `"stagewise"`, the default, or `"terminal"`), whether
@@ -244,6 +275,8 @@ pub struct OcpProblem {
     pub options: FesdOptions,
     /// Physical horizon T.
     pub t_final: f64,
+    /// Continuation in the terminal q_x (`ocp.continuation`), `None` for a direct solve.
+    pub continuation: Option<ContinuationPlan>,
 }
 
 impl OcpProblem {
@@ -311,6 +344,12 @@ impl OcpProblem {
             y_bounds: None,
             control_weight,
         };
+        let continuation = continuation_spec(
+            &p.ocp.continuation,
+            p.ocp.continuation_sigma0,
+            &horizon.terminal,
+            &bad,
+        )?;
         let options = p.fesd.apply(
             FesdOptions {
                 n_s: 2,
@@ -324,6 +363,7 @@ impl OcpProblem {
             horizon,
             options,
             t_final: p.ocp.T,
+            continuation,
         })
     }
 
@@ -363,6 +403,9 @@ struct HopperOcpSpec {
     clock: Option<String>,
     #[serde(default)]
     global_speed: bool,
+    #[serde(default)]
+    continuation: Vec<f64>,
+    continuation_sigma0: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -398,6 +441,8 @@ pub struct HopperProblem {
     pub t_final: f64,
     /// Target hip position x.
     pub target_x: f64,
+    /// Continuation in the target x (`ocp.continuation`), `None` for a direct solve.
+    pub continuation: Option<ContinuationPlan>,
 }
 
 impl HopperProblem {
@@ -464,12 +509,19 @@ impl HopperProblem {
             hopper::rest_on_stabilized_ground(&mut horizon, st.depth);
         }
         let options = p.fesd.apply(hopper::paper_options(), &bad)?;
+        let continuation = continuation_spec(
+            &o.continuation,
+            o.continuation_sigma0,
+            &horizon.terminal,
+            &bad,
+        )?;
         Ok(Self {
             tf,
             horizon,
             options,
             t_final: o.T,
             target_x: o.target_x,
+            continuation,
         })
     }
 }
@@ -641,6 +693,37 @@ mod tests {
         );
         let p = OcpProblem::from_toml_str(&stab, None).unwrap();
         assert_eq!(p.tf.stance.map(|s| s.rate), Some(5.0));
+    }
+
+    #[test]
+    fn continuation_keys_give_waypoints_ending_at_the_target() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.3\nu_max = 60.0\ns_max = 5.0\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed");
+        };
+        assert!(h.continuation.is_none());
+        let cont = format!("{text}continuation = [0.0, 0.1]\ncontinuation_sigma0 = 1e-3\n");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&cont, None) else {
+            panic!("continuation not parsed");
+        };
+        let plan = h.continuation.expect("plan");
+        assert_eq!(plan.warm_sigma0, 1e-3);
+        let xs: Vec<f64> = plan.waypoints.iter().map(|w| w[0].1).collect();
+        assert_eq!(xs, [0.0, 0.1, 0.3]);
+        assert!(plan
+            .waypoints
+            .iter()
+            .all(|w| w[1..] == h.horizon.terminal[1..]));
+        let e = Problem::from_toml_str(&format!("{text}continuation_sigma0 = 1e-3\n"), None);
+        assert!(
+            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_sigma0"))
+        );
+        let e = Problem::from_toml_str(
+            &format!("{text}continuation = [0.1]\ncontinuation_sigma0 = 0.0\n"),
+            None,
+        );
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation")));
     }
 
     #[test]
