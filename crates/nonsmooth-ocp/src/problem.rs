@@ -727,6 +727,21 @@ mod tests {
     }
 
     #[test]
+    fn every_ocp_example_parses() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("ocp_") && name.ends_with(".toml") {
+                Problem::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 4, "{n} OCP examples");
+    }
+
+    #[test]
     fn point_mass_file_is_unchanged() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
