@@ -4,7 +4,7 @@
 use crate::convert::rows_to_py;
 use crate::errors::ocp_err;
 use nalgebra::DVector;
-use nonsmooth_ocp::fesd::solve_ocp as solve;
+use nonsmooth_ocp::continuation::solve_with_plan;
 use nonsmooth_ocp::problem::OcpProblem;
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
@@ -21,7 +21,7 @@ use std::path::Path;
 /// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
 /// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`).
 /// Raises `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
-/// IPOPT failure, stalled homotopy).
+/// IPOPT failure, stalled homotopy, the failed waypoint of an `ocp.continuation`).
 #[pyfunction]
 #[pyo3(signature = (path = None, text = None))]
 fn solve_ocp<'py>(
@@ -40,8 +40,22 @@ fn solve_ocp<'py>(
     }
     .map_err(ocp_err)?;
     let sol = py
-        .detach(|| solve(&problem.tf, &problem.horizon, &problem.options))
-        .map_err(ocp_err)?;
+        .detach(|| {
+            solve_with_plan(
+                &problem.tf,
+                &problem.horizon,
+                &problem.options,
+                problem.continuation.as_ref(),
+                &mut |_, _| {},
+            )
+        })
+        .map_err(|f| match f.waypoint {
+            None => ocp_err(f.error),
+            Some(w) => ocp_err(nonsmooth_ocp::OcpError::InvalidInput(format!(
+                "{w}: {}",
+                f.error
+            ))),
+        })?;
     let ny = problem.tf.ny();
     let d = PyDict::new(py);
     d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;

@@ -12,8 +12,8 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
-use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationPlan};
-use nonsmooth_ocp::fesd::{build, extract_ocp, solve_ocp, FesdOptions, Horizon, OcpSolution};
+use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure};
+use nonsmooth_ocp::fesd::{build, extract_ocp, FesdOptions, Horizon, OcpSolution};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
@@ -66,67 +66,6 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
 /// Type of the model-specific extra output (the hopper's frame strip).
 type Extra<'a> = dyn Fn(&OcpSolution, &Path) -> Result<(), CliError> + 'a;
 
-/// A failed solve: the error (with its last iterate), the horizon it was solved for (the
-/// failed waypoint's under a continuation) and the waypoint's description.
-type Failure = (OcpError, Horizon, Option<String>);
-
-/// Solves the OCP, directly or along its continuation plan (progress per waypoint on
-/// standard error).
-fn solve<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
-    hz: &Horizon,
-    o: &FesdOptions,
-    plan: Option<&ContinuationPlan>,
-    quiet: bool,
-) -> Result<OcpSolution, Failure> {
-    let Some(plan) = plan else {
-        return solve_ocp(tf, hz, o).map_err(|e| (e, hz.clone(), None));
-    };
-    let n = plan.waypoints.len();
-    let run = solve_by_terminal_continuation(
-        tf,
-        hz,
-        o,
-        &plan.waypoints,
-        plan.warm_sigma0,
-        &mut |w, sol| {
-            if !quiet {
-                eprintln!(
-                    "continuation waypoint {}/{n} {:?}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
-                    w + 1,
-                    plan.waypoints[w],
-                    sol.objective,
-                    sol.comp_residual,
-                    sol.nlp_iterations,
-                    sol.cpu_seconds
-                );
-            }
-        },
-    )
-    .map_err(|e| (e, hz.clone(), None))?;
-    match run.failure {
-        None => run.solutions.into_iter().last().ok_or_else(|| {
-            (
-                OcpError::InvalidInput("no waypoint solved".into()),
-                hz.clone(),
-                None,
-            )
-        }),
-        Some((w, e)) => {
-            let failed = Horizon {
-                terminal: plan.waypoints[w].clone(),
-                ..hz.clone()
-            };
-            let label = format!(
-                "continuation waypoint {}/{n} {:?}",
-                w + 1,
-                plan.waypoints[w]
-            );
-            Err((e, failed, Some(label)))
-        }
-    }
-}
-
 /// Solves the OCP and writes the outputs; on a stalled homotopy or an IPOPT failure the
 /// last iterate is written and the typed error is returned as the command's failure.
 fn solve_and_write<C: Cls>(
@@ -139,10 +78,28 @@ fn solve_and_write<C: Cls>(
 ) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
-    let (sol, failure) = match solve(tf, hz, o, plan, args.output.quiet) {
+    let quiet = args.output.quiet;
+    let progress = &mut |w: usize, sol: &OcpSolution| {
+        if !quiet {
+            eprintln!(
+                "continuation waypoint {}/{}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
+                w + 1,
+                plan.map_or(1, |p| p.waypoints.len()),
+                sol.objective,
+                sol.comp_residual,
+                sol.nlp_iterations,
+                sol.cpu_seconds
+            );
+        }
+    };
+    let (sol, failure) = match solve_with_plan(tf, hz, o, plan, progress) {
         Ok(sol) => (sol, None),
-        Err((e, hz, label)) => {
-            let hz = &hz;
+        Err(PlanFailure {
+            error: e,
+            horizon,
+            waypoint: label,
+        }) => {
+            let hz = &horizon;
             let x = match &e {
                 OcpError::HomotopyStalled { x, .. } => x.clone(),
                 OcpError::Ipopt { solution, .. } => solution.x.clone(),

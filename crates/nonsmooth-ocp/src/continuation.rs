@@ -154,3 +154,72 @@ pub fn solve_by_terminal_continuation<C: Cls>(
         failure: None,
     })
 }
+
+/// A failed [`solve_with_plan`]: the error (with its last iterate where it has one), the
+/// horizon that was being solved (the failed waypoint's terminal set under a plan) and,
+/// under a plan, a description of the failed waypoint.
+#[derive(Debug)]
+pub struct PlanFailure {
+    /// The solve's error.
+    pub error: OcpError,
+    /// The horizon of the failed solve.
+    pub horizon: Box<Horizon>,
+    /// "continuation waypoint k/n [terminal set]" under a plan.
+    pub waypoint: Option<String>,
+}
+
+impl std::fmt::Display for PlanFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.waypoint {
+            Some(w) => write!(f, "{w}: {}", self.error),
+            None => write!(f, "{}", self.error),
+        }
+    }
+}
+
+/// Solves `hz` directly ([`solve_ocp`]) or, with a plan, along its waypoints
+/// ([`solve_by_terminal_continuation`]; the plan's last waypoint is the problem's own
+/// terminal set) and returns the final solution. `on_step` sees every waypoint solved.
+///
+/// # Errors
+/// A [`PlanFailure`] with the solve's error, its horizon and the failed waypoint.
+pub fn solve_with_plan<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    plan: Option<&ContinuationPlan>,
+    on_step: &mut dyn FnMut(usize, &OcpSolution),
+) -> Result<OcpSolution, PlanFailure> {
+    let fail = |error, horizon: &Horizon, waypoint| PlanFailure {
+        error,
+        horizon: Box::new(horizon.clone()),
+        waypoint,
+    };
+    let Some(plan) = plan else {
+        return solve_ocp(tf, hz, o).map_err(|e| fail(e, hz, None));
+    };
+    let run = solve_by_terminal_continuation(tf, hz, o, &plan.waypoints, plan.warm_sigma0, on_step)
+        .map_err(|e| fail(e, hz, None))?;
+    match run.failure {
+        None => run.solutions.into_iter().last().ok_or_else(|| {
+            fail(
+                OcpError::InvalidInput("no waypoint solved".into()),
+                hz,
+                None,
+            )
+        }),
+        Some((w, e)) => {
+            let failed = Horizon {
+                terminal: plan.waypoints[w].clone(),
+                ..hz.clone()
+            };
+            let label = format!(
+                "continuation waypoint {}/{} {:?}",
+                w + 1,
+                plan.waypoints.len(),
+                plan.waypoints[w]
+            );
+            Err(fail(e, &failed, Some(label)))
+        }
+    }
+}
