@@ -88,6 +88,15 @@ def test_solve_ocp_matches_the_cli_problem(examples):
     assert r["objective"] == pytest.approx(13.507316, rel=1e-5)
 
 
+def test_solve_ocp_follows_the_continuation_of_the_file(examples):
+    # ocp.continuation: x(T) = 3 from the trivial initialization, then 3.5, then the file's 4.
+    text = (examples / "ocp_particle.toml").read_text()
+    text = text.replace("[0, 3.0]", "[0, 4.0]").replace("[ocp]\n", "[ocp]\ncontinuation = [3.0, 3.5]\n")
+    r = ns.solve_ocp(text=text)
+    assert r["terminal_error"] < 1e-8 and r["comp_residual"] < 1e-9
+    np.testing.assert_allclose(r["y"][-1, :4], [4.0, 0.0, 0.0, 0.0], atol=1e-8)
+
+
 def test_solve_ocp_errors_name_the_problem():
     with pytest.raises(ns.OcpError, match="model.dim must be 1 or 2"):
         ns.solve_ocp(text="[model]\ndim = 3\nmass = 1.0\ngravity = 9.81\na_n = 1.0\n"
