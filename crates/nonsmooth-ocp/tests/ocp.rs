@@ -290,3 +290,38 @@ fn terminal_continuation_reaches_the_direct_solution() {
         assert!(e.to_string().contains("continuation"), "{e}");
     }
 }
+
+/// Why a continuation: the particle moved only to x(T) = 1 stalls from the trivial
+/// initialization (the first relaxed NLP brakes the fall on the auxiliary field in the air,
+/// complementarity 0.215), while the continuation 3 → 1 solves it exactly.
+#[test]
+fn continuation_solves_a_target_the_direct_homotopy_misses() {
+    use nonsmooth_ocp::continuation::solve_by_terminal_continuation;
+    let (tf, mut hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    hz.terminal[0].1 = 1.0;
+    match solve_ocp(&tf, &hz, &o) {
+        Err(nonsmooth_ocp::OcpError::HomotopyStalled { comp_residual, .. }) => {
+            eprintln!("direct x(T) = 1 stalls at {comp_residual:.3e}");
+            assert!(comp_residual > 1e-3);
+        }
+        other => panic!(
+            "expected the direct solve to stall: {:?}",
+            other.map(|s| s.comp_residual)
+        ),
+    }
+    let waypoints: Vec<Vec<(usize, f64)>> = [3.0, 1.0]
+        .iter()
+        .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
+        .collect();
+    let run =
+        solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, &mut |_, _| {}).unwrap();
+    assert!(run.failure.is_none());
+    let sol = &run.solutions[1];
+    assert!(sol.comp_residual < 1e-9 && sol.terminal_error < 1e-6);
+    let end = &sol.traj.y[sol.traj.y.len() - 1];
+    assert!((end[0] - 1.0).abs() < 1e-6 && end[1].abs() < 1e-6);
+}
