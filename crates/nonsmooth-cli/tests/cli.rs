@@ -224,3 +224,33 @@ fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
     assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
     assert!(v["comp_residual"].as_f64().expect("comp_residual") < 1e-9);
 }
+
+#[test]
+fn ocp_continuation_failure_names_the_waypoint_and_writes_the_iterate() {
+    let out_dir = scratch("ocp-continuation-fail");
+    // x(T) = 100 in T = 2 with |u| ≤ 10 is out of reach: the second waypoint fails
+    let text = std::fs::read_to_string(example("ocp_particle.toml"))
+        .expect("example")
+        .replace("[0, 3.0]", "[0, 100.0]")
+        .replace("[ocp]\n", "[ocp]\ncontinuation = [3.0]\n");
+    std::fs::create_dir_all(&out_dir).expect("scratch dir");
+    let file = out_dir.join("unreachable.toml");
+    std::fs::write(&file, text).expect("problem file");
+    let run = bin()
+        .args(["ocp", file.to_str().unwrap(), "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(stderr.contains("continuation waypoint 1/2"), "{stderr}");
+    assert!(
+        stderr.contains("continuation waypoint 2/2 [(0, 100.0)"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("summary.json")).expect("summary written"),
+    )
+    .expect("json");
+    assert_eq!(summary["converged"], serde_json::Value::Bool(false));
+}
