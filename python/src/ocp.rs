@@ -49,13 +49,7 @@ fn solve_ocp<'py>(
                 &mut |_, _| {},
             )
         })
-        .map_err(|f| match f.waypoint {
-            None => ocp_err(f.error),
-            Some(w) => ocp_err(nonsmooth_ocp::OcpError::InvalidInput(format!(
-                "{w}: {}",
-                f.error
-            ))),
-        })?;
+        .map_err(|f| crate::errors::OcpError::new_err(f.to_string()))?;
     let ny = problem.tf.ny();
     let d = PyDict::new(py);
     d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;

@@ -94,11 +94,11 @@ fn solve_and_write<C: Cls>(
     };
     let (sol, failure) = match solve_with_plan(tf, hz, o, plan, progress) {
         Ok(sol) => (sol, None),
-        Err(PlanFailure {
-            error: e,
-            horizon,
-            waypoint: label,
-        }) => {
+        Err(failure) => {
+            let message = failure.to_string();
+            let PlanFailure {
+                error: e, horizon, ..
+            } = failure;
             let hz = &horizon;
             let x = match &e {
                 OcpError::HomotopyStalled { x, .. } => x.clone(),
@@ -112,16 +112,15 @@ fn solve_and_write<C: Cls>(
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 sol.log = log.clone();
             }
-            (sol, Some((e, label)))
+            (sol, Some(message))
         }
     };
     write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
-        Some((e, label)) => Err(CliError::Usage(format!(
-            "{}{e}; the last iterate was written to {}",
-            label.map(|l| l + ": ").unwrap_or_default(),
+        Some(message) => Err(CliError::Usage(format!(
+            "{message}; the last iterate was written to {}",
             args.out.display()
         ))),
     }

@@ -196,17 +196,28 @@ fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
     assert!(quiet.status.success() && quiet.stdout.is_empty());
 }
 
+/// The particle example with the terminal x(T) = `target` reached through the continuation
+/// `waypoints` (a TOML array), written into `dir`.
+fn particle_continuation(
+    dir: &std::path::Path,
+    target: f64,
+    waypoints: &str,
+) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(example("ocp_particle.toml"))
+        .expect("example")
+        .replace("[0, 3.0]", &format!("[0, {target:?}]"))
+        .replace("[ocp]\n", &format!("[ocp]\ncontinuation = {waypoints}\n"));
+    assert!(text.contains(&format!("[0, {target:?}]")) && text.contains("continuation"));
+    std::fs::create_dir_all(dir).expect("scratch dir");
+    let file = dir.join("particle_continuation.toml");
+    std::fs::write(&file, text).expect("problem file");
+    file
+}
+
 #[test]
 fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
     let out_dir = scratch("ocp-continuation");
-    let text = std::fs::read_to_string(example("ocp_particle.toml"))
-        .expect("example")
-        .replace("[0, 3.0]", "[0, 4.0]")
-        .replace("[ocp]\n", "[ocp]\ncontinuation = [3.0, 3.5]\n");
-    assert!(text.contains("[0, 4.0]") && text.contains("continuation"));
-    let file = out_dir.join("particle_continuation.toml");
-    std::fs::create_dir_all(&out_dir).expect("scratch dir");
-    std::fs::write(&file, text).expect("problem file");
+    let file = particle_continuation(&out_dir, 4.0, "[3.0, 3.5]");
     let run = bin()
         .args(["ocp", file.to_str().unwrap(), "--json", "--out"])
         .arg(&out_dir)
@@ -229,13 +240,7 @@ fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
 fn ocp_continuation_failure_names_the_waypoint_and_writes_the_iterate() {
     let out_dir = scratch("ocp-continuation-fail");
     // x(T) = 100 in T = 2 with |u| ≤ 10 is out of reach: the second waypoint fails
-    let text = std::fs::read_to_string(example("ocp_particle.toml"))
-        .expect("example")
-        .replace("[0, 3.0]", "[0, 100.0]")
-        .replace("[ocp]\n", "[ocp]\ncontinuation = [3.0]\n");
-    std::fs::create_dir_all(&out_dir).expect("scratch dir");
-    let file = out_dir.join("unreachable.toml");
-    std::fs::write(&file, text).expect("problem file");
+    let file = particle_continuation(&out_dir, 100.0, "[3.0]");
     let run = bin()
         .args(["ocp", file.to_str().unwrap(), "--out"])
         .arg(&out_dir)

@@ -52,11 +52,7 @@ impl ContinuationPlan {
                 "continuation: waypoint value {v} is not finite"
             )));
         }
-        if !(warm_sigma0.is_finite() && warm_sigma0 > 0.0) {
-            return Err(OcpError::InvalidInput(format!(
-                "continuation: warm_sigma0 = {warm_sigma0} must be positive"
-            )));
-        }
+        check_warm_sigma0(warm_sigma0)?;
         let mut waypoints: Vec<Vec<(usize, f64)>> = values
             .iter()
             .map(|&v| {
@@ -71,6 +67,17 @@ impl ContinuationPlan {
             waypoints,
             warm_sigma0,
         })
+    }
+}
+
+/// σ₀ of the warm solves must be positive and finite.
+fn check_warm_sigma0(warm_sigma0: f64) -> Result<(), OcpError> {
+    if warm_sigma0.is_finite() && warm_sigma0 > 0.0 {
+        Ok(())
+    } else {
+        Err(OcpError::InvalidInput(format!(
+            "continuation: warm_sigma0 = {warm_sigma0} must be positive"
+        )))
     }
 }
 
@@ -105,11 +112,7 @@ pub fn solve_by_terminal_continuation<C: Cls>(
             "continuation: no waypoints given".into(),
         ));
     }
-    if !(warm_sigma0.is_finite() && warm_sigma0 > 0.0) {
-        return Err(OcpError::InvalidInput(format!(
-            "continuation: warm_sigma0 = {warm_sigma0} must be positive"
-        )));
-    }
+    check_warm_sigma0(warm_sigma0)?;
     let ny = tf.ny();
     for (w, terminal) in waypoints.iter().enumerate() {
         if let Some((i, v)) = terminal.iter().find(|(i, v)| *i >= ny || !v.is_finite()) {

@@ -86,6 +86,15 @@ struct StanceSpec {
     depth: f64,
 }
 
+/// An input error of a library call, named under the file section `section` (e.g.
+/// "model."); other errors pass through.
+fn in_section(section: &str, e: OcpError, bad: &dyn Fn(String) -> OcpError) -> OcpError {
+    match e {
+        OcpError::InvalidInput(m) => bad(format!("{section}{m}")),
+        other => other,
+    }
+}
+
 /// The plan of `ocp.continuation` (waypoints of the terminal q_x) and
 /// `ocp.continuation_sigma0` (default 1e-2); `None` without waypoints.
 fn continuation_spec(
@@ -104,10 +113,7 @@ fn continuation_spec(
     }
     ContinuationPlan::in_component(terminal, 0, values, sigma0.unwrap_or(1e-2))
         .map(Some)
-        .map_err(|e| match e {
-            OcpError::InvalidInput(m) => bad(format!("ocp.{m}")),
-            other => other,
-        })
+        .map_err(|e| in_section("ocp.", e, bad))
 }
 
 /// The time-freezing system of `cls` with the file's a_n and optional stance stabilization.
@@ -117,15 +123,11 @@ fn time_freezing<C: crate::tf::Cls>(
     stance: Option<&StanceSpec>,
     bad: &dyn Fn(String) -> OcpError,
 ) -> Result<Arc<TimeFreezing<C>>, OcpError> {
-    let inner = |e: OcpError| match e {
-        OcpError::InvalidInput(msg) => msg,
-        other => other.to_string(),
-    };
-    let mut tf = TimeFreezing::new(cls, a_n).map_err(|e| bad(format!("model.{}", inner(e))))?;
+    let mut tf = TimeFreezing::new(cls, a_n).map_err(|e| in_section("model.", e, bad))?;
     if let Some(st) = stance {
         tf = tf
             .with_stance_stabilization(st.rate, st.depth)
-            .map_err(|e| bad(format!("model.{}", inner(e))))?;
+            .map_err(|e| in_section("model.", e, bad))?;
     }
     Ok(Arc::new(tf))
 }
