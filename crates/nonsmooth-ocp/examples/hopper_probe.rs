@@ -236,6 +236,211 @@ fn main() {
         }
         return;
     }
+    if let Ok(list) = std::env::var("FIXCONT") {
+        // target continuation on the active set of an exact solution: the first target (0)
+        // from the trivial guess, then each target by the smooth NLP with that solution's
+        // complementarity active set fixed (steps bisected on failure)
+        let targets: Vec<f64> = list
+            .split(',')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        let with_target = |x: f64| {
+            let mut h = hz.clone();
+            h.terminal
+                .iter_mut()
+                .filter(|(k, _)| *k == 0)
+                .for_each(|(_, v)| *v = x);
+            h
+        };
+        let make_tf = |holes: usize, axes: (f64, f64)| {
+            let h = Hopper {
+                holes: [0.5, 1.5, 2.5][..holes].to_vec(),
+                hole_axes: axes,
+                ..hop.clone()
+            };
+            let mut t = TimeFreezing::new(h, env("AN", 200.0)).unwrap();
+            t.stance = tf.stance;
+            Arc::new(t)
+        };
+        let first = with_target(env("FIX0", 0.0));
+        let tf0 = make_tf(env("FIXHOLES0", nh), (ax, 0.1));
+        let tf = make_tf(nh, (ax, 0.1));
+        let cache = std::env::var("FIXCACHE").ok();
+        let cached = cache
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|t| {
+                t.split_whitespace()
+                    .map(|v| v.parse::<f64>().unwrap())
+                    .collect::<Vec<f64>>()
+            });
+        let solved = match cached {
+            Some(x) => {
+                let (_, layout, _) = nonsmooth_ocp::fesd::build(&tf0, &first, &o).unwrap();
+                nonsmooth_ocp::fesd::extract_ocp(&tf0, &first, &layout, &x, &o)
+            }
+            None => solve_ocp(&tf0, &first, &o),
+        };
+        let mut prev = match solved {
+            Ok(s) => s,
+            Err(e) => {
+                println!("first solve failed: {e}");
+                return;
+            }
+        };
+        if let Some(f) = &cache {
+            let text: Vec<String> = prev.x.iter().map(|v| format!("{v:e}")).collect();
+            std::fs::write(f, text.join("\n")).unwrap();
+        }
+        let (hops, clear) = hops_and_clearance(&hop, &prev);
+        println!(
+            "FIX start: obj {:.4} comp {:.2e} hops {hops} clear {clear:.2e}",
+            prev.objective, prev.comp_residual
+        );
+        let mu: f64 = env("MUFIX", 1e-2);
+        let mut at = env("FIX0", 0.0);
+        for &goal in &targets {
+            let mut step = goal - at;
+            while (goal - at).abs() > 1e-12 {
+                let next = if (goal - at).abs() <= step.abs() {
+                    goal
+                } else {
+                    at + step
+                };
+                let step_now = next - at;
+                let h = with_target(next);
+                let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tf, &h, &o).unwrap();
+                let n = prev.x.len();
+                let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
+                let start = nonsmooth_ocp::ipopt::IpoptSolution {
+                    x: prev.x.clone(),
+                    g: vec![0.0; m],
+                    objective: 0.0,
+                    mult_g: vec![0.0; m],
+                    mult_x_l: vec![0.0; n],
+                    mult_x_u: vec![0.0; n],
+                    status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
+                    iterations: 0,
+                    cpu_seconds: 0.0,
+                    constraint_violation: 0.0,
+                };
+                let t1 = std::time::Instant::now();
+                match nonsmooth_ocp::fesd::solve_on_active_set(
+                    &mut nlp,
+                    &layout,
+                    &start,
+                    &o,
+                    mu,
+                    env("FREEIDLE", 1) == 1,
+                ) {
+                    Some((p, e)) => {
+                        prev =
+                            nonsmooth_ocp::fesd::extract_ocp(&tf, &h, &layout, &p.x, &o).unwrap();
+                        let (hops, clear) = hops_and_clearance(&hop, &prev);
+                        println!(
+                            "FIX target {next:.4}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} ({:.1} s)",
+                            prev.objective, e.comp_residual, prev.terminal_error, e.iterations, t1.elapsed().as_secs_f64()
+                        );
+                        at = next;
+                        step *= 1.5;
+                    }
+                    None => {
+                        println!(
+                            "FIX target {next:.4} failed ({:.1} s); halving",
+                            t1.elapsed().as_secs_f64()
+                        );
+                        if let Ok(s0) = std::env::var("FIXHOM").map(|v| v.parse::<f64>().unwrap()) {
+                            let warm = FesdOptions {
+                                sigma0: s0,
+                                ..o.clone()
+                            };
+                            let (nlp, layout, _) =
+                                nonsmooth_ocp::fesd::build(&tf, &h, &warm).unwrap();
+                            let t2 = std::time::Instant::now();
+                            match nonsmooth_ocp::fesd::solve_built(
+                                &tf,
+                                &h,
+                                &warm,
+                                nlp,
+                                &layout,
+                                prev.x.clone(),
+                            ) {
+                                Ok(sol) => {
+                                    prev = sol;
+                                    let (hops, clear) = hops_and_clearance(&hop, &prev);
+                                    println!(
+                                        "HOM target {next:.4}: obj {:.4} comp {:.2e} hops {hops} clear {clear:.2e} ({:.1} s)",
+                                        prev.objective, prev.comp_residual, t2.elapsed().as_secs_f64()
+                                    );
+                                    at = next;
+                                    continue;
+                                }
+                                Err(e) => println!(
+                                    "HOM target {next:.4} failed: {e} ({:.1} s)",
+                                    t2.elapsed().as_secs_f64()
+                                ),
+                            }
+                        }
+                        step = 0.5 * step_now;
+                        if step.abs() < env("FIXMIN", 1e-3) {
+                            println!("FIX stuck at {at:.4}");
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let grow: usize = env("FIXGROW", 0);
+        let full = with_target(at);
+        for k in 1..=grow {
+            let f = k as f64 / grow as f64;
+            let tfk = make_tf(3, (ax * f, 0.1 * f));
+            let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tfk, &full, &o).unwrap();
+            let n = prev.x.len();
+            let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
+            let start = nonsmooth_ocp::ipopt::IpoptSolution {
+                x: prev.x.clone(),
+                g: vec![0.0; m],
+                objective: 0.0,
+                mult_g: vec![0.0; m],
+                mult_x_l: vec![0.0; n],
+                mult_x_u: vec![0.0; n],
+                status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
+                iterations: 0,
+                cpu_seconds: 0.0,
+                constraint_violation: 0.0,
+            };
+            match nonsmooth_ocp::fesd::solve_on_active_set(
+                &mut nlp,
+                &layout,
+                &start,
+                &o,
+                mu,
+                env("FREEIDLE", 1) == 1,
+            ) {
+                Some((p, e)) => {
+                    prev =
+                        nonsmooth_ocp::fesd::extract_ocp(&tfk, &full, &layout, &p.x, &o).unwrap();
+                    let clear = prev
+                        .traj
+                        .y
+                        .iter()
+                        .flat_map(|y| tfk.cls.hole_values(y))
+                        .fold(f64::INFINITY, f64::min)
+                        - 1.0;
+                    println!(
+                        "GROW {f:.3}: obj {:.4} comp {:.2e} clear {clear:.2e} iters {}",
+                        prev.objective, e.comp_residual, e.iterations
+                    );
+                }
+                None => {
+                    println!("GROW {f:.3} failed");
+                    return;
+                }
+            }
+        }
+        return;
+    }
     if let Ok(list) = std::env::var("CONT") {
         // continuation in the target x: target 0 (standing) from the trivial guess, then
         // each listed target warm-started from the previous solution with σ₀ = CONTS0
@@ -255,6 +460,11 @@ fn main() {
             &o,
             &waypoints,
             env("CONTS0", 1e-2),
+            if env("CONTAS", 0) == 1 {
+                nonsmooth_ocp::continuation::ContinuationMode::ActiveSet
+            } else {
+                nonsmooth_ocp::continuation::ContinuationMode::Homotopy
+            },
             &mut |w, sol| {
                 let (hops, clear) = hops_and_clearance(&hop, sol);
                 println!(

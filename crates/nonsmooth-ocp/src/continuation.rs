@@ -10,11 +10,24 @@
 //! with σ₀ = 1e-2 keep each relaxed problem close to an exact solution, and the homotopy
 //! polishes each one. The first solve still starts from the trivial initialization: no
 //! contact sequence is given.
+//!
+//! [`ContinuationMode::ActiveSet`] (ninth session) solves each waypoint instead as a smooth
+//! NLP on the previous exact solution's complementarity active set
+//! ([`crate::fesd::solve_on_active_set`], pairs that the fixed mode makes irrelevant left
+//! free): the contact sequence stays that of the first, exact solution while the trajectory
+//! deforms, every step is exact by construction, and a step that fails is bisected; the
+//! homotopy with the small σ₀ is the fallback of the smallest step. On the hopper the
+//! homotopy mode stops at x ≈ 0.4 (its solutions change their contact sequence from one
+//! waypoint to the next); the active-set mode carries the four-hop solution of x = 0 further
+//! (docs/optimal-control.md).
 
 use std::sync::Arc;
 
-use crate::fesd::{build, solve_built, solve_ocp, FesdOptions, Horizon, OcpSolution};
-use crate::ipopt::thread_cpu_seconds;
+use crate::fesd::{
+    build, extract_ocp, solve_built, solve_ocp, solve_on_active_set, FesdOptions, Horizon,
+    OcpSolution,
+};
+use crate::ipopt::{thread_cpu_seconds, IpoptSolution, IpoptStatus, Nlp};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
@@ -27,6 +40,138 @@ pub struct ContinuationPlan {
     pub waypoints: Vec<Vec<(usize, f64)>>,
     /// σ₀ of every warm-started solve.
     pub warm_sigma0: f64,
+    /// How each waypoint after the first is solved.
+    pub mode: ContinuationMode,
+}
+
+/// How [`solve_by_terminal_continuation`] solves the waypoints after the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContinuationMode {
+    /// The MPCC homotopy warm-started from the previous solution with σ₀ = `warm_sigma0`.
+    #[default]
+    Homotopy,
+    /// The smooth NLP on the previous solution's active set ([`solve_on_active_set`] with
+    /// the idle pairs free), the step bisected up to [`MAX_BISECTIONS`] times on failure and
+    /// the homotopy (σ₀ = `warm_sigma0`) as the fallback of the smallest step.
+    ActiveSet,
+}
+
+/// Most halvings of a waypoint step in [`ContinuationMode::ActiveSet`] before the homotopy
+/// fallback (the smallest step is 1/64 of the distance to the waypoint).
+pub const MAX_BISECTIONS: u32 = 6;
+
+/// IPOPT's initial barrier parameter for an active-set step: the start point solves the
+/// previous terminal set, so it is far from feasible in the new one (the polish's 1e-9
+/// would start IPOPT on the boundary).
+const ACTIVE_SET_MU_INIT: f64 = 1e-2;
+
+/// Re-solves `hz` on the complementarity active set of the exact NLP point `prev` (a
+/// solution of a neighbouring problem with the same layout): a smooth NLP whose solution has
+/// exact complementarity. `None` when IPOPT fails or the point is not exact.
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] when `prev` does not fit the NLP of `hz`.
+pub fn solve_near<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    prev: &[f64],
+) -> Result<Option<OcpSolution>, OcpError> {
+    let (mut nlp, layout, x0) = build(tf, hz, o)?;
+    if x0.len() != prev.len() {
+        return Err(OcpError::InvalidInput(format!(
+            "active-set step: the previous point has {} variables, the NLP {}",
+            prev.len(),
+            x0.len()
+        )));
+    }
+    let m = nlp.num_cons();
+    let n = prev.len();
+    let start = IpoptSolution {
+        x: prev.to_vec(),
+        g: vec![0.0; m],
+        objective: 0.0,
+        mult_g: vec![0.0; m],
+        mult_x_l: vec![0.0; n],
+        mult_x_u: vec![0.0; n],
+        status: IpoptStatus::Succeeded,
+        iterations: 0,
+        cpu_seconds: 0.0,
+        constraint_violation: 0.0,
+    };
+    let Some((sol, entry)) =
+        solve_on_active_set(&mut nlp, &layout, &start, o, ACTIVE_SET_MU_INIT, true)
+    else {
+        return Ok(None);
+    };
+    let mut out = extract_ocp(tf, hz, &layout, &sol.x, o)?;
+    out.nlp_iterations = entry.iterations;
+    out.log = vec![entry];
+    Ok(Some(out))
+}
+
+/// The terminal set a fraction `f` of the way from `from` to `to` (entries matched by
+/// index; an entry of `to` without a partner in `from` is taken as it is).
+fn interpolate_terminal(from: &[(usize, f64)], to: &[(usize, f64)], f: f64) -> Vec<(usize, f64)> {
+    to.iter()
+        .map(|&(i, b)| {
+            let a = from.iter().find(|(k, _)| *k == i).map_or(b, |e| e.1);
+            (i, if f >= 1.0 { b } else { a + f * (b - a) })
+        })
+        .collect()
+}
+
+/// One waypoint of [`ContinuationMode::ActiveSet`]: active-set steps from `prev` (which
+/// solves `from`) towards `to`, bisected on failure, the homotopy with σ₀ = `warm_sigma0` at
+/// the smallest step. The returned solution's log holds every NLP solved on the way.
+fn active_set_waypoint<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    warm_sigma0: f64,
+    prev: &OcpSolution,
+    from: &[(usize, f64)],
+    to: &[(usize, f64)],
+) -> Result<OcpSolution, OcpError> {
+    let mut current: Option<OcpSolution> = None;
+    let mut log = vec![];
+    let mut reached = 0.0_f64;
+    let mut step = 1.0_f64;
+    let smallest = 0.5_f64.powi(MAX_BISECTIONS as i32);
+    while reached < 1.0 {
+        let f = (reached + step).min(1.0);
+        let at = Horizon {
+            terminal: interpolate_terminal(from, to, f),
+            ..hz.clone()
+        };
+        let x = current.as_ref().map_or(&prev.x, |c| &c.x);
+        let solved = match solve_near(tf, &at, o, x)? {
+            Some(sol) => Some(sol),
+            None if step <= smallest * (1.0 + 1e-12) => {
+                let warm = FesdOptions {
+                    sigma0: warm_sigma0,
+                    ..o.clone()
+                };
+                let (nlp, layout, _) = build(tf, &at, &warm)?;
+                Some(solve_built(tf, &at, &warm, nlp, &layout, x.clone())?)
+            }
+            None => None,
+        };
+        match solved {
+            Some(sol) => {
+                log.extend(sol.log.iter().cloned());
+                current = Some(sol);
+                reached = f;
+                step = (1.5 * step).min(1.0);
+            }
+            None => step *= 0.5,
+        }
+    }
+    let mut out = current.ok_or_else(|| OcpError::InvalidInput("empty waypoint step".into()))?;
+    out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+    out.log = log;
+    Ok(out)
 }
 
 impl ContinuationPlan {
@@ -66,7 +211,14 @@ impl ContinuationPlan {
         Ok(Self {
             waypoints,
             warm_sigma0,
+            mode: ContinuationMode::Homotopy,
         })
+    }
+
+    /// The same plan solved in `mode`.
+    #[must_use]
+    pub fn with_mode(self, mode: ContinuationMode) -> Self {
+        Self { mode, ..self }
     }
 }
 
@@ -92,7 +244,8 @@ pub struct Continuation {
 
 /// Solves `hz` for each terminal constraint set of `waypoints` in turn (each replaces
 /// `hz.terminal`): the first from the trivial initialization with the options `o`, every
-/// further one from the previous solution's NLP point with σ₀ = `warm_sigma0`. Stops at the
+/// further one from the previous solution's NLP point, by the homotopy with σ₀ =
+/// `warm_sigma0` or on the previous active set ([`ContinuationMode`]). Stops at the
 /// first failed waypoint and reports it in [`Continuation::failure`]. `on_step` is called
 /// with each waypoint's index and solution as soon as it is solved (progress reports).
 ///
@@ -105,6 +258,7 @@ pub fn solve_by_terminal_continuation<C: Cls>(
     o: &FesdOptions,
     waypoints: &[Vec<(usize, f64)>],
     warm_sigma0: f64,
+    mode: ContinuationMode,
     on_step: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<Continuation, OcpError> {
     if waypoints.is_empty() {
@@ -132,11 +286,16 @@ pub fn solve_by_terminal_continuation<C: Cls>(
             ..hz.clone()
         };
         let start = thread_cpu_seconds();
-        let result = match solutions.last() {
-            None => solve_ocp(tf, &step, o),
-            Some(prev) => build(tf, &step, &warm).and_then(|(nlp, layout, _)| {
-                solve_built(tf, &step, &warm, nlp, &layout, prev.x.clone())
-            }),
+        let result = match (solutions.last(), mode) {
+            (None, _) => solve_ocp(tf, &step, o),
+            (Some(prev), ContinuationMode::Homotopy) => {
+                build(tf, &step, &warm).and_then(|(nlp, layout, _)| {
+                    solve_built(tf, &step, &warm, nlp, &layout, prev.x.clone())
+                })
+            }
+            (Some(prev), ContinuationMode::ActiveSet) => {
+                active_set_waypoint(tf, hz, o, warm_sigma0, prev, &waypoints[w - 1], terminal)
+            }
         };
         match result {
             Ok(mut sol) => {
@@ -201,8 +360,16 @@ pub fn solve_with_plan<C: Cls>(
     let Some(plan) = plan else {
         return solve_ocp(tf, hz, o).map_err(|e| fail(e, hz, None));
     };
-    let run = solve_by_terminal_continuation(tf, hz, o, &plan.waypoints, plan.warm_sigma0, on_step)
-        .map_err(|e| fail(e, hz, None))?;
+    let run = solve_by_terminal_continuation(
+        tf,
+        hz,
+        o,
+        &plan.waypoints,
+        plan.warm_sigma0,
+        plan.mode,
+        on_step,
+    )
+    .map_err(|e| fail(e, hz, None))?;
     match run.failure {
         None => run.solutions.into_iter().last().ok_or_else(|| {
             fail(

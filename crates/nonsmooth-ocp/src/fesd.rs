@@ -1671,11 +1671,107 @@ pub fn polish<C: Cls>(
     sol: &IpoptSolution,
     o: &FesdOptions,
 ) -> Option<(IpoptSolution, NlpLog)> {
-    let saved = (nlp.xl.clone(), nlp.xu.clone());
-    let out = polish_inner(nlp, layout, sol, o);
+    solve_on_active_set(nlp, layout, sol, o, POLISH_MU_INIT, false)
+}
+
+/// IPOPT's initial barrier parameter of [`polish`]: the start point is (nearly) feasible.
+const POLISH_MU_INIT: f64 = 1e-9;
+
+/// [`polish`] with the initial barrier parameter `mu_init`: the smooth NLP on the active
+/// set of `sol` (every complementarity product fixed to an identity), warm-started from
+/// `sol`. A start point far from feasibility (another terminal set than the one `sol` solved,
+/// [`crate::continuation`]) needs a larger `mu_init` than the polish's 1e-9.
+///
+/// With `free_idle`, the pairs of switching functions that the fixed mode makes irrelevant
+/// are not fixed: in the step representation θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃,
+/// θ₃ = (1−α₁)(1−α₂)(1−α₃), so α₁ = 1 makes θ independent of α₂, α₃ and α₂ = 1 of α₃.
+/// The sign of such a c_i (e.g. nᵀv and bᵀv in flight) may then change while the
+/// trajectory deforms; after the solve every freed pair is projected onto its exact
+/// complementarity (λᵖ = max(c, 0), λⁿ = max(−c, 0), α = 1 or 0 by the sign of c), which
+/// leaves θ and every constraint unchanged. Only pairs without cross complementarity are
+/// freed, and only for the Scholtes rows of the step representation.
+pub fn solve_on_active_set<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    sol: &IpoptSolution,
+    o: &FesdOptions,
+    mu_init: f64,
+    free_idle: bool,
+) -> Option<(IpoptSolution, NlpLog)> {
+    let saved = (nlp.xl.clone(), nlp.xu.clone(), nlp.gu.clone());
+    let out = polish_inner(nlp, layout, sol, o, mu_init, free_idle);
     nlp.xl = saved.0;
     nlp.xu = saved.1;
+    nlp.gu = saved.2;
     out
+}
+
+/// A complementarity pair left free by [`solve_on_active_set`]: indices of α_i, λᵖ_i, λⁿ_i.
+struct IdlePair {
+    alpha: usize,
+    lp: usize,
+    ln: usize,
+}
+
+/// Frees the pairs that the fixed α of a stage point make irrelevant (see
+/// [`solve_on_active_set`]) and lifts the Scholtes rows they sit in; `orig` are the bounds
+/// before the active set was fixed.
+fn free_idle_pairs<C: Cls>(
+    p: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    o: &FesdOptions,
+    orig: &(Vec<f64>, Vec<f64>),
+) -> Vec<IdlePair> {
+    let (_, nc, _, ns) = layout.dims;
+    let plain_rows = layout.dcs == Dcs::Step
+        && layout.elastic.is_none()
+        && !o.penalty
+        && layout.comp_row_len == nc
+        && layout.comp_rows.len() == layout.elems.len();
+    if !plain_rows {
+        return vec![];
+    }
+    let first_free = if o.fesd { layout.n_cross.max(1) } else { 1 };
+    let mut pairs = vec![];
+    for (ie, e) in layout.elems.iter().enumerate() {
+        for jp in 0..ns {
+            for i in first_free..nc {
+                let masked = (0..i).any(|k| {
+                    let a = e.alpha[jp] + k;
+                    p.xl[a] == 1.0 && p.xu[a] == 1.0
+                });
+                if !masked {
+                    continue;
+                }
+                let pair = IdlePair {
+                    alpha: e.alpha[jp] + i,
+                    lp: e.lp[jp + 1] + i,
+                    ln: e.ln[jp + 1] + i,
+                };
+                for v in [pair.alpha, pair.lp, pair.ln] {
+                    p.xl[v] = orig.0[v];
+                    p.xu[v] = orig.1[v];
+                }
+                p.gu[layout.comp_rows[ie] + i] = 1e20;
+                pairs.push(pair);
+            }
+        }
+    }
+    pairs
+}
+
+/// Projects the freed pairs of [`free_idle_pairs`] onto exact complementarity.
+fn project_idle_pairs(x: &mut [f64], pairs: &[IdlePair]) {
+    for pair in pairs {
+        let c = x[pair.lp] - x[pair.ln];
+        x[pair.lp] = c.max(0.0);
+        x[pair.ln] = (-c).max(0.0);
+        if c > 0.0 {
+            x[pair.alpha] = 1.0;
+        } else if c < 0.0 {
+            x[pair.alpha] = 0.0;
+        }
+    }
 }
 
 fn polish_inner<C: Cls>(
@@ -1683,9 +1779,12 @@ fn polish_inner<C: Cls>(
     layout: &Layout,
     sol: &IpoptSolution,
     o: &FesdOptions,
+    mu_init: f64,
+    free_idle: bool,
 ) -> Option<(IpoptSolution, NlpLog)> {
     let (_, nc, _, ns) = layout.dims;
     let x = &sol.x;
+    let orig = (p.xl.clone(), p.xu.clone());
     // thresholds grow with the residual of the relaxed point (√comp: both factors of a
     // product ≤ comp can be that large)
     let root = comp_residual(layout, x, o.fesd).sqrt();
@@ -1762,6 +1861,11 @@ fn polish_inner<C: Cls>(
             }
         }
     }
+    let idle = if free_idle {
+        free_idle_pairs(p, layout, o, &orig)
+    } else {
+        vec![]
+    };
     // the fixed bounds must hold at the start point for IPOPT's fixed-variable treatment
     let x0: Vec<f64> = x
         .iter()
@@ -1773,18 +1877,20 @@ fn polish_inner<C: Cls>(
     opts.int.push(("acceptable_iter".into(), 3));
     opts.num.push(("bound_relax_factor".into(), 0.0));
     opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
-    opts.num.push(("mu_init".into(), 1e-9));
+    opts.num.push(("mu_init".into(), mu_init));
     opts.string
         .push(("warm_start_init_point".into(), "yes".into()));
-    opts.num.push(("warm_start_bound_push".into(), 1e-9));
-    opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    opts.num.push(("warm_start_bound_push".into(), mu_init));
+    opts.num
+        .push(("warm_start_mult_bound_push".into(), mu_init));
     let out = solve(&*p, &x0, Some(sol), &opts);
     if o.verbose {
         if let Err(e) = &out {
             eprintln!("polish: IPOPT failed: {e}");
         }
     }
-    let out = out.ok()?;
+    let mut out = out.ok()?;
+    project_idle_pairs(&mut out.x, &idle);
     let comp = comp_residual(layout, &out.x, o.fesd);
     let before = comp_residual(layout, x, o.fesd);
     if out.constraint_violation > 1e-8 || comp > before.max(1e-14) {

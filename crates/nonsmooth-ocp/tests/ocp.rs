@@ -240,7 +240,7 @@ fn four_elements_put_the_jump_end_on_an_element_boundary() {
 /// the same solution as the direct solve of x(T) = 4.
 #[test]
 fn terminal_continuation_reaches_the_direct_solution() {
-    use nonsmooth_ocp::continuation::solve_by_terminal_continuation;
+    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
     let (tf, hz) = particle(20);
     let o = FesdOptions {
         n_s: 2,
@@ -254,9 +254,15 @@ fn terminal_continuation_reaches_the_direct_solution() {
         .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
         .collect();
     let mut reported = vec![];
-    let run = solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, &mut |w, s| {
-        reported.push((w, s.objective))
-    })
+    let run = solve_by_terminal_continuation(
+        &tf,
+        &hz,
+        &o,
+        &waypoints,
+        1e-2,
+        ContinuationMode::Homotopy,
+        &mut |w, s| reported.push((w, s.objective)),
+    )
     .unwrap();
     assert_eq!(reported.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1, 2]);
     assert!(
@@ -286,7 +292,16 @@ fn terminal_continuation_reaches_the_direct_solution() {
         (vec![vec![(9, 1.0)]], 1e-2),
         (waypoints.clone(), 0.0),
     ] {
-        let e = solve_by_terminal_continuation(&tf, &hz, &o, &w, s0, &mut |_, _| {}).unwrap_err();
+        let e = solve_by_terminal_continuation(
+            &tf,
+            &hz,
+            &o,
+            &w,
+            s0,
+            ContinuationMode::Homotopy,
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("continuation"), "{e}");
     }
 }
@@ -296,7 +311,7 @@ fn terminal_continuation_reaches_the_direct_solution() {
 /// complementarity 0.215), while the continuation 3 → 1 solves it exactly.
 #[test]
 fn continuation_solves_a_target_the_direct_homotopy_misses() {
-    use nonsmooth_ocp::continuation::solve_by_terminal_continuation;
+    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
     let (tf, mut hz) = particle(20);
     let o = FesdOptions {
         n_s: 2,
@@ -317,11 +332,62 @@ fn continuation_solves_a_target_the_direct_homotopy_misses() {
         .iter()
         .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
         .collect();
-    let run =
-        solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, &mut |_, _| {}).unwrap();
+    let run = solve_by_terminal_continuation(
+        &tf,
+        &hz,
+        &o,
+        &waypoints,
+        1e-2,
+        ContinuationMode::Homotopy,
+        &mut |_, _| {},
+    )
+    .unwrap();
     assert!(run.failure.is_none());
     let sol = &run.solutions[1];
     assert!(sol.comp_residual < 1e-9 && sol.terminal_error < 1e-6);
     let end = &sol.traj.y[sol.traj.y.len() - 1];
     assert!((end[0] - 1.0).abs() < 1e-6 && end[1].abs() < 1e-6);
+}
+
+/// The active-set continuation ([`ContinuationMode::ActiveSet`]): x(T) = 3 from the trivial
+/// initialization, then 4 and 1 each as one smooth NLP on the previous solution's active set.
+/// The particle's fall, impact and sliding do not depend on u₁, so the contact sequence of
+/// x(T) = 3 is that of every target: each waypoint is exact and equals the homotopy's
+/// solution (the direct solve for 4, the homotopy continuation for 1, whose direct solve
+/// stalls).
+#[test]
+fn active_set_continuation_keeps_the_contact_sequence_exact() {
+    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
+    let (tf, hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let target = |x: f64| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)];
+    let waypoints = vec![target(3.0), target(4.0), target(1.0)];
+    let run_in = |mode| {
+        solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, mode, &mut |_, _| {})
+            .unwrap()
+    };
+    let active = run_in(ContinuationMode::ActiveSet);
+    let homotopy = run_in(ContinuationMode::Homotopy);
+    assert!(active.failure.is_none() && homotopy.failure.is_none());
+    for (w, (a, h)) in active.solutions.iter().zip(&homotopy.solutions).enumerate() {
+        eprintln!(
+            "waypoint {w}: active set {:.9} ({} NLPs, {} iterations), homotopy {:.9} ({} NLPs, {} iterations)",
+            a.objective,
+            a.log.len(),
+            a.nlp_iterations,
+            h.objective,
+            h.log.len(),
+            h.nlp_iterations
+        );
+        assert!(a.comp_residual < 1e-12, "{:.2e}", a.comp_residual);
+        assert!(a.terminal_error < 1e-6);
+        assert!((a.objective - h.objective).abs() < 1e-6 * h.objective);
+    }
+    // the warm waypoints are smooth NLPs: one each, σ = 0 in the log
+    for a in &active.solutions[1..] {
+        assert!(a.log.iter().all(|l| l.sigma == 0.0), "{:?}", a.log);
+    }
 }
