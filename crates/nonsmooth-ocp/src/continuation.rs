@@ -45,7 +45,7 @@ pub struct ContinuationPlan {
 }
 
 /// How [`solve_by_terminal_continuation`] solves the waypoints after the first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContinuationMode {
     /// The MPCC homotopy warm-started from the previous solution with σ₀ = `warm_sigma0`.

@@ -29,7 +29,9 @@
 //! `local_speed_of_time_variable = 0`). `continuation = [x₁, x₂, …]` solves the problem for
 //! the terminal q_x = x₁ from the trivial initialization, then x₂, … and finally the file's
 //! own target, each warm-started from the previous solution with σ₀ =
-//! `continuation_sigma0` (default 1e-2; [`crate::continuation`]).
+//! `continuation_sigma0` (default 1e-2; [`crate::continuation`]);
+//! `continuation_mode = "active-set"` solves each further waypoint on the previous
+//! solution's active set instead ([`ContinuationMode::ActiveSet`]).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
@@ -55,7 +57,7 @@
 //! [fesd]             # n_s (default 3), n_fe (default 3), …
 //! ```
 
-use crate::continuation::ContinuationPlan;
+use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
 use crate::tf::{PointMass, TimeFreezing};
@@ -95,24 +97,29 @@ fn in_section(section: &str, e: OcpError, bad: &dyn Fn(String) -> OcpError) -> O
     }
 }
 
-/// The plan of `ocp.continuation` (waypoints of the terminal q_x) and
-/// `ocp.continuation_sigma0` (default 1e-2); `None` without waypoints.
+/// The plan of `ocp.continuation` (waypoints of the terminal q_x),
+/// `ocp.continuation_sigma0` (default 1e-2) and `ocp.continuation_mode` (`"homotopy"`, the
+/// default, or `"active-set"`); `None` without waypoints.
 fn continuation_spec(
     values: &[f64],
     sigma0: Option<f64>,
+    mode: Option<ContinuationMode>,
     terminal: &[(usize, f64)],
     bad: &dyn Fn(String) -> OcpError,
 ) -> Result<Option<ContinuationPlan>, OcpError> {
     if values.is_empty() {
-        return match sigma0 {
-            Some(_) => Err(bad(
+        return match (sigma0, mode) {
+            (Some(_), _) => Err(bad(
                 "ocp.continuation_sigma0 needs ocp.continuation waypoints".into(),
             )),
-            None => Ok(None),
+            (_, Some(_)) => Err(bad(
+                "ocp.continuation_mode needs ocp.continuation waypoints".into(),
+            )),
+            (None, None) => Ok(None),
         };
     }
     ContinuationPlan::in_component(terminal, 0, values, sigma0.unwrap_or(1e-2))
-        .map(Some)
+        .map(|plan| Some(plan.with_mode(mode.unwrap_or_default())))
         .map_err(|e| in_section("ocp.", e, bad))
 }
 
@@ -150,6 +157,7 @@ struct OcpSpec {
     #[serde(default)]
     continuation: Vec<f64>,
     continuation_sigma0: Option<f64>,
+    continuation_mode: Option<ContinuationMode>,
 }
 
 /// The horizon's clock (`ocp.clock`: `"stagewise"`, the default, or `"terminal"`), whether
@@ -349,6 +357,7 @@ impl OcpProblem {
         let continuation = continuation_spec(
             &p.ocp.continuation,
             p.ocp.continuation_sigma0,
+            p.ocp.continuation_mode,
             &horizon.terminal,
             &bad,
         )?;
@@ -408,6 +417,7 @@ struct HopperOcpSpec {
     #[serde(default)]
     continuation: Vec<f64>,
     continuation_sigma0: Option<f64>,
+    continuation_mode: Option<ContinuationMode>,
 }
 
 #[derive(Deserialize)]
@@ -514,6 +524,7 @@ impl HopperProblem {
         let continuation = continuation_spec(
             &o.continuation,
             o.continuation_sigma0,
+            o.continuation_mode,
             &horizon.terminal,
             &bad,
         )?;
@@ -726,6 +737,20 @@ mod tests {
             None,
         );
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation")));
+        assert_eq!(plan.mode, ContinuationMode::Homotopy);
+        let active = format!("{cont}continuation_mode = \"active-set\"\n");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&active, None) else {
+            panic!("continuation_mode not parsed");
+        };
+        assert_eq!(
+            h.continuation.map(|p| p.mode),
+            Some(ContinuationMode::ActiveSet)
+        );
+        let e =
+            Problem::from_toml_str(&format!("{text}continuation_mode = \"active-set\"\n"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_mode")));
+        let e = Problem::from_toml_str(&format!("{cont}continuation_mode = \"bisect\"\n"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("continuation_mode")));
     }
 
     #[test]
