@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{solve_ocp, CutStep, FesdOptions};
+use nonsmooth_ocp::fesd::{solve_ocp, CutStep, FesdOptions, Horizon};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::tf::TimeFreezing;
 
@@ -244,8 +244,10 @@ fn main() {
             .split(',')
             .filter_map(|v| v.trim().parse().ok())
             .collect();
+        let locals = env("FIXLOCALS", 0) == 1;
         let with_target = |x: f64| {
             let mut h = hz.clone();
+            h.global_speed = hz.global_speed && !locals;
             h.terminal
                 .iter_mut()
                 .filter(|(k, _)| *k == 0)
@@ -262,7 +264,10 @@ fn main() {
             t.stance = tf.stance;
             Arc::new(t)
         };
-        let first = with_target(env("FIX0", 0.0));
+        let first = Horizon {
+            global_speed: hz.global_speed,
+            ..with_target(env("FIX0", 0.0))
+        };
         let tf0 = make_tf(env("FIXHOLES0", nh), (ax, 0.1));
         let tf = make_tf(nh, (ax, 0.1));
         let cache = std::env::var("FIXCACHE").ok();
@@ -291,6 +296,49 @@ fn main() {
         if let Some(f) = &cache {
             let text: Vec<String> = prev.x.iter().map(|v| format!("{v:e}")).collect();
             std::fs::write(f, text.join("\n")).unwrap();
+        }
+        if locals {
+            // carry the global-speed solution over to one speed of time per interval
+            let (_, la, _) = nonsmooth_ocp::fesd::build(&tf0, &first, &o).unwrap();
+            let (_, lb, mut xb) =
+                nonsmooth_ocp::fesd::build(&tf0, &with_target(env("FIX0", 0.0)), &o).unwrap();
+            let (ny, nc, nu, _) = la.dims;
+            let xa = &prev.x;
+            let mut copy =
+                |a: usize, b: usize, n: usize| xb[b..b + n].copy_from_slice(&xa[a..a + n]);
+            copy(la.y0, lb.y0, ny);
+            for k in 0..la.u.len() {
+                copy(la.u[k], lb.u[k], nu);
+                copy(la.s[k], lb.s[k], 1);
+            }
+            for (ea, eb) in la.elems.iter().zip(&lb.elems) {
+                copy(ea.h, eb.h, 1);
+                for (a, b) in ea.y.iter().zip(&eb.y) {
+                    copy(*a, *b, ny);
+                }
+                copy(ea.y_end, eb.y_end, ny);
+                for (a, b) in ea.alpha.iter().zip(&eb.alpha) {
+                    copy(*a, *b, nc);
+                }
+                for (a, b) in ea.lp.iter().zip(&eb.lp) {
+                    copy(*a, *b, nc);
+                }
+                for (a, b) in ea.ln.iter().zip(&eb.ln) {
+                    copy(*a, *b, nc);
+                }
+            }
+            prev = nonsmooth_ocp::fesd::extract_ocp(
+                &tf0,
+                &with_target(env("FIX0", 0.0)),
+                &lb,
+                &xb,
+                &o,
+            )
+            .unwrap();
+            println!(
+                "carried over to local speeds: obj {:.4} comp {:.2e}",
+                prev.objective, prev.comp_residual
+            );
         }
         let (hops, clear) = hops_and_clearance(&hop, &prev);
         println!(

@@ -1656,6 +1656,8 @@ pub fn homotopy<C: Cls>(
 const POLISH_ALPHA: f64 = 1e-3;
 /// Largest multiplier value that [`polish`] may fix to zero.
 const POLISH_LAMBDA: f64 = 1e-4;
+/// Largest constraint violation of an accepted [`polish`] point.
+const POLISH_MAX_VIOLATION: f64 = 1e-8;
 
 /// MPCC active-set polishing (a standard end game for relaxation methods, cf. Scholtes
 /// 2001 §4 and the "polishing" step of MPCC solvers): from the last relaxed solution every
@@ -1877,6 +1879,12 @@ fn polish_inner<C: Cls>(
     opts.int.push(("acceptable_iter".into(), 3));
     opts.num.push(("bound_relax_factor".into(), 0.0));
     opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    // an "acceptable" stop may leave up to 1e-2 of violation (IPOPT's default), which the
+    // check below (1e-8) rejects: the point must meet the exact tolerance
+    opts.num.push((
+        "acceptable_constr_viol_tol".into(),
+        POLISH_MAX_VIOLATION.min(o.ipopt_tol),
+    ));
     opts.num.push(("mu_init".into(), mu_init));
     opts.string
         .push(("warm_start_init_point".into(), "yes".into()));
@@ -1893,7 +1901,7 @@ fn polish_inner<C: Cls>(
     project_idle_pairs(&mut out.x, &idle);
     let comp = comp_residual(layout, &out.x, o.fesd);
     let before = comp_residual(layout, x, o.fesd);
-    if out.constraint_violation > 1e-8 || comp > before.max(1e-14) {
+    if out.constraint_violation > POLISH_MAX_VIOLATION || comp > before.max(1e-14) {
         if o.verbose {
             eprintln!(
                 "polish rejected: violation {:.1e}, complementarity {comp:.1e} (before {before:.1e})",
@@ -2619,4 +2627,26 @@ pub fn extract_ocp<C: Cls>(
         cpu_seconds: 0.0,
         x: x.to_vec(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{project_idle_pairs, IdlePair};
+
+    /// A freed pair keeps c = λᵖ − λⁿ and becomes exactly complementary, α on the side of
+    /// the sign of c (and unchanged where c = 0).
+    #[test]
+    fn idle_pairs_are_projected_onto_exact_complementarity() {
+        let pair = |k: usize| IdlePair {
+            alpha: 3 * k,
+            lp: 3 * k + 1,
+            ln: 3 * k + 2,
+        };
+        let mut x = vec![0.3, 2.0, 0.5, 0.6, 0.2, 0.7, 0.4, 0.25, 0.25];
+        project_idle_pairs(&mut x, &[pair(0), pair(1), pair(2)]);
+        let want = [1.0, 1.5, 0.0, 0.0, 0.0, 0.5, 0.4, 0.0, 0.0];
+        for (got, want) in x.iter().zip(want) {
+            assert!((got - want).abs() < 1e-15, "{x:?}");
+        }
+    }
 }
