@@ -502,17 +502,21 @@ fn main() {
                 t
             })
             .collect();
-        let run = nonsmooth_ocp::continuation::solve_by_terminal_continuation(
-            &tf,
-            &hz,
-            &o,
-            &waypoints,
-            env("CONTS0", 1e-2),
-            if env("CONTAS", 0) == 1 {
+        let plan = nonsmooth_ocp::continuation::ContinuationPlan {
+            waypoints: waypoints.clone(),
+            warm_sigma0: env("CONTS0", 1e-2),
+            mode: if env("CONTAS", 0) == 1 {
                 nonsmooth_ocp::continuation::ContinuationMode::ActiveSet
             } else {
                 nonsmooth_ocp::continuation::ContinuationMode::Homotopy
             },
+            local_speed_after_first: env("CONTLOCAL", 0) == 1,
+        };
+        let run = nonsmooth_ocp::continuation::solve_by_terminal_continuation(
+            &tf,
+            &hz,
+            &o,
+            &plan,
             &mut |w, sol| {
                 let (hops, clear) = hops_and_clearance(&hop, sol);
                 println!(

@@ -24,8 +24,8 @@
 use std::sync::Arc;
 
 use crate::fesd::{
-    build, extract_ocp, solve_built, solve_ocp, solve_on_active_set, FesdOptions, Horizon,
-    OcpSolution,
+    build, extract_ocp, solve_built, solve_ocp, solve_on_active_set, transfer_point, FesdOptions,
+    Horizon, OcpSolution,
 };
 use crate::ipopt::{thread_cpu_seconds, IpoptSolution, IpoptStatus, Nlp};
 use crate::tf::{Cls, TimeFreezing};
@@ -42,6 +42,11 @@ pub struct ContinuationPlan {
     pub warm_sigma0: f64,
     /// How each waypoint after the first is solved.
     pub mode: ContinuationMode,
+    /// Solve the waypoints after the first with one speed of time per interval, the first
+    /// with the horizon's own (one speed for the horizon, [`Horizon::global_speed`]): the
+    /// first, hardest solve keeps the fewer degrees of freedom, and the warm solves may
+    /// then give each interval its own physical duration.
+    pub local_speed_after_first: bool,
 }
 
 /// How [`solve_by_terminal_continuation`] solves the waypoints after the first.
@@ -122,15 +127,15 @@ fn interpolate_terminal(from: &[(usize, f64)], to: &[(usize, f64)], f: f64) -> V
         .collect()
 }
 
-/// One waypoint of [`ContinuationMode::ActiveSet`]: active-set steps from `prev` (which
-/// solves `from`) towards `to`, bisected on failure, the homotopy with σ₀ = `warm_sigma0` at
+/// One waypoint of [`ContinuationMode::ActiveSet`]: active-set steps from the point `start`
+/// (which solves `from`) towards `to`, bisected on failure, the homotopy with σ₀ = `warm_sigma0` at
 /// the smallest step. The returned solution's log holds every NLP solved on the way.
 fn active_set_waypoint<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
     warm_sigma0: f64,
-    prev: &OcpSolution,
+    start: &[f64],
     from: &[(usize, f64)],
     to: &[(usize, f64)],
 ) -> Result<OcpSolution, OcpError> {
@@ -145,7 +150,7 @@ fn active_set_waypoint<C: Cls>(
             terminal: interpolate_terminal(from, to, f),
             ..hz.clone()
         };
-        let x = current.as_ref().map_or(&prev.x, |c| &c.x);
+        let x = current.as_ref().map_or(start, |c| &c.x);
         let solved = match solve_near(tf, &at, o, x)? {
             Some(sol) => Some(sol),
             None if step <= smallest * (1.0 + 1e-12) => {
@@ -154,7 +159,7 @@ fn active_set_waypoint<C: Cls>(
                     ..o.clone()
                 };
                 let (nlp, layout, _) = build(tf, &at, &warm)?;
-                Some(solve_built(tf, &at, &warm, nlp, &layout, x.clone())?)
+                Some(solve_built(tf, &at, &warm, nlp, &layout, x.to_vec())?)
             }
             None => None,
         };
@@ -212,6 +217,22 @@ impl ContinuationPlan {
             waypoints,
             warm_sigma0,
             mode: ContinuationMode::Homotopy,
+            local_speed_after_first: false,
+        })
+    }
+
+    /// A plan through `waypoints` (terminal sets, the last is the target) with the homotopy
+    /// mode and the horizon's speed of time throughout.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] when `warm_sigma0` is not positive.
+    pub fn through(waypoints: Vec<Vec<(usize, f64)>>, warm_sigma0: f64) -> Result<Self, OcpError> {
+        check_warm_sigma0(warm_sigma0)?;
+        Ok(Self {
+            waypoints,
+            warm_sigma0,
+            mode: ContinuationMode::Homotopy,
+            local_speed_after_first: false,
         })
     }
 
@@ -242,12 +263,14 @@ pub struct Continuation {
     pub failure: Option<(usize, OcpError)>,
 }
 
-/// Solves `hz` for each terminal constraint set of `waypoints` in turn (each replaces
+/// Solves `hz` for each terminal constraint set of `plan.waypoints` in turn (each replaces
 /// `hz.terminal`): the first from the trivial initialization with the options `o`, every
 /// further one from the previous solution's NLP point, by the homotopy with σ₀ =
-/// `warm_sigma0` or on the previous active set ([`ContinuationMode`]). Stops at the
-/// first failed waypoint and reports it in [`Continuation::failure`]. `on_step` is called
-/// with each waypoint's index and solution as soon as it is solved (progress reports).
+/// `plan.warm_sigma0` or on the previous active set ([`ContinuationMode`]), optionally with
+/// one speed of time per interval ([`ContinuationPlan::local_speed_after_first`]). Stops at
+/// the first failed waypoint and reports it in [`Continuation::failure`]. `on_step` is
+/// called with each waypoint's index and solution as soon as it is solved (progress
+/// reports).
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] for an empty waypoint list, a terminal index outside y, a
@@ -256,17 +279,16 @@ pub fn solve_by_terminal_continuation<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
-    waypoints: &[Vec<(usize, f64)>],
-    warm_sigma0: f64,
-    mode: ContinuationMode,
+    plan: &ContinuationPlan,
     on_step: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<Continuation, OcpError> {
+    let waypoints = &plan.waypoints;
     if waypoints.is_empty() {
         return Err(OcpError::InvalidInput(
             "continuation: no waypoints given".into(),
         ));
     }
-    check_warm_sigma0(warm_sigma0)?;
+    check_warm_sigma0(plan.warm_sigma0)?;
     let ny = tf.ny();
     for (w, terminal) in waypoints.iter().enumerate() {
         if let Some((i, v)) = terminal.iter().find(|(i, v)| *i >= ny || !v.is_finite()) {
@@ -276,25 +298,40 @@ pub fn solve_by_terminal_continuation<C: Cls>(
         }
     }
     let warm = FesdOptions {
-        sigma0: warm_sigma0,
+        sigma0: plan.warm_sigma0,
         ..o.clone()
+    };
+    let warm_hz = Horizon {
+        global_speed: hz.global_speed && !plan.local_speed_after_first,
+        ..hz.clone()
     };
     let mut solutions: Vec<OcpSolution> = Vec::with_capacity(waypoints.len());
     for (w, terminal) in waypoints.iter().enumerate() {
+        let base = if w == 0 { hz } else { &warm_hz };
         let step = Horizon {
             terminal: terminal.clone(),
-            ..hz.clone()
+            ..base.clone()
         };
         let start = thread_cpu_seconds();
-        let result = match (solutions.last(), mode) {
-            (None, _) => solve_ocp(tf, &step, o),
-            (Some(prev), ContinuationMode::Homotopy) => {
-                build(tf, &step, &warm).and_then(|(nlp, layout, _)| {
-                    solve_built(tf, &step, &warm, nlp, &layout, prev.x.clone())
+        let result = match solutions.last() {
+            None => solve_ocp(tf, &step, o),
+            Some(prev) => {
+                warm_start_point(tf, hz, &step, o, prev, w).and_then(|x| match plan.mode {
+                    ContinuationMode::Homotopy => {
+                        build(tf, &step, &warm).and_then(|(nlp, layout, _)| {
+                            solve_built(tf, &step, &warm, nlp, &layout, x)
+                        })
+                    }
+                    ContinuationMode::ActiveSet => active_set_waypoint(
+                        tf,
+                        &warm_hz,
+                        o,
+                        plan.warm_sigma0,
+                        &x,
+                        &waypoints[w - 1],
+                        terminal,
+                    ),
                 })
-            }
-            (Some(prev), ContinuationMode::ActiveSet) => {
-                active_set_waypoint(tf, hz, o, warm_sigma0, prev, &waypoints[w - 1], terminal)
             }
         };
         match result {
@@ -315,6 +352,25 @@ pub fn solve_by_terminal_continuation<C: Cls>(
         solutions,
         failure: None,
     })
+}
+
+/// The start point of warm waypoint `w` from the previous solution `prev`: its NLP point,
+/// carried over to the NLP of `step` ([`transfer_point`]) when waypoint 1 changes the speed
+/// of time structure of the first waypoint's horizon `first`.
+fn warm_start_point<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    first: &Horizon,
+    step: &Horizon,
+    o: &FesdOptions,
+    prev: &OcpSolution,
+    w: usize,
+) -> Result<Vec<f64>, OcpError> {
+    if w != 1 || first.global_speed == step.global_speed {
+        return Ok(prev.x.clone());
+    }
+    let (_, from, _) = build(tf, first, o)?;
+    let (_, to, x0) = build(tf, step, o)?;
+    transfer_point(&from, &prev.x, &to, x0)
 }
 
 /// A failed [`solve_with_plan`]: the error (with its last iterate where it has one), the
@@ -360,16 +416,8 @@ pub fn solve_with_plan<C: Cls>(
     let Some(plan) = plan else {
         return solve_ocp(tf, hz, o).map_err(|e| fail(e, hz, None));
     };
-    let run = solve_by_terminal_continuation(
-        tf,
-        hz,
-        o,
-        &plan.waypoints,
-        plan.warm_sigma0,
-        plan.mode,
-        on_step,
-    )
-    .map_err(|e| fail(e, hz, None))?;
+    let run =
+        solve_by_terminal_continuation(tf, hz, o, plan, on_step).map_err(|e| fail(e, hz, None))?;
     match run.failure {
         None => run.solutions.into_iter().last().ok_or_else(|| {
             fail(
@@ -381,6 +429,7 @@ pub fn solve_with_plan<C: Cls>(
         Some((w, e)) => {
             let failed = Horizon {
                 terminal: plan.waypoints[w].clone(),
+                global_speed: hz.global_speed && (w == 0 || !plan.local_speed_after_first),
                 ..hz.clone()
             };
             let label = format!(

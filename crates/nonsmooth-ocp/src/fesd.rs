@@ -2560,6 +2560,61 @@ pub fn solve_built<C: Cls>(
     Ok(out)
 }
 
+/// Carries a primal point `x` of the NLP with layout `from` over to the NLP with layout `to`
+/// (starting from `to`'s initial guess `x_to`), matching states, α, λ, element lengths,
+/// controls and speeds of time by their role. The two NLPs must discretize the same
+/// horizon (equal dimensions, intervals and elements, step representation); they may differ
+/// in the speed-of-time structure: from one speed for the horizon to one per interval, each
+/// interval taking the global value (or back, taking the first interval's).
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] when the layouts do not match.
+pub fn transfer_point(
+    from: &Layout,
+    x: &[f64],
+    to: &Layout,
+    mut x_to: Vec<f64>,
+) -> Result<Vec<f64>, OcpError> {
+    let same = from.dims == to.dims
+        && from.dcs == Dcs::Step
+        && to.dcs == Dcs::Step
+        && from.u.len() == to.u.len()
+        && from.s.len() == to.s.len()
+        && from.elems.len() == to.elems.len()
+        && from.elems.iter().zip(&to.elems).all(|(a, b)| {
+            a.y.len() == b.y.len() && a.lp.len() == b.lp.len() && a.ln.len() == b.ln.len()
+        });
+    if !same {
+        return Err(OcpError::InvalidInput(
+            "transfer_point: the two NLPs discretize different horizons".into(),
+        ));
+    }
+    let (ny, nc, nu, _) = from.dims;
+    let mut copy = |a: usize, b: usize, n: usize| x_to[b..b + n].copy_from_slice(&x[a..a + n]);
+    copy(from.y0, to.y0, ny);
+    for k in 0..from.u.len() {
+        copy(from.u[k], to.u[k], nu);
+        copy(from.s[k], to.s[k], 1);
+    }
+    for (a, b) in from.elems.iter().zip(&to.elems) {
+        copy(a.h, b.h, 1);
+        copy(a.y_end, b.y_end, ny);
+        for (i, j) in a.y.iter().zip(&b.y) {
+            copy(*i, *j, ny);
+        }
+        for (i, j) in a.alpha.iter().zip(&b.alpha) {
+            copy(*i, *j, nc);
+        }
+        for (i, j) in a.lp.iter().zip(&b.lp) {
+            copy(*i, *j, nc);
+        }
+        for (i, j) in a.ln.iter().zip(&b.ln) {
+            copy(*i, *j, nc);
+        }
+    }
+    Ok(x_to)
+}
+
 /// Reads an [`OcpSolution`] (trajectory, controls, objective, residuals; empty log) from a
 /// primal point `x` of the NLP that [`build`] makes for `hz`, e.g. the last iterate carried
 /// by [`OcpError::HomotopyStalled`] (pass the layout of a fresh `build` of the same horizon).

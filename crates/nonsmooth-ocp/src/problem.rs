@@ -31,7 +31,10 @@
 //! own target, each warm-started from the previous solution with σ₀ =
 //! `continuation_sigma0` (default 1e-2; [`crate::continuation`]);
 //! `continuation_mode = "active-set"` solves each further waypoint on the previous
-//! solution's active set instead ([`ContinuationMode::ActiveSet`]).
+//! solution's active set instead ([`ContinuationMode::ActiveSet`]), and
+//! `continuation_local_speed = true` (with `global_speed = true`) gives every interval its
+//! own speed of time after the first waypoint
+//! ([`ContinuationPlan::local_speed_after_first`]).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
@@ -101,26 +104,45 @@ fn in_section(section: &str, e: OcpError, bad: &dyn Fn(String) -> OcpError) -> O
 /// `ocp.continuation_sigma0` (default 1e-2) and `ocp.continuation_mode` (`"homotopy"`, the
 /// default, or `"active-set"`); `None` without waypoints.
 fn continuation_spec(
-    values: &[f64],
-    sigma0: Option<f64>,
-    mode: Option<ContinuationMode>,
+    keys: ContinuationKeys,
     terminal: &[(usize, f64)],
+    global_speed: bool,
     bad: &dyn Fn(String) -> OcpError,
 ) -> Result<Option<ContinuationPlan>, OcpError> {
-    if values.is_empty() {
-        return match (sigma0, mode) {
-            (Some(_), _) => Err(bad(
-                "ocp.continuation_sigma0 needs ocp.continuation waypoints".into(),
-            )),
-            (_, Some(_)) => Err(bad(
-                "ocp.continuation_mode needs ocp.continuation waypoints".into(),
-            )),
-            (None, None) => Ok(None),
+    let needs = |key: &str| Err(bad(format!("ocp.{key} needs ocp.continuation waypoints")));
+    if keys.values.is_empty() {
+        return match keys {
+            ContinuationKeys {
+                sigma0: Some(_), ..
+            } => needs("continuation_sigma0"),
+            ContinuationKeys { mode: Some(_), .. } => needs("continuation_mode"),
+            ContinuationKeys {
+                local_speed: true, ..
+            } => needs("continuation_local_speed"),
+            _ => Ok(None),
         };
     }
-    ContinuationPlan::in_component(terminal, 0, values, sigma0.unwrap_or(1e-2))
-        .map(|plan| Some(plan.with_mode(mode.unwrap_or_default())))
+    if keys.local_speed && !global_speed {
+        return Err(bad(
+            "ocp.continuation_local_speed needs ocp.global_speed = true (the speed of time is already per interval)".into(),
+        ));
+    }
+    ContinuationPlan::in_component(terminal, 0, keys.values, keys.sigma0.unwrap_or(1e-2))
+        .map(|plan| {
+            Some(ContinuationPlan {
+                local_speed_after_first: keys.local_speed,
+                ..plan.with_mode(keys.mode.unwrap_or_default())
+            })
+        })
         .map_err(|e| in_section("ocp.", e, bad))
+}
+
+/// The `ocp.continuation*` keys of a problem file.
+struct ContinuationKeys<'a> {
+    values: &'a [f64],
+    sigma0: Option<f64>,
+    mode: Option<ContinuationMode>,
+    local_speed: bool,
 }
 
 /// The time-freezing system of `cls` with the file's a_n and optional stance stabilization.
@@ -158,6 +180,8 @@ struct OcpSpec {
     continuation: Vec<f64>,
     continuation_sigma0: Option<f64>,
     continuation_mode: Option<ContinuationMode>,
+    #[serde(default)]
+    continuation_local_speed: bool,
 }
 
 /// The horizon's clock (`ocp.clock`: `"stagewise"`, the default, or `"terminal"`), whether
@@ -355,10 +379,14 @@ impl OcpProblem {
             control_weight,
         };
         let continuation = continuation_spec(
-            &p.ocp.continuation,
-            p.ocp.continuation_sigma0,
-            p.ocp.continuation_mode,
+            ContinuationKeys {
+                values: &p.ocp.continuation,
+                sigma0: p.ocp.continuation_sigma0,
+                mode: p.ocp.continuation_mode,
+                local_speed: p.ocp.continuation_local_speed,
+            },
             &horizon.terminal,
+            horizon.global_speed,
             &bad,
         )?;
         let options = p.fesd.apply(
@@ -418,6 +446,8 @@ struct HopperOcpSpec {
     continuation: Vec<f64>,
     continuation_sigma0: Option<f64>,
     continuation_mode: Option<ContinuationMode>,
+    #[serde(default)]
+    continuation_local_speed: bool,
 }
 
 #[derive(Deserialize)]
@@ -522,10 +552,14 @@ impl HopperProblem {
         }
         let options = p.fesd.apply(hopper::paper_options(), &bad)?;
         let continuation = continuation_spec(
-            &o.continuation,
-            o.continuation_sigma0,
-            o.continuation_mode,
+            ContinuationKeys {
+                values: &o.continuation,
+                sigma0: o.continuation_sigma0,
+                mode: o.continuation_mode,
+                local_speed: o.continuation_local_speed,
+            },
             &horizon.terminal,
+            horizon.global_speed,
             &bad,
         )?;
         Ok(Self {
@@ -749,6 +783,17 @@ mod tests {
         let e =
             Problem::from_toml_str(&format!("{text}continuation_mode = \"active-set\"\n"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_mode")));
+        let e = Problem::from_toml_str(&format!("{cont}continuation_local_speed = true\n"), None);
+        assert!(
+            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_local_speed"))
+        );
+        let local = format!(
+            "{cont}global_speed = true\nclock = \"terminal\"\ncontinuation_local_speed = true\n"
+        );
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&local, None) else {
+            panic!("continuation_local_speed not parsed");
+        };
+        assert!(h.continuation.is_some_and(|p| p.local_speed_after_first));
         let e = Problem::from_toml_str(&format!("{cont}continuation_mode = \"bisect\"\n"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("continuation_mode")));
     }

@@ -240,7 +240,9 @@ fn four_elements_put_the_jump_end_on_an_element_boundary() {
 /// the same solution as the direct solve of x(T) = 4.
 #[test]
 fn terminal_continuation_reaches_the_direct_solution() {
-    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
+    use nonsmooth_ocp::continuation::{
+        solve_by_terminal_continuation, ContinuationMode, ContinuationPlan,
+    };
     let (tf, hz) = particle(20);
     let o = FesdOptions {
         n_s: 2,
@@ -254,15 +256,10 @@ fn terminal_continuation_reaches_the_direct_solution() {
         .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
         .collect();
     let mut reported = vec![];
-    let run = solve_by_terminal_continuation(
-        &tf,
-        &hz,
-        &o,
-        &waypoints,
-        1e-2,
-        ContinuationMode::Homotopy,
-        &mut |w, s| reported.push((w, s.objective)),
-    )
+    let plan = ContinuationPlan::through(waypoints.clone(), 1e-2).unwrap();
+    let run = solve_by_terminal_continuation(&tf, &hz, &o, &plan, &mut |w, s| {
+        reported.push((w, s.objective))
+    })
     .unwrap();
     assert_eq!(reported.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1, 2]);
     assert!(
@@ -292,16 +289,13 @@ fn terminal_continuation_reaches_the_direct_solution() {
         (vec![vec![(9, 1.0)]], 1e-2),
         (waypoints.clone(), 0.0),
     ] {
-        let e = solve_by_terminal_continuation(
-            &tf,
-            &hz,
-            &o,
-            &w,
-            s0,
-            ContinuationMode::Homotopy,
-            &mut |_, _| {},
-        )
-        .unwrap_err();
+        let plan = ContinuationPlan {
+            waypoints: w,
+            warm_sigma0: s0,
+            mode: ContinuationMode::Homotopy,
+            local_speed_after_first: false,
+        };
+        let e = solve_by_terminal_continuation(&tf, &hz, &o, &plan, &mut |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("continuation"), "{e}");
     }
 }
@@ -311,7 +305,7 @@ fn terminal_continuation_reaches_the_direct_solution() {
 /// complementarity 0.215), while the continuation 3 → 1 solves it exactly.
 #[test]
 fn continuation_solves_a_target_the_direct_homotopy_misses() {
-    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
+    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationPlan};
     let (tf, mut hz) = particle(20);
     let o = FesdOptions {
         n_s: 2,
@@ -332,16 +326,8 @@ fn continuation_solves_a_target_the_direct_homotopy_misses() {
         .iter()
         .map(|&x| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)])
         .collect();
-    let run = solve_by_terminal_continuation(
-        &tf,
-        &hz,
-        &o,
-        &waypoints,
-        1e-2,
-        ContinuationMode::Homotopy,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let plan = ContinuationPlan::through(waypoints, 1e-2).unwrap();
+    let run = solve_by_terminal_continuation(&tf, &hz, &o, &plan, &mut |_, _| {}).unwrap();
     assert!(run.failure.is_none());
     let sol = &run.solutions[1];
     assert!(sol.comp_residual < 1e-9 && sol.terminal_error < 1e-6);
@@ -357,7 +343,9 @@ fn continuation_solves_a_target_the_direct_homotopy_misses() {
 /// stalls).
 #[test]
 fn active_set_continuation_keeps_the_contact_sequence_exact() {
-    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationMode};
+    use nonsmooth_ocp::continuation::{
+        solve_by_terminal_continuation, ContinuationMode, ContinuationPlan,
+    };
     let (tf, hz) = particle(20);
     let o = FesdOptions {
         n_s: 2,
@@ -366,8 +354,10 @@ fn active_set_continuation_keeps_the_contact_sequence_exact() {
     let target = |x: f64| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)];
     let waypoints = vec![target(3.0), target(4.0), target(1.0)];
     let run_in = |mode| {
-        solve_by_terminal_continuation(&tf, &hz, &o, &waypoints, 1e-2, mode, &mut |_, _| {})
+        let plan = ContinuationPlan::through(waypoints.clone(), 1e-2)
             .unwrap()
+            .with_mode(mode);
+        solve_by_terminal_continuation(&tf, &hz, &o, &plan, &mut |_, _| {}).unwrap()
     };
     let active = run_in(ContinuationMode::ActiveSet);
     let homotopy = run_in(ContinuationMode::Homotopy);
@@ -390,4 +380,61 @@ fn active_set_continuation_keeps_the_contact_sequence_exact() {
     for a in &active.solutions[1..] {
         assert!(a.log.iter().all(|l| l.sigma == 0.0), "{:?}", a.log);
     }
+}
+
+/// `local_speed_after_first`: the first waypoint with one speed of time for the horizon
+/// (terminal clock), the next ones with one speed per interval, warm-started from the
+/// first solution carried over to the larger NLP (`fesd::transfer_point`). The
+/// per-interval problem contains the global one (equal speeds), so its solution is exact and
+/// not more expensive than the global-speed solution of the same target.
+#[test]
+fn continuation_frees_the_speed_of_time_after_the_first_waypoint() {
+    use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationPlan};
+    let (tf, mut hz) = particle(20);
+    hz.clock = nonsmooth_ocp::fesd::Clock::Terminal(2.0);
+    hz.global_speed = true;
+    hz.control_weight = 1.0;
+    let o = FesdOptions {
+        n_s: 2,
+        scheme: Scheme::GaussLegendre,
+        ..FesdOptions::default()
+    };
+    let target = |x: f64| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)];
+    let waypoints = vec![target(3.0), target(3.0), target(3.5)];
+    let global = ContinuationPlan::through(waypoints.clone(), 1e-2).unwrap();
+    let local = ContinuationPlan {
+        local_speed_after_first: true,
+        ..global.clone()
+    };
+    let run = |plan: &ContinuationPlan| {
+        let r = solve_by_terminal_continuation(&tf, &hz, &o, plan, &mut |_, _| {}).unwrap();
+        assert!(
+            r.failure.is_none(),
+            "{:?} local {}",
+            r.failure.map(|f| (f.0, f.1.to_string())),
+            plan.local_speed_after_first
+        );
+        r.solutions
+    };
+    let (g, l) = (run(&global), run(&local));
+    for (a, b) in g.iter().zip(&l) {
+        eprintln!(
+            "global speed {:.9} (s {:.3?}), local speeds {:.9} (s {:.3?})",
+            a.objective,
+            &a.s[..4],
+            b.objective,
+            &b.s[..4]
+        );
+        assert!(b.comp_residual < 1e-9 && b.terminal_error < 1e-6);
+        assert!(b.objective <= a.objective + 1e-6 * a.objective);
+    }
+    // the per-interval speeds re-time the grid (measured: 13.5419 against 13.5529 at x = 3)
+    for (a, b) in g.iter().zip(&l).skip(1) {
+        assert!(b.objective < a.objective - 1e-4);
+    }
+    // the first waypoint is the same global-speed solve in both runs
+    assert!((g[0].objective - l[0].objective).abs() < 1e-12);
+    assert!(l[0].s.iter().all(|s| (s - l[0].s[0]).abs() < 1e-12));
+    // afterwards each interval has its own speed variable
+    assert!(l[1].x.len() > g[1].x.len());
 }
