@@ -207,20 +207,8 @@ fn main() {
         // smooth NLP whose solution, if any, is an exact hopping solution
         let (mut nlp, layout, mut x0) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
         hopper::hop_guess(&tf, &hz, &layout, &gait, &mut x0).unwrap();
-        let n = x0.len();
         let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
-        let sol = nonsmooth_ocp::ipopt::IpoptSolution {
-            x: x0,
-            g: vec![0.0; m],
-            objective: 0.0,
-            mult_g: vec![0.0; m],
-            mult_x_l: vec![0.0; n],
-            mult_x_u: vec![0.0; n],
-            status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
-            iterations: 0,
-            cpu_seconds: 0.0,
-            constraint_violation: 0.0,
-        };
+        let sol = nonsmooth_ocp::ipopt::IpoptSolution::from_primal(x0, m);
         let t0 = std::time::Instant::now();
         match nonsmooth_ocp::fesd::polish(&mut nlp, &layout, &sol, &o) {
             Some((p, e)) => {
@@ -300,33 +288,9 @@ fn main() {
         if locals {
             // carry the global-speed solution over to one speed of time per interval
             let (_, la, _) = nonsmooth_ocp::fesd::build(&tf0, &first, &o).unwrap();
-            let (_, lb, mut xb) =
+            let (_, lb, xb) =
                 nonsmooth_ocp::fesd::build(&tf0, &with_target(env("FIX0", 0.0)), &o).unwrap();
-            let (ny, nc, nu, _) = la.dims;
-            let xa = &prev.x;
-            let mut copy =
-                |a: usize, b: usize, n: usize| xb[b..b + n].copy_from_slice(&xa[a..a + n]);
-            copy(la.y0, lb.y0, ny);
-            for k in 0..la.u.len() {
-                copy(la.u[k], lb.u[k], nu);
-                copy(la.s[k], lb.s[k], 1);
-            }
-            for (ea, eb) in la.elems.iter().zip(&lb.elems) {
-                copy(ea.h, eb.h, 1);
-                for (a, b) in ea.y.iter().zip(&eb.y) {
-                    copy(*a, *b, ny);
-                }
-                copy(ea.y_end, eb.y_end, ny);
-                for (a, b) in ea.alpha.iter().zip(&eb.alpha) {
-                    copy(*a, *b, nc);
-                }
-                for (a, b) in ea.lp.iter().zip(&eb.lp) {
-                    copy(*a, *b, nc);
-                }
-                for (a, b) in ea.ln.iter().zip(&eb.ln) {
-                    copy(*a, *b, nc);
-                }
-            }
+            let xb = nonsmooth_ocp::fesd::transfer_point(&la, &prev.x, &lb, xb).unwrap();
             prev = nonsmooth_ocp::fesd::extract_ocp(
                 &tf0,
                 &with_target(env("FIX0", 0.0)),
@@ -358,20 +322,8 @@ fn main() {
                 let step_now = next - at;
                 let h = with_target(next);
                 let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tf, &h, &o).unwrap();
-                let n = prev.x.len();
                 let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
-                let start = nonsmooth_ocp::ipopt::IpoptSolution {
-                    x: prev.x.clone(),
-                    g: vec![0.0; m],
-                    objective: 0.0,
-                    mult_g: vec![0.0; m],
-                    mult_x_l: vec![0.0; n],
-                    mult_x_u: vec![0.0; n],
-                    status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
-                    iterations: 0,
-                    cpu_seconds: 0.0,
-                    constraint_violation: 0.0,
-                };
+                let start = nonsmooth_ocp::ipopt::IpoptSolution::from_primal(prev.x.clone(), m);
                 let t1 = std::time::Instant::now();
                 match nonsmooth_ocp::fesd::solve_on_active_set(
                     &mut nlp,
@@ -443,32 +395,9 @@ fn main() {
         for k in 1..=grow {
             let f = k as f64 / grow as f64;
             let tfk = make_tf(3, (ax * f, 0.1 * f));
-            let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tfk, &full, &o).unwrap();
-            let n = prev.x.len();
-            let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
-            let start = nonsmooth_ocp::ipopt::IpoptSolution {
-                x: prev.x.clone(),
-                g: vec![0.0; m],
-                objective: 0.0,
-                mult_g: vec![0.0; m],
-                mult_x_l: vec![0.0; n],
-                mult_x_u: vec![0.0; n],
-                status: nonsmooth_ocp::ipopt::IpoptStatus::Succeeded,
-                iterations: 0,
-                cpu_seconds: 0.0,
-                constraint_violation: 0.0,
-            };
-            match nonsmooth_ocp::fesd::solve_on_active_set(
-                &mut nlp,
-                &layout,
-                &start,
-                &o,
-                mu,
-                env("FREEIDLE", 1) == 1,
-            ) {
-                Some((p, e)) => {
-                    prev =
-                        nonsmooth_ocp::fesd::extract_ocp(&tfk, &full, &layout, &p.x, &o).unwrap();
+            match nonsmooth_ocp::continuation::solve_near(&tfk, &full, &o, &prev.x).unwrap() {
+                Some(sol) => {
+                    prev = sol;
                     let clear = prev
                         .traj
                         .y
@@ -478,7 +407,7 @@ fn main() {
                         - 1.0;
                     println!(
                         "GROW {f:.3}: obj {:.4} comp {:.2e} clear {clear:.2e} iters {}",
-                        prev.objective, e.comp_residual, e.iterations
+                        prev.objective, prev.comp_residual, prev.nlp_iterations
                     );
                 }
                 None => {

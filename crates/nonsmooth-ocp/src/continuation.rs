@@ -27,7 +27,7 @@ use crate::fesd::{
     build, extract_ocp, solve_built, solve_ocp, solve_on_active_set, transfer_point, FesdOptions,
     Horizon, OcpSolution,
 };
-use crate::ipopt::{thread_cpu_seconds, IpoptSolution, IpoptStatus, Nlp};
+use crate::ipopt::{thread_cpu_seconds, IpoptSolution, Nlp};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
@@ -91,20 +91,7 @@ pub fn solve_near<C: Cls>(
             x0.len()
         )));
     }
-    let m = nlp.num_cons();
-    let n = prev.len();
-    let start = IpoptSolution {
-        x: prev.to_vec(),
-        g: vec![0.0; m],
-        objective: 0.0,
-        mult_g: vec![0.0; m],
-        mult_x_l: vec![0.0; n],
-        mult_x_u: vec![0.0; n],
-        status: IpoptStatus::Succeeded,
-        iterations: 0,
-        cpu_seconds: 0.0,
-        constraint_violation: 0.0,
-    };
+    let start = IpoptSolution::from_primal(prev.to_vec(), nlp.num_cons());
     let Some((sol, entry)) =
         solve_on_active_set(&mut nlp, &layout, &start, o, ACTIVE_SET_MU_INIT, true)
     else {

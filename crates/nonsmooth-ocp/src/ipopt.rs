@@ -236,6 +236,27 @@ pub struct IpoptSolution {
     pub constraint_violation: f64,
 }
 
+impl IpoptSolution {
+    /// A start point without multipliers (all zero) for a warm start from a primal point
+    /// `x` of an NLP with `n_cons` constraints, e.g. the solution of a neighbouring problem.
+    #[must_use]
+    pub fn from_primal(x: Vec<f64>, n_cons: usize) -> Self {
+        let n = x.len();
+        Self {
+            x,
+            g: vec![0.0; n_cons],
+            objective: 0.0,
+            mult_g: vec![0.0; n_cons],
+            mult_x_l: vec![0.0; n],
+            mult_x_u: vec![0.0; n],
+            status: IpoptStatus::Succeeded,
+            iterations: 0,
+            cpu_seconds: 0.0,
+            constraint_violation: 0.0,
+        }
+    }
+}
+
 struct Ctx<'a> {
     nlp: &'a dyn Nlp,
     iterations: usize,
