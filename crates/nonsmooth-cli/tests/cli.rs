@@ -216,24 +216,38 @@ fn particle_continuation(
 
 #[test]
 fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
-    let out_dir = scratch("ocp-continuation");
-    let file = particle_continuation(&out_dir, 4.0, "[3.0, 3.5]");
-    let run = bin()
-        .args(["ocp", file.to_str().unwrap(), "--json", "--out"])
-        .arg(&out_dir)
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
-    for w in 1..=3 {
-        assert!(
-            stderr.contains(&format!("continuation waypoint {w}/3")),
-            "{stderr}"
-        );
+    for (name, mode) in [
+        ("homotopy", ""),
+        ("active-set", "\ncontinuation_mode = \"active-set\""),
+    ] {
+        let out_dir = scratch(&format!("ocp-continuation-{name}"));
+        let file = particle_continuation(&out_dir, 4.0, &format!("[3.0, 3.5]{mode}"));
+        let run = bin()
+            .args(["ocp", file.to_str().unwrap(), "--json", "--out"])
+            .arg(&out_dir)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        let mut iterations = 0;
+        for w in 1..=3 {
+            let line = stderr
+                .lines()
+                .find(|l| l.starts_with(&format!("continuation waypoint {w}/3")))
+                .unwrap_or_else(|| panic!("{name}: waypoint {w}: {stderr}"));
+            let count = line
+                .split(", ")
+                .find_map(|f| f.strip_suffix(" IPOPT iterations"));
+            iterations += count
+                .and_then(|c| c.parse::<u64>().ok())
+                .expect("iterations");
+        }
+        let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
+        assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
+        assert!(v["comp_residual"].as_f64().expect("comp_residual") < 1e-9);
+        // the summary counts the whole continuation
+        assert_eq!(v["nlp_iterations"].as_u64(), Some(iterations), "{name}");
     }
-    let v: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
-    assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
-    assert!(v["comp_residual"].as_f64().expect("comp_residual") < 1e-9);
 }
 
 #[test]
