@@ -79,9 +79,7 @@ fn solve_and_write<C: Cls>(
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     let quiet = args.output.quiet;
-    let mut plan_iterations = 0;
     let progress = &mut |w: usize, sol: &OcpSolution| {
-        plan_iterations += sol.nlp_iterations;
         if !quiet {
             eprintln!(
                 "continuation waypoint {}/{}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
@@ -94,16 +92,8 @@ fn solve_and_write<C: Cls>(
             );
         }
     };
-    let solved = solve_with_plan(tf, hz, o, plan, progress);
-    let (sol, failure) = match solved {
-        Ok(mut sol) => {
-            // a continuation's summary counts every waypoint (its log keeps the last one's)
-            if plan.is_some() {
-                sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-                sol.nlp_iterations = plan_iterations;
-            }
-            (sol, None)
-        }
+    let (sol, failure) = match solve_with_plan(tf, hz, o, plan, progress) {
+        Ok(sol) => (sol, None),
         Err(failure) => {
             let message = failure.to_string();
             let PlanFailure {

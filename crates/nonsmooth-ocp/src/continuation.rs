@@ -384,7 +384,9 @@ impl std::fmt::Display for PlanFailure {
 
 /// Solves `hz` directly ([`solve_ocp`]) or, with a plan, along its waypoints
 /// ([`solve_by_terminal_continuation`]; the plan's last waypoint is the problem's own
-/// terminal set) and returns the final solution. `on_step` sees every waypoint solved.
+/// terminal set) and returns the final solution; under a plan its `nlp_iterations` and
+/// `cpu_seconds` are the totals of all waypoints (its log is the last waypoint's). `on_step`
+/// sees every waypoint solved.
 ///
 /// # Errors
 /// A [`PlanFailure`] with the solve's error, its horizon and the failed waypoint.
@@ -403,16 +405,23 @@ pub fn solve_with_plan<C: Cls>(
     let Some(plan) = plan else {
         return solve_ocp(tf, hz, o).map_err(|e| fail(e, hz, None));
     };
+    let start = thread_cpu_seconds();
     let run =
         solve_by_terminal_continuation(tf, hz, o, plan, on_step).map_err(|e| fail(e, hz, None))?;
     match run.failure {
-        None => run.solutions.into_iter().last().ok_or_else(|| {
-            fail(
-                OcpError::InvalidInput("no waypoint solved".into()),
-                hz,
-                None,
-            )
-        }),
+        None => {
+            let iterations = run.solutions.iter().map(|s| s.nlp_iterations).sum();
+            let mut last = run.solutions.into_iter().last().ok_or_else(|| {
+                fail(
+                    OcpError::InvalidInput("no waypoint solved".into()),
+                    hz,
+                    None,
+                )
+            })?;
+            last.nlp_iterations = iterations;
+            last.cpu_seconds = thread_cpu_seconds() - start;
+            Ok(last)
+        }
         Some((w, e)) => {
             let failed = Horizon {
                 terminal: plan.waypoints[w].clone(),
