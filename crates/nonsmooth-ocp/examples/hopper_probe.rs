@@ -311,6 +311,7 @@ fn main() {
         );
         let mu: f64 = env("MUFIX", 1e-2);
         let mut at = env("FIX0", 0.0);
+        let mut restructures = 0;
         for &goal in &targets {
             let mut step = goal - at;
             while (goal - at).abs() > 1e-12 {
@@ -383,6 +384,40 @@ fn main() {
                         }
                         step = 0.5 * step_now;
                         if step.abs() < env("FIXMIN", 1e-3) {
+                            // re-optimize the contact sequence at the reached target (warm
+                            // homotopy from the exact point), then go on on its active set
+                            let s0: f64 = env("FIXRESTRUCT", 0.0);
+                            if s0 > 0.0 && restructures < 3 {
+                                restructures += 1;
+                                let here = with_target(at);
+                                let warm = FesdOptions {
+                                    sigma0: s0,
+                                    ..o.clone()
+                                };
+                                let (nlp, layout, _) =
+                                    nonsmooth_ocp::fesd::build(&tf, &here, &warm).unwrap();
+                                let t2 = std::time::Instant::now();
+                                match nonsmooth_ocp::fesd::solve_built(
+                                    &tf,
+                                    &here,
+                                    &warm,
+                                    nlp,
+                                    &layout,
+                                    prev.x.clone(),
+                                ) {
+                                    Ok(sol) => {
+                                        prev = sol;
+                                        let (hops, clear) = hops_and_clearance(&hop, &prev);
+                                        println!(
+                                            "RESTRUCT at {at:.4}: obj {:.4} comp {:.2e} hops {hops} clear {clear:.2e} ({:.1} s)",
+                                            prev.objective, prev.comp_residual, t2.elapsed().as_secs_f64()
+                                        );
+                                        step = 0.1;
+                                        continue;
+                                    }
+                                    Err(e) => println!("RESTRUCT at {at:.4} failed: {e}"),
+                                }
+                            }
                             println!("FIX stuck at {at:.4}");
                             return;
                         }
