@@ -2,7 +2,8 @@
 
 use nalgebra::{DVector, Vector3};
 use nonsmooth_control::controllers::{
-    actuated_positions, controller_by_id, Controller, DelayedId, IdController, JointPid,
+    actuated_positions, controller_by_id, experiment_id_controller, Controller, DelayedId,
+    IdController, JointPid,
 };
 use nonsmooth_control::locomotion::{
     leg_ik, run_closed_loop, terrain_model, GaitPlanner, LoopOptions, TERRAINS,
@@ -303,6 +304,37 @@ fn lcp_mu_walks_on_the_compliant_ground_with_the_acceleration_level_contact() {
 }
 
 #[test]
+fn qp_mu_trots_in_place_on_sticky_ground_while_lcp_mu_walks() {
+    // Stage I of ID(tᵢ)_QP,μ minimizes the kinetic energy with the actuated joints
+    // prescribed, so it predicts trunk-braking friction and never the propulsive friction
+    // of a sticking stance foot: on rigid μ = ∞ (the controller assuming μ = 1.5, the
+    // authors' cap) it tracks the joints but the trunk hardly moves, while ID(tᵢ)_LCP,μ
+    // (Coulomb friction with complementarity, the plant's own model) covers the plan. With
+    // the assumed μ capped at 0.1 the braking is bounded and QP,μ walks too.
+    let model = terrain_model(&quadruped(), &TERRAINS[1]);
+    let gait = GaitPlanner::trot(0.75);
+    let opts = LoopOptions::new(1.5, TERRAINS[1].stepper());
+    let run = |c: &mut dyn nonsmooth_control::controllers::Controller| {
+        let rec = run_closed_loop(&model, c, &gait, &opts).unwrap();
+        assert!(rec.fell.is_none(), "{:?}", rec.fall_reason);
+        assert!((rec.planned_travel - gait.odometer(1.5)).abs() < 1e-9);
+        (rec.progress(), rec.mean_pos_err())
+    };
+    let (qp, qp_err) = run(controller_by_id("qp_mu", true).unwrap().as_mut());
+    let (lcp, _) = run(controller_by_id("lcp_mu", true).unwrap().as_mut());
+    let mut capped = experiment_id_controller("qp_mu", Variant::QpCoulomb, true);
+    capped.friction_cap = 0.1;
+    let (qp_capped, _) = run(&mut capped);
+    assert!(qp_err < 0.05, "QP,μ tracks the joints: {qp_err}");
+    assert!(qp < 0.15, "QP,μ progress {qp}");
+    assert!(lcp > 0.8, "LCP,μ progress {lcp}");
+    assert!(
+        qp_capped > 0.4,
+        "QP,μ with μ capped at 0.1: progress {qp_capped}"
+    );
+}
+
+#[test]
 fn compliant_terrain_starts_at_the_spring_equilibrium() {
     let model = quadruped();
     let m = terrain_model(&model, &TERRAINS[2]);
@@ -350,13 +382,15 @@ fn explore() {
                 _ => terrain.stepper().to_string(),
             };
             let mut opts = LoopOptions::new(dur, &stepper);
+            // TOI=1: split plant steps at the time of contact (`LoopOptions::time_of_contact`).
+            opts.time_of_contact = env("TOI", 0.0) > 0.0;
             if !terrain.rigid {
                 opts.substeps = env("SUB", opts.substeps as f64) as usize;
                 opts.friction_regularization = env("VREG", opts.friction_regularization);
             }
             let rec = run_closed_loop(&m, c.as_mut(), &gait, &opts).unwrap();
             println!(
-                "{:16} {:8} pos {:.4} vel {:.4} dtau {:9.2} tau {:.3} fell {:?} {:?} chat {:.3} force {:?} com {:?} wall {:.2}",
+                "{:16} {:8} pos {:.4} vel {:.4} dtau {:9.2} tau {:.3} fell {:?} {:?} chat {:.3} force {:?} travel {:.3} ({:.2}) wall {:.2}",
                 terrain.id,
                 name,
                 rec.mean_pos_err(),
@@ -367,7 +401,8 @@ fn explore() {
                 rec.fall_reason,
                 rec.chatter_fraction,
                 rec.force_error(),
-                rec.com.last().map(|c| c.1),
+                rec.travel,
+                rec.progress(),
                 start.elapsed().as_secs_f64()
             );
             // TRACEC=1: when and on which joints the torque reversals happen (phase in the
@@ -413,7 +448,12 @@ fn explore() {
                 }
             }
             if env("TRACE", 0.0) > 0.0 {
-                for (k, f) in rec.frames.iter().enumerate().step_by(5) {
+                for (k, f) in rec
+                    .frames
+                    .iter()
+                    .enumerate()
+                    .step_by(env("TRACESTEP", 5.0) as usize)
+                {
                     let i = (k * 10).min(rec.pos_err.len().saturating_sub(1));
                     println!(
                         "  t {:.2} trunk {:.4} {:.4} {:.4} pos_err {:.4} umax {:.2}",
@@ -424,6 +464,14 @@ fn explore() {
                         rec.pos_err.get(i).copied().unwrap_or(0.0),
                         rec.torques.get(i).map(|u| u.amax()).unwrap_or(0.0)
                     );
+                    // TRACE=2: the feet (x, z) as well.
+                    if env("TRACE", 0.0) > 1.0 {
+                        let feet: Vec<String> =
+                            f.2.iter()
+                                .map(|p| format!("({:+.4} {:.4})", p.x, p.z))
+                                .collect();
+                        println!("    feet {}", feet.join(" "));
+                    }
                 }
             }
         }

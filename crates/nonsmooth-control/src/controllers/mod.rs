@@ -194,6 +194,25 @@ pub const CONTROLLER_IDS: [&str; 7] = [
     "qp_mu", "qp_inf", "lcp_mu", "lcp_inf", "pid", "delay1", "delay2",
 ];
 
+/// The ID(tᵢ) controller of `variant` as the locomotion experiments configure it (the
+/// `qp_*`/`lcp_*` ids of [`controller_by_id`]): contact-consistent θ̈_des with the trunk PD
+/// ([`BaseFeedback`]), the joint PID torque added to u_ID, the failure fallback that reuses
+/// the last predicted contact force and, on compliant ground (`rigid` false), the
+/// acceleration-level contact for penetrating feet. Returned concretely so that an
+/// experiment can vary one setting (e.g. [`IdController::friction_cap`]).
+pub fn experiment_id_controller(id: &str, variant: crate::Variant, rigid: bool) -> IdController {
+    let mut c = IdController::new(id, variant);
+    c.clamp_penetration = !rigid;
+    c.hold_penetrating = !rigid;
+    c.reuse_contact_force = true;
+    c.base = Some(BaseFeedback {
+        compliant_ground: !rigid,
+        ..BaseFeedback::default()
+    });
+    c.torque_feedback = Some(JointPid::new(10.0, 0.1, 0.003));
+    c
+}
+
 /// The controller called `id` ([`CONTROLLER_IDS`]): `qp_mu`, `qp_inf`, `lcp_mu`, `lcp_inf`
 /// are ID(tᵢ) of [`crate::Variant::QpCoulomb`], `QpNoSlip`, `LcpCoulomb`, `LcpNoSlip` (on a
 /// compliant plant, `rigid = false`, with penetration clamping and the acceleration-level
@@ -211,18 +230,7 @@ pub const CONTROLLER_IDS: [&str; 7] = [
 /// [`ControlError::UnknownVariant`] for another id.
 pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, ControlError> {
     let pid = || JointPid::new(10.0, 0.1, 0.003);
-    let idc = |v| {
-        let mut c = IdController::new(id, v);
-        c.clamp_penetration = !rigid;
-        c.hold_penetrating = !rigid;
-        c.reuse_contact_force = true;
-        c.base = Some(BaseFeedback {
-            compliant_ground: !rigid,
-            ..BaseFeedback::default()
-        });
-        c.torque_feedback = Some(pid());
-        Box::new(c) as Box<dyn Controller>
-    };
+    let idc = |v| Box::new(experiment_id_controller(id, v, rigid)) as Box<dyn Controller>;
     let delayed = |k| {
         let mut c = DelayedId::new(id, k);
         c.base = Some(BaseFeedback {

@@ -219,6 +219,12 @@ pub struct LoopOptions {
     /// the explicit spring–damper ground and its regularized friction need steps well below
     /// 1 ms on the light feet (see [`LoopOptions::new`]).
     pub substeps: usize,
+    /// Split a plant step at the time of contact of a contact that closes during it
+    /// ([`time_of_contact`]), so that landings are inelastic impacts at the contact instant
+    /// (the paper's simulator, Moby, detects the time of contact, §7.4); off keeps the plain
+    /// fixed-step scheme, whose stabilization φ/h closes the contact at the step's end and
+    /// stops it during the next step.
+    pub time_of_contact: bool,
 }
 
 impl LoopOptions {
@@ -243,6 +249,7 @@ impl LoopOptions {
             } else {
                 1
             },
+            time_of_contact: false,
         }
     }
 }
@@ -274,6 +281,11 @@ pub struct LoopRecord {
     pub chatter_fraction: f64,
     /// Whether the run chattered ([`LoopOptions::chatter_fraction`] exceeded).
     pub chattered: bool,
+    /// Distance the trunk travelled along the world x axis (the walking direction), from
+    /// the start to the end of the run (or to the fall) (m).
+    pub travel: f64,
+    /// Distance the gait plan asked for over the same time ([`GaitPlanner::odometer`]) (m).
+    pub planned_travel: f64,
 }
 
 impl LoopRecord {
@@ -285,6 +297,18 @@ impl LoopRecord {
     /// Mean velocity error over the run (rad/s).
     pub fn mean_vel_err(&self) -> f64 {
         mean(&self.vel_err)
+    }
+
+    /// Fraction of the planned distance that the trunk travelled
+    /// ([`LoopRecord::travel`] / [`LoopRecord::planned_travel`]); 0 before the plan moves.
+    /// A trot in place, or backwards, has a fraction near or below 0 whatever its joint
+    /// tracking error.
+    pub fn progress(&self) -> f64 {
+        if self.planned_travel > 0.0 {
+            self.travel / self.planned_travel
+        } else {
+            0.0
+        }
     }
 
     /// E|Δτ|: mean over steps and joints of |u_k − u_{k−1}|/Δt (N·m/s).
@@ -375,10 +399,97 @@ pub fn actuated_velocity(
     w
 }
 
-/// One control step of the plant: `substeps` steps of `dt / substeps`, each handing the
-/// stepper the actuated velocity ([`actuated_velocity`]) of the same generalized actuator
-/// force `gen_u = Pᵀu` (zero-order hold of the torque over the control step). `snap` and
-/// `chol` are the snapshot and Cholesky factor at `state` (reused for the first sub-step).
+/// The first time of contact within a step of length `h` (s), to first order: among the
+/// contacts of `snap` that are open (gap above [`TOI_MIN_GAP`]) and close during the step at
+/// the free velocity `v` (`φ + h n·v < 0`), the smallest `φ / (−n·v)`. `None` when no contact
+/// closes, or when the first one closes within the first or the last [`TOI_MIN_FRACTION`] of
+/// the step (a split there changes nothing measurable and only costs a solve).
+pub fn time_of_contact(snap: &ContactSnapshot<f64>, v: &DVector<f64>, h: f64) -> Option<f64> {
+    let t = snap
+        .contacts
+        .iter()
+        .filter(|c| c.gap > TOI_MIN_GAP)
+        .filter_map(|c| {
+            let vn = c.normal_row.dot(v);
+            (vn < 0.0 && c.gap + h * vn < 0.0).then(|| c.gap / -vn)
+        })
+        .fold(f64::INFINITY, f64::min);
+    (t > TOI_MIN_FRACTION * h && t < (1.0 - TOI_MIN_FRACTION) * h).then_some(t)
+}
+
+/// Gaps at or below this (m) count as closed for [`time_of_contact`] (a resting foot).
+pub const TOI_MIN_GAP: f64 = 1e-8;
+/// Splits closer than this fraction of the step to either end are skipped
+/// ([`time_of_contact`]).
+pub const TOI_MIN_FRACTION: f64 = 1e-3;
+/// At most this many time-of-contact splits per plant sub-step.
+const TOI_MAX_SPLITS: usize = 4;
+
+/// One plant step of length `h` from `state` with the generalized actuator force `gen_u`
+/// held: the actuated velocity ([`actuated_velocity`]) handed to the stepper. With
+/// `time_of_contact`, a contact that closes during the step splits it at its time of contact
+/// ([`time_of_contact`]): the part before it moves the contact onto the surface without an
+/// impulse (its φ/h_a term equals its approach speed), the rest starts with it closed, so the
+/// stepper resolves the landing as an inelastic impact at the contact instant, the way an
+/// event-driven simulator with time-of-contact detection (the paper's Moby, §7.4) does, instead
+/// of spreading it over the step's end and the next step.
+fn plant_substep(
+    model: &Model,
+    stepper: &mut dyn Stepper,
+    state: &State,
+    first: Option<(
+        &ContactSnapshot<f64>,
+        &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    )>,
+    gen_u: &DVector<f64>,
+    h: f64,
+    time_of_contact_split: bool,
+) -> Result<State, LocoError> {
+    let mut s = state.clone();
+    let mut left = h;
+    let mut reuse = first;
+    for split in 0..=TOI_MAX_SPLITS {
+        let owned;
+        let (sn, ch) = match reuse.take() {
+            Some(pair) => pair,
+            None => {
+                let sn = ContactSnapshot::new(model, &s.q, &s.v, s.t)?;
+                let ch = sn.mass_matrix.clone().cholesky().ok_or_else(|| {
+                    LocoError::Invalid("mass matrix not positive definite".into())
+                })?;
+                owned = (sn, ch);
+                (&owned.0, &owned.1)
+            }
+        };
+        let mut hs = left;
+        let mut v_act = actuated_velocity(model, &s, sn, ch, gen_u, hs);
+        if time_of_contact_split && split < TOI_MAX_SPLITS {
+            if let Some(t) = time_of_contact(sn, &v_act, hs) {
+                hs = t;
+                v_act = actuated_velocity(model, &s, sn, ch, gen_u, hs);
+            }
+        }
+        s = stepper.step(
+            model,
+            &State {
+                q: s.q.clone(),
+                v: v_act,
+                t: s.t,
+            },
+            hs,
+        )?;
+        left -= hs;
+        if left <= TOI_MIN_FRACTION * h {
+            break;
+        }
+    }
+    Ok(s)
+}
+
+/// One control step of the plant: `substeps` steps of `dt / substeps` ([`plant_substep`]),
+/// each with the same generalized actuator force `gen_u = Pᵀu` (zero-order hold of the torque
+/// over the control step). `snap` and `chol` are the snapshot and Cholesky factor at `state`
+/// (reused for the first sub-step).
 #[allow(clippy::too_many_arguments)]
 fn step_plant(
     model: &Model,
@@ -389,35 +500,20 @@ fn step_plant(
     gen_u: &DVector<f64>,
     dt: f64,
     substeps: usize,
+    time_of_contact_split: bool,
 ) -> Result<State, LocoError> {
     let h = dt / substeps as f64;
-    let v_act = actuated_velocity(model, state, snap, chol, gen_u, h);
-    let mut s = stepper.step(
+    let mut s = plant_substep(
         model,
-        &State {
-            q: state.q.clone(),
-            v: v_act,
-            t: state.t,
-        },
+        stepper,
+        state,
+        Some((snap, chol)),
+        gen_u,
         h,
+        time_of_contact_split,
     )?;
     for _ in 1..substeps {
-        let sn = ContactSnapshot::new(model, &s.q, &s.v, s.t)?;
-        let ch = sn
-            .mass_matrix
-            .clone()
-            .cholesky()
-            .ok_or_else(|| LocoError::Invalid("mass matrix not positive definite".into()))?;
-        let v_act = actuated_velocity(model, &s, &sn, &ch, gen_u, h);
-        s = stepper.step(
-            model,
-            &State {
-                q: s.q.clone(),
-                v: v_act,
-                t: s.t,
-            },
-            h,
-        )?;
+        s = plant_substep(model, stepper, &s, None, gen_u, h, time_of_contact_split)?;
     }
     Ok(s)
 }
@@ -539,6 +635,7 @@ pub fn run_closed_loop(
             &gen_u,
             dt,
             options.substeps.max(1),
+            options.time_of_contact,
         ) {
             Ok(s) => s,
             Err(e) => {
@@ -570,6 +667,8 @@ pub fn run_closed_loop(
         }
     }
     rec.com.push((state.t, center_of_mass(model, &state.q)));
+    rec.travel = state.q[0] - model.initial_state.q[0];
+    rec.planned_travel = planner.odometer(state.t);
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = rec.chatter_fraction > options.chatter_fraction;
     Ok(rec)
@@ -582,6 +681,71 @@ mod tests {
 
     fn quadruped() -> Model {
         Model::from_toml_str(include_str!("../../../../examples/id_quadruped.toml"), None).unwrap()
+    }
+
+    /// The quadruped 0.5 mm above the rigid ground, falling at 1 m/s with zero torques: its
+    /// feet touch 0.5 ms into a 1 ms step.
+    fn falling_quadruped() -> (Model, State) {
+        let model = terrain_model(&quadruped(), &TERRAINS[1]);
+        let mut s = model.initial_state.clone();
+        s.q[2] += 5e-4;
+        s.v[2] = -1.0;
+        (model, s)
+    }
+
+    fn feet_normal_velocity_and_gap(model: &Model, s: &State) -> Vec<(f64, f64)> {
+        let snap = ContactSnapshot::new(model, &s.q, &s.v, s.t).unwrap();
+        snap.contacts
+            .iter()
+            .map(|c| (c.normal_row.dot(&s.v), c.gap))
+            .collect()
+    }
+
+    #[test]
+    fn time_of_contact_is_the_first_closing_gap_over_the_approach_speed() {
+        let (model, s) = falling_quadruped();
+        let snap = ContactSnapshot::new(&model, &s.q, &s.v, 0.0).unwrap();
+        let t = time_of_contact(&snap, &s.v, 1e-3).unwrap();
+        assert!((t - 5e-4).abs() < 1e-12, "{t}");
+        // A step too short to reach the ground, and a foot moving up, have none.
+        assert!(time_of_contact(&snap, &s.v, 4e-4).is_none());
+        assert!(time_of_contact(&snap, &(-&s.v), 1e-3).is_none());
+    }
+
+    #[test]
+    fn time_of_contact_split_lands_the_feet_within_the_step() {
+        let (model, s) = falling_quadruped();
+        let snap = ContactSnapshot::new(&model, &s.q, &s.v, 0.0).unwrap();
+        let chol = snap.mass_matrix.clone().cholesky().unwrap();
+        let u = DVector::zeros(model.nv());
+        let step = |split| {
+            let mut stepper = stepper_by_name("anitescu-potra").unwrap();
+            step_plant(
+                &model,
+                stepper.as_mut(),
+                &s,
+                &snap,
+                &chol,
+                &u,
+                1e-3,
+                1,
+                split,
+            )
+            .unwrap()
+        };
+        // Fixed step: the stabilization φ/h closes the gaps at the step's end, and the feet
+        // still approach the ground at φ/h = 0.5 m/s (their impact comes one step later).
+        for (vn, gap) in feet_normal_velocity_and_gap(&model, &step(false)) {
+            assert!((vn + 0.5).abs() < 1e-2 && gap.abs() < 1e-5, "{vn} {gap}");
+        }
+        // Split at the time of contact: flight for 0.5 ms, then the inelastic impact at the
+        // contact instant, so the feet end the step at rest on the ground (up to the
+        // first-order rotation of their normal rows while the passive legs fold: 7 mm/s).
+        let landed = step(true);
+        assert!((landed.t - 1e-3).abs() < 1e-15);
+        for (vn, gap) in feet_normal_velocity_and_gap(&model, &landed) {
+            assert!(vn.abs() < 2e-2 && gap.abs() < 1e-5, "{vn} {gap}");
+        }
     }
 
     #[test]
