@@ -12,7 +12,8 @@
 //! - `id-smoothness` (Table 4): `mean_dtau_<ctrl>`, `mean_tau_<ctrl>` (rigid μ = 0.1);
 //! - `id-force-prediction` (Table 5): `force_err_rel_<ctrl>_<terrain>` on the summed normal
 //!   force, and the same-model checks `force_err_rel_lcp_mu_same_model` (ID_LCP,μ in the
-//!   Anitescu–Potra plant) and `force_err_rel_qp_mu_same_model` (ID_QP,μ in the
+//!   Anitescu–Potra plant), `force_err_rel_lcp_inf_same_model` (ID_LCP,∞ in the same plant on
+//!   the sticky terrain) and `force_err_rel_qp_mu_same_model` (ID_QP,μ in the
 //!   `qp-max-dissipation` plant);
 //! - `id-tasks` (Table 6): `pass_<ctrl>_<task>` for the gait tasks (pass = no fall and no
 //!   chatter, the paper's criteria) and `progress_<ctrl>_<task>` (travelled over planned
@@ -140,17 +141,18 @@ fn run_in(
 
 /// A same-model run: the pure ID(tᵢ) controller of `variant` (θ̈_des feedback as in
 /// `controller_by_id`, but no joint PID torque added to u_ID, so that the plant receives
-/// exactly the torques whose contact forces the controller predicts) in `stepper` on rigid
-/// μ = 0.1.
+/// exactly the torques whose contact forces the controller predicts) in `stepper` on the
+/// rigid `terrain`.
 fn run_same_model(
     id: &str,
     model: &Model,
     variant: Variant,
+    terrain: &Terrain,
     planner: &GaitPlanner,
     duration: f64,
     stepper: &str,
 ) -> Result<LoopRecord, ReportError> {
-    let m = terrain_model(model, &TERRAINS[0]);
+    let m = terrain_model(model, terrain);
     let mut c = IdController::new(variant.snake(), variant);
     c.base = Some(BaseFeedback::default());
     run_closed_loop(&m, &mut c, planner, &LoopOptions::new(duration, stepper))
@@ -563,12 +565,19 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "paper Table 5: LCP,μ on rigid μ = 0.1, 1.94 % (≤ 2 %)",
     );
     // Same-model checks over the first third of a gait cycle (0.1 s, before any fall):
-    // ID_LCP,μ inside the Anitescu–Potra simulator (the same LCP model), and ID_QP,μ inside
-    // the maximal-dissipation QP simulator (`qp-max-dissipation`, the forward model of its
-    // Stage I).
+    // ID_LCP,μ inside the Anitescu–Potra simulator (the same LCP model) on μ = 0.1, ID_LCP,∞
+    // (no slip) inside it on the sticky terrain (μ = 100: the plant's feet stick as the
+    // controller assumes), and ID_QP,μ inside the maximal-dissipation QP simulator
+    // (`qp-max-dissipation`, the forward model of its Stage I) on μ = 0.1.
     let same = [
-        ("lcp_mu", Variant::LcpCoulomb, "anitescu-potra"),
-        ("qp_mu", Variant::QpCoulomb, "qp-max-dissipation"),
+        ("lcp_mu", Variant::LcpCoulomb, TERRAINS[0], "anitescu-potra"),
+        ("lcp_inf", Variant::LcpNoSlip, TERRAINS[1], "anitescu-potra"),
+        (
+            "qp_mu",
+            Variant::QpCoulomb,
+            TERRAINS[0],
+            "qp-max-dissipation",
+        ),
     ];
     let mut fig = Figure::new(
         "Same-model force prediction (rigid, μ = 0.1): predicted vs simulated Σf_N",
@@ -576,9 +585,9 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "Σf_N [N]",
     );
     let mut rels = Vec::new();
-    for (ctrl, variant, stepper) in same {
+    for (ctrl, variant, terrain, stepper) in same {
         (ctx.progress)(&format!("{ctrl} in {stepper} (same model)"));
-        let rec = run_same_model(id, &model, variant, &planner, 0.1, stepper)?;
+        let rec = run_same_model(id, &model, variant, &terrain, &planner, 0.1, stepper)?;
         let rel = rec.force_error().map(|x| x.1).unwrap_or(f64::NAN);
         out.metric(&format!("force_err_rel_{ctrl}_same_model"), rel);
         rels.push((ctrl, rel));
@@ -608,6 +617,12 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "digest §6 check 7 (≤ 2 %)",
     );
     out.expect(
+        "force_err_rel_lcp_inf_same_model",
+        0.0,
+        0.02,
+        "digest §6 check 7 (LCP,∞ in its own model, no slip: ≤ 2 %)",
+    );
+    out.expect(
         "force_err_rel_qp_mu_same_model",
         0.0,
         0.02,
@@ -617,8 +632,9 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "Error on the summed normal force Σf_N (digest Table 5): mean |Σf_N,pred − Σf_N,sim| over \
          the steps, relative to the mean simulated Σf_N (read from the trunk's vertical generalized \
          contact force), over the part of each run before a fall. Same-model checks (first 0.1 s, \
-         rigid μ = 0.1, the pure ID(tᵢ) controller without the joint PID torque, so that the plant \
-         receives exactly the torques whose contact forces are predicted): {}. The QP plant is the complementarity-free maximal-dissipation stepper \
+         rigid μ = 0.1, for lcp_inf rigid μ = ∞, the pure ID(tᵢ) controller without the joint PID \
+         torque, so that the plant receives exactly the torques whose contact forces are \
+         predicted): {}. The QP plant is the complementarity-free maximal-dissipation stepper \
          `qp-max-dissipation` (nonsmooth-sim), the forward model of Stage I. It is not an exact \
          right inverse of the QP inverse dynamics: Stage I minimizes the kinetic energy over the \
          motions with the actuated joints prescribed (M̃⁻¹), the forward model over all motions \
