@@ -18,6 +18,7 @@ mod reproduce;
 mod simulate;
 mod soak;
 mod stability;
+mod walk;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,6 +55,9 @@ enum Command {
     /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
     /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
     Ocp(ocp::OcpArgs),
+    /// One closed-loop quadruped trot (seed 004 §7) under a chosen controller and terrain;
+    /// writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
+    Walk(walk::WalkArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Soak(args) => soak::run(&args),
         Command::Stability(args) => stability::run(&args),
         Command::Ocp(args) => ocp::run(&args),
+        Command::Walk(args) => walk::run(&args),
     };
     match result {
         Ok(code) => code,

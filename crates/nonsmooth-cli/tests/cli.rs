@@ -273,3 +273,55 @@ fn ocp_continuation_failure_names_the_waypoint_and_writes_the_iterate() {
     .expect("json");
     assert_eq!(summary["converged"], serde_json::Value::Bool(false));
 }
+
+#[test]
+fn walk_writes_the_run_its_summary_and_plots_and_names_bad_options() {
+    let out = scratch("walk");
+    let status = bin()
+        .args([
+            "walk",
+            "--controller",
+            "lcp_mu",
+            "--terrain",
+            "rigid_muinf",
+            "--duration",
+            "0.5",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["fell"].as_bool(), Some(false));
+    assert_eq!(summary["steps"].as_u64(), Some(500));
+    // ID(tᵢ)_LCP,μ walks: most of the planned distance, tracking to a few mrad.
+    assert!(summary["progress"].as_f64().unwrap() > 0.7, "{summary}");
+    assert!(summary["pos_err"].as_f64().unwrap() < 0.01, "{summary}");
+    let csv = std::fs::read_to_string(out.join("run.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(
+        header.len(),
+        5 + 12,
+        "t, errors, Σf_N sensed/predicted, 12 torques"
+    );
+    assert_eq!(csv.lines().count(), 1 + 500);
+    for f in ["path.csv", "joint_error.svg", "torques.svg", "com_path.svg"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let bad = bin()
+        .args(["walk", "--terrain", "ice", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("ice") && err.contains("rigid_mu0_1"), "{err}");
+    let cap = bin()
+        .args(["walk", "--controller", "pid", "--friction-cap", "0.5"])
+        .output()
+        .unwrap();
+    assert_eq!(cap.status.code(), Some(2));
+}

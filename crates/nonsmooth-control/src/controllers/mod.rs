@@ -194,6 +194,18 @@ pub const CONTROLLER_IDS: [&str; 7] = [
     "qp_mu", "qp_inf", "lcp_mu", "lcp_inf", "pid", "delay1", "delay2",
 ];
 
+/// The inverse-dynamics variant of an ID(tᵢ) controller id (`qp_mu` → QP,μ, `qp_inf` → QP,∞,
+/// `lcp_mu` → LCP,μ, `lcp_inf` → LCP,∞); `None` for `pid`, `delay1`, `delay2` and unknown ids.
+pub fn id_variant(id: &str) -> Option<crate::Variant> {
+    match id {
+        "qp_mu" => Some(crate::Variant::QpCoulomb),
+        "qp_inf" => Some(crate::Variant::QpNoSlip),
+        "lcp_mu" => Some(crate::Variant::LcpCoulomb),
+        "lcp_inf" => Some(crate::Variant::LcpNoSlip),
+        _ => None,
+    }
+}
+
 /// The ID(tᵢ) controller of `variant` as the locomotion experiments configure it (the
 /// `qp_*`/`lcp_*` ids of [`controller_by_id`]): contact-consistent θ̈_des with the trunk PD
 /// ([`BaseFeedback`]), the joint PID torque added to u_ID, the failure fallback that reuses
@@ -240,11 +252,10 @@ pub fn controller_by_id(id: &str, rigid: bool) -> Result<Box<dyn Controller>, Co
         c.torque_feedback = Some(pid());
         Box::new(c) as Box<dyn Controller>
     };
+    if let Some(v) = id_variant(id) {
+        return Ok(idc(v));
+    }
     Ok(match id {
-        "qp_mu" => idc(crate::Variant::QpCoulomb),
-        "qp_inf" => idc(crate::Variant::QpNoSlip),
-        "lcp_mu" => idc(crate::Variant::LcpCoulomb),
-        "lcp_inf" => idc(crate::Variant::LcpNoSlip),
         "pid" => Box::new(pid()),
         "delay1" => delayed(1),
         "delay2" => delayed(2),

@@ -1,0 +1,282 @@
+//! `nonsmooth walk [MODEL.toml] --controller ID --terrain ID [--duration S] [--duty D]
+//! [--friction-cap MU] [--time-of-contact] --out DIR`: one closed-loop trot of the quadruped
+//! of seed 004 §7 (Zapolsky & Drumwright) under one controller on one terrain, simulated by
+//! nonsmooth's own steppers at 1 ms, as the `id-*` experiments of `nonsmooth reproduce` run
+//! it (crate `nonsmooth-control`, `docs/locomotion.md`).
+//!
+//! Writes `run.csv` (per control step: tracking errors, sensed and predicted Σf_N, the
+//! applied torques), `path.csv` (trunk and centre of mass every 10 steps), `summary.json`
+//! (the metrics of Tables 3–6 for this run: errors, fall, chatter, travelled distance, torque
+//! smoothness, force-prediction error) and the plots `joint_error.svg`, `torques.svg` and
+//! `com_path.svg`. A fall is a result (reported in the summary), not an error.
+//!
+//! MODEL defaults to the reference quadruped `examples/id_quadruped.toml`; another model must
+//! keep its floating trunk and the trot planner's leg geometry (hips at (±0.10, ±0.06) m,
+//! 0.1 m segments, 12 actuated joints in the order FL, FR, HL, HR).
+
+use crate::progress::{Log, OutputFlags};
+use crate::CliError;
+use clap::Args;
+use nonsmooth_control::controllers::{
+    controller_by_id, experiment_id_controller, id_variant, Controller, CONTROLLER_IDS,
+};
+use nonsmooth_control::locomotion::{
+    run_closed_loop, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain,
+    HEIGHTMAP_TERRAIN, TERRAINS,
+};
+use nonsmooth_core::Model;
+use nonsmooth_report::table::{write_csv, write_json};
+use nonsmooth_report::{Figure, Series};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const REFERENCE_QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
+
+#[derive(Args)]
+pub struct WalkArgs {
+    /// Quadruped model file (default: the reference quadruped, examples/id_quadruped.toml).
+    pub model: Option<PathBuf>,
+    /// Controller: qp_mu, qp_inf, lcp_mu, lcp_inf, pid, delay1 or delay2.
+    #[arg(long, default_value = "qp_mu")]
+    pub controller: String,
+    /// Terrain: rigid_mu0_1, rigid_muinf, compliant_mu0_1, compliant_muinf or heightmap_rigid.
+    #[arg(long, default_value = "rigid_mu0_1")]
+    pub terrain: String,
+    /// Simulated time in s (the paper runs 30 s).
+    #[arg(long, default_value_t = 3.0)]
+    pub duration: f64,
+    /// Duty factor of the trot (0.75: the paper's walk; 0.5: the two-foot gait).
+    #[arg(long, default_value_t = 0.75)]
+    pub duty: f64,
+    /// Largest friction coefficient an ID(tᵢ) controller assumes (default: the authors' 1.5).
+    #[arg(long)]
+    pub friction_cap: Option<f64>,
+    /// Split plant steps at the time of contact (landings as impacts at the contact instant).
+    #[arg(long)]
+    pub time_of_contact: bool,
+    /// Output directory.
+    #[arg(long, default_value = "walk-out")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub output: OutputFlags,
+}
+
+fn usage(e: impl std::fmt::Display) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+fn terrain_by_id(id: &str) -> Result<Terrain, CliError> {
+    TERRAINS
+        .iter()
+        .chain(std::iter::once(&HEIGHTMAP_TERRAIN))
+        .find(|t| t.id == id)
+        .copied()
+        .ok_or_else(|| {
+            let known: Vec<&str> = TERRAINS
+                .iter()
+                .chain(std::iter::once(&HEIGHTMAP_TERRAIN))
+                .map(|t| t.id)
+                .collect();
+            usage(format!(
+                "--terrain: unknown terrain `{id}` (known: {})",
+                known.join(", ")
+            ))
+        })
+}
+
+fn controller(args: &WalkArgs, rigid: bool) -> Result<Box<dyn Controller>, CliError> {
+    if !CONTROLLER_IDS.contains(&args.controller.as_str()) {
+        return Err(usage(format!(
+            "--controller: unknown controller `{}` (known: {})",
+            args.controller,
+            CONTROLLER_IDS.join(", ")
+        )));
+    }
+    match (args.friction_cap, id_variant(&args.controller)) {
+        (Some(cap), _) if !(cap.is_finite() && cap > 0.0) => Err(usage(format!(
+            "--friction-cap must be a positive finite number, got {cap}"
+        ))),
+        (Some(cap), Some(variant)) => {
+            let mut c = experiment_id_controller(&args.controller, variant, rigid);
+            c.friction_cap = cap;
+            Ok(Box::new(c))
+        }
+        (Some(_), None) => Err(usage(format!(
+            "--friction-cap applies to the ID(tᵢ) controllers (qp_*, lcp_*), not to `{}`",
+            args.controller
+        ))),
+        (None, _) => controller_by_id(&args.controller, rigid).map_err(usage),
+    }
+}
+
+fn load_model(path: Option<&Path>) -> Result<Model, CliError> {
+    Ok(match path {
+        Some(p) => Model::from_file(p)?,
+        None => Model::from_toml_str(REFERENCE_QUADRUPED, Some("examples/id_quadruped.toml"))?,
+    })
+}
+
+pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        return Err(usage(format!(
+            "--duration must be positive and finite, got {}",
+            args.duration
+        )));
+    }
+    if !(args.duty > 0.0 && args.duty < 1.0) {
+        return Err(usage(format!(
+            "--duty must lie in (0, 1), got {}",
+            args.duty
+        )));
+    }
+    let terrain = terrain_by_id(&args.terrain)?;
+    let model = terrain_model(&load_model(args.model.as_deref())?, &terrain);
+    let mut ctl = controller(args, terrain.rigid)?;
+    let planner = GaitPlanner::trot(args.duty);
+    let mut options = LoopOptions::new(args.duration, terrain.stepper());
+    options.time_of_contact = args.time_of_contact;
+    let log = Log::new(1, "walk", args.output.quiet || args.output.json);
+    log.start(&format!(
+        "{} on {} for {} s ({} steps of {} s, {})",
+        args.controller,
+        terrain.id,
+        args.duration,
+        (args.duration / options.dt).round(),
+        options.dt,
+        terrain.stepper()
+    ));
+    let start = Instant::now();
+    let rec = run_closed_loop(&model, ctl.as_mut(), &planner, &options).map_err(usage)?;
+    let wall = start.elapsed().as_secs_f64();
+    log.advance();
+    log.finish();
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| usage(format!("{}: {e}", args.out.display())))?;
+    let summary = summary(args, &terrain, &rec, options.dt, wall);
+    write_outputs(&args.out, &rec)?;
+    write_json(&args.out.join("summary.json"), &summary)?;
+    if args.output.json {
+        outln!("{summary}");
+    } else if !args.output.quiet {
+        outln!(
+            "{} on {}: {} after {:.2} s simulated, position error {:.4} rad, travelled {:.3} m of {:.3} m, chatter {:.3}, {:.2} s wall → {}",
+            args.controller,
+            terrain.id,
+            match rec.fell {
+                Some(t) => format!("fell at {t:.3} s"),
+                None => "walked".into(),
+            },
+            rec.t.last().map_or(0.0, |t| t + options.dt),
+            rec.mean_pos_err(),
+            rec.travel,
+            rec.planned_travel,
+            rec.chatter_fraction,
+            wall,
+            args.out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn summary(
+    args: &WalkArgs,
+    terrain: &Terrain,
+    rec: &LoopRecord,
+    dt: f64,
+    wall: f64,
+) -> serde_json::Value {
+    let force = rec.force_error();
+    serde_json::json!({
+        "controller": args.controller,
+        "terrain": terrain.id,
+        "stepper": terrain.stepper(),
+        "friction": terrain.friction,
+        "duration": args.duration,
+        "duty": args.duty,
+        "friction_cap": args.friction_cap,
+        "time_of_contact": args.time_of_contact,
+        "dt": dt,
+        "steps": rec.t.len(),
+        "pos_err": rec.mean_pos_err(),
+        "vel_err": rec.mean_vel_err(),
+        "fell": rec.fell.is_some(),
+        "fell_at": rec.fell,
+        "fall_reason": rec.fall_reason,
+        "chatter_fraction": rec.chatter_fraction,
+        "chattered": rec.chattered,
+        "travel": rec.travel,
+        "planned_travel": rec.planned_travel,
+        "progress": rec.progress(),
+        "mean_dtau": rec.mean_dtau(dt),
+        "mean_tau": rec.mean_tau(),
+        "force_err_abs": force.map(|f| f.0),
+        "force_err_rel": force.map(|f| f.1),
+        "wall_seconds": wall,
+        "files": ["run.csv", "path.csv", "summary.json", "joint_error.svg", "torques.svg", "com_path.svg"],
+    })
+}
+
+fn write_outputs(out: &Path, rec: &LoopRecord) -> Result<(), CliError> {
+    let nu = rec.torques.first().map_or(0, |u| u.len());
+    let mut header: Vec<String> = [
+        "t",
+        "pos_err",
+        "vel_err",
+        "sensed_normal",
+        "predicted_normal",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend((0..nu).map(|j| format!("u{j}")));
+    let rows: Vec<Vec<f64>> = (0..rec.torques.len())
+        .map(|k| {
+            let mut row = vec![
+                rec.t[k],
+                rec.pos_err[k],
+                rec.vel_err[k],
+                rec.sensed_normal[k],
+                rec.predicted_normal[k].unwrap_or(f64::NAN),
+            ];
+            row.extend(rec.torques[k].iter());
+            row
+        })
+        .collect();
+    write_csv(&out.join("run.csv"), &header, &rows)?;
+    let path_header: Vec<String> = [
+        "t", "trunk_x", "trunk_y", "trunk_z", "com_x", "com_y", "com_z",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let path_rows: Vec<Vec<f64>> = rec
+        .frames
+        .iter()
+        .zip(&rec.com)
+        .map(|((t, trunk, _), (_, com))| vec![*t, trunk.x, trunk.y, trunk.z, com.x, com.y, com.z])
+        .collect();
+    write_csv(&out.join("path.csv"), &path_header, &path_rows)?;
+    let t = rec.t.iter().take(rec.torques.len()).copied();
+    let mut err = Figure::new("Mean joint position error", "t [s]", "|θ − θ_des| [rad]");
+    err.series.push(Series::line(
+        "position",
+        t.clone().zip(rec.pos_err.iter().copied()).collect(),
+    ));
+    err.write_svg(&out.join("joint_error.svg"))?;
+    let mut tau = Figure::new("Applied torques", "t [s]", "u [N m]");
+    for j in 0..nu {
+        tau.series.push(Series::line(
+            format!("u{j}"),
+            t.clone().zip(rec.torques.iter().map(|u| u[j])).collect(),
+        ));
+    }
+    tau.write_svg(&out.join("torques.svg"))?;
+    let mut com = Figure::new("Centre-of-mass path", "x [m]", "y [m]");
+    com.series.push(Series::line(
+        "CoM",
+        rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
+    ));
+    com.write_svg(&out.join("com_path.svg"))?;
+    Ok(())
+}
