@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{solve_ocp, CutStep, FesdOptions, Horizon};
+use nonsmooth_ocp::fesd::{solve_ocp, CutStep, FesdOptions, Horizon, OcpSolution};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::tf::TimeFreezing;
 
@@ -107,6 +107,7 @@ fn main() {
         holes: [0.5, 1.5, 2.5][..nh].to_vec(),
         hole_axes: (ax, 0.1),
         foot_z_min: env("FOOTZ", -0.005),
+        gravity: env("GRAV", 9.81),
         ..Hopper::default()
     };
     let scale = vec![env("SC1", 1.0), env("SC2", 1.0), env("SC3", 1.0)];
@@ -222,6 +223,10 @@ fn main() {
             }
             None => println!("FIXED-MODE FAILED after {:.1}s", t0.elapsed().as_secs_f64()),
         }
+        return;
+    }
+    if let Ok(list) = std::env::var("GRAVCONT") {
+        gravity_continuation(&tf, &hz, &o, &list);
         return;
     }
     if let Ok(list) = std::env::var("FIXCONT") {
@@ -344,6 +349,12 @@ fn main() {
                         );
                         at = next;
                         step *= 1.5;
+                        if let Ok(f) = std::env::var("FIXSAVE") {
+                            // the latest exact point, e.g. a GRAVCACHE start at this target
+                            let text: Vec<String> =
+                                prev.x.iter().map(|v| format!("{v:e}")).collect();
+                            std::fs::write(f, text.join("\n")).unwrap();
+                        }
                     }
                     None => {
                         println!(
@@ -418,7 +429,7 @@ fn main() {
                                     Err(e) => println!("RESTRUCT at {at:.4} failed: {e}"),
                                 }
                             }
-                            println!("FIX stuck at {at:.4}");
+                            println!("FIX stuck at {at:.4} ({at})");
                             return;
                         }
                     }
@@ -528,4 +539,209 @@ fn main() {
         }
         Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
     }
+}
+
+/// Reads an NLP point cached by [`gravity_continuation`] (one number per line).
+fn read_cache(file: &str) -> Option<Vec<f64>> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.split_whitespace().map(|v| v.parse().ok()).collect()
+}
+
+/// `GRAVCONT=g1,g2,…`: continuation in the gravity constant. The first g from the trivial
+/// initialization (the MPCC homotopy, [`solve_ocp`]; `GRAVCACHE=file` stores its NLP point
+/// and reuses it when the file exists), then each further g by the smooth NLP on the
+/// previous exact solution's active set ([`nonsmooth_ocp::fesd::solve_on_active_set`], idle
+/// pairs free, IPOPT's μ₀ = `MUFIX`), the model rebuilt at every g; a failed step is halved
+/// down to `GRAVMIN` (`GRAVSAVE=file` keeps the latest exact point), and with `GRAVHOM=σ₀` the warm homotopy with that σ₀ is tried before
+/// each halving. `GRAVLOCALS=1` continues with one speed of time per interval.
+fn gravity_continuation(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOptions, list: &str) {
+    use nonsmooth_ocp::ipopt::thread_cpu_seconds;
+    let gs: Vec<f64> = list
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let Some(&g0) = gs.first() else {
+        println!("GRAVCONT: no gravity values");
+        return;
+    };
+    let with_g = |g: f64| {
+        let mut t = (**tf).clone();
+        t.cls.gravity = g;
+        Arc::new(t)
+    };
+    let locals = env("GRAVLOCALS", 0) == 1;
+    let cont_hz = Horizon {
+        global_speed: hz.global_speed && !locals,
+        ..hz.clone()
+    };
+    let report = |label: &str,
+                  g: f64,
+                  t: &Arc<TimeFreezing<Hopper>>,
+                  sol: &OcpSolution,
+                  it: usize,
+                  cpu: f64| {
+        let (hops, clear) = hops_and_clearance(&t.cls, sol);
+        println!(
+            "{label} g {g:.4}: obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} s [{:.3}, {:.3}] iters {it} cpu {cpu:.1}",
+            sol.objective,
+            sol.comp_residual,
+            sol.terminal_error,
+            sol.s.iter().copied().fold(f64::INFINITY, f64::min),
+            sol.s.iter().copied().fold(0.0, f64::max),
+        );
+    };
+    let tf0 = with_g(g0);
+    let cache = std::env::var("GRAVCACHE").ok();
+    let c0 = thread_cpu_seconds();
+    // a cached point with one speed per interval (e.g. `FIXSAVE` after `FIXLOCALS`) is read
+    // in the layout of `cont_hz`
+    let mut cached_local = false;
+    let solved = match cache.as_deref().and_then(read_cache) {
+        Some(x) => nonsmooth_ocp::fesd::build(&tf0, hz, o).and_then(|(_, layout, x0)| {
+            if x0.len() == x.len() {
+                nonsmooth_ocp::fesd::extract_ocp(&tf0, hz, &layout, &x, o)
+            } else {
+                cached_local = true;
+                let (_, lb, _) = nonsmooth_ocp::fesd::build(&tf0, &cont_hz, o)?;
+                nonsmooth_ocp::fesd::extract_ocp(&tf0, &cont_hz, &lb, &x, o)
+            }
+        }),
+        None => solve_ocp(&tf0, hz, o),
+    };
+    let mut prev = match solved {
+        Ok(s) => s,
+        Err(nonsmooth_ocp::OcpError::HomotopyStalled {
+            x, comp_residual, ..
+        }) => {
+            println!(
+                "GRAV first solve at g {g0}: STALL comp {comp_residual:.3e} cpu {:.1}",
+                thread_cpu_seconds() - c0
+            );
+            diagnose(&tf0, hz, o, &x);
+            return;
+        }
+        Err(e) => {
+            println!("GRAV first solve at g {g0} failed: {e}");
+            return;
+        }
+    };
+    for l in &prev.log {
+        println!("{l:?}");
+    }
+    report(
+        "GRAV start",
+        g0,
+        &tf0,
+        &prev,
+        prev.nlp_iterations,
+        thread_cpu_seconds() - c0,
+    );
+    if let Some(f) = &cache {
+        let text: Vec<String> = prev.x.iter().map(|v| format!("{v:e}")).collect();
+        std::fs::write(f, text.join("\n")).unwrap();
+    }
+    if prev.comp_residual > 1e-9 {
+        println!("GRAV start not exact; no continuation");
+        return;
+    }
+    if locals && !cached_local {
+        let (_, la, _) = nonsmooth_ocp::fesd::build(&tf0, hz, o).unwrap();
+        let (_, lb, xb) = nonsmooth_ocp::fesd::build(&tf0, &cont_hz, o).unwrap();
+        let xb = nonsmooth_ocp::fesd::transfer_point(&la, &prev.x, &lb, xb).unwrap();
+        prev = nonsmooth_ocp::fesd::extract_ocp(&tf0, &cont_hz, &lb, &xb, o).unwrap();
+    }
+    // `GRAVSAVE=file`: the latest exact point (one number per line, `GRAVCACHE` format)
+    let save = |sol: &OcpSolution| {
+        if let Ok(f) = std::env::var("GRAVSAVE") {
+            let text: Vec<String> = sol.x.iter().map(|v| format!("{v:e}")).collect();
+            std::fs::write(f, text.join("\n")).unwrap();
+        }
+    };
+    let mu: f64 = env("MUFIX", 1e-2);
+    let hom: Option<f64> = std::env::var("GRAVHOM").ok().and_then(|v| v.parse().ok());
+    let mut at = g0;
+    for &goal in &gs[1..] {
+        let mut step = goal - at;
+        while (goal - at).abs() > 1e-12 {
+            let next = if (goal - at).abs() <= step.abs() {
+                goal
+            } else {
+                at + step
+            };
+            let tfg = with_g(next);
+            let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tfg, &cont_hz, o).unwrap();
+            let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
+            let start = nonsmooth_ocp::ipopt::IpoptSolution::from_primal(prev.x.clone(), m);
+            let c1 = thread_cpu_seconds();
+            let fixed =
+                nonsmooth_ocp::fesd::solve_on_active_set(&mut nlp, &layout, &start, o, mu, true)
+                    .and_then(|(p, e)| {
+                        nonsmooth_ocp::fesd::extract_ocp(&tfg, &cont_hz, &layout, &p.x, o)
+                            .ok()
+                            .map(|s| (s, e.iterations))
+                    });
+            if let Some((sol, it)) = fixed {
+                report("GRAV", next, &tfg, &sol, it, thread_cpu_seconds() - c1);
+                save(&sol);
+                prev = sol;
+                at = next;
+                step *= 1.5;
+                continue;
+            }
+            println!(
+                "GRAV g {next:.4}: active-set step failed (cpu {:.1})",
+                thread_cpu_seconds() - c1
+            );
+            if let Some(s0) = hom {
+                let warm = FesdOptions {
+                    sigma0: s0,
+                    ..o.clone()
+                };
+                let c2 = thread_cpu_seconds();
+                let res = nonsmooth_ocp::fesd::build(&tfg, &cont_hz, &warm).and_then(
+                    |(nlp, layout, _)| {
+                        nonsmooth_ocp::fesd::solve_built(
+                            &tfg,
+                            &cont_hz,
+                            &warm,
+                            nlp,
+                            &layout,
+                            prev.x.clone(),
+                        )
+                    },
+                );
+                match res {
+                    Ok(sol) if sol.comp_residual <= 1e-9 => {
+                        report(
+                            "GRAV hom",
+                            next,
+                            &tfg,
+                            &sol,
+                            sol.nlp_iterations,
+                            thread_cpu_seconds() - c2,
+                        );
+                        save(&sol);
+                        prev = sol;
+                        at = next;
+                        continue;
+                    }
+                    Ok(sol) => println!(
+                        "GRAV hom g {next:.4}: comp {:.2e} (not exact) cpu {:.1}",
+                        sol.comp_residual,
+                        thread_cpu_seconds() - c2
+                    ),
+                    Err(e) => println!(
+                        "GRAV hom g {next:.4} failed: {e} cpu {:.1}",
+                        thread_cpu_seconds() - c2
+                    ),
+                }
+            }
+            step = 0.5 * (next - at);
+            if step.abs() < env("GRAVMIN", 1e-3) {
+                println!("GRAV stuck at g {at:.4}");
+                return;
+            }
+        }
+    }
+    println!("GRAV reached g {at:.4}");
 }
