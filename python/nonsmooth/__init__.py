@@ -33,6 +33,7 @@ from ._nonsmooth import (  # noqa: F401
     snapshot,
     socp,
     solve_ocp,
+    walk,
 )
 
 __all__ = [
@@ -57,4 +58,5 @@ __all__ = [
     "snapshot",
     "socp",
     "solve_ocp",
+    "walk",
 ]

@@ -141,6 +141,23 @@ def certify_stability(
     ``reason``, ``epsilon``, ``sdp_variables``, ``sdp_equalities``, ``psd_blocks``, ``modes``,
     ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``."""
 
+def walk(
+    controller: str = "qp_mu",
+    terrain: str = "rigid_mu0_1",
+    duration: float = 3.0,
+    duty: float = 0.75,
+    friction_cap: Optional[float] = None,
+    time_of_contact: bool = False,
+    model: Optional[Model] = None,
+) -> Dict[str, Any]:
+    """One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a controller (``qp_mu``,
+    ``qp_inf``, ``lcp_mu``, ``lcp_inf``, ``pid``, ``delay1``, ``delay2``) on a terrain
+    (``rigid_mu0_1``, ``rigid_muinf``, ``compliant_mu0_1``, ``compliant_muinf``,
+    ``heightmap_rigid``); keys ``pos_err``, ``vel_err``, ``fell``, ``fell_at``,
+    ``fall_reason``, ``chatter_fraction``, ``chattered``, ``travel``, ``planned_travel``,
+    ``progress``, ``mean_dtau``, ``mean_tau``, ``force_err_rel``, ``t``, ``pos_err_t``,
+    ``torques``, ``com_t``, ``com``."""
+
 def solve_ocp(path: Optional[str] = None, text: Optional[str] = None) -> Dict[str, Any]:
     """Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT) of a
     problem file or its TOML text; keys ``tau``, ``y``, ``t``, ``u``, ``s``, ``objective``,

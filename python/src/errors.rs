@@ -84,6 +84,12 @@ pub fn control_err(e: nonsmooth_control::ControlError) -> PyErr {
     ControlError::new_err(e.to_string())
 }
 
+/// Converts a [`nonsmooth_control::locomotion::LocoError`] (the locomotion testbed) into
+/// `ControlError`.
+pub fn loco_err(e: nonsmooth_control::locomotion::LocoError) -> PyErr {
+    ControlError::new_err(e.to_string())
+}
+
 /// Converts a [`nonsmooth_sos::SosError`] into `StabilityError`.
 pub fn stability_err(e: nonsmooth_sos::SosError) -> PyErr {
     StabilityError::new_err(e.to_string())

@@ -21,6 +21,7 @@ pub mod ocp;
 pub mod simulate;
 pub mod solvers;
 pub mod stability;
+pub mod walk;
 
 use pyo3::prelude::*;
 
@@ -36,5 +37,6 @@ fn _nonsmooth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ocp::register(m)?;
     solvers::register(m)?;
     stability::register(m)?;
+    walk::register(m)?;
     Ok(())
 }

@@ -106,3 +106,22 @@ def test_solve_ocp_errors_name_the_problem():
         ns.solve_ocp(text="[model]\ndim = 1\nmas = 1.0\n")
     with pytest.raises(ValueError, match="exactly one"):
         ns.solve_ocp()
+
+
+def test_walk_reports_who_walks_and_names_bad_input():
+    lcp = ns.walk("lcp_mu", "rigid_muinf", duration=1.0)
+    qp = ns.walk("qp_mu", "rigid_muinf", duration=1.0)
+    assert not lcp["fell"] and not qp["fell"]
+    assert lcp["torques"].shape == (1000, 12) and lcp["t"].shape == (1000,)
+    assert lcp["com"].shape[1] == 3
+    # ID(tᵢ)_LCP,μ covers the plan; ID(tᵢ)_QP,μ's Stage I brakes the trunk on sticky ground
+    # (docs/locomotion.md).
+    assert lcp["progress"] > 0.8
+    assert qp["progress"] < 0.15
+    assert lcp["force_err_rel"] < 0.05
+    with pytest.raises(ns.ControlError, match="ice"):
+        ns.walk("pid", "ice")
+    with pytest.raises(ns.ControlError, match="friction cap"):
+        ns.walk("pid", friction_cap=0.5)
+    with pytest.raises(ns.ControlError, match="duty"):
+        ns.walk("pid", duty=1.5)

@@ -17,12 +17,9 @@
 use crate::progress::{Log, OutputFlags};
 use crate::CliError;
 use clap::Args;
-use nonsmooth_control::controllers::{
-    controller_by_id, experiment_id_controller, id_variant, Controller, CONTROLLER_IDS,
-};
+use nonsmooth_control::controllers::controller_with_friction_cap;
 use nonsmooth_control::locomotion::{
-    run_closed_loop, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain,
-    HEIGHTMAP_TERRAIN, TERRAINS,
+    run_closed_loop, terrain_by_id, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain,
 };
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
@@ -66,50 +63,6 @@ fn usage(e: impl std::fmt::Display) -> CliError {
     CliError::Usage(e.to_string())
 }
 
-fn terrain_by_id(id: &str) -> Result<Terrain, CliError> {
-    TERRAINS
-        .iter()
-        .chain(std::iter::once(&HEIGHTMAP_TERRAIN))
-        .find(|t| t.id == id)
-        .copied()
-        .ok_or_else(|| {
-            let known: Vec<&str> = TERRAINS
-                .iter()
-                .chain(std::iter::once(&HEIGHTMAP_TERRAIN))
-                .map(|t| t.id)
-                .collect();
-            usage(format!(
-                "--terrain: unknown terrain `{id}` (known: {})",
-                known.join(", ")
-            ))
-        })
-}
-
-fn controller(args: &WalkArgs, rigid: bool) -> Result<Box<dyn Controller>, CliError> {
-    if !CONTROLLER_IDS.contains(&args.controller.as_str()) {
-        return Err(usage(format!(
-            "--controller: unknown controller `{}` (known: {})",
-            args.controller,
-            CONTROLLER_IDS.join(", ")
-        )));
-    }
-    match (args.friction_cap, id_variant(&args.controller)) {
-        (Some(cap), _) if !(cap.is_finite() && cap > 0.0) => Err(usage(format!(
-            "--friction-cap must be a positive finite number, got {cap}"
-        ))),
-        (Some(cap), Some(variant)) => {
-            let mut c = experiment_id_controller(&args.controller, variant, rigid);
-            c.friction_cap = cap;
-            Ok(Box::new(c))
-        }
-        (Some(_), None) => Err(usage(format!(
-            "--friction-cap applies to the ID(tᵢ) controllers (qp_*, lcp_*), not to `{}`",
-            args.controller
-        ))),
-        (None, _) => controller_by_id(&args.controller, rigid).map_err(usage),
-    }
-}
-
 fn load_model(path: Option<&Path>) -> Result<Model, CliError> {
     Ok(match path {
         Some(p) => Model::from_file(p)?,
@@ -130,9 +83,10 @@ pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
             args.duty
         )));
     }
-    let terrain = terrain_by_id(&args.terrain)?;
+    let terrain = terrain_by_id(&args.terrain).map_err(|e| usage(format!("--terrain: {e}")))?;
     let model = terrain_model(&load_model(args.model.as_deref())?, &terrain);
-    let mut ctl = controller(args, terrain.rigid)?;
+    let mut ctl = controller_with_friction_cap(&args.controller, terrain.rigid, args.friction_cap)
+        .map_err(|e| usage(format!("--controller/--friction-cap: {e}")))?;
     let planner = GaitPlanner::trot(args.duty);
     let mut options = LoopOptions::new(args.duration, terrain.stepper());
     options.time_of_contact = args.time_of_contact;

@@ -206,6 +206,39 @@ pub fn id_variant(id: &str) -> Option<crate::Variant> {
     }
 }
 
+/// [`controller_by_id`], with the friction coefficient an ID(tᵢ) controller assumes capped at
+/// `friction_cap` instead of the authors' 1.5 ([`IdController::friction_cap`]).
+///
+/// # Errors
+/// [`ControlError::UnknownVariant`] for an unknown id; [`ControlError::InvalidInput`] for a
+/// cap that is not positive and finite, or a cap for `pid`, `delay1`, `delay2` (they predict
+/// no contact force).
+pub fn controller_with_friction_cap(
+    id: &str,
+    rigid: bool,
+    friction_cap: Option<f64>,
+) -> Result<Box<dyn Controller>, ControlError> {
+    let Some(cap) = friction_cap else {
+        return controller_by_id(id, rigid);
+    };
+    if !(cap.is_finite() && cap > 0.0) {
+        return Err(ControlError::InvalidInput(format!(
+            "friction cap must be positive and finite, got {cap}"
+        )));
+    }
+    match id_variant(id) {
+        Some(variant) => {
+            let mut c = experiment_id_controller(id, variant, rigid);
+            c.friction_cap = cap;
+            Ok(Box::new(c))
+        }
+        None if CONTROLLER_IDS.contains(&id) => Err(ControlError::InvalidInput(format!(
+            "a friction cap applies to the ID(tᵢ) controllers (qp_*, lcp_*), not to `{id}`"
+        ))),
+        None => Err(ControlError::UnknownVariant(id.to_string())),
+    }
+}
+
 /// The ID(tᵢ) controller of `variant` as the locomotion experiments configure it (the
 /// `qp_*`/`lcp_*` ids of [`controller_by_id`]): contact-consistent θ̈_des with the trunk PD
 /// ([`BaseFeedback`]), the joint PID torque added to u_ID, the failure fallback that reuses

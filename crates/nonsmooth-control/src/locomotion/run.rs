@@ -113,6 +113,21 @@ pub const HEIGHTMAP_TERRAIN: Terrain = Terrain {
     bumps: 0.008,
 };
 
+/// The terrain called `id`: one of [`TERRAINS`] or [`HEIGHTMAP_TERRAIN`].
+///
+/// # Errors
+/// [`LocoError::Invalid`] naming the unknown id and the known ones.
+pub fn terrain_by_id(id: &str) -> Result<Terrain, LocoError> {
+    let all = || TERRAINS.iter().chain(std::iter::once(&HEIGHTMAP_TERRAIN));
+    all().find(|t| t.id == id).copied().ok_or_else(|| {
+        let known: Vec<&str> = all().map(|t| t.id).collect();
+        LocoError::Invalid(format!(
+            "unknown terrain `{id}` (known: {})",
+            known.join(", ")
+        ))
+    })
+}
+
 /// The height field of [`HEIGHTMAP_TERRAIN`] with amplitude `amplitude` (m).
 pub fn bumpy_height_map(amplitude: f64) -> HeightMap {
     let (x0, y0, d) = (-0.5, -0.6, 0.01);

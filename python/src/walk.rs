@@ -1,0 +1,111 @@
+//! `walk`: one closed-loop trot of the quadruped of seed 004 §7 (Zapolsky & Drumwright) under
+//! one controller on one terrain, as the `id-*` experiments and `nonsmooth walk` run it (crate
+//! `nonsmooth-control`, `docs/locomotion.md`).
+
+use crate::convert::rows_to_py;
+use crate::errors::loco_err;
+use crate::model::PyModel;
+use nalgebra::DVector;
+use nonsmooth_control::controllers::controller_with_friction_cap;
+use nonsmooth_control::locomotion::{
+    run_closed_loop, terrain_by_id, terrain_model, GaitPlanner, LoopOptions,
+};
+use nonsmooth_core::Model;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+const REFERENCE_QUADRUPED: &str = include_str!("../../examples/id_quadruped.toml");
+
+/// Runs `controller` (`"qp_mu"`, `"qp_inf"`, `"lcp_mu"`, `"lcp_inf"`, `"pid"`, `"delay1"`,
+/// `"delay2"`) on `terrain` (`"rigid_mu0_1"`, `"rigid_muinf"`, `"compliant_mu0_1"`,
+/// `"compliant_muinf"`, `"heightmap_rigid"`) for `duration` simulated seconds of the trot
+/// with duty factor `duty`, at 1 ms control and plant steps. `model` defaults to the reference
+/// quadruped (`examples/id_quadruped.toml`); another one must keep its leg geometry.
+/// `friction_cap` caps the friction coefficient an ID(tᵢ) controller assumes (default 1.5,
+/// the authors'); `time_of_contact` splits plant steps at the time of contact.
+///
+/// Returns a dict: `pos_err`, `vel_err` (means, rad and rad/s), `fell` (bool), `fell_at`,
+/// `fall_reason`, `chatter_fraction`, `chattered`, `travel`, `planned_travel`, `progress`
+/// (travelled over planned distance), `mean_dtau` (N m/s), `mean_tau` (N m),
+/// `force_err_rel` (None for controllers that predict no force), and the series `t` (n),
+/// `pos_err_t` (n), `torques` (n × 12), `com_t` (k), `com` (k × 3). A fall is a result, not
+/// an exception. Raises `ControlError` for an unknown controller or terrain or a bad option.
+#[pyfunction]
+#[pyo3(signature = (controller = "qp_mu", terrain = "rigid_mu0_1", duration = 3.0, duty = 0.75, friction_cap = None, time_of_contact = false, model = None))]
+#[allow(clippy::too_many_arguments)]
+fn walk<'py>(
+    py: Python<'py>,
+    controller: &str,
+    terrain: &str,
+    duration: f64,
+    duty: f64,
+    friction_cap: Option<f64>,
+    time_of_contact: bool,
+    model: Option<&PyModel>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let invalid = |m: String| loco_err(nonsmooth_control::locomotion::LocoError::Invalid(m));
+    if !(duration.is_finite() && duration > 0.0) {
+        return Err(invalid(format!(
+            "duration must be positive and finite, got {duration}"
+        )));
+    }
+    if !(duty > 0.0 && duty < 1.0) {
+        return Err(invalid(format!("duty must lie in (0, 1), got {duty}")));
+    }
+    let terrain = terrain_by_id(terrain).map_err(loco_err)?;
+    let base = match model {
+        Some(m) => m.inner.clone(),
+        None => Model::from_toml_str(REFERENCE_QUADRUPED, Some("examples/id_quadruped.toml"))
+            .map_err(crate::errors::model_err)?,
+    };
+    let m = terrain_model(&base, &terrain);
+    let mut options = LoopOptions::new(duration, terrain.stepper());
+    options.time_of_contact = time_of_contact;
+    let planner = GaitPlanner::trot(duty);
+    // The controller is built inside the GIL-free section (controllers are not `Send`).
+    let rec = py.detach(|| {
+        let mut ctl = controller_with_friction_cap(controller, terrain.rigid, friction_cap)
+            .map_err(crate::errors::control_err)?;
+        run_closed_loop(&m, ctl.as_mut(), &planner, &options).map_err(loco_err)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("pos_err", rec.mean_pos_err())?;
+    d.set_item("vel_err", rec.mean_vel_err())?;
+    d.set_item("fell", rec.fell.is_some())?;
+    d.set_item("fell_at", rec.fell)?;
+    d.set_item("fall_reason", rec.fall_reason.clone())?;
+    d.set_item("chatter_fraction", rec.chatter_fraction)?;
+    d.set_item("chattered", rec.chattered)?;
+    d.set_item("travel", rec.travel)?;
+    d.set_item("planned_travel", rec.planned_travel)?;
+    d.set_item("progress", rec.progress())?;
+    d.set_item("mean_dtau", rec.mean_dtau(options.dt))?;
+    d.set_item("mean_tau", rec.mean_tau())?;
+    d.set_item("force_err_rel", rec.force_error().map(|f| f.1))?;
+    let n = rec.torques.len();
+    d.set_item("t", rec.t[..n].to_vec().into_pyarray(py))?;
+    d.set_item("pos_err_t", rec.pos_err[..n].to_vec().into_pyarray(py))?;
+    let nu = rec.torques.first().map_or(0, |u| u.len());
+    d.set_item("torques", rows_to_py(py, &rec.torques, nu))?;
+    d.set_item(
+        "com_t",
+        rec.com
+            .iter()
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    let com: Vec<DVector<f64>> = rec
+        .com
+        .iter()
+        .map(|c| DVector::from_column_slice(c.1.as_slice()))
+        .collect();
+    d.set_item("com", rows_to_py(py, &com, 3))?;
+    Ok(d)
+}
+
+/// Adds `walk` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(walk, m)?)
+}
