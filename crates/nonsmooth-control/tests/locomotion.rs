@@ -686,3 +686,26 @@ fn diag_step() {
     }
     println!("reversals: {rev_change} with a contact-set change in the last 3 steps, {rev_steady} without");
 }
+
+#[test]
+fn a_model_that_does_not_match_the_gait_plan_is_a_typed_error() {
+    // A floating sphere has no actuated joints for the trot's 12: named, not a panic.
+    let sphere = Model::from_toml_str(
+        include_str!("../../../examples/bouncing_sphere.toml"),
+        Some("bouncing_sphere.toml"),
+    )
+    .unwrap();
+    let mut c = controller_by_id("pid", true).unwrap();
+    let err = run_closed_loop(
+        &sphere,
+        c.as_mut(),
+        &GaitPlanner::trot(0.75),
+        &LoopOptions::new(0.1, "anitescu-potra"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("12 joints") && err.contains("0 actuated"),
+        "{err}"
+    );
+}

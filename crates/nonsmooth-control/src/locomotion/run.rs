@@ -537,8 +537,9 @@ fn step_plant(
 /// `planner` with the stepper and options given, from the model's initial state.
 ///
 /// # Errors
-/// [`LocoError::Invalid`] for a model without a floating root or bad options, a stepper name
-/// that does not exist, or a planner failure at t = 0. Falls (including stepper/controller
+/// [`LocoError::Invalid`] for a model without a floating root, a model whose actuated joints
+/// do not match the plan's, bad options, a stepper name that does not exist, or a planner
+/// failure at t = 0. Falls (including stepper/controller
 /// failures during the run) are recorded, not returned as errors.
 pub fn run_closed_loop(
     model: &Model,
@@ -580,7 +581,16 @@ pub fn run_closed_loop(
         .collect();
     let mut state = model.initial_state.clone();
     let mut rec = LoopRecord::default();
-    planner.reference(0.0)?;
+    let planned = planner.reference(0.0)?.q.len();
+    let actuated = actuated_positions(model, &model.initial_state.q).len();
+    if actuated != planned {
+        return Err(LocoError::Invalid(format!(
+            "the gait plan drives {planned} joints ({} legs × 3) but model `{}` has {actuated} \
+             actuated joints",
+            planner.legs.len(),
+            model.name
+        )));
+    }
     let mut chatter = crate::controllers::ChatterCounter::new(options.chatter_rate);
     let every = options.record_every.max(1);
     for k in 0..steps {
