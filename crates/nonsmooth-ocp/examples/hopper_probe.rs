@@ -287,8 +287,7 @@ fn main() {
             }
         };
         if let Some(f) = &cache {
-            let text: Vec<String> = prev.x.iter().map(|v| format!("{v:e}")).collect();
-            std::fs::write(f, text.join("\n")).unwrap();
+            write_point(f, &prev.x);
         }
         if locals {
             // carry the global-speed solution over to one speed of time per interval
@@ -351,9 +350,7 @@ fn main() {
                         step *= 1.5;
                         if let Ok(f) = std::env::var("FIXSAVE") {
                             // the latest exact point, e.g. a GRAVCACHE start at this target
-                            let text: Vec<String> =
-                                prev.x.iter().map(|v| format!("{v:e}")).collect();
-                            std::fs::write(f, text.join("\n")).unwrap();
+                            write_point(f, &prev.x);
                         }
                     }
                     None => {
@@ -541,6 +538,12 @@ fn main() {
     }
 }
 
+/// Writes an NLP point for [`read_cache`] (one number per line).
+fn write_point(file: impl AsRef<std::path::Path>, x: &[f64]) {
+    let text: Vec<String> = x.iter().map(|v| format!("{v:e}")).collect();
+    std::fs::write(file, text.join("\n")).unwrap();
+}
+
 /// Reads an NLP point cached by [`gravity_continuation`] (one number per line).
 fn read_cache(file: &str) -> Option<Vec<f64>> {
     let text = std::fs::read_to_string(file).ok()?;
@@ -637,8 +640,7 @@ fn gravity_continuation(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOp
         thread_cpu_seconds() - c0,
     );
     if let Some(f) = &cache {
-        let text: Vec<String> = prev.x.iter().map(|v| format!("{v:e}")).collect();
-        std::fs::write(f, text.join("\n")).unwrap();
+        write_point(f, &prev.x);
     }
     if prev.comp_residual > 1e-9 {
         println!("GRAV start not exact; no continuation");
@@ -653,8 +655,7 @@ fn gravity_continuation(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOp
     // `GRAVSAVE=file`: the latest exact point (one number per line, `GRAVCACHE` format)
     let save = |sol: &OcpSolution| {
         if let Ok(f) = std::env::var("GRAVSAVE") {
-            let text: Vec<String> = sol.x.iter().map(|v| format!("{v:e}")).collect();
-            std::fs::write(f, text.join("\n")).unwrap();
+            write_point(f, &sol.x);
         }
     };
     let mu: f64 = env("MUFIX", 1e-2);
