@@ -6,16 +6,10 @@ use crate::convert::rows_to_py;
 use crate::errors::loco_err;
 use crate::model::PyModel;
 use nalgebra::DVector;
-use nonsmooth_control::controllers::controller_with_friction_cap;
-use nonsmooth_control::locomotion::{
-    run_closed_loop, terrain_by_id, terrain_model, GaitPlanner, LoopOptions,
-};
-use nonsmooth_core::Model;
+use nonsmooth_control::locomotion::{reference_quadruped, run_trot, TrotSpec};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-const REFERENCE_QUADRUPED: &str = include_str!("../../examples/id_quadruped.toml");
 
 /// Runs `controller` (`"qp_mu"`, `"qp_inf"`, `"lcp_mu"`, `"lcp_inf"`, `"pid"`, `"delay1"`,
 /// `"delay2"`) on `terrain` (`"rigid_mu0_1"`, `"rigid_muinf"`, `"compliant_mu0_1"`,
@@ -44,31 +38,20 @@ fn walk<'py>(
     time_of_contact: bool,
     model: Option<&PyModel>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let invalid = |m: String| loco_err(nonsmooth_control::locomotion::LocoError::Invalid(m));
-    if !(duration.is_finite() && duration > 0.0) {
-        return Err(invalid(format!(
-            "duration must be positive and finite, got {duration}"
-        )));
-    }
-    if !(duty > 0.0 && duty < 1.0) {
-        return Err(invalid(format!("duty must lie in (0, 1), got {duty}")));
-    }
-    let terrain = terrain_by_id(terrain).map_err(loco_err)?;
     let base = match model {
         Some(m) => m.inner.clone(),
-        None => Model::from_toml_str(REFERENCE_QUADRUPED, Some("examples/id_quadruped.toml"))
-            .map_err(crate::errors::model_err)?,
+        None => reference_quadruped().map_err(crate::errors::model_err)?,
     };
-    let m = terrain_model(&base, &terrain);
-    let mut options = LoopOptions::new(duration, terrain.stepper());
-    options.time_of_contact = time_of_contact;
-    let planner = GaitPlanner::trot(duty);
-    // The controller is built inside the GIL-free section (controllers are not `Send`).
-    let rec = py.detach(|| {
-        let mut ctl = controller_with_friction_cap(controller, terrain.rigid, friction_cap)
-            .map_err(crate::errors::control_err)?;
-        run_closed_loop(&m, ctl.as_mut(), &planner, &options).map_err(loco_err)
-    })?;
+    let spec = TrotSpec {
+        controller: controller.to_string(),
+        terrain: terrain.to_string(),
+        duration,
+        duty,
+        friction_cap,
+        time_of_contact,
+    };
+    let run = py.detach(|| run_trot(&base, &spec)).map_err(loco_err)?;
+    let (rec, dt) = (&run.record, run.options.dt);
     let d = PyDict::new(py);
     d.set_item("pos_err", rec.mean_pos_err())?;
     d.set_item("vel_err", rec.mean_vel_err())?;
@@ -80,7 +63,7 @@ fn walk<'py>(
     d.set_item("travel", rec.travel)?;
     d.set_item("planned_travel", rec.planned_travel)?;
     d.set_item("progress", rec.progress())?;
-    d.set_item("mean_dtau", rec.mean_dtau(options.dt))?;
+    d.set_item("mean_dtau", rec.mean_dtau(dt))?;
     d.set_item("mean_tau", rec.mean_tau())?;
     d.set_item("force_err_rel", rec.force_error().map(|f| f.1))?;
     let n = rec.torques.len();

@@ -17,18 +17,13 @@
 use crate::progress::{Log, OutputFlags};
 use crate::CliError;
 use clap::Args;
-use nonsmooth_control::controllers::controller_with_friction_cap;
-use nonsmooth_control::locomotion::{
-    run_closed_loop, terrain_by_id, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain,
-};
+use nonsmooth_control::locomotion::{reference_quadruped, run_trot, LoopRecord, Terrain, TrotSpec};
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-
-const REFERENCE_QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
 
 #[derive(Args)]
 pub struct WalkArgs {
@@ -66,49 +61,36 @@ fn usage(e: impl std::fmt::Display) -> CliError {
 fn load_model(path: Option<&Path>) -> Result<Model, CliError> {
     Ok(match path {
         Some(p) => Model::from_file(p)?,
-        None => Model::from_toml_str(REFERENCE_QUADRUPED, Some("examples/id_quadruped.toml"))?,
+        None => reference_quadruped()?,
     })
 }
 
 pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
-    if !(args.duration.is_finite() && args.duration > 0.0) {
-        return Err(usage(format!(
-            "--duration must be positive and finite, got {}",
-            args.duration
-        )));
-    }
-    if !(args.duty > 0.0 && args.duty < 1.0) {
-        return Err(usage(format!(
-            "--duty must lie in (0, 1), got {}",
-            args.duty
-        )));
-    }
-    let terrain = terrain_by_id(&args.terrain).map_err(|e| usage(format!("--terrain: {e}")))?;
-    let model = terrain_model(&load_model(args.model.as_deref())?, &terrain);
-    let mut ctl = controller_with_friction_cap(&args.controller, terrain.rigid, args.friction_cap)
-        .map_err(|e| usage(format!("--controller/--friction-cap: {e}")))?;
-    let planner = GaitPlanner::trot(args.duty);
-    let mut options = LoopOptions::new(args.duration, terrain.stepper());
-    options.time_of_contact = args.time_of_contact;
+    let model = load_model(args.model.as_deref())?;
+    let spec = TrotSpec {
+        controller: args.controller.clone(),
+        terrain: args.terrain.clone(),
+        duration: args.duration,
+        duty: args.duty,
+        friction_cap: args.friction_cap,
+        time_of_contact: args.time_of_contact,
+    };
     let log = Log::new(1, "walk", args.output.quiet || args.output.json);
     log.start(&format!(
-        "{} on {} for {} s ({} steps of {} s, {})",
-        args.controller,
-        terrain.id,
-        args.duration,
-        (args.duration / options.dt).round(),
-        options.dt,
-        terrain.stepper()
+        "{} on {} for {} s",
+        args.controller, args.terrain, args.duration
     ));
     let start = Instant::now();
-    let rec = run_closed_loop(&model, ctl.as_mut(), &planner, &options).map_err(usage)?;
+    let run = run_trot(&model, &spec).map_err(usage)?;
     let wall = start.elapsed().as_secs_f64();
     log.advance();
     log.finish();
     std::fs::create_dir_all(&args.out)
         .map_err(|e| usage(format!("{}: {e}", args.out.display())))?;
-    let summary = summary(args, &terrain, &rec, options.dt, wall);
-    write_outputs(&args.out, &rec)?;
+    let rec = &run.record;
+    let dt = run.options.dt;
+    let summary = summary(args, &run.terrain, rec, dt, wall);
+    write_outputs(&args.out, rec)?;
     write_json(&args.out.join("summary.json"), &summary)?;
     if args.output.json {
         outln!("{summary}");
@@ -116,12 +98,12 @@ pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
         outln!(
             "{} on {}: {} after {:.2} s simulated, position error {:.4} rad, travelled {:.3} m of {:.3} m, chatter {:.3}, {:.2} s wall → {}",
             args.controller,
-            terrain.id,
+            run.terrain.id,
             match rec.fell {
                 Some(t) => format!("fell at {t:.3} s"),
                 None => "walked".into(),
             },
-            rec.t.last().map_or(0.0, |t| t + options.dt),
+            rec.t.last().map_or(0.0, |t| t + dt),
             rec.mean_pos_err(),
             rec.travel,
             rec.planned_travel,

@@ -27,8 +27,8 @@ use nonsmooth_control::controllers::{
     controller_by_id, experiment_id_controller, BaseFeedback, IdController, CONTROLLER_IDS,
 };
 use nonsmooth_control::locomotion::{
-    run_closed_loop, terrain_model, GaitPlanner, LoopOptions, LoopRecord, Terrain,
-    HEIGHTMAP_TERRAIN, TERRAINS,
+    reference_quadruped, run_closed_loop, terrain_model, GaitPlanner, LoopOptions, LoopRecord,
+    Terrain, HEIGHTMAP_TERRAIN, TERRAINS,
 };
 use nonsmooth_control::Variant;
 use nonsmooth_core::Model;
@@ -64,7 +64,6 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const QUADRUPED: &str = include_str!("../../../examples/id_quadruped.toml");
 const DT: f64 = 1e-3;
 /// Simulated seconds in full mode (the paper runs 30 s; see the notes).
 const FULL_DURATION: f64 = 3.0;
@@ -72,7 +71,7 @@ const QUICK_DURATION: f64 = 0.15;
 const QUICK_CONTROLLERS: [&str; 3] = ["lcp_mu", "pid", "delay1"];
 
 fn quadruped(id: &str) -> Result<Model, ReportError> {
-    Model::from_toml_str(QUADRUPED, Some("examples/id_quadruped.toml")).map_err(|e| fail(id, e))
+    reference_quadruped().map_err(|e| fail(id, e))
 }
 
 fn duration(ctx: &RunContext) -> f64 {

@@ -28,7 +28,7 @@ mod run;
 
 pub use gait::{leg_ik, GaitPlanner, LegGeometry};
 pub use run::{
-    actuated_velocity, bumpy_height_map, run_closed_loop, terrain_by_id, terrain_model,
-    time_of_contact, LocoError, LoopOptions, LoopRecord, Terrain, HEIGHTMAP_TERRAIN, TERRAINS,
-    TOI_MIN_FRACTION, TOI_MIN_GAP,
+    actuated_velocity, bumpy_height_map, reference_quadruped, run_closed_loop, run_trot,
+    terrain_by_id, terrain_model, time_of_contact, LocoError, LoopOptions, LoopRecord, Terrain,
+    TrotRun, TrotSpec, HEIGHTMAP_TERRAIN, TERRAINS, TOI_MIN_FRACTION, TOI_MIN_GAP,
 };

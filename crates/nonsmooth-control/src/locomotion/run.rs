@@ -128,6 +128,88 @@ pub fn terrain_by_id(id: &str) -> Result<Terrain, LocoError> {
     })
 }
 
+/// The reference quadruped of the seed-004 experiments (`examples/id_quadruped.toml`).
+///
+/// # Errors
+/// A [`nonsmooth_core::ModelError`] if the bundled file does not load (a build defect).
+pub fn reference_quadruped() -> Result<Model, nonsmooth_core::ModelError> {
+    Model::from_toml_str(
+        include_str!("../../../../examples/id_quadruped.toml"),
+        Some("examples/id_quadruped.toml"),
+    )
+}
+
+/// One trot as the seed-004 experiments run it, named the way a user names it (the front
+/// ends `nonsmooth walk` and Python's `walk` share it through [`run_trot`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrotSpec {
+    /// Controller id (`crate::controllers::CONTROLLER_IDS`).
+    pub controller: String,
+    /// Terrain id ([`terrain_by_id`]).
+    pub terrain: String,
+    /// Simulated time (s), positive.
+    pub duration: f64,
+    /// Duty factor of the trot, in (0, 1).
+    pub duty: f64,
+    /// Largest friction coefficient an ID(tᵢ) controller assumes (`None`: the authors' 1.5).
+    pub friction_cap: Option<f64>,
+    /// [`LoopOptions::time_of_contact`].
+    pub time_of_contact: bool,
+}
+
+/// What [`run_trot`] ran and recorded.
+#[derive(Debug, Clone)]
+pub struct TrotRun {
+    /// The terrain.
+    pub terrain: Terrain,
+    /// The loop options used.
+    pub options: LoopOptions,
+    /// The record.
+    pub record: LoopRecord,
+}
+
+/// Runs `spec` on `model` (the reference quadruped or one with its leg geometry): the
+/// terrain's model and stepper, the controller of [`crate::controllers::controller_with_friction_cap`],
+/// the trot of [`GaitPlanner::trot`], 1 ms steps ([`LoopOptions::new`]).
+///
+/// # Errors
+/// [`LocoError::Invalid`] for a non-positive duration, a duty outside (0, 1), an unknown
+/// terrain, and the errors of [`run_closed_loop`]; [`LocoError::Control`] for an unknown
+/// controller or a bad friction cap.
+pub fn run_trot(model: &Model, spec: &TrotSpec) -> Result<TrotRun, LocoError> {
+    if !(spec.duration.is_finite() && spec.duration > 0.0) {
+        return Err(LocoError::Invalid(format!(
+            "duration must be positive and finite, got {}",
+            spec.duration
+        )));
+    }
+    if !(spec.duty > 0.0 && spec.duty < 1.0) {
+        return Err(LocoError::Invalid(format!(
+            "duty must lie in (0, 1), got {}",
+            spec.duty
+        )));
+    }
+    let terrain = terrain_by_id(&spec.terrain)?;
+    let mut controller = crate::controllers::controller_with_friction_cap(
+        &spec.controller,
+        terrain.rigid,
+        spec.friction_cap,
+    )?;
+    let mut options = LoopOptions::new(spec.duration, terrain.stepper());
+    options.time_of_contact = spec.time_of_contact;
+    let record = run_closed_loop(
+        &terrain_model(model, &terrain),
+        controller.as_mut(),
+        &GaitPlanner::trot(spec.duty),
+        &options,
+    )?;
+    Ok(TrotRun {
+        terrain,
+        options,
+        record,
+    })
+}
+
 /// The height field of [`HEIGHTMAP_TERRAIN`] with amplitude `amplitude` (m).
 pub fn bumpy_height_map(amplitude: f64) -> HeightMap {
     let (x0, y0, d) = (-0.5, -0.6, 0.01);
