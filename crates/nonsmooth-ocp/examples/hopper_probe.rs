@@ -78,6 +78,25 @@ fn diagnose(
     }
 }
 
+/// `SMOOTH="f1,f2,…"` (width factors), `SMW="w1,w2,w3"` (base widths), `SMLAM=ε` →
+/// [`FesdOptions::smoothing`].
+fn smoothing() -> Option<nonsmooth_ocp::smoothing::Smoothing> {
+    let list = |k: &str, d: &str| -> Vec<f64> {
+        std::env::var(k)
+            .unwrap_or_else(|_| d.to_string())
+            .split(',')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect()
+    };
+    std::env::var("SMOOTH").ok()?;
+    Some(nonsmooth_ocp::smoothing::Smoothing {
+        widths: list("SMW", "0.02,0.2,0.2"),
+        factors: list("SMOOTH", "1"),
+        lambda_weight: env("SMLAM", 1e-3),
+        cross_sigmas: list("SMCROSS", ""),
+    })
+}
+
 /// `CUTSCHED="σ:δ:δ_v,…"` (`-` = cut inactive) → [`FesdOptions::cut_schedule`].
 fn cut_schedule() -> Vec<CutStep> {
     let Ok(spec) = std::env::var("CUTSCHED") else {
@@ -156,6 +175,7 @@ fn main() {
         flight_cut_v: std::env::var("CUTV").ok().and_then(|v| v.parse().ok()),
         cut_schedule: cut_schedule(),
         path_at_stages: env("PATHSTG", 1) == 1,
+        smoothing: smoothing(),
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();
@@ -222,6 +242,39 @@ fn main() {
                 );
             }
             None => println!("FIXED-MODE FAILED after {:.1}s", t0.elapsed().as_secs_f64()),
+        }
+        return;
+    }
+    if env("SMONLY", 0) == 1 {
+        smoothing_only(&tf, &hz, &o, &hop);
+        return;
+    }
+    if let Ok(file) = std::env::var("SMLOAD") {
+        // the MPCC homotopy (without the smoothing phase) from a saved smoothed point
+        let o = FesdOptions {
+            smoothing: None,
+            ..o.clone()
+        };
+        let (nlp, layout, _) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
+        let x0 = read_cache(&file).expect("SMLOAD point");
+        match nonsmooth_ocp::fesd::solve_built(&tf, &hz, &o, nlp, &layout, x0) {
+            Ok(sol) => {
+                let (hops, clear) = hops_and_clearance(&hop, &sol);
+                println!(
+                    "OK obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
+                    sol.objective, sol.comp_residual, sol.terminal_error, sol.nlp_iterations, t0.elapsed().as_secs_f64()
+                );
+            }
+            Err(nonsmooth_ocp::OcpError::HomotopyStalled {
+                x, comp_residual, ..
+            }) => {
+                println!(
+                    "STALL comp {comp_residual:.3e} after {:.1}s",
+                    t0.elapsed().as_secs_f64()
+                );
+                diagnose(&tf, &hz, &o, &x);
+            }
+            Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
         }
         return;
     }
@@ -535,6 +588,114 @@ fn main() {
             diagnose(&tf, &hz, &o, &x);
         }
         Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
+    }
+}
+
+/// `SMONLY=1`: the smoothing phase alone; prints the smoothed trajectory's summary and
+/// saves its NLP point to `SMSAVE` (for `SMLOAD`). With `SMGROW=n` the phase first runs
+/// without holes, then n more phases (width factors `SMGROWF`) with the holes grown to
+/// k/n of their size, each warm-started from the previous point.
+fn smoothing_only(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOptions, hop: &Hopper) {
+    let grow: usize = env("SMGROW", 0);
+    let with_holes = |f: f64| {
+        let h = Hopper {
+            holes: if f > 0.0 { hop.holes.clone() } else { vec![] },
+            hole_axes: (hop.hole_axes.0 * f, hop.hole_axes.1 * f),
+            ..hop.clone()
+        };
+        let mut t = TimeFreezing::new(h, tf.a_n).unwrap();
+        t.stance = tf.stance;
+        Arc::new(t)
+    };
+    let first = if grow > 0 {
+        with_holes(0.0)
+    } else {
+        tf.clone()
+    };
+    let start = std::env::var("SMLOAD").ok().and_then(|f| read_cache(&f));
+    let Some(mut x) = smoothing_run(&first, hz, o, start) else {
+        return;
+    };
+    smoothed_summary(&first, hz, o, &x);
+    let factors: Vec<f64> = std::env::var("SMGROWF")
+        .unwrap_or_else(|_| "0.1".into())
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    for k in 1..=grow {
+        let f = k as f64 / grow as f64;
+        let tfk = with_holes(f);
+        let ok = FesdOptions {
+            smoothing: o.smoothing.clone().map(|mut sm| {
+                sm.factors = factors.clone();
+                sm
+            }),
+            ..o.clone()
+        };
+        println!("GROW holes ×{f:.3}");
+        let Some(xk) = smoothing_run(&tfk, hz, &ok, Some(x.clone())) else {
+            return;
+        };
+        x = xk;
+        smoothed_summary(&tfk, hz, &ok, &x);
+    }
+    if let Ok(f) = std::env::var("SMSAVE") {
+        write_point(f, &x);
+    }
+}
+
+/// One smoothing phase from `x0` (or the trivial initialization).
+fn smoothing_run(
+    tf: &Arc<TimeFreezing<Hopper>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    x0: Option<Vec<f64>>,
+) -> Option<Vec<f64>> {
+    let (mut nlp, layout, xt) = nonsmooth_ocp::fesd::build(tf, hz, o).unwrap();
+    let sm = o.smoothing.clone().expect("SMOOTH");
+    match nonsmooth_ocp::smoothing::run_phase(&mut nlp, &layout, x0.unwrap_or(xt), o, &sm) {
+        Ok((x, _)) => Some(x),
+        Err(e) => {
+            println!(
+                "smoothing failed: {}",
+                e.to_string().chars().take(200).collect::<String>()
+            );
+            None
+        }
+    }
+}
+
+/// Prints a smoothed point's trajectory summary and its largest complementarity products.
+fn smoothed_summary(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOptions, x: &[f64]) {
+    let hop = &tf.cls;
+    let (_, layout, _) = nonsmooth_ocp::fesd::build(tf, hz, o).unwrap();
+    let out = nonsmooth_ocp::fesd::extract_ocp(tf, hz, &layout, x, o).unwrap();
+    let (hops, clear) = hops_and_clearance(hop, &out);
+    let foot_min = out
+        .traj
+        .y
+        .iter()
+        .map(|y| hop.foot(&y[..4])[1])
+        .fold(f64::INFINITY, f64::min);
+    let last = out.traj.y.last().unwrap();
+    println!(
+        "SMOOTHED obj {:.4} comp(projected) {:.2e} term {:.2e} hops {hops} clear {clear:.2e} foot_z_min {foot_min:.4} final q {:?} t {:.4} s {:.3}",
+        out.objective,
+        out.comp_residual,
+        out.terminal_error,
+        last[..4].iter().map(|v| format!("{v:.4}")).collect::<Vec<_>>(),
+        last[8],
+        out.s[0]
+    );
+    if env("SMTRACE", 0) == 1 {
+        for (k, y) in out.traj.y.iter().enumerate().step_by(3) {
+            let f = hop.foot(&y[..4]);
+            println!(
+                "  stage {k:3} t {:.3} x {:.3} z {:.3} foot ({:.3}, {:.4}) v ({:.2}, {:.2})",
+                y[8], y[0], y[1], f[0], f[1], y[4], y[5]
+            );
+        }
+        diagnose(tf, hz, o, x);
     }
 }
 

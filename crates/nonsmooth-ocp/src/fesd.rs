@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crate::ipopt::{solve, thread_cpu_seconds, IpoptOptions, IpoptSolution, IpoptStatus};
 use crate::nlp::{BlockFn, BlockNlp, Real};
+use crate::smoothing::{heaviside, Smoothing};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
@@ -331,6 +332,10 @@ pub struct FesdOptions {
     /// `g_ineq_at_fe = 0`, which the authors' hopper code keeps). State bounds stay at every
     /// stage point either way.
     pub path_at_stages: bool,
+    /// Smoothing phase before the MPCC homotopy (`None` = off; step representation only):
+    /// α = ½(1 + tanh(c / w)) at every stage point with shrinking widths w, then the
+    /// homotopy from the smoothed trajectory ([`crate::smoothing`]).
+    pub smoothing: Option<Smoothing>,
 }
 
 /// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
@@ -387,6 +392,7 @@ impl Default for FesdOptions {
             flight_cut_v: None,
             cut_schedule: vec![],
             path_at_stages: true,
+            smoothing: None,
         }
     }
 }
@@ -469,6 +475,18 @@ pub enum FesdBlock<C> {
         delta: f64,
         /// Switching function index (0: gap, 1: normal velocity).
         comp: usize,
+    },
+    /// Smoothed step functions α_i − ½(1 + tanh((λᵖ_i − λⁿ_i)/w_i)) = 0 at one stage point
+    /// ([`crate::smoothing`]); vars [α (n_c), λᵖ (n_c), λⁿ (n_c)].
+    Smoothing {
+        /// Widths w_i (units of the switching functions).
+        widths: Vec<f64>,
+    },
+    /// Linear objective w Σ x over the multipliers of the stage points (the smoothing
+    /// phase's choice of the complementary split); vars: the multipliers.
+    LambdaSum {
+        /// Weight w (0 outside the smoothing phase).
+        weight: f64,
     },
     /// Σ h = step length (linear); vars [h_1..].
     SumH,
@@ -654,6 +672,15 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
             FesdBlock::FlightCut { delta, .. } => {
                 out[0] = (T::from(1.0) - x[0]) * (x[1] - *delta);
             }
+            FesdBlock::Smoothing { widths } => {
+                let nc = widths.len();
+                for (i, w) in widths.iter().enumerate() {
+                    out[i] = x[i] - heaviside(x[nc + i] - x[2 * nc + i], *w);
+                }
+            }
+            FesdBlock::LambdaSum { weight } => {
+                out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v) * *weight
+            }
             FesdBlock::SumH => out[0] = x.iter().fold(T::from(0.0), |s, v| s + *v),
             FesdBlock::Linear { weight } | FesdBlock::Elastic { weight } => out[0] = x[0] * *weight,
             FesdBlock::StepEq { hbar, rho } => {
@@ -715,7 +742,10 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
     fn is_linear(&self) -> bool {
         matches!(
             self,
-            FesdBlock::SumH | FesdBlock::Linear { .. } | FesdBlock::Elastic { .. }
+            FesdBlock::SumH
+                | FesdBlock::Linear { .. }
+                | FesdBlock::Elastic { .. }
+                | FesdBlock::LambdaSum { .. }
         )
     }
     fn eval_jac<T: Real>(&self, x: &[T], out: &mut [T], i: usize) {
@@ -844,6 +874,11 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
                     (Some(a), Some(b)) => a == b || a == usize::MAX || b == usize::MAX,
                     _ => false,
                 }
+            }
+            // α enters linearly, tanh couples λᵖ_i and λⁿ_i of one component
+            FesdBlock::Smoothing { widths } => {
+                let nc = widths.len();
+                i >= nc && j >= nc && (i - nc) % nc == (j - nc) % nc
             }
             // c(Y) − λᵖ + λⁿ: the multipliers enter linearly
             FesdBlock::Algebraic { tf } | FesdBlock::StewartAlgebraic { tf } => {
@@ -1097,6 +1132,14 @@ fn build_nlp<C: Cls>(
         return Err(OcpError::InvalidInput(
             "cut schedule: σ must be positive and the thresholds finite and nonnegative".into(),
         ));
+    }
+    if let Some(sm) = &o.smoothing {
+        if st {
+            return Err(OcpError::InvalidInput(
+                "smoothing needs the step representation (dcs = step), not Stewart".into(),
+            ));
+        }
+        sm.validate(nc)?;
     }
     let cuts = cut_thresholds(o);
     if cuts.iter().flatten().any(|d| !(d.is_finite() && *d >= 0.0)) {
@@ -1392,6 +1435,30 @@ fn build_nlp<C: Cls>(
                     }
                 }
             }
+            if let Some(sm) = o.smoothing.as_ref().filter(|_| !st) {
+                let mut lams = vec![];
+                for j in 0..ns {
+                    let mut vars: Vec<usize> = (0..nc).map(|i| e.alpha[j] + i).collect();
+                    vars.extend((0..nc).map(|i| e.lp[j + 1] + i));
+                    vars.extend((0..nc).map(|i| e.ln[j + 1] + i));
+                    lams.extend_from_slice(&vars[nc..]);
+                    let z = vec![0.0; nc];
+                    nlp.add_constraint(
+                        FesdBlock::Smoothing {
+                            widths: sm.widths.clone(),
+                        },
+                        vars,
+                        &z,
+                        &z,
+                    )?;
+                }
+                nlp.add_objective(
+                    FesdBlock::LambdaSum {
+                        weight: sm.lambda_weight,
+                    },
+                    lams,
+                )?;
+            }
             if o.alpha_bias > 0.0 && !st {
                 for j in 0..ns {
                     nlp.add_objective(
@@ -1518,9 +1585,18 @@ pub fn homotopy<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
-    let mut x = x0;
+    let (mut x, mut log) = match &o.smoothing {
+        Some(sm)
+            if nlp
+                .blocks
+                .iter()
+                .any(|b| matches!(b.kind, FesdBlock::Smoothing { .. })) =>
+        {
+            crate::smoothing::run_phase(nlp, layout, x0, o, sm)?
+        }
+        _ => (x0, vec![]),
+    };
     let mut warm: Option<IpoptSolution> = None;
-    let mut log = vec![];
     let mut sigma = o.sigma0;
     let mut polished = false;
     for it in 0..o.n_homotopy.max(o.cut_schedule.len()).max(1) {

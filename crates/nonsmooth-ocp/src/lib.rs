@@ -26,6 +26,7 @@ pub mod hopper;
 pub mod ipopt;
 pub mod nlp;
 pub mod problem;
+pub mod smoothing;
 pub mod tf;
 
 /// Errors of the OCP layer.

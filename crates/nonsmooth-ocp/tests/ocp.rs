@@ -438,3 +438,39 @@ fn continuation_frees_the_speed_of_time_after_the_first_waypoint() {
     // afterwards each interval has its own speed variable
     assert!(l[1].x.len() > g[1].x.len());
 }
+
+#[test]
+fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
+    let n = 20;
+    let (tf, hz) = particle(n);
+    let base = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let direct = solve_ocp(&tf, &hz, &base).unwrap();
+    let o = FesdOptions {
+        smoothing: Some(nonsmooth_ocp::smoothing::Smoothing {
+            widths: vec![1e-2, 1e-1],
+            factors: vec![100.0, 10.0, 1.0, 0.1, 0.01],
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+        }),
+        sigma0: 1e-4,
+        soft_terminal: 1e-2,
+        soft_terminal_sigma: 1e-3,
+        max_iter: 3000,
+        verbose: true,
+        ..base
+    };
+    let sol = match solve_ocp(&tf, &hz, &o) {
+        Ok(s) => s,
+        Err(e) => panic!("{}", e.to_string().chars().take(300).collect::<String>()),
+    };
+    eprintln!(
+        "smoothed start: objective {} (direct {}) comp {} log {:?}",
+        sol.objective, direct.objective, sol.comp_residual, sol.log
+    );
+    assert!(sol.comp_residual < 1e-9);
+    assert!(sol.terminal_error < 1e-6);
+    assert!((sol.objective - direct.objective).abs() < 1e-6);
+}

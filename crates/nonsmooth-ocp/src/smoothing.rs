@@ -1,0 +1,348 @@
+//! Smoothing phase before the MPCC homotopy: the step functions of the time-freezing DCS
+//! replaced by smooth sigmoids of the switching functions.
+//!
+//! In the step representation every α_i at a stage point is set-valued only where its
+//! switching function c_i vanishes: α_i = 1 for c_i > 0, 0 for c_i < 0 (seed 002 eq. 27;
+//! the complementarity α ⊥ λⁿ, 1 − α ⊥ λᵖ with c = λᵖ − λⁿ). The Scholtes relaxation
+//! (products ≤ σ) and the ℓ1 penalty both let the optimizer *choose* α inside the relaxed
+//! set, and on the hopper the relaxed optima use that choice: a foot a few centimetres
+//! above the ground, or lifting off, borrows thrust from the auxiliary field with α
+//! interior (docs/optimal-control.md, "what the relaxation is used for"). Such points have
+//! no exact neighbour, and the homotopy stalls.
+//!
+//! The smoothing phase removes the choice: α_i = H_w(c_i) = ½(1 + tanh(c_i / w_i)) at every
+//! stage point (the regularization of a Filippov system by a sigmoid, Teixeira and
+//! Sotomayor; the smoothed time-freezing system is an ordinary stiff ODE whose sliding
+//! motions are its fast-slow limits). Each NLP of the phase is a trajectory optimization of
+//! a physically consistent, if soft, contact model; the widths w shrink by the given
+//! factors, each NLP warm-started from the previous one. The complementarity rows are off
+//! during the phase (their products are O(w) small anyway), the multipliers keep
+//! c = λᵖ − λⁿ, and a small linear cost ε Σ (λᵖ + λⁿ) picks the complementary split
+//! λᵖ = max(c, 0), λⁿ = max(−c, 0) (without it the barrier would push both to infinity).
+//! After the phase the smoothing rows are released, the multipliers are projected onto
+//! that split, and the MPCC homotopy (Scholtes or ℓ1) starts from the smoothed trajectory
+//! with the options' σ₀ — small, because the smoothed point is nearly complementary.
+//! The smoothed system cannot in general meet the terminal constraint from the trivial
+//! initialization (its first NLPs are locally infeasible, measured on the particle and the
+//! hopper), so the phase needs the soft terminal of [`FesdOptions::soft_terminal`]: the
+//! penalty w Σ (y_i(T̃) − target_i)² with w = `soft_terminal`, and ends with one NLP at the
+//! last width with the terminal constraint hard.
+//! This is a decision of ours (the paper and nosnoc start the homotopy from the trivial
+//! initialization directly); it changes the path to the exact solution, not the solution
+//! set.
+
+use crate::fesd::{comp_residual, FesdBlock, FesdOptions, Layout, NlpLog};
+use crate::ipopt::{solve, IpoptOptions, IpoptSolution};
+use crate::nlp::{BlockNlp, Real};
+use crate::tf::Cls;
+use crate::OcpError;
+
+/// Options of the smoothing phase ([`FesdOptions::smoothing`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Smoothing {
+    /// Base width w_i per switching function (units of c_i: the gap in m, velocities in
+    /// m/s for the hopper).
+    pub widths: Vec<f64>,
+    /// Width factors of the phase's NLPs, in order (e.g. 1, 0.3, 0.1, …).
+    pub factors: Vec<f64>,
+    /// Weight ε of the linear multiplier cost ε Σ (λᵖ + λⁿ) during the phase.
+    pub lambda_weight: f64,
+    /// Relaxations σ of the phase's closing NLPs (empty = none): at the last width, with
+    /// the smoothing rows still on, the complementarity rows (Scholtes ≤ σ, or the ℓ1
+    /// penalty with ρ = 1/σ) are switched on again. α is pinned to H_w(c) there, so the
+    /// only way to lower the *cross* products (a switch inside an element, which the
+    /// smoothing does not see) is to move the element boundaries onto the switches — the
+    /// FESD step-size adaptation — without re-opening the relaxed set of α.
+    pub cross_sigmas: Vec<f64>,
+}
+
+impl Smoothing {
+    /// Checks widths (one positive finite value per switching function), factors (positive,
+    /// finite, at least one) and the multiplier weight (positive, finite).
+    pub fn validate(&self, n_c: usize) -> Result<(), OcpError> {
+        let bad = |v: &f64| !(v.is_finite() && *v > 0.0);
+        if self.widths.len() != n_c || self.widths.iter().any(bad) {
+            return Err(OcpError::InvalidInput(format!(
+                "smoothing.widths must hold {n_c} positive finite values (one per switching function), got {:?}",
+                self.widths
+            )));
+        }
+        if self.factors.is_empty() || self.factors.iter().any(bad) {
+            return Err(OcpError::InvalidInput(format!(
+                "smoothing.factors must be a nonempty list of positive finite values, got {:?}",
+                self.factors
+            )));
+        }
+        if bad(&self.lambda_weight) {
+            return Err(OcpError::InvalidInput(format!(
+                "smoothing.lambda_weight must be positive and finite, got {}",
+                self.lambda_weight
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// |c/w| beyond which H_w(c) is taken as exactly 0 or 1 (tanh(20) = 1 − 8e-18), which
+/// also keeps the dual numbers' tanh away from overflow.
+const SATURATION: f64 = 20.0;
+
+/// The smoothed Heaviside function H_w(c) = ½(1 + tanh(c / w)).
+pub fn heaviside<T: Real>(c: T, width: f64) -> T {
+    let z = c / width;
+    if z.re() > SATURATION {
+        T::from(1.0)
+    } else if z.re() < -SATURATION {
+        T::from(0.0)
+    } else {
+        (z.tanh() + 1.0) * 0.5
+    }
+}
+
+/// Runs the smoothing phase on an NLP built with [`FesdOptions::smoothing`] set and
+/// returns the last smoothed point, its multipliers projected onto the complementary split,
+/// and one log entry per NLP (`sigma` holds the width factor, or −σ for the closing NLPs
+/// of [`Smoothing::cross_sigmas`]). With a soft terminal the
+/// phase ends with one more NLP at the last width with the terminal constraint hard (kept
+/// only if IPOPT converges). The smoothing rows are released and the multiplier cost
+/// switched off before returning, so the NLP is the plain MPCC relaxation again. A failing
+/// NLP ends the phase at the last converged point; a failure of the first one is an error.
+pub fn run_phase<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+    o: &FesdOptions,
+    sm: &Smoothing,
+) -> Result<(Vec<f64>, Vec<NlpLog>), OcpError> {
+    let mut x = x0;
+    let mut log = vec![];
+    let saved_gu = nlp.gu.clone();
+    for r in &layout.comp_rows {
+        for i in 0..layout.comp_row_len {
+            nlp.gu[r + i] = 1e20;
+        }
+    }
+    let mut warm: Option<IpoptSolution> = None;
+    let mut last_factor = sm.factors[0];
+    for factor in &sm.factors {
+        set_phase_weights(nlp, sm, *factor, o.soft_terminal);
+        match solve_step(nlp, layout, &x, warm.as_ref(), o, *factor, &mut log) {
+            Ok(sol) => {
+                x = sol.x.clone();
+                warm = Some(sol);
+                last_factor = *factor;
+            }
+            Err(_) if warm.is_some() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    if !layout.terminal.is_empty() {
+        let (xl, xu) = (nlp.xl.clone(), nlp.xu.clone());
+        set_phase_weights(nlp, sm, last_factor, 0.0);
+        let mut xt = x.clone();
+        for (i, v) in &layout.terminal {
+            nlp.xl[*i] = *v;
+            nlp.xu[*i] = *v;
+            xt[*i] = *v;
+        }
+        match solve_step(nlp, layout, &xt, warm.as_ref(), o, last_factor, &mut log) {
+            Ok(sol) => {
+                x = sol.x.clone();
+                warm = Some(sol);
+            }
+            Err(_) => (nlp.xl, nlp.xu) = (xl, xu),
+        }
+    }
+    for sigma in &sm.cross_sigmas {
+        set_phase_weights(nlp, sm, last_factor, 0.0);
+        for r in &layout.comp_rows {
+            for i in 0..layout.comp_row_len {
+                nlp.gu[r + i] = *sigma;
+            }
+        }
+        for b in nlp.blocks.iter_mut() {
+            if let (FesdBlock::Comp { weight, .. }, None) = (&mut b.kind, b.row) {
+                *weight = 1.0 / sigma;
+            }
+        }
+        match solve_step(nlp, layout, &x, warm.as_ref(), o, -sigma, &mut log) {
+            Ok(sol) => {
+                x = sol.x.clone();
+                warm = Some(sol);
+            }
+            Err(_) => break,
+        }
+    }
+    nlp.gu = saved_gu;
+    for b in nlp.blocks.iter_mut() {
+        match (&mut b.kind, b.row) {
+            (FesdBlock::Smoothing { widths }, Some(row)) => {
+                for i in 0..widths.len() {
+                    nlp.gl[row + i] = -1e20;
+                    nlp.gu[row + i] = 1e20;
+                }
+            }
+            (FesdBlock::LambdaSum { weight }, _) => *weight = 0.0,
+            _ => {}
+        }
+    }
+    project_multipliers(layout, &mut x);
+    Ok((x, log))
+}
+
+/// Widths w = base × `factor`, the multiplier cost on, the ℓ1 complementarity penalty off
+/// and the soft-terminal weight `terminal_weight`.
+fn set_phase_weights<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    sm: &Smoothing,
+    factor: f64,
+    terminal_weight: f64,
+) {
+    for b in nlp.blocks.iter_mut() {
+        match &mut b.kind {
+            FesdBlock::Smoothing { widths } => {
+                for (w, base) in widths.iter_mut().zip(&sm.widths) {
+                    *w = base * factor;
+                }
+            }
+            FesdBlock::LambdaSum { weight } => *weight = sm.lambda_weight,
+            FesdBlock::Comp { weight, .. } if b.row.is_none() => *weight = 0.0,
+            FesdBlock::Terminal { weight, .. } => *weight = terminal_weight,
+            _ => {}
+        }
+    }
+}
+
+/// One NLP of the phase, warm-started from `warm` when given; logged (also when it fails).
+fn solve_step<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x: &[f64],
+    warm: Option<&IpoptSolution>,
+    o: &FesdOptions,
+    factor: f64,
+    log: &mut Vec<NlpLog>,
+) -> Result<IpoptSolution, OcpError> {
+    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+    opts.int.push(("acceptable_iter".into(), 3));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    let duals = warm.filter(|_| o.warm_duals);
+    if duals.is_some() {
+        opts.string
+            .push(("warm_start_init_point".into(), "yes".into()));
+        opts.num.push(("mu_init".into(), 1e-4));
+        opts.num.push(("warm_start_bound_push".into(), 1e-9));
+        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    }
+    let result = solve(nlp, x, duals, &opts);
+    let (sol, ok) = match &result {
+        Ok(sol) => (sol, true),
+        Err(OcpError::Ipopt { solution, .. }) => (solution.as_ref(), false),
+        Err(_) => return result,
+    };
+    let comp = comp_residual(layout, &sol.x, o.fesd);
+    if o.verbose {
+        eprintln!(
+            "smoothing {}{:.3e}: objective {:.6e}, complementarity {comp:.3e}, {} iterations, {:.2} s, {:?}{}",
+            if factor < 0.0 { "with complementarity ≤ " } else { "×" },
+            factor.abs(),
+            sol.objective,
+            sol.iterations,
+            sol.cpu_seconds,
+            sol.status,
+            if ok { "" } else { " (failed)" }
+        );
+        if !ok && warm.is_none() {
+            print_worst_rows(nlp, &sol.x);
+        }
+    }
+    log.push(NlpLog {
+        sigma: factor,
+        objective: sol.objective,
+        comp_residual: comp,
+        iterations: sol.iterations,
+        cpu_seconds: sol.cpu_seconds,
+        status: sol.status,
+    });
+    result
+}
+
+/// Debug print: the 15 most violated constraint rows at `x` with their block kinds.
+fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+    let (_, g) = nlp.eval_all(x);
+    let mut rows = vec![];
+    for (bi, b) in nlp.blocks.iter().enumerate() {
+        let Some(r) = b.row else { continue };
+        for i in 0..b.n_out {
+            let v = (nlp.gl[r + i] - g[r + i]).max(g[r + i] - nlp.gu[r + i]);
+            if v > 0.0 {
+                let name = match &b.kind {
+                    FesdBlock::Collocation { .. } => "collocation",
+                    FesdBlock::Algebraic { .. } => "algebraic",
+                    FesdBlock::Smoothing { .. } => "smoothing",
+                    FesdBlock::Path { .. } => "path",
+                    FesdBlock::SumH => "sum h",
+                    FesdBlock::Comp { .. } => "comp",
+                    _ => "other",
+                };
+                rows.push((v, bi, i, name, g[r + i]));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for r in rows.iter().take(15) {
+        eprintln!(
+            "violation {:.3e} block {} out {} value {:.4e} {}",
+            r.0, r.1, r.2, r.4, r.3
+        );
+    }
+}
+
+/// λᵖ, λⁿ ← max(c, 0), max(−c, 0) with c = λᵖ − λⁿ at every multiplier point.
+fn project_multipliers(layout: &Layout, x: &mut [f64]) {
+    let (_, nc, _, _) = layout.dims;
+    for e in &layout.elems {
+        for (lp, ln) in e.lp.iter().zip(&e.ln) {
+            for i in 0..nc {
+                let c = x[lp + i] - x[ln + i];
+                x[lp + i] = c.max(0.0);
+                x[ln + i] = (-c).max(0.0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heaviside_is_a_sigmoid_with_the_given_width() {
+        assert!((heaviside(0.0, 0.1) - 0.5).abs() < 1e-15);
+        assert!((heaviside(0.1, 0.1) - 0.5 * (1.0 + 1f64.tanh())).abs() < 1e-15);
+        assert_eq!(heaviside(5.0, 0.1), 1.0);
+        assert_eq!(heaviside(-5.0, 0.1), 0.0);
+        assert!(heaviside(1e-3, 1e-4) > 1.0 - 1e-8);
+    }
+
+    #[test]
+    fn invalid_smoothing_options_are_named() {
+        let s = Smoothing {
+            widths: vec![0.01, 0.1],
+            factors: vec![1.0],
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+        };
+        let e = s.validate(3).unwrap_err().to_string();
+        assert!(e.contains("smoothing.widths"), "{e}");
+        let s = Smoothing {
+            widths: vec![0.01; 3],
+            factors: vec![],
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+        };
+        assert!(s.validate(3).unwrap_err().to_string().contains("factors"));
+    }
+}
