@@ -94,6 +94,7 @@ fn smoothing() -> Option<nonsmooth_ocp::smoothing::Smoothing> {
         factors: list("SMOOTH", "1"),
         lambda_weight: env("SMLAM", 1e-3),
         cross_sigmas: list("SMCROSS", ""),
+        terminal_weight: env("SMTW", 100.0),
     })
 }
 
@@ -255,8 +256,33 @@ fn main() {
             smoothing: None,
             ..o.clone()
         };
-        let (nlp, layout, _) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
+        let (mut nlp, layout, _) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).unwrap();
         let x0 = read_cache(&file).expect("SMLOAD point");
+        if env("SMPOLISH", 0) == 1 {
+            let xs = snap_to_active_set(&layout, &x0, &o, env("SMSNAP", 0.05));
+            let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
+            let sol = nonsmooth_ocp::ipopt::IpoptSolution::from_primal(xs, m);
+            let mu: f64 = env("MUFIX", 1e-2);
+            match nonsmooth_ocp::fesd::solve_on_active_set(&mut nlp, &layout, &sol, &o, mu, true) {
+                Some((p, e)) => {
+                    let out =
+                        nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &p.x, &o).unwrap();
+                    let (hops, clear) = hops_and_clearance(&hop, &out);
+                    println!(
+                        "SNAP-POLISH OK obj {:.4} comp {:.2e} viol {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
+                        out.objective, e.comp_residual, p.constraint_violation, out.terminal_error, e.iterations, e.cpu_seconds
+                    );
+                    if let Ok(f) = std::env::var("SMSAVE") {
+                        write_point(f, &p.x);
+                    }
+                }
+                None => println!(
+                    "SNAP-POLISH FAILED after {:.1}s",
+                    t0.elapsed().as_secs_f64()
+                ),
+            }
+            return;
+        }
         match nonsmooth_ocp::fesd::solve_built(&tf, &hz, &o, nlp, &layout, x0) {
             Ok(sol) => {
                 let (hops, clear) = hops_and_clearance(&hop, &sol);
@@ -697,6 +723,46 @@ fn smoothed_summary(tf: &Arc<TimeFreezing<Hopper>>, hz: &Horizon, o: &FesdOption
         }
         diagnose(tf, hz, o, x);
     }
+}
+
+/// The active set of a smoothed point made explicit: each stage's α is classified by its
+/// value (≤ `snap` → 0, ≥ 1 − `snap` → 1, else interior) and every multiplier it is
+/// (cross-)paired with is set to the value the class fixes (λᵖ = 0 for α = 0, λⁿ = 0 for
+/// α = 1, both for interior), so that the active-set solve fixes exactly that structure.
+fn snap_to_active_set(
+    layout: &nonsmooth_ocp::fesd::Layout,
+    x: &[f64],
+    o: &FesdOptions,
+    snap: f64,
+) -> Vec<f64> {
+    let (_, nc, _, ns) = layout.dims;
+    let mut xs = x.to_vec();
+    for e in &layout.elems {
+        for jp in 0..ns {
+            for i in 0..nc {
+                let ai = e.alpha[jp] + i;
+                let a = x[ai];
+                let js: Vec<usize> = (0..e.lp.len())
+                    .filter(|&j| {
+                        nonsmooth_ocp::fesd::comp_pair(o.fesd && i < layout.n_cross, jp, j, ns)
+                    })
+                    .collect();
+                if a <= snap {
+                    xs[ai] = 0.0;
+                    js.iter().for_each(|&j| xs[e.lp[j] + i] = 0.0);
+                } else if a >= 1.0 - snap {
+                    xs[ai] = 1.0;
+                    js.iter().for_each(|&j| xs[e.ln[j] + i] = 0.0);
+                } else {
+                    js.iter().for_each(|&j| {
+                        xs[e.lp[j] + i] = 0.0;
+                        xs[e.ln[j] + i] = 0.0;
+                    });
+                }
+            }
+        }
+    }
+    xs
 }
 
 /// Writes an NLP point for [`read_cache`] (one number per line).

@@ -1141,6 +1141,8 @@ fn build_nlp<C: Cls>(
         }
         sm.validate(nc)?;
     }
+    // the terminal is a penalty in the soft phase of the homotopy and in the smoothing phase
+    let soft_terminal = o.soft_terminal > 0.0 || (o.smoothing.is_some() && !st);
     let cuts = cut_thresholds(o);
     if cuts.iter().flatten().any(|d| !(d.is_finite() && *d >= 0.0)) {
         return Err(OcpError::InvalidInput(
@@ -1264,7 +1266,7 @@ fn build_nlp<C: Cls>(
                         lo[ny - 1] = tk;
                         hi[ny - 1] = tk;
                     }
-                    if k == hz.n_steps - 1 && o.soft_terminal <= 0.0 {
+                    if k == hz.n_steps - 1 && !soft_terminal {
                         for (i, v) in &hz.terminal {
                             if *i < ny {
                                 lo[*i] = *v;
@@ -1483,7 +1485,7 @@ fn build_nlp<C: Cls>(
         if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 && new_speed {
             nlp.add_objective(FesdBlock::SpeedOfTime { rho: o.rho_sot }, vec![s])?;
         }
-        if k == hz.n_steps - 1 && o.soft_terminal > 0.0 {
+        if k == hz.n_steps - 1 && soft_terminal {
             let (idx, target): (Vec<usize>, Vec<f64>) = hz
                 .terminal
                 .iter()
@@ -1616,7 +1618,9 @@ pub fn homotopy<C: Cls>(
                 }
             }
         }
-        let hard = layout.terminal.is_empty() || sigma <= o.soft_terminal_sigma * (1.0 + 1e-12);
+        let hard = layout.terminal.is_empty()
+            || o.soft_terminal <= 0.0
+            || sigma <= o.soft_terminal_sigma * (1.0 + 1e-12);
         for b in nlp.blocks.iter_mut() {
             match (b.row, &mut b.kind) {
                 (None, FesdBlock::Comp { weight, .. })

@@ -216,6 +216,8 @@ struct FesdSpec {
     n_homotopy: Option<usize>,
     cut_schedule: Option<Vec<CutSpec>>,
     path_at_stages: Option<bool>,
+    sigma0: Option<f64>,
+    smoothing: Option<crate::smoothing::Smoothing>,
 }
 
 /// One `[[fesd.cut_schedule]]` entry ([`FesdOptions::cut_schedule`]).
@@ -246,6 +248,22 @@ impl FesdSpec {
         if let Some(p) = self.path_at_stages {
             o.path_at_stages = p;
         }
+        if let Some(s) = self.sigma0 {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(bad(format!(
+                    "fesd.sigma0 must be positive and finite, got {s}"
+                )));
+            }
+            o.sigma0 = s;
+        }
+        if let Some(sm) = &self.smoothing {
+            // the width count against the model's switching functions is checked when the
+            // NLP is built
+            if let Err(OcpError::InvalidInput(msg)) = sm.validate(sm.widths.len()) {
+                return Err(bad(format!("fesd.{msg}")));
+            }
+        }
+        o.smoothing = self.smoothing.clone();
         if let Some(c) = &self.cut_schedule {
             if c.iter().any(|c| {
                 !(c.sigma.is_finite() && c.sigma > 0.0)
@@ -664,6 +682,31 @@ mod tests {
         );
         let e = Problem::from_toml_str(&cut.replace("delta = 0.05", "delta = -1.0"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("cut_schedule")));
+    }
+
+    #[test]
+    fn smoothing_keys_give_the_smoothing_phase() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
+                    [fesd]\nsigma0 = 1e-4\n\
+                    [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 1.0, 0.1]\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed");
+        };
+        let sm = h.options.smoothing.expect("smoothing");
+        assert_eq!(sm.factors, vec![100.0, 1.0, 0.1]);
+        assert_eq!((sm.lambda_weight, sm.terminal_weight), (1e-3, 100.0));
+        assert!(sm.cross_sigmas.is_empty());
+        assert_eq!(h.options.sigma0, 1e-4);
+        let e =
+            Problem::from_toml_str(&text.replace("[100.0, 1.0, 0.1]", "[-1.0]"), Some("p.toml"));
+        assert!(
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.smoothing.factors") && m.contains("p.toml")),
+            "{:?}",
+            e.err()
+        );
+        let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "sigma0 = 0.0"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.sigma0")));
     }
 
     #[test]

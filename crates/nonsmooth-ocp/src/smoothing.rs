@@ -24,9 +24,9 @@
 //! with the options' σ₀ — small, because the smoothed point is nearly complementary.
 //! The smoothed system cannot in general meet the terminal constraint from the trivial
 //! initialization (its first NLPs are locally infeasible, measured on the particle and the
-//! hopper), so the phase needs the soft terminal of [`FesdOptions::soft_terminal`]: the
-//! penalty w Σ (y_i(T̃) − target_i)² with w = `soft_terminal`, and ends with one NLP at the
-//! last width with the terminal constraint hard.
+//! hopper), so during the phase the terminal constraint is the penalty
+//! w Σ (y_i(T̃) − target_i)² with w = [`Smoothing::terminal_weight`], and the phase ends
+//! with one NLP at the last width with the terminal constraint hard.
 //! This is a decision of ours (the paper and nosnoc start the homotopy from the trivial
 //! initialization directly); it changes the path to the exact solution, not the solution
 //! set.
@@ -37,8 +37,10 @@ use crate::nlp::{BlockNlp, Real};
 use crate::tf::Cls;
 use crate::OcpError;
 
-/// Options of the smoothing phase ([`FesdOptions::smoothing`]).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// Options of the smoothing phase ([`FesdOptions::smoothing`]; problem files:
+/// `[fesd.smoothing]`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Smoothing {
     /// Base width w_i per switching function (units of c_i: the gap in m, velocities in
     /// m/s for the hopper).
@@ -46,6 +48,7 @@ pub struct Smoothing {
     /// Width factors of the phase's NLPs, in order (e.g. 1, 0.3, 0.1, …).
     pub factors: Vec<f64>,
     /// Weight ε of the linear multiplier cost ε Σ (λᵖ + λⁿ) during the phase.
+    #[serde(default = "default_lambda_weight")]
     pub lambda_weight: f64,
     /// Relaxations σ of the phase's closing NLPs (empty = none): at the last width, with
     /// the smoothing rows still on, the complementarity rows (Scholtes ≤ σ, or the ℓ1
@@ -53,7 +56,19 @@ pub struct Smoothing {
     /// only way to lower the *cross* products (a switch inside an element, which the
     /// smoothing does not see) is to move the element boundaries onto the switches — the
     /// FESD step-size adaptation — without re-opening the relaxed set of α.
+    #[serde(default)]
     pub cross_sigmas: Vec<f64>,
+    /// Weight w of the soft terminal w Σ (y_i(T̃) − target_i)² during the phase.
+    #[serde(default = "default_terminal_weight")]
+    pub terminal_weight: f64,
+}
+
+fn default_lambda_weight() -> f64 {
+    1e-3
+}
+
+fn default_terminal_weight() -> f64 {
+    100.0
 }
 
 impl Smoothing {
@@ -71,6 +86,12 @@ impl Smoothing {
             return Err(OcpError::InvalidInput(format!(
                 "smoothing.factors must be a nonempty list of positive finite values, got {:?}",
                 self.factors
+            )));
+        }
+        if bad(&self.terminal_weight) || self.cross_sigmas.iter().any(bad) {
+            return Err(OcpError::InvalidInput(format!(
+                "smoothing.terminal_weight and smoothing.cross_sigmas must be positive and finite, got {} and {:?}",
+                self.terminal_weight, self.cross_sigmas
             )));
         }
         if bad(&self.lambda_weight) {
@@ -125,7 +146,7 @@ pub fn run_phase<C: Cls>(
     let mut warm: Option<IpoptSolution> = None;
     let mut last_factor = sm.factors[0];
     for factor in &sm.factors {
-        set_phase_weights(nlp, sm, *factor, o.soft_terminal);
+        set_phase_weights(nlp, sm, *factor, sm.terminal_weight);
         match solve_step(nlp, layout, &x, warm.as_ref(), o, *factor, &mut log) {
             Ok(sol) => {
                 x = sol.x.clone();
@@ -320,11 +341,11 @@ mod tests {
 
     #[test]
     fn heaviside_is_a_sigmoid_with_the_given_width() {
-        assert!((heaviside(0.0, 0.1) - 0.5).abs() < 1e-15);
-        assert!((heaviside(0.1, 0.1) - 0.5 * (1.0 + 1f64.tanh())).abs() < 1e-15);
-        assert_eq!(heaviside(5.0, 0.1), 1.0);
-        assert_eq!(heaviside(-5.0, 0.1), 0.0);
-        assert!(heaviside(1e-3, 1e-4) > 1.0 - 1e-8);
+        assert!((heaviside(0.0f64, 0.1) - 0.5).abs() < 1e-15);
+        assert!((heaviside(0.1f64, 0.1) - 0.5 * (1.0 + 1f64.tanh())).abs() < 1e-15);
+        assert_eq!(heaviside(5.0f64, 0.1), 1.0);
+        assert_eq!(heaviside(-5.0f64, 0.1), 0.0);
+        assert!(heaviside(1e-3f64, 1e-4) > 1.0 - 1e-8);
     }
 
     #[test]
@@ -334,6 +355,7 @@ mod tests {
             factors: vec![1.0],
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
+            terminal_weight: 100.0,
         };
         let e = s.validate(3).unwrap_err().to_string();
         assert!(e.contains("smoothing.widths"), "{e}");
@@ -342,6 +364,7 @@ mod tests {
             factors: vec![],
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
+            terminal_weight: 100.0,
         };
         assert!(s.validate(3).unwrap_err().to_string().contains("factors"));
     }

@@ -106,3 +106,36 @@ fn a_homotopy_cut_short_reports_its_residuals() {
         other => panic!("expected HomotopyStalled, got {other:?}"),
     }
 }
+
+#[test]
+fn bad_smoothing_options_are_named() {
+    let smoothing = |widths: Vec<f64>, factors: Vec<f64>| FesdOptions {
+        smoothing: Some(nonsmooth_ocp::smoothing::Smoothing {
+            widths,
+            factors,
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+            terminal_weight: 100.0,
+        }),
+        ..FesdOptions::default()
+    };
+    let message = |o: &FesdOptions| match build(&ball(), &drop_horizon(), o) {
+        Err(e @ OcpError::InvalidInput(_)) => e.to_string(),
+        other => panic!("expected InvalidInput, got {:?}", other.err()),
+    };
+    // the ball has two switching functions (height, velocity)
+    let e = message(&smoothing(vec![0.01; 3], vec![1.0]));
+    assert!(
+        e.contains("smoothing.widths") && e.contains("2 positive"),
+        "{e}"
+    );
+    let e = message(&smoothing(vec![0.01, f64::NAN], vec![1.0]));
+    assert!(e.contains("smoothing.widths"), "{e}");
+    let e = message(&smoothing(vec![0.01, 0.1], vec![]));
+    assert!(e.contains("smoothing.factors"), "{e}");
+    let stewart = FesdOptions {
+        dcs: nonsmooth_ocp::fesd::Dcs::Stewart,
+        ..smoothing(vec![0.01, 0.1], vec![1.0])
+    };
+    assert!(message(&stewart).contains("step representation"));
+}

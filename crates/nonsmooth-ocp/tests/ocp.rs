@@ -454,10 +454,9 @@ fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
             factors: vec![100.0, 10.0, 1.0, 0.1, 0.01],
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
+            terminal_weight: 100.0,
         }),
         sigma0: 1e-4,
-        soft_terminal: 1e-2,
-        soft_terminal_sigma: 1e-3,
         max_iter: 3000,
         verbose: true,
         ..base
