@@ -283,25 +283,8 @@ fn main() {
             }
             return;
         }
-        match nonsmooth_ocp::fesd::solve_built(&tf, &hz, &o, nlp, &layout, x0) {
-            Ok(sol) => {
-                let (hops, clear) = hops_and_clearance(&hop, &sol);
-                println!(
-                    "OK obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
-                    sol.objective, sol.comp_residual, sol.terminal_error, sol.nlp_iterations, t0.elapsed().as_secs_f64()
-                );
-            }
-            Err(nonsmooth_ocp::OcpError::HomotopyStalled {
-                x, comp_residual, ..
-            }) => {
-                println!(
-                    "STALL comp {comp_residual:.3e} after {:.1}s",
-                    t0.elapsed().as_secs_f64()
-                );
-                diagnose(&tf, &hz, &o, &x);
-            }
-            Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
-        }
+        let res = nonsmooth_ocp::fesd::solve_built(&tf, &hz, &o, nlp, &layout, x0);
+        print_result(&tf, &hz, &o, res, t0, false);
         return;
     }
     if let Ok(list) = std::env::var("GRAVCONT") {
@@ -593,12 +576,27 @@ fn main() {
     } else {
         solve_ocp(&tf, &hz, &o)
     };
+    print_result(&tf, &hz, &o, res, t0, true);
+}
+
+/// Prints a solve's outcome: hops and hole clearance of a solution (with its NLP log when
+/// `with_log`), or the largest products of a stalled iterate.
+fn print_result(
+    tf: &Arc<TimeFreezing<Hopper>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    res: Result<OcpSolution, nonsmooth_ocp::OcpError>,
+    t0: std::time::Instant,
+    with_log: bool,
+) {
     match res {
         Ok(sol) => {
-            for l in &sol.log {
-                println!("{l:?}");
+            if with_log {
+                for l in &sol.log {
+                    println!("{l:?}");
+                }
             }
-            let (hops, clear) = hops_and_clearance(&hop, &sol);
+            let (hops, clear) = hops_and_clearance(&tf.cls, &sol);
             println!(
                 "OK obj {:.4} comp {:.2e} term {:.2e} hops {hops} clear {clear:.2e} iters {} cpu {:.1}",
                 sol.objective, sol.comp_residual, sol.terminal_error, sol.nlp_iterations, t0.elapsed().as_secs_f64()
@@ -611,7 +609,7 @@ fn main() {
                 "STALL comp {comp_residual:.3e} after {:.1}s",
                 t0.elapsed().as_secs_f64()
             );
-            diagnose(&tf, &hz, &o, &x);
+            diagnose(tf, hz, o, &x);
         }
         Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
     }
