@@ -609,6 +609,9 @@ fn print_result(
                 "STALL comp {comp_residual:.3e} after {:.1}s",
                 t0.elapsed().as_secs_f64()
             );
+            if let Ok(f) = std::env::var("STALLSAVE") {
+                write_point(f, &x);
+            }
             diagnose(tf, hz, o, &x);
         }
         Err(e) => println!("ERR {e} after {:.1}s", t0.elapsed().as_secs_f64()),
