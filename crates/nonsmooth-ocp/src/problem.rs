@@ -217,6 +217,7 @@ struct FesdSpec {
     cut_schedule: Option<Vec<CutSpec>>,
     path_at_stages: Option<bool>,
     sigma0: Option<f64>,
+    max_iter: Option<i32>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
@@ -255,6 +256,12 @@ impl FesdSpec {
                 )));
             }
             o.sigma0 = s;
+        }
+        if let Some(m) = self.max_iter {
+            if m <= 0 {
+                return Err(bad(format!("fesd.max_iter must be positive, got {m}")));
+            }
+            o.max_iter = m;
         }
         if let Some(sm) = &self.smoothing {
             // the width count against the model's switching functions is checked when the
@@ -688,7 +695,7 @@ mod tests {
     fn smoothing_keys_give_the_smoothing_phase() {
         let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
                     [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
-                    [fesd]\nsigma0 = 1e-4\n\
+                    [fesd]\nsigma0 = 1e-4\nmax_iter = 3000\n\
                     [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 1.0, 0.1]\n";
         let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
             panic!("not parsed");
@@ -697,7 +704,7 @@ mod tests {
         assert_eq!(sm.factors, vec![100.0, 1.0, 0.1]);
         assert_eq!((sm.lambda_weight, sm.terminal_weight), (1e-3, 100.0));
         assert!(sm.cross_sigmas.is_empty());
-        assert_eq!(h.options.sigma0, 1e-4);
+        assert_eq!((h.options.sigma0, h.options.max_iter), (1e-4, 3000));
         let e =
             Problem::from_toml_str(&text.replace("[100.0, 1.0, 0.1]", "[-1.0]"), Some("p.toml"));
         assert!(
