@@ -1010,6 +1010,8 @@ pub struct Layout {
     /// DCS representation: with [`Dcs::Stewart`], `alpha` holds θ and `lp` holds λ (both of
     /// width `dims.1` = n_θ) and `ln` holds μ (width 1).
     pub dcs: Dcs,
+    /// The NLP has the smoothing rows of [`FesdOptions::smoothing`].
+    pub smoothing: bool,
 }
 
 /// A horizon to discretize: initial state, steps and bounds.
@@ -1142,7 +1144,7 @@ fn build_nlp<C: Cls>(
         sm.validate(nc)?;
     }
     // the terminal is a penalty in the soft phase of the homotopy and in the smoothing phase
-    let soft_terminal = o.soft_terminal > 0.0 || (o.smoothing.is_some() && !st);
+    let soft_terminal = o.soft_terminal > 0.0 || o.smoothing.is_some();
     let cuts = cut_thresholds(o);
     if cuts.iter().flatten().any(|d| !(d.is_finite() && *d >= 0.0)) {
         return Err(OcpError::InvalidInput(
@@ -1203,6 +1205,7 @@ fn build_nlp<C: Cls>(
         n_cross: if st { usize::MAX } else { o.cross_components },
         elastic: None,
         dcs: o.dcs,
+        smoothing: o.smoothing.is_some(),
     };
     let elastic_var = if o.elastic && !o.penalty {
         let v = push(
@@ -1437,7 +1440,7 @@ fn build_nlp<C: Cls>(
                     }
                 }
             }
-            if let Some(sm) = o.smoothing.as_ref().filter(|_| !st) {
+            if let Some(sm) = &o.smoothing {
                 let mut lams = vec![];
                 for j in 0..ns {
                     let mut vars: Vec<usize> = (0..nc).map(|i| e.alpha[j] + i).collect();
@@ -1588,14 +1591,7 @@ pub fn homotopy<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
     let (mut x, mut log) = match &o.smoothing {
-        Some(sm)
-            if nlp
-                .blocks
-                .iter()
-                .any(|b| matches!(b.kind, FesdBlock::Smoothing { .. })) =>
-        {
-            crate::smoothing::run_phase(nlp, layout, x0, o, sm)?
-        }
+        Some(sm) if layout.smoothing => crate::smoothing::run_phase(nlp, layout, x0, o, sm)?,
         _ => (x0, vec![]),
     };
     let mut warm: Option<IpoptSolution> = None;
@@ -1641,21 +1637,10 @@ pub fn homotopy<C: Cls>(
                 x[*i] = *v;
             }
         }
-        let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
-        opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
-        opts.int.push(("acceptable_iter".into(), 3));
-        opts.num.push(("bound_relax_factor".into(), 0.0));
-        opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+        let warm_mu = (it > 0 && o.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
+        let mut opts = relaxed_nlp_options(o, warm_mu);
         if o.mu_adaptive {
             opts.string.push(("mu_strategy".into(), "adaptive".into()));
-        }
-        if it > 0 && o.warm_duals {
-            opts.string
-                .push(("warm_start_init_point".into(), "yes".into()));
-            opts.num
-                .push(("mu_init".into(), (sigma * 0.1).clamp(1e-9, 0.1)));
-            opts.num.push(("warm_start_bound_push".into(), 1e-9));
-            opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
         }
         let duals = if o.warm_duals { warm.as_ref() } else { None };
         let sol = match solve(nlp, &x, duals, &opts) {
@@ -1730,6 +1715,26 @@ pub fn homotopy<C: Cls>(
         });
     }
     Ok((sol, log))
+}
+
+/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
+/// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
+/// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
+/// multipliers with that initial barrier parameter and bound pushes of 1e-9.
+pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
+    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+    opts.int.push(("acceptable_iter".into(), 3));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    if let Some(mu) = warm_mu {
+        opts.string
+            .push(("warm_start_init_point".into(), "yes".into()));
+        opts.num.push(("mu_init".into(), mu));
+        opts.num.push(("warm_start_bound_push".into(), 1e-9));
+        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    }
+    opts
 }
 
 /// Threshold below which α (or 1 − α) counts as at its bound in [`polish`].
@@ -1954,11 +1959,7 @@ fn polish_inner<C: Cls>(
         .zip(p.xl.iter().zip(&p.xu))
         .map(|(v, (l, u))| v.clamp(*l, *u))
         .collect();
-    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
-    opts.int.push(("acceptable_iter".into(), 3));
-    opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    let mut opts = relaxed_nlp_options(o, None);
     // an "acceptable" stop may leave up to 1e-2 of violation (IPOPT's default), which the
     // check below (1e-8) rejects: the point must meet the exact tolerance
     opts.num.push((

@@ -31,8 +31,8 @@
 //! initialization directly); it changes the path to the exact solution, not the solution
 //! set.
 
-use crate::fesd::{comp_residual, FesdBlock, FesdOptions, Layout, NlpLog};
-use crate::ipopt::{solve, IpoptOptions, IpoptSolution};
+use crate::fesd::{comp_residual, relaxed_nlp_options, FesdBlock, FesdOptions, Layout, NlpLog};
+use crate::ipopt::{solve, IpoptSolution};
 use crate::nlp::{BlockNlp, Real};
 use crate::tf::Cls;
 use crate::OcpError;
@@ -244,19 +244,8 @@ fn solve_step<C: Cls>(
     factor: f64,
     log: &mut Vec<NlpLog>,
 ) -> Result<IpoptSolution, OcpError> {
-    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
-    opts.int.push(("acceptable_iter".into(), 3));
-    opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
     let duals = warm.filter(|_| o.warm_duals);
-    if duals.is_some() {
-        opts.string
-            .push(("warm_start_init_point".into(), "yes".into()));
-        opts.num.push(("mu_init".into(), 1e-4));
-        opts.num.push(("warm_start_bound_push".into(), 1e-9));
-        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
-    }
+    let opts = relaxed_nlp_options(o, duals.map(|_| 1e-4));
     let result = solve(nlp, x, duals, &opts);
     let (sol, ok) = match &result {
         Ok(sol) => (sol, true),
