@@ -861,3 +861,40 @@ fn table6_comparison(
         differ.join("; ")
     ));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table6_comparison_counts_agreeing_cells_and_explains_the_others() {
+        let mut out = ExperimentOutcome::default();
+        for (row, task) in TABLE6_TASKS.iter().enumerate() {
+            for (col, ctrl) in TABLE6_CONTROLLERS.iter().enumerate() {
+                out.metric(
+                    &format!("pass_{ctrl}_{task}"),
+                    f64::from(TABLE6_PAPER[row][col]),
+                );
+            }
+        }
+        // two cells flipped: one with a diagnosis, one without
+        out.metric("pass_qp_mu_walk_highmu", 0.0);
+        out.metric("pass_lcp_inf_walk_highmu", 0.0);
+        let causes = std::collections::BTreeMap::from([(
+            "qp_mu_walk_highmu".to_string(),
+            "chatter 0.083".to_string(),
+        )]);
+        table6_comparison(&mut out, &causes);
+        assert!((out.metrics["table6_agreement"] - 22.0 / 24.0).abs() < 1e-12);
+        let note = out.notes.last().expect("note");
+        assert!(note.contains("22 of 24 cells agree"), "{note}");
+        assert!(
+            note.contains("qp_mu walk_highmu: paper PASS, here FAIL (chatter 0.083): Stage I"),
+            "{note}"
+        );
+        assert!(
+            note.contains("lcp_inf walk_highmu: paper PASS, here FAIL: not diagnosed"),
+            "{note}"
+        );
+    }
+}
