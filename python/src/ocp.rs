@@ -46,6 +46,7 @@ fn solve_ocp<'py>(
                 &problem.horizon,
                 &problem.options,
                 problem.continuation.as_ref(),
+                None,
                 &mut |_, _| {},
             )
         })

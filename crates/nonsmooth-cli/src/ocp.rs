@@ -16,6 +16,7 @@ use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure
 use nonsmooth_ocp::fesd::{build, extract_ocp, FesdOptions, Horizon, OcpSolution};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
+use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::table::{write_csv, write_json};
@@ -49,6 +50,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             &p.horizon,
             &p.options,
             p.continuation.as_ref(),
+            None,
             args,
             &|_, _| Ok(()),
         ),
@@ -57,6 +59,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             &p.horizon,
             &p.options,
             p.continuation.as_ref(),
+            p.growth.as_ref(),
             args,
             &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
         ),
@@ -73,6 +76,7 @@ fn solve_and_write<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
     plan: Option<&ContinuationPlan>,
+    growth: Option<&Growth<C>>,
     args: &OcpArgs,
     extra: &Extra,
 ) -> Result<ExitCode, CliError> {
@@ -92,7 +96,7 @@ fn solve_and_write<C: Cls>(
             );
         }
     };
-    let (sol, failure) = match solve_with_plan(tf, hz, o, plan, progress) {
+    let (sol, failure) = match solve_with_plan(tf, hz, o, plan, growth, progress) {
         Ok(sol) => (sol, None),
         Err(failure) => {
             let message = failure.to_string();

@@ -177,6 +177,8 @@ fn main() {
         cut_schedule: cut_schedule(),
         path_at_stages: env("PATHSTG", 1) == 1,
         smoothing: smoothing(),
+        alpha_bias: env("ABIAS", 1e-4),
+        gamma_h: env("GAMMAH", 0.99),
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();

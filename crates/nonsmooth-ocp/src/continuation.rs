@@ -28,6 +28,7 @@ use crate::fesd::{
     Horizon, OcpSolution,
 };
 use crate::ipopt::{thread_cpu_seconds, IpoptSolution, Nlp};
+use crate::smoothing::{solve_ocp_with_growth, Growth};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
@@ -382,7 +383,8 @@ impl std::fmt::Display for PlanFailure {
     }
 }
 
-/// Solves `hz` directly ([`solve_ocp`]) or, with a plan, along its waypoints
+/// Solves `hz` directly ([`solve_ocp`]), through the smoothing phase's model growth
+/// ([`solve_ocp_with_growth`], when `growth` is given), or, with a plan, along its waypoints
 /// ([`solve_by_terminal_continuation`]; the plan's last waypoint is the problem's own
 /// terminal set) and returns the final solution; under a plan its `nlp_iterations` and
 /// `cpu_seconds` are the totals of all waypoints (its log is the last waypoint's). `on_step`
@@ -395,6 +397,7 @@ pub fn solve_with_plan<C: Cls>(
     hz: &Horizon,
     o: &FesdOptions,
     plan: Option<&ContinuationPlan>,
+    growth: Option<&Growth<C>>,
     on_step: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<OcpSolution, PlanFailure> {
     let fail = |error, horizon: &Horizon, waypoint| PlanFailure {
@@ -403,8 +406,21 @@ pub fn solve_with_plan<C: Cls>(
         waypoint,
     };
     let Some(plan) = plan else {
-        return solve_ocp(tf, hz, o).map_err(|e| fail(e, hz, None));
+        return match growth {
+            Some(g) => solve_ocp_with_growth(tf, hz, o, g),
+            None => solve_ocp(tf, hz, o),
+        }
+        .map_err(|e| fail(e, hz, None));
     };
+    if growth.is_some() {
+        return Err(fail(
+            OcpError::InvalidInput(
+                "a model growth and a continuation plan cannot be combined".into(),
+            ),
+            hz,
+            None,
+        ));
+    }
     let start = thread_cpu_seconds();
     let run =
         solve_by_terminal_continuation(tf, hz, o, plan, on_step).map_err(|e| fail(e, hz, None))?;

@@ -105,6 +105,21 @@ impl Hopper {
             .map(|xc| ((f[0] - xc) / self.hole_axes.0).powi(2) + (f[1] / self.hole_axes.1).powi(2))
             .collect()
     }
+    /// The same hopper with the holes' semi-axes scaled by `scale` (no holes for
+    /// `scale` ≤ 0): the stages of the hole growth ([`crate::smoothing::Growth`]).
+    pub fn with_hole_scale(&self, scale: f64) -> Self {
+        if scale > 0.0 {
+            Self {
+                hole_axes: (self.hole_axes.0 * scale, self.hole_axes.1 * scale),
+                ..self.clone()
+            }
+        } else {
+            Self {
+                holes: vec![],
+                ..self.clone()
+            }
+        }
+    }
     /// Mass matrix M(q) (row-major 4 × 4).
     pub fn mass_matrix<T: Real>(&self, q: &[T]) -> [[T; 4]; 4] {
         let zero = T::from(0.0);

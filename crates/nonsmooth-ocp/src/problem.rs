@@ -59,10 +59,18 @@
 //! s_max = 5.0
 //! [fesd]             # n_s (default 3), n_fe (default 3), …
 //! ```
+//!
+//! With the smoothing phase (`[fesd.smoothing]`) a hopper may grow its holes inside the
+//! phase: `hole_growth = { scales = [0.0, 0.25, 0.5, 0.75], factors = [3.0, 1.0, 0.3, 0.1] }`
+//! in `[model]` runs the phase first on the hopper with its holes' semi-axes scaled by each
+//! entry of `scales` (0 = no holes; each in [0, 1), increasing), then on the file's own
+//! holes, every phase after the first with the width factors `factors`
+//! ([`crate::smoothing::solve_ocp_with_growth`]).
 
 use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
+use crate::smoothing::Growth;
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
 use serde::Deserialize;
@@ -452,6 +460,14 @@ struct HopperModelSpec {
     holes: Option<Vec<f64>>,
     hole_axes: Option<(f64, f64)>,
     stance_stabilization: Option<StanceSpec>,
+    hole_growth: Option<HoleGrowthSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HoleGrowthSpec {
+    scales: Vec<f64>,
+    factors: Vec<f64>,
 }
 
 #[derive(Deserialize)]
@@ -510,6 +526,8 @@ pub struct HopperProblem {
     pub target_x: f64,
     /// Continuation in the target x (`ocp.continuation`), `None` for a direct solve.
     pub continuation: Option<ContinuationPlan>,
+    /// Hole growth in the smoothing phase (`model.hole_growth`), `None` for a direct solve.
+    pub growth: Option<Growth<Hopper>>,
 }
 
 impl HopperProblem {
@@ -562,12 +580,35 @@ impl HopperProblem {
                 "model.holes and model.mu must be finite (mu ≥ 0)".into()
             ));
         }
-        let tf = time_freezing(
-            hop,
-            p.model.a_n,
-            p.model.stance_stabilization.as_ref(),
-            &bad,
-        )?;
+        let stance = p.model.stance_stabilization.as_ref();
+        let growth = match &p.model.hole_growth {
+            None => None,
+            Some(g) => {
+                let ok = !g.scales.is_empty()
+                    && g.scales.iter().all(|s| (0.0..1.0).contains(s))
+                    && g.scales.windows(2).all(|w| w[0] < w[1]);
+                if !ok {
+                    return Err(bad(format!(
+                        "model.hole_growth.scales must be a nonempty increasing list in [0, 1), got {:?}",
+                        g.scales
+                    )));
+                }
+                let stages = g
+                    .scales
+                    .iter()
+                    .map(|s| time_freezing(hop.with_hole_scale(*s), p.model.a_n, stance, &bad))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let growth = Growth {
+                    stages,
+                    factors: g.factors.clone(),
+                };
+                growth
+                    .validate()
+                    .map_err(|e| in_section("model.hole_", e, &bad))?;
+                Some(growth)
+            }
+        };
+        let tf = time_freezing(hop, p.model.a_n, stance, &bad)?;
         let mut horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
         (horizon.clock, horizon.control_weight) =
             clock_spec(o.clock.as_deref(), o.global_speed, o.T, o.N, &bad)?;
@@ -587,6 +628,16 @@ impl HopperProblem {
             horizon.global_speed,
             &bad,
         )?;
+        if growth.is_some() && options.smoothing.is_none() {
+            return Err(bad(
+                "model.hole_growth needs the smoothing phase ([fesd.smoothing])".into(),
+            ));
+        }
+        if growth.is_some() && continuation.is_some() {
+            return Err(bad(
+                "model.hole_growth and ocp.continuation cannot be combined".into(),
+            ));
+        }
         Ok(Self {
             tf,
             horizon,
@@ -594,6 +645,7 @@ impl HopperProblem {
             t_final: o.T,
             target_x: o.target_x,
             continuation,
+            growth,
         })
     }
 }

@@ -30,11 +30,22 @@
 //! This is a decision of ours (the paper and nosnoc start the homotopy from the trivial
 //! initialization directly); it changes the path to the exact solution, not the solution
 //! set.
+//!
+//! [`solve_ocp_with_growth`] runs the phase through a sequence of systems before the
+//! problem's own ([`Growth`]): on the hopper, the elliptic holes grown from nothing to their
+//! full size. Measured (docs/optimal-control.md, eleventh session): with the full holes from
+//! the start the smoothed optimum stops in front of the first hole; grown in four steps,
+//! every step solves and the last one clears all three holes and reaches the target.
 
-use crate::fesd::{comp_residual, relaxed_nlp_options, FesdBlock, FesdOptions, Layout, NlpLog};
-use crate::ipopt::{solve, IpoptSolution};
+use std::sync::Arc;
+
+use crate::fesd::{
+    build, comp_residual, relaxed_nlp_options, solve_built, FesdBlock, FesdOptions, Horizon,
+    Layout, NlpLog, OcpSolution,
+};
+use crate::ipopt::{solve, thread_cpu_seconds, IpoptSolution};
 use crate::nlp::{BlockNlp, Real};
-use crate::tf::Cls;
+use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
 /// Options of the smoothing phase ([`FesdOptions::smoothing`]; problem files:
@@ -307,6 +318,115 @@ fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
             "violation {:.3e} block {} out {} value {:.4e} {}",
             r.0, r.1, r.2, r.4, r.3
         );
+    }
+}
+
+/// Systems that the smoothing phase passes through before the problem's own, each phase
+/// warm-started from the previous one's point (a continuation in the model, e.g. obstacles
+/// grown from nothing to full size). The systems must have the problem's dimensions, so
+/// that the NLPs share their variables; they may differ in their path constraints.
+#[derive(Debug, Clone)]
+pub struct Growth<C> {
+    /// The systems before the problem's own, in order; the first starts from the trivial
+    /// initialization with the widths [`Smoothing::factors`].
+    pub stages: Vec<Arc<TimeFreezing<C>>>,
+    /// Width factors of the phase of every later system, the problem's own included
+    /// (re-tightened from a wider sigmoid, e.g. 3, 1, 0.3, 0.1).
+    pub factors: Vec<f64>,
+}
+
+impl<C> Growth<C> {
+    /// Checks the later phases' width factors (positive, finite, at least one) and that
+    /// there is at least one stage.
+    pub fn validate(&self) -> Result<(), OcpError> {
+        if self.stages.is_empty() {
+            return Err(OcpError::InvalidInput(
+                "growth needs at least one stage before the problem's own system".into(),
+            ));
+        }
+        if self.factors.is_empty() || self.factors.iter().any(|f| !(f.is_finite() && *f > 0.0)) {
+            return Err(OcpError::InvalidInput(format!(
+                "growth.factors must be a nonempty list of positive finite values, got {:?}",
+                self.factors
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Solves the OCP of `tf` through the smoothing phase on every system of `growth` in turn
+/// (the first from the trivial initialization, each later one from the previous point with
+/// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
+/// `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. The solution's log,
+/// iteration count and CPU time cover all phases.
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] without [`FesdOptions::smoothing`] or for an invalid
+/// `growth`; a failing first NLP of a stage; the homotopy's errors on `tf`, whose
+/// [`OcpError::HomotopyStalled`] log then also holds the earlier phases.
+pub fn solve_ocp_with_growth<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    growth: &Growth<C>,
+) -> Result<OcpSolution, OcpError> {
+    let start = thread_cpu_seconds();
+    let sm = o.smoothing.clone().ok_or_else(|| {
+        OcpError::InvalidInput("growth needs the smoothing phase (fesd.smoothing)".into())
+    })?;
+    growth.validate()?;
+    let mut x: Option<Vec<f64>> = None;
+    let mut log = vec![];
+    for (k, stage) in growth.stages.iter().enumerate() {
+        let stage_sm = Smoothing {
+            factors: if k == 0 {
+                sm.factors.clone()
+            } else {
+                growth.factors.clone()
+            },
+            cross_sigmas: vec![],
+            ..sm.clone()
+        };
+        let so = FesdOptions {
+            smoothing: Some(stage_sm.clone()),
+            ..o.clone()
+        };
+        let (mut nlp, layout, xt) = build(stage, hz, &so)?;
+        let (xk, lk) = run_phase(&mut nlp, &layout, x.unwrap_or(xt), &so, &stage_sm)?;
+        x = Some(xk);
+        log.extend(lk);
+    }
+    let last = FesdOptions {
+        smoothing: Some(Smoothing {
+            factors: growth.factors.clone(),
+            ..sm
+        }),
+        ..o.clone()
+    };
+    let (nlp, layout, xt) = build(tf, hz, &last)?;
+    match solve_built(tf, hz, &last, nlp, &layout, x.unwrap_or(xt)) {
+        Ok(mut out) => {
+            log.append(&mut out.log);
+            out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+            out.log = log;
+            out.cpu_seconds = thread_cpu_seconds() - start;
+            Ok(out)
+        }
+        Err(OcpError::HomotopyStalled {
+            comp_residual,
+            constraint_violation,
+            x,
+            log: mut rest,
+        }) => {
+            log.append(&mut rest);
+            Err(OcpError::HomotopyStalled {
+                comp_residual,
+                constraint_violation,
+                x,
+                log,
+            })
+        }
+        Err(e) => Err(e),
     }
 }
 

@@ -465,3 +465,80 @@ fn stance_stabilization_shifts_only_the_normal_switching_function() {
         assert!(err.contains("stance stabilization"), "{err}");
     }
 }
+
+/// Hole growth in the smoothing phase (`smoothing::solve_ocp_with_growth`) on a short
+/// horizon (4 intervals, target = the start pose, one hole next to the foot): the phase runs
+/// on every stage in order (no hole, then half size, then the problem's own hole), each with
+/// its width factors and the closing hard-terminal NLP, and the homotopy ends exact with the
+/// hole constraint satisfied at every stage point.
+#[test]
+fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
+    use nonsmooth_ocp::fesd::{Clock, FesdOptions};
+    use nonsmooth_ocp::hopper;
+    use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth, Smoothing};
+    use nonsmooth_ocp::tf::TimeFreezing;
+    use std::sync::Arc;
+
+    let hop = Hopper {
+        holes: vec![0.3],
+        ..Hopper::default()
+    };
+    let depth = 1e-3;
+    let system = |h: Hopper| {
+        Arc::new(
+            TimeFreezing::new(h, 200.0)
+                .and_then(|t| t.with_stance_stabilization(30.0, depth))
+                .expect("time-freezing system"),
+        )
+    };
+    let t_end = 0.5;
+    let mut hz = hopper::horizon(4, t_end, 0.0, 60.0, 5.0);
+    hz.clock = Clock::Terminal(t_end);
+    hz.control_weight = 1.0;
+    hz.global_speed = true;
+    hopper::rest_on_stabilized_ground(&mut hz, depth);
+    let o = FesdOptions {
+        n_s: 1,
+        n_fe: 2,
+        sigma0: 1e-3,
+        smoothing: Some(Smoothing {
+            widths: vec![1e-3, 0.05, 0.05],
+            factors: vec![10.0, 1.0, 0.1],
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+            terminal_weight: 100.0,
+        }),
+        ..hopper::paper_options()
+    };
+    let growth = Growth {
+        stages: vec![
+            system(hop.with_hole_scale(0.0)),
+            system(hop.with_hole_scale(0.5)),
+        ],
+        factors: vec![1.0, 0.1],
+    };
+    assert!(growth.stages[0].cls.holes.is_empty());
+    assert_eq!(growth.stages[1].cls.hole_axes, (0.125, 0.05));
+    let tf = system(hop.clone());
+    let sol = solve_ocp_with_growth(&tf, &hz, &o, &growth).expect("exact solution");
+    let phases: Vec<f64> = sol.log.iter().take(10).map(|l| l.sigma).collect();
+    assert_eq!(
+        phases,
+        [10.0, 1.0, 0.1, 0.1, 1.0, 0.1, 0.1, 1.0, 0.1, 0.1],
+        "log {:?}",
+        sol.log
+    );
+    assert!(sol.comp_residual <= 1e-9, "{}", sol.comp_residual);
+    assert!(sol.terminal_error <= 1e-6, "{}", sol.terminal_error);
+    let clearance = sol
+        .traj
+        .y
+        .iter()
+        .flat_map(|y| hop.hole_values(y))
+        .fold(f64::INFINITY, f64::min);
+    assert!(clearance >= 1.0 - 1e-9, "{clearance}");
+    assert_eq!(
+        sol.nlp_iterations,
+        sol.log.iter().map(|l| l.iterations).sum::<usize>()
+    );
+}
