@@ -769,6 +769,56 @@ mod tests {
     }
 
     #[test]
+    fn hole_growth_keys_give_the_grown_stages() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\nholes = [0.5, 1.5]\n\
+                    hole_growth = { scales = [0.0, 0.5], factors = [3.0, 0.1] }\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
+                    [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 0.1]\n";
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
+            panic!("not parsed");
+        };
+        let g = h.growth.expect("growth");
+        assert_eq!(g.factors, vec![3.0, 0.1]);
+        assert_eq!(g.stages.len(), 2);
+        assert!(g.stages[0].cls.holes.is_empty());
+        assert_eq!(g.stages[1].cls.holes, vec![0.5, 1.5]);
+        assert_eq!(g.stages[1].cls.hole_axes, (0.125, 0.05));
+        assert_eq!(h.tf.cls.hole_axes, (0.25, 0.1));
+        for (from, to, field) in [
+            (
+                "scales = [0.0, 0.5]",
+                "scales = [0.5, 0.2]",
+                "model.hole_growth.scales",
+            ),
+            (
+                "scales = [0.0, 0.5]",
+                "scales = [1.0]",
+                "model.hole_growth.scales",
+            ),
+            (
+                "factors = [3.0, 0.1]",
+                "factors = []",
+                "model.hole_growth.factors",
+            ),
+            (
+                "[fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 0.1]\n",
+                "",
+                "[fesd.smoothing]",
+            ),
+        ] {
+            let e = Problem::from_toml_str(&text.replace(from, to), Some("g.toml"));
+            assert!(
+                matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains(field) && m.contains("g.toml")),
+                "{to}: {:?}",
+                e.err()
+            );
+        }
+        let both = text.replace("s_max = 5.0\n", "s_max = 5.0\ncontinuation = [0.0]\n");
+        let e = Problem::from_toml_str(&both, None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("cannot be combined")));
+    }
+
+    #[test]
     fn clock_keys_select_the_terminal_clock_and_one_speed() {
         let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
                     [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n";
