@@ -1758,11 +1758,20 @@ pub fn polish<C: Cls>(
     sol: &IpoptSolution,
     o: &FesdOptions,
 ) -> Option<(IpoptSolution, NlpLog)> {
-    solve_on_active_set(nlp, layout, sol, o, POLISH_MU_INIT, false)
+    let capped = FesdOptions {
+        max_iter: o.max_iter.min(POLISH_MAX_ITER),
+        ..o.clone()
+    };
+    solve_on_active_set(nlp, layout, sol, &capped, POLISH_MU_INIT, false)
 }
 
 /// IPOPT's initial barrier parameter of [`polish`]: the start point is (nearly) feasible.
 const POLISH_MU_INIT: f64 = 1e-9;
+
+/// Most IPOPT iterations of one [`polish`]: on the right active set the start point is
+/// nearly optimal; a wrong one runs into the iteration limit (on the hopper end game 3000
+/// iterations, about four minutes, for every failed polish), so the homotopy goes on sooner.
+const POLISH_MAX_ITER: i32 = 500;
 
 /// [`polish`] with the initial barrier parameter `mu_init`: the smooth NLP on the active
 /// set of `sol` (every complementarity product fixed to an identity), warm-started from
