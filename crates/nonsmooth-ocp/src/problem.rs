@@ -37,7 +37,9 @@
 //! ([`ContinuationPlan::local_speed_after_first`]).
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
-//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
+//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, `sigma0`,
+//! `kappa` (σ ← κσ), `max_iter` (IPOPT, per NLP), the smoothing phase `[fesd.smoothing]`
+//! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
 //! (optional `delta`, `delta_v` per entry; see [`FesdOptions::cut_schedule`]).
@@ -225,6 +227,7 @@ struct FesdSpec {
     cut_schedule: Option<Vec<CutSpec>>,
     path_at_stages: Option<bool>,
     sigma0: Option<f64>,
+    kappa: Option<f64>,
     max_iter: Option<i32>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
@@ -264,6 +267,12 @@ impl FesdSpec {
                 )));
             }
             o.sigma0 = s;
+        }
+        if let Some(k) = self.kappa {
+            if !(k > 0.0 && k < 1.0) {
+                return Err(bad(format!("fesd.kappa must lie in (0, 1), got {k}")));
+            }
+            o.kappa = k;
         }
         if let Some(m) = self.max_iter {
             if m <= 0 {
@@ -766,6 +775,13 @@ mod tests {
         );
         let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "sigma0 = 0.0"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.sigma0")));
+        let kappa = text.replace("sigma0 = 1e-4", "kappa = 0.3");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&kappa, None) else {
+            panic!("kappa not parsed");
+        };
+        assert_eq!(h.options.kappa, 0.3);
+        let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), None);
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.kappa")));
     }
 
     #[test]
