@@ -525,9 +525,9 @@ pub struct HopperProblem {
     pub tf: Arc<TimeFreezing<Hopper>>,
     /// The horizon of [`hopper::horizon`].
     pub horizon: Horizon,
-    /// FESD and homotopy options: the settings of the `tf-hopper-ocp` experiment (Scholtes
-    /// relaxation, cross complementarity on the gap only, ρ_sot = 100, IPOPT tol 1e-8),
-    /// `n_s`/`n_fe` default 3.
+    /// FESD and homotopy options: [`hopper::paper_options`] (Scholtes relaxation, cross
+    /// complementarity on the gap only, ρ_sot = 100, IPOPT tol 1e-8), `n_s`/`n_fe` default 3,
+    /// changed by the file's `[fesd]` keys.
     pub options: FesdOptions,
     /// Physical horizon T.
     pub t_final: f64,
