@@ -801,11 +801,14 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
 /// `n` control-interval boundaries of `sol` over the ground and the elliptic holes.
 pub fn hopper_frame_strip(hop: &Hopper, target_x: f64, n: usize, sol: &OcpSolution) -> Figure {
     let mut fig = Figure::new("Hopper OCP: frame strip (Fig. 7)", "x [m]", "z [m]");
+    // wide, with the ground drawn on past the course: the legend (one entry per frame) sits
+    // in the upper right corner, beyond the last frame
+    fig.size = (1300, 520);
     let x_hi = hop
         .holes
         .iter()
         .fold(target_x, |m, xc| m.max(xc + hop.hole_axes.0))
-        + 0.2;
+        + 1.0;
     let ground: Vec<(f64, f64)> = (0..=400)
         .map(|i| {
             let x = -0.2 + (x_hi + 0.2) * i as f64 / 400.0;
