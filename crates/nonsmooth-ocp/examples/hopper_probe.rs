@@ -262,7 +262,7 @@ fn main() {
         let x0 = read_cache(&file).expect("SMLOAD point");
         if env("SMPOLISH", 0) == 1 {
             let xs = snap_to_active_set(&layout, &x0, &o, env("SMSNAP", 0.05));
-            worst_rows(&nlp, &layout, &xs);
+            nonsmooth_ocp::smoothing::print_worst_rows(&nlp, &xs);
             let m = nonsmooth_ocp::ipopt::Nlp::num_cons(&nlp);
             let sol = nonsmooth_ocp::ipopt::IpoptSolution::from_primal(xs, m);
             let mu: f64 = env("MUFIX", 1e-2);
@@ -767,44 +767,6 @@ fn snap_to_active_set(
         }
     }
     xs
-}
-
-/// Prints the 20 most violated constraint rows at `x` (block kind, element, value).
-fn worst_rows(
-    nlp: &nonsmooth_ocp::nlp::BlockNlp<nonsmooth_ocp::fesd::FesdBlock<Hopper>>,
-    layout: &nonsmooth_ocp::fesd::Layout,
-    x: &[f64],
-) {
-    let (_, g) = nlp.eval_all(x);
-    let mut rows = vec![];
-    for (bi, b) in nlp.blocks.iter().enumerate() {
-        let Some(r) = b.row else { continue };
-        for i in 0..b.n_out {
-            let v = (nlp.gl[r + i] - g[r + i]).max(g[r + i] - nlp.gu[r + i]);
-            if v > 1e-9 {
-                rows.push((v, bi, i, g[r + i]));
-            }
-        }
-    }
-    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
-    println!(
-        "snapped point: {} violated rows, elements {}",
-        rows.len(),
-        layout.elems.len()
-    );
-    for r in rows.iter().take(20) {
-        let kind = match &nlp.blocks[r.1].kind {
-            nonsmooth_ocp::fesd::FesdBlock::Collocation { .. } => "collocation",
-            nonsmooth_ocp::fesd::FesdBlock::Algebraic { .. } => "algebraic",
-            nonsmooth_ocp::fesd::FesdBlock::Path { .. } => "path",
-            nonsmooth_ocp::fesd::FesdBlock::Comp { .. } => "comp",
-            _ => "other",
-        };
-        println!(
-            "violation {:.3e} block {} out {} value {:.4e} {kind}",
-            r.0, r.1, r.2, r.3
-        );
-    }
 }
 
 /// Writes an NLP point for [`read_cache`] (one number per line).

@@ -290,8 +290,9 @@ fn solve_step<C: Cls>(
     result
 }
 
-/// Debug print: the 15 most violated constraint rows at `x` with their block kinds.
-fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+/// Diagnostic print to standard error: the 15 most violated constraint rows of `nlp` at `x`
+/// with their block kinds (used after a failed first NLP, and by `hopper_probe`).
+pub fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
     let (_, g) = nlp.eval_all(x);
     let mut rows = vec![];
     for (bi, b) in nlp.blocks.iter().enumerate() {
