@@ -179,6 +179,7 @@ fn main() {
         smoothing: smoothing(),
         alpha_bias: env("ABIAS", 1e-4),
         gamma_h: env("GAMMAH", 0.99),
+        homotopy_retries: env("RETRY", 0),
         ..FesdOptions::default()
     };
     let t0 = std::time::Instant::now();

@@ -336,6 +336,13 @@ pub struct FesdOptions {
     /// α = ½(1 + tanh(c / w)) at every stage point with shrinking widths w, then the
     /// homotopy from the smoothed trajectory ([`crate::smoothing`]).
     pub smoothing: Option<Smoothing>,
+    /// Retries of failed homotopy NLPs, at most this many in one homotopy (0 = stop at the
+    /// first failure): the failed step σ_ok → κσ_ok is retried from the last converged point
+    /// with the step factor's square root, √κ, then κ^(1/4), …; a converged NLP restores κ.
+    /// (Twelfth session: on the hopper the same settings failed at σ = 3e-4 in one run and
+    /// went to 2e-8 in another, the runs differing only by rounding, so a failed step is
+    /// often a matter of path rather than of the problem.)
+    pub homotopy_retries: usize,
 }
 
 /// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
@@ -393,6 +400,7 @@ impl Default for FesdOptions {
             cut_schedule: vec![],
             path_at_stages: true,
             smoothing: None,
+            homotopy_retries: 0,
         }
     }
 }
@@ -1583,7 +1591,9 @@ pub struct NlpLog {
 }
 
 /// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
-/// until the complementarity residual is ≤ comp_tol.
+/// until the complementarity residual is ≤ comp_tol. A failed NLP after the first ends the
+/// homotopy at the last converged point, or, with [`FesdOptions::homotopy_retries`], is
+/// retried with a smaller step (see there).
 pub fn homotopy<C: Cls>(
     nlp: &mut BlockNlp<FesdBlock<C>>,
     layout: &Layout,
@@ -1597,6 +1607,8 @@ pub fn homotopy<C: Cls>(
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.sigma0;
     let mut polished = false;
+    // σ of the last converged NLP, the current step factor and the retries left
+    let (mut sigma_ok, mut step, mut retries) = (o.sigma0, o.kappa, o.homotopy_retries);
     for it in 0..o.n_homotopy.max(o.cut_schedule.len()).max(1) {
         if let Some(step) = o.cut_schedule.get(it) {
             sigma = step.sigma;
@@ -1661,6 +1673,12 @@ pub fn homotopy<C: Cls>(
                     cpu_seconds: solution.cpu_seconds,
                     status: solution.status,
                 });
+                if retries > 0 && o.cut_schedule.len() <= it {
+                    retries -= 1;
+                    step = step.sqrt();
+                    sigma = sigma_ok * step;
+                    continue;
+                }
                 break;
             }
             Err(e) => return Err(e),
@@ -1696,7 +1714,9 @@ pub fn homotopy<C: Cls>(
         if done {
             break;
         }
-        sigma *= o.kappa;
+        sigma_ok = sigma;
+        step = o.kappa;
+        sigma *= step;
     }
     let mut sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
     if o.polish && !polished {

@@ -396,6 +396,7 @@ pub fn paper_options() -> crate::fesd::FesdOptions {
         ipopt_tol: 1e-8,
         max_iter: 3000,
         rho_sot: 100.0,
+        homotopy_retries: 2,
         ..crate::fesd::FesdOptions::default()
     }
 }

@@ -38,7 +38,8 @@
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, `sigma0`,
-//! `kappa` (σ ← κσ), `max_iter` (IPOPT, per NLP), the smoothing phase `[fesd.smoothing]`
+//! `kappa` (σ ← κσ), `homotopy_retries` ([`FesdOptions::homotopy_retries`]), `max_iter`
+//! (IPOPT, per NLP), the smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
@@ -228,6 +229,7 @@ struct FesdSpec {
     path_at_stages: Option<bool>,
     sigma0: Option<f64>,
     kappa: Option<f64>,
+    homotopy_retries: Option<usize>,
     max_iter: Option<i32>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
@@ -273,6 +275,9 @@ impl FesdSpec {
                 return Err(bad(format!("fesd.kappa must lie in (0, 1), got {k}")));
             }
             o.kappa = k;
+        }
+        if let Some(r) = self.homotopy_retries {
+            o.homotopy_retries = r;
         }
         if let Some(m) = self.max_iter {
             if m <= 0 {
@@ -780,6 +785,12 @@ mod tests {
             panic!("kappa not parsed");
         };
         assert_eq!(h.options.kappa, 0.3);
+        assert_eq!(h.options.homotopy_retries, 2);
+        let retries = text.replace("sigma0 = 1e-4", "homotopy_retries = 0");
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&retries, None) else {
+            panic!("homotopy_retries not parsed");
+        };
+        assert_eq!(h.options.homotopy_retries, 0);
         let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.kappa")));
     }

@@ -473,3 +473,59 @@ fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
     assert!(sol.terminal_error < 1e-6);
     assert!((sol.objective - direct.objective).abs() < 1e-6);
 }
+
+/// `FesdOptions::homotopy_retries`: a Scholtes step that fails (here by a small IPOPT
+/// iteration limit and a large step κ = 1e-4) is retried from the last converged point with
+/// the step's square root, σ = √(σ_ok σ_failed), instead of ending the homotopy there, and
+/// the homotopy then goes on much further than without the retry.
+#[test]
+fn a_failed_homotopy_step_is_retried_with_the_square_root_step() {
+    use nonsmooth_ocp::ipopt::IpoptStatus;
+    let (tf, hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        penalty: false,
+        kappa: 1e-4,
+        // σ = 1 converges in 212 iterations, the step to σ = 1e-4 needs 366
+        max_iter: 300,
+        polish: false,
+        accept_relaxed: true,
+        homotopy_retries: 2,
+        ..FesdOptions::default()
+    };
+    let sol = solve_ocp(&tf, &hz, &o).expect("relaxed solution");
+    let ok = |s: IpoptStatus| matches!(s, IpoptStatus::Succeeded | IpoptStatus::Acceptable);
+    let failed = sol
+        .log
+        .iter()
+        .position(|l| !ok(l.status))
+        .expect("a failed step");
+    assert!(failed > 0, "{:?}", sol.log);
+    let (last_ok, bad, retry) = (
+        sol.log[failed - 1].sigma,
+        sol.log[failed].sigma,
+        sol.log[failed + 1].sigma,
+    );
+    assert!((bad / last_ok - 1e-4).abs() < 1e-12, "{:?}", sol.log);
+    assert!(
+        (retry - (last_ok * bad).sqrt()).abs() < 1e-12 * last_ok,
+        "{:?}",
+        sol.log
+    );
+    let without = solve_ocp(
+        &tf,
+        &hz,
+        &FesdOptions {
+            homotopy_retries: 0,
+            ..o
+        },
+    )
+    .expect("relaxed solution");
+    assert_eq!(without.log.len(), failed + 1, "{:?}", without.log);
+    assert!(
+        sol.comp_residual < 1e-3 * without.comp_residual,
+        "retried {} vs stopped {}",
+        sol.comp_residual,
+        without.comp_residual
+    );
+}
