@@ -611,6 +611,10 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
     let stab = p.tf.stance.map_or("none".to_string(), |s| {
         format!("k = {} /s, δ = {} m", s.rate, s.depth)
     });
+    let (widths, factors) = o
+        .smoothing
+        .as_ref()
+        .map_or((vec![], vec![]), |s| (s.widths.clone(), s.factors.clone()));
     let settings = format!(
         "examples/ocp_hopper_smoothing.toml: N = {}, N_FE = {}, n_s = {} (paper: 3), T = {}, \
          target x = {}, holes at {:?} with semi-axes {:?}, terminal clock and one speed of time \
@@ -624,14 +628,8 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
         p.target_x,
         p.tf.cls.holes,
         p.tf.cls.hole_axes,
-        o.smoothing
-            .as_ref()
-            .map(|s| s.widths.clone())
-            .unwrap_or_default(),
-        o.smoothing
-            .as_ref()
-            .map(|s| s.factors.clone())
-            .unwrap_or_default(),
+        widths,
+        factors,
         p.growth.as_ref().map_or(vec![], |g| g
             .stages
             .iter()
@@ -846,4 +844,32 @@ pub fn staircase(breaks: &[f64], values: impl Iterator<Item = f64>) -> Vec<(f64,
         .zip(breaks.windows(2))
         .flat_map(|(v, t)| [(t[0], v), (t[1], v)])
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full mode's problem (`examples/ocp_hopper_smoothing.toml`) parses into the paper's
+    /// horizon and holes with the hole growth, and its settings note names every deviation.
+    #[test]
+    fn full_mode_hopper_problem_is_the_papers_course_with_hole_growth() {
+        let s = hopper_setup(false).expect("full-mode problem");
+        assert_eq!((s.hz.n_steps, s.o.n_fe, s.target_x), (20, 3, 3.0));
+        assert_eq!(s.tf.cls.holes, vec![0.5, 1.5, 2.5]);
+        let g = s.growth.expect("hole growth");
+        let scales: Vec<f64> = g
+            .stages
+            .iter()
+            .map(|st| hole_scale(&st.cls, &s.tf.cls))
+            .collect();
+        assert_eq!(scales, vec![0.0, 0.25, 0.5, 0.75]);
+        for part in [
+            "n_s = 2 (paper: 3)",
+            "terminal clock",
+            "stance stabilization k = 100",
+        ] {
+            assert!(s.settings.contains(part), "{part}: {}", s.settings);
+        }
+    }
 }
