@@ -83,6 +83,11 @@ fn solve_and_write<C: Cls>(
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     let quiet = args.output.quiet;
+    // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error
+    let o = &FesdOptions {
+        verbose: o.verbose || !quiet,
+        ..o.clone()
+    };
     let progress = &mut |w: usize, sol: &OcpSolution| {
         if !quiet {
             eprintln!(
@@ -104,17 +109,15 @@ fn solve_and_write<C: Cls>(
                 error: e, horizon, ..
             } = failure;
             let hz = &horizon;
-            let x = match &e {
-                OcpError::HomotopyStalled { x, .. } => x.clone(),
-                OcpError::Ipopt { solution, .. } => solution.x.clone(),
-                _ => return Err(usage(e)),
+            let Some(x) = e.last_iterate() else {
+                return Err(usage(e));
             };
             let (_, layout, _) = build(tf, hz, o).map_err(usage)?;
-            let mut sol = extract_ocp(tf, hz, &layout, &x, o).map_err(usage)?;
+            let mut sol = extract_ocp(tf, hz, &layout, x, o).map_err(usage)?;
             sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-            if let OcpError::HomotopyStalled { log, .. } = &e {
+            if let Some(log) = e.log() {
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
-                sol.log = log.clone();
+                sol.log = log.to_vec();
             }
             (sol, Some(message))
         }

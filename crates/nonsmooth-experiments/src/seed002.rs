@@ -630,11 +630,7 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
         p.tf.cls.hole_axes,
         widths,
         factors,
-        p.growth.as_ref().map_or(vec![], |g| g
-            .stages
-            .iter()
-            .map(|s| hole_scale(&s.cls, &p.tf.cls))
-            .collect::<Vec<_>>()),
+        p.growth.as_ref().map_or(vec![], |g| g.scales.clone()),
         o.sigma0,
         o.kappa,
         o.rho_sot
@@ -649,18 +645,8 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
     })
 }
 
-/// Size of the holes of `stage` relative to those of `full` (0 without holes).
-fn hole_scale(stage: &Hopper, full: &Hopper) -> f64 {
-    if stage.holes.is_empty() {
-        0.0
-    } else {
-        stage.hole_axes.0 / full.hole_axes.0
-    }
-}
-
 fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     use nonsmooth_ocp::hopper;
-    use nonsmooth_ocp::OcpError;
     let id = "tf-hopper-ocp";
     let HopperSetup {
         tf,
@@ -679,44 +665,24 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     };
     let (sol, converged) = match result {
         Ok(sol) => (sol, true),
-        Err(OcpError::HomotopyStalled {
-            x,
-            comp_residual,
-            constraint_violation,
-            log,
-        }) => {
+        Err(e) => {
             // record the last iterate honestly: the checks below then fail
+            let Some(x) = e.last_iterate() else {
+                return Err(fail(id, e));
+            };
             let (_, layout, _) =
                 nonsmooth_ocp::fesd::build(&tf, &hz, &o).map_err(|e| fail(id, e))?;
-            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &x, &o)
+            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, x, &o)
                 .map_err(|e| fail(id, e))?;
             sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-            sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
-            sol.log = log;
-            out.notes.push(format!(
-                "homotopy stalled: complementarity {comp_residual:.3e}, constraint violation \
-                 {constraint_violation:.3e}; metrics are those of the last iterate"
-            ));
+            if let Some(log) = e.log() {
+                sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
+                sol.log = log.to_vec();
+            }
+            out.notes
+                .push(format!("{e}; metrics are those of the last iterate"));
             (sol, false)
         }
-        Err(OcpError::Ipopt {
-            status,
-            constraint_violation,
-            solution,
-        }) => {
-            let (_, layout, _) =
-                nonsmooth_ocp::fesd::build(&tf, &hz, &o).map_err(|e| fail(id, e))?;
-            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, &solution.x, &o)
-                .map_err(|e| fail(id, e))?;
-            sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-            sol.nlp_iterations = solution.iterations;
-            out.notes.push(format!(
-                "the first NLP failed ({status:?}, constraint violation \
-                 {constraint_violation:.3e}); metrics are those of its last iterate"
-            ));
-            (sol, false)
-        }
-        Err(e) => return Err(fail(id, e)),
     };
     let min_clear = sol
         .traj
@@ -850,6 +816,15 @@ pub fn staircase(breaks: &[f64], values: impl Iterator<Item = f64>) -> Vec<(f64,
 mod tests {
     use super::*;
 
+    /// Size of the holes of `stage` relative to those of `full` (0 without holes).
+    fn hole_scale(stage: &Hopper, full: &Hopper) -> f64 {
+        if stage.holes.is_empty() {
+            0.0
+        } else {
+            stage.hole_axes.0 / full.hole_axes.0
+        }
+    }
+
     /// Full mode's problem (`examples/ocp_hopper_smoothing.toml`) parses into the paper's
     /// horizon and holes with the hole growth, and its settings note names every deviation.
     #[test]
@@ -858,12 +833,11 @@ mod tests {
         assert_eq!((s.hz.n_steps, s.o.n_fe, s.target_x), (20, 3, 3.0));
         assert_eq!(s.tf.cls.holes, vec![0.5, 1.5, 2.5]);
         let g = s.growth.expect("hole growth");
-        let scales: Vec<f64> = g
-            .stages
-            .iter()
-            .map(|st| hole_scale(&st.cls, &s.tf.cls))
+        assert_eq!(g.scales, vec![0.0, 0.25, 0.5, 0.75]);
+        let grown: Vec<f64> = (0..g.scales.len())
+            .map(|k| hole_scale(&g.stage(k).expect("stage").cls, &s.tf.cls))
             .collect();
-        assert_eq!(scales, vec![0.0, 0.25, 0.5, 0.75]);
+        assert_eq!(grown, g.scales);
         for part in [
             "n_s = 2 (paper: 3)",
             "terminal clock",

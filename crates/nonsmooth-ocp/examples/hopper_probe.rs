@@ -684,8 +684,10 @@ fn smoothing_run(
 ) -> Option<Vec<f64>> {
     let (mut nlp, layout, xt) = nonsmooth_ocp::fesd::build(tf, hz, o).unwrap();
     let sm = o.smoothing.clone().expect("SMOOTH");
-    match nonsmooth_ocp::smoothing::run_phase(&mut nlp, &layout, x0.unwrap_or(xt), o, &sm) {
-        Ok((x, _)) => Some(x),
+    let mut log = vec![];
+    match nonsmooth_ocp::smoothing::run_phase(&mut nlp, &layout, x0.unwrap_or(xt), o, &sm, &mut log)
+    {
+        Ok(x) => Some(x),
         Err(e) => {
             println!(
                 "smoothing failed: {}",

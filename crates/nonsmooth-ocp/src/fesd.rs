@@ -1600,9 +1600,12 @@ pub fn homotopy<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
-    let (mut x, mut log) = match &o.smoothing {
-        Some(sm) if layout.smoothing => crate::smoothing::run_phase(nlp, layout, x0, o, sm)?,
-        _ => (x0, vec![]),
+    let mut log = vec![];
+    let mut x = match &o.smoothing {
+        Some(sm) if layout.smoothing => {
+            crate::smoothing::run_phase(nlp, layout, x0, o, sm, &mut log)?
+        }
+        _ => x0,
     };
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.sigma0;

@@ -57,4 +57,41 @@ pub enum OcpError {
         /// The NLPs solved so far (σ, objective, residual, iterations, CPU seconds).
         log: Vec<fesd::NlpLog>,
     },
+    /// A model continuation ([`smoothing::solve_ocp_with_growth`]) failed at a stage with
+    /// no bisection left.
+    #[error("model growth failed at scale {scale} (last solved scale {solved}): {error}")]
+    GrowthStalled {
+        /// The scale whose smoothing phase failed.
+        scale: f64,
+        /// The last scale that was solved.
+        solved: f64,
+        /// The failing NLP's error.
+        error: Box<OcpError>,
+        /// The last converged point (it solves the stage at `solved`).
+        x: Vec<f64>,
+        /// Every NLP of the phases run so far, the failed ones included.
+        log: Vec<fesd::NlpLog>,
+    },
+}
+
+impl OcpError {
+    /// The last iterate that a failure carries (a stalled homotopy's or model growth's
+    /// last point, IPOPT's last iterate), if any.
+    pub fn last_iterate(&self) -> Option<&[f64]> {
+        match self {
+            OcpError::HomotopyStalled { x, .. } | OcpError::GrowthStalled { x, .. } => Some(x),
+            OcpError::Ipopt { solution, .. } => Some(&solution.x),
+            OcpError::InvalidInput(_) => None,
+        }
+    }
+
+    /// The log of the NLPs solved before a failure, if the failure carries one.
+    pub fn log(&self) -> Option<&[fesd::NlpLog]> {
+        match self {
+            OcpError::HomotopyStalled { log, .. } | OcpError::GrowthStalled { log, .. } => {
+                Some(log)
+            }
+            _ => None,
+        }
+    }
 }

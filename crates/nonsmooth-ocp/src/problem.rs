@@ -68,12 +68,14 @@
 //! in `[model]` runs the phase first on the hopper with its holes' semi-axes scaled by each
 //! entry of `scales` (0 = no holes; each in [0, 1), increasing), then on the file's own
 //! holes, every phase after the first with the width factors `factors`
-//! ([`crate::smoothing::solve_ocp_with_growth`]).
+//! ([`crate::smoothing::solve_ocp_with_growth`]). A stage whose phase fails is halved
+//! (a stage at the midpoint scale is inserted before it) up to `bisections` times in all
+//! (optional key, default [`DEFAULT_GROWTH_BISECTIONS`]).
 
 use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
 use crate::hopper::{self, Hopper};
-use crate::smoothing::Growth;
+use crate::smoothing::{Growth, SystemAt};
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
 use serde::Deserialize;
@@ -95,7 +97,7 @@ struct ModelSpec {
 
 /// `model.stance_stabilization = { rate = k, depth = δ }`: the Baumgarte-stabilized normal
 /// switching function c₂ = nᵀv + k (f_c + δ) ([`crate::tf::StanceStabilization`]).
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 struct StanceSpec {
     rate: f64,
@@ -482,7 +484,13 @@ struct HopperModelSpec {
 struct HoleGrowthSpec {
     scales: Vec<f64>,
     factors: Vec<f64>,
+    bisections: Option<usize>,
 }
+
+/// Stages that a hole growth may insert by bisection when a stage fails (problem files:
+/// `model.hole_growth.bisections`): each failing phase costs up to `max_iter` IPOPT
+/// iterations, so a few.
+pub const DEFAULT_GROWTH_BISECTIONS: usize = 3;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -598,27 +606,24 @@ impl HopperProblem {
         let growth = match &p.model.hole_growth {
             None => None,
             Some(g) => {
-                let ok = !g.scales.is_empty()
-                    && g.scales.iter().all(|s| (0.0..1.0).contains(s))
-                    && g.scales.windows(2).all(|w| w[0] < w[1]);
-                if !ok {
-                    return Err(bad(format!(
-                        "model.hole_growth.scales must be a nonempty increasing list in [0, 1), got {:?}",
-                        g.scales
-                    )));
-                }
-                let stages = g
-                    .scales
-                    .iter()
-                    .map(|s| time_freezing(hop.with_hole_scale(*s), p.model.a_n, stance, &bad))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let (base, a_n) = (hop.clone(), p.model.a_n);
+                let stance = stance.copied();
+                let system: SystemAt<Hopper> = Arc::new(move |s| {
+                    let plain = |m: String| OcpError::InvalidInput(m);
+                    time_freezing(base.with_hole_scale(s), a_n, stance.as_ref(), &plain)
+                });
                 let growth = Growth {
-                    stages,
+                    scales: g.scales.clone(),
+                    system,
                     factors: g.factors.clone(),
+                    bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
                 };
                 growth
                     .validate()
                     .map_err(|e| in_section("model.hole_", e, &bad))?;
+                for k in 0..growth.scales.len() {
+                    growth.stage(k).map_err(|e| in_section("model.", e, &bad))?;
+                }
                 Some(growth)
             }
         };
@@ -806,10 +811,21 @@ mod tests {
         };
         let g = h.growth.expect("growth");
         assert_eq!(g.factors, vec![3.0, 0.1]);
-        assert_eq!(g.stages.len(), 2);
-        assert!(g.stages[0].cls.holes.is_empty());
-        assert_eq!(g.stages[1].cls.holes, vec![0.5, 1.5]);
-        assert_eq!(g.stages[1].cls.hole_axes, (0.125, 0.05));
+        assert_eq!(g.scales, vec![0.0, 0.5]);
+        assert_eq!(g.bisections, DEFAULT_GROWTH_BISECTIONS);
+        assert!(g.stage(0).unwrap().cls.holes.is_empty());
+        assert_eq!(g.stage(1).unwrap().cls.holes, vec![0.5, 1.5]);
+        assert_eq!(g.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));
+        let midway = (g.system)(0.75).unwrap();
+        assert!((midway.cls.hole_axes.0 - 0.1875).abs() < 1e-15);
+        let none = text.replace(
+            "factors = [3.0, 0.1] }",
+            "factors = [3.0, 0.1], bisections = 0 }",
+        );
+        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&none, None) else {
+            panic!("not parsed");
+        };
+        assert_eq!(h.growth.expect("growth").bisections, 0);
         assert_eq!(h.tf.cls.hole_axes, (0.25, 0.1));
         for (from, to, field) in [
             (

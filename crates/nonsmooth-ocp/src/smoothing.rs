@@ -132,9 +132,9 @@ pub fn heaviside<T: Real>(c: T, width: f64) -> T {
 }
 
 /// Runs the smoothing phase on an NLP built with [`FesdOptions::smoothing`] set and
-/// returns the last smoothed point, its multipliers projected onto the complementary split,
-/// and one log entry per NLP (`sigma` holds the width factor, or −σ for the closing NLPs
-/// of [`Smoothing::cross_sigmas`]). With a soft terminal the
+/// returns the last smoothed point, its multipliers projected onto the complementary split;
+/// appends one entry per NLP to `log`, failed ones included (`sigma` holds the width
+/// factor, or −σ for the closing NLPs of [`Smoothing::cross_sigmas`]). With a soft terminal the
 /// phase ends with one more NLP at the last width with the terminal constraint hard (kept
 /// only if IPOPT converges). The smoothing rows are released and the multiplier cost
 /// switched off before returning, so the NLP is the plain MPCC relaxation again. A failing
@@ -145,9 +145,9 @@ pub fn run_phase<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
     sm: &Smoothing,
-) -> Result<(Vec<f64>, Vec<NlpLog>), OcpError> {
+    log: &mut Vec<NlpLog>,
+) -> Result<Vec<f64>, OcpError> {
     let mut x = x0;
-    let mut log = vec![];
     let saved_gu = nlp.gu.clone();
     for r in &layout.comp_rows {
         for i in 0..layout.comp_row_len {
@@ -158,7 +158,7 @@ pub fn run_phase<C: Cls>(
     let mut last_factor = sm.factors[0];
     for factor in &sm.factors {
         set_phase_weights(nlp, sm, *factor, sm.terminal_weight);
-        match solve_step(nlp, layout, &x, warm.as_ref(), o, *factor, &mut log) {
+        match solve_step(nlp, layout, &x, warm.as_ref(), o, *factor, log) {
             Ok(sol) => {
                 x = sol.x.clone();
                 warm = Some(sol);
@@ -177,7 +177,7 @@ pub fn run_phase<C: Cls>(
             nlp.xu[*i] = *v;
             xt[*i] = *v;
         }
-        match solve_step(nlp, layout, &xt, warm.as_ref(), o, last_factor, &mut log) {
+        match solve_step(nlp, layout, &xt, warm.as_ref(), o, last_factor, log) {
             Ok(sol) => {
                 x = sol.x.clone();
                 warm = Some(sol);
@@ -197,7 +197,7 @@ pub fn run_phase<C: Cls>(
                 *weight = 1.0 / sigma;
             }
         }
-        match solve_step(nlp, layout, &x, warm.as_ref(), o, -sigma, &mut log) {
+        match solve_step(nlp, layout, &x, warm.as_ref(), o, -sigma, log) {
             Ok(sol) => {
                 x = sol.x.clone();
                 warm = Some(sol);
@@ -219,7 +219,7 @@ pub fn run_phase<C: Cls>(
         }
     }
     project_multipliers(layout, &mut x);
-    Ok((x, log))
+    Ok(x)
 }
 
 /// Widths w = base × `factor`, the multiplier cost on, the ℓ1 complementarity penalty off
@@ -322,28 +322,51 @@ pub fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
     }
 }
 
+/// The system of a model continuation at a scale s ∈ [0, 1) (1 is the problem's own
+/// system), e.g. the hopper with its holes' semi-axes scaled by s.
+pub type SystemAt<C> = Arc<dyn Fn(f64) -> Result<Arc<TimeFreezing<C>>, OcpError> + Send + Sync>;
+
 /// Systems that the smoothing phase passes through before the problem's own, each phase
 /// warm-started from the previous one's point (a continuation in the model, e.g. obstacles
 /// grown from nothing to full size). The systems must have the problem's dimensions, so
 /// that the NLPs share their variables; they may differ in their path constraints.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Growth<C> {
-    /// The systems before the problem's own, in order; the first starts from the trivial
-    /// initialization with the widths [`Smoothing::factors`].
-    pub stages: Vec<Arc<TimeFreezing<C>>>,
+    /// Scales of the stages before the problem's own (scale 1), increasing in [0, 1); the
+    /// first starts from the trivial initialization with the widths [`Smoothing::factors`].
+    pub scales: Vec<f64>,
+    /// The system at a scale below 1.
+    pub system: SystemAt<C>,
     /// Width factors of the phase of every later system, the problem's own included
     /// (re-tightened from a wider sigmoid, e.g. 3, 1, 0.3, 0.1).
     pub factors: Vec<f64>,
+    /// Most stages inserted in all when a stage fails ([`bisect_continuation`]); 0 stops at
+    /// the first failure.
+    pub bisections: usize,
+}
+
+impl<C> std::fmt::Debug for Growth<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Growth")
+            .field("scales", &self.scales)
+            .field("factors", &self.factors)
+            .field("bisections", &self.bisections)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<C> Growth<C> {
-    /// Checks the later phases' width factors (positive, finite, at least one) and that
-    /// there is at least one stage.
+    /// Checks the scales (at least one, increasing, in [0, 1)) and the later phases' width
+    /// factors (positive, finite, at least one).
     pub fn validate(&self) -> Result<(), OcpError> {
-        if self.stages.is_empty() {
-            return Err(OcpError::InvalidInput(
-                "growth needs at least one stage before the problem's own system".into(),
-            ));
+        let ok = !self.scales.is_empty()
+            && self.scales.iter().all(|s| (0.0..1.0).contains(s))
+            && self.scales.windows(2).all(|w| w[0] < w[1]);
+        if !ok {
+            return Err(OcpError::InvalidInput(format!(
+                "growth.scales must be a nonempty increasing list in [0, 1), got {:?}",
+                self.scales
+            )));
         }
         if self.factors.is_empty() || self.factors.iter().any(|f| !(f.is_finite() && *f > 0.0)) {
             return Err(OcpError::InvalidInput(format!(
@@ -353,18 +376,98 @@ impl<C> Growth<C> {
         }
         Ok(())
     }
+
+    /// The system of stage `k` (of [`Growth::scales`]).
+    ///
+    /// # Errors
+    /// `k` out of range, or the error of [`Growth::system`].
+    pub fn stage(&self, k: usize) -> Result<Arc<TimeFreezing<C>>, OcpError> {
+        let s = self.scales.get(k).ok_or_else(|| {
+            OcpError::InvalidInput(format!(
+                "growth has {} stages, stage {k} asked for",
+                self.scales.len()
+            ))
+        })?;
+        (self.system)(*s)
+    }
+}
+
+/// Smallest gap between two scales that [`bisect_continuation`] still halves.
+const MIN_SCALE_STEP: f64 = 1e-3;
+
+/// A continuation that [`bisect_continuation`] could not finish.
+#[derive(Debug)]
+pub struct ContinuationFailure<E> {
+    /// The scale whose step failed last.
+    pub scale: f64,
+    /// The last scale that was solved (`None`: the first step failed).
+    pub solved: Option<f64>,
+    /// The failing step's error.
+    pub error: E,
+}
+
+/// Drives a continuation over `scales` and then 1 (the problem's own system), calling
+/// `step(scale)` for each in order. When a step fails after the scale d was solved, the
+/// midpoint (d + s)/2 of the failing step is inserted and tried first, then s again (a
+/// decision of ours, the paper grows nothing: a step that is too long for the NLP's
+/// Newton-type solver from the last point is halved, as in any predictor-free
+/// continuation), at most `bisections` times in all and not below a step of
+/// [`MIN_SCALE_STEP`]. Returns the solved scales in order.
+///
+/// # Errors
+/// The failing scale, the last solved one and the step's error when the first step fails,
+/// or when a step fails with no bisection left.
+pub fn bisect_continuation<E>(
+    scales: &[f64],
+    bisections: usize,
+    mut step: impl FnMut(f64) -> Result<(), E>,
+) -> Result<Vec<f64>, ContinuationFailure<E>> {
+    let mut pending: Vec<f64> = std::iter::once(1.0)
+        .chain(scales.iter().rev().copied())
+        .collect();
+    let mut solved: Vec<f64> = vec![];
+    let mut left = bisections;
+    while let Some(&scale) = pending.last() {
+        match step(scale) {
+            Ok(()) => {
+                solved.push(scale);
+                pending.pop();
+            }
+            Err(error) => {
+                let last = solved.last().copied();
+                match last {
+                    Some(d) if left > 0 && scale - d > 2.0 * MIN_SCALE_STEP => {
+                        left -= 1;
+                        pending.push(0.5 * (d + scale));
+                    }
+                    _ => {
+                        return Err(ContinuationFailure {
+                            scale,
+                            solved: last,
+                            error,
+                        })
+                    }
+                }
+            }
+        }
+    }
+    Ok(solved)
 }
 
 /// Solves the OCP of `tf` through the smoothing phase on every system of `growth` in turn
 /// (the first from the trivial initialization, each later one from the previous point with
 /// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
-/// `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. The solution's log,
-/// iteration count and CPU time cover all phases.
+/// `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
+/// phase fails at its first NLP is bisected ([`bisect_continuation`], up to
+/// [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
+/// time cover all phases, failed NLPs included.
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] without [`FesdOptions::smoothing`] or for an invalid
-/// `growth`; a failing first NLP of a stage; the homotopy's errors on `tf`, whose
-/// [`OcpError::HomotopyStalled`] log then also holds the earlier phases.
+/// `growth`; the first stage's error when it fails; [`OcpError::GrowthStalled`] (with the
+/// last converged point and the log of every phase) when a later stage fails with no
+/// bisection left; the homotopy's errors on `tf`, whose [`OcpError::HomotopyStalled`] log
+/// then also holds the earlier phases.
 pub fn solve_ocp_with_growth<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
@@ -378,34 +481,71 @@ pub fn solve_ocp_with_growth<C: Cls>(
     growth.validate()?;
     let mut x: Option<Vec<f64>> = None;
     let mut log = vec![];
-    for (k, stage) in growth.stages.iter().enumerate() {
+    let mut own = None;
+    let result = bisect_continuation(&growth.scales, growth.bisections, |scale| {
+        let is_own = scale >= 1.0;
         let stage_sm = Smoothing {
-            factors: if k == 0 {
+            factors: if x.is_none() {
                 sm.factors.clone()
             } else {
                 growth.factors.clone()
             },
-            cross_sigmas: vec![],
+            cross_sigmas: if is_own {
+                sm.cross_sigmas.clone()
+            } else {
+                vec![]
+            },
             ..sm.clone()
         };
         let so = FesdOptions {
             smoothing: Some(stage_sm.clone()),
             ..o.clone()
         };
-        let (mut nlp, layout, xt) = build(stage, hz, &so)?;
-        let (xk, lk) = run_phase(&mut nlp, &layout, x.unwrap_or(xt), &so, &stage_sm)?;
+        let system = if is_own {
+            tf.clone()
+        } else {
+            (growth.system)(scale)?
+        };
+        if o.verbose {
+            eprintln!("model growth: smoothing phase at scale {scale}");
+        }
+        let (mut nlp, layout, xt) = build(&system, hz, &so)?;
+        let start_point = x.clone().unwrap_or(xt);
+        let xk = run_phase(&mut nlp, &layout, start_point, &so, &stage_sm, &mut log)?;
         x = Some(xk);
-        log.extend(lk);
+        if is_own {
+            own = Some((nlp, layout));
+        }
+        Ok(())
+    });
+    if let Err(f) = result {
+        let ContinuationFailure {
+            scale,
+            solved,
+            error,
+        } = f;
+        return match (x, solved) {
+            (Some(x), Some(solved)) => Err(OcpError::GrowthStalled {
+                scale,
+                solved,
+                error: Box::new(error),
+                x,
+                log,
+            }),
+            _ => Err(error),
+        };
     }
-    let last = FesdOptions {
-        smoothing: Some(Smoothing {
-            factors: growth.factors.clone(),
-            ..sm
-        }),
+    let (Some((nlp, layout)), Some(x)) = (own, x) else {
+        return Err(OcpError::InvalidInput(
+            "model growth ended without the problem's own system".into(),
+        ));
+    };
+    // the phase has run on `tf`'s NLP: the homotopy goes on from its point
+    let homotopy_options = FesdOptions {
+        smoothing: None,
         ..o.clone()
     };
-    let (nlp, layout, xt) = build(tf, hz, &last)?;
-    match solve_built(tf, hz, &last, nlp, &layout, x.unwrap_or(xt)) {
+    match solve_built(tf, hz, &homotopy_options, nlp, &layout, x) {
         Ok(mut out) => {
             log.append(&mut out.log);
             out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
@@ -456,6 +596,42 @@ mod tests {
         assert_eq!(heaviside(5.0f64, 0.1), 1.0);
         assert_eq!(heaviside(-5.0f64, 0.1), 0.0);
         assert!(heaviside(1e-3f64, 1e-4) > 1.0 - 1e-8);
+    }
+
+    /// A mock continuation whose steps succeed only up to a length of 0.3 from the last
+    /// solved scale: the failing steps are halved until they pass, in the bisection's
+    /// order, and without bisections left the failure names the scales.
+    #[test]
+    fn a_failing_continuation_step_is_bisected_until_it_passes() {
+        let run = |bisections: usize| {
+            let mut attempts = vec![];
+            let mut last = f64::NAN;
+            let result = bisect_continuation(&[0.0, 0.25], bisections, |s| {
+                attempts.push(s);
+                if last.is_nan() || s - last <= 0.3 {
+                    last = s;
+                    Ok(())
+                } else {
+                    Err(format!("step to {s} too long"))
+                }
+            });
+            (result, attempts)
+        };
+        let (result, attempts) = run(3);
+        assert_eq!(
+            result.expect("bisected"),
+            vec![0.0, 0.25, 0.4375, 0.625, 0.8125, 1.0]
+        );
+        assert_eq!(
+            attempts,
+            vec![0.0, 0.25, 1.0, 0.625, 0.4375, 0.625, 1.0, 0.8125, 1.0]
+        );
+        let (result, _) = run(2);
+        let f = result.expect_err("two bisections are too few");
+        assert_eq!((f.scale, f.solved), (1.0, Some(0.625)));
+        assert_eq!(f.error, "step to 1 too long");
+        let f = bisect_continuation(&[0.0], 3, |_| Err("no")).expect_err("first step");
+        assert_eq!((f.scale, f.solved), (0.0, None));
     }
 
     #[test]

@@ -466,37 +466,38 @@ fn stance_stabilization_shifts_only_the_normal_switching_function() {
     }
 }
 
-/// Hole growth in the smoothing phase (`smoothing::solve_ocp_with_growth`) on a short
-/// horizon (4 intervals, target = the start pose, one hole next to the foot): the phase runs
-/// on every stage in order (no hole, then half size, then the problem's own hole), each with
-/// its width factors and the closing hard-terminal NLP, and the homotopy ends exact with the
-/// hole constraint satisfied at every stage point.
-#[test]
-fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
+/// Stance stabilization depth δ of the short hole-growth problem.
+const GROWTH_DEPTH: f64 = 1e-3;
+
+/// The hopper with a stabilized stance (k = 30 /s, δ = [`GROWTH_DEPTH`]) and a_n = 200.
+fn stabilized(h: Hopper) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing<Hopper>> {
+    std::sync::Arc::new(
+        nonsmooth_ocp::tf::TimeFreezing::new(h, 200.0)
+            .and_then(|t| t.with_stance_stabilization(30.0, GROWTH_DEPTH))
+            .expect("time-freezing system"),
+    )
+}
+
+/// A short hole-growth problem: 4 intervals of a 0.5 s horizon, target = the start pose,
+/// one hole next to the foot, n_s = 1, N_FE = 2, smoothing widths × 10, 1, 0.1.
+fn short_growth_problem() -> (
+    Hopper,
+    nonsmooth_ocp::fesd::Horizon,
+    nonsmooth_ocp::fesd::FesdOptions,
+) {
     use nonsmooth_ocp::fesd::{Clock, FesdOptions};
     use nonsmooth_ocp::hopper;
-    use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth, Smoothing};
-    use nonsmooth_ocp::tf::TimeFreezing;
-    use std::sync::Arc;
-
+    use nonsmooth_ocp::smoothing::Smoothing;
     let hop = Hopper {
         holes: vec![0.3],
         ..Hopper::default()
-    };
-    let depth = 1e-3;
-    let system = |h: Hopper| {
-        Arc::new(
-            TimeFreezing::new(h, 200.0)
-                .and_then(|t| t.with_stance_stabilization(30.0, depth))
-                .expect("time-freezing system"),
-        )
     };
     let t_end = 0.5;
     let mut hz = hopper::horizon(4, t_end, 0.0, 60.0, 5.0);
     hz.clock = Clock::Terminal(t_end);
     hz.control_weight = 1.0;
     hz.global_speed = true;
-    hopper::rest_on_stabilized_ground(&mut hz, depth);
+    hopper::rest_on_stabilized_ground(&mut hz, GROWTH_DEPTH);
     let o = FesdOptions {
         n_s: 1,
         n_fe: 2,
@@ -510,16 +511,30 @@ fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
         }),
         ..hopper::paper_options()
     };
+    (hop, hz, o)
+}
+
+/// Hole growth in the smoothing phase (`smoothing::solve_ocp_with_growth`) on a short
+/// horizon (4 intervals, target = the start pose, one hole next to the foot): the phase runs
+/// on every stage in order (no hole, then half size, then the problem's own hole), each with
+/// its width factors and the closing hard-terminal NLP, and the homotopy ends exact with the
+/// hole constraint satisfied at every stage point.
+#[test]
+fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
+    use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth};
+    use std::sync::Arc;
+
+    let (hop, hz, o) = short_growth_problem();
+    let base = hop.clone();
     let growth = Growth {
-        stages: vec![
-            system(hop.with_hole_scale(0.0)),
-            system(hop.with_hole_scale(0.5)),
-        ],
+        scales: vec![0.0, 0.5],
+        system: Arc::new(move |s| Ok(stabilized(base.with_hole_scale(s)))),
         factors: vec![1.0, 0.1],
+        bisections: 0,
     };
-    assert!(growth.stages[0].cls.holes.is_empty());
-    assert_eq!(growth.stages[1].cls.hole_axes, (0.125, 0.05));
-    let tf = system(hop.clone());
+    assert!(growth.stage(0).unwrap().cls.holes.is_empty());
+    assert_eq!(growth.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));
+    let tf = stabilized(hop.clone());
     let sol = solve_ocp_with_growth(&tf, &hz, &o, &growth).expect("exact solution");
     let phases: Vec<f64> = sol.log.iter().take(10).map(|l| l.sigma).collect();
     assert_eq!(
@@ -541,4 +556,58 @@ fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
         sol.nlp_iterations,
         sol.log.iter().map(|l| l.iterations).sum::<usize>()
     );
+}
+
+/// A growth stage that cannot be solved (here: its system cannot be built above scale
+/// 0.3) is bisected between the last solved scale and the failing one; when no bisection
+/// is left the error carries the failing and the last solved scale, the last converged
+/// point (which solves the stage of the solved scale) and the log of every phase run.
+#[test]
+fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
+    use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth};
+    use nonsmooth_ocp::OcpError;
+    use std::sync::{Arc, Mutex};
+
+    let (hop, hz, o) = short_growth_problem();
+    let asked = Arc::new(Mutex::new(vec![]));
+    let (base, seen) = (hop.clone(), asked.clone());
+    let growth = Growth {
+        scales: vec![0.0, 0.5],
+        system: Arc::new(move |s| {
+            seen.lock().expect("lock").push(s);
+            if s > 0.3 {
+                return Err(OcpError::InvalidInput(format!("no system at scale {s}")));
+            }
+            Ok(stabilized(base.with_hole_scale(s)))
+        }),
+        factors: vec![1.0, 0.1],
+        bisections: 2,
+    };
+    let tf = stabilized(hop);
+    let e = solve_ocp_with_growth(&tf, &hz, &o, &growth).expect_err("growth cannot finish");
+    assert_eq!(
+        *asked.lock().expect("lock"),
+        vec![0.0, 0.5, 0.25, 0.5, 0.375]
+    );
+    let OcpError::GrowthStalled {
+        scale,
+        solved,
+        ref error,
+        ref x,
+        ref log,
+    } = e
+    else {
+        panic!("{e}");
+    };
+    assert_eq!((scale, solved), (0.375, 0.25));
+    assert!(
+        error.to_string().contains("no system at scale 0.375"),
+        "{error}"
+    );
+    let phases: Vec<f64> = log.iter().map(|l| l.sigma).collect();
+    assert_eq!(phases, [10.0, 1.0, 0.1, 0.1, 1.0, 0.1, 0.1], "{log:?}");
+    let (_, _, trivial) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).expect("NLP");
+    assert_eq!(x.len(), trivial.len());
+    assert_eq!(e.last_iterate().map(<[f64]>::len), Some(x.len()));
+    assert!(e.to_string().contains("scale 0.375"), "{e}");
 }
