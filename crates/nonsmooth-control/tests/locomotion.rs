@@ -534,6 +534,8 @@ fn diag_step() {
     let mut prev_rate: Option<DVector<f64>> = None;
     let mut sets: Vec<Vec<bool>> = Vec::new();
     let (mut rev_change, mut rev_steady) = (0usize, 0usize);
+    // reversal steps whose torque, or the previous step's, hit the ±4 N m limit
+    let (mut rev_clipped, mut clipped_before) = (0usize, false);
     for k in 0..steps {
         let t = k as f64 * dt;
         let r: JointReference = gait.reference(t).unwrap();
@@ -611,6 +613,9 @@ fn diag_step() {
                         .zip(pr.iter())
                         .any(|(a, b)| a.abs() > 500.0 && b.abs() > 500.0 && a * b < 0.0);
                     if rev {
+                        if clipped || clipped_before {
+                            rev_clipped += 1;
+                        }
                         let n = sets.len();
                         let changed = (n.saturating_sub(4)..n - 1).any(|i| sets[i] != sets[i + 1]);
                         if changed {
@@ -626,6 +631,7 @@ fn diag_step() {
                 prev_rate = Some(rate);
             }
             prev_u = Some(u.clone());
+            clipped_before = clipped;
         }
         let gaps: Vec<String> = snap
             .contacts
@@ -684,7 +690,7 @@ fn diag_step() {
         }
         state = next;
     }
-    println!("reversals: {rev_change} with a contact-set change in the last 3 steps, {rev_steady} without");
+    println!("reversals: {rev_change} with a contact-set change in the last 3 steps, {rev_steady} without, {rev_clipped} at a clipped torque (this or the last step)");
 }
 
 #[test]
