@@ -148,6 +148,7 @@ def walk(
     duty: float = 0.75,
     friction_cap: Optional[float] = None,
     time_of_contact: bool = False,
+    impact_consistent: bool = False,
     model: Optional[Model] = None,
 ) -> Dict[str, Any]:
     """One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a controller (``qp_mu``,

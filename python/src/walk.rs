@@ -17,7 +17,9 @@ use pyo3::types::PyDict;
 /// with duty factor `duty`, at 1 ms control and plant steps. `model` defaults to the reference
 /// quadruped (`examples/id_quadruped.toml`); another one must keep its leg geometry.
 /// `friction_cap` caps the friction coefficient an ID(tᵢ) controller assumes (default 1.5,
-/// the authors'); `time_of_contact` splits plant steps at the time of contact.
+/// the authors'); `time_of_contact` splits plant steps at the time of contact;
+/// `impact_consistent` makes an ID(tᵢ) controller's desired accelerations start from the
+/// velocity after the landing feet's frictionless inelastic impact.
 ///
 /// Returns a dict: `pos_err`, `vel_err` (means, rad and rad/s), `fell` (bool), `fell_at`,
 /// `fall_reason`, `chatter_fraction`, `chattered`, `travel`, `planned_travel`, `progress`
@@ -26,7 +28,7 @@ use pyo3::types::PyDict;
 /// `pos_err_t` (n), `torques` (n × 12), `com_t` (k), `com` (k × 3). A fall is a result, not
 /// an exception. Raises `ControlError` for an unknown controller or terrain or a bad option.
 #[pyfunction]
-#[pyo3(signature = (controller = "qp_mu", terrain = "rigid_mu0_1", duration = 3.0, duty = 0.75, friction_cap = None, time_of_contact = false, model = None))]
+#[pyo3(signature = (controller = "qp_mu", terrain = "rigid_mu0_1", duration = 3.0, duty = 0.75, friction_cap = None, time_of_contact = false, impact_consistent = false, model = None))]
 #[allow(clippy::too_many_arguments)]
 fn walk<'py>(
     py: Python<'py>,
@@ -36,6 +38,7 @@ fn walk<'py>(
     duty: f64,
     friction_cap: Option<f64>,
     time_of_contact: bool,
+    impact_consistent: bool,
     model: Option<&PyModel>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let base = match model {
@@ -49,6 +52,7 @@ fn walk<'py>(
         duty,
         friction_cap,
         time_of_contact,
+        impact_consistent,
     };
     let run = py.detach(|| run_trot(&base, &spec)).map_err(loco_err)?;
     let (rec, dt) = (&run.record, run.options.dt);

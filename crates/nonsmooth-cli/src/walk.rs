@@ -47,6 +47,10 @@ pub struct WalkArgs {
     /// Split plant steps at the time of contact (landings as impacts at the contact instant).
     #[arg(long)]
     pub time_of_contact: bool,
+    /// ID(tᵢ) controllers: desired accelerations from the velocity after the frictionless
+    /// inelastic impact of the landing feet (no torque spent on landings).
+    #[arg(long)]
+    pub impact_consistent: bool,
     /// Output directory.
     #[arg(long, default_value = "walk-out")]
     pub out: PathBuf,
@@ -74,6 +78,7 @@ pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
         duty: args.duty,
         friction_cap: args.friction_cap,
         time_of_contact: args.time_of_contact,
+        impact_consistent: args.impact_consistent,
     };
     let log = Log::new(1, "walk", args.output.quiet || args.output.json);
     log.start(&format!(
@@ -132,6 +137,7 @@ fn summary(
         "duty": args.duty,
         "friction_cap": args.friction_cap,
         "time_of_contact": args.time_of_contact,
+        "impact_consistent": args.impact_consistent,
         "dt": dt,
         "steps": rec.t.len(),
         "pos_err": rec.mean_pos_err(),

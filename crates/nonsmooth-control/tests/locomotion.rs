@@ -43,6 +43,8 @@ fn idc(name: &str, v: Variant, rigid: bool) -> Box<dyn Controller> {
             .ok()
             .and_then(|x| x.parse().ok())
             .unwrap_or(b.contact_gap);
+        // IMP=1: project from the post-impact velocity (`BaseFeedback::impact_consistent`).
+        b.impact_consistent = std::env::var("IMP").is_ok();
     }
     // HOLD=1: acceleration-level contact inside a compliant ground (`hold_penetrating`,
     // `BaseFeedback::compliant_ground`).
@@ -249,6 +251,43 @@ fn consistent_acceleration_keeps_stance_feet_at_rest() {
     assert!(fb
         .consistent_acceleration(&model, &snap, &DVector::zeros(3), &swing, dt)
         .is_err());
+}
+
+/// `BaseFeedback::impact_velocity`: the trunk of the standing quadruped falls at 0.1 m/s
+/// onto its three stance feet (front-left leg in swing): after the frictionless inelastic
+/// impact no stance foot approaches the ground, the approaching ones are at rest along the
+/// normal, the kinetic energy has not grown, and the joint velocities jump (the impulse acts
+/// through the legs). A robot at rest is left unchanged.
+#[test]
+fn impact_velocity_stops_the_approaching_stance_feet() {
+    use nonsmooth_control::controllers::BaseFeedback;
+    use nonsmooth_core::ContactSnapshot;
+    let model = quadruped();
+    let s = &model.initial_state;
+    let mut v = s.v.clone();
+    let vi = model.joints[0].v_index;
+    v[vi + 2] = -0.1;
+    let snap = ContactSnapshot::new(&model, &s.q, &v, 0.0).unwrap();
+    let mut swing = vec![false; 12];
+    swing[..3].fill(true);
+    let fb = BaseFeedback::default();
+    let vp = fb.impact_velocity(&snap, &swing).unwrap();
+    let stance: Vec<_> = snap.contacts.iter().skip(1).collect();
+    assert_eq!(stance.len(), 3);
+    for c in &stance {
+        assert!(c.normal_row.dot(&v) < -1e-3, "the stance feet approach");
+        let after = c.normal_row.dot(&vp);
+        assert!(
+            after.abs() < 1e-12,
+            "normal velocity after the impact {after}"
+        );
+    }
+    let energy = |w: &DVector<f64>| 0.5 * w.dot(&(&snap.mass_matrix * w));
+    assert!(energy(&vp) <= energy(&v) * (1.0 + 1e-12));
+    let joints = |w: &DVector<f64>| snap.actuation.transpose() * w;
+    assert!((joints(&vp) - joints(&v)).amax() > 1e-3);
+    let rest = ContactSnapshot::new(&model, &s.q, &s.v, 0.0).unwrap();
+    assert_eq!(fb.impact_velocity(&rest, &swing).unwrap(), rest.v);
 }
 
 #[test]

@@ -52,6 +52,12 @@ pub struct BaseFeedback {
     /// stop a foot that moves inside it within one step (it applies no impulse), so
     /// demanding it made the stance legs fight the trunk's bounce with saturating torques.
     pub compliant_ground: bool,
+    /// Rigid ground: start the projection from the velocity after the inelastic,
+    /// frictionless impact of the stance contacts that approach the ground
+    /// ([`BaseFeedback::impact_velocity`]) instead of the current one, so that θ̈_des carries
+    /// the joint-velocity jump that the contact impulse makes by itself and the inverse
+    /// dynamics needs no torque to land a foot.
+    pub impact_consistent: bool,
 }
 
 impl Default for BaseFeedback {
@@ -72,6 +78,7 @@ impl Default for BaseFeedback {
             reach_speed: 0.2,
             reach_accel: 40.0,
             compliant_ground: false,
+            impact_consistent: false,
         }
     }
 }
@@ -164,7 +171,14 @@ impl BaseFeedback {
             x0[k] = *a;
         }
         x0.rows_mut(6, nu).copy_from(qdd);
-        let v0 = &snapshot.v;
+        let v_imp = if self.impact_consistent && !self.compliant_ground {
+            self.impact_velocity(snapshot, swing)?
+        } else {
+            snapshot.v.clone()
+        };
+        let v0 = &v_imp;
+        // joint-velocity jump of the impact, as an acceleration over the step
+        let jump = snapshot.actuation.transpose() * (v0 - &snapshot.v) / dt;
         // Rows and their target velocities at the end of the step.
         let mut rows: Vec<(DVector<f64>, f64)> = Vec::new();
         for c in snapshot
@@ -194,7 +208,7 @@ impl BaseFeedback {
             }
         }
         if rows.is_empty() {
-            return Ok(qdd.clone());
+            return Ok(qdd + jump);
         }
         let m = rows.len();
         let mut cfull = DMatrix::zeros(m, nv);
@@ -222,6 +236,53 @@ impl BaseFeedback {
             .map_err(|e| ControlError::InvalidInput(format!("contact Jacobian: {e}")))?;
         let y = pinv * (d - &c * &x0);
         let x = x0 + cw.transpose() * y;
-        Ok(x.rows(6, nu).into_owned())
+        Ok(x.rows(6, nu).into_owned() + jump)
+    }
+
+    /// Generalized velocity after an inelastic, frictionless impact at the stance contacts
+    /// (gap ≤ [`BaseFeedback::contact_gap`], not on a planned-swing limb) that approach the
+    /// ground: v⁺ = v + M⁻¹ Nₐᵀ p with Nₐ v⁺ = 0 and p ≥ 0 (rows whose impulse would pull
+    /// are dropped and the rest solved again). Newton's law of an inelastic impact with the
+    /// actuators exerting no impulse.
+    pub fn impact_velocity(
+        &self,
+        snapshot: &ContactSnapshot<f64>,
+        swing: &[bool],
+    ) -> Result<DVector<f64>, ControlError> {
+        let v = &snapshot.v;
+        let mut rows: Vec<DVector<f64>> = snapshot
+            .contacts
+            .iter()
+            .filter(|c| {
+                c.gap <= self.contact_gap
+                    && !on_swing_limb(&c.normal_row, &snapshot.actuation, swing)
+                    && c.normal_row.dot(v) < 0.0
+            })
+            .map(|c| c.normal_row.clone())
+            .collect();
+        let chol = snapshot.mass_matrix.clone().cholesky().ok_or_else(|| {
+            ControlError::InvalidInput("mass matrix is not positive definite".into())
+        })?;
+        while !rows.is_empty() {
+            let n = DMatrix::from_fn(rows.len(), v.len(), |i, j| rows[i][j]);
+            let minv_nt = chol.solve(&n.transpose());
+            let a = &n * &minv_nt;
+            let tol = 1e-10 * a.amax().max(1e-300);
+            let pinv = a
+                .pseudo_inverse(tol)
+                .map_err(|e| ControlError::InvalidInput(format!("impact Delassus matrix: {e}")))?;
+            let p = pinv * (-(&n * v));
+            if p.iter().all(|pi| *pi >= -1e-12) {
+                return Ok(v + minv_nt * p);
+            }
+            let keep: Vec<DVector<f64>> = rows
+                .iter()
+                .zip(p.iter())
+                .filter(|(_, pi)| **pi >= 0.0)
+                .map(|(r, _)| r.clone())
+                .collect();
+            rows = keep;
+        }
+        Ok(v.clone())
     }
 }

@@ -206,34 +206,53 @@ pub fn id_variant(id: &str) -> Option<crate::Variant> {
     }
 }
 
-/// [`controller_by_id`], with the friction coefficient an ID(tᵢ) controller assumes capped at
-/// `friction_cap` instead of the authors' 1.5 ([`IdController::friction_cap`]).
+/// Settings of an ID(tᵢ) controller that a user may change from the experiments' defaults
+/// ([`controller_with_options`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IdSettings {
+    /// Largest friction coefficient the controller assumes (`None`: the authors' 1.5,
+    /// [`IdController::friction_cap`]).
+    pub friction_cap: Option<f64>,
+    /// θ̈_des from the post-impact velocity ([`BaseFeedback::impact_consistent`]).
+    pub impact_consistent: bool,
+}
+
+/// [`controller_by_id`] with the settings `settings` of an ID(tᵢ) controller (the defaults
+/// give [`controller_by_id`]'s controller).
 ///
 /// # Errors
 /// [`ControlError::UnknownVariant`] for an unknown id; [`ControlError::InvalidInput`] for a
-/// cap that is not positive and finite, or a cap for `pid`, `delay1`, `delay2` (they predict
-/// no contact force).
-pub fn controller_with_friction_cap(
+/// friction cap that is not positive and finite, or a setting other than the defaults for
+/// `pid`, `delay1`, `delay2` (they predict no contact force).
+pub fn controller_with_options(
     id: &str,
     rigid: bool,
-    friction_cap: Option<f64>,
+    settings: &IdSettings,
 ) -> Result<Box<dyn Controller>, ControlError> {
-    let Some(cap) = friction_cap else {
+    if *settings == IdSettings::default() {
         return controller_by_id(id, rigid);
-    };
-    if !(cap.is_finite() && cap > 0.0) {
-        return Err(ControlError::InvalidInput(format!(
-            "friction cap must be positive and finite, got {cap}"
-        )));
+    }
+    if let Some(cap) = settings.friction_cap {
+        if !(cap.is_finite() && cap > 0.0) {
+            return Err(ControlError::InvalidInput(format!(
+                "friction cap must be positive and finite, got {cap}"
+            )));
+        }
     }
     match id_variant(id) {
         Some(variant) => {
             let mut c = experiment_id_controller(id, variant, rigid);
-            c.friction_cap = cap;
+            if let Some(cap) = settings.friction_cap {
+                c.friction_cap = cap;
+            }
+            if let Some(base) = c.base.as_mut() {
+                base.impact_consistent = settings.impact_consistent;
+            }
             Ok(Box::new(c))
         }
         None if CONTROLLER_IDS.contains(&id) => Err(ControlError::InvalidInput(format!(
-            "a friction cap applies to the ID(tᵢ) controllers (qp_*, lcp_*), not to `{id}`"
+            "a friction cap and impact-consistent accelerations apply to the ID(tᵢ) \
+             controllers (qp_*, lcp_*), not to `{id}`"
         ))),
         None => Err(ControlError::UnknownVariant(id.to_string())),
     }

@@ -155,6 +155,9 @@ pub struct TrotSpec {
     pub friction_cap: Option<f64>,
     /// [`LoopOptions::time_of_contact`].
     pub time_of_contact: bool,
+    /// ID(tᵢ) controllers: θ̈_des from the post-impact velocity
+    /// ([`crate::controllers::BaseFeedback::impact_consistent`]).
+    pub impact_consistent: bool,
 }
 
 /// What [`run_trot`] ran and recorded.
@@ -169,7 +172,7 @@ pub struct TrotRun {
 }
 
 /// Runs `spec` on `model` (the reference quadruped or one with its leg geometry): the
-/// terrain's model and stepper, the controller of [`crate::controllers::controller_with_friction_cap`],
+/// terrain's model and stepper, the controller of [`crate::controllers::controller_with_options`],
 /// the trot of [`GaitPlanner::trot`], 1 ms steps ([`LoopOptions::new`]).
 ///
 /// # Errors
@@ -190,10 +193,13 @@ pub fn run_trot(model: &Model, spec: &TrotSpec) -> Result<TrotRun, LocoError> {
         )));
     }
     let terrain = terrain_by_id(&spec.terrain)?;
-    let mut controller = crate::controllers::controller_with_friction_cap(
+    let mut controller = crate::controllers::controller_with_options(
         &spec.controller,
         terrain.rigid,
-        spec.friction_cap,
+        &crate::controllers::IdSettings {
+            friction_cap: spec.friction_cap,
+            impact_consistent: spec.impact_consistent,
+        },
     )?;
     let mut options = LoopOptions::new(spec.duration, terrain.stepper());
     options.time_of_contact = spec.time_of_contact;
