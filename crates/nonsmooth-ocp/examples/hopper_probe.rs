@@ -685,8 +685,15 @@ fn smoothing_run(
     let (mut nlp, layout, xt) = nonsmooth_ocp::fesd::build(tf, hz, o).unwrap();
     let sm = o.smoothing.clone().expect("SMOOTH");
     let mut log = vec![];
-    match nonsmooth_ocp::smoothing::run_phase(&mut nlp, &layout, x0.unwrap_or(xt), o, &sm, &mut log)
-    {
+    match nonsmooth_ocp::smoothing::run_phase(
+        &mut nlp,
+        &layout,
+        x0.unwrap_or(xt),
+        o,
+        &sm,
+        true,
+        &mut log,
+    ) {
         Ok(x) => Some(x),
         Err(e) => {
             println!(

@@ -1603,7 +1603,7 @@ pub fn homotopy<C: Cls>(
     let mut log = vec![];
     let mut x = match &o.smoothing {
         Some(sm) if layout.smoothing => {
-            crate::smoothing::run_phase(nlp, layout, x0, o, sm, &mut log)?
+            crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
         }
         _ => x0,
     };

@@ -145,6 +145,7 @@ pub fn run_phase<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
     sm: &Smoothing,
+    close_terminal: bool,
     log: &mut Vec<NlpLog>,
 ) -> Result<Vec<f64>, OcpError> {
     let mut x = x0;
@@ -168,7 +169,7 @@ pub fn run_phase<C: Cls>(
             Err(e) => return Err(e),
         }
     }
-    if !layout.terminal.is_empty() {
+    if close_terminal && !layout.terminal.is_empty() {
         let (xl, xu) = (nlp.xl.clone(), nlp.xu.clone());
         set_phase_weights(nlp, sm, last_factor, 0.0);
         let mut xt = x.clone();
@@ -456,8 +457,8 @@ pub fn bisect_continuation<E>(
 
 /// Solves the OCP of `tf` through the smoothing phase on every system of `growth` in turn
 /// (the first from the trivial initialization, each later one from the previous point with
-/// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
-/// `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
+/// the factors [`Growth::factors`]; the closing hard-terminal NLP and those of
+/// [`Smoothing::cross_sigmas`] only on `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
 /// phase fails at its first NLP is bisected ([`bisect_continuation`], up to
 /// [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
 /// time cover all phases, failed NLPs included.
@@ -511,7 +512,16 @@ pub fn solve_ocp_with_growth<C: Cls>(
         }
         let (mut nlp, layout, xt) = build(&system, hz, &so)?;
         let start_point = x.clone().unwrap_or(xt);
-        let xk = run_phase(&mut nlp, &layout, start_point, &so, &stage_sm, &mut log)?;
+        // the hard-terminal NLP only before the homotopy: the next stage is soft again
+        let xk = run_phase(
+            &mut nlp,
+            &layout,
+            start_point,
+            &so,
+            &stage_sm,
+            is_own,
+            &mut log,
+        )?;
         x = Some(xk);
         if is_own {
             own = Some((nlp, layout));
