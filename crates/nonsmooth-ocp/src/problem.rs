@@ -70,7 +70,8 @@
 //! holes, every phase after the first with the width factors `factors`
 //! ([`crate::smoothing::solve_ocp_with_growth`]). A stage whose phase fails is halved
 //! (a stage at the midpoint scale is inserted before it) up to `bisections` times in all
-//! (optional key, default [`DEFAULT_GROWTH_BISECTIONS`]).
+//! (optional key, default [`DEFAULT_GROWTH_BISECTIONS`]); `close_stages = false` leaves out
+//! the hard-terminal NLP at the end of every stage's phase but the last (default true).
 
 use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
@@ -485,6 +486,7 @@ struct HoleGrowthSpec {
     scales: Vec<f64>,
     factors: Vec<f64>,
     bisections: Option<usize>,
+    close_stages: Option<bool>,
 }
 
 /// Stages that a hole growth may insert by bisection when a stage fails (problem files:
@@ -617,6 +619,7 @@ impl HopperProblem {
                     system,
                     factors: g.factors.clone(),
                     bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
+                    close_stages: g.close_stages.unwrap_or(true),
                 };
                 growth
                     .validate()
@@ -813,6 +816,7 @@ mod tests {
         assert_eq!(g.factors, vec![3.0, 0.1]);
         assert_eq!(g.scales, vec![0.0, 0.5]);
         assert_eq!(g.bisections, DEFAULT_GROWTH_BISECTIONS);
+        assert!(g.close_stages);
         assert!(g.stage(0).unwrap().cls.holes.is_empty());
         assert_eq!(g.stage(1).unwrap().cls.holes, vec![0.5, 1.5]);
         assert_eq!(g.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));

@@ -344,6 +344,9 @@ pub struct Growth<C> {
     /// Most stages inserted in all when a stage fails ([`bisect_continuation`]); 0 stops at
     /// the first failure.
     pub bisections: usize,
+    /// End the phase of every stage with the hard-terminal NLP (as the problem's own), not
+    /// only the problem's own system's.
+    pub close_stages: bool,
 }
 
 impl<C> std::fmt::Debug for Growth<C> {
@@ -352,6 +355,7 @@ impl<C> std::fmt::Debug for Growth<C> {
             .field("scales", &self.scales)
             .field("factors", &self.factors)
             .field("bisections", &self.bisections)
+            .field("close_stages", &self.close_stages)
             .finish_non_exhaustive()
     }
 }
@@ -457,8 +461,8 @@ pub fn bisect_continuation<E>(
 
 /// Solves the OCP of `tf` through the smoothing phase on every system of `growth` in turn
 /// (the first from the trivial initialization, each later one from the previous point with
-/// the factors [`Growth::factors`]; the closing hard-terminal NLP and those of
-/// [`Smoothing::cross_sigmas`] only on `tf`), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
+/// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
+/// `tf`, the hard-terminal one on every stage with [`Growth::close_stages`]), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
 /// phase fails at its first NLP is bisected ([`bisect_continuation`], up to
 /// [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
 /// time cover all phases, failed NLPs included.
@@ -512,14 +516,14 @@ pub fn solve_ocp_with_growth<C: Cls>(
         }
         let (mut nlp, layout, xt) = build(&system, hz, &so)?;
         let start_point = x.clone().unwrap_or(xt);
-        // the hard-terminal NLP only before the homotopy: the next stage is soft again
+        let close = is_own || growth.close_stages;
         let xk = run_phase(
             &mut nlp,
             &layout,
             start_point,
             &so,
             &stage_sm,
-            is_own,
+            close,
             &mut log,
         )?;
         x = Some(xk);

@@ -517,8 +517,9 @@ fn short_growth_problem() -> (
 /// Hole growth in the smoothing phase (`smoothing::solve_ocp_with_growth`) on a short
 /// horizon (4 intervals, target = the start pose, one hole next to the foot): the phase runs
 /// on every stage in order (no hole, then half size, then the problem's own hole), each with
-/// its width factors, the closing hard-terminal NLP only on the problem's own hole, and the
-/// homotopy ends exact with the hole constraint satisfied at every stage point.
+/// its width factors, the closing hard-terminal NLP only on the problem's own hole
+/// (`close_stages` false), and the homotopy ends exact with the hole constraint satisfied at
+/// every stage point.
 #[test]
 fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
     use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth};
@@ -531,6 +532,7 @@ fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
         system: Arc::new(move |s| Ok(stabilized(base.with_hole_scale(s)))),
         factors: vec![1.0, 0.1],
         bisections: 0,
+        close_stages: false,
     };
     assert!(growth.stage(0).unwrap().cls.holes.is_empty());
     assert_eq!(growth.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));
@@ -582,6 +584,7 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
         }),
         factors: vec![1.0, 0.1],
         bisections: 2,
+        close_stages: true,
     };
     let tf = stabilized(hop);
     let e = solve_ocp_with_growth(&tf, &hz, &o, &growth).expect_err("growth cannot finish");
@@ -605,7 +608,7 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
         "{error}"
     );
     let phases: Vec<f64> = log.iter().map(|l| l.sigma).collect();
-    assert_eq!(phases, [10.0, 1.0, 0.1, 1.0, 0.1], "{log:?}");
+    assert_eq!(phases, [10.0, 1.0, 0.1, 0.1, 1.0, 0.1, 0.1], "{log:?}");
     let (_, _, trivial) = nonsmooth_ocp::fesd::build(&tf, &hz, &o).expect("NLP");
     assert_eq!(x.len(), trivial.len());
     assert_eq!(e.last_iterate().map(<[f64]>::len), Some(x.len()));
