@@ -398,7 +398,7 @@ impl<C> Growth<C> {
 }
 
 /// Smallest gap between two scales that [`bisect_continuation`] still halves.
-const MIN_SCALE_STEP: f64 = 1e-3;
+pub const MIN_SCALE_STEP: f64 = 1e-3;
 
 /// A continuation that [`bisect_continuation`] could not finish.
 #[derive(Debug)]
