@@ -472,7 +472,9 @@ pub fn bisect_continuation<E>(
 /// `growth`; the first stage's error when it fails; [`OcpError::GrowthStalled`] (with the
 /// last converged point and the log of every phase) when a later stage fails with no
 /// bisection left; the homotopy's errors on `tf`, whose [`OcpError::HomotopyStalled`] log
-/// then also holds the earlier phases.
+/// then also holds the earlier phases; when the homotopy's first NLP fails,
+/// [`OcpError::HomotopyStalled`] with the smoothed point (the last converged one), its
+/// constraint violation and the log of every phase and of the failed NLP.
 pub fn solve_ocp_with_growth<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
@@ -559,6 +561,7 @@ pub fn solve_ocp_with_growth<C: Cls>(
         smoothing: None,
         ..o.clone()
     };
+    let smoothed = (x.clone(), max_violation(&nlp, &x));
     match solve_built(tf, hz, &homotopy_options, nlp, &layout, x) {
         Ok(mut out) => {
             log.append(&mut out.log);
@@ -581,8 +584,51 @@ pub fn solve_ocp_with_growth<C: Cls>(
                 log,
             })
         }
+        Err(OcpError::Ipopt { solution, .. }) => {
+            // the homotopy's first NLP failed: the smoothed point is the last converged one
+            log.push(NlpLog {
+                sigma: o.sigma0,
+                objective: solution.objective,
+                comp_residual: comp_residual(&layout, &solution.x, o.fesd),
+                iterations: solution.iterations,
+                cpu_seconds: solution.cpu_seconds,
+                status: solution.status,
+            });
+            let (x, constraint_violation) = smoothed;
+            Err(OcpError::HomotopyStalled {
+                comp_residual: comp_residual(&layout, &x, o.fesd),
+                constraint_violation,
+                x,
+                log,
+            })
+        }
         Err(e) => Err(e),
     }
+}
+
+/// Largest violation of the constraint rows (the complementarity rows excepted: their
+/// residual is reported on its own) and variable bounds of `nlp` at `x`.
+fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
+    let (_, g) = nlp.eval_all(x);
+    let outside = |v: f64, l: f64, u: f64| (l - v).max(v - u).max(0.0);
+    let mut worst = x
+        .iter()
+        .zip(nlp.xl.iter().zip(&nlp.xu))
+        .map(|(v, (l, u))| outside(*v, *l, *u))
+        .fold(0.0, f64::max);
+    for b in &nlp.blocks {
+        let Some(r) = b.row else { continue };
+        if matches!(
+            b.kind,
+            FesdBlock::Comp { .. } | FesdBlock::StewartComp { .. }
+        ) {
+            continue;
+        }
+        for i in r..r + b.n_out {
+            worst = worst.max(outside(g[i], nlp.gl[i], nlp.gu[i]));
+        }
+    }
+    worst
 }
 
 /// λᵖ, λⁿ ← max(c, 0), max(−c, 0) with c = λᵖ − λⁿ at every multiplier point.

@@ -614,3 +614,48 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
     assert_eq!(e.last_iterate().map(<[f64]>::len), Some(x.len()));
     assert!(e.to_string().contains("scale 0.375"), "{e}");
 }
+
+/// The homotopy's first NLP asked for complementarity ≤ 1e-14 from the smoothed point with
+/// at most 150 IPOPT iterations fails; the error is a stalled homotopy that carries the
+/// smoothed point and the log of every phase with the failed NLP last.
+#[test]
+fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
+    use nonsmooth_ocp::fesd::FesdOptions;
+    use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth};
+    use nonsmooth_ocp::OcpError;
+    use std::sync::Arc;
+
+    let (hop, hz, o) = short_growth_problem();
+    let o = FesdOptions {
+        sigma0: 1e-14,
+        max_iter: 150,
+        polish: false,
+        ..o
+    };
+    let base = hop.clone();
+    let growth = Growth {
+        scales: vec![0.0],
+        system: Arc::new(move |s| Ok(stabilized(base.with_hole_scale(s)))),
+        factors: vec![0.1],
+        bisections: 0,
+        close_stages: false,
+    };
+    let e = solve_ocp_with_growth(&stabilized(hop), &hz, &o, &growth).expect_err("fails");
+    let OcpError::HomotopyStalled {
+        comp_residual,
+        constraint_violation,
+        ref log,
+        ..
+    } = e
+    else {
+        panic!("{e}");
+    };
+    let last = log.last().expect("log");
+    assert_eq!(last.sigma, o.sigma0, "{log:?}");
+    assert!(last.status != nonsmooth_ocp::ipopt::IpoptStatus::Succeeded);
+    assert!(log.len() >= 4, "{log:?}");
+    assert!(
+        comp_residual.is_finite() && constraint_violation < 1e-6,
+        "{e}"
+    );
+}
