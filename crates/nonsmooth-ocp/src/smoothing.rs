@@ -624,8 +624,13 @@ fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
         ) {
             continue;
         }
-        for i in r..r + b.n_out {
-            worst = worst.max(outside(g[i], nlp.gl[i], nlp.gu[i]));
+        let rows = r..r + b.n_out;
+        for ((v, l), u) in g[rows.clone()]
+            .iter()
+            .zip(&nlp.gl[rows.clone()])
+            .zip(&nlp.gu[rows])
+        {
+            worst = worst.max(outside(*v, *l, *u));
         }
     }
     worst
