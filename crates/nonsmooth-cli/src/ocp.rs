@@ -133,7 +133,10 @@ fn solve_and_write<C: Cls>(
     }
 }
 
-/// The hopper's animation frame strip (`frames.svg`, the figure of `tf-hopper-ocp`).
+/// The hopper's animation frame strip (`frames.svg`, the figure of `tf-hopper-ocp`) and its
+/// task metrics (`hopper.json`: the hop count, foot above 1 mm, as `tf-hopper-ocp` counts
+/// it, and [`nonsmooth_ocp::hopper::min_hole_clearance`] over the stage points, null
+/// without holes).
 fn frame_strip(
     hop: &Hopper,
     target_x: f64,
@@ -142,6 +145,11 @@ fn frame_strip(
     dir: &Path,
 ) -> Result<(), CliError> {
     hopper_frame_strip(hop, target_x, n, sol).write_svg(&dir.join("frames.svg"))?;
+    let metrics = serde_json::json!({
+        "hop_count": nonsmooth_ocp::hopper::hop_count(hop, &sol.traj.y, 1e-3),
+        "min_hole_clearance": nonsmooth_ocp::hopper::min_hole_clearance(hop, &sol.traj.y),
+    });
+    write_json(&dir.join("hopper.json"), &metrics)?;
     Ok(())
 }
 
@@ -288,6 +296,7 @@ mod tests {
             "trajectory.svg",
             "controls.svg",
             "frames.svg",
+            "hopper.json",
         ] {
             assert!(args.out.join(f).exists(), "{f} missing");
         }
@@ -296,6 +305,11 @@ mod tests {
                 .unwrap();
         assert_eq!(summary["converged"], serde_json::Value::Bool(false));
         assert!(summary["comp_residual"].as_f64().unwrap() > 1e-9);
+        let hopper: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("hopper.json")).unwrap())
+                .unwrap();
+        assert!(hopper["hop_count"].is_u64(), "{hopper}");
+        assert!(hopper.get("min_hole_clearance").is_some(), "{hopper}");
         // The log of the NLPs solved before the stall (here the one relaxed NLP) is kept.
         let log: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(args.out.join("homotopy.json")).unwrap())

@@ -684,18 +684,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             (sol, false)
         }
     };
-    let min_clear = sol
-        .traj
-        .y
-        .iter()
-        .flat_map(|y| hop.hole_values(y))
-        .map(|v| v - 1.0)
-        .fold(f64::INFINITY, f64::min);
-    let min_clear = if min_clear.is_finite() {
-        min_clear
-    } else {
-        0.0
-    };
+    let min_clear = hopper::min_hole_clearance(&hop, &sol.traj.y).unwrap_or(0.0);
     let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
     out.metric("objective", sol.objective);
     out.metric("terminal_error", sol.terminal_error);

@@ -401,6 +401,17 @@ pub fn paper_options() -> crate::fesd::FesdOptions {
     }
 }
 
+/// Smallest hole clearance over the states `ys`: min over the holes' ellipse values − 1
+/// ([`Hopper::hole_values`]; ≥ 0 outside every hole), `None` without holes or states.
+pub fn min_hole_clearance(hop: &Hopper, ys: &[Vec<f64>]) -> Option<f64> {
+    let min = ys
+        .iter()
+        .flat_map(|y| hop.hole_values(y))
+        .map(|v| v - 1.0)
+        .fold(f64::INFINITY, f64::min);
+    min.is_finite().then_some(min)
+}
+
 /// Number of flight phases (maximal runs of stage points with the foot above `tol`).
 pub fn hop_count(hop: &Hopper, ys: &[Vec<f64>], tol: f64) -> usize {
     let mut count = 0;
