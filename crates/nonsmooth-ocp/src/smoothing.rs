@@ -291,35 +291,43 @@ fn solve_step<C: Cls>(
     result
 }
 
-/// Diagnostic print to standard error: the 15 most violated constraint rows of `nlp` at `x`
-/// with their block kinds (used after a failed first NLP, and by `hopper_probe`).
-pub fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+/// Violation max(l − g, g − u, 0) of every constraint row of `nlp` at `x`, with its block
+/// index, output index within the block and value g: (violation, block, output, value).
+fn row_violations<C: Cls>(
+    nlp: &BlockNlp<FesdBlock<C>>,
+    x: &[f64],
+) -> Vec<(f64, usize, usize, f64)> {
     let (_, g) = nlp.eval_all(x);
     let mut rows = vec![];
     for (bi, b) in nlp.blocks.iter().enumerate() {
         let Some(r) = b.row else { continue };
         for i in 0..b.n_out {
             let v = (nlp.gl[r + i] - g[r + i]).max(g[r + i] - nlp.gu[r + i]);
-            if v > 0.0 {
-                let name = match &b.kind {
-                    FesdBlock::Collocation { .. } => "collocation",
-                    FesdBlock::Algebraic { .. } => "algebraic",
-                    FesdBlock::Smoothing { .. } => "smoothing",
-                    FesdBlock::Path { .. } => "path",
-                    FesdBlock::SumH => "sum h",
-                    FesdBlock::Comp { .. } => "comp",
-                    _ => "other",
-                };
-                rows.push((v, bi, i, name, g[r + i]));
-            }
+            rows.push((v.max(0.0), bi, i, g[r + i]));
         }
     }
+    rows
+}
+
+/// Diagnostic print to standard error: the 15 most violated constraint rows of `nlp` at `x`
+/// with their block kinds (used after a failed first NLP, and by `hopper_probe`).
+pub fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+    let mut rows: Vec<_> = row_violations(nlp, x)
+        .into_iter()
+        .filter(|r| r.0 > 0.0)
+        .collect();
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
-    for r in rows.iter().take(15) {
-        eprintln!(
-            "violation {:.3e} block {} out {} value {:.4e} {}",
-            r.0, r.1, r.2, r.4, r.3
-        );
+    for (v, bi, i, value) in rows.iter().take(15) {
+        let name = match &nlp.blocks[*bi].kind {
+            FesdBlock::Collocation { .. } => "collocation",
+            FesdBlock::Algebraic { .. } => "algebraic",
+            FesdBlock::Smoothing { .. } => "smoothing",
+            FesdBlock::Path { .. } => "path",
+            FesdBlock::SumH => "sum h",
+            FesdBlock::Comp { .. } => "comp",
+            _ => "other",
+        };
+        eprintln!("violation {v:.3e} block {bi} out {i} value {value:.4e} {name}");
     }
 }
 
@@ -462,9 +470,9 @@ pub fn bisect_continuation<E>(
 /// Solves the OCP of `tf` through the smoothing phase on every system of `growth` in turn
 /// (the first from the trivial initialization, each later one from the previous point with
 /// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
-/// `tf`, the hard-terminal one on every stage with [`Growth::close_stages`]), then the MPCC homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose
-/// phase fails at its first NLP is bisected ([`bisect_continuation`], up to
-/// [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
+/// `tf`, the hard-terminal one on every stage with [`Growth::close_stages`]), then the MPCC
+/// homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose phase fails at its first
+/// NLP is bisected ([`bisect_continuation`], up to [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
 /// time cover all phases, failed NLPs included.
 ///
 /// # Errors
@@ -609,31 +617,20 @@ pub fn solve_ocp_with_growth<C: Cls>(
 /// Largest violation of the constraint rows (the complementarity rows excepted: their
 /// residual is reported on its own) and variable bounds of `nlp` at `x`.
 fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
-    let (_, g) = nlp.eval_all(x);
-    let outside = |v: f64, l: f64, u: f64| (l - v).max(v - u).max(0.0);
-    let mut worst = x
+    let bounds = x
         .iter()
         .zip(nlp.xl.iter().zip(&nlp.xu))
-        .map(|(v, (l, u))| outside(*v, *l, *u))
-        .fold(0.0, f64::max);
-    for b in &nlp.blocks {
-        let Some(r) = b.row else { continue };
-        if matches!(
-            b.kind,
-            FesdBlock::Comp { .. } | FesdBlock::StewartComp { .. }
-        ) {
-            continue;
-        }
-        let rows = r..r + b.n_out;
-        for ((v, l), u) in g[rows.clone()]
-            .iter()
-            .zip(&nlp.gl[rows.clone()])
-            .zip(&nlp.gu[rows])
-        {
-            worst = worst.max(outside(*v, *l, *u));
-        }
-    }
-    worst
+        .map(|(v, (l, u))| (l - v).max(v - u).max(0.0));
+    let rows = row_violations(nlp, x)
+        .into_iter()
+        .filter(|r| {
+            !matches!(
+                nlp.blocks[r.1].kind,
+                FesdBlock::Comp { .. } | FesdBlock::StewartComp { .. }
+            )
+        })
+        .map(|r| r.0);
+    bounds.chain(rows).fold(0.0, f64::max)
 }
 
 /// λᵖ, λⁿ ← max(c, 0), max(−c, 0) with c = λᵖ − λⁿ at every multiplier point.

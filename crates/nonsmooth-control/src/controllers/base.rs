@@ -171,14 +171,20 @@ impl BaseFeedback {
             x0[k] = *a;
         }
         x0.rows_mut(6, nu).copy_from(qdd);
-        let v_imp = if self.impact_consistent && !self.compliant_ground {
-            self.impact_velocity(snapshot, swing)?
+        // with `impact_consistent`: the post-impact velocity and the joint-velocity jump of
+        // the impact, as an acceleration over the step
+        let impact = if self.impact_consistent && !self.compliant_ground {
+            let v_imp = self.impact_velocity(snapshot, swing)?;
+            let jump = snapshot.actuation.transpose() * (&v_imp - &snapshot.v) / dt;
+            Some((v_imp, jump))
         } else {
-            snapshot.v.clone()
+            None
         };
-        let v0 = &v_imp;
-        // joint-velocity jump of the impact, as an acceleration over the step
-        let jump = snapshot.actuation.transpose() * (v0 - &snapshot.v) / dt;
+        let v0 = impact.as_ref().map_or(&snapshot.v, |(v, _)| v);
+        let with_jump = |a: DVector<f64>| match &impact {
+            Some((_, jump)) => a + jump,
+            None => a,
+        };
         // Rows and their target velocities at the end of the step.
         let mut rows: Vec<(DVector<f64>, f64)> = Vec::new();
         for c in snapshot
@@ -208,7 +214,7 @@ impl BaseFeedback {
             }
         }
         if rows.is_empty() {
-            return Ok(qdd + jump);
+            return Ok(with_jump(qdd.clone()));
         }
         let m = rows.len();
         let mut cfull = DMatrix::zeros(m, nv);
@@ -236,7 +242,7 @@ impl BaseFeedback {
             .map_err(|e| ControlError::InvalidInput(format!("contact Jacobian: {e}")))?;
         let y = pinv * (d - &c * &x0);
         let x = x0 + cw.transpose() * y;
-        Ok(x.rows(6, nu).into_owned() + jump)
+        Ok(with_jump(x.rows(6, nu).into_owned()))
     }
 
     /// Generalized velocity after an inelastic, frictionless impact at the stance contacts
@@ -272,16 +278,17 @@ impl BaseFeedback {
                 .pseudo_inverse(tol)
                 .map_err(|e| ControlError::InvalidInput(format!("impact Delassus matrix: {e}")))?;
             let p = pinv * (-(&n * v));
-            if p.iter().all(|pi| *pi >= -1e-12) {
+            // impulses below −1e-12 pull: drop those rows and solve again
+            let pulls = |pi: f64| pi < -1e-12;
+            if !p.iter().any(|pi| pulls(*pi)) {
                 return Ok(v + minv_nt * p);
             }
-            let keep: Vec<DVector<f64>> = rows
-                .iter()
+            rows = rows
+                .into_iter()
                 .zip(p.iter())
-                .filter(|(_, pi)| **pi >= 0.0)
-                .map(|(r, _)| r.clone())
+                .filter(|(_, pi)| !pulls(**pi))
+                .map(|(r, _)| r)
                 .collect();
-            rows = keep;
         }
         Ok(v.clone())
     }
