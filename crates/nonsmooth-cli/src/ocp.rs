@@ -5,7 +5,9 @@
 //! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_particle.toml` and
 //! `examples/ocp_hopper.toml` (`[model] kind = "hopper"`). Outputs: trajectory CSVs in
 //! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
-//! (trajectory, controls; hopper: the animation frame strip `frames.svg`). When the homotopy
+//! (trajectory, controls; hopper: the animation frame strip `frames.svg`) and the NLP's
+//! primal point `point.json` (`{"variables": n, "x": [...]}`), from which `--start` runs
+//! the homotopy again (e.g. another σ₀ or κ after a long smoothing phase). When the homotopy
 //! stalls or IPOPT fails, the last iterate is written the same way (summary with
 //! `"converged": false`) and the command fails with the typed error's message.
 
@@ -13,7 +15,9 @@ use crate::CliError;
 use clap::Args;
 use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
 use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure};
-use nonsmooth_ocp::fesd::{build, extract_ocp, FesdOptions, Horizon, OcpSolution};
+use nonsmooth_ocp::fesd::{
+    build, extract_ocp, solve_from_point, FesdOptions, Horizon, OcpSolution,
+};
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
 use nonsmooth_ocp::smoothing::Growth;
@@ -26,13 +30,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Arguments of `nonsmooth ocp`.
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub struct OcpArgs {
     /// Problem file (TOML).
     pub problem: PathBuf,
     /// Output directory.
     #[arg(long, default_value = "ocp-out")]
     pub out: PathBuf,
+    /// Start the MPCC homotopy from this point (a `point.json` that an earlier run of the
+    /// same problem wrote, converged or not), skipping the smoothing phase and model
+    /// growth; the problem file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply.
+    #[arg(long)]
+    pub start: Option<PathBuf>,
     /// --quiet (no summary line) / --json (print summary.json on standard output).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
@@ -101,7 +110,23 @@ fn solve_and_write<C: Cls>(
             );
         }
     };
-    let (sol, failure) = match solve_with_plan(tf, hz, o, plan, growth, progress) {
+    let solved = match &args.start {
+        Some(file) => {
+            if plan.is_some() {
+                return Err(CliError::Usage(
+                    "--start runs the homotopy on the problem's own horizon: remove the [continuation] plan".into(),
+                ));
+            }
+            let x0 = read_point(file)?;
+            solve_from_point(tf, hz, o, x0).map_err(|error| PlanFailure {
+                error,
+                horizon: Box::new(hz.clone()),
+                waypoint: None,
+            })
+        }
+        None => solve_with_plan(tf, hz, o, plan, growth, progress),
+    };
+    let (sol, failure) = match solved {
         Ok(sol) => (sol, None),
         Err(failure) => {
             let message = failure.to_string();
@@ -131,6 +156,25 @@ fn solve_and_write<C: Cls>(
             args.out.display()
         ))),
     }
+}
+
+/// Reads a start point written by [`write_outputs`] (`point.json`).
+fn read_point(file: &Path) -> Result<Vec<f64>, CliError> {
+    let bad = |why: String| CliError::Usage(format!("{}: {why}", file.display()));
+    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let entries = value
+        .get("x")
+        .and_then(|x| x.as_array())
+        .ok_or_else(|| bad("no array field `x`".into()))?;
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_f64()
+                .ok_or_else(|| bad(format!("x[{i}] is not a number ({v})")))
+        })
+        .collect()
 }
 
 /// The hopper's animation frame strip (`frames.svg`, the figure of `tf-hopper-ocp`) and its
@@ -216,6 +260,8 @@ fn write_outputs(
         "converged": converged,
     });
     write_json(&args.out.join("summary.json"), &summary)?;
+    let point = serde_json::json!({ "variables": sol.x.len(), "x": sol.x });
+    write_json(&args.out.join("point.json"), &point)?;
     let mut fig = Figure::new("Optimal trajectory (physical time)", "t", "state");
     for (i, name) in ph.iter().enumerate().skip(1) {
         fig = fig.with(Series::line(
@@ -276,10 +322,11 @@ mod tests {
         .replace("\nholes = [0.5, 1.5, 2.5]\n", "\nholes = [0.5]\n")
         .replace("\nn_s = 3\nn_fe = 3", "\nn_s = 1\nn_fe = 1\nn_homotopy = 1");
         let problem = dir.join("hopper.toml");
-        std::fs::write(&problem, text).unwrap();
+        std::fs::write(&problem, &text).unwrap();
         let args = OcpArgs {
             problem,
             out: dir.join("out"),
+            start: None,
             output: crate::progress::OutputFlags {
                 quiet: true,
                 json: false,
@@ -297,6 +344,7 @@ mod tests {
             "controls.svg",
             "frames.svg",
             "hopper.json",
+            "point.json",
         ] {
             assert!(args.out.join(f).exists(), "{f} missing");
         }
@@ -315,6 +363,46 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(args.out.join("homotopy.json")).unwrap())
                 .unwrap();
         assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
+        resuming_from_the_written_point_finishes_the_homotopy(&args, &text);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `--start` from the stalled run's `point.json`, with the full homotopy, converges
+    /// (complementarity ≤ comp_tol); a start point of the wrong length or with a non-number
+    /// is refused with the file's name and what is wrong.
+    fn resuming_from_the_written_point_finishes_the_homotopy(stalled: &OcpArgs, text: &str) {
+        let dir = stalled.out.parent().unwrap();
+        let problem = dir.join("hopper_full.toml");
+        std::fs::write(&problem, text.replace("\nn_homotopy = 1", "")).unwrap();
+        let point = stalled.out.join("point.json");
+        let args = OcpArgs {
+            problem,
+            out: dir.join("resumed"),
+            start: Some(point.clone()),
+            output: stalled.output,
+        };
+        run(&args).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["converged"], serde_json::Value::Bool(true));
+        assert!(
+            summary["comp_residual"].as_f64().unwrap() <= 1e-9,
+            "{summary}"
+        );
+        for (content, why) in [
+            (r#"{"x": [0.0, 1.0, 2.0]}"#, "3 entries"),
+            (r#"{"x": [0.0, "a"]}"#, "x[1] is not a number"),
+            (r#"{"y": []}"#, "no array field `x`"),
+        ] {
+            let bad = dir.join("bad_point.json");
+            std::fs::write(&bad, content).unwrap();
+            let args = OcpArgs {
+                start: Some(bad),
+                ..args.clone()
+            };
+            let err = run(&args).err().unwrap().to_string();
+            assert!(err.contains(why), "{err}");
+        }
     }
 }

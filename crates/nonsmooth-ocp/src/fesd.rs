@@ -2678,6 +2678,45 @@ pub fn solve_built<C: Cls>(
     Ok(out)
 }
 
+/// Runs the MPCC homotopy of `o` (σ₀, κ, the polish; no smoothing phase and no model growth)
+/// on the NLP that [`build`] makes for `hz`, starting from `x0`, a primal point of that NLP:
+/// a solution's [`OcpSolution::x`] or the last iterate of a failed run (e.g. the smoothed
+/// point that [`OcpError::HomotopyStalled`] carries after a model growth), so that a long
+/// smoothing phase is run once and its end game tried with other homotopy settings.
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] when `x0` has the wrong length or a non-finite entry (naming
+/// the entry); the homotopy's errors.
+pub fn solve_from_point<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    x0: Vec<f64>,
+) -> Result<OcpSolution, OcpError> {
+    let start = thread_cpu_seconds();
+    let o = FesdOptions {
+        smoothing: None,
+        ..o.clone()
+    };
+    let (nlp, layout, fresh) = build(tf, hz, &o)?;
+    if x0.len() != fresh.len() {
+        return Err(OcpError::InvalidInput(format!(
+            "the start point has {} entries, this problem's NLP has {} variables",
+            x0.len(),
+            fresh.len()
+        )));
+    }
+    if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
+        return Err(OcpError::InvalidInput(format!(
+            "the start point's entry {i} is {}",
+            x0[i]
+        )));
+    }
+    let mut out = solve_built(tf, hz, &o, nlp, &layout, x0)?;
+    out.cpu_seconds = thread_cpu_seconds() - start;
+    Ok(out)
+}
+
 /// Carries a primal point `x` of the NLP with layout `from` over to the NLP with layout `to`
 /// (starting from `to`'s initial guess `x_to`), matching states, α, λ, element lengths,
 /// controls and speeds of time by their role. The two NLPs must discretize the same
