@@ -39,7 +39,10 @@
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, `sigma0`,
 //! `kappa` (σ ← κσ), `homotopy_retries` ([`FesdOptions::homotopy_retries`]), `max_iter`
-//! (IPOPT, per NLP), the smoothing phase `[fesd.smoothing]`
+//! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`FesdOptions::penalty`])
+//! or `"elastic"` ([`FesdOptions::elastic`]; default: the model's), `polish_tol`
+//! ([`FesdOptions::polish_tol`]), `mu_adaptive` ([`FesdOptions::mu_adaptive`]), the
+//! smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
@@ -234,6 +237,9 @@ struct FesdSpec {
     kappa: Option<f64>,
     homotopy_retries: Option<usize>,
     max_iter: Option<i32>,
+    relaxation: Option<String>,
+    polish_tol: Option<f64>,
+    mu_adaptive: Option<bool>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
@@ -281,6 +287,29 @@ impl FesdSpec {
         }
         if let Some(r) = self.homotopy_retries {
             o.homotopy_retries = r;
+        }
+        if let Some(r) = self.relaxation.as_deref() {
+            (o.penalty, o.elastic) = match r {
+                "scholtes" => (false, false),
+                "penalty" => (true, false),
+                "elastic" => (false, true),
+                other => {
+                    return Err(bad(format!(
+                        "fesd.relaxation must be \"scholtes\", \"penalty\" or \"elastic\", got \"{other}\""
+                    )))
+                }
+            };
+        }
+        if let Some(t) = self.polish_tol {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(bad(format!(
+                    "fesd.polish_tol must be positive and finite, got {t}"
+                )));
+            }
+            o.polish_tol = t;
+        }
+        if let Some(m) = self.mu_adaptive {
+            o.mu_adaptive = m;
         }
         if let Some(m) = self.max_iter {
             if m <= 0 {
@@ -801,6 +830,41 @@ mod tests {
         assert_eq!(h.options.homotopy_retries, 0);
         let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.kappa")));
+    }
+
+    /// `relaxation`, `polish_tol` and `mu_adaptive` set the homotopy's end-game options;
+    /// the hopper's default relaxation is Scholtes (the paper's), and bad values are named.
+    #[test]
+    fn end_game_keys_set_the_relaxation_and_polish() {
+        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
+                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
+                    [fesd]\nmax_iter = 3000\n";
+        let parse = |extra: &str| Problem::from_toml_str(&format!("{text}{extra}"), None);
+        let Ok(Problem::Hopper(h)) = parse("") else {
+            panic!("not parsed");
+        };
+        assert_eq!((h.options.penalty, h.options.elastic), (false, false));
+        assert!(!h.options.mu_adaptive);
+        for (name, want) in [
+            ("penalty", (true, false)),
+            ("elastic", (false, true)),
+            ("scholtes", (false, false)),
+        ] {
+            let Ok(Problem::Hopper(h)) = parse(&format!("relaxation = \"{name}\"\n")) else {
+                panic!("{name} not parsed");
+            };
+            assert_eq!((h.options.penalty, h.options.elastic), want, "{name}");
+        }
+        let Ok(Problem::Hopper(h)) = parse("polish_tol = 1e-2\nmu_adaptive = true\n") else {
+            panic!("polish_tol not parsed");
+        };
+        assert_eq!((h.options.polish_tol, h.options.mu_adaptive), (1e-2, true));
+        let e = parse("relaxation = \"smooth\"\n");
+        assert!(
+            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.relaxation") && m.contains("smooth"))
+        );
+        let e = parse("polish_tol = -1.0\n");
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.polish_tol")));
     }
 
     #[test]
