@@ -343,6 +343,11 @@ pub struct FesdOptions {
     /// went to 2e-8 in another, the runs differing only by rounding, so a failed step is
     /// often a matter of path rather than of the problem.)
     pub homotopy_retries: usize,
+    /// Initial barrier parameter of the homotopy's first NLP (`None` = IPOPT's 0.1), with
+    /// IPOPT's `bound_push` and `bound_frac` set to it too, so that a start point close to a
+    /// solution (the smoothed point of [`crate::smoothing`], a [`solve_from_point`] start)
+    /// is not pushed ≈ 1e-2 into the interior of its bounds and re-solved from there.
+    pub first_mu: Option<f64>,
 }
 
 /// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
@@ -401,6 +406,7 @@ impl Default for FesdOptions {
             path_at_stages: true,
             smoothing: None,
             homotopy_retries: 0,
+            first_mu: None,
         }
     }
 }
@@ -1656,6 +1662,11 @@ pub fn homotopy<C: Cls>(
         let mut opts = relaxed_nlp_options(o, warm_mu);
         if o.mu_adaptive {
             opts.string.push(("mu_strategy".into(), "adaptive".into()));
+        }
+        if let (0, Some(mu)) = (it, o.first_mu) {
+            for key in ["mu_init", "bound_push", "bound_frac"] {
+                opts.num.push((key.into(), mu));
+            }
         }
         let duals = if o.warm_duals { warm.as_ref() } else { None };
         let sol = match solve(nlp, &x, duals, &opts) {

@@ -41,7 +41,8 @@
 //! `kappa` (σ ← κσ), `homotopy_retries` ([`FesdOptions::homotopy_retries`]), `max_iter`
 //! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`FesdOptions::penalty`])
 //! or `"elastic"` ([`FesdOptions::elastic`]; default: the model's), `polish_tol`
-//! ([`FesdOptions::polish_tol`]), `mu_adaptive` ([`FesdOptions::mu_adaptive`]), the
+//! ([`FesdOptions::polish_tol`]), `mu_adaptive` ([`FesdOptions::mu_adaptive`]), `first_mu`
+//! ([`FesdOptions::first_mu`]), the
 //! smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
@@ -240,6 +241,7 @@ struct FesdSpec {
     relaxation: Option<String>,
     polish_tol: Option<f64>,
     mu_adaptive: Option<bool>,
+    first_mu: Option<f64>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
@@ -310,6 +312,12 @@ impl FesdSpec {
         }
         if let Some(m) = self.mu_adaptive {
             o.mu_adaptive = m;
+        }
+        if let Some(mu) = self.first_mu {
+            if !(mu.is_finite() && mu > 0.0 && mu <= 0.5) {
+                return Err(bad(format!("fesd.first_mu must lie in (0, 0.5], got {mu}")));
+            }
+            o.first_mu = Some(mu);
         }
         if let Some(m) = self.max_iter {
             if m <= 0 {
@@ -855,10 +863,15 @@ mod tests {
             };
             assert_eq!((h.options.penalty, h.options.elastic), want, "{name}");
         }
-        let Ok(Problem::Hopper(h)) = parse("polish_tol = 1e-2\nmu_adaptive = true\n") else {
+        let Ok(Problem::Hopper(h)) =
+            parse("polish_tol = 1e-2\nmu_adaptive = true\nfirst_mu = 1e-6\n")
+        else {
             panic!("polish_tol not parsed");
         };
         assert_eq!((h.options.polish_tol, h.options.mu_adaptive), (1e-2, true));
+        assert_eq!(h.options.first_mu, Some(1e-6));
+        let e = parse("first_mu = 0.0\n");
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.first_mu")));
         let e = parse("relaxation = \"smooth\"\n");
         assert!(
             matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.relaxation") && m.contains("smooth"))

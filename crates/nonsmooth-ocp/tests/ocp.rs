@@ -529,3 +529,55 @@ fn a_failed_homotopy_step_is_retried_with_the_square_root_step() {
         without.comp_residual
     );
 }
+
+/// [`nonsmooth_ocp::fesd::solve_from_point`]: the homotopy restarted from a converged
+/// particle solution (Scholtes, σ₀ = 1e-4) returns the same optimum; with `first_mu` = 1e-6
+/// the first NLP is not pushed into the interior and needs fewer IPOPT iterations than from
+/// IPOPT's default barrier parameter (measured: 25 against 62; with the penalty homotopy and
+/// σ₀ = 1e-2 … 1e-6 also fewer, 20–112 against 45–190); a point of the wrong length or with
+/// a NaN is refused with the reason.
+#[test]
+fn the_homotopy_restarted_from_a_solution_returns_it() {
+    use nonsmooth_ocp::fesd::solve_from_point;
+    let (tf, hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        ..FesdOptions::default()
+    };
+    let sol = solve_ocp(&tf, &hz, &o).unwrap();
+    let restart = FesdOptions {
+        sigma0: 1e-4,
+        penalty: false,
+        ..o.clone()
+    };
+    let run = |first_mu| {
+        let o = FesdOptions {
+            first_mu,
+            ..restart.clone()
+        };
+        solve_from_point(&tf, &hz, &o, sol.x.clone()).map_err(|e| e.to_string())
+    };
+    let (cold, warm) = (run(None).unwrap(), run(Some(1e-6)).unwrap());
+    for r in [&cold, &warm] {
+        assert!(
+            (r.objective - sol.objective).abs() < 1e-6,
+            "{}",
+            r.objective
+        );
+        assert!(r.comp_residual <= 1e-9 && r.terminal_error < 1e-6);
+    }
+    assert!(
+        warm.log[0].iterations < cold.log[0].iterations,
+        "first NLP: {} iterations with first_mu, {} without",
+        warm.log[0].iterations,
+        cold.log[0].iterations
+    );
+    let refused = |x: Vec<f64>| match solve_from_point(&tf, &hz, &restart, x) {
+        Err(nonsmooth_ocp::OcpError::InvalidInput(m)) => m,
+        other => panic!("not refused: {:?}", other.map(|s| s.objective)),
+    };
+    assert!(refused(sol.x[1..].to_vec()).contains("entries"));
+    let mut nan = sol.x.clone();
+    nan[7] = f64::NAN;
+    assert!(refused(nan).contains("entry 7"));
+}
