@@ -201,15 +201,16 @@ pub struct IpoptOptions {
 }
 
 /// MUMPS fill-reducing ordering used by every solve (IPOPT option `mumps_pivot_order`):
-/// 6 = QAMD, approximate minimum degree with detection of quasi-dense rows (the global
-/// speed of time and the terminal clock couple every element). IPOPT's default, 7, lets
-/// MUMPS choose, and with Debian's MUMPS (SCOTCH, no METIS) it chooses SCOTCH on the
-/// larger FESD NLPs, whose randomized nested dissection made the same solve differ from run
-/// to run (hopper, 20 intervals × 6 elements: 1.5e-10 after one IPOPT iteration, different
-/// local optima after a few hundred; fourteenth session, docs/optimal-control.md). AMD, AMF,
-/// PORD and QAMD are deterministic and equally fast there (11.7 s for 150 iterations with
-/// QAMD, 11.9 s with MUMPS's choice).
-pub const MUMPS_PIVOT_ORDER: i32 = 6;
+/// 2 = AMF, approximate minimum fill. IPOPT's default, 7, lets MUMPS choose: with Debian's
+/// MUMPS (SCOTCH, no METIS) it chose AMF on the small NLPs (their results are unchanged
+/// with AMF) and SCOTCH on the larger FESD NLPs, whose randomized nested dissection made
+/// the same solve differ from run to run (hopper, 20 intervals × 6 elements: 1.5e-10 after one IPOPT iteration, different local
+/// optima after a few hundred; fourteenth session, docs/optimal-control.md). AMD, AMF, PORD
+/// and QAMD are deterministic. AMF keeps every small solve exactly as before (the same
+/// ordering), while AMD, QAMD and PORD each changed the homotopy path of two to four tested
+/// particle and hopper problems into a stall or a failed NLP; on the hopper above AMF costs
+/// 12.7 s for 150 IPOPT iterations against 11.9 s with SCOTCH.
+pub const MUMPS_PIVOT_ORDER: i32 = 2;
 
 impl IpoptOptions {
     /// Quiet defaults: print_level 0, no banner, the given tolerance and iteration limit,
