@@ -340,7 +340,8 @@ pub struct FesdOptions {
     /// first failure): the failed step σ_ok → κσ_ok is retried from the last converged point
     /// with the step factor's square root, √κ, then κ^(1/4), …; a converged NLP restores κ.
     /// (Twelfth session: on the hopper the same settings failed at σ = 3e-4 in one run and
-    /// went to 2e-8 in another, the runs differing only by rounding, so a failed step is
+    /// went to 2e-8 in another, the runs differing only by rounding (MUMPS's randomized SCOTCH
+    /// ordering, since replaced by [`crate::ipopt::MUMPS_PIVOT_ORDER`]), so a failed step is
     /// often a matter of path rather than of the problem.)
     pub homotopy_retries: usize,
     /// Initial barrier parameter of the homotopy's first NLP (`None` = IPOPT's 0.1), with
