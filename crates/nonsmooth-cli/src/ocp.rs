@@ -16,7 +16,8 @@ use clap::Args;
 use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
 use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure};
 use nonsmooth_ocp::fesd::{
-    build, extract_ocp, solve_from_point, FesdOptions, Horizon, OcpSolution,
+    build, comp_products, extract_ocp, solve_from_point, CompProduct, FesdOptions, Horizon, Layout,
+    OcpSolution,
 };
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
@@ -126,8 +127,8 @@ fn solve_and_write<C: Cls>(
         }
         None => solve_with_plan(tf, hz, o, plan, growth, progress),
     };
-    let (sol, failure) = match solved {
-        Ok(sol) => (sol, None),
+    let (sol, failure, solved_hz) = match solved {
+        Ok(sol) => (sol, None, hz.clone()),
         Err(failure) => {
             let message = failure.to_string();
             let PlanFailure {
@@ -144,18 +145,72 @@ fn solve_and_write<C: Cls>(
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 sol.log = log.to_vec();
             }
-            (sol, Some(message))
+            (sol, Some(message), *horizon.clone())
         }
     };
     write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
+    let (_, layout, _) = build(tf, &solved_hz, o).map_err(usage)?;
+    let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
-        Some(message) => Err(CliError::Usage(format!(
-            "{message}; the last iterate was written to {}",
-            args.out.display()
-        ))),
+        Some(message) => {
+            if !quiet {
+                for p in products.iter().take(5) {
+                    eprintln!(
+                        "complementarity {:.3e} at interval {}, element {}, stage {}, point {}, switching function {} ({})",
+                        p.value, p.interval, p.element, p.stage, p.point, p.switch, p.side
+                    );
+                }
+            }
+            Err(CliError::Usage(format!(
+                "{message}; the last iterate was written to {}",
+                args.out.display()
+            )))
+        }
     }
+}
+
+/// Writes `complementarity.csv`: every complementarity product above the tolerance
+/// `o.comp_tol`, largest first, with its interval, element, stage, multiplier point,
+/// switching function and side ([`comp_products`]); returns them.
+fn write_complementarity(
+    layout: &Layout,
+    x: &[f64],
+    o: &FesdOptions,
+    dir: &Path,
+) -> Result<Vec<CompProduct>, CliError> {
+    let mut products: Vec<CompProduct> = comp_products(layout, x, o.fesd)
+        .into_iter()
+        .filter(|p| p.value > o.comp_tol)
+        .collect();
+    products.sort_by(|a, b| b.value.total_cmp(&a.value));
+    let header: Vec<String> = [
+        "value", "interval", "element", "stage", "point", "switch", "side",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = products
+        .iter()
+        .map(|p| {
+            vec![
+                format!("{:e}", p.value),
+                p.interval.to_string(),
+                p.element.to_string(),
+                p.stage.to_string(),
+                p.point.to_string(),
+                p.switch.to_string(),
+                p.side.to_string(),
+            ]
+        })
+        .collect();
+    let mut text = header.join(",") + "\n";
+    for r in rows {
+        text += &(r.join(",") + "\n");
+    }
+    std::fs::write(dir.join("complementarity.csv"), text)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
+    Ok(products)
 }
 
 /// Reads a start point written by [`write_outputs`] (`point.json`).
@@ -345,6 +400,7 @@ mod tests {
             "frames.svg",
             "hopper.json",
             "point.json",
+            "complementarity.csv",
         ] {
             assert!(args.out.join(f).exists(), "{f} missing");
         }

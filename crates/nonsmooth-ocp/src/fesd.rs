@@ -1556,28 +1556,69 @@ fn cut_thresholds(o: &FesdOptions) -> [Option<f64>; 2] {
 
 /// Largest single complementarity product (all cross pairs when `cross`).
 pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
+    comp_products(layout, x, cross)
+        .iter()
+        .map(|p| p.value)
+        .fold(0.0, f64::max)
+}
+
+/// One complementarity product of the FESD NLP ([`comp_products`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CompProduct {
+    /// Element index over the horizon (`layout.elems`).
+    pub element: usize,
+    /// Control interval of the element.
+    pub interval: usize,
+    /// Stage whose α enters the product (0..n_s).
+    pub stage: usize,
+    /// Multiplier point (0 = the previous element's end point, 1..=n_s the stages).
+    pub point: usize,
+    /// Switching function i.
+    pub switch: usize,
+    /// `"alpha*lambda_n"` (α_i λⁿ_i), `"(1-alpha)*lambda_p"` ((1 − α_i) λᵖ_i) or, for
+    /// Stewart's reformulation, `"theta*lambda"`.
+    pub side: &'static str,
+    /// |product|.
+    pub value: f64,
+}
+
+/// Every complementarity product that [`comp_residual`] bounds (cross complementarity when
+/// `cross`, stage-wise otherwise), with where it sits, so that a stalled homotopy can say
+/// which elements and switching functions hold its residual.
+pub fn comp_products(layout: &Layout, x: &[f64], cross: bool) -> Vec<CompProduct> {
     let (_, nc, _, ns) = layout.dims;
-    let mut r: f64 = 0.0;
-    for e in &layout.elems {
-        for jp in 0..ns {
-            for j in 0..e.lp.len() {
-                for i in 0..nc {
-                    if !comp_pair(cross && i < layout.n_cross, jp, j, ns) {
+    let mut out = vec![];
+    for (element, e) in layout.elems.iter().enumerate() {
+        for stage in 0..ns {
+            for point in 0..e.lp.len() {
+                for switch in 0..nc {
+                    if !comp_pair(cross && switch < layout.n_cross, stage, point, ns) {
                         continue;
                     }
-                    let a = x[e.alpha[jp] + i];
+                    let at = |side, value: f64| CompProduct {
+                        element,
+                        interval: e.step,
+                        stage,
+                        point,
+                        switch,
+                        side,
+                        value: value.abs(),
+                    };
+                    let a = x[e.alpha[stage] + switch];
                     if layout.dcs == Dcs::Stewart {
-                        r = r.max((a * x[e.lp[j] + i]).abs());
+                        out.push(at("theta*lambda", a * x[e.lp[point] + switch]));
                         continue;
                     }
-                    r = r
-                        .max((a * x[e.ln[j] + i]).abs())
-                        .max(((1.0 - a) * x[e.lp[j] + i]).abs());
+                    out.push(at("alpha*lambda_n", a * x[e.ln[point] + switch]));
+                    out.push(at(
+                        "(1-alpha)*lambda_p",
+                        (1.0 - a) * x[e.lp[point] + switch],
+                    ));
                 }
             }
         }
     }
-    r
+    out
 }
 
 /// One NLP of the homotopy.
