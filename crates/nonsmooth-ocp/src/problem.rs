@@ -273,13 +273,17 @@ impl FesdSpec {
         if let Some(p) = self.path_at_stages {
             o.path_at_stages = p;
         }
-        if let Some(s) = self.sigma0 {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(bad(format!(
-                    "fesd.sigma0 must be positive and finite, got {s}"
-                )));
+        let positive = |key: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(bad(format!(
+                    "fesd.{key} must be positive and finite, got {v}"
+                )))
             }
-            o.sigma0 = s;
+        };
+        if let Some(s) = self.sigma0 {
+            o.sigma0 = positive("sigma0", s)?;
         }
         if let Some(k) = self.kappa {
             if !(k > 0.0 && k < 1.0) {
@@ -303,12 +307,7 @@ impl FesdSpec {
             };
         }
         if let Some(t) = self.polish_tol {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(bad(format!(
-                    "fesd.polish_tol must be positive and finite, got {t}"
-                )));
-            }
-            o.polish_tol = t;
+            o.polish_tol = positive("polish_tol", t)?;
         }
         if let Some(m) = self.mu_adaptive {
             o.mu_adaptive = m;
