@@ -24,7 +24,7 @@ use nonsmooth_ocp::problem::Problem;
 use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use nonsmooth_ocp::OcpError;
-use nonsmooth_report::table::{write_csv, write_json};
+use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
 use nonsmooth_report::{Figure, Series};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -127,8 +127,8 @@ fn solve_and_write<C: Cls>(
         }
         None => solve_with_plan(tf, hz, o, plan, growth, progress),
     };
-    let (sol, failure, solved_hz) = match solved {
-        Ok(sol) => (sol, None, hz.clone()),
+    let (sol, failure, layout) = match solved {
+        Ok(sol) => (sol, None, build(tf, hz, o).map_err(usage)?.1),
         Err(failure) => {
             let message = failure.to_string();
             let PlanFailure {
@@ -145,12 +145,11 @@ fn solve_and_write<C: Cls>(
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 sol.log = log.to_vec();
             }
-            (sol, Some(message), *horizon.clone())
+            (sol, Some(message), layout)
         }
     };
     write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
-    let (_, layout, _) = build(tf, &solved_hz, o).map_err(usage)?;
     let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
@@ -185,11 +184,10 @@ fn write_complementarity(
         .filter(|p| p.value > o.comp_tol)
         .collect();
     products.sort_by(|a, b| b.value.total_cmp(&a.value));
-    let header: Vec<String> = [
+    let header = [
         "value", "interval", "element", "stage", "point", "switch", "side",
     ]
-    .map(String::from)
-    .to_vec();
+    .map(String::from);
     let rows: Vec<Vec<String>> = products
         .iter()
         .map(|p| {
@@ -204,12 +202,7 @@ fn write_complementarity(
             ]
         })
         .collect();
-    let mut text = header.join(",") + "\n";
-    for r in rows {
-        text += &(r.join(",") + "\n");
-    }
-    std::fs::write(dir.join("complementarity.csv"), text)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", dir.display())))?;
+    write_csv_cells(&dir.join("complementarity.csv"), &header, &rows)?;
     Ok(products)
 }
 

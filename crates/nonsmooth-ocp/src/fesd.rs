@@ -1556,10 +1556,9 @@ fn cut_thresholds(o: &FesdOptions) -> [Option<f64>; 2] {
 
 /// Largest single complementarity product (all cross pairs when `cross`).
 pub fn comp_residual(layout: &Layout, x: &[f64], cross: bool) -> f64 {
-    comp_products(layout, x, cross)
-        .iter()
-        .map(|p| p.value)
-        .fold(0.0, f64::max)
+    let mut r: f64 = 0.0;
+    visit_comp_products(layout, x, cross, &mut |p| r = r.max(p.value));
+    r
 }
 
 /// One complementarity product of the FESD NLP ([`comp_products`]).
@@ -1586,8 +1585,20 @@ pub struct CompProduct {
 /// `cross`, stage-wise otherwise), with where it sits, so that a stalled homotopy can say
 /// which elements and switching functions hold its residual.
 pub fn comp_products(layout: &Layout, x: &[f64], cross: bool) -> Vec<CompProduct> {
-    let (_, nc, _, ns) = layout.dims;
     let mut out = vec![];
+    visit_comp_products(layout, x, cross, &mut |p| out.push(p));
+    out
+}
+
+/// Calls `visit` with every product of [`comp_products`] without collecting them (the
+/// homotopy evaluates [`comp_residual`] after every NLP and every integrator step).
+fn visit_comp_products(
+    layout: &Layout,
+    x: &[f64],
+    cross: bool,
+    visit: &mut dyn FnMut(CompProduct),
+) {
+    let (_, nc, _, ns) = layout.dims;
     for (element, e) in layout.elems.iter().enumerate() {
         for stage in 0..ns {
             for point in 0..e.lp.len() {
@@ -1606,11 +1617,11 @@ pub fn comp_products(layout: &Layout, x: &[f64], cross: bool) -> Vec<CompProduct
                     };
                     let a = x[e.alpha[stage] + switch];
                     if layout.dcs == Dcs::Stewart {
-                        out.push(at("theta*lambda", a * x[e.lp[point] + switch]));
+                        visit(at("theta*lambda", a * x[e.lp[point] + switch]));
                         continue;
                     }
-                    out.push(at("alpha*lambda_n", a * x[e.ln[point] + switch]));
-                    out.push(at(
+                    visit(at("alpha*lambda_n", a * x[e.ln[point] + switch]));
+                    visit(at(
                         "(1-alpha)*lambda_p",
                         (1.0 - a) * x[e.lp[point] + switch],
                     ));
@@ -1618,7 +1629,6 @@ pub fn comp_products(layout: &Layout, x: &[f64], cross: bool) -> Vec<CompProduct
             }
         }
     }
-    out
 }
 
 /// One NLP of the homotopy.

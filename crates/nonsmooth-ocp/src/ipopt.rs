@@ -204,12 +204,13 @@ pub struct IpoptOptions {
 /// 2 = AMF, approximate minimum fill. IPOPT's default, 7, lets MUMPS choose: with Debian's
 /// MUMPS (SCOTCH, no METIS) it chose AMF on the small NLPs (their results are unchanged
 /// with AMF) and SCOTCH on the larger FESD NLPs, whose randomized nested dissection made
-/// the same solve differ from run to run (hopper, 20 intervals × 6 elements: 1.5e-10 after one IPOPT iteration, different local
-/// optima after a few hundred; fourteenth session, docs/optimal-control.md). AMD, AMF, PORD
-/// and QAMD are deterministic. AMF keeps every small solve exactly as before (the same
-/// ordering), while AMD, QAMD and PORD each changed the homotopy path of two to four tested
-/// particle and hopper problems into a stall or a failed NLP; on the hopper above AMF costs
-/// 12.7 s for 150 IPOPT iterations against 11.9 s with SCOTCH.
+/// the same solve differ from run to run (hopper, 20 intervals × 6 elements: 1.5e-10 after
+/// one IPOPT iteration, different local optima after a few hundred; fourteenth session,
+/// docs/optimal-control.md). AMD, AMF, PORD and QAMD are deterministic. AMF keeps every
+/// small solve exactly as before (the same ordering), while AMD, QAMD and PORD each changed
+/// the homotopy path of two to four tested particle and hopper problems into a stall or a
+/// failed NLP; on the hopper above AMF costs 12.7 s for 150 IPOPT iterations against
+/// 11.9 s with SCOTCH.
 pub const MUMPS_PIVOT_ORDER: i32 = 2;
 
 impl IpoptOptions {

@@ -42,8 +42,7 @@
 //! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`FesdOptions::penalty`])
 //! or `"elastic"` ([`FesdOptions::elastic`]; default: the model's), `polish_tol`
 //! ([`FesdOptions::polish_tol`]), `mu_adaptive` ([`FesdOptions::mu_adaptive`]), `first_mu`
-//! ([`FesdOptions::first_mu`]), the
-//! smoothing phase `[fesd.smoothing]`
+//! ([`FesdOptions::first_mu`]), the smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
@@ -313,7 +312,7 @@ impl FesdSpec {
             o.mu_adaptive = m;
         }
         if let Some(mu) = self.first_mu {
-            if !(mu.is_finite() && mu > 0.0 && mu <= 0.5) {
+            if positive("first_mu", mu)? > 0.5 {
                 return Err(bad(format!("fesd.first_mu must lie in (0, 0.5], got {mu}")));
             }
             o.first_mu = Some(mu);

@@ -472,8 +472,8 @@ pub fn bisect_continuation<E>(
 /// the factors [`Growth::factors`]; the closing NLPs of [`Smoothing::cross_sigmas`] only on
 /// `tf`, the hard-terminal one on every stage with [`Growth::close_stages`]), then the MPCC
 /// homotopy on `tf` as [`crate::fesd::solve_ocp`]. A stage whose phase fails at its first
-/// NLP is bisected ([`bisect_continuation`], up to [`Growth::bisections`] inserted stages). The solution's log, iteration count and CPU
-/// time cover all phases, failed NLPs included.
+/// NLP is bisected ([`bisect_continuation`], up to [`Growth::bisections`] inserted stages).
+/// The solution's log, iteration count and CPU time cover all phases, failed NLPs included.
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] without [`FesdOptions::smoothing`] or for an invalid

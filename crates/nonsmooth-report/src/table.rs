@@ -7,6 +7,21 @@ use std::path::Path;
 /// Writes `rows` under `header` as CSV to `path`. Every row must have `header.len()` entries.
 /// Numbers are written with Rust's shortest round-trip formatting.
 pub fn write_csv(path: &Path, header: &[String], rows: &[Vec<f64>]) -> Result<(), ReportError> {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|x| format!("{x}")).collect())
+        .collect();
+    write_csv_cells(path, header, &cells)
+}
+
+/// Writes rows of already formatted cells (numbers and words, e.g. a label column) under
+/// `header` as CSV to `path`. Every row must have `header.len()` entries; cells must not
+/// contain commas or line breaks.
+pub fn write_csv_cells(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<(), ReportError> {
     let file = std::fs::File::create(path).map_err(|e| ReportError::io(path, e))?;
     let mut out = std::io::BufWriter::new(file);
     let io = |e: std::io::Error| ReportError::io(path, e);
@@ -22,8 +37,7 @@ pub fn write_csv(path: &Path, header: &[String], rows: &[Vec<f64>]) -> Result<()
                 ),
             });
         }
-        let line: Vec<String> = row.iter().map(|x| format!("{x}")).collect();
-        writeln!(out, "{}", line.join(",")).map_err(io)?;
+        writeln!(out, "{}", row.join(",")).map_err(io)?;
     }
     out.flush().map_err(io)
 }
