@@ -75,6 +75,13 @@ fn idc(name: &str, v: Variant, rigid: bool) -> Box<dyn Controller> {
     if std::env::var("NOPD").is_ok() {
         c.gains = nonsmooth_control::controllers::AccelerationGains { kp: 0.0, kd: 0.0 };
     }
+    // KP, KD: the θ̈_des joint gains (`AccelerationGains`).
+    if let Some(kp) = std::env::var("KP").ok().and_then(|x| x.parse().ok()) {
+        c.gains.kp = kp;
+    }
+    if let Some(kd) = std::env::var("KD").ok().and_then(|x| x.parse().ok()) {
+        c.gains.kd = kd;
+    }
     Box::new(c)
 }
 
@@ -475,6 +482,49 @@ fn explore() {
                 }
                 println!("  reversal phase histogram (10 ms bins): {hist:?}");
                 println!("  reversals per joint: {joints:?}");
+            }
+            // RUNS=1: lengths of the trains of consecutive reversal steps (any joint), and the
+            // share of steps in trains of at least 2, 3, 5 and 10 reversals.
+            if env("RUNS", 0.0) > 0.0 {
+                let r: Vec<DVector<f64>> = rec
+                    .torques
+                    .windows(2)
+                    .map(|w| (&w[1] - &w[0]) / 1e-3)
+                    .collect();
+                let rev: Vec<bool> = (1..r.len())
+                    .map(|k| {
+                        (0..r[k].len()).any(|j| {
+                            r[k][j].abs() > 500.0
+                                && r[k - 1][j].abs() > 500.0
+                                && r[k][j] * r[k - 1][j] < 0.0
+                        })
+                    })
+                    .collect();
+                let mut trains = Vec::new();
+                let mut len = 0usize;
+                for &b in rev.iter().chain(std::iter::once(&false)) {
+                    if b {
+                        len += 1;
+                    } else if len > 0 {
+                        trains.push(len);
+                        len = 0;
+                    }
+                }
+                let mut hist = [0usize; 12];
+                for &l in &trains {
+                    hist[l.min(11)] += 1;
+                }
+                let n = rec.torques.len().max(1) as f64;
+                let share = |m: usize| trains.iter().filter(|&&l| l >= m).sum::<usize>() as f64 / n;
+                println!(
+                    "  trains {} hist(1..11+) {:?} share>=2 {:.3} >=3 {:.3} >=5 {:.3} >=10 {:.3}",
+                    trains.len(),
+                    &hist[1..],
+                    share(2),
+                    share(3),
+                    share(5),
+                    share(10)
+                );
             }
             // TRACEU=t0: the torques of every step in [t0, t0 + 30 ms).
             let t0 = env("TRACEU", -1.0);

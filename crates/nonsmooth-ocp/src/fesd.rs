@@ -1651,7 +1651,10 @@ pub struct NlpLog {
 /// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
 /// until the complementarity residual is ≤ comp_tol. A failed NLP after the first ends the
 /// homotopy at the last converged point, or, with [`FesdOptions::homotopy_retries`], is
-/// retried with a smaller step (see there).
+/// retried with a smaller step (see there). When the first NLP fails after the smoothing
+/// phase, the error is [`OcpError::HomotopyStalled`] with the smoothed point (the last
+/// converged one), not IPOPT's failed iterate; without a smoothing phase it is IPOPT's
+/// error with that iterate.
 pub fn homotopy<C: Cls>(
     nlp: &mut BlockNlp<FesdBlock<C>>,
     layout: &Layout,
@@ -1659,12 +1662,16 @@ pub fn homotopy<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
     let mut log = vec![];
+    let smoothed = matches!(&o.smoothing, Some(_) if layout.smoothing);
     let mut x = match &o.smoothing {
         Some(sm) if layout.smoothing => {
             crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
         }
         _ => x0,
     };
+    // the smoothed point, kept for the error when the first NLP fails from it (the loop
+    // below fixes the terminal entries of `x`)
+    let smoothed = smoothed.then(|| x.clone());
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.sigma0;
     let mut polished = false;
@@ -1746,6 +1753,14 @@ pub fn homotopy<C: Cls>(
                     continue;
                 }
                 break;
+            }
+            Err(OcpError::Ipopt { solution, .. }) if smoothed.is_some() => {
+                // the first NLP failed: the smoothed point is the last converged one
+                let start = smoothed.unwrap_or_default();
+                let violation = crate::smoothing::max_violation(nlp, &start);
+                return Err(crate::smoothing::stalled_at_start(
+                    layout, o, start, violation, &solution, log,
+                ));
             }
             Err(e) => return Err(e),
         };
@@ -2749,7 +2764,9 @@ pub fn solve_built<C: Cls>(
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] when `x0` has the wrong length or a non-finite entry (naming
-/// the entry); the homotopy's errors.
+/// the entry); the homotopy's errors, except that a failure of its first NLP is
+/// [`OcpError::HomotopyStalled`] carrying `x0` itself (and that NLP in its log), so the
+/// written partial solution is still the start point.
 pub fn solve_from_point<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
@@ -2775,9 +2792,22 @@ pub fn solve_from_point<C: Cls>(
             x0[i]
         )));
     }
-    let mut out = solve_built(tf, hz, &o, nlp, &layout, x0)?;
-    out.cpu_seconds = thread_cpu_seconds() - start;
-    Ok(out)
+    let violation = crate::smoothing::max_violation(&nlp, &x0);
+    match solve_built(tf, hz, &o, nlp, &layout, x0.clone()) {
+        Ok(mut out) => {
+            out.cpu_seconds = thread_cpu_seconds() - start;
+            Ok(out)
+        }
+        Err(OcpError::Ipopt { solution, .. }) => Err(crate::smoothing::stalled_at_start(
+            &layout,
+            &o,
+            x0,
+            violation,
+            &solution,
+            vec![],
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Carries a primal point `x` of the NLP with layout `from` over to the NLP with layout `to`

@@ -594,29 +594,46 @@ pub fn solve_ocp_with_growth<C: Cls>(
         }
         Err(OcpError::Ipopt { solution, .. }) => {
             // the homotopy's first NLP failed: the smoothed point is the last converged one
-            log.push(NlpLog {
-                sigma: o.sigma0,
-                objective: solution.objective,
-                comp_residual: comp_residual(&layout, &solution.x, o.fesd),
-                iterations: solution.iterations,
-                cpu_seconds: solution.cpu_seconds,
-                status: solution.status,
-            });
-            let (x, constraint_violation) = smoothed;
-            Err(OcpError::HomotopyStalled {
-                comp_residual: comp_residual(&layout, &x, o.fesd),
-                constraint_violation,
-                x,
-                log,
-            })
+            let (x, violation) = smoothed;
+            Err(stalled_at_start(&layout, o, x, violation, &solution, log))
         }
         Err(e) => Err(e),
     }
 }
 
+/// The error of a homotopy whose first NLP (at σ₀) failed from `start`, a point the run
+/// trusts (the smoothed point, or the point given to [`crate::fesd::solve_from_point`]):
+/// [`OcpError::HomotopyStalled`] carrying `start` itself (constraint violation
+/// `start_violation`) rather than IPOPT's failed iterate, with the failed NLP appended to
+/// `log`. The partial solution a caller writes is then the last good point, from which the
+/// end game can be restarted with other settings.
+pub(crate) fn stalled_at_start(
+    layout: &Layout,
+    o: &FesdOptions,
+    start: Vec<f64>,
+    start_violation: f64,
+    failed: &IpoptSolution,
+    mut log: Vec<NlpLog>,
+) -> OcpError {
+    log.push(NlpLog {
+        sigma: o.sigma0,
+        objective: failed.objective,
+        comp_residual: comp_residual(layout, &failed.x, o.fesd),
+        iterations: failed.iterations,
+        cpu_seconds: failed.cpu_seconds,
+        status: failed.status,
+    });
+    OcpError::HomotopyStalled {
+        comp_residual: comp_residual(layout, &start, o.fesd),
+        constraint_violation: start_violation,
+        x: start,
+        log,
+    }
+}
+
 /// Largest violation of the constraint rows (the complementarity rows excepted: their
 /// residual is reported on its own) and variable bounds of `nlp` at `x`.
-fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
+pub(crate) fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
     let bounds = x
         .iter()
         .zip(nlp.xl.iter().zip(&nlp.xu))

@@ -580,4 +580,64 @@ fn the_homotopy_restarted_from_a_solution_returns_it() {
     let mut nan = sol.x.clone();
     nan[7] = f64::NAN;
     assert!(refused(nan).contains("entry 7"));
+    // a first NLP that fails (3 of its 62 iterations) hands back the start point, not
+    // IPOPT's failed iterate, with that NLP in the log
+    let capped = FesdOptions {
+        max_iter: 3,
+        ..restart.clone()
+    };
+    match solve_from_point(&tf, &hz, &capped, sol.x.clone()) {
+        Err(nonsmooth_ocp::OcpError::HomotopyStalled { x, log, .. }) => {
+            assert_eq!(x, sol.x);
+            assert_eq!(log.len(), 1, "{log:?}");
+            assert_eq!(log[0].iterations, 3);
+            assert_eq!(
+                log[0].status,
+                nonsmooth_ocp::ipopt::IpoptStatus::MaxIterations
+            );
+        }
+        other => panic!("not a stall: {:?}", other.map(|s| s.objective)),
+    }
+}
+
+/// When the homotopy's first NLP fails after the smoothing phase, the error carries the
+/// smoothed point (the last converged one, from which `--start` restarts the end game) and
+/// the log of the phase and of the failed NLP.
+#[test]
+fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
+    use nonsmooth_ocp::fesd::build;
+    use nonsmooth_ocp::smoothing::{run_phase, Smoothing};
+    let (tf, hz) = particle(20);
+    let o = FesdOptions {
+        n_s: 2,
+        smoothing: Some(Smoothing {
+            widths: vec![1e-2, 1e-1],
+            factors: vec![100.0],
+            lambda_weight: 1e-3,
+            cross_sigmas: vec![],
+            terminal_weight: 100.0,
+        }),
+        sigma0: 1e-6,
+        max_iter: 160,
+        ..FesdOptions::default()
+    };
+    let (mut nlp, layout, x0) = build(&tf, &hz, &o).unwrap();
+    let mut phase_log = vec![];
+    let sm = o.smoothing.clone().unwrap();
+    let smoothed = run_phase(&mut nlp, &layout, x0, &o, &sm, true, &mut phase_log).unwrap();
+    match solve_ocp(&tf, &hz, &o) {
+        Err(nonsmooth_ocp::OcpError::HomotopyStalled { x, log, .. }) => {
+            let diff = x
+                .iter()
+                .zip(&smoothed)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(diff < 1e-12, "{diff}");
+            assert_eq!(log.len(), phase_log.len() + 1, "{log:?}");
+            let failed = log.last().unwrap();
+            assert_eq!(failed.sigma, 1e-6);
+            assert_eq!(failed.iterations, 160);
+        }
+        other => panic!("not a stall: {:?}", other.map(|s| s.log)),
+    }
 }
