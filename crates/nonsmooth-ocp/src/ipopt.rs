@@ -398,11 +398,30 @@ extern "C" fn cb_iter(
 /// IPOPT's C interface is used from one thread at a time (MUMPS sequential build).
 static IPOPT_LOCK: Mutex<()> = Mutex::new(());
 
-/// CPU seconds consumed so far by the calling thread (POSIX
-/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on Linux; elsewhere wall-clock seconds since the
-/// first call). IPOPT with sequential MUMPS runs in the calling thread, so differences of this
-/// clock are the CPU time of a solve, insensitive to other processes sharing the machine.
+/// CPU seconds consumed so far by the calling thread, plus the CPU time of the work it
+/// handed to the thread pool ([`add_offloaded_cpu`]: the derivative blocks of a large NLP,
+/// [`crate::nlp`]). IPOPT with sequential MUMPS runs in the calling thread, so differences of
+/// this clock are the CPU time of a solve on all threads, insensitive to other processes
+/// sharing the machine.
 pub fn thread_cpu_seconds() -> f64 {
+    own_thread_cpu_seconds() + OFFLOADED_CPU.with(|c| c.get())
+}
+
+thread_local! {
+    /// CPU seconds of thread-pool work done on behalf of this thread.
+    static OFFLOADED_CPU: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// Charges `seconds` of CPU time spent on other threads for the calling thread's work to the
+/// calling thread's [`thread_cpu_seconds`].
+pub(crate) fn add_offloaded_cpu(seconds: f64) {
+    OFFLOADED_CPU.with(|c| c.set(c.get() + seconds));
+}
+
+/// CPU seconds consumed so far by the calling thread alone (POSIX
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` on Linux; elsewhere wall-clock seconds since the
+/// first call).
+pub(crate) fn own_thread_cpu_seconds() -> f64 {
     #[cfg(target_os = "linux")]
     {
         #[repr(C)]

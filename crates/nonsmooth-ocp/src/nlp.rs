@@ -8,8 +8,9 @@
 //! rounding.
 
 use num_dual::{Dual2SVec64, Dual64, DualNum, HyperDual64};
+use rayon::prelude::*;
 
-use crate::ipopt::Nlp;
+use crate::ipopt::{add_offloaded_cpu, own_thread_cpu_seconds, Nlp};
 use crate::OcpError;
 
 /// Scalar type usable by block functions (f64, dual and hyper-dual numbers).
@@ -228,6 +229,68 @@ impl<K: BlockFn> BlockNlp<K> {
         end
     }
 
+    /// The Jacobian entries of constraint block `b` (row-major, `n_out × vars`) into `out`.
+    fn block_jacobian(b: &Block<K>, x: &[f64], out: &mut [f64]) {
+        let nv = b.vars.len();
+        let mut xb: Vec<Dual64> = Self::gather(x, &b.vars);
+        let mut res = vec![Dual64::from(0.0); b.n_out];
+        for i in 0..nv {
+            xb[i].eps = 1.0;
+            b.kind.eval_jac(&xb, &mut res, i);
+            xb[i].eps = 0.0;
+            for (r, o) in res.iter().enumerate() {
+                out[r * nv + i] = o.eps;
+            }
+        }
+    }
+
+    /// Number of Hessian entries of block `b` (its structurally nonzero lower-triangle pairs,
+    /// in the order of [`Nlp::hessian_structure`]).
+    fn hessian_len(b: &Block<K>) -> usize {
+        (0..b.vars.len())
+            .map(|i| (0..=i).filter(|&j| b.kind.hess_pair(i, j)).count())
+            .sum()
+    }
+
+    /// The Hessian entries of block `b`, its outputs weighted by `w` (the block's
+    /// constraint multipliers or the objective factor), into `out`.
+    fn block_hessian(b: &Block<K>, x: &[f64], w: &[f64], out: &mut [f64]) {
+        let skip = w.iter().all(|w| *w == 0.0);
+        if let Some(groups) = b.kind.hess_groups() {
+            let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+            if largest <= 4 {
+                Self::grouped_hessian::<4>(b, x, w, &groups, skip, 0, out);
+                return;
+            } else if largest <= 8 {
+                Self::grouped_hessian::<8>(b, x, w, &groups, skip, 0, out);
+                return;
+            } else if largest <= MAX_GROUP {
+                Self::grouped_hessian::<MAX_GROUP>(b, x, w, &groups, skip, 0, out);
+                return;
+            }
+        }
+        let nv = b.vars.len();
+        let mut k = 0;
+        let mut xb: Vec<HyperDual64> = Self::gather(x, &b.vars);
+        let mut res = vec![HyperDual64::from(0.0); b.n_out];
+        for i in 0..nv {
+            for j in (0..=i).filter(|&j| b.kind.hess_pair(i, j)) {
+                if skip {
+                    out[k] = 0.0;
+                    k += 1;
+                    continue;
+                }
+                xb[i].eps1 = 1.0;
+                xb[j].eps2 = 1.0;
+                b.kind.eval_hess(&xb, &mut res, i, j);
+                xb[i].eps1 = 0.0;
+                xb[j].eps2 = 0.0;
+                out[k] = res.iter().zip(w).map(|(o, w)| o.eps1eps2 * w).sum();
+                k += 1;
+            }
+        }
+    }
+
     fn gather<T: Real>(x: &[f64], vars: &[usize]) -> Vec<T> {
         vars.iter().map(|&v| T::from(x[v])).collect()
     }
@@ -249,7 +312,7 @@ impl<K: BlockFn> BlockNlp<K> {
     }
 }
 
-impl<K: BlockFn> Nlp for BlockNlp<K> {
+impl<K: BlockFn + Sync> Nlp for BlockNlp<K> {
     fn num_vars(&self) -> usize {
         self.xl.len()
     }
@@ -323,66 +386,76 @@ impl<K: BlockFn> Nlp for BlockNlp<K> {
         g.iter().all(|v| v.is_finite())
     }
     fn jacobian_values(&self, x: &[f64], vals: &mut [f64]) -> bool {
-        let mut k = 0;
-        for b in &self.blocks {
-            if b.row.is_some() {
-                let nv = b.vars.len();
-                let mut xb: Vec<Dual64> = Self::gather(x, &b.vars);
-                let mut out = vec![Dual64::from(0.0); b.n_out];
-                for i in 0..nv {
-                    xb[i].eps = 1.0;
-                    b.kind.eval_jac(&xb, &mut out, i);
-                    xb[i].eps = 0.0;
-                    for (r, o) in out.iter().enumerate() {
-                        vals[k + r * nv + i] = o.eps;
-                    }
-                }
-                k += nv * b.n_out;
-            }
-        }
+        let rows: Vec<&Block<K>> = self.blocks.iter().filter(|b| b.row.is_some()).collect();
+        let chunks = split_into(vals, rows.iter().map(|b| b.vars.len() * b.n_out));
+        for_each_block(&rows, chunks, |b, out| Self::block_jacobian(b, x, out));
         vals.iter().all(|v| v.is_finite())
     }
     fn hessian_values(&self, x: &[f64], obj_factor: f64, lambda: &[f64], vals: &mut [f64]) -> bool {
-        let mut k = 0;
-        for b in self.blocks.iter().filter(|b| !b.kind.is_linear()) {
+        let nonlinear: Vec<&Block<K>> =
+            self.blocks.iter().filter(|b| !b.kind.is_linear()).collect();
+        let chunks = split_into(vals, nonlinear.iter().map(|b| Self::hessian_len(b)));
+        for_each_block(&nonlinear, chunks, |b, out| {
             let w: Vec<f64> = match b.row {
                 Some(r) => lambda[r..r + b.n_out].to_vec(),
                 None => vec![obj_factor],
             };
-            let nv = b.vars.len();
-            let skip = w.iter().all(|w| *w == 0.0);
-            if let Some(groups) = b.kind.hess_groups() {
-                let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
-                if largest <= 4 {
-                    k = Self::grouped_hessian::<4>(b, x, &w, &groups, skip, k, vals);
-                    continue;
-                } else if largest <= 8 {
-                    k = Self::grouped_hessian::<8>(b, x, &w, &groups, skip, k, vals);
-                    continue;
-                } else if largest <= MAX_GROUP {
-                    k = Self::grouped_hessian::<MAX_GROUP>(b, x, &w, &groups, skip, k, vals);
-                    continue;
-                }
-            }
-            let mut xb: Vec<HyperDual64> = Self::gather(x, &b.vars);
-            let mut out = vec![HyperDual64::from(0.0); b.n_out];
-            for i in 0..nv {
-                for j in (0..=i).filter(|&j| b.kind.hess_pair(i, j)) {
-                    if skip {
-                        vals[k] = 0.0;
-                        k += 1;
-                        continue;
-                    }
-                    xb[i].eps1 = 1.0;
-                    xb[j].eps2 = 1.0;
-                    b.kind.eval_hess(&xb, &mut out, i, j);
-                    xb[i].eps1 = 0.0;
-                    xb[j].eps2 = 0.0;
-                    vals[k] = out.iter().zip(&w).map(|(o, w)| o.eps1eps2 * w).sum();
-                    k += 1;
-                }
-            }
-        }
+            Self::block_hessian(b, x, &w, out)
+        });
         vals.iter().all(|v| v.is_finite())
     }
+}
+
+/// Below this many entries a derivative array is filled on the calling thread: the blocks of
+/// small NLPs take microseconds, less than handing them to the thread pool.
+const PARALLEL_MIN_ENTRIES: usize = 4096;
+
+/// Splits `vals` into consecutive chunks of the given lengths (the blocks' shares of a
+/// derivative array).
+fn split_into(vals: &mut [f64], lens: impl Iterator<Item = usize>) -> Vec<&mut [f64]> {
+    let mut chunks = vec![];
+    let mut rest = vals;
+    for n in lens {
+        let (head, tail) = rest.split_at_mut(n);
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks
+}
+
+/// Runs `f` on every block with its own chunk of the output, on the thread pool when the
+/// output is large. Each block's entries are computed by the same arithmetic either way, so
+/// the result does not depend on the number of threads. The pool's CPU time is charged to
+/// the calling thread ([`crate::ipopt::thread_cpu_seconds`]), so a solve's reported CPU time
+/// includes it.
+fn for_each_block<K: Sync, F>(blocks: &[&Block<K>], chunks: Vec<&mut [f64]>, f: F)
+where
+    F: Fn(&Block<K>, &mut [f64]) + Sync,
+{
+    let entries: usize = chunks.iter().map(|c| c.len()).sum();
+    if entries < PARALLEL_MIN_ENTRIES {
+        for (b, out) in blocks.iter().zip(chunks) {
+            f(b, out);
+        }
+        return;
+    }
+    // a caller that is itself a pool thread may run some blocks; its clock counts those
+    let caller = std::thread::current().id();
+    let pool_cpu: f64 = blocks
+        .par_iter()
+        .zip(chunks.into_par_iter())
+        .fold(
+            || 0.0,
+            |cpu, (b, out)| {
+                if std::thread::current().id() == caller {
+                    f(b, out);
+                    return cpu;
+                }
+                let start = own_thread_cpu_seconds();
+                f(b, out);
+                cpu + own_thread_cpu_seconds() - start
+            },
+        )
+        .sum();
+    add_offloaded_cpu(pool_cpu);
 }

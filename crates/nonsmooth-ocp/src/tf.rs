@@ -12,8 +12,9 @@
 use crate::nlp::Real;
 
 /// A complementarity Lagrangian system with one unilateral constraint (seed 002 eq. 3).
-/// Generic in the scalar so that derivatives come from dual numbers.
-pub trait Cls {
+/// Generic in the scalar so that derivatives come from dual numbers. `Send + Sync`: the
+/// NLP's derivative blocks are evaluated on several threads.
+pub trait Cls: Send + Sync {
     /// Number of generalized coordinates n_q.
     fn nq(&self) -> usize;
     /// Number of control inputs n_u.

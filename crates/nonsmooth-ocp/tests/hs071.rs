@@ -102,3 +102,42 @@ fn hs071_derivatives_match_finite_differences() {
         }
     }
 }
+
+/// A block NLP large enough for the thread pool (3000 blocks, 30 000 Hessian entries)
+/// returns, block by block, exactly the derivatives of the same block evaluated alone (in
+/// the one-block problem, below the pool's threshold): the parallel evaluation changes no
+/// bit, so solves do not depend on the number of threads.
+#[test]
+fn pooled_derivatives_equal_the_blocks_evaluated_alone() {
+    let n = 1500;
+    let mut big = BlockNlp::default();
+    big.add_vars(n + 3, 1.0, 5.0);
+    for k in 0..n {
+        let vars: Vec<usize> = (k..k + 4).collect();
+        big.add_objective(Hs::Obj, vars.clone()).unwrap();
+        big.add_constraint(Hs::Cons, vars, &[25.0, 40.0], &[2e19, 40.0])
+            .unwrap();
+    }
+    let x: Vec<f64> = (0..n + 3)
+        .map(|i| 1.0 + (i as f64 * 0.37).sin().abs() * 4.0)
+        .collect();
+    let lam: Vec<f64> = (0..2 * n).map(|r| (r as f64 * 0.11).cos()).collect();
+    let (obj_factor, small) = (0.7, hs071());
+    let mut hess = vec![0.0; big.hessian_structure().len()];
+    let mut jac = vec![0.0; big.jacobian_structure().len()];
+    assert!(hess.len() >= 30_000);
+    assert!(big.hessian_values(&x, obj_factor, &lam, &mut hess));
+    assert!(big.jacobian_values(&x, &mut jac));
+    let (mut h1, mut j1) = (vec![0.0; 20], vec![0.0; 8]);
+    for k in 0..n {
+        let xs = &x[k..k + 4];
+        assert!(small.hessian_values(xs, obj_factor, &lam[2 * k..2 * k + 2], &mut h1));
+        assert!(small.jacobian_values(xs, &mut j1));
+        assert_eq!(
+            &hess[20 * k..20 * k + 20],
+            &h1[..],
+            "Hessian of block pair {k}"
+        );
+        assert_eq!(&jac[8 * k..8 * k + 8], &j1[..], "Jacobian of block {k}");
+    }
+}
