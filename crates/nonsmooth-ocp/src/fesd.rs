@@ -1662,7 +1662,7 @@ pub fn homotopy<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
     let mut log = vec![];
-    let smoothed = matches!(&o.smoothing, Some(_) if layout.smoothing);
+    let smoothed = o.smoothing.is_some() && layout.smoothing;
     let mut x = match &o.smoothing {
         Some(sm) if layout.smoothing => {
             crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
