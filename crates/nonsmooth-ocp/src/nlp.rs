@@ -5,7 +5,11 @@
 //! per-block dense derivatives scattered into the global index space. First derivatives use
 //! dual numbers (`Dual64`), second derivatives hyper-dual numbers (`HyperDual64`, one
 //! evaluation per lower-triangular pair; Fike & Alonso 2011), so the derivatives are exact to
-//! rounding.
+//! rounding. The blocks of a large NLP (at least `PARALLEL_MIN_ENTRIES` Jacobian or Hessian
+//! entries) are evaluated on rayon's thread pool, each into its own slice of the output, so
+//! the values are the same bits with any number of threads (`RAYON_NUM_THREADS`), and the
+//! pool's CPU time is charged to the calling thread's clock
+//! ([`crate::ipopt::thread_cpu_seconds`]).
 
 use num_dual::{Dual2SVec64, Dual64, DualNum, HyperDual64};
 use rayon::prelude::*;
@@ -167,20 +171,19 @@ impl<K: BlockFn> BlockNlp<K> {
         Ok(())
     }
 
-    /// Hessian entries of a grouped block (see [`BlockFn::hess_groups`]) written from
-    /// position `k` of `vals` in the order of the Hessian structure; returns the next position.
+    /// Hessian entries of a grouped block (see [`BlockFn::hess_groups`]) into `vals`, in the
+    /// order of the Hessian structure.
     fn grouped_hessian<const N: usize>(
         b: &Block<K>,
         x: &[f64],
         w: &[f64],
         groups: &[Vec<usize>],
         skip: bool,
-        k: usize,
         vals: &mut [f64],
-    ) -> usize {
+    ) {
         let nv = b.vars.len();
         let mut pos = vec![usize::MAX; nv * nv];
-        let mut end = k;
+        let mut end = 0;
         for i in 0..nv {
             for j in (0..=i).filter(|&j| b.kind.hess_pair(i, j)) {
                 pos[i * nv + j] = end;
@@ -189,7 +192,7 @@ impl<K: BlockFn> BlockNlp<K> {
             }
         }
         if skip {
-            return end;
+            return;
         }
         let base: Vec<Dual2SVec64<N>> = Self::gather(x, &b.vars);
         let mut out = vec![Dual2SVec64::<N>::from(0.0); b.n_out];
@@ -226,7 +229,6 @@ impl<K: BlockFn> BlockNlp<K> {
                 }
             }
         }
-        end
     }
 
     /// The Jacobian entries of constraint block `b` (row-major, `n_out × vars`) into `out`.
@@ -259,13 +261,13 @@ impl<K: BlockFn> BlockNlp<K> {
         if let Some(groups) = b.kind.hess_groups() {
             let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
             if largest <= 4 {
-                Self::grouped_hessian::<4>(b, x, w, &groups, skip, 0, out);
+                Self::grouped_hessian::<4>(b, x, w, &groups, skip, out);
                 return;
             } else if largest <= 8 {
-                Self::grouped_hessian::<8>(b, x, w, &groups, skip, 0, out);
+                Self::grouped_hessian::<8>(b, x, w, &groups, skip, out);
                 return;
             } else if largest <= MAX_GROUP {
-                Self::grouped_hessian::<MAX_GROUP>(b, x, w, &groups, skip, 0, out);
+                Self::grouped_hessian::<MAX_GROUP>(b, x, w, &groups, skip, out);
                 return;
             }
         }
