@@ -437,7 +437,9 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
          Measured (3 s runs): qp_mu and lcp_mu walk on all four terrains and track better than PID on \
          rigid ground; lcp_inf falls at μ = 0.1 and walks at μ = ∞ (better than PID), as in the paper; \
          qp_inf completes rigid and compliant μ = ∞ (paper: completes) but chatters, and falls at \
-         μ = 0.1 (paper: completes rigid μ = 0.1): its Stage I (kinetic-energy minimization with \
+         μ = 0.1 (paper, Table 3: completes rigid μ = 0.1 with 0.048 rad; but its Table 6 marks \
+         QP,∞ \"FAIL (slip and fall)\" on the low-friction quadruped walk and two-foot gait, so \
+         the paper is not consistent here, and our fall agrees with Table 6): its Stage I (kinetic-energy minimization with \
          the actuated joints prescribed and unbounded friction) predicts stance feet sliding and \
          lifting while the plant keeps them stuck, and predicted normal forces of 1.6–2 kN with one \
          foot down. A Stage II whose solver fails (it is feasible at Stage I's point) keeps Stage \
