@@ -6,8 +6,10 @@
 //! `examples/ocp_hopper.toml` (`[model] kind = "hopper"`). Outputs: trajectory CSVs in
 //! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
 //! (trajectory, controls; hopper: the animation frame strip `frames.svg`) and the NLP's
-//! primal point `point.json` (`{"variables": n, "x": [...]}`), from which `--start` runs
-//! the homotopy again (e.g. another σ₀ or κ after a long smoothing phase). When the homotopy
+//! primal point `point.json` (`{"variables": n, "x": [...]}`, rewritten after every
+//! converged NLP while the run goes on, so an interrupted run leaves its last converged
+//! point), from which `--start` runs the homotopy again (e.g. another σ₀ or κ after a long
+//! smoothing phase). When the homotopy
 //! stalls or IPOPT fails, the last iterate is written the same way (summary with
 //! `"converged": false`) and the command fails with the typed error's message.
 
@@ -93,9 +95,12 @@ fn solve_and_write<C: Cls>(
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     let quiet = args.output.quiet;
-    // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error
+    // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error;
+    // point.json holds the last converged NLP point while the run goes on (without a
+    // continuation plan, whose waypoints are other problems)
     let o = &FesdOptions {
         verbose: o.verbose || !quiet,
+        checkpoint: plan.is_none().then(|| args.out.join("point.json")),
         ..o.clone()
     };
     let progress = &mut |w: usize, sol: &OcpSolution| {

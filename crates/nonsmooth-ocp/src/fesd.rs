@@ -349,6 +349,33 @@ pub struct FesdOptions {
     /// solution (the smoothed point of [`crate::smoothing`], a [`solve_from_point`] start)
     /// is not pushed ≈ 1e-2 into the interior of its bounds and re-solved from there.
     pub first_mu: Option<f64>,
+    /// File that receives the primal point of every converged NLP (smoothing phase, model
+    /// growth, homotopy) as `{"variables": n, "x": [...]}`, the format of
+    /// [`solve_from_point`]'s start points: an interrupted run leaves its last converged point
+    /// there. `None` (default): no file is written.
+    pub checkpoint: Option<std::path::PathBuf>,
+}
+
+/// Writes `x` to [`FesdOptions::checkpoint`], if one is set: to a temporary file next to it
+/// first, then renamed over it, so a run stopped while writing leaves the previous
+/// checkpoint whole.
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] naming the file when it cannot be written.
+pub(crate) fn write_checkpoint(o: &FesdOptions, x: &[f64]) -> Result<(), OcpError> {
+    let Some(path) = &o.checkpoint else {
+        return Ok(());
+    };
+    let values: Vec<String> = x.iter().map(f64::to_string).collect();
+    let text = format!(
+        "{{\"variables\": {}, \"x\": [{}]}}\n",
+        x.len(),
+        values.join(", ")
+    );
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| OcpError::InvalidInput(format!("checkpoint {}: {e}", path.display())))
 }
 
 /// Threshold standing for an inactive flight cut in a [`FesdOptions::cut_schedule`] entry
@@ -408,6 +435,7 @@ impl Default for FesdOptions {
             smoothing: None,
             homotopy_retries: 0,
             first_mu: None,
+            checkpoint: None,
         }
     }
 }
@@ -1780,6 +1808,7 @@ pub fn homotopy<C: Cls>(
             status: sol.status,
         });
         x = sol.x.clone();
+        write_checkpoint(o, &x)?;
         let done = comp <= o.comp_tol;
         if !done && o.polish && comp <= o.polish_tol {
             if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {

@@ -288,6 +288,9 @@ fn solve_step<C: Cls>(
         cpu_seconds: sol.cpu_seconds,
         status: sol.status,
     });
+    if let Ok(sol) = &result {
+        crate::fesd::write_checkpoint(o, &sol.x)?;
+    }
     result
 }
 

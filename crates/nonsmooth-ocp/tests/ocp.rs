@@ -641,3 +641,50 @@ fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
         other => panic!("not a stall: {:?}", other.map(|s| s.log)),
     }
 }
+
+/// `FesdOptions::checkpoint` holds the last converged NLP point in `solve_from_point`'s
+/// format: restarting from it returns the same optimum; an unwritable file is a named error.
+#[test]
+fn the_checkpoint_file_restarts_the_homotopy() {
+    use nonsmooth_ocp::fesd::solve_from_point;
+    let (tf, hz) = particle(20);
+    let dir = std::env::temp_dir().join(format!("nonsmooth-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("point.json");
+    let o = FesdOptions {
+        n_s: 2,
+        checkpoint: Some(file.clone()),
+        ..FesdOptions::default()
+    };
+    let sol = solve_ocp(&tf, &hz, &o).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let body = text
+        .split('[')
+        .nth(1)
+        .and_then(|t| t.split(']').next())
+        .unwrap();
+    let x: Vec<f64> = body.split(',').map(|v| v.trim().parse().unwrap()).collect();
+    assert_eq!(x.len(), sol.x.len());
+    assert!(
+        text.starts_with(&format!("{{\"variables\": {}, ", x.len())),
+        "{text:.40}"
+    );
+    let restart = FesdOptions {
+        sigma0: 1e-4,
+        penalty: false,
+        checkpoint: None,
+        ..o.clone()
+    };
+    let again = solve_from_point(&tf, &hz, &restart, x).unwrap();
+    assert!((again.objective - sol.objective).abs() < 1e-6);
+    assert!(again.comp_residual <= 1e-9);
+    let unwritable = FesdOptions {
+        checkpoint: Some(dir.join("missing").join("point.json")),
+        ..o
+    };
+    match solve_ocp(&tf, &hz, &unwritable) {
+        Err(nonsmooth_ocp::OcpError::InvalidInput(m)) => assert!(m.contains("checkpoint"), "{m}"),
+        other => panic!("not refused: {:?}", other.map(|s| s.objective)),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
