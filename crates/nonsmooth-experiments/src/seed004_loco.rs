@@ -7,17 +7,21 @@
 //!
 //! - `id-tracking` (Table 3): `pos_err_<ctrl>_<terrain>`, `vel_err_<ctrl>_<terrain>`,
 //!   `fell_<ctrl>_<terrain>`, and in full mode the same for `qp_mu`, `lcp_mu`, `pid` on the
-//!   height-map terrain `heightmap_rigid`; also `chatter_<ctrl>_<terrain>` and
-//!   `progress_<ctrl>_<terrain>` (travelled over planned distance);
-//! - `id-smoothness` (Table 4): `mean_dtau_<ctrl>`, `mean_tau_<ctrl>` (rigid μ = 0.1);
+//!   height-map terrain `heightmap_rigid`; also `chatter_<ctrl>_<terrain>`,
+//!   `longest_reversal_run_<ctrl>_<terrain>` (most consecutive steps with a torque reversal:
+//!   a landing spike or a sustained oscillation) and `progress_<ctrl>_<terrain>` (travelled
+//!   over planned distance);
+//! - `id-smoothness` (Table 4): `mean_dtau_<ctrl>`, `mean_tau_<ctrl>` (rigid μ = 0.1), the
+//!   same on rigid μ = ∞ (`..._rigid_muinf`) and `smoothness_pairs_agree[_rigid_muinf]` (share
+//!   of controller pairs ordered as in Table 4);
 //! - `id-force-prediction` (Table 5): `force_err_rel_<ctrl>_<terrain>` on the summed normal
 //!   force, and the same-model checks `force_err_rel_lcp_mu_same_model` (ID_LCP,μ in the
 //!   Anitescu–Potra plant), `force_err_rel_lcp_inf_same_model` (ID_LCP,∞ in the same plant on
 //!   the sticky terrain) and `force_err_rel_qp_mu_same_model` (ID_QP,μ in the
 //!   `qp-max-dissipation` plant);
 //! - `id-tasks` (Table 6): `pass_<ctrl>_<task>` for the gait tasks (pass = no fall and no
-//!   chatter, the paper's criteria) and `progress_<ctrl>_<task>` (travelled over planned
-//!   distance).
+//!   chatter, the paper's criteria), `longest_reversal_run_<ctrl>_<task>` and
+//!   `progress_<ctrl>_<task>` (travelled over planned distance).
 //!
 //! Controllers, terrains, fall and chatter detection: `nonsmooth_control::controllers`,
 //! `nonsmooth_control::locomotion` and `docs/locomotion.md`.
@@ -196,6 +200,10 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
             out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
             out.metric(&format!("fell_{key}"), if fell { 1.0 } else { 0.0 });
             out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
+            out.metric(
+                &format!("longest_reversal_run_{key}"),
+                rec.longest_reversal_run as f64,
+            );
             out.metric(&format!("progress_{key}"), rec.progress());
             if let (Some(t), Some(r)) = (rec.fell, &rec.fall_reason) {
                 out.notes.push(format!("{key}: fell at t = {t:.3} s ({r})"));
@@ -771,8 +779,15 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
                 format!("{ctrl}_{task}"),
                 match rec.fell {
                     Some(t) => format!("fell at {t:.2} s"),
-                    None => format!("chatter {:.3}", rec.chatter_fraction),
+                    None => format!(
+                        "chatter {:.3}, longest reversal run {} steps",
+                        rec.chatter_fraction, rec.longest_reversal_run
+                    ),
                 },
+            );
+            out.metric(
+                &format!("longest_reversal_run_{ctrl}_{task}"),
+                rec.longest_reversal_run as f64,
             );
             out.metric(&format!("progress_{ctrl}_{task}"), rec.progress());
             if pass && rec.progress() < 0.25 {

@@ -13,6 +13,8 @@ pub struct ChatterCounter {
     prev_rate: Option<DVector<f64>>,
     steps: usize,
     reversals: usize,
+    run: usize,
+    longest_run: usize,
 }
 
 impl ChatterCounter {
@@ -24,6 +26,8 @@ impl ChatterCounter {
             prev_rate: None,
             steps: 0,
             reversals: 0,
+            run: 0,
+            longest_run: 0,
         }
     }
 
@@ -40,6 +44,10 @@ impl ChatterCounter {
                     .any(|(a, b)| a.abs() > thr && b.abs() > thr && a * b < 0.0);
                 if reversed {
                     self.reversals += 1;
+                    self.run += 1;
+                    self.longest_run = self.longest_run.max(self.run);
+                } else {
+                    self.run = 0;
                 }
             }
             self.prev_rate = Some(rate);
@@ -50,6 +58,13 @@ impl ChatterCounter {
     /// Reversals counted so far.
     pub fn reversals(&self) -> usize {
         self.reversals
+    }
+
+    /// The most consecutive steps with a reversal: 1–3 for the torque spike of a landing, long
+    /// runs for a sustained period-2 oscillation (the classical meaning of chatter). Reported
+    /// beside the pass criterion, which counts every reversal ([`ChatterCounter::fraction`]).
+    pub fn longest_run(&self) -> usize {
+        self.longest_run
     }
 
     /// Reversals per observed step (0 before any step).
@@ -70,6 +85,14 @@ mod tests {
             c.observe(&DVector::from_element(2, u), 1e-3);
         }
         assert_eq!(c.reversals(), 8);
+        assert_eq!(c.longest_run(), 8);
+        // two isolated spikes: runs of one and two reversal steps
+        let mut spikes = ChatterCounter::new(500.0);
+        for u in [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0] {
+            spikes.observe(&DVector::from_element(1, u), 1e-3);
+        }
+        assert_eq!(spikes.reversals(), 3);
+        assert_eq!(spikes.longest_run(), 2);
         let mut r = ChatterCounter::new(500.0);
         for k in 0..10 {
             r.observe(&DVector::from_element(2, k as f64), 1e-3);

@@ -384,6 +384,9 @@ pub struct LoopRecord {
     pub chatter_fraction: f64,
     /// Whether the run chattered ([`LoopOptions::chatter_fraction`] exceeded).
     pub chattered: bool,
+    /// Most consecutive steps with a torque reversal
+    /// ([`crate::controllers::ChatterCounter::longest_run`]).
+    pub longest_reversal_run: usize,
     /// Distance the trunk travelled along the world x axis (the walking direction), from
     /// the start to the end of the run (or to the fall) (m).
     pub travel: f64,
@@ -784,6 +787,7 @@ pub fn run_closed_loop(
     rec.planned_travel = planner.odometer(state.t);
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = rec.chatter_fraction > options.chatter_fraction;
+    rec.longest_reversal_run = chatter.longest_run();
     Ok(rec)
 }
 
