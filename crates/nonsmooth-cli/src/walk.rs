@@ -147,6 +147,7 @@ fn summary(
         "fall_reason": rec.fall_reason,
         "chatter_fraction": rec.chatter_fraction,
         "chattered": rec.chattered,
+        "longest_reversal_run": rec.longest_reversal_run,
         "travel": rec.travel,
         "planned_travel": rec.planned_travel,
         "progress": rec.progress(),
