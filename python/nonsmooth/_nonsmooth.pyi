@@ -155,7 +155,8 @@ def walk(
     ``qp_inf``, ``lcp_mu``, ``lcp_inf``, ``pid``, ``delay1``, ``delay2``) on a terrain
     (``rigid_mu0_1``, ``rigid_muinf``, ``compliant_mu0_1``, ``compliant_muinf``,
     ``heightmap_rigid``); keys ``pos_err``, ``vel_err``, ``fell``, ``fell_at``,
-    ``fall_reason``, ``chatter_fraction``, ``chattered``, ``travel``, ``planned_travel``,
+    ``fall_reason``, ``chatter_fraction``, ``chattered``, ``longest_reversal_run``, ``travel``,
+    ``planned_travel``,
     ``progress``, ``mean_dtau``, ``mean_tau``, ``force_err_rel``, ``t``, ``pos_err_t``,
     ``torques``, ``com_t``, ``com``."""
 

@@ -22,7 +22,8 @@ use pyo3::types::PyDict;
 /// velocity after the landing feet's frictionless inelastic impact.
 ///
 /// Returns a dict: `pos_err`, `vel_err` (means, rad and rad/s), `fell` (bool), `fell_at`,
-/// `fall_reason`, `chatter_fraction`, `chattered`, `travel`, `planned_travel`, `progress`
+/// `fall_reason`, `chatter_fraction`, `chattered`, `longest_reversal_run`, `travel`,
+/// `planned_travel`, `progress`
 /// (travelled over planned distance), `mean_dtau` (N m/s), `mean_tau` (N m),
 /// `force_err_rel` (None for controllers that predict no force), and the series `t` (n),
 /// `pos_err_t` (n), `torques` (n × 12), `com_t` (k), `com` (k × 3). A fall is a result, not
@@ -64,6 +65,7 @@ fn walk<'py>(
     d.set_item("fall_reason", rec.fall_reason.clone())?;
     d.set_item("chatter_fraction", rec.chatter_fraction)?;
     d.set_item("chattered", rec.chattered)?;
+    d.set_item("longest_reversal_run", rec.longest_reversal_run)?;
     d.set_item("travel", rec.travel)?;
     d.set_item("planned_travel", rec.planned_travel)?;
     d.set_item("progress", rec.progress())?;
