@@ -391,6 +391,23 @@ fn compliant_terrain_starts_at_the_spring_equilibrium() {
     assert_eq!(rigid.initial_state.q[2], model.initial_state.q[2]);
 }
 
+/// For every torque-rate step k ≥ 1 of a 1 ms run, the joints whose rate exceeds 500 N m/s
+/// with the opposite sign of the step before (the chatter detector's reversal).
+fn reversal_joints(torques: &[DVector<f64>]) -> Vec<Vec<usize>> {
+    let r: Vec<DVector<f64>> = torques.windows(2).map(|w| (&w[1] - &w[0]) / 1e-3).collect();
+    (1..r.len())
+        .map(|k| {
+            (0..r[k].len())
+                .filter(|&j| {
+                    r[k][j].abs() > 500.0
+                        && r[k - 1][j].abs() > 500.0
+                        && r[k][j] * r[k - 1][j] < 0.0
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 #[ignore]
 fn explore() {
@@ -454,21 +471,10 @@ fn explore() {
             // TRACEC=1: when and on which joints the torque reversals happen (phase in the
             // 0.3 s gait cycle), as counted by the chatter detector.
             if env("TRACEC", 0.0) > 0.0 {
-                let r: Vec<DVector<f64>> = rec
-                    .torques
-                    .windows(2)
-                    .map(|w| (&w[1] - &w[0]) / 1e-3)
-                    .collect();
                 let mut hist = vec![0usize; 30];
                 let mut joints = vec![0usize; 12];
-                for k in 1..r.len() {
-                    let js: Vec<usize> = (0..r[k].len())
-                        .filter(|&j| {
-                            r[k][j].abs() > 500.0
-                                && r[k - 1][j].abs() > 500.0
-                                && r[k][j] * r[k - 1][j] < 0.0
-                        })
-                        .collect();
+                for (k, js) in reversal_joints(&rec.torques).into_iter().enumerate() {
+                    let k = k + 1;
                     if !js.is_empty() {
                         let t = rec.t[k];
                         hist[((t % 0.3) / 0.01) as usize % 30] += 1;
@@ -486,19 +492,9 @@ fn explore() {
             // RUNS=1: lengths of the trains of consecutive reversal steps (any joint), and the
             // share of steps in trains of at least 2, 3, 5 and 10 reversals.
             if env("RUNS", 0.0) > 0.0 {
-                let r: Vec<DVector<f64>> = rec
-                    .torques
-                    .windows(2)
-                    .map(|w| (&w[1] - &w[0]) / 1e-3)
-                    .collect();
-                let rev: Vec<bool> = (1..r.len())
-                    .map(|k| {
-                        (0..r[k].len()).any(|j| {
-                            r[k][j].abs() > 500.0
-                                && r[k - 1][j].abs() > 500.0
-                                && r[k][j] * r[k - 1][j] < 0.0
-                        })
-                    })
+                let rev: Vec<bool> = reversal_joints(&rec.torques)
+                    .iter()
+                    .map(|js| !js.is_empty())
                     .collect();
                 let mut trains = Vec::new();
                 let mut len = 0usize;
