@@ -41,8 +41,9 @@ pub struct OcpArgs {
     #[arg(long, default_value = "ocp-out")]
     pub out: PathBuf,
     /// Start the MPCC homotopy from this point (a `point.json` that an earlier run of the
-    /// same problem wrote, converged or not), skipping the smoothing phase and model
-    /// growth; the problem file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply.
+    /// same problem wrote, converged or not, or stopped: it holds the last converged NLP's
+    /// point during a run), skipping the smoothing phase and model growth; the problem
+    /// file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply.
     #[arg(long)]
     pub start: Option<PathBuf>,
     /// --quiet (no summary line) / --json (print summary.json on standard output).
