@@ -399,7 +399,7 @@ extern "C" fn cb_iter(
 static IPOPT_LOCK: Mutex<()> = Mutex::new(());
 
 /// CPU seconds consumed so far by the calling thread, plus the CPU time of the work it
-/// handed to the thread pool ([`add_offloaded_cpu`]: the derivative blocks of a large NLP,
+/// handed to the thread pool (the derivative blocks of a large NLP,
 /// [`crate::nlp`]). IPOPT with sequential MUMPS runs in the calling thread, so differences of
 /// this clock are the CPU time of a solve on all threads, insensitive to other processes
 /// sharing the machine.
