@@ -60,7 +60,7 @@ impl ChatterCounter {
         self.reversals
     }
 
-    /// The most consecutive steps with a reversal: 1–3 for the torque spike of a landing, long
+    /// The most consecutive steps with a reversal: a few for the torque spike of a landing, long
     /// runs for a sustained period-2 oscillation (the classical meaning of chatter). Reported
     /// beside the pass criterion, which counts every reversal ([`ChatterCounter::fraction`]).
     pub fn longest_run(&self) -> usize {
