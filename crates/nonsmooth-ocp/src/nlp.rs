@@ -426,7 +426,7 @@ fn split_into(vals: &mut [f64], lens: impl Iterator<Item = usize>) -> Vec<&mut [
 }
 
 /// Runs `f` on every block with its own chunk of the output, on the thread pool when the
-/// output is large. Each block's entries are computed by the same arithmetic either way, so
+/// output is large and the pool has more than one thread. Each block's entries are computed by the same arithmetic either way, so
 /// the result does not depend on the number of threads. The pool's CPU time is charged to
 /// the calling thread ([`crate::ipopt::thread_cpu_seconds`]), so a solve's reported CPU time
 /// includes it.
@@ -435,7 +435,7 @@ where
     F: Fn(&Block<K>, &mut [f64]) + Sync,
 {
     let entries: usize = chunks.iter().map(|c| c.len()).sum();
-    if entries < PARALLEL_MIN_ENTRIES {
+    if entries < PARALLEL_MIN_ENTRIES || rayon::current_num_threads() < 2 {
         for (b, out) in blocks.iter().zip(chunks) {
             f(b, out);
         }
