@@ -447,7 +447,8 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
          qp_inf completes rigid and compliant μ = ∞ (paper: completes) but chatters, and falls at \
          μ = 0.1 (paper, Table 3: completes rigid μ = 0.1 with 0.048 rad; but its Table 6 marks \
          QP,∞ \"FAIL (slip and fall)\" on the low-friction quadruped walk and two-foot gait, so \
-         the paper is not consistent here, and our fall agrees with Table 6): its Stage I (kinetic-energy minimization with \
+         the paper is not consistent here, and our fall agrees with Table 6): its Stage I \
+         (kinetic-energy minimization with \
          the actuated joints prescribed and unbounded friction) predicts stance feet sliding and \
          lifting while the plant keeps them stuck, and predicted normal forces of 1.6–2 kN with one \
          foot down. A Stage II whose solver fails (it is feasible at Stage I's point) keeps Stage \

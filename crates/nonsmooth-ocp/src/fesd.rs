@@ -1690,7 +1690,6 @@ pub fn homotopy<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
     let mut log = vec![];
-    let smoothed = o.smoothing.is_some() && layout.smoothing;
     let mut x = match &o.smoothing {
         Some(sm) if layout.smoothing => {
             crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
@@ -1699,7 +1698,7 @@ pub fn homotopy<C: Cls>(
     };
     // the smoothed point, kept for the error when the first NLP fails from it (the loop
     // below fixes the terminal entries of `x`)
-    let smoothed = smoothed.then(|| x.clone());
+    let smoothed = (o.smoothing.is_some() && layout.smoothing).then(|| x.clone());
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.sigma0;
     let mut polished = false;
@@ -1782,15 +1781,17 @@ pub fn homotopy<C: Cls>(
                 }
                 break;
             }
-            Err(OcpError::Ipopt { solution, .. }) if smoothed.is_some() => {
-                // the first NLP failed: the smoothed point is the last converged one
-                let start = smoothed.unwrap_or_default();
-                let violation = crate::smoothing::max_violation(nlp, &start);
-                return Err(crate::smoothing::stalled_at_start(
-                    layout, o, start, violation, &solution, log,
-                ));
+            Err(e) => {
+                // the first NLP failed: after the smoothing phase its point is the last
+                // converged one
+                if let (OcpError::Ipopt { solution, .. }, Some(start)) = (&e, smoothed) {
+                    let violation = crate::smoothing::max_violation(nlp, &start);
+                    return Err(crate::smoothing::stalled_at_start(
+                        layout, o, start, violation, solution, log,
+                    ));
+                }
+                return Err(e);
             }
-            Err(e) => return Err(e),
         };
         let comp = comp_residual(layout, &sol.x, o.fesd);
         if o.verbose {

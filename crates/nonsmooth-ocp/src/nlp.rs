@@ -426,10 +426,10 @@ fn split_into(vals: &mut [f64], lens: impl Iterator<Item = usize>) -> Vec<&mut [
 }
 
 /// Runs `f` on every block with its own chunk of the output, on the thread pool when the
-/// output is large and the pool has more than one thread. Each block's entries are computed by the same arithmetic either way, so
-/// the result does not depend on the number of threads. The pool's CPU time is charged to
-/// the calling thread ([`crate::ipopt::thread_cpu_seconds`]), so a solve's reported CPU time
-/// includes it.
+/// output is large and the pool has more than one thread. Each block's entries are computed
+/// by the same arithmetic either way, so the result does not depend on the number of
+/// threads. The pool's CPU time is charged to the calling thread
+/// ([`crate::ipopt::thread_cpu_seconds`]), so a solve's reported CPU time includes it.
 fn for_each_block<K: Sync, F>(blocks: &[&Block<K>], chunks: Vec<&mut [f64]>, f: F)
 where
     F: Fn(&Block<K>, &mut [f64]) + Sync,
