@@ -2791,10 +2791,12 @@ pub fn solve_built<C: Cls>(
 /// a solution's [`OcpSolution::x`] or the last iterate of a failed run (e.g. the smoothed
 /// point that [`OcpError::HomotopyStalled`] carries after a model growth), so that a long
 /// smoothing phase is run once and its end game tried with other homotopy settings.
+/// `x0` may also be a point of the same problem with fewer elements per interval (N_FE a
+/// divisor of `o.n_fe`): it is then carried to this mesh by [`crate::refine::refine_point`].
 ///
 /// # Errors
-/// [`OcpError::InvalidInput`] when `x0` has the wrong length or a non-finite entry (naming
-/// the entry); the homotopy's errors, except that a failure of its first NLP is
+/// [`OcpError::InvalidInput`] when `x0` has a length of neither this NLP nor a coarser
+/// mesh's, or a non-finite entry (naming the entry); the homotopy's errors, except that a failure of its first NLP is
 /// [`OcpError::HomotopyStalled`] carrying `x0` itself (and that NLP in its log), so the
 /// written partial solution is still the start point.
 pub fn solve_from_point<C: Cls>(
@@ -2809,13 +2811,18 @@ pub fn solve_from_point<C: Cls>(
         ..o.clone()
     };
     let (nlp, layout, fresh) = build(tf, hz, &o)?;
-    if x0.len() != fresh.len() {
-        return Err(OcpError::InvalidInput(format!(
-            "the start point has {} entries, this problem's NLP has {} variables",
-            x0.len(),
-            fresh.len()
-        )));
-    }
+    let x0 = if x0.len() == fresh.len() {
+        x0
+    } else {
+        let n = fresh.len();
+        crate::refine::from_coarser_mesh(tf, hz, &o, &x0, &layout, fresh)?.ok_or_else(|| {
+            OcpError::InvalidInput(format!(
+                "the start point has {} entries, this problem's NLP has {n} variables \
+                 (nor is it a point of this problem with fewer elements per interval)",
+                x0.len()
+            ))
+        })?
+    };
     if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
         return Err(OcpError::InvalidInput(format!(
             "the start point's entry {i} is {}",

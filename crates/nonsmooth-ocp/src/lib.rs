@@ -12,6 +12,7 @@
 //! - [`hopper`]: the planar hopping robot of Sec. 6;
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
 //! - [`continuation`]: continuation of an OCP in its terminal constraints;
+//! - [`refine`]: a point of a coarse FESD mesh carried to a finer one;
 //! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`.
 
 #![warn(missing_docs)]
@@ -26,6 +27,7 @@ pub mod hopper;
 pub mod ipopt;
 pub mod nlp;
 pub mod problem;
+pub mod refine;
 pub mod smoothing;
 pub mod tf;
 

@@ -688,3 +688,59 @@ fn the_checkpoint_file_restarts_the_homotopy() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// [`nonsmooth_ocp::refine`]: the particle solution on N_FE = 2 carried to N_FE = 4. The
+/// carried point keeps the coarse complementarity (every fine product is a coarse one), the
+/// coarse element ends are fine element ends, and `solve_from_point` on the fine problem,
+/// given the coarse point, refines it itself and converges to an exact fine solution with
+/// the coarse optimum (the controls are the same piecewise-constant family).
+#[test]
+fn a_coarse_solution_refined_restarts_the_homotopy_on_the_fine_mesh() {
+    use nonsmooth_ocp::fesd::{build, comp_residual, solve_from_point};
+    use nonsmooth_ocp::refine::{refine_point, refinement_factor};
+    let (tf, hz) = particle(20);
+    let coarse = FesdOptions {
+        n_s: 2,
+        n_fe: 2,
+        ..FesdOptions::default()
+    };
+    let sol = solve_ocp(&tf, &hz, &coarse).unwrap();
+    let fine = FesdOptions {
+        n_fe: 4,
+        sigma0: 1e-4,
+        penalty: false,
+        first_mu: Some(1e-6),
+        ..coarse.clone()
+    };
+    let (_, lc, _) = build(&tf, &hz, &coarse).unwrap();
+    let (_, lf, xf) = build(&tf, &hz, &fine).unwrap();
+    assert_eq!(refinement_factor(&lc, &lf), Some(2));
+    assert_eq!(refinement_factor(&lf, &lc), None);
+    let x = refine_point(&lc, &sol.x, &lf, xf).unwrap();
+    let (cc, cf) = (
+        comp_residual(&lc, &sol.x, true),
+        comp_residual(&lf, &x, true),
+    );
+    assert!(cf <= cc, "fine {cf} > coarse {cc}");
+    let ny = lc.dims.0;
+    for (i, e) in lc.elems.iter().enumerate() {
+        let f = &lf.elems[2 * i + 1];
+        for c in 0..ny {
+            let (a, b) = (sol.x[e.y_end + c], x[f.y_end + c]);
+            assert!(
+                (a - b).abs() < 1e-12,
+                "element {i}, component {c}: {a} vs {b}"
+            );
+        }
+        let h = x[lf.elems[2 * i].h] + x[f.h];
+        assert!((h - sol.x[e.h]).abs() < 1e-15);
+    }
+    let again = solve_from_point(&tf, &hz, &fine, sol.x.clone()).unwrap();
+    assert!(again.comp_residual <= 1e-9 && again.terminal_error < 1e-6);
+    assert!(
+        (again.objective - sol.objective).abs() < 1e-6 * sol.objective,
+        "fine {} vs coarse {}",
+        again.objective,
+        sol.objective
+    );
+}
