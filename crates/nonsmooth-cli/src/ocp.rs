@@ -43,7 +43,9 @@ pub struct OcpArgs {
     /// Start the MPCC homotopy from this point (a `point.json` that an earlier run of the
     /// same problem wrote, converged or not, or stopped: it holds the last converged NLP's
     /// point during a run), skipping the smoothing phase and model growth; the problem
-    /// file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply.
+    /// file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply. A point of the same
+    /// problem with fewer elements per interval (`n_fe` a divisor of the file's) is first
+    /// refined onto the file's mesh.
     #[arg(long)]
     pub start: Option<PathBuf>,
     /// --quiet (no summary line) / --json (print summary.json on standard output).

@@ -209,67 +209,54 @@ impl Hopper {
     }
 }
 
-/// The mass matrix in block form M = [[m I₂, B], [Bᵀ, C]] (base x, z first; m the total
-/// mass, constant) with its Schur complement S = C − BᵀB/m factored in closed form: every
-/// M⁻¹r is then two 2 × 2 products and one 2 × 2 inverse. Equal to [`Hopper::mass_matrix`]
-/// solved by elimination, with far fewer operations in the second-order dual numbers of
-/// the NLP's Hessians (where the 4 × 4 Cholesky factorization used to dominate).
-struct MassSolver<T> {
-    /// 1/m.
-    inv_m: f64,
-    /// B (rows x, z; columns hip, knee).
-    b: [[T; 2]; 2],
-    /// S⁻¹ (symmetric).
-    s_inv: [[T; 2]; 2],
-}
-
-impl<T: Real> MassSolver<T> {
-    fn new(h: &Hopper, q: &[T]) -> Self {
-        let (a1, a2) = (q[2], q[2] + q[3]);
-        let (s1, c1, s2, c2) = (a1.sin(), a1.cos(), a2.sin(), a2.cos());
-        let ck = q[3].cos();
-        let (mt, ms) = (h.m_thigh, h.m_shank);
-        let lever = mt * h.s_thigh + ms * h.l_thigh;
-        let shank = ms * h.s_shank;
-        // B = Σ m_i J_i,baseᵀ J_i,joints with J_i,base = I₂
-        let b = [
-            [-c1 * lever - c2 * shank, -c2 * shank],
-            [s1 * lever + s2 * shank, s2 * shank],
-        ];
-        // C = Σ m_i J_i,jointsᵀ J_i,joints + inertias; only the knee angle enters
-        let cross = ck * (ms * h.l_thigh * h.s_shank);
-        let knee = ms * h.s_shank * h.s_shank + h.i_shank;
-        let c11 = knee;
-        let c01 = cross + knee;
-        let c00 = cross * 2.0
-            + (mt * h.s_thigh * h.s_thigh + ms * h.l_thigh * h.l_thigh + h.i_thigh)
-            + knee;
-        let inv_m = 1.0 / (h.m_hip + mt + ms);
-        let s00 = c00 - (b[0][0] * b[0][0] + b[1][0] * b[1][0]) * inv_m;
-        let s01 = c01 - (b[0][0] * b[0][1] + b[1][0] * b[1][1]) * inv_m;
-        let s11 = T::from(c11) - (b[0][1] * b[0][1] + b[1][1] * b[1][1]) * inv_m;
-        let inv_det = (s00 * s11 - s01 * s01).recip();
-        Self {
-            inv_m,
-            b,
-            s_inv: [
-                [s11 * inv_det, -s01 * inv_det],
-                [-s01 * inv_det, s00 * inv_det],
-            ],
+/// Cholesky factor L (M = L Lᵀ) of a symmetric positive definite 4 × 4 matrix (generic
+/// scalar).
+#[allow(clippy::needless_range_loop)]
+fn cholesky<T: Real>(m: &[[T; 4]; 4]) -> [[T; 4]; 4] {
+    let zero = T::from(0.0);
+    let mut l = [[zero; 4]; 4];
+    for i in 0..4 {
+        for j in 0..=i {
+            let mut s = m[i][j];
+            for k in 0..j {
+                s -= l[i][k] * l[j][k];
+            }
+            if i == j {
+                l[i][i] = s.sqrt();
+            } else {
+                l[i][j] = s / l[j][j];
+            }
         }
     }
+    l
+}
 
-    /// M⁻¹ r.
-    fn solve(&self, r: &[T]) -> Vec<T> {
-        let b = &self.b;
-        let rq0 = r[2] - (b[0][0] * r[0] + b[1][0] * r[1]) * self.inv_m;
-        let rq1 = r[3] - (b[0][1] * r[0] + b[1][1] * r[1]) * self.inv_m;
-        let x2 = self.s_inv[0][0] * rq0 + self.s_inv[0][1] * rq1;
-        let x3 = self.s_inv[1][0] * rq0 + self.s_inv[1][1] * rq1;
-        let x0 = (r[0] - b[0][0] * x2 - b[0][1] * x3) * self.inv_m;
-        let x1 = (r[1] - b[1][0] * x2 - b[1][1] * x3) * self.inv_m;
-        vec![x0, x1, x2, x3]
+/// Solves L Lᵀ x = r with the Cholesky factor of [`cholesky`].
+#[allow(clippy::needless_range_loop)]
+fn chol_solve<T: Real>(l: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
+    let zero = T::from(0.0);
+    let mut y = [zero; 4];
+    for i in 0..4 {
+        let mut s = r[i];
+        for k in 0..i {
+            s -= l[i][k] * y[k];
+        }
+        y[i] = s / l[i][i];
     }
+    let mut x = vec![zero; 4];
+    for i in (0..4).rev() {
+        let mut s = y[i];
+        for k in i + 1..4 {
+            s -= l[k][i] * x[k];
+        }
+        x[i] = s / l[i][i];
+    }
+    x
+}
+
+/// Solves the symmetric positive definite system M x = r by Cholesky (generic scalar).
+fn spd_solve<T: Real>(m: &[[T; 4]; 4], r: &[T]) -> Vec<T> {
+    chol_solve(&cholesky(m), r)
 }
 
 impl Cls for Hopper {
@@ -283,10 +270,11 @@ impl Cls for Hopper {
         Some(self.mu)
     }
     fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
-        MassSolver::new(self, q).solve(r)
+        spd_solve(&self.mass_matrix(q), r)
     }
     fn f_v<T: Real>(&self, q: &[T], v: &[T], _t: T, u: &[T]) -> Vec<T> {
-        MassSolver::new(self, q).solve(&self.forces(q, v, u))
+        let f = self.forces(q, v, u);
+        spd_solve(&self.mass_matrix(q), &f)
     }
     fn accelerations<T: Real>(
         &self,
@@ -296,10 +284,11 @@ impl Cls for Hopper {
         u: &[T],
         rs: &[Vec<T>],
     ) -> (Vec<T>, Vec<Vec<T>>) {
-        let m = MassSolver::new(self, q);
+        let l = cholesky(&self.mass_matrix(q));
+        let f = self.forces(q, v, u);
         (
-            m.solve(&self.forces(q, v, u)),
-            rs.iter().map(|r| m.solve(r)).collect(),
+            chol_solve(&l, &f),
+            rs.iter().map(|r| chol_solve(&l, r)).collect(),
         )
     }
     fn f_c<T: Real>(&self, q: &[T]) -> T {

@@ -616,10 +616,8 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
 }
 
 /// The homotopy's first NLP asked for complementarity ≤ 1e-14 from the smoothed point with
-/// at most 240 IPOPT iterations fails; the error is a stalled homotopy that carries the
-/// smoothed point and the log of every phase with the failed NLP last. (Measured: the
-/// smoothing phase's NLPs take 10–168 iterations, the first homotopy NLP converges after
-/// 300–500.)
+/// at most 150 IPOPT iterations fails; the error is a stalled homotopy that carries the
+/// smoothed point and the log of every phase with the failed NLP last.
 #[test]
 fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     use nonsmooth_ocp::fesd::FesdOptions;
@@ -630,7 +628,7 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     let (hop, hz, o) = short_growth_problem();
     let o = FesdOptions {
         sigma0: 1e-14,
-        max_iter: 240,
+        max_iter: 150,
         polish: false,
         ..o
     };
@@ -700,29 +698,4 @@ fn the_same_solve_twice_gives_the_same_point() {
         .filter(|(x, y)| x.to_bits() != y.to_bits())
         .count();
     assert_eq!(differing, 0, "{differing} of {} entries differ", a.len());
-}
-
-/// The hopper's M⁻¹ (block elimination with the closed-form 2 × 2 Schur complement) inverts
-/// the assembled mass matrix: M(q) · M⁻¹(q) r = r, on poses across the joint ranges.
-#[test]
-fn the_block_mass_solve_inverts_the_mass_matrix() {
-    let h = Hopper::default();
-    let r = [1.5f64, -9.0, 0.7, -2.3];
-    for q in [
-        [0.0f64, 0.4, 0.0, 0.0],
-        [0.3, 0.45, 0.4, -0.7],
-        [-0.05, 0.25, -1.1, 1.5],
-        [2.0, 0.5, 1.15, -1.55],
-    ] {
-        let x = h.minv(&q, &r);
-        let m = h.mass_matrix(&q);
-        for i in 0..4 {
-            let mx: f64 = (0..4).map(|j| m[i][j] * x[j]).sum();
-            assert!(
-                (mx - r[i]).abs() < 1e-12,
-                "q = {q:?}, row {i}: {mx} vs {}",
-                r[i]
-            );
-        }
-    }
 }
