@@ -2810,6 +2810,12 @@ pub fn solve_from_point<C: Cls>(
         smoothing: None,
         ..o.clone()
     };
+    if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
+        return Err(OcpError::InvalidInput(format!(
+            "the start point's entry {i} is {}",
+            x0[i]
+        )));
+    }
     let (nlp, layout, fresh) = build(tf, hz, &o)?;
     let x0 = if x0.len() == fresh.len() {
         x0
@@ -2823,12 +2829,6 @@ pub fn solve_from_point<C: Cls>(
             ))
         })?
     };
-    if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
-        return Err(OcpError::InvalidInput(format!(
-            "the start point's entry {i} is {}",
-            x0[i]
-        )));
-    }
     let violation = crate::smoothing::max_violation(&nlp, &x0);
     match solve_built(tf, hz, &o, nlp, &layout, x0.clone()) {
         Ok(mut out) => {

@@ -2,11 +2,13 @@
 //! `r` equal sub-elements of a finer one (N_FE → r·N_FE per control interval), so that a
 //! homotopy stalled on the coarse mesh can be continued on the fine one.
 //!
-//! Why (measured, docs/optimal-control.md): a touchdown with tangential velocity needs
-//! flight | flight | frozen slip | frozen stick inside one control interval, four switches
-//! that N_FE = 3 cannot place on element boundaries, while the relaxed NLPs of the coarse
-//! mesh already find the gait. The seed paper is silent on refinement; the FESD paper's
-//! switch detection works inside elements only, so more elements are the remedy.
+//! Why: FESD detects switches on element boundaries only, so an interval with more switches
+//! than elements (on the hopper, a touchdown with tangential velocity: flight | flight |
+//! frozen slip | frozen stick) has no exact solution on a coarse mesh, while the relaxed
+//! NLPs of that mesh may already have found the motion. The seed paper is silent on
+//! refinement. (On the hopper with holes the refined stall point stalled again at the same
+//! complementarity, docs/optimal-control.md, sixteenth session; on the particle the refined
+//! solution is exact at once.)
 //!
 //! The carried point, for a Radau IIA tableau (stiffly accurate, nodes 0 < c₁ < … < c_{n_s} = 1):
 //! - **states**: the coarse element's collocation polynomial, the Lagrange interpolant of
@@ -17,14 +19,19 @@
 //!   node c_i ≥ t (the stage whose collocation interval (c_{i−1}, c_i] holds t). Each fine
 //!   element's stage values are thus a subset of its coarse element's, and every
 //!   complementarity product of the fine point (cross complementarity included) is one of
-//!   the coarse point's: the fine point's complementarity residual is at most the coarse
-//!   one's (test `refined_point_keeps_the_coarse_complementarity`);
+//!   the coarse point's: the fine point's complementarity residual (the largest product)
+//!   is at most the coarse one's (test
+//!   `a_coarse_solution_refined_restarts_the_homotopy_on_the_fine_mesh`); the Scholtes
+//!   rows' per-element sums of cross products can grow, since one coarse product may enter
+//!   several fine pairs;
 //! - **h** = h_coarse / r, within the fine bounds (1 ± γ_h) h̄/r exactly when h_coarse is
 //!   within the coarse ones; controls, speeds of time, y₀ and the elastic slack copied.
 //!
 //! The collocation equations of the fine elements then hold to the interpolation error of
-//! the coarse polynomial (zero where the flow is polynomial of degree ≤ n_s), which the
-//! first NLP of the continued homotopy removes.
+//! the coarse polynomial where α is constant on the coarse element (zero where the flow is
+//! polynomial of degree ≤ n_s); where α switches inside a coarse element the slopes mix the
+//! regions' fields and the violation can be large, so the first NLP of the continued
+//! homotopy needs some relaxation σ₀.
 
 use std::sync::Arc;
 

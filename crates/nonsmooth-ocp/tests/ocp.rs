@@ -735,6 +735,23 @@ fn a_coarse_solution_refined_restarts_the_homotopy_on_the_fine_mesh() {
         let h = x[lf.elems[2 * i].h] + x[f.h];
         assert!((h - sol.x[e.h]).abs() < 1e-15);
     }
+    // a relaxed point (one Scholtes NLP, σ = 1e-2): its largest product carries over
+    let relaxed = FesdOptions {
+        penalty: false,
+        sigma0: 1e-2,
+        n_homotopy: 1,
+        polish: false,
+        ..coarse.clone()
+    };
+    let xr = match solve_ocp(&tf, &hz, &relaxed) {
+        Ok(s) => s.x,
+        Err(e) => e.last_iterate().expect("an iterate").to_vec(),
+    };
+    let (cc, cf) = (
+        comp_residual(&lc, &xr, true),
+        comp_residual(&lf, &refine_point(&lc, &xr, &lf, x.clone()).unwrap(), true),
+    );
+    assert!(cc > 1e-4 && cf <= cc, "relaxed: fine {cf}, coarse {cc}");
     let again = solve_from_point(&tf, &hz, &fine, sol.x.clone()).unwrap();
     assert!(again.comp_residual <= 1e-9 && again.terminal_error < 1e-6);
     assert!(
