@@ -447,6 +447,7 @@ mod tests {
             summary["comp_residual"].as_f64().unwrap() <= 1e-9,
             "{summary}"
         );
+        resuming_on_a_finer_mesh_refines_the_point(&args, text, &point);
         for (content, why) in [
             (r#"{"x": [0.0, 1.0, 2.0]}"#, "3 entries"),
             (r#"{"x": [0.0, "a"]}"#, "x[1] is not a number"),
@@ -461,5 +462,37 @@ mod tests {
             let err = run(&args).err().unwrap().to_string();
             assert!(err.contains(why), "{err}");
         }
+    }
+
+    /// The same stalled point (one element per interval) given to the problem with two
+    /// elements per interval: it is refined onto that mesh, the homotopy converges there,
+    /// and the written point has the finer NLP's length.
+    fn resuming_on_a_finer_mesh_refines_the_point(resumed: &OcpArgs, text: &str, point: &Path) {
+        let dir = resumed.out.parent().unwrap();
+        let problem = dir.join("hopper_fine.toml");
+        let fine = text
+            .replace("\nn_homotopy = 1", "")
+            .replace("\nn_fe = 1", "\nn_fe = 2");
+        std::fs::write(&problem, fine).unwrap();
+        let args = OcpArgs {
+            problem,
+            out: dir.join("refined"),
+            start: Some(point.to_path_buf()),
+            output: resumed.output,
+        };
+        run(&args).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["converged"], serde_json::Value::Bool(true));
+        assert!(
+            summary["comp_residual"].as_f64().unwrap() <= 1e-9,
+            "{summary}"
+        );
+        let length = |p: &Path| read_point(p).unwrap().len();
+        assert!(
+            length(&args.out.join("point.json")) > length(point),
+            "the refined NLP has more variables"
+        );
     }
 }
