@@ -2796,9 +2796,10 @@ pub fn solve_built<C: Cls>(
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] when `x0` has a length of neither this NLP nor a coarser
-/// mesh's, or a non-finite entry (naming the entry); the homotopy's errors, except that a failure of its first NLP is
-/// [`OcpError::HomotopyStalled`] carrying `x0` itself (and that NLP in its log), so the
-/// written partial solution is still the start point.
+/// mesh's, or a non-finite entry (naming the entry); the homotopy's errors, except that a
+/// failure of its first NLP is [`OcpError::HomotopyStalled`] carrying the start point (as
+/// given, or refined onto this mesh) and that NLP in its log, so the written partial
+/// solution is still the start point.
 pub fn solve_from_point<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
