@@ -424,19 +424,22 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// `--start` from the stalled run's `point.json`, with the full homotopy, converges
-    /// (complementarity ≤ comp_tol); a start point of the wrong length or with a non-number
-    /// is refused with the file's name and what is wrong.
-    fn resuming_from_the_written_point_finishes_the_homotopy(stalled: &OcpArgs, text: &str) {
-        let dir = stalled.out.parent().unwrap();
-        let problem = dir.join("hopper_full.toml");
-        std::fs::write(&problem, text.replace("\nn_homotopy = 1", "")).unwrap();
-        let point = stalled.out.join("point.json");
+    /// Writes `text` as `dir/NAME.toml`, runs it with `--start point` into `dir/NAME` and
+    /// checks that the homotopy converged (complementarity ≤ comp_tol).
+    fn resume_converges(
+        dir: &Path,
+        name: &str,
+        text: &str,
+        point: &Path,
+        like: &OcpArgs,
+    ) -> OcpArgs {
+        let problem = dir.join(format!("{name}.toml"));
+        std::fs::write(&problem, text).unwrap();
         let args = OcpArgs {
             problem,
-            out: dir.join("resumed"),
-            start: Some(point.clone()),
-            output: stalled.output,
+            out: dir.join(name),
+            start: Some(point.to_path_buf()),
+            output: like.output,
         };
         run(&args).unwrap();
         let summary: serde_json::Value =
@@ -447,7 +450,26 @@ mod tests {
             summary["comp_residual"].as_f64().unwrap() <= 1e-9,
             "{summary}"
         );
-        resuming_on_a_finer_mesh_refines_the_point(&args, text, &point);
+        args
+    }
+
+    /// `--start` from the stalled run's `point.json`, with the full homotopy, converges; the
+    /// same point given to the problem with two elements per interval (one before) is refined
+    /// onto that mesh and converges there too, its written point the finer NLP's length; a
+    /// start point of the wrong length or with a non-number is refused with the file's name
+    /// and what is wrong.
+    fn resuming_from_the_written_point_finishes_the_homotopy(stalled: &OcpArgs, text: &str) {
+        let dir = stalled.out.parent().unwrap();
+        let point = stalled.out.join("point.json");
+        let full = text.replace("\nn_homotopy = 1", "");
+        let args = resume_converges(dir, "resumed", &full, &point, stalled);
+        let fine = full.replace("\nn_fe = 1", "\nn_fe = 2");
+        let refined = resume_converges(dir, "refined", &fine, &point, stalled);
+        let length = |p: &Path| read_point(p).unwrap().len();
+        assert!(
+            length(&refined.out.join("point.json")) > length(&point),
+            "the refined NLP has more variables"
+        );
         for (content, why) in [
             (r#"{"x": [0.0, 1.0, 2.0]}"#, "3 entries"),
             (r#"{"x": [0.0, "a"]}"#, "x[1] is not a number"),
@@ -462,37 +484,5 @@ mod tests {
             let err = run(&args).err().unwrap().to_string();
             assert!(err.contains(why), "{err}");
         }
-    }
-
-    /// The same stalled point (one element per interval) given to the problem with two
-    /// elements per interval: it is refined onto that mesh, the homotopy converges there,
-    /// and the written point has the finer NLP's length.
-    fn resuming_on_a_finer_mesh_refines_the_point(resumed: &OcpArgs, text: &str, point: &Path) {
-        let dir = resumed.out.parent().unwrap();
-        let problem = dir.join("hopper_fine.toml");
-        let fine = text
-            .replace("\nn_homotopy = 1", "")
-            .replace("\nn_fe = 1", "\nn_fe = 2");
-        std::fs::write(&problem, fine).unwrap();
-        let args = OcpArgs {
-            problem,
-            out: dir.join("refined"),
-            start: Some(point.to_path_buf()),
-            output: resumed.output,
-        };
-        run(&args).unwrap();
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(args.out.join("summary.json")).unwrap())
-                .unwrap();
-        assert_eq!(summary["converged"], serde_json::Value::Bool(true));
-        assert!(
-            summary["comp_residual"].as_f64().unwrap() <= 1e-9,
-            "{summary}"
-        );
-        let length = |p: &Path| read_point(p).unwrap().len();
-        assert!(
-            length(&args.out.join("point.json")) > length(point),
-            "the refined NLP has more variables"
-        );
     }
 }
