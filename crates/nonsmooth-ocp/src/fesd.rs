@@ -2877,13 +2877,9 @@ pub fn transfer_point(
             "transfer_point: the two NLPs discretize different horizons".into(),
         ));
     }
-    let (ny, nc, nu, _) = from.dims;
+    let (ny, nc, _, _) = from.dims;
+    copy_interval_vars(from, x, to, &mut x_to);
     let mut copy = |a: usize, b: usize, n: usize| x_to[b..b + n].copy_from_slice(&x[a..a + n]);
-    copy(from.y0, to.y0, ny);
-    for k in 0..from.u.len() {
-        copy(from.u[k], to.u[k], nu);
-        copy(from.s[k], to.s[k], 1);
-    }
     for (a, b) in from.elems.iter().zip(&to.elems) {
         copy(a.h, b.h, 1);
         copy(a.y_end, b.y_end, ny);
@@ -2901,6 +2897,20 @@ pub fn transfer_point(
         }
     }
     Ok(x_to)
+}
+
+/// Copies the initial state, the controls and the speeds of time of the point `x` of the NLP
+/// with layout `from` into `x_to` of the NLP with layout `to` (same dimensions and control
+/// intervals; a global speed of time is copied into every interval's, or the first
+/// interval's back into a global one).
+pub(crate) fn copy_interval_vars(from: &Layout, x: &[f64], to: &Layout, x_to: &mut [f64]) {
+    let (ny, _, nu, _) = from.dims;
+    let mut copy = |a: usize, b: usize, n: usize| x_to[b..b + n].copy_from_slice(&x[a..a + n]);
+    copy(from.y0, to.y0, ny);
+    for k in 0..from.u.len() {
+        copy(from.u[k], to.u[k], nu);
+        copy(from.s[k], to.s[k], 1);
+    }
 }
 
 /// Reads an [`OcpSolution`] (trajectory, controls, objective, residuals; empty log) from a

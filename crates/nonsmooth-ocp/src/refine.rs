@@ -35,7 +35,7 @@
 
 use std::sync::Arc;
 
-use crate::fesd::{build, Dcs, FesdOptions, Horizon, Layout};
+use crate::fesd::{build, copy_interval_vars, Dcs, FesdOptions, Horizon, Layout};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
@@ -104,15 +104,11 @@ pub fn refine_point(
                 .into(),
         )
     })?;
-    let (ny, nc, nu, ns) = from.dims;
+    let (ny, nc, _, ns) = from.dims;
+    copy_interval_vars(from, x, to, &mut x_to);
     let copy = |x_to: &mut Vec<f64>, a: usize, b: usize, n: usize| {
         x_to[b..b + n].copy_from_slice(&x[a..a + n])
     };
-    copy(&mut x_to, from.y0, to.y0, ny);
-    for k in 0..from.u.len() {
-        copy(&mut x_to, from.u[k], to.u[k], nu);
-        copy(&mut x_to, from.s[k], to.s[k], 1);
-    }
     if let (Some(a), Some(b)) = (from.elastic, to.elastic) {
         copy(&mut x_to, a, b, 1);
     }
