@@ -114,28 +114,33 @@ pub fn refine_point(
     }
     let mut nodes = vec![0.0];
     nodes.extend_from_slice(&from.c);
+    // per fine stage (sub-element m, stage j): the interpolation weights of its node
+    // t = (m + c_j)/r and the coarse stage that owns t; the same for every element
+    let stages: Vec<(usize, usize, Vec<f64>, usize)> = (0..r)
+        .flat_map(|m| from.c.iter().enumerate().map(move |(j, cj)| (m, j, cj)))
+        .map(|(m, j, cj)| {
+            let t = (m as f64 + cj) / r as f64;
+            let owner = from
+                .c
+                .iter()
+                .position(|c| *c >= t - 1e-12)
+                .unwrap_or(ns - 1);
+            (m, j, lagrange_weights(&nodes, t), owner)
+        })
+        .collect();
     for (i, coarse) in from.elems.iter().enumerate() {
         let mut points = vec![coarse.y_start];
         points.extend_from_slice(&coarse.y);
-        for m in 0..r {
+        for (m, j, w, owner) in &stages {
             let fine = &to.elems[i * r + m];
             x_to[fine.h] = x[coarse.h] / r as f64;
-            for (j, cj) in from.c.iter().enumerate() {
-                let t = (m as f64 + cj) / r as f64;
-                let w = lagrange_weights(&nodes, t);
-                for comp in 0..ny {
-                    x_to[fine.y[j] + comp] =
-                        points.iter().zip(&w).map(|(p, wi)| wi * x[p + comp]).sum();
-                }
-                let owner = from
-                    .c
-                    .iter()
-                    .position(|c| *c >= t - 1e-12)
-                    .unwrap_or(ns - 1);
-                copy(&mut x_to, coarse.alpha[owner], fine.alpha[j], nc);
-                copy(&mut x_to, coarse.lp[owner + 1], fine.lp[j + 1], nc);
-                copy(&mut x_to, coarse.ln[owner + 1], fine.ln[j + 1], nc);
+            for comp in 0..ny {
+                x_to[fine.y[*j] + comp] =
+                    points.iter().zip(w).map(|(p, wi)| wi * x[p + comp]).sum();
             }
+            copy(&mut x_to, coarse.alpha[*owner], fine.alpha[*j], nc);
+            copy(&mut x_to, coarse.lp[owner + 1], fine.lp[j + 1], nc);
+            copy(&mut x_to, coarse.ln[owner + 1], fine.ln[j + 1], nc);
         }
     }
     Ok(x_to)
