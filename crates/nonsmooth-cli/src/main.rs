@@ -14,6 +14,7 @@ mod inspect;
 mod inverse;
 mod ocp;
 mod progress;
+#[cfg(feature = "reproduce")]
 mod reproduce;
 mod simulate;
 mod soak;
@@ -40,6 +41,7 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Reproduce the papers' experiments: metrics (result.json), figures (SVG) and an HTML
     /// report.
+    #[cfg(feature = "reproduce")]
     Reproduce(reproduce::ReproduceArgs),
     /// Inverse dynamics with rigid contact: actuator torques and predicted contact forces
     /// (JSON); --bench-contacts times it against the number of contacts.
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Inspect(args) => inspect::run(&args),
+        #[cfg(feature = "reproduce")]
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Inverse(args) => inverse::run(&args),
         Command::Impact(args) => impact::run(&args),

@@ -15,17 +15,18 @@
 
 use crate::CliError;
 use clap::Args;
-use nonsmooth_experiments::seed002::{hopper_frame_strip, staircase};
 use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure};
 use nonsmooth_ocp::fesd::{
     build, comp_products, extract_ocp, solve_from_point, CompProduct, FesdOptions, Horizon, Layout,
     OcpSolution,
 };
+use nonsmooth_ocp::figures::hopper_frame_strip;
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::problem::Problem;
 use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use nonsmooth_ocp::OcpError;
+use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
 use nonsmooth_report::{Figure, Series};
 use std::path::{Path, PathBuf};

@@ -103,7 +103,7 @@ pub fn run(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         log.finish();
         std::fs::create_dir_all(&args.out).map_err(usage)?;
         let axis = if args.equal_mu { "mu" } else { "mu1" };
-        let fig = nonsmooth_experiments::seed000::grid_figure(&res, "SOS certificates", axis);
+        let fig = nonsmooth_sos::figures::grid_figure(&res, "SOS certificates", axis);
         fig.write_svg(&args.out.join("grid.svg"))?;
         nonsmooth_report::table::write_json(&args.out.join("grid.json"), &res)?;
         let summary = serde_json::json!({

@@ -45,7 +45,6 @@
 pub mod controllers;
 mod elimination;
 mod error;
-mod flops;
 pub mod forward;
 pub mod grasping;
 mod lcp;
@@ -56,7 +55,6 @@ mod relax;
 
 pub use elimination::{find_indices, Elimination, RowLabel};
 pub use error::ControlError;
-pub use flops::table1_flops;
 pub use lcp::{coulomb_lcp, coulomb_mlcp, noslip_lcp, noslip_mlcp, ppm, PpmOutcome};
 pub use problem::{ContactRow, ContactSpec, Desired, IdProblem};
 

@@ -1,6 +1,6 @@
 //! # nonsmooth-experiments
 //!
-//! The experiments behind `nonsmooth reproduce`, one module per paper (seed) or layer. Each
+//! The experiments behind `nonsmooth reproduce`, one module per topic. Each
 //! experiment has a stable id and stable metric names (a contract with the issues and the
 //! report), runs a model file from `examples/`, and writes its figures and data next to its
 //! `result.json`.
@@ -11,13 +11,14 @@
 #![warn(missing_docs)]
 
 pub mod foundation;
-pub mod seed000;
-pub mod seed001;
-pub mod seed002;
-pub mod seed003;
-pub mod seed004;
-pub mod seed004_grasp;
-pub mod seed004_loco;
+pub mod grasping;
+pub mod impact;
+pub mod inverse_dynamics;
+pub mod locomotion;
+pub mod optimal_control;
+pub mod scenes;
+pub mod simulation;
+pub mod stability;
 
 use nonsmooth_report::{Registry, ReportError};
 
@@ -33,11 +34,11 @@ pub(crate) fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.register(foundation::experiments());
-    registry.register(seed003::experiments());
-    registry.register(seed001::experiments());
-    registry.register(seed004::experiments());
-    registry.register(seed000::experiments());
-    registry.register(seed002::experiments());
-    registry.register(seed004_loco::experiments());
+    registry.register(simulation::experiments());
+    registry.register(impact::experiments());
+    registry.register(inverse_dynamics::experiments());
+    registry.register(stability::experiments());
+    registry.register(optimal_control::experiments());
+    registry.register(locomotion::experiments());
     registry
 }

@@ -13,7 +13,8 @@
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
 //! - [`continuation`]: continuation of an OCP in its terminal constraints;
 //! - [`refine`]: a point of a coarse FESD mesh carried to a finer one;
-//! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`.
+//! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`;
+//! - [`figures`]: the hopper's frame strip.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -23,6 +24,7 @@
 
 pub mod continuation;
 pub mod fesd;
+pub mod figures;
 pub mod hopper;
 pub mod ipopt;
 pub mod nlp;

@@ -72,6 +72,10 @@ pub struct Smoothing {
     /// Weight w of the soft terminal w Σ (y_i(T̃) − target_i)² during the phase.
     #[serde(default = "default_terminal_weight")]
     pub terminal_weight: f64,
+    /// IPOPT iteration limit of the phase's NLPs (`None`: [`FesdOptions::max_iter`], the
+    /// limit of every homotopy NLP).
+    #[serde(default)]
+    pub max_iter: Option<i32>,
 }
 
 fn default_lambda_weight() -> f64 {
@@ -103,6 +107,11 @@ impl Smoothing {
             return Err(OcpError::InvalidInput(format!(
                 "smoothing.terminal_weight and smoothing.cross_sigmas must be positive and finite, got {} and {:?}",
                 self.terminal_weight, self.cross_sigmas
+            )));
+        }
+        if let Some(m) = self.max_iter.filter(|m| *m <= 0) {
+            return Err(OcpError::InvalidInput(format!(
+                "smoothing.max_iter must be positive, got {m}"
             )));
         }
         if bad(&self.lambda_weight) {
@@ -257,7 +266,10 @@ fn solve_step<C: Cls>(
     log: &mut Vec<NlpLog>,
 ) -> Result<IpoptSolution, OcpError> {
     let duals = warm.filter(|_| o.warm_duals);
-    let opts = relaxed_nlp_options(o, duals.map(|_| 1e-4));
+    let mut opts = relaxed_nlp_options(o, duals.map(|_| 1e-4));
+    if let Some(limit) = o.smoothing.as_ref().and_then(|sm| sm.max_iter) {
+        opts.int.push(("max_iter".into(), limit));
+    }
     let result = solve(nlp, x, duals, &opts);
     let (sol, ok) = match &result {
         Ok(sol) => (sol, true),
@@ -313,8 +325,8 @@ fn row_violations<C: Cls>(
 }
 
 /// Diagnostic print to standard error: the 15 most violated constraint rows of `nlp` at `x`
-/// with their block kinds (used after a failed first NLP, and by `hopper_probe`).
-pub fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+/// with their block kinds (printed after a failed first NLP of a verbose run).
+pub(crate) fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
     let mut rows: Vec<_> = row_violations(nlp, x)
         .into_iter()
         .filter(|r| r.0 > 0.0)
@@ -724,6 +736,7 @@ mod tests {
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: None,
         };
         let e = s.validate(3).unwrap_err().to_string();
         assert!(e.contains("smoothing.widths"), "{e}");
@@ -733,6 +746,7 @@ mod tests {
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: None,
         };
         assert!(s.validate(3).unwrap_err().to_string().contains("factors"));
     }

@@ -116,6 +116,7 @@ fn bad_smoothing_options_are_named() {
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: None,
         }),
         ..FesdOptions::default()
     };

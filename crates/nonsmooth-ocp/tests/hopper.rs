@@ -135,119 +135,6 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     }
 }
 
-/// The kinematic hopping gait used as a non-trivial initial guess (`hopper::hop_guess`):
-/// on the paper's horizon (N = 20, N_FE = 3, n_s = 3, target x = 3, three holes) every stage
-/// point respects the state bounds and every path/hole constraint, the foot hops three times
-/// (one flight over each hole), stands exactly on the ground in stance (f_c = 0, foot
-/// velocity 0), the clock is continuous with t = τ, and the end state is the target pose.
-#[test]
-fn hop_gait_guess_is_feasible_for_the_path_constraints() {
-    use nonsmooth_ocp::fesd::{build, FesdOptions};
-    use nonsmooth_ocp::hopper::{self, HopGait};
-    use nonsmooth_ocp::tf::TimeFreezing;
-    use std::sync::Arc;
-
-    let hop = Hopper {
-        foot_z_min: 0.0,
-        ..Hopper::default()
-    };
-    let tf = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
-    let hz = hopper::horizon(20, 2.5, 3.0, 60.0, 5.0);
-    let o = FesdOptions {
-        n_s: 3,
-        n_fe: 3,
-        ..hopper::paper_options()
-    };
-    let (nlp, layout, mut x) = build(&tf, &hz, &o).expect("hopper NLP");
-    hopper::hop_guess(&tf, &hz, &layout, &HopGait::default(), &mut x).expect("guess");
-    let (plo, phi) = hop.path_bounds();
-    let mut ys = vec![];
-    for e in &layout.elems {
-        for &iy in &e.y {
-            let y = &x[iy..iy + 9];
-            for i in 0..9 {
-                assert!(
-                    y[i] >= nlp.xl[iy + i] - 1e-12 && y[i] <= nlp.xu[iy + i] + 1e-12,
-                    "state bound {i} at t = {}: {}",
-                    y[8],
-                    y[i]
-                );
-            }
-            for (i, g) in hop.path(&y[..4]).iter().enumerate() {
-                assert!(
-                    *g >= plo[i] - 1e-12 && *g <= phi[i] + 1e-12,
-                    "path {i} = {g}"
-                );
-            }
-            let c = tf.switching(y);
-            let a = &x[e.alpha[e.y.iter().position(|&j| j == iy).unwrap_or(0)]..][..3];
-            if HopGait::default().pose(&hop, 2.5, 3.0, 0.4, y[8]).1 {
-                assert!(c[0].abs() < 1e-12, "foot off the ground in stance: {c:?}");
-                // stance: a sliding mode with the foot at rest
-                assert!(
-                    c[1].abs() < 1e-4 && c[2].abs() < 1e-4,
-                    "foot moving in stance: {c:?}"
-                );
-                assert_eq!(a[0], 0.0);
-            } else {
-                assert_eq!(a[0], 1.0);
-            }
-            ys.push(y.to_vec());
-        }
-    }
-    assert_eq!(hopper::hop_count(&hop, &ys, 1e-3), 3);
-    let last = ys.last().expect("stage points");
-    for (i, v) in [3.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.5]
-        .iter()
-        .enumerate()
-    {
-        assert!((last[i] - v).abs() < 1e-9, "end state {i}: {}", last[i]);
-    }
-    // every flight's foot passes above the hole it crosses (hole value > 1)
-    let clear = ys
-        .iter()
-        .flat_map(|y| hop.hole_values(y))
-        .fold(f64::INFINITY, f64::min);
-    assert!(clear >= 1.0, "hole clearance {clear}");
-    // the gait's contact schedule fixed in the bounds: the guess already satisfies every
-    // fixed value (touchdowns and lift-offs on element boundaries, λᵖ₁ = 0 in stance,
-    // λⁿ₁ = 0 in flight), and each flight/stance boundary point has both gap multipliers
-    // fixed to zero
-    let mut nlp = nlp;
-    hopper::fix_contact_schedule(&hz, &layout, &HopGait::default(), &hop, &mut nlp);
-    let mut fixed_alpha = [0, 0];
-    for e in &layout.elems {
-        for &ia in &e.alpha {
-            assert_eq!(nlp.xl[ia], nlp.xu[ia]);
-            fixed_alpha[nlp.xl[ia] as usize] += 1;
-        }
-    }
-    // 3 flights of 0.25 s = 6 elements each, n_s = 3 stages per element
-    assert_eq!(fixed_alpha[1], 3 * 6 * 3);
-    let moved = x
-        .iter()
-        .zip(nlp.xl.iter().zip(&nlp.xu))
-        .map(|(v, (l, u))| (v - v.clamp(*l, *u)).abs())
-        .fold(0.0, f64::max);
-    assert!(
-        moved < 1e-9,
-        "the guess violates its own contact schedule by {moved}"
-    );
-    let both = layout
-        .elems
-        .iter()
-        .skip(1) // the first element's boundary point is y₀'s (fixed data)
-        .filter(|e| nlp.xu[e.lp[0]] == 0.0 && nlp.xu[e.ln[0]] == 0.0)
-        .count();
-    assert_eq!(both, 6, "3 lift-offs and 3 touchdowns");
-    // a gait that does not fit into the horizon is a typed error
-    let long = HopGait {
-        flight: 1.0,
-        ..HopGait::default()
-    };
-    assert!(hopper::hop_guess(&tf, &hz, &layout, &long, &mut x).is_err());
-}
-
 /// Cut continuation (`FesdOptions::cut_schedule`): the flight-cut rows exist for the
 /// components some entry sets, start at the first entry's thresholds (`CUT_OFF` where it
 /// leaves a cut inactive), the homotopy's first NLPs use the entries' σ, then σ ← κσ, and
@@ -508,6 +395,7 @@ fn short_growth_problem() -> (
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: None,
         }),
         ..hopper::paper_options()
     };
@@ -615,9 +503,10 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
     assert!(e.to_string().contains("scale 0.375"), "{e}");
 }
 
-/// The homotopy's first NLP asked for complementarity ≤ 1e-14 from the smoothed point with
-/// at most 150 IPOPT iterations fails; the error is a stalled homotopy that carries the
-/// smoothed point and the log of every phase with the failed NLP last.
+/// The homotopy's first NLP after the hole growth, limited to 2 IPOPT iterations (the phase's
+/// NLPs to 3000), fails: far below any path from the smoothed point to complementarity
+/// ≤ 1e-14. The error is a stalled homotopy that carries the smoothed point and the log of
+/// every phase with the failed NLP last.
 #[test]
 fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     use nonsmooth_ocp::fesd::FesdOptions;
@@ -626,10 +515,13 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     use std::sync::Arc;
 
     let (hop, hz, o) = short_growth_problem();
+    let mut smoothing = o.smoothing.clone().expect("smoothing phase");
+    smoothing.max_iter = Some(3000);
     let o = FesdOptions {
         sigma0: 1e-14,
-        max_iter: 150,
+        max_iter: 2,
         polish: false,
+        smoothing: Some(smoothing),
         ..o
     };
     let base = hop.clone();
@@ -652,6 +544,7 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     };
     let last = log.last().expect("log");
     assert_eq!(last.sigma, o.sigma0, "{log:?}");
+    assert_eq!(last.iterations, 2, "{log:?}");
     assert!(last.status != nonsmooth_ocp::ipopt::IpoptStatus::Succeeded);
     assert!(log.len() >= 4, "{log:?}");
     assert!(

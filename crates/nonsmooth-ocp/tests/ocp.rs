@@ -455,6 +455,7 @@ fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: None,
         }),
         sigma0: 1e-4,
         max_iter: 3000,
@@ -602,7 +603,9 @@ fn the_homotopy_restarted_from_a_solution_returns_it() {
 
 /// When the homotopy's first NLP fails after the smoothing phase, the error carries the
 /// smoothed point (the last converged one, from which `--start` restarts the end game) and
-/// the log of the phase and of the failed NLP.
+/// the log of the phase and of the failed NLP. The failure is forced: the phase's NLPs may
+/// take up to 3000 IPOPT iterations, the homotopy's only 2, far below any path from the
+/// smoothed point to complementarity σ₀ = 1e-6.
 #[test]
 fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
     use nonsmooth_ocp::fesd::build;
@@ -616,9 +619,10 @@ fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
+            max_iter: Some(3000),
         }),
         sigma0: 1e-6,
-        max_iter: 160,
+        max_iter: 2,
         ..FesdOptions::default()
     };
     let (mut nlp, layout, x0) = build(&tf, &hz, &o).unwrap();
@@ -636,7 +640,11 @@ fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
             assert_eq!(log.len(), phase_log.len() + 1, "{log:?}");
             let failed = log.last().unwrap();
             assert_eq!(failed.sigma, 1e-6);
-            assert_eq!(failed.iterations, 160);
+            assert_eq!(failed.iterations, 2);
+            assert_eq!(
+                failed.status,
+                nonsmooth_ocp::ipopt::IpoptStatus::MaxIterations
+            );
         }
         other => panic!("not a stall: {:?}", other.map(|s| s.log)),
     }

@@ -19,5 +19,5 @@ pub mod registry;
 pub mod table;
 
 pub use error::ReportError;
-pub use plot::{Figure, Series, SeriesStyle};
+pub use plot::{staircase, Figure, Series, SeriesStyle};
 pub use registry::{Check, Experiment, ExperimentOutcome, Registry, RunContext};

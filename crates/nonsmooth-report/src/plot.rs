@@ -232,6 +232,15 @@ where
     Ok(())
 }
 
+/// Points of a piecewise-constant signal (one value per interval between consecutive
+/// `breaks`, e.g. the interval clock of an optimal-control solution) for a line plot: both ends of every interval.
+pub fn staircase(breaks: &[f64], values: impl Iterator<Item = f64>) -> Vec<(f64, f64)> {
+    values
+        .zip(breaks.windows(2))
+        .flat_map(|(v, t)| [(t[0], v), (t[1], v)])
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
 //! CSV tables: a header row naming every column, then one row per record.
 
 use crate::ReportError;
-use std::io::Write;
 use std::path::Path;
 
 /// Writes `rows` under `header` as CSV to `path`. Every row must have `header.len()` entries.
@@ -15,17 +14,13 @@ pub fn write_csv(path: &Path, header: &[String], rows: &[Vec<f64>]) -> Result<()
 }
 
 /// Writes rows of already formatted cells (numbers and words, e.g. a label column) under
-/// `header` as CSV to `path`. Every row must have `header.len()` entries; cells must not
-/// contain commas or line breaks.
+/// `header` as CSV to `path` (the `csv` crate: cells holding commas, quotes or line breaks are
+/// quoted). Every row must have `header.len()` entries.
 pub fn write_csv_cells(
     path: &Path,
     header: &[String],
     rows: &[Vec<String>],
 ) -> Result<(), ReportError> {
-    let file = std::fs::File::create(path).map_err(|e| ReportError::io(path, e))?;
-    let mut out = std::io::BufWriter::new(file);
-    let io = |e: std::io::Error| ReportError::io(path, e);
-    writeln!(out, "{}", header.join(",")).map_err(io)?;
     for (i, row) in rows.iter().enumerate() {
         if row.len() != header.len() {
             return Err(ReportError::Io {
@@ -37,9 +32,14 @@ pub fn write_csv_cells(
                 ),
             });
         }
-        writeln!(out, "{}", row.join(",")).map_err(io)?;
     }
-    out.flush().map_err(io)
+    let csv_error = |e: csv::Error| ReportError::io(path, e);
+    let mut out = csv::Writer::from_path(path).map_err(csv_error)?;
+    out.write_record(header).map_err(csv_error)?;
+    for row in rows {
+        out.write_record(row).map_err(csv_error)?;
+    }
+    out.flush().map_err(|e| ReportError::io(path, e))
 }
 
 /// Writes `value` as pretty JSON to `path`.
@@ -65,5 +65,11 @@ mod tests {
         let parsed: Vec<f64> = lines[2].split(',').map(|s| s.parse().unwrap()).collect();
         assert_eq!(parsed, vec![0.1, -2.25e-7]);
         assert!(write_csv(&path, &header, &[vec![1.0]]).is_err());
+        // a label with a comma is quoted and reads back whole
+        let labels = vec![vec!["a, b".to_string(), "1".to_string()]];
+        write_csv_cells(&path, &header, &labels).unwrap();
+        let mut reader = csv::Reader::from_path(&path).unwrap();
+        let row = reader.records().next().unwrap().unwrap();
+        assert_eq!(&row[0], "a, b");
     }
 }

@@ -10,11 +10,18 @@
 //! programs for steps with ≥ 48 rows).
 //!
 //! Stack figures of the fast path with its step workspaces (in-place `BlockSnapshot::update`,
-//! reused mass-block inverses and sparse program storage), measured with callgrind on
-//! `examples/stack_profile.rs` (instructions per step, independent of machine load):
+//! reused mass-block inverses and sparse program storage), measured with callgrind
+//! (instructions per step, independent of machine load):
 //! 0.20 M at N = 10, 0.94 M at 50, 1.85 M at 100 (before the workspaces 0.44 M, 2.19 M,
 //! 4.35 M; Clarabel path 66 M at N = 100). Wall time: see docs/simulation.md (the 2-core
 //! machine is shared, so wall-clock figures carry the load they were taken under).
+
+// The stack generator of the `drumwright-stack` experiment, shared by path (it needs only
+// nonsmooth-core).
+#[path = "../../nonsmooth-experiments/src/scenes.rs"]
+#[allow(dead_code, unused_imports)]
+mod scenes;
+use scenes::sphere_stack;
 
 use std::time::{Duration, Instant};
 
@@ -22,7 +29,6 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 use nalgebra::Vector3;
 use nonsmooth_core::{Model, Shape, State};
 use nonsmooth_sim::load::PointLoad;
-use nonsmooth_sim::scenes::sphere_stack;
 use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
 
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");

@@ -102,8 +102,8 @@
 //! again). Every acceptance check (residuals, KKT certificate, cone membership, Clarabel
 //! fallback) is unchanged.
 //!
-//! Measured on the settled stack (examples/stack_profile.rs `N STEPS steps`, release build,
-//! callgrind instruction counts per step, which the loaded 2-core machine does not
+//! Measured on the settled stack (release build, callgrind instruction counts per step,
+//! the difference of two runs with different step counts, which the loaded 2-core machine does not
 //! distort): N = 10 0.20 M instructions, N = 50 0.94 M, N = 100 1.85 M (before the
 //! workspaces: 0.44 M, 2.19 M, 4.35 M; Clarabel path 1.73 M at N = 10 and 66 M at N = 100,
 //! of which the dense snapshot alone is 30 M). At N = 100 the block snapshot is about

@@ -29,9 +29,9 @@ pub mod load;
 pub mod max_dissipation;
 pub mod ode;
 pub mod penalty;
+pub mod registry;
 mod rigid_setup;
 pub mod run;
-pub mod scenes;
 pub mod stepper;
 
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
@@ -40,5 +40,6 @@ pub use error::SimError;
 pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};
 pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
+pub use registry::{stepper_by_name, STEPPER_NAMES};
 pub use run::{simulate, SimOptions, Trajectory};
-pub use stepper::{stepper_by_name, Stepper, STEPPER_NAMES};
+pub use stepper::Stepper;

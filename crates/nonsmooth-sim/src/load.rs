@@ -1,5 +1,8 @@
-//! Time-dependent external loads (seed 003 §5.5: the force on the box of the elastic
-//! foundation experiment is applied at a body point circling on its top face).
+//! Time-dependent external loads, part of the steppers' public API: a [`PointLoad`] is
+//! applied inside the step by `DrumwrightStepper::step_with_load` and in the right-hand side
+//! of the RK45 and BDF steppers built `with_load`. It is the load of seed 003 §5.5 (a force at a body
+//! point circling on the top face of the box on the elastic foundation) and any force of
+//! fixed direction at a fixed or circling body point.
 
 use crate::SimError;
 use nalgebra::{DVector, Vector3};

@@ -14,7 +14,8 @@
 //! - [`planar`]: the zero-order-dynamics (ZOD) model of the planar body with two contacts
 //!   (modes, impact map, ambiguity and equilibrium predicates);
 //! - [`lyapunov`]: the multi-Lyapunov conditions of Theorem 2 and the PTT baseline;
-//! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification.
+//! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification;
+//! - [`figures`]: the stability map of a parameter grid.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -22,6 +23,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod figures;
 pub mod grid;
 pub mod lyapunov;
 pub mod planar;

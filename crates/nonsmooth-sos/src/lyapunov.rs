@@ -221,7 +221,6 @@ fn plain_impacts(
     v2: &Poly,
     ey: usize,
     yv: &dyn Fn(usize) -> Poly,
-    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let (l, h) = ([p.l(0), p.l(1)], p.h);
     for i in 0..2 {
@@ -270,9 +269,6 @@ fn plain_impacts(
         let eqs = vec![coul.mul(&sdp)?];
         let target = v2.substitute(&pre)?.sub(&v2.substitute(&post)?)?;
         let label = format!("impact {}", i + 1);
-        if !keep(&label) {
-            continue;
-        }
         prog.require_nonneg(&label, &target, &ineqs, &eqs, 2, false)?;
     }
     Ok(())
@@ -336,12 +332,7 @@ fn apply_impulse(
 /// either it was active in a one-contact mode (`γ_j = γ̇_j = 0`) or it has just had an
 /// impact (`γ_j = 0`, `γ̇_j = −eγ̇_j⁻ ≥ 0`). With `γ_i = γ_j = 0`, `z = θ = 0`, so the
 /// condition is imposed over `(u, v, ω)` on `{γ̇_i ≤ 0, γ̇_j ≥ 0}`, split by impulse piece.
-fn closed_impacts(
-    prog: &mut SosProgram,
-    p: &PlanarParams,
-    v2: &Poly,
-    keep: &dyn Fn(&str) -> bool,
-) -> Result<(), SosError> {
+fn closed_impacts(prog: &mut SosProgram, p: &PlanarParams, v2: &Poly) -> Result<(), SosError> {
     let n = 3;
     let x = Poly::vars(n);
     let vel = [x[0].clone(), x[1].clone(), x[2].clone()];
@@ -361,9 +352,6 @@ fn closed_impacts(
         let gj = vel[1].add(&vel[2].scale(p.l(j)))?;
         for (name, ln, lt, cons) in impulse_pieces(p, i, &vel)? {
             let label = format!("impact {} both closed ({name})", i + 1);
-            if !keep(&label) {
-                continue;
-            }
             let pv = apply_impulse(p, i, &vel, &ln, &lt)?;
             let post = vec![
                 z0.clone(),
@@ -540,7 +528,6 @@ fn flight_after_impact(
     v2: &Poly,
     mult_half_degree: u32,
     half: u32,
-    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
     let x = Poly::vars(4);
@@ -562,9 +549,6 @@ fn flight_after_impact(
                         k + 1,
                         i + 1
                     );
-                    if !keep(&label) {
-                        continue;
-                    }
                     let pv = apply_impulse(p, i, &mvel, &lni, &lti)?;
                     let xp = vec![
                         xm0.clone(),
@@ -625,7 +609,6 @@ fn flight_pre_impact(
     v2: &Poly,
     mult_half_degree: u32,
     half: u32,
-    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(), SosError> {
     let l = [p.l(0), p.l(1)];
     let x = Poly::vars(4);
@@ -635,9 +618,6 @@ fn flight_pre_impact(
             let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
             for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
                 let label = format!("pre-impact {} flight to impact {} ({nk})", k + 1, i + 1);
-                if !keep(&label) {
-                    continue;
-                }
                 let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
                 let fl = ballistic_flight(p, k, i, &x, &v0)?;
                 let [q0, q1, q2] = fl.start_q.clone();
@@ -671,36 +651,14 @@ fn flight_pre_impact(
     Ok(())
 }
 
-/// Builds the SOS program for `p` and `method`; returns it with the V polynomial (in the six
-/// state variables) and the condition kinds, in registration order.
+/// Builds the SOS program for `p` and `method` with a `V₂` template of degree `v2_degree`
+/// (3 or 4); returns it with the V polynomial (in the six state variables), the condition
+/// kinds in registration order and the mode names.
 fn build(
     p: &PlanarParams,
     method: Method,
     flight_form: FlightFormulation,
-) -> Result<(SosProgram, Poly, Vec<Kind>, Vec<String>), SosError> {
-    build_filtered(
-        p,
-        method,
-        flight_form,
-        FLIGHT_MULTIPLIER_HALF_DEGREE,
-        1.0,
-        3,
-        &|_| true,
-    )
-}
-
-/// As [`build`], registering only the conditions whose label passes `keep` (diagnostics:
-/// which condition makes the SDP infeasible), with the half-degree `flight_mult` of the
-/// flight multipliers and the fixed coefficient `y_coefficient` of `y` in `V₂` (1 in every
-/// certificate; other values only for diagnostics).
-fn build_filtered(
-    p: &PlanarParams,
-    method: Method,
-    flight_form: FlightFormulation,
-    flight_mult: u32,
-    y_coefficient: f64,
     v2_degree: u32,
-    keep: &dyn Fn(&str) -> bool,
 ) -> Result<(SosProgram, Poly, Vec<Kind>, Vec<String>), SosError> {
     if !(3..=4).contains(&v2_degree) {
         return Err(SosError::InvalidInput(format!(
@@ -729,7 +687,7 @@ fn build_filtered(
             })
             .collect();
         let pp = prog.new_free_poly(6, &basis);
-        pp.add(&Poly::var(6, Y)?.scale(y_coefficient))?
+        pp.add(&Poly::var(6, Y)?)?
     };
     let mut kinds = Vec::new();
     let mut names = Vec::new();
@@ -783,9 +741,7 @@ fn build_filtered(
         let g1 = lin(n, 0.0, &[(0, 1.0), (1, l[0])]);
         let g2 = lin(n, 0.0, &[(0, 1.0), (1, l[1])]);
         let b = ball(&map, n)?;
-        if keep("positivity") {
-            prog.require_nonneg("positivity", &target, &[g1, g2, b], &[], 2, !scaled)?;
-        }
+        prog.require_nonneg("positivity", &target, &[g1, g2, b], &[], 2, !scaled)?;
         kinds.push(if scaled {
             Kind::PositivityScaled
         } else {
@@ -893,9 +849,6 @@ fn build_filtered(
         };
         let target = target_full.substitute(&map)?;
         let label = format!("mode {}", md.mode.name());
-        if !keep(&label) {
-            continue;
-        }
         prog.require_nonneg(&label, &target, &ineqs, &[], 2, false)?;
         kinds.push(Kind::Flow(md.mode, md.accel));
         names.push(md.mode.name());
@@ -917,22 +870,34 @@ fn build_filtered(
                 // Impacts not followed by a flight are the Δ = 0 face of the pre-impact
                 // flight conditions.
             } else if p.e > 0.0 && !ptt {
-                closed_impacts(&mut prog, p, &v2, keep)?;
+                closed_impacts(&mut prog, p, &v2)?;
                 kinds.push(Kind::ImpactClosed);
             } else {
-                plain_impacts(&mut prog, p, &v2, ey, &yv, keep)?;
+                plain_impacts(&mut prog, p, &v2, ey, &yv)?;
                 kinds.push(Kind::Impact(0));
                 kinds.push(Kind::Impact(1));
             }
             continue;
         }
         if flight_form == FlightFormulation::PreImpact {
-            flight_pre_impact(&mut prog, p, &v2, flight_mult, flight_half, keep)?;
+            flight_pre_impact(
+                &mut prog,
+                p,
+                &v2,
+                FLIGHT_MULTIPLIER_HALF_DEGREE,
+                flight_half,
+            )?;
             kinds.push(Kind::FlightPreImpact);
             continue;
         }
         if flight_form == FlightFormulation::AfterImpact {
-            flight_after_impact(&mut prog, p, &v2, flight_mult, flight_half, keep)?;
+            flight_after_impact(
+                &mut prog,
+                p,
+                &v2,
+                FLIGHT_MULTIPLIER_HALF_DEGREE,
+                flight_half,
+            )?;
             kinds.push(Kind::FlightAfterImpact);
             continue;
         }
@@ -1073,9 +1038,6 @@ fn build_filtered(
                             k + 1,
                             i + 1
                         );
-                        if !keep(&label) {
-                            continue;
-                        }
                         let t = target.substitute(&map)?;
                         let mut g4 = Vec::new();
                         for g in &ineqs {
@@ -1092,7 +1054,7 @@ fn build_filtered(
                             flight_half,
                             false,
                             Some(monomials(4, 1, flight_half)),
-                            Some(flight_mult),
+                            Some(FLIGHT_MULTIPLIER_HALF_DEGREE),
                         )?;
                     }
                 }
@@ -1136,15 +1098,7 @@ pub fn certify(p: &PlanarParams, opts: &CertifyOptions) -> Result<CertifyReport,
         return Ok(rep);
     }
     let t0 = Instant::now();
-    let (prog, v2, kinds, names) = build_filtered(
-        p,
-        opts.method,
-        opts.flight,
-        FLIGHT_MULTIPLIER_HALF_DEGREE,
-        1.0,
-        opts.v2_degree,
-        &|_| true,
-    )?;
+    let (prog, v2, kinds, names) = build(p, opts.method, opts.flight, opts.v2_degree)?;
     rep.build_seconds = t0.elapsed().as_secs_f64();
     rep.size = Some(prog.size());
     rep.modes = names;
@@ -1251,7 +1205,12 @@ pub fn monte_carlo_check(
     samples: usize,
     seed: u64,
 ) -> Result<f64, SosError> {
-    let (_, _, kinds, _) = build(p, method, CertifyOptions::default().flight)?;
+    let (_, _, kinds, _) = build(
+        p,
+        method,
+        CertifyOptions::default().flight,
+        CertifyOptions::default().v2_degree,
+    )?;
     monte_carlo(p, method, v, 0.0, &kinds, samples, seed)
 }
 
@@ -1488,7 +1447,7 @@ mod tests {
     #[test]
     fn template_and_gram_sizes() -> Result<(), SosError> {
         let p = PlanarParams::new(30f64.to_radians(), 0.5, 2.0, 1.0, 0.0);
-        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AnyStart)?;
+        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AnyStart, 3)?;
         // 55 template coefficients, 3 of them forced to 0, + y.
         assert_eq!(template_monomials().len(), 55);
         assert_eq!(v2.terms().len(), 53);
@@ -1501,133 +1460,16 @@ mod tests {
         assert!(size.psd_blocks.contains(&9) && size.psd_blocks.contains(&20));
         assert_eq!(kinds.len(), 1 + p.consistent_modes().len() + 2);
         let q = PlanarParams { e: 0.1, ..p };
-        let (prog, _, _, _) = build(&q, Method::MultiV, FlightFormulation::AnyStart)?;
+        let (prog, _, _, _) = build(&q, Method::MultiV, FlightFormulation::AnyStart, 3)?;
         // flight then impact: 4 reduced vars, σ₀ basis of degree 1–3: 34.
         assert!(prog.size().psd_blocks.contains(&34));
-        Ok(())
-    }
-
-    fn diag_solve(
-        p: &PlanarParams,
-        form: FlightFormulation,
-        name: &str,
-        keep: &dyn Fn(&str) -> bool,
-    ) -> Result<(), SosError> {
-        let mult = std::env::var("SOS_DIAG_MULT")
-            .ok()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(FLIGHT_MULTIPLIER_HALF_DEGREE);
-        // SOS_DIAG_Y=0: V₂ without the y term (not a valid certificate; tells whether the
-        // fixed y coefficient is what makes the program infeasible).
-        let yc = std::env::var("SOS_DIAG_Y")
-            .ok()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(1.0);
-        // SOS_DIAG_DEG=4: quartic V₂ template.
-        let deg = std::env::var("SOS_DIAG_DEG")
-            .ok()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(3);
-        let (prog, _, _, _) = build_filtered(p, Method::MultiV, form, mult, yc, deg, keep)?;
-        // SOS_DIAG_CAP=c: margin cap c instead of 10⁻².
-        let cap = std::env::var("SOS_DIAG_CAP")
-            .ok()
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(1e-2);
-        // SOS_DIAG_EPS=e: Clarabel gap/feasibility tolerance e; SOS_DIAG_VERBOSE=1: its log.
-        let mut solver = SosProgram::default_solver_options();
-        if let Some(e) = std::env::var("SOS_DIAG_EPS")
-            .ok()
-            .and_then(|m| m.parse().ok())
-        {
-            solver.eps_abs = e;
-            solver.eps_rel = e;
-        }
-        solver.verbose = std::env::var("SOS_DIAG_VERBOSE").is_ok();
-        // SOS_DIAG_TRACE=w: trace regularisation of weight w.
-        let margin = match std::env::var("SOS_DIAG_TRACE")
-            .ok()
-            .and_then(|m| m.parse().ok())
-        {
-            Some(trace_weight) => Margin::MaximizeRegularized { cap, trace_weight },
-            None => Margin::Maximize { cap },
-        };
-        let sol = prog.solve_with(margin, 1e-7, &solver)?;
-        let zmax = sol.z.iter().fold(0.0f64, |a, b| a.max(b.abs()));
-        println!(
-            "{name:60} {:?} eps={:.3e} max|z|={zmax:.2e} t={:.1}s",
-            sol.status, sol.epsilon, sol.seconds
-        );
-        Ok(())
-    }
-
-    /// Diagnostics, not part of the suite (minutes): which conditions make a Fig. 3 point
-    /// infeasible. `SOS_DIAG="mu d"` (default "1 1"), `SOS_DIAG_OLD=1` for
-    /// [`FlightFormulation::AnyStart`], `SOS_DIAG_MULT=2` for degree-4 flight multipliers,
-    /// `SOS_DIAG_ALL_ONLY=1` for the whole program only, `SOS_DIAG_CAP=c` for the margin cap,
-    /// `SOS_DIAG_POST=1` for [`FlightFormulation::AfterImpact`], `SOS_DIAG_Y=c` for a `y`
-    /// coefficient `c` instead of 1 (diagnostics only), `SOS_DIAG_DEG=4` for the quartic
-    /// `V₂`, `SOS_DIAG_TRACE=w` for the trace-regularised objective, `SOS_DIAG_EPS=e` for
-    /// Clarabel tolerances `e`, `SOS_DIAG_VERBOSE=1` for Clarabel's log. Solves the program without flights, each flight
-    /// condition alone with positivity, the flights grouped (same contact / other contact)
-    /// and the whole program.
-    #[test]
-    #[ignore]
-    fn diag_fig3() -> Result<(), SosError> {
-        let v: Vec<f64> = std::env::var("SOS_DIAG")
-            .unwrap_or_else(|_| "1.0 1.0".into())
-            .split_whitespace()
-            .filter_map(|a| a.parse().ok())
-            .collect();
-        let (mu, d) = (
-            v.first().copied().unwrap_or(1.0),
-            v.get(1).copied().unwrap_or(1.0),
-        );
-        let p = PlanarParams::new(20f64.to_radians(), mu, mu, d, 0.1);
-        let form = if std::env::var("SOS_DIAG_OLD").is_ok() {
-            FlightFormulation::AnyStart
-        } else if std::env::var("SOS_DIAG_POST").is_ok() {
-            FlightFormulation::AfterImpact
-        } else {
-            FlightFormulation::PreImpact
-        };
-        let (prog, _, _, _) = build(&p, Method::MultiV, form)?;
-        let labels: Vec<String> = prog.conditions().iter().map(|c| c.label.clone()).collect();
-        if std::env::var("SOS_DIAG_ALL_ONLY").is_ok() {
-            return diag_solve(&p, form, "all", &|_| true);
-        }
-        let fl = |l: &str| l.contains("flight");
-        diag_solve(&p, form, "no flight", &|l| !fl(l))?;
-        for lab in labels.iter().filter(|l| fl(l)) {
-            diag_solve(&p, form, lab, &|l| l == "positivity" || l == lab)?;
-        }
-        let same = |l: &str| {
-            [
-                "1 then impact 1",
-                "2 then impact 2",
-                "1 flight to impact 1",
-                "2 flight to impact 2",
-            ]
-            .iter()
-            .any(|s| l.contains(s))
-        };
-        diag_solve(&p, form, "positivity + same-contact flights", &|l| {
-            l == "positivity" || same(l)
-        })?;
-        diag_solve(&p, form, "positivity + cross flights", &|l| {
-            l == "positivity" || (fl(l) && !same(l))
-        })?;
-        diag_solve(&p, form, "positivity + all flights", &|l| {
-            l == "positivity" || fl(l)
-        })?;
-        diag_solve(&p, form, "all", &|_| true)?;
         Ok(())
     }
 
     #[test]
     fn flight_after_impact_program_shape() -> Result<(), SosError> {
         let p = PlanarParams::new(20f64.to_radians(), 1.0, 1.0, 1.0, 0.1);
-        let (prog, _, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact)?;
+        let (prog, _, kinds, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact, 3)?;
         let labels: Vec<&str> = prog.conditions().iter().map(|c| c.label.as_str()).collect();
         // 2 × 2 contact pairs × 3 × 3 impulse pieces (no slip piece is dropped at μ = 1).
         assert_eq!(
@@ -1662,7 +1504,7 @@ mod tests {
     #[test]
     fn pre_impact_targets_match_physics() -> Result<(), SosError> {
         let p = PlanarParams::new(20f64.to_radians(), 0.8, 0.8, 1.0, 0.3);
-        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::PreImpact)?;
+        let (prog, v2, kinds, _) = build(&p, Method::MultiV, FlightFormulation::PreImpact, 3)?;
         assert!(kinds.contains(&Kind::FlightPreImpact));
         let labels: Vec<&str> = prog.conditions().iter().map(|c| c.label.as_str()).collect();
         // 2 × 2 contact pairs × 3 impulse pieces; no plain-impact conditions.
@@ -1729,7 +1571,7 @@ mod tests {
     #[test]
     fn flight_after_impact_targets_match_physics() -> Result<(), SosError> {
         let p = PlanarParams::new(20f64.to_radians(), 0.8, 0.8, 1.0, 0.3);
-        let (prog, v2, _, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact)?;
+        let (prog, v2, _, _) = build(&p, Method::MultiV, FlightFormulation::AfterImpact, 3)?;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let z: Vec<f64> = (0..prog.num_vars())
             .map(|_| rng.gen_range(-1.0..1.0))

@@ -21,12 +21,12 @@
 //!   (§6.4, Fig 9, A9).
 
 use crate::fail;
+use crate::scenes::{sphere_stack, STACK_RADIUS};
 use nalgebra::{DVector, Matrix2};
 use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 use nonsmooth_sim::load::PointLoad;
 use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
-use nonsmooth_sim::scenes::{sphere_stack, STACK_RADIUS};
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 
 /// The seed 003 experiments.
@@ -76,7 +76,7 @@ const LIMIT: &str = include_str!("../../../examples/drumwright_joint_limit.toml"
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
 
-/// The stack model with `n` spheres ([`nonsmooth_sim::scenes::sphere_stack`]).
+/// The stack model with `n` spheres ([`crate::scenes::sphere_stack`]).
 pub fn stack_model(n: usize) -> Result<Model, ReportError> {
     sphere_stack(n).map_err(|e| fail("drumwright-stack", e))
 }

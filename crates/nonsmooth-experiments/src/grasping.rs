@@ -299,46 +299,4 @@ mod tests {
         assert!(flat.iter().any(|(n, _)| n == "grasp_noslip_plant_pass_pid"));
         std::fs::remove_dir_all(&dir).ok();
     }
-
-    /// The full-mode tables of docs/grasping.md (3 s runs of every controller, both cases
-    /// and the no-slip plant; quick mode with `GRASP_QUICK=1`): `cargo test --profile test
-    /// -p nonsmooth-experiments --lib seed004_grasp::tests::full_tables -- --ignored
-    /// --nocapture`.
-    #[test]
-    #[ignore]
-    fn full_tables() {
-        let quick = std::env::var("GRASP_QUICK").is_ok();
-        let ids = nonsmooth_control::controllers::CONTROLLER_IDS;
-        let runs = grasp_runs(quick, &ids, &|_| {}).unwrap();
-        for friction in GraspFriction::ALL {
-            println!("grasp_{}", friction.id());
-            println!("| ctrl | pass | drop t [s] | chatter | box err [m] | max slip [m] | arm err [rad] | E|u| | E|du| | failure |");
-            for (c, _, r) in runs.iter().filter(|(_, f, _)| *f == friction) {
-                println!(
-                    "| {c} | {} | {} | {:.3} | {:.2e} | {:.2e} | {:.2e} | {:.3} | {:.3e} | {} |",
-                    if r.passed() { "PASS" } else { "FAIL" },
-                    r.dropped.map_or("–".into(), |t| format!("{t:.3}")),
-                    r.chatter_fraction,
-                    r.mean_box_err(),
-                    r.max_slip(),
-                    r.mean_arm_err(),
-                    r.mean_tau(),
-                    r.mean_dtau(1e-3),
-                    r.failure.clone().unwrap_or_default()
-                );
-            }
-        }
-        println!("no-slip plant");
-        for (c, r) in noslip_plant_runs(quick, &ids, &|_| {}).unwrap() {
-            println!(
-                "| {c} | {} | {} | {:.2e} | {:.2e} | {:.3} | {} |",
-                if r.passed() { "PASS" } else { "FAIL" },
-                r.dropped.map_or("–".into(), |t| format!("{t:.3}")),
-                r.mean_box_err(),
-                r.mean_arm_err(),
-                r.chatter_fraction,
-                r.failure.clone().unwrap_or_default()
-            );
-        }
-    }
 }

@@ -13,7 +13,8 @@
 //! 10⁻³, divergence = excursion above 100× the radius).
 
 use crate::fail;
-use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
+use nonsmooth_report::{Experiment, ExperimentOutcome, ReportError, RunContext};
+use nonsmooth_sos::figures::grid_figure;
 use nonsmooth_sos::grid::{linspace, sweep, GridResult, GridSpec};
 use nonsmooth_sos::program::{Margin, SosProgram, SosStatus};
 use nonsmooth_sos::{is_sos, Poly};
@@ -201,38 +202,4 @@ fn fig3(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
         divergence_factor: 100.0,
     };
     report_grid("sos-fig3", ctx, out, &spec, "mu", true)
-}
-
-/// The stability map of a parameter grid (Figs 2–3): one scatter series per verdict category
-/// and the points whose simulation diverged overlaid. Shared by `sos-fig*` and
-/// `nonsmooth stability --grid`.
-pub fn grid_figure(res: &GridResult, title: &str, axis: &str) -> Figure {
-    let mut fig = Figure::new(title, axis, "d");
-    for cat in [
-        "not applicable",
-        "no equilibrium",
-        "ambiguous",
-        "no certificate",
-        "certified",
-    ] {
-        let pts: Vec<(f64, f64)> = res
-            .points
-            .iter()
-            .filter(|g| g.category() == cat)
-            .map(|g| (g.mu, g.d))
-            .collect();
-        if !pts.is_empty() {
-            fig = fig.with(Series::scatter(cat, pts));
-        }
-    }
-    let div: Vec<(f64, f64)> = res
-        .points
-        .iter()
-        .filter(|g| g.diverged())
-        .map(|g| (g.mu, g.d))
-        .collect();
-    if !div.is_empty() {
-        fig = fig.with(Series::scatter("diverged in simulation", div));
-    }
-    fig
 }

@@ -817,7 +817,7 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
          Paper (check 10): qp_mu passes every task, the no-slip models fail every low-friction task."
             .into(),
     );
-    crate::seed004_grasp::grasp_tasks(ctx, &controllers(ctx), out)?;
+    crate::grasping::grasp_tasks(ctx, &controllers(ctx), out)?;
     if !ctx.quick {
         table6_comparison(out, &causes);
         out.expect(
