@@ -20,3 +20,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust (rustup) first" >&2
   exit 1
 fi
+# The workspace's minimum Rust version (`rust-version` in Cargo.toml).
+need="1.95"
+have="$(rustc --version | awk '{print $2}')"
+if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1)" != "$need" ]; then
+  echo "setup: rustc $have is older than the $need this workspace needs; run \`rustup update\`" >&2
+  exit 1
+fi
