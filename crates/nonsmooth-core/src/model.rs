@@ -318,6 +318,23 @@ pub enum ConstraintKind {
     },
 }
 
+/// How an actuator turns its command `u` into its torque/force τ.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ActuatorKind {
+    /// `τ = u` (clamped to the effort bounds).
+    #[default]
+    Motor,
+    /// A servo toward the commanded position: `τ = kp (u − l) − kv l̇`, with the actuator
+    /// length `l = gear · q` and rate `l̇ = gear · v` of the driven coordinate (revolute and
+    /// prismatic joints only). The simulator integrates it implicitly.
+    Position {
+        /// Stiffness gain kp (> 0; N·m/rad or N/m).
+        kp: f64,
+        /// Damping gain kv (≥ 0; N·m·s/rad or N·s/m).
+        kv: f64,
+    },
+}
+
 /// A force/torque source acting on one velocity coordinate of a joint: τ enters the equations
 /// of motion as `Pᵀ τ` with `P[a, joint.v_index + dof] = gear`.
 #[derive(Debug, Clone, PartialEq)]
@@ -332,6 +349,8 @@ pub struct Actuator {
     pub gear: f64,
     /// Optional effort bounds (min, max).
     pub effort_limit: Option<(f64, f64)>,
+    /// Motor or position servo.
+    pub kind: ActuatorKind,
 }
 
 /// A state of the system: generalized coordinates, velocities and time.

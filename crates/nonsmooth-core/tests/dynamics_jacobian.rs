@@ -88,3 +88,39 @@ fn jdot_v_matches_finite_differences() {
     }
     assert!(worst <= 1e-6, "J̇v vs finite differences: {worst}");
 }
+
+/// The centre of mass is the mass-weighted mean of the body centres of mass, and its Jacobian
+/// matches central finite differences of it along q(ε) (random trees, with and without
+/// joint damping).
+#[test]
+fn com_and_its_jacobian_match_the_bodies_and_finite_differences() {
+    use nonsmooth_core::dynamics::{center_of_mass, com_jacobian};
+    let mut rng = ChaCha8Rng::seed_from_u64(47);
+    let mut worst: f64 = 0.0;
+    for damping in [false, true] {
+        for model in tree_family(6, 17, damping) {
+            let (q, v) = random_state(&mut rng, &model);
+            let kin = kinematics(&model, &q, &v);
+            let mass: f64 = model.bodies.iter().map(|b| b.mass).sum();
+            let weighted = model
+                .bodies
+                .iter()
+                .enumerate()
+                .fold(Vector3::zeros(), |acc, (i, b)| {
+                    acc + world(&kin, i, &b.com) * b.mass
+                })
+                / mass;
+            let c = center_of_mass(&model, &q);
+            assert!((c - weighted).norm() < 1e-12, "{c} vs {weighted}");
+            let qp = integrate_configuration(&model, &q, &v, EPS);
+            let qm = integrate_configuration(&model, &q, &v, -EPS);
+            let fd = (center_of_mass(&model, &qp) - center_of_mass(&model, &qm)) / (2.0 * EPS);
+            let jv = com_jacobian(&model, &q) * &v;
+            worst = worst.max((fd - jv).norm() / (1.0 + jv.norm()));
+        }
+    }
+    assert!(
+        worst < 1e-7,
+        "COM Jacobian vs finite differences: {worst:e}"
+    );
+}

@@ -476,6 +476,7 @@ fn joint_limit_rows() {
         dof: 0,
         gear: 2.5,
         effort_limit: None,
+        kind: Default::default(),
     });
     let snap = ContactSnapshot::new(&model, &q, &v, 0.0).unwrap();
     assert_eq!(snap.actuation.as_slice(), &[0.0, 2.5]);

@@ -146,7 +146,21 @@ impl Stepper for TimeAsStateDi {
         "time-as-state-di"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &nonsmooth_sim::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
+        if !input.is_none() {
+            return Err(SimError::Unsupported {
+                stepper: crate::steppers::TIME_AS_STATE_DI,
+                reason: "actuator inputs are not part of the time-as-state inclusion; use a \
+                         time-stepping scheme (e.g. `anitescu-potra`) for actuated models"
+                    .into(),
+            });
+        }
         check_state(model, &state.q, &state.v)?;
         if !(h.is_finite() && h > 0.0) {
             return Err(SimError::InvalidOption {

@@ -251,6 +251,20 @@ impl AnitescuPotraStepper {
         state: &State,
         h: f64,
     ) -> Result<(State, ApStepReport), SimError> {
+        self.step_report_actuated(model, state, &crate::Actuation::none(), h)
+    }
+
+    /// [`AnitescuPotraStepper::step_report`] with the actuation `input` inside the step.
+    ///
+    /// # Errors
+    /// As [`AnitescuPotraStepper::step_report`].
+    pub fn step_report_actuated(
+        &self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<(State, ApStepReport), SimError> {
         crate::stepper::check_step_size(h)?;
         if self.directions < 3 {
             return Err(SimError::InvalidOption {
@@ -265,7 +279,7 @@ impl AnitescuPotraStepper {
             });
         }
         let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-            crate::rigid_setup::free_motion(model, state, h, "anitescu-potra")?;
+            crate::rigid_setup::free_motion(model, state, input, h, "anitescu-potra")?;
         let mut report = ApStepReport::default();
         let v1 = match self.assemble(&snap, &chol, &v_free, h) {
             None => v_free,
@@ -560,7 +574,14 @@ impl Stepper for AnitescuPotraStepper {
         "anitescu-potra"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
-        self.step_report(model, state, h).map(|(s, _)| s)
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
+        self.step_report_actuated(model, state, input, h)
+            .map(|(s, _)| s)
     }
 }

@@ -1464,19 +1464,31 @@ impl DrumwrightStepper {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         let extra = load.generalized(model, &state.q, state.t)?;
-        self.step_with_forces(model, state, h, Some(&extra))
+        self.step_with_forces(model, state, h, Some(&extra), &crate::Actuation::none())
     }
 
-    /// One step with `extra` generalized forces (if any) added to the snapshot's f: the block
-    /// fast path when it applies and certifies its answer, else the dense Clarabel path.
+    /// One step with `extra` generalized forces (if any) and the actuation `input` added to
+    /// the snapshot's M and f: the block fast path when it applies (no servo terms, which
+    /// change M) and certifies its answer, else the dense Clarabel path.
     fn step_with_forces(
         &mut self,
         model: &Model,
         state: &State,
         h: f64,
         extra: Option<&DVector<f64>>,
+        input: &crate::Actuation,
     ) -> Result<State, SimError> {
-        let (v1, q1) = match self.try_block_step(model, state, h, extra)? {
+        let mut block_extra = extra.cloned();
+        if !input.is_none() && !input.has_servos() {
+            let f = input.generalized_force(&state.q, &state.v);
+            block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
+        }
+        let block = if input.has_servos() {
+            None
+        } else {
+            self.try_block_step(model, state, h, block_extra.as_ref())?
+        };
+        let (v1, q1) = match block {
             Some(v1) => {
                 let q1 = integrate_sparse(model, &state.q, &v1, h);
                 (v1, q1)
@@ -1486,6 +1498,13 @@ impl DrumwrightStepper {
                 if let Some(extra) = extra {
                     snap.forces += extra;
                 }
+                input.apply_implicit(
+                    &mut snap.mass_matrix,
+                    &mut snap.forces,
+                    &state.q,
+                    &state.v,
+                    h,
+                );
                 let v1 = self.step_velocity(model, &snap, h)?;
                 let q1 = integrate_configuration(model, &state.q, &v1, h);
                 (v1, q1)
@@ -1510,10 +1529,30 @@ impl Stepper for DrumwrightStepper {
         "drumwright"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
-        self.step_with_forces(model, state, h, None)
+        self.step_with_forces(model, state, h, None, input)
+    }
+
+    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
+        Some(
+            self.last
+                .contacts
+                .iter()
+                .map(|c| crate::ContactImpulse {
+                    contact: c.contact,
+                    normal: c.normal * h,
+                    tangent: c.tangent.iter().map(|t| t * h).collect(),
+                })
+                .collect(),
+        )
     }
 }
 

@@ -37,6 +37,15 @@ pub enum SimError {
         /// Why.
         reason: String,
     },
+    /// An argument of a call is malformed (wrong length, non-finite entry): named with its
+    /// index; nothing was changed.
+    #[error("invalid argument `{argument}`: {reason}")]
+    InvalidInput {
+        /// The argument (`u`, `q`, `v`, …).
+        argument: &'static str,
+        /// What is wrong, with the index.
+        reason: String,
+    },
     /// The state became non-finite or exploded.
     #[error("simulation diverged at t = {t}: {reason}")]
     Diverged {

@@ -20,6 +20,7 @@
 )]
 #![warn(missing_docs)]
 
+pub mod actuation;
 pub mod anitescu;
 pub mod contact_law;
 pub mod drumwright;
@@ -32,8 +33,10 @@ pub mod penalty;
 pub mod registry;
 mod rigid_setup;
 pub mod run;
+pub mod simulator;
 pub mod stepper;
 
+pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
@@ -42,4 +45,5 @@ pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
 pub use registry::{stepper_by_name, STEPPER_NAMES};
 pub use run::{simulate, SimOptions, Trajectory};
-pub use stepper::Stepper;
+pub use simulator::{ContactRecord, SimCounters, Simulator};
+pub use stepper::{ContactImpulse, Stepper};

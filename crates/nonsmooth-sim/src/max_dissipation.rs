@@ -120,7 +120,13 @@ impl Stepper for MaxDissipationStepper {
         "qp-max-dissipation"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         self.last = None;
         crate::stepper::check_step_size(h)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
@@ -136,7 +142,7 @@ impl Stepper for MaxDissipationStepper {
             });
         }
         let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-            crate::rigid_setup::free_motion(model, state, h, "qp-max-dissipation")?;
+            crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation")?;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
         // gap could otherwise receive a normal impulse "at a distance" whenever that lowers

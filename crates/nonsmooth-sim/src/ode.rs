@@ -46,6 +46,9 @@ fn rhs(
     if let Some(load) = &law.load {
         force += load.generalized(model, &q, t)?;
     }
+    if !law.input.is_none() {
+        force += law.input.generalized_force(&q, &v);
+    }
     let a = crate::rigid_setup::factor_mass(&snap.mass_matrix, t)?.solve(&force);
     let qdot = &snap.velocity_map * &v;
     let mut out = DVector::zeros(nq + nv);
@@ -204,9 +207,16 @@ impl Stepper for Rk45Stepper {
         "rk45"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
+        self.law.input = input.clone();
         let mut y = pack(state);
         let mut t = state.t;
         let t_end = state.t + h;
@@ -375,9 +385,16 @@ impl Stepper for BdfStepper {
         "bdf"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
+        self.law.input = input.clone();
         if self.max_order != 1 {
             return Err(SimError::InvalidOption {
                 option: "max_order",
@@ -496,9 +513,16 @@ impl Stepper for ImplicitEulerStepper {
         "penalty-implicit"
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
+        self.law.input = input.clone();
         self.step_subdivided(model, state, h, self.max_halvings)
     }
 }

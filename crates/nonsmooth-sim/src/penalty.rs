@@ -34,6 +34,8 @@ pub struct PenaltyStepper {
     pub friction_regularization: f64,
     /// External load added to the right-hand side (used by the ODE baselines).
     pub(crate) load: Option<crate::load::PointLoad>,
+    /// Actuation of the current step (the ODE baselines read it in their right-hand side).
+    pub(crate) input: crate::Actuation,
 }
 
 impl PenaltyStepper {
@@ -43,6 +45,7 @@ impl PenaltyStepper {
             integrator,
             friction_regularization: 1e-4,
             load: None,
+            input: crate::Actuation::none(),
         }
     }
 
@@ -124,12 +127,20 @@ impl Stepper for PenaltyStepper {
         self.label()
     }
 
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &crate::Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         let snap = ContactSnapshot::from_state(model, state)?;
-        let force = &snap.forces + self.constraint_force(model, &snap)?;
-        let chol = crate::rigid_setup::factor_mass(&snap.mass_matrix, state.t)?;
+        let mut force = &snap.forces + self.constraint_force(model, &snap)?;
+        let mut mass = snap.mass_matrix.clone();
+        input.apply_implicit(&mut mass, &mut force, &state.q, &state.v, h);
+        let chol = crate::rigid_setup::factor_mass(&mass, state.t)?;
         let vdot = chol.solve(&force);
         let v1 = &state.v + vdot * h;
         let q1 = match self.integrator {

@@ -17,16 +17,25 @@ pub(crate) struct FreeMotion {
     pub v_free: DVector<f64>,
 }
 
-/// Checks the state, builds the snapshot, rejects bilateral constraints for `stepper` and
-/// factors M; a mass matrix that is not positive definite is a [`SimError::Diverged`].
+/// Checks the state, builds the snapshot, adds the actuation `input` to its M and f (servos
+/// implicitly, [`crate::actuation`]), rejects bilateral constraints for `stepper` and factors
+/// M; a mass matrix that is not positive definite is a [`SimError::Diverged`].
 pub(crate) fn free_motion(
     model: &Model,
     state: &State,
+    input: &crate::Actuation,
     h: f64,
     stepper: &'static str,
 ) -> Result<FreeMotion, SimError> {
     check_state(model, &state.q, &state.v)?;
-    let snap = ContactSnapshot::from_state(model, state)?;
+    let mut snap = ContactSnapshot::from_state(model, state)?;
+    input.apply_implicit(
+        &mut snap.mass_matrix,
+        &mut snap.forces,
+        &state.q,
+        &state.v,
+        h,
+    );
     if !snap.bilateral.is_empty() {
         return Err(SimError::Unsupported {
             stepper,

@@ -1,17 +1,50 @@
 //! The [`Stepper`] trait every time-stepping scheme implements (selection by name:
 //! [`crate::registry`]).
 
-use crate::SimError;
+use crate::{Actuation, SimError};
 use nonsmooth_core::{Model, State};
 
-/// One time-stepping scheme: advances a state by one step of size `h`.
-pub trait Stepper {
+/// The impulses a stepper applied at one contact over its last step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactImpulse {
+    /// Index of the contact in the snapshot of the step's start state
+    /// ([`nonsmooth_core::ContactSnapshot::contacts`]).
+    pub contact: usize,
+    /// Normal impulse (N·s).
+    pub normal: f64,
+    /// Tangential impulses along the contact's tangents (N·s).
+    pub tangent: Vec<f64>,
+}
+
+/// One time-stepping scheme: advances a state by one step of size `h`. Steppers are `Send`,
+/// so a simulation can run on another thread (the Python bindings release the GIL).
+pub trait Stepper: Send {
     /// The name used on the command line and in model files (see [`crate::registry`]).
     fn name(&self) -> &'static str;
 
-    /// Advances `state` by `h` seconds. Implementations check their inputs and report solver
-    /// failures as errors; they never return non-finite states silently.
-    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError>;
+    /// Advances `state` by exactly `h` seconds of physical time with the actuation `input`
+    /// applied inside the step: in the velocity update of the time-stepping schemes (servos
+    /// implicitly, see [`crate::actuation`]), in the right-hand side of the ODE schemes.
+    /// Implementations check their inputs and report solver failures as errors; they never
+    /// return non-finite states silently.
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &Actuation,
+        h: f64,
+    ) -> Result<State, SimError>;
+
+    /// Advances `state` by `h` seconds without actuation.
+    fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
+        self.step_actuated(model, state, &Actuation::none(), h)
+    }
+
+    /// The contact impulses of the last successful step of size `h`, for the steppers that
+    /// report them (`None` otherwise).
+    fn last_contact_impulses(&self, _h: f64) -> Option<Vec<ContactImpulse>> {
+        None
+    }
 }
 
 /// The step-size check of every stepper: `h` must be positive and finite.

@@ -1,7 +1,8 @@
 //! Scalar-generic multibody dynamics of kinematic trees after Featherstone, *Rigid Body
 //! Dynamics Algorithms* (RBDA, Springer 2008): spatial algebra (ch. 2), joint models (ch. 4),
 //! forward kinematics and the recursive Newton–Euler algorithm (ch. 5), the
-//! composite-rigid-body algorithm (ch. 6), point and frame Jacobians, and configuration-space
+//! composite-rigid-body algorithm (ch. 6), point and frame Jacobians, the centre of mass and
+//! its Jacobian, and configuration-space
 //! helpers for the floating-base convention of [`crate::model`].
 //!
 //! Every routine is generic over [`crate::Scalar`] (e.g. `f64` or `num_dual::Dual64`), so the
@@ -13,6 +14,7 @@
 //! and return typed errors. Hot paths have allocation-free `*_into` variants working on a
 //! [`DynamicsWorkspace`].
 
+pub mod com;
 pub mod configuration;
 pub mod crba;
 pub mod jacobian;
@@ -22,6 +24,7 @@ pub mod rnea;
 pub mod spatial;
 pub mod workspace;
 
+pub use com::{body_com_positions, center_of_mass, com_jacobian, total_mass};
 pub use configuration::{
     check_state, integrate_configuration, neutral_configuration, normalize_configuration,
     velocity_map,

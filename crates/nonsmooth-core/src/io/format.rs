@@ -341,6 +341,25 @@ pub struct FileActuator {
     /// Effort bounds `[min, max]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort_limit: Option<[f64; 2]>,
+    /// `motor` (default) or `position`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<FileActuatorKind>,
+    /// Position gain kp (`position` actuators; required there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kp: Option<f64>,
+    /// Velocity gain kv (`position` actuators; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv: Option<f64>,
+}
+
+/// `kind` of an actuator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileActuatorKind {
+    /// τ = u.
+    Motor,
+    /// τ = kp (u − gear·q) − kv gear·v.
+    Position,
 }
 
 /// Coordinates of one joint: a number (1-coordinate joints) or an array.

@@ -681,6 +681,30 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
     let mut actuators = Vec::with_capacity(fm.actuators.len());
     for (i, fa) in fm.actuators.iter().enumerate() {
         let pa = p("actuators").idx(i);
+        let kind = match fa.kind.unwrap_or(FileActuatorKind::Motor) {
+            FileActuatorKind::Motor => {
+                for (key, value) in [("kp", fa.kp), ("kv", fa.kv)] {
+                    if value.is_some() {
+                        return Err(invalid(
+                            loc,
+                            &pa.key(key),
+                            format!("`{key}` is a gain of `position` actuators; this one is a motor (add kind = \"position\")"),
+                        ));
+                    }
+                }
+                ActuatorKind::Motor
+            }
+            FileActuatorKind::Position => ActuatorKind::Position {
+                kp: fa.kp.ok_or_else(|| {
+                    invalid(
+                        loc,
+                        &pa.key("kp"),
+                        "a `position` actuator needs its gain `kp`",
+                    )
+                })?,
+                kv: fa.kv.unwrap_or(0.0),
+            },
+        };
         actuators.push(Actuator {
             name: fa.name.clone(),
             joint: lookup(
@@ -693,6 +717,7 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
             dof: fa.dof.unwrap_or(0),
             gear: fa.gear.unwrap_or(1.0),
             effort_limit: fa.effort_limit.map(|[lo, hi]| (lo, hi)),
+            kind,
         });
     }
 

@@ -169,6 +169,18 @@ pub fn to_file(model: &Model) -> FileModel {
             dof: Some(a.dof),
             gear: Some(a.gear),
             effort_limit: a.effort_limit.map(|(lo, hi)| [lo, hi]),
+            kind: match a.kind {
+                ActuatorKind::Motor => None,
+                ActuatorKind::Position { .. } => Some(FileActuatorKind::Position),
+            },
+            kp: match a.kind {
+                ActuatorKind::Position { kp, .. } => Some(kp),
+                ActuatorKind::Motor => None,
+            },
+            kv: match a.kind {
+                ActuatorKind::Position { kv, .. } => Some(kv),
+                ActuatorKind::Motor => None,
+            },
         })
         .collect();
     let s = &model.initial_state;

@@ -245,6 +245,7 @@ impl Model {
                             gear: 1.0,
                             effort_limit: (l.effort.is_finite() && l.effort > 0.0)
                                 .then_some((-l.effort, l.effort)),
+                            kind: ActuatorKind::Motor,
                         });
                     }
                     Joint {

@@ -8,7 +8,9 @@ use nalgebra::{Isometry3, Matrix3, Unit, UnitQuaternion, Vector3};
 
 use super::spans::FieldPath;
 use crate::error::{Location, ModelError};
-use crate::model::{ConstraintKind, ContactMaterial, Dimension, JointKind, Model, Shape};
+use crate::model::{
+    ActuatorKind, ConstraintKind, ContactMaterial, Dimension, JointKind, Model, Shape,
+};
 
 /// Tolerance on |‖q‖ − 1| for quaternions and axes that are accepted as unit as given.
 pub const UNIT_TOL: f64 = 1e-9;
@@ -542,6 +544,27 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             ));
         }
         finite(loc, &pa.key("gear"), &[a.gear])?;
+        if let ActuatorKind::Position { kp, kv } = a.kind {
+            positive(loc, &pa.key("kp"), kp, "kp")?;
+            non_negative(loc, &pa.key("kv"), kv, "kv")?;
+            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
+                return Err(invalid(
+                    loc,
+                    &pa.key("kind"),
+                    format!(
+                        "a `position` actuator needs a revolute or prismatic joint; `{}` is {:?}",
+                        joint.name, joint.kind
+                    ),
+                ));
+            }
+            if a.gear == 0.0 {
+                return Err(invalid(
+                    loc,
+                    &pa.key("gear"),
+                    "a `position` actuator needs a nonzero gear",
+                ));
+            }
+        }
         if let Some((lo, hi)) = a.effort_limit {
             finite(loc, &pa.key("effort_limit"), &[lo, hi])?;
             if lo > hi {

@@ -1,0 +1,284 @@
+//! The [`Simulator`]: a model, a stepper and a step size, driven one step at a time by the
+//! user's actuator commands (as `mj_step` with `data.ctrl`).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = nonsmooth_core::Model::from_file("examples/pendulum.toml")?;
+//! let mut sim = nonsmooth_sim::Simulator::new(model, "anitescu-potra", 1e-3)?;
+//! sim.reset_to(&[std::f64::consts::FRAC_PI_6], &[0.0])?;
+//! for _ in 0..1000 {
+//!     let u = [9.81 * (sim.q()[0]).sin() * 0.5];
+//!     sim.step(&u)?;
+//! }
+//! println!("t = {}, q = {}", sim.t(), sim.q());
+//! # Ok(()) }
+//! ```
+//!
+//! Every call checks its arguments first and leaves the simulator unchanged when they are
+//! malformed ([`SimError::InvalidInput`] naming the argument and the index). A failed step
+//! leaves the state at the last good step.
+
+use nalgebra::{DVector, Isometry3, Vector3};
+use nonsmooth_core::dynamics::check_state;
+use nonsmooth_core::dynamics::kinematics::kinematics;
+use nonsmooth_core::{ContactSnapshot, JointKind, Model, State};
+
+use crate::{Actuation, SimError, Stepper};
+
+/// One contact of the last step: the geometry at the start of the step and, where the stepper
+/// reports them ([`Stepper::last_contact_impulses`]), the impulses it applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactRecord {
+    /// Name of collider A.
+    pub collider_a: String,
+    /// Name of collider B.
+    pub collider_b: String,
+    /// Contact point (world, m).
+    pub point: Vector3<f64>,
+    /// Unit normal from B toward A (world).
+    pub normal: Vector3<f64>,
+    /// Signed gap (m; negative = penetration).
+    pub gap: f64,
+    /// Normal impulse over the step (N·s), when the stepper reports it.
+    pub normal_impulse: Option<f64>,
+    /// Tangential impulse over the step (N·s, world vector), when the stepper reports it.
+    pub tangential_impulse: Option<Vector3<f64>>,
+}
+
+/// Counters of a [`Simulator`] since its construction or last reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimCounters {
+    /// Steps taken.
+    pub steps: usize,
+    /// Actuator commands clamped to their effort bounds (one per actuator and step).
+    pub clamped_commands: usize,
+}
+
+/// A model stepped by one stepper with a fixed step `dt` (see the module docs).
+pub struct Simulator {
+    model: Model,
+    stepper: Box<dyn Stepper>,
+    dt: f64,
+    state: State,
+    /// State at the start of the last step (for [`Simulator::contacts`]).
+    previous: Option<State>,
+    counters: SimCounters,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("model", &self.model.name)
+            .field("stepper", &self.stepper.name())
+            .field("dt", &self.dt)
+            .field("t", &self.state.t)
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
+impl Simulator {
+    /// A simulator of `model` with the stepper called `stepper` ([`crate::stepper_by_name`])
+    /// and step `dt`, at the model's initial state.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownStepper`], or [`SimError::InvalidOption`] for a `dt` that is not
+    /// positive and finite.
+    pub fn new(model: Model, stepper: &str, dt: f64) -> Result<Self, SimError> {
+        let stepper = crate::stepper_by_name(stepper)?;
+        Self::with_stepper(model, stepper, dt)
+    }
+
+    /// A simulator with a stepper built by the caller (options set, or one of another crate).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidOption`] for a `dt` that is not positive and finite.
+    pub fn with_stepper(
+        model: Model,
+        stepper: Box<dyn Stepper>,
+        dt: f64,
+    ) -> Result<Self, SimError> {
+        crate::stepper::check_step_size(dt)?;
+        let state = model.initial_state.clone();
+        Ok(Self {
+            model,
+            stepper,
+            dt,
+            state,
+            previous: None,
+            counters: SimCounters::default(),
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The stepper's name.
+    pub fn stepper_name(&self) -> &'static str {
+        self.stepper.name()
+    }
+
+    /// The step size (s).
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Generalized coordinates.
+    pub fn q(&self) -> &DVector<f64> {
+        &self.state.q
+    }
+
+    /// Generalized velocities.
+    pub fn v(&self) -> &DVector<f64> {
+        &self.state.v
+    }
+
+    /// Time (s).
+    pub fn t(&self) -> f64 {
+        self.state.t
+    }
+
+    /// Steps and clamped commands since construction or the last reset.
+    pub fn counters(&self) -> SimCounters {
+        self.counters
+    }
+
+    /// Back to the model's initial state (counters cleared).
+    pub fn reset(&mut self) {
+        self.state = self.model.initial_state.clone();
+        self.previous = None;
+        self.counters = SimCounters::default();
+    }
+
+    /// Back to `(q, v)` at the model's initial time (counters cleared).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidInput`] for a wrong length, a non-finite entry or a quaternion of
+    /// a floating joint that is not of unit norm (to 1e-6), naming the argument and index;
+    /// the simulator is unchanged then.
+    pub fn reset_to(&mut self, q: &[f64], v: &[f64]) -> Result<(), SimError> {
+        let state = self.checked_state(q, v)?;
+        self.state = state;
+        self.previous = None;
+        self.counters = SimCounters::default();
+        Ok(())
+    }
+
+    fn checked_state(&self, q: &[f64], v: &[f64]) -> Result<State, SimError> {
+        for (argument, x, n) in [("q", q, self.model.nq()), ("v", v, self.model.nv())] {
+            if x.len() != n {
+                return Err(SimError::InvalidInput {
+                    argument,
+                    reason: format!("expected {n} entries, got {}", x.len()),
+                });
+            }
+            if let Some(i) = x.iter().position(|e| !e.is_finite()) {
+                return Err(SimError::InvalidInput {
+                    argument,
+                    reason: format!("entry {i} is {}", x[i]),
+                });
+            }
+        }
+        for j in &self.model.joints {
+            if j.kind == JointKind::Floating {
+                let i = j.q_index + 3;
+                let norm = q[i..i + 4].iter().map(|e| e * e).sum::<f64>().sqrt();
+                if (norm - 1.0).abs() > 1e-6 {
+                    return Err(SimError::InvalidInput {
+                        argument: "q",
+                        reason: format!(
+                            "entries {i}..{} (quaternion of joint `{}`) have norm {norm}, not 1",
+                            i + 4,
+                            j.name
+                        ),
+                    });
+                }
+            }
+        }
+        let state = State {
+            q: DVector::from_column_slice(q),
+            v: DVector::from_column_slice(v),
+            t: self.model.initial_state.t,
+        };
+        check_state(&self.model, &state.q, &state.v)?;
+        Ok(state)
+    }
+
+    /// One step of `dt` with the actuator command `u` (one entry per actuator, in model
+    /// order; empty for a model without actuators).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); the stepper's error
+    /// when the step fails (state left at the last good step).
+    pub fn step(&mut self, u: &[f64]) -> Result<(), SimError> {
+        let input = Actuation::from_command(&self.model, &self.state, u)?;
+        let next = self
+            .stepper
+            .step_actuated(&self.model, &self.state, &input, self.dt)?;
+        self.counters.steps += 1;
+        self.counters.clamped_commands += input.clamped();
+        self.previous = Some(std::mem::replace(&mut self.state, next));
+        Ok(())
+    }
+
+    /// `n` steps with the same command `u`; stops at the first failing step.
+    ///
+    /// # Errors
+    /// As [`Simulator::step`].
+    pub fn step_n(&mut self, n: usize, u: &[f64]) -> Result<(), SimError> {
+        for _ in 0..n {
+            self.step(u)?;
+        }
+        Ok(())
+    }
+
+    /// World pose of every body (body order).
+    pub fn body_poses(&self) -> Vec<Isometry3<f64>> {
+        kinematics(&self.model, &self.state.q, &self.state.v).poses
+    }
+
+    /// The contacts of the last step (empty before the first step): their geometry at the
+    /// start of the step and the impulses where the stepper reports them.
+    ///
+    /// # Errors
+    /// [`SimError::Model`] when the contact snapshot cannot be built.
+    pub fn contacts(&self) -> Result<Vec<ContactRecord>, SimError> {
+        let Some(start) = &self.previous else {
+            return Ok(Vec::new());
+        };
+        let snap = ContactSnapshot::from_state(&self.model, start)?;
+        let impulses = self.stepper.last_contact_impulses(self.dt);
+        let mut out: Vec<ContactRecord> = snap
+            .contacts
+            .iter()
+            .map(|c| ContactRecord {
+                collider_a: self.model.colliders[c.collider_a].name.clone(),
+                collider_b: self.model.colliders[c.collider_b].name.clone(),
+                point: c.point,
+                normal: c.normal,
+                gap: c.gap,
+                normal_impulse: impulses.as_ref().map(|_| 0.0),
+                tangential_impulse: impulses.as_ref().map(|_| Vector3::zeros()),
+            })
+            .collect();
+        for imp in impulses.iter().flatten() {
+            if let (Some(rec), Some(c)) = (out.get_mut(imp.contact), snap.contacts.get(imp.contact))
+            {
+                rec.normal_impulse = Some(imp.normal);
+                let mut t = Vector3::zeros();
+                for (dir, value) in c.tangents.iter().zip(&imp.tangent) {
+                    t += dir * *value;
+                }
+                rec.tangential_impulse = Some(t);
+            }
+        }
+        Ok(out)
+    }
+}
