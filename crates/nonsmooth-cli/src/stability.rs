@@ -57,9 +57,10 @@ pub struct StabilityArgs {
     /// --quiet (no progress lines, no JSON) / --json (the JSON result, the default output).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
-    /// For e > 0 (single point): the free-flight condition (docs/stability.md item 7):
-    /// `pre-impact` (the default, as `--grid` and `reproduce`), `after-impact` or `any-start`
-    /// (earlier formulations, kept for comparison).
+    /// For e > 0 (single point): the free-flight condition
+    /// (docs/decisions/000-sos-stability.md decision 7): `pre-impact` (the default, as `--grid`
+    /// and `reproduce`), `after-impact` or `any-start` (V₂ sampled after the impacts, jointly
+    /// infeasible on Fig. 3; kept for comparison).
     #[arg(long, default_value = "pre-impact")]
     pub flight: String,
 }

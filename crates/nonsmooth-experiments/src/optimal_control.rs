@@ -561,7 +561,7 @@ fn order(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
 /// The problem of `tf-hopper-ocp` in full mode: `examples/ocp_hopper_smoothing.toml`, the
 /// paper's hopper (T = 2.5, |u| ≤ 60, N = 20, N_FE = 3, three holes) through the smoothing
 /// phase with the holes grown from nothing (deviations from the paper in that file's header
-/// and in docs/optimal-control.md).
+/// and in docs/decisions/002-time-freezing.md, "`tf-hopper-ocp` settings").
 pub const HOPPER_PROBLEM: &str = include_str!("../../../examples/ocp_hopper_smoothing.toml");
 
 /// A hopper OCP as `tf-hopper-ocp` solves it: system, horizon, options, the hole growth of

@@ -6,7 +6,7 @@
 //! - `sos-fig2`: α = 30°, e = 0, μ₂ = 2, grid over μ₁ ∈ [0, 2] × d ∈ (0, 2] (Fig. 2);
 //! - `sos-fig3`: α = 20°, e = 0.1, μ₁ = μ₂ = μ (Fig. 3), with our formulation of the
 //!   free-flight-then-impact condition (`V₂` compared at successive pre-impact states;
-//!   docs/stability.md decision 7; digest §3 item 4).
+//!   docs/decisions/000-sos-stability.md decision 7; digest §3 item 4).
 //!
 //! Each grid point gets the multi-V certificate (Theorem 2), the PTT single-V baseline and a
 //! falsification by simulation of the ZOD hybrid model (random perturbations of radius
@@ -180,11 +180,10 @@ fn fig2(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
 
 fn fig3(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     // The e > 0 program carries the degree-6 pre-impact flight conditions (12 σ₀ blocks of
-    // side 14–24 after the exact reductions of docs/stability.md decisions 7 and 11): a few
-    // seconds per point with Clarabel. Quick mode sweeps one certifiable point, (1.3, 0.8),
-    // and three that need no SDP (no equilibrium, outside the domain) and checks the
-    // exclusions; full mode a 5 × 5 grid over the stable region (it contains the earlier
-    // 3 × 3 grid; a few minutes in all).
+    // side 14–24 after the exact reductions of docs/decisions/000-sos-stability.md decisions
+    // 7 and 11): a few seconds per point with Clarabel. Quick mode sweeps one certifiable
+    // point, (1.3, 0.8), and three that need no SDP (no equilibrium, outside the domain) and
+    // checks the exclusions; full mode a 5 × 5 grid over the stable region (a few minutes).
     let (mu, d) = if ctx.quick {
         (vec![0.2, 1.3], vec![0.2, 0.8])
     } else {

@@ -3,23 +3,23 @@
 //! target along a list of waypoints, each solve warm-started from the previous exact
 //! solution with a small initial relaxation σ₀.
 //!
-//! Why (docs/optimal-control.md, eighth session): on the hopper of seed 002 Sec. 6 the MPCC
-//! homotopy from the trivial initialization stalls for every target tried, but with the
-//! stabilized stance ([`crate::tf::StanceStabilization`]) it converges to exact
-//! complementarity for the target x = 0 (a hop in place). From there small target steps
-//! with σ₀ = 1e-2 keep each relaxed problem close to an exact solution, and the homotopy
-//! polishes each one. The first solve still starts from the trivial initialization: no
-//! contact sequence is given.
+//! Why (docs/decisions/002-time-freezing.md, "Continuation in the terminal target"): on the
+//! hopper of seed 002 Sec. 6 the MPCC homotopy from the trivial initialization stalls for
+//! every target measured, but with the stabilized stance
+//! ([`crate::tf::StanceStabilization`]) it converges to exact complementarity for the target
+//! x = 0 (a hop in place). From there small target steps with σ₀ = 1e-2 keep each relaxed
+//! problem close to an exact solution, and the homotopy polishes each one. The first solve
+//! still starts from the trivial initialization: no contact sequence is given.
 //!
-//! [`ContinuationMode::ActiveSet`] (ninth session) solves each waypoint instead as a smooth
-//! NLP on the previous exact solution's complementarity active set
+//! [`ContinuationMode::ActiveSet`] solves each waypoint instead as a smooth NLP on the
+//! previous exact solution's complementarity active set
 //! ([`crate::fesd::solve_on_active_set`], pairs that the fixed mode makes irrelevant left
 //! free): the contact sequence stays that of the first, exact solution while the trajectory
 //! deforms, every step is exact by construction, and a step that fails is bisected; the
 //! homotopy with the small σ₀ is the fallback of the smallest step. On the hopper the
 //! homotopy mode stops at x ≈ 0.4 (its solutions change their contact sequence from one
-//! waypoint to the next); the active-set mode carries the four-hop solution of x = 0 further
-//! (docs/optimal-control.md).
+//! waypoint to the next); the active-set mode carries the four-hop solution of x = 0 to
+//! x ≈ 1 (docs/optimal-control.md, "Limitations").
 
 use std::sync::Arc;
 

@@ -20,9 +20,9 @@
 //! switch go through the homotopy. For OCPs, [`FesdOptions::rho_sot`] penalizes the speed of
 //! time and [`FesdOptions::elastic`] turns the Scholtes relaxation into its elastic form.
 //!
-//! Options of issue #8: [`FesdOptions::scheme`] = [`Scheme::GaussLegendre`] replaces Radau
-//! IIA by Gauss–Legendre collocation (explicit element end state y_end = y_n + h s Σ bᵢFᵢ
-//! with its own boundary multipliers in the cross complementarity), and
+//! Alternatives to the defaults: [`FesdOptions::scheme`] = [`Scheme::GaussLegendre`] replaces
+//! Radau IIA by Gauss–Legendre collocation (explicit element end state
+//! y_end = y_n + h s Σ bᵢFᵢ with its own boundary multipliers in the cross complementarity), and
 //! [`FesdOptions::dcs`] = [`Dcs::Stewart`] replaces the step representation by Stewart's
 //! reformulation (θ per sign-vector region, g(y) − λ − μ𝟙 = 0, θ ⊥ λ).
 
@@ -109,7 +109,8 @@ pub enum Scheme {
     /// c(y_end) = λᵖ − λⁿ, which enter the cross complementarity of the element and, as the
     /// j = 0 point, of the next element (FESD paper, Nurkanović et al. 2022, §4 on
     /// non-stiffly-accurate schemes). In [`solve_ocp`] the ℓ1-penalty homotopy is preceded
-    /// by a Scholtes relaxation homotopy (see there; docs/optimal-control.md).
+    /// by a Scholtes relaxation homotopy (see there; docs/decisions/002-time-freezing.md,
+    /// "Gauss–Legendre runs Scholtes first").
     GaussLegendre,
 }
 
@@ -313,7 +314,8 @@ pub struct FesdOptions {
     /// exact solution satisfies it (λᵖ₁ > 0 forces α₁ = 1 by complementarity, and
     /// λᵖ₁ ≤ δ makes the product ≤ 0), but it forbids the relaxed points with α₁ < 1 at a
     /// gap c₁ = λᵖ₁ > δ, which use the auxiliary dynamics in flight ("thrust in the air",
-    /// docs/optimal-control.md). δ is in units of the (scaled) switching function.
+    /// docs/optimal-control.md, "Limitations"). δ is in units of the (scaled) switching
+    /// function.
     pub flight_cut: Option<f64>,
     /// The same cut on the second switching function (normal velocity):
     /// (1 − α₂)(λᵖ₂ − δ_v) ≤ 0 at every stage point (`None` = off).
@@ -339,10 +341,9 @@ pub struct FesdOptions {
     /// Retries of failed homotopy NLPs, at most this many in one homotopy (0 = stop at the
     /// first failure): the failed step σ_ok → κσ_ok is retried from the last converged point
     /// with the step factor's square root, √κ, then κ^(1/4), …; a converged NLP restores κ.
-    /// (Twelfth session: on the hopper the same settings failed at σ = 3e-4 in one run and
-    /// went to 2e-8 in another, the runs differing only by rounding (MUMPS's randomized SCOTCH
-    /// ordering, since replaced by [`crate::ipopt::MUMPS_PIVOT_ORDER`]), so a failed step is
-    /// often a matter of path rather than of the problem.)
+    /// Reason: on the hopper, runs of the same settings that differed only in rounding failed
+    /// a step (σ = 3e-4) in one run and passed it (down to 2e-8) in another, so a failed step
+    /// is often a matter of the path rather than of the problem.
     pub homotopy_retries: usize,
     /// Initial barrier parameter of the homotopy's first NLP (`None` = IPOPT's 0.1), with
     /// IPOPT's `bound_push` and `bound_frac` set to it too, so that a start point close to a
@@ -871,7 +872,8 @@ impl<C: Cls> BlockFn for FesdBlock<C> {
     }
     fn eval_group_weighted<T: Real>(&self, x: &[T], w: &[f64], group: usize) -> Option<T> {
         // Stewart keeps the per-output path: its integrator's homotopy is sensitive to the
-        // rounding of the Hessian (docs/optimal-control.md, bouncing-ball CPU)
+        // rounding of the Hessian (with the weighted sum its particle integrator put the jump
+        // end inside an element; docs/decisions/002-time-freezing.md, "Exact derivatives")
         let FesdBlock::Collocation {
             tf,
             a,
@@ -1883,9 +1885,9 @@ const POLISH_MAX_VIOLATION: f64 = 1e-8;
 /// IPOPT warm-started from the relaxed point. The pairs that the fixed mode makes
 /// irrelevant (α₂, α₃ where α₁ = 1, α₃ where α₂ = 1) stay free and are projected onto exact
 /// complementarity afterwards ([`solve_on_active_set`] with `free_idle`): fixing the side of,
-/// e.g., nᵀv in flight from a relaxed point over-constrains the smooth NLP (twelfth session:
-/// on the hopper, x = 3 without holes, every polish with those pairs fixed failed down to
-/// σ = 2e-8, with them free it converged at σ = 2e-9). Returns `None` (keep the relaxed
+/// e.g., nᵀv in flight from a relaxed point over-constrains the smooth NLP (on the hopper,
+/// x = 3 without holes, every polish with those pairs fixed failed down to σ = 2e-8; with
+/// them free it converged at σ = 2e-9). Returns `None` (keep the relaxed
 /// solution) when the classification would fix a multiplier larger than a small threshold,
 /// when IPOPT fails, or when the polished point is not better.
 pub fn polish<C: Cls>(
@@ -2735,8 +2737,9 @@ pub struct OcpSolution {
 /// options) and falls back to the penalty homotopy only when that fails: from the trivial
 /// initialization the first penalty NLP of the particle OCP (Ex. 5) ends in a local
 /// minimum that brakes the fall with the auxiliary field in the air (one frozen element at
-/// f_c = 0.2152 with α₁ = 0, for every σ₀ tried), which no larger ρ leaves; the Scholtes
-/// homotopy reaches the exact solution (docs/optimal-control.md, Gauss–Legendre).
+/// f_c = 0.2152 with α₁ = 0, for every σ₀ measured), which no larger ρ leaves; the Scholtes
+/// homotopy reaches the exact solution (docs/decisions/002-time-freezing.md, "Gauss–Legendre
+/// runs Scholtes first").
 pub fn solve_ocp<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
@@ -2769,7 +2772,7 @@ fn solve_ocp_once<C: Cls>(
 }
 
 /// Runs the [`homotopy`] on an NLP made by [`build`] for `hz` (possibly with a changed
-/// initial guess `x0` or bounds, e.g. a hopping guess) and reads the solution with its log
+/// initial guess `x0` or bounds, e.g. a warm start) and reads the solution with its log
 /// and IPOPT iteration count (`cpu_seconds` is left to the caller).
 pub fn solve_built<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,

@@ -46,8 +46,8 @@ pub struct Hopper {
     /// Lower bound of the foot height p_foot,z in the path constraints (the paper: −0.005).
     /// The continuous time-freezing solution keeps p_foot,z ≥ 0, but the discrete one need
     /// not: with Radau IIA n_s = 1 every stance element in which the leg rotates ends with
-    /// the foot lower than it started (f_c is convex in q; docs/optimal-control.md, sixth
-    /// session), so a bound ≥ −0.005 makes an exact n_s = 1 push-off infeasible.
+    /// the foot lower than it started (f_c is convex in q; docs/optimal-control.md,
+    /// "Limitations"), so a bound ≥ −0.005 makes an exact n_s = 1 push-off infeasible.
     pub foot_z_min: f64,
 }
 
@@ -382,7 +382,7 @@ pub fn rest_on_stabilized_ground(hz: &mut crate::fesd::Horizon, depth: f64) {
 }
 
 /// The FESD and homotopy options of the hopper at the paper's settings (Sec. 6: Radau IIA
-/// n_s = 3, N_FE = 3) with our homotopy choices (docs/optimal-control.md): Scholtes
+/// n_s = 3, N_FE = 3) with our homotopy choices (docs/decisions/002-time-freezing.md): Scholtes
 /// relaxation with κ = 0.1 over at most 40 NLPs, cross complementarity on the gap only,
 /// IPOPT tolerance 1e-8 and 3000 iterations, and the speed-of-time penalty ρ_sot = 100.
 pub fn paper_options() -> crate::fesd::FesdOptions {

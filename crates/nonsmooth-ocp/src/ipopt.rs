@@ -202,12 +202,12 @@ pub struct IpoptOptions {
 
 /// MUMPS fill-reducing ordering used by every solve (IPOPT option `mumps_pivot_order`):
 /// 2 = AMF, approximate minimum fill. IPOPT's default, 7, lets MUMPS choose: with Debian's
-/// MUMPS (SCOTCH, no METIS) it chose AMF on the small NLPs (their results are unchanged
-/// with AMF) and SCOTCH on the larger FESD NLPs, whose randomized nested dissection made
-/// the same solve differ from run to run (hopper, 20 intervals × 6 elements: 1.5e-10 after
-/// one IPOPT iteration, different local optima after a few hundred; fourteenth session,
-/// docs/optimal-control.md). AMD, AMF, PORD and QAMD are deterministic. AMF keeps every
-/// small solve exactly as before (the same ordering), while AMD, QAMD and PORD each changed
+/// MUMPS (SCOTCH, no METIS) it chooses AMF on the small NLPs and SCOTCH on the larger FESD
+/// NLPs, whose randomized nested dissection makes the same solve differ from run to run
+/// (hopper, 20 intervals × 6 elements: 1.5e-10 after one IPOPT iteration, different local
+/// optima after a few hundred; docs/decisions/002-time-freezing.md, "Deterministic linear
+/// algebra"). AMD, AMF, PORD and QAMD are deterministic. AMF keeps every small solve
+/// identical to MUMPS's own choice (the same ordering), while AMD, QAMD and PORD each turned
 /// the homotopy path of two to four tested particle and hopper problems into a stall or a
 /// failed NLP; on the hopper above AMF costs 12.7 s for 150 IPOPT iterations against
 /// 11.9 s with SCOTCH.

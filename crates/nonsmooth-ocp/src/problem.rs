@@ -20,12 +20,12 @@
 //! ```
 //!
 //! The running cost is Σ_k (T/N)‖u_k‖² (the stage clock constraints make every interval last
-//! T/N of physical time, see `docs/optimal-control.md`). Used by `nonsmooth ocp` and the
-//! Python `solve_ocp`. Optional `[ocp]` keys of both models: `clock = "terminal"` imposes
-//! only t(T̃) = T instead of the stage clock constraints (the running cost is then
-//! Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral), and `global_speed = true`
-//! (terminal clock only) uses one speed of time for the whole horizon — the two settings
-//! of the authors' hopper code (nosnoc `stagewise_clock_constraint = 0`,
+//! T/N of physical time, see `docs/decisions/002-time-freezing.md`, "Running cost"). Used by
+//! `nonsmooth ocp` and the Python `solve_ocp`. Optional `[ocp]` keys of both models:
+//! `clock = "terminal"` imposes only t(T̃) = T instead of the stage clock constraints (the
+//! running cost is then Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral), and
+//! `global_speed = true` (terminal clock only) uses one speed of time for the whole
+//! horizon — the two settings of the authors' hopper code (nosnoc `stagewise_clock_constraint = 0`,
 //! `local_speed_of_time_variable = 0`). `continuation = [x₁, x₂, …]` solves the problem for
 //! the terminal q_x = x₁ from the trivial initialization, then x₂, … and finally the file's
 //! own target, each warm-started from the previous solution with σ₀ =

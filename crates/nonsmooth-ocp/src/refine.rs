@@ -6,9 +6,9 @@
 //! than elements (on the hopper, a touchdown with tangential velocity: flight | flight |
 //! frozen slip | frozen stick) has no exact solution on a coarse mesh, while the relaxed
 //! NLPs of that mesh may already have found the motion. The seed paper is silent on
-//! refinement. (On the hopper with holes the refined stall point stalled again at the same
-//! complementarity, docs/optimal-control.md, sixteenth session; on the particle the refined
-//! solution is exact at once.)
+//! refinement. (On the hopper with holes the refined stall point stalls again in the same
+//! range of complementarity, docs/optimal-control.md, "Limitations"; on the particle the
+//! refined solution is exact at once.)
 //!
 //! The carried point, for a Radau IIA tableau (stiffly accurate, nodes 0 < c₁ < … < c_{n_s} = 1):
 //! - **states**: the coarse element's collocation polynomial, the Lagrange interpolant of

@@ -7,8 +7,8 @@
 //! (products ≤ σ) and the ℓ1 penalty both let the optimizer *choose* α inside the relaxed
 //! set, and on the hopper the relaxed optima use that choice: a foot a few centimetres
 //! above the ground, or lifting off, borrows thrust from the auxiliary field with α
-//! interior (docs/optimal-control.md, "what the relaxation is used for"). Such points have
-//! no exact neighbour, and the homotopy stalls.
+//! interior (docs/optimal-control.md, "Limitations"). Such points have no exact neighbour,
+//! and the homotopy stalls.
 //!
 //! The smoothing phase removes the choice: α_i = H_w(c_i) = ½(1 + tanh(c_i / w_i)) at every
 //! stage point (the regularization of a Filippov system by a sigmoid, Teixeira and
@@ -33,9 +33,9 @@
 //!
 //! [`solve_ocp_with_growth`] runs the phase through a sequence of systems before the
 //! problem's own ([`Growth`]): on the hopper, the elliptic holes grown from nothing to their
-//! full size. Measured (docs/optimal-control.md, eleventh session): with the full holes from
-//! the start the smoothed optimum stops in front of the first hole; grown in four steps,
-//! every step solves and the last one clears all three holes and reaches the target.
+//! full size. Measured (docs/decisions/002-time-freezing.md, "Hole growth"): with the full
+//! holes from the start the smoothed optimum stops in front of the first hole; grown in four
+//! steps, every step solves and the last one clears all three holes and reaches the target.
 
 use std::sync::Arc;
 

@@ -90,13 +90,12 @@ fn rk4_flight(h: &Hopper, y0: &[f64], t_end: f64, n: usize) -> Vec<f64> {
     y
 }
 
-/// Regression (issue #8, fifth session): a flight step of the hopper whose initial knee is
-/// outside the OCP's path constraint q_x − l_t sin φ_hip ≥ −0.05 (knee x = −0.059) used to
-/// be infeasible for the integrator's fixed-mode NLP and to end in a spurious homotopy
-/// point with α₁ = 0.8 and complementarity 2e-2 to 5e-2, because the integrator imposed
-/// the OCP's path constraints. The integrator now leaves them out: the mode prediction
-/// solves both steps at once with exact complementarity, and every stage point is the free
-/// fall (no rotation, clock = τ) of an RK4 reference.
+/// A flight step of the hopper whose initial knee is outside the OCP's path constraint
+/// q_x − l_t sin φ_hip ≥ −0.05 (knee x = −0.059). The integrator does not impose the OCP's
+/// path constraints (with them this step is infeasible for the fixed-mode NLP and ends in a
+/// spurious homotopy point with α₁ = 0.8 and complementarity 2e-2 to 5e-2): the mode
+/// prediction solves both steps at once with exact complementarity, and every stage point
+/// is the free fall (no rotation, clock = τ) of an RK4 reference.
 #[test]
 fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     use nonsmooth_ocp::fesd::{simulate, FesdOptions};
@@ -229,7 +228,7 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
     }
 }
 
-/// Why the hopper's stance is rigid at n_s = 1 (docs/optimal-control.md, sixth session):
+/// Why the hopper's stance is rigid at n_s = 1 (docs/optimal-control.md, "Limitations"):
 /// the foot height f_c(q) = q_z − l_t cos φ_h − l_s cos(φ_h + φ_k) is convex in q where
 /// both cosines are positive, so an implicit-Euler step q_e = q_s + Δ that ends on the
 /// sliding manifold (n(q_e)ᵀΔ = 0, i.e. c₂ = nᵀv = 0 at the stage) lowers the foot by
@@ -257,7 +256,8 @@ fn implicit_euler_stance_step_lowers_the_foot() {
 }
 
 /// The stance of the time-freezing hopper needs the stabilized normal switching function
-/// (`TimeFreezing::with_stance_stabilization`, docs/optimal-control.md, eighth session).
+/// (`TimeFreezing::with_stance_stabilization`, docs/decisions/002-time-freezing.md, "Stance
+/// stabilization").
 /// The hopper stands on the ground with the knee bent (φ_h = 0.3, φ_k = −0.6, v = 0) and
 /// collapses under gravity at u = 0 with the foot sticking (μ = 0.8): a stance with leg
 /// rotation. With c₂ = nᵀv the FESD integrator (n_s = 2) has no exact first step: the
@@ -555,7 +555,7 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
 
 /// The same NLP solved twice gives the same point to the last bit: the six-element hopper
 /// over the three holes (2000+ variables), a few IPOPT iterations. With MUMPS's automatic
-/// ordering (SCOTCH, randomized) the two points differed by ≈ 1e-10 after one iteration
+/// ordering (SCOTCH, randomized) the two points differ by ≈ 1e-10 after one iteration
 /// ([`nonsmooth_ocp::ipopt::MUMPS_PIVOT_ORDER`]).
 #[test]
 fn the_same_solve_twice_gives_the_same_point() {

@@ -104,7 +104,7 @@ fn particle_ocp_reaches_target_with_discrete_optimal_cost() {
     // the solution has a mixed jump → sliding element (no sign change of c, so cross
     // complementarity allows it) whose collocation error lowers the objective by 0.0265
     // (13.5073; see four_elements_put_the_jump_end_on_an_element_boundary and
-    // docs/optimal-control.md)
+    // docs/optimal-control.md, "Limitations")
     assert!((sol.objective - exact).abs() < 0.05);
     assert!(sol.u[0][0] > 4.0 && sol.u[19][0] < -4.0);
     // speed of time compensates γ = 1/2 on the contact intervals

@@ -74,7 +74,7 @@ fn check_particle(o: &FesdOptions, tol: f64, jump_end: bool) {
         assert!((a - b).abs() < tol, "{a} vs {b}");
     }
     // no penetration while frozen or sliding beyond the end-state tolerance (the relaxed
-    // solution had ≈ 3e-6)
+    // solution has ≈ 3e-6)
     let lowest = r.traj.y.iter().map(|y| y[1]).fold(f64::INFINITY, f64::min);
     assert!(lowest > -tol, "penetration {lowest}");
 }
@@ -82,7 +82,7 @@ fn check_particle(o: &FesdOptions, tol: f64, jump_end: bool) {
 #[test]
 fn particle_matches_analytic_solution() {
     // 6 elements per step of 0.25: the O(h⁵) error of the non-polynomial part t ≥ 1 is
-    // then < 1e-8 (digest E1/issue: 1e-8 with n_s = 3)
+    // then < 1e-8 (the requirement of digest E1: 1e-8 with n_s = 3)
     let o = FesdOptions {
         n_fe: 6,
         ..FesdOptions::default()

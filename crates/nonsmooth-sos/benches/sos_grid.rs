@@ -2,7 +2,7 @@
 //! printed for e = 0 (Fig. 2 points: α = 30°, μ₂ = 2) and for e > 0 (one Fig. 3 point:
 //! α = 20°, μ = 1.3, d = 0.8, e = 0.1, which carries the degree-6 pre-impact flight
 //! conditions and is measured once, with the build/solve split). `SOS_BENCH_E_POSITIVE=0`
-//! skips the e > 0 point (tens of seconds).
+//! skips the e > 0 point (a few seconds).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nonsmooth_sos::lyapunov::{certify, CertifyOptions};

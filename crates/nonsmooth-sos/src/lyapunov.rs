@@ -12,15 +12,15 @@
 //!    stick, slip +, slip −, on each of which the impulses are linear in the pre-impact
 //!    velocities, paper eqs. 30–33);
 //! 4. for `e > 0`, **our formulation** of the paper's (empty in the source) "free flight then
-//!    impact" condition (digest §3 item 4; docs/stability.md decision 7), the default
-//!    [`FlightFormulation::PreImpact`]: `V₂` is compared at successive pre-impact states,
-//!    `V₂(w) − V₂(Φ_Δ(M_k(w))) ≥ 0` for every pre-impact state `w` at a contact `k` and the
-//!    ballistic flight `Φ_Δ` from the post-impact state to the next pre-impact state (`Δ = 0`
-//!    included, which covers the impacts not followed by a flight, so item 3 is not imposed
-//!    separately for `e > 0`). Split by the impulse piece at `k`; degree 6 in 4 reduced
+//!    impact" condition (digest §3 item 4; docs/decisions/000-sos-stability.md decision 7), the
+//!    default [`FlightFormulation::PreImpact`]: `V₂` is compared at successive pre-impact
+//!    states, `V₂(w) − V₂(Φ_Δ(M_k(w))) ≥ 0` for every pre-impact state `w` at a contact `k` and
+//!    the ballistic flight `Φ_Δ` from the post-impact state to the next pre-impact state
+//!    (`Δ = 0` included, which covers the impacts not followed by a flight, so item 3 is not
+//!    imposed separately for `e > 0`). Split by the impulse piece at `k`; degree 6 in 4 reduced
 //!    variables (σ₀ on the 34 monomials of degree 1–3, 14–24 after the exact top-degree
-//!    reduction of [`crate::program`]) with degree-2 multipliers; 12 conditions. Sampling `V₂` after
-//!    the impacts instead (the paper's wording; [`FlightFormulation::AfterImpact`],
+//!    reduction of [`crate::program`]) with degree-2 multipliers; 12 conditions. Sampling `V₂`
+//!    after the impacts instead (the paper's wording; [`FlightFormulation::AfterImpact`],
 //!    [`FlightFormulation::AnyStart`]) is jointly infeasible on the Fig. 3 points: a micro-hop
 //!    cycle measured from post-impact to post-impact carries only `(1 + e)/2` of the slip
 //!    mode's friction.
@@ -54,8 +54,8 @@ pub enum Method {
     Ptt,
 }
 
-/// Formulation of the free-flight-then-impact condition for `e > 0` (docs/stability.md,
-/// decision 7).
+/// Formulation of the free-flight-then-impact condition for `e > 0`
+/// (docs/decisions/000-sos-stability.md, decision 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum FlightFormulation {
     /// Flights from any state with `γ_k = 0` at a contact `k` (digest §3 item 4, restricted
@@ -66,7 +66,8 @@ pub enum FlightFormulation {
     /// successive post-impact states (jointly infeasible on the Fig. 3 grid).
     AfterImpact,
     /// `V₂` compared at successive **pre-impact** states: impact at `k`, then the flight to
-    /// the next pre-impact state (the default; docs/stability.md decision 7).
+    /// the next pre-impact state (the default; docs/decisions/000-sos-stability.md
+    /// decision 7).
     PreImpact,
 }
 
@@ -88,12 +89,13 @@ pub struct CertifyOptions {
     /// Total degree of the `V₂` template (multi-V only): 3 (digest §3, the paper's cubic
     /// `P`, 55 coefficients) or 4 (adds the 70 quartic monomials of `(z, θ, u, v, ω)`; the
     /// flight-then-impact targets become degree 8 and their `σ₀` bases the 69 monomials of
-    /// degree 1–4 in 4 variables; docs/stability.md decision 10). Other values are an error.
+    /// degree 1–4 in 4 variables; docs/decisions/000-sos-stability.md decision 10). Other
+    /// values are an error.
     pub v2_degree: u32,
     /// While Clarabel stops with a numerical failure (not an infeasibility certificate), the
     /// program is solved again with the objective `ε − w·Σ tr Q`
-    /// ([`Margin::MaximizeRegularized`], docs/stability.md decision 12) for each weight `w`
-    /// of this list in turn; empty disables the retries.
+    /// ([`Margin::MaximizeRegularized`], docs/decisions/000-sos-stability.md decision 12) for
+    /// each weight `w` of this list in turn; empty disables the retries.
     pub retry_trace_weights: Vec<f64>,
 }
 
@@ -592,17 +594,17 @@ fn flight_after_impact(
     Ok(())
 }
 
-/// Condition 3–4 for `e > 0`, **our formulation** `FlightFormulation::PreImpact` (the
-/// default; docs/stability.md decision 7): the values of `V₂` are compared at successive
-/// **pre-impact** states. For every pre-impact state `w` at a contact `k` (`γ_k(w) = 0`,
-/// `γ̇_k(w) ≤ 0`, `γ_o(w) ≥ 0`, `|w| ≤ 1`) followed by the ballistic flight from
+/// Condition 3–4 for `e > 0`, **our formulation** `FlightFormulation::PreImpact` (the default;
+/// docs/decisions/000-sos-stability.md decision 7): the values of `V₂` are compared at
+/// successive **pre-impact** states. For every pre-impact state `w` at a contact `k`
+/// (`γ_k(w) = 0`, `γ̇_k(w) ≤ 0`, `γ_o(w) ≥ 0`, `|w| ≤ 1`) followed by the ballistic flight from
 /// `x₀ = M_k(w)` to the next pre-impact state `x⁻ = Φ_Δ(x₀)` at the contact `i` that lands
-/// first, `V₂(w) − V₂(x⁻) ≥ 0`. The flight may have `Δ = 0` (the post-impact state is itself
-/// a pre-impact state of the other contact, or the other contact stays closed with
-/// `γ̇_o(x₀) = 0` and a one-contact mode follows), so this condition also contains every
-/// impact that is not followed by a flight; the plain-impact conditions are then not needed.
-/// Variables as in [`flight_after_impact`]; split by the impulse piece of the impact at `k`
-/// only (3 pieces instead of 9 piece pairs), degree 6, no impulse at the landing.
+/// first, `V₂(w) − V₂(x⁻) ≥ 0`. The flight may have `Δ = 0` (the post-impact state is itself a
+/// pre-impact state of the other contact, or the other contact stays closed with `γ̇_o(x₀) = 0`
+/// and a one-contact mode follows), so this condition also contains every impact that is not
+/// followed by a flight; the plain-impact conditions are then not needed. Variables as in
+/// [`flight_after_impact`]; split by the impulse piece of the impact at `k` only (3 pieces
+/// instead of 9 piece pairs), degree 6, no impulse at the landing.
 fn flight_pre_impact(
     prog: &mut SosProgram,
     p: &PlanarParams,

@@ -1,5 +1,5 @@
 //! Event-driven simulator of the zero-order-dynamics (ZOD) hybrid model (digest §2) and the
-//! falsification test built on it (issue item 2, beyond the paper).
+//! falsification test built on it (a check beyond the paper).
 //!
 //! In each mode the accelerations are constant, so the motion is a parabola and the events
 //! (a free contact reaching `γ = 0`, the slip velocity `σ̇` crossing 0) are roots of
@@ -426,10 +426,10 @@ pub struct EventMonotonicity {
 /// The samples of a run are the pre-impact states and the ends of the segments spent in a
 /// contact mode (every mode but FF): these are the instants at which the multi-V conditions
 /// compare `V₂` (Várkonyi, Theorem 2: `V₂` non-increasing in every contact mode and at every
-/// impact for `e = 0`; for `e > 0`, docs/stability.md decision 7, `V₂` compared at
-/// successive pre-impact states, with the flight between them). Free-flight segments are
-/// not sampled: there `V₂` may grow (the energy `V₁` governs them). Errors when `v` is not a
-/// polynomial in 6 variables or does not evaluate.
+/// impact for `e = 0`; for `e > 0`, docs/decisions/000-sos-stability.md decision 7, `V₂`
+/// compared at successive pre-impact states, with the flight between them). Free-flight
+/// segments are not sampled: there `V₂` may grow (the energy `V₁` governs them). Errors when
+/// `v` is not a polynomial in 6 variables or does not evaluate.
 pub fn certificate_along_events(
     p: &PlanarParams,
     v: &Poly,

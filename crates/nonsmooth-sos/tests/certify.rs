@@ -74,10 +74,10 @@ fn excluded_points_get_reasons_not_certificates() {
 }
 
 /// Digest §6 tests 11 and 8 (second half) for e > 0 (Fig. 3, α = 20°, μ = 1.3, d = 0.8,
-/// e = 0.1; a few seconds since the exact reductions of docs/stability.md decision 11): the
-/// point is certified, the Monte-Carlo sign test of every condition passes, and along ZOD
-/// simulations from random perturbations (impacts with restitution, micro-hops) `V₂`
-/// sampled at the pre-impact instants and at the ends of contact-mode segments, the
+/// e = 0.1; a few seconds with the exact reductions of docs/decisions/000-sos-stability.md
+/// decision 11): the point is certified, the Monte-Carlo sign test of every condition passes,
+/// and along ZOD simulations from random perturbations (impacts with restitution, micro-hops)
+/// `V₂` sampled at the pre-impact instants and at the ends of contact-mode segments, the
 /// instants at which the pre-impact formulation compares it, never increases beyond
 /// round-off.
 #[test]
