@@ -9,6 +9,10 @@ Quick start::
     model = ns.load_model("examples/bouncing_sphere.toml")
     traj = ns.simulate(model, stepper="drumwright", dt=1e-3, duration=1.0)
     print(traj["t"].shape, traj["q"].shape)
+
+    sim = ns.Simulator(ns.load_model("examples/pendulum.toml"), stepper="drumwright", dt=1e-3)
+    sim.step([2.0])        # one motor torque per actuator, applied inside the step
+    print(sim.t, sim.q, sim.v)
 """
 
 from ._nonsmooth import (  # noqa: F401
@@ -20,6 +24,7 @@ from ._nonsmooth import (  # noqa: F401
     NonsmoothError,
     OcpError,
     SimulationError,
+    Simulator,
     SolverError,
     StabilityError,
     __version__,
@@ -45,6 +50,7 @@ __all__ = [
     "NonsmoothError",
     "OcpError",
     "SimulationError",
+    "Simulator",
     "SolverError",
     "StabilityError",
     "__version__",

@@ -71,6 +71,50 @@ class Model:
     @property
     def v0(self) -> Array:
         """Initial velocity of the model file (length nv)."""
+    def forward_kinematics(self, q: Optional[ArrayLike] = None) -> Array:
+        """World pose of every body at ``q``: (nb × 7) rows x, y, z, qw, qx, qy, qz."""
+    def point_jacobian(
+        self,
+        body: Union[str, int],
+        point: Optional[ArrayLike] = None,
+        q: Optional[ArrayLike] = None,
+    ) -> Array:
+        """Jacobian (3 × nv) of a point (body frame) fixed to ``body``: world velocity = J v."""
+    def com(self, q: Optional[ArrayLike] = None) -> Array:
+        """Centre of mass of the system (world, 3)."""
+    def com_jacobian(self, q: Optional[ArrayLike] = None) -> Array:
+        """Jacobian of the centre of mass (3 × nv)."""
+    def mass_matrix(self, q: Optional[ArrayLike] = None) -> Array:
+        """Joint-space mass matrix M(q) (nv × nv)."""
+    def bias_forces(self, q: Optional[ArrayLike] = None, v: Optional[ArrayLike] = None) -> Array:
+        """Bias forces h(q, v) (nv): M v̇ + h = Pᵀu + contact and passive forces."""
+
+class Simulator:
+    """A model stepped with a fixed ``dt`` by one stepper, driven by actuator commands."""
+
+    def __init__(self, model: Model, stepper: str = "drumwright", dt: float = 1e-3) -> None: ...
+    def reset(self, q: Optional[ArrayLike] = None, v: Optional[ArrayLike] = None) -> None:
+        """Back to the model's initial state, or to (q, v)."""
+    def step(self, u: Optional[ArrayLike] = None) -> None:
+        """One step of ``dt`` with the command ``u`` (one entry per actuator)."""
+    def step_n(self, n: int, u: Optional[ArrayLike] = None) -> None:
+        """``n`` steps with the same command (GIL released; Ctrl-C honoured)."""
+    @property
+    def q(self) -> Array: ...
+    @property
+    def v(self) -> Array: ...
+    @property
+    def t(self) -> float: ...
+    @property
+    def dt(self) -> float: ...
+    @property
+    def stepper(self) -> str: ...
+    def counters(self) -> Dict[str, int]:
+        """``steps`` and ``clamped_commands`` since construction or the last reset."""
+    def body_poses(self) -> Array:
+        """(nb × 7): x, y, z, qw, qx, qy, qz of every body."""
+    def contacts(self) -> List[Dict[str, Any]]:
+        """Contacts of the last step: colliders, point, normal, gap, impulses (or None)."""
 
 def load_model(path: PathLike) -> Model:
     """Loads a ``.toml`` or ``.urdf`` model file; raises ``ModelError`` with file:line."""

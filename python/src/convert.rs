@@ -1,8 +1,11 @@
 //! numpy ⇄ nalgebra conversions (always copies, always `float64`).
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DVector, Isometry3};
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{
+    AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArrayLike1, PyReadonlyArray1,
+    PyReadonlyArray2,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -53,4 +56,26 @@ pub fn rows_to_py<'py>(
         rows[i].get(j).copied().unwrap_or(f64::NAN)
     })
     .into_pyarray(py)
+}
+
+/// A float64 copy of an array-like (lists, integer arrays) as a `Vec`.
+pub fn floats(a: Option<PyArrayLike1<'_, f64, AllowTypeChange>>) -> Vec<f64> {
+    a.map(|a| a.as_array().iter().copied().collect())
+        .unwrap_or_default()
+}
+
+/// World poses as an (n × 7) array: x, y, z, qw, qx, qy, qz.
+pub fn poses_to_py<'py>(py: Python<'py>, poses: &[Isometry3<f64>]) -> Bound<'py, PyArray2<f64>> {
+    let m = DMatrix::from_fn(poses.len(), 7, |i, j| {
+        let p = &poses[i];
+        let q = p.rotation.quaternion();
+        match j {
+            0..=2 => p.translation.vector[j],
+            3 => q.w,
+            4 => q.i,
+            5 => q.j,
+            _ => q.k,
+        }
+    });
+    to_py_matrix(py, &m)
 }

@@ -19,6 +19,7 @@ pub mod inverse;
 pub mod model;
 pub mod ocp;
 pub mod simulate;
+pub mod simulator;
 pub mod solvers;
 pub mod stability;
 pub mod walk;
@@ -32,6 +33,7 @@ fn _nonsmooth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     model::register(m)?;
     simulate::register(m)?;
+    simulator::register(m)?;
     impact::register(m)?;
     inverse::register(m)?;
     ocp::register(m)?;

@@ -1,11 +1,16 @@
-//! `Model`, `load_model` and `snapshot`: model files (TOML / URDF, `nonsmooth_core::io`) and
-//! the frozen dynamics of a state (`nonsmooth_core::ContactSnapshot`).
+//! `Model`, `load_model` and `snapshot`: model files (TOML / URDF, `nonsmooth_core::io`),
+//! the kinematics queries a controller needs without a snapshot (forward kinematics, point
+//! Jacobian, centre of mass and its Jacobian, mass matrix, bias forces) and the frozen
+//! dynamics of a state (`nonsmooth_core::ContactSnapshot`).
 
-use crate::convert::{to_py_matrix, to_py_vector, vector};
+use crate::convert::{floats, poses_to_py, to_py_matrix, to_py_vector, vector};
 use crate::errors::model_err;
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector, Vector3};
+use nonsmooth_core::dynamics::{
+    bias_force, center_of_mass, check_state, com_jacobian, kinematics, mass_matrix, point_jacobian,
+};
 use nonsmooth_core::{ContactSnapshot, Dimension, Model};
-use numpy::PyReadonlyArray1;
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -109,6 +114,114 @@ impl PyModel {
         to_py_vector(py, &self.inner.initial_state.v)
     }
 
+    /// World pose of every body at `q` (default: the initial configuration): an (nb × 7)
+    /// array of x, y, z, qw, qx, qy, qz.
+    #[pyo3(signature = (q = None))]
+    fn forward_kinematics<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (q, v) = query_state(&self.inner, q, None)?;
+        Ok(poses_to_py(py, &kinematics(&self.inner, &q, &v).poses))
+    }
+
+    /// Jacobian (3 × nv) of the point `point` (body frame, default the body origin) fixed to
+    /// body `body` (name or index) at `q`: its world velocity is `J v`.
+    #[pyo3(signature = (body, point = None, q = None))]
+    fn point_jacobian<'py>(
+        &self,
+        py: Python<'py>,
+        body: &Bound<'py, PyAny>,
+        point: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let m = &self.inner;
+        let b = if let Ok(name) = body.extract::<String>() {
+            m.body_index(&name).ok_or_else(|| {
+                PyValueError::new_err(format!("body: no body named `{name}` in `{}`", m.name))
+            })?
+        } else {
+            let i: usize = body.extract()?;
+            if i >= m.bodies.len() {
+                return Err(PyValueError::new_err(format!(
+                    "body: index {i} out of range (the model has {} bodies)",
+                    m.bodies.len()
+                )));
+            }
+            i
+        };
+        let local = floats(point);
+        let local = match local.len() {
+            0 => Vector3::zeros(),
+            3 => Vector3::new(local[0], local[1], local[2]),
+            n => {
+                return Err(PyValueError::new_err(format!(
+                    "point: expected 3 entries, got {n}"
+                )))
+            }
+        };
+        let (q, v) = query_state(m, q, None)?;
+        let kin = kinematics(m, &q, &v);
+        let world = (kin.poses[b] * nalgebra::Point3::from(local)).coords;
+        let j = point_jacobian(m, &kin, Some(b), &world);
+        Ok(to_py_matrix(
+            py,
+            &DMatrix::from_fn(3, m.nv(), |r, c| j[(r, c)]),
+        ))
+    }
+
+    /// Centre of mass of the system at `q` (world, 3).
+    #[pyo3(signature = (q = None))]
+    fn com<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (q, _) = query_state(&self.inner, q, None)?;
+        let c = center_of_mass(&self.inner, &q);
+        Ok(to_py_vector(py, &DVector::from_column_slice(c.as_slice())))
+    }
+
+    /// Jacobian of the centre of mass (3 × nv) at `q`.
+    #[pyo3(signature = (q = None))]
+    fn com_jacobian<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (q, _) = query_state(&self.inner, q, None)?;
+        let j = com_jacobian(&self.inner, &q);
+        Ok(to_py_matrix(
+            py,
+            &DMatrix::from_fn(3, self.inner.nv(), |r, c| j[(r, c)]),
+        ))
+    }
+
+    /// Joint-space mass matrix M(q) (nv × nv).
+    #[pyo3(signature = (q = None))]
+    fn mass_matrix<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let (q, _) = query_state(&self.inner, q, None)?;
+        Ok(to_py_matrix(py, &mass_matrix(&self.inner, &q)))
+    }
+
+    /// Bias forces h(q, v) (nv; Coriolis, centrifugal and gravity), so that
+    /// `M v̇ + h = Pᵀu + contact forces + passive forces`.
+    #[pyo3(signature = (q = None, v = None))]
+    fn bias_forces<'py>(
+        &self,
+        py: Python<'py>,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+        v: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let (q, v) = query_state(&self.inner, q, v)?;
+        Ok(to_py_vector(py, &bias_force(&self.inner, &q, &v)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Model(name={:?}, dimension={:?}, nq={}, nv={}, nu={})",
@@ -130,6 +243,32 @@ fn load(path: PathBuf) -> PyResult<PyModel> {
 #[pyfunction]
 fn load_model(path: PathBuf) -> PyResult<PyModel> {
     load(path)
+}
+
+/// A configuration (and velocity) for a kinematics query, checked against the model.
+fn query_state(
+    model: &Model,
+    q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    v: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+) -> PyResult<(DVector<f64>, DVector<f64>)> {
+    let take =
+        |a: Option<PyArrayLike1<'_, f64, AllowTypeChange>>, default: &DVector<f64>, name: &str| {
+            let x: DVector<f64> = a.map_or_else(
+                || default.clone(),
+                |a| DVector::from_iterator(a.as_array().len(), a.as_array().iter().copied()),
+            );
+            if let Some(i) = x.iter().position(|e| !e.is_finite()) {
+                return Err(PyValueError::new_err(format!(
+                    "{name}[{i}] is not finite ({})",
+                    x[i]
+                )));
+            }
+            Ok(x)
+        };
+    let q = take(q, &model.initial_state.q, "q")?;
+    let v = take(v, &DVector::zeros(model.nv()), "v")?;
+    check_state(model, &q, &v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((q, v))
 }
 
 /// The state to use: the given arrays, else the model's initial state.

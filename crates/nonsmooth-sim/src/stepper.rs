@@ -16,9 +16,10 @@ pub struct ContactImpulse {
     pub tangent: Vec<f64>,
 }
 
-/// One time-stepping scheme: advances a state by one step of size `h`. Steppers are `Send`,
-/// so a simulation can run on another thread (the Python bindings release the GIL).
-pub trait Stepper: Send {
+/// One time-stepping scheme: advances a state by one step of size `h`. Steppers are `Send`
+/// and `Sync`, so a simulation can run on another thread (the Python bindings release the
+/// GIL while stepping).
+pub trait Stepper: Send + Sync {
     /// The name used on the command line and in model files (see [`crate::registry`]).
     fn name(&self) -> &'static str;
 

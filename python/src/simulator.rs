@@ -1,0 +1,181 @@
+//! `Simulator`: a model stepped by one stepper with the user's actuator commands
+//! (`nonsmooth_sim::Simulator`).
+
+use crate::convert::{floats, poses_to_py, to_py_vector};
+use crate::errors::{sim_err, SimulationError};
+use crate::model::PyModel;
+use nonsmooth_sim::Simulator;
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Steps between checks for Ctrl-C in `step_n` (the GIL is released in between).
+const SIGNAL_CHECK_STEPS: usize = 256;
+
+/// A model stepped with a fixed step `dt` by one stepper, driven by actuator commands:
+/// `Simulator(model, stepper="drumwright", dt=1e-3)`, `.reset()`, `.step(u)`,
+/// `.step_n(n, u)`, `.q`, `.v`, `.t`, `.body_poses()`, `.contacts()`. The GIL is released
+/// while stepping; Ctrl-C stops a long `step_n` between steps.
+#[pyclass(name = "Simulator", module = "nonsmooth")]
+pub struct PySimulator {
+    inner: Simulator,
+}
+
+#[pymethods]
+impl PySimulator {
+    #[new]
+    #[pyo3(signature = (model, stepper = "drumwright", dt = 1e-3))]
+    fn new(model: &PyModel, stepper: &str, dt: f64) -> PyResult<Self> {
+        if stepper == nonsmooth_impact::steppers::TIME_AS_STATE_DI {
+            return Err(SimulationError::new_err(format!(
+                "stepper `{stepper}` advances an impulse-and-time variable, not physical time \
+                 by dt; use simulate() for it, or a time-stepping scheme here"
+            )));
+        }
+        let inner = Simulator::new(model.inner.clone(), stepper, dt).map_err(sim_err)?;
+        Ok(Self { inner })
+    }
+
+    /// Back to the model's initial state, or to `(q, v)` when given (both required then).
+    #[pyo3(signature = (q = None, v = None))]
+    fn reset(
+        &mut self,
+        q: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+        v: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        match (q, v) {
+            (None, None) => {
+                self.inner.reset();
+                Ok(())
+            }
+            (q, v) => {
+                let model = self.inner.model();
+                let q = q.map_or_else(
+                    || model.initial_state.q.as_slice().to_vec(),
+                    |a| a.as_array().iter().copied().collect(),
+                );
+                let v = v.map_or_else(
+                    || model.initial_state.v.as_slice().to_vec(),
+                    |a| a.as_array().iter().copied().collect(),
+                );
+                self.inner.reset_to(&q, &v).map_err(sim_err)
+            }
+        }
+    }
+
+    /// One step of `dt` with the command `u` (one entry per actuator; omit for none).
+    #[pyo3(signature = (u = None))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        u: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        let u = floats(u);
+        let inner = &mut self.inner;
+        py.detach(|| inner.step(&u)).map_err(sim_err)
+    }
+
+    /// `n` steps with the same command `u`.
+    #[pyo3(signature = (n, u = None))]
+    fn step_n(
+        &mut self,
+        py: Python<'_>,
+        n: usize,
+        u: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        let u = floats(u);
+        let mut left = n;
+        while left > 0 {
+            let chunk = left.min(SIGNAL_CHECK_STEPS);
+            let inner = &mut self.inner;
+            py.detach(|| inner.step_n(chunk, &u)).map_err(sim_err)?;
+            left -= chunk;
+            py.check_signals()?;
+        }
+        Ok(())
+    }
+
+    /// Generalized coordinates (copy).
+    #[getter]
+    fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        to_py_vector(py, self.inner.q())
+    }
+
+    /// Generalized velocities (copy).
+    #[getter]
+    fn v<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        to_py_vector(py, self.inner.v())
+    }
+
+    /// Time (s).
+    #[getter]
+    fn t(&self) -> f64 {
+        self.inner.t()
+    }
+
+    /// Step size (s).
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.inner.dt()
+    }
+
+    /// The stepper's name.
+    #[getter]
+    fn stepper(&self) -> &'static str {
+        self.inner.stepper_name()
+    }
+
+    /// `{"steps": …, "clamped_commands": …}` since construction or the last reset.
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.inner.counters();
+        let d = PyDict::new(py);
+        d.set_item("steps", c.steps)?;
+        d.set_item("clamped_commands", c.clamped_commands)?;
+        Ok(d)
+    }
+
+    /// World pose of every body: an (nb × 7) array of x, y, z, qw, qx, qy, qz.
+    fn body_poses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        poses_to_py(py, &self.inner.body_poses())
+    }
+
+    /// The contacts of the last step: a list of dicts with `collider_a`, `collider_b`,
+    /// `point` (3), `normal` (3, from B toward A), `gap`, and `normal_impulse` and
+    /// `tangential_impulse` (3, world) where the stepper reports them (else `None`).
+    fn contacts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let records = self.inner.contacts().map_err(sim_err)?;
+        records
+            .iter()
+            .map(|c| {
+                let d = PyDict::new(py);
+                d.set_item("collider_a", &c.collider_a)?;
+                d.set_item("collider_b", &c.collider_b)?;
+                d.set_item("point", c.point.as_slice().to_vec())?;
+                d.set_item("normal", c.normal.as_slice().to_vec())?;
+                d.set_item("gap", c.gap)?;
+                d.set_item("normal_impulse", c.normal_impulse)?;
+                d.set_item(
+                    "tangential_impulse",
+                    c.tangential_impulse.map(|t| t.as_slice().to_vec()),
+                )?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Simulator(model={:?}, stepper={:?}, dt={}, t={})",
+            self.inner.model().name,
+            self.inner.stepper_name(),
+            self.inner.dt(),
+            self.inner.t()
+        )
+    }
+}
+
+/// Adds `Simulator` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySimulator>()?;
+    Ok(())
+}
