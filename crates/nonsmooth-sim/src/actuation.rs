@@ -122,6 +122,16 @@ impl Actuation {
         Ok(out)
     }
 
+    /// A generalized force `f` (length nv) held over the step, for callers that compute
+    /// `Pᵀτ` themselves (controllers with their own clamps).
+    pub fn from_generalized_force(force: DVector<f64>) -> Self {
+        Actuation {
+            force,
+            servos: Vec::new(),
+            clamped: 0,
+        }
+    }
+
     /// Whether the command applies no force at all.
     pub fn is_none(&self) -> bool {
         self.force.is_empty() && self.servos.is_empty()

@@ -216,12 +216,25 @@ impl Simulator {
     ///
     /// # Errors
     /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); the stepper's error
-    /// when the step fails (state left at the last good step).
+    /// when the step fails, and [`SimError::Unsupported`] for a stepper that does not advance
+    /// physical time by exactly `dt` (state left at the last good step in both cases).
     pub fn step(&mut self, u: &[f64]) -> Result<(), SimError> {
         let input = Actuation::from_command(&self.model, &self.state, u)?;
         let next = self
             .stepper
             .step_actuated(&self.model, &self.state, &input, self.dt)?;
+        let expected = self.state.t + self.dt;
+        if (next.t - expected).abs() > 1e-9 * expected.abs().max(1.0) {
+            return Err(SimError::Unsupported {
+                stepper: self.stepper.name(),
+                reason: format!(
+                    "the step advanced time by {} s instead of dt = {} s; the Simulator needs \
+                     a scheme that advances physical time by exactly dt",
+                    next.t - self.state.t,
+                    self.dt
+                ),
+            });
+        }
         self.counters.steps += 1;
         self.counters.clamped_commands += input.clamped();
         self.previous = Some(std::mem::replace(&mut self.state, next));

@@ -221,3 +221,33 @@ fn ode_schemes_take_the_torque_and_cover_the_whole_step() {
         );
     }
 }
+
+/// A stepper that does not advance physical time by dt is refused by the Simulator.
+#[test]
+fn a_stepper_that_does_not_cover_dt_is_refused() {
+    struct Frozen;
+    impl nonsmooth_sim::Stepper for Frozen {
+        fn name(&self) -> &'static str {
+            "frozen"
+        }
+        fn step_actuated(
+            &mut self,
+            _model: &Model,
+            state: &State,
+            _input: &Actuation,
+            _h: f64,
+        ) -> Result<State, SimError> {
+            Ok(state.clone())
+        }
+    }
+    let mut sim = Simulator::with_stepper(pendulum(), Box::new(Frozen), 1e-3).unwrap();
+    let before = sim.state().clone();
+    match sim.step(&[0.0]) {
+        Err(SimError::Unsupported { stepper, reason }) => {
+            assert_eq!(stepper, "frozen");
+            assert!(reason.contains("dt"), "{reason}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(sim.state(), &before);
+}

@@ -336,7 +336,7 @@ impl Controller for DelayedId {
 mod tests {
     use super::*;
     use crate::controllers::BaseFeedback;
-    use crate::locomotion::{actuated_velocity, GaitPlanner};
+    use crate::locomotion::GaitPlanner;
     use nonsmooth_core::{ContactSnapshot, Model, State};
     use nonsmooth_sim::{AnitescuPotraStepper, MaxDissipationStepper, Stepper};
 
@@ -371,19 +371,8 @@ mod tests {
         let u = c.control(&input).unwrap();
         let sol = c.last_solution().unwrap().clone();
         let gen = &snap.actuation * &u;
-        let chol = snap.mass_matrix.clone().cholesky().unwrap();
-        let w = actuated_velocity(&model, &state, &snap, &chol, &gen, dt);
-        let next = stepper
-            .step(
-                &model,
-                &State {
-                    q: state.q.clone(),
-                    v: w,
-                    t: 0.0,
-                },
-                dt,
-            )
-            .unwrap();
+        let input = nonsmooth_sim::Actuation::from_generalized_force(gen.clone());
+        let next = stepper.step_actuated(&model, &state, &input, dt).unwrap();
         let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen;
         (sol, next.v, sensed[2])
     }
@@ -443,8 +432,8 @@ mod tests {
 
     #[test]
     fn lcp_coulomb_is_a_right_inverse_of_the_anitescu_potra_plant_in_the_loop() {
-        // The loop's actuation (actuated_velocity) evaluates the non-contact forces at the
-        // pre-step velocity, as the inverse dynamics does, so applying ID_LCP,μ's torques in
+        // The stepper's actuation evaluates the non-contact forces at the pre-step velocity,
+        // as the inverse dynamics does, so applying ID_LCP,μ's torques in
         // the Anitescu–Potra plant reproduces q̇_des (digest §6 check 1) and its Σf_N.
         let mut plant = AnitescuPotraStepper::default();
         let (sol, v, sensed) = one_step(Variant::LcpCoulomb, &mut plant);

@@ -380,9 +380,11 @@ fn plant_step(
     stepper: &mut dyn Stepper,
     model: &Model,
     state: &State,
+    gen_u: &DVector<f64>,
     dt: f64,
 ) -> Result<State, GraspError> {
-    let next = stepper.step(model, state, dt)?;
+    let input = nonsmooth_sim::Actuation::from_generalized_force(gen_u.clone());
+    let next = stepper.step_actuated(model, state, &input, dt)?;
     if sane(&next) {
         Ok(next)
     } else {
@@ -552,20 +554,14 @@ pub fn run_grasp(
         }
         chatter.observe(&u, dt);
         let gen_u = &snap.actuation * &u;
-        let Some(chol) = snap.mass_matrix.clone().cholesky() else {
-            rec.failure = Some(format!("t = {t:.3}: mass matrix not positive definite"));
-            break;
-        };
-        // Actuation enters the passive stepper through its pre-step velocity (see
-        // `actuated_velocity`: f(q, v) is evaluated without the actuator impulse).
-        let v_act = crate::locomotion::actuated_velocity(model, &state, &snap, &chol, &gen_u, dt);
+        // the stepper applies Pᵀu inside its step (f(q, v) at the pre-step velocity)
         let stepped = State {
             q: state.q.clone(),
-            v: v_act,
+            v: state.v.clone(),
             t,
         };
         let next = match options.plant {
-            GraspPlant::Stepper => plant_step(stepper.as_mut(), model, &stepped, dt),
+            GraspPlant::Stepper => plant_step(stepper.as_mut(), model, &stepped, &gen_u, dt),
             GraspPlant::NoSlip => noslip_plant_step(model, &snap, &state, &u, dt, options),
         };
         let next = match next {

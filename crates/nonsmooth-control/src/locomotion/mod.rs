@@ -4,15 +4,10 @@
 //! closed loop (controller + nonsmooth's own time stepper at a fixed step) with fall and
 //! chatter detection.
 //!
-//! Actuation inside the loop: the simulator's steppers have no control input, so every step
-//! first applies the actuator impulse (u held over the step, zero-order hold) and then
-//! advances the passive system with the stepper. The velocity handed to the stepper is
-//! [`actuated_velocity`]: the w with `w + h M⁻¹ f(q, w) = v + h M⁻¹ (f(q, v) + Pᵀu)`, so that
-//! the non-contact forces are evaluated at the pre-step velocity as in the inverse dynamics.
-//! For the velocity-level steppers (Anitescu–Potra, maximal dissipation) this is then the
-//! step with `Pᵀu` added to the non-contact forces; for penalty-symplectic Euler it differs
-//! only in the contact damping force, which sees the actuated velocity (a first-order
-//! splitting).
+//! Actuation inside the loop: the torque u is held over the control step (zero-order hold)
+//! and the stepper applies `Pᵀu` inside each step (`Stepper::step_actuated`): in the velocity
+//! update `M (v⁺ − v) = h (f(q, v) + Pᵀu) + Jᵀλ`, so the non-contact forces are evaluated at
+//! the pre-step velocity, as in the inverse dynamics.
 //!
 //! Definitions (documented in `docs/locomotion.md`):
 //! - **fall**: the trunk height drops below half its nominal standing height, the trunk's up
@@ -28,7 +23,7 @@ mod run;
 
 pub use gait::{leg_ik, GaitPlanner, LegGeometry};
 pub use run::{
-    actuated_velocity, bumpy_height_map, reference_quadruped, run_closed_loop, run_trot,
-    terrain_by_id, terrain_model, time_of_contact, LocoError, LoopOptions, LoopRecord, Terrain,
-    TrotRun, TrotSpec, HEIGHTMAP_TERRAIN, TERRAINS, TOI_MIN_FRACTION, TOI_MIN_GAP,
+    bumpy_height_map, reference_quadruped, run_closed_loop, run_trot, terrain_by_id, terrain_model,
+    time_of_contact, LocoError, LoopOptions, LoopRecord, Terrain, TrotRun, TrotSpec,
+    HEIGHTMAP_TERRAIN, TERRAINS, TOI_MIN_FRACTION, TOI_MIN_GAP,
 };

@@ -1,9 +1,11 @@
 //! Terrains and the closed loop (controller + time stepper) with fall and chatter detection.
 
 use nalgebra::{DVector, Vector3};
-use nonsmooth_core::dynamics::{bias_force, kinematics, passive_force};
+use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::{ContactSnapshot, HeightMap, JointKind, Model, Shape, State};
-use nonsmooth_sim::{stepper_by_name, PenaltyIntegrator, PenaltyStepper, SimError, Stepper};
+use nonsmooth_sim::{
+    stepper_by_name, Actuation, PenaltyIntegrator, PenaltyStepper, SimError, Stepper,
+};
 
 use super::GaitPlanner;
 use crate::controllers::{
@@ -479,32 +481,6 @@ fn feet_positions(model: &Model, q: &DVector<f64>) -> Vec<Vector3<f64>> {
         .collect()
 }
 
-/// The velocity handed to a (passive) stepper so that its free velocity
-/// `w + h M⁻¹ f(q, w)` equals the actuated free velocity of the control model,
-/// `v + h M⁻¹ (f(q, v) + Pᵀu)`: the steppers evaluate the non-contact forces f (Coriolis,
-/// centrifugal, damping) at the velocity they receive, so handing them `v + h M⁻¹Pᵀu`
-/// directly would evaluate f at a velocity that already contains the actuator impulse
-/// (several rad/s on the light legs), a per-step error of the order of 10⁻⁴ rad/s against
-/// the inverse dynamics' own prediction. Three fixed-point iterations
-/// `w ← v_target − h M⁻¹ f(q, w)` (a contraction for `h ‖M⁻¹ ∂f/∂v‖ < 1`); `chol` is the
-/// Cholesky factor of the snapshot's M, `gen_u = Pᵀu`.
-pub fn actuated_velocity(
-    model: &Model,
-    state: &State,
-    snap: &ContactSnapshot<f64>,
-    chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
-    gen_u: &DVector<f64>,
-    dt: f64,
-) -> DVector<f64> {
-    let target = &state.v + chol.solve(&(&snap.forces + gen_u)) * dt;
-    let mut w = &state.v + chol.solve(gen_u) * dt;
-    for _ in 0..3 {
-        let f = passive_force(model, &w) - bias_force(model, &state.q, &w);
-        w = &target - chol.solve(&f) * dt;
-    }
-    w
-}
-
 /// The first time of contact within a step of length `h` (s), to first order: among the
 /// contacts of `snap` that are open (gap above [`TOI_MIN_GAP`]) and close during the step at
 /// the free velocity `v` (`φ + h n·v < 0`), the smallest `φ / (−n·v)`. `None` when no contact
@@ -532,7 +508,7 @@ pub const TOI_MIN_FRACTION: f64 = 1e-3;
 const TOI_MAX_SPLITS: usize = 4;
 
 /// One plant step of length `h` from `state` with the generalized actuator force `gen_u`
-/// held: the actuated velocity ([`actuated_velocity`]) handed to the stepper. With
+/// held, applied by the stepper inside its step (`Stepper::step_actuated`). With
 /// `time_of_contact`, a contact that closes during the step splits it at its time of contact
 /// ([`time_of_contact`]): the part before it moves the contact onto the surface without an
 /// impulse (its φ/h_a term equals its approach speed), the rest starts with it closed, so the
@@ -568,20 +544,17 @@ fn plant_substep(
             }
         };
         let mut hs = left;
-        let mut v_act = actuated_velocity(model, &s, sn, ch, gen_u, hs);
         if time_of_contact_split && split < TOI_MAX_SPLITS {
-            if let Some(t) = time_of_contact(sn, &v_act, hs) {
+            // the actuated free velocity v + h M⁻¹ (f + Pᵀu) predicts which contact closes
+            let free = &s.v + ch.solve(&(&sn.forces + gen_u)) * hs;
+            if let Some(t) = time_of_contact(sn, &free, hs) {
                 hs = t;
-                v_act = actuated_velocity(model, &s, sn, ch, gen_u, hs);
             }
         }
-        s = stepper.step(
+        s = stepper.step_actuated(
             model,
-            &State {
-                q: s.q.clone(),
-                v: v_act,
-                t: s.t,
-            },
+            &s,
+            &Actuation::from_generalized_force(gen_u.clone()),
             hs,
         )?;
         left -= hs;
