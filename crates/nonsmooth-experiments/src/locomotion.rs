@@ -881,7 +881,7 @@ fn table6_why(ctrl: &str, task: &str) -> Option<&'static str> {
              predicted Σf_N alternating 56/43 … 123/25 N at 2.940–2.951 s, the one-step \
              joint-velocity error growing from 0.13 to 1.08 rad/s) that ends in a failed solve",
         ),
-        ("lcp_mu", "walk_lowmu" | "grasp_highmu") => Some(
+        ("lcp_mu", "walk_highmu" | "walk_lowmu" | "grasp_highmu") => Some(
             "the chatter criterion differs: the authors flag ‖Δf_N‖ > 0.01 between steps (which \
              flags every rigid-contact gait step), ours counts torque reversals above 500 N m/s",
         ),

@@ -21,6 +21,28 @@ const STACK_FILE: &str = "examples/drumwright_stack.toml (generated)";
 
 /// The stack of `n` spheres (see the module docs). `n = 0` gives the ground alone.
 pub fn sphere_stack(n: usize) -> Result<Model, ModelError> {
+    stack_with_offsets(n, &vec![(0.0, 0.0); n])
+}
+
+/// The stack of `n` spheres with each sphere moved horizontally by a pseudo-random offset of
+/// at most `max_offset` (m) in x and y (a fixed generator seeded by `seed`): a physically
+/// unstable stack that topples.
+pub fn toppling_stack(n: usize, max_offset: f64, seed: u64) -> Result<Model, ModelError> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut uniform = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let offsets: Vec<(f64, f64)> = (0..n)
+        .map(|_| (max_offset * uniform(), max_offset * uniform()))
+        .collect();
+    stack_with_offsets(n, &offsets)
+}
+
+/// The stack with sphere i moved horizontally by `offsets[i]`.
+fn stack_with_offsets(n: usize, offsets: &[(f64, f64)]) -> Result<Model, ModelError> {
     let head = &STACK[..STACK.find("[[bodies]]").unwrap_or(STACK.len())];
     let mut src = head.to_string();
     for i in 0..n {
@@ -33,7 +55,10 @@ pub fn sphere_stack(n: usize) -> Result<Model, ModelError> {
     src.push_str("[initial]\n");
     for i in 0..n {
         let z = STACK_GAP + STACK_RADIUS + i as f64 * (2.0 * STACK_RADIUS + STACK_GAP);
-        src.push_str(&format!("q.s{i} = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]\n"));
+        let (x, y) = offsets[i];
+        src.push_str(&format!(
+            "q.s{i} = [{x:?}, {y:?}, {z}, 1.0, 0.0, 0.0, 0.0]\n"
+        ));
     }
     Model::from_toml_str(&src, Some(STACK_FILE))
 }

@@ -662,8 +662,15 @@ fn dense_triplets(m: &DMatrix<f64>) -> Vec<(usize, usize, f64)> {
     t
 }
 
+/// Relative size (to the largest friction bound of the step) below which a contact's friction
+/// bound μλ_n counts as zero: its friction forces are fixed at zero by equality rows instead
+/// of a cone without interior, which interior-point solvers cannot approach (a contact that
+/// opens carries λ_n = 0 exactly or a round-off residue of it).
+const ZERO_FRICTION_BOUND: f64 = 1e-9;
+
 /// Appends the Coulomb cones of the friction stage (λ_n fixed): `|λ_t| ≤ μλ_n` as two
-/// linear rows in 2D, `‖λ_t‖ ≤ μλ_n` as a second-order cone in 3D (§6.3). Friction forces
+/// linear rows in 2D, `‖λ_t‖ ≤ μλ_n` as a second-order cone in 3D (§6.3); a contact whose
+/// bound is zero ([`ZERO_FRICTION_BOUND`]) gets `λ_t = 0` as equality rows. Friction forces
 /// are the first variables of the program.
 fn friction_cones(
     mut b: ConicProblemBuilder,
@@ -671,11 +678,32 @@ fn friction_cones(
     lu: &DVector<f64>,
     planar: bool,
 ) -> Result<ConicProblemBuilder, SimError> {
+    let largest = rows
+        .contacts
+        .iter()
+        .map(|c| c.mu * lu[c.normal].max(0.0))
+        .fold(0.0, f64::max);
     for c in &rows.contacts {
         if c.tangents.is_empty() {
             continue;
         }
         let bound = c.mu * lu[c.normal].max(0.0);
+        if bound <= ZERO_FRICTION_BOUND * largest || bound == 0.0 {
+            let tri: Vec<_> = c
+                .tangents
+                .iter()
+                .enumerate()
+                .map(|(k, &t)| (k, t, 1.0))
+                .collect();
+            b = b
+                .constraint_triplets(
+                    Cone::Zero(c.tangents.len()),
+                    &tri,
+                    &vec![0.0; c.tangents.len()],
+                )
+                .map_err(solver_error)?;
+            continue;
+        }
         if planar {
             let t = c.tangents[0];
             b = b
@@ -854,7 +882,12 @@ impl DrumwrightStepper {
         if e_vec.amax() == 0.0 {
             return Ok(DVector::zeros(nt));
         }
-        let hess = DMatrix::identity(nt, nt) + e_mat.transpose() * &e_mat;
+        // The objective divided by s² (s = the largest S_t, 1e6 with the default tangential
+        // damping), which leaves the minimizer unchanged: the Hessian I + EᵀE then has
+        // entries of the order of W_tt instead of S_t²·W_tt ≈ 1e15.
+        let s = p.s_t.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+        let (e_mat, e_vec) = (e_mat / s, e_vec / s);
+        let hess = DMatrix::identity(nt, nt) / (s * s) + e_mat.transpose() * &e_mat;
         let g = e_mat.transpose() * &e_vec;
         let mut b = ConicProblemBuilder::new(nt)
             .quadratic_upper_triplets(&upper_triplets(&hess))
