@@ -53,9 +53,8 @@ fn stack_with_offsets(n: usize, offsets: &[(f64, f64)]) -> Result<Model, ModelEr
         ));
     }
     src.push_str("[initial]\n");
-    for i in 0..n {
+    for (i, (x, y)) in offsets.iter().enumerate().take(n) {
         let z = STACK_GAP + STACK_RADIUS + i as f64 * (2.0 * STACK_RADIUS + STACK_GAP);
-        let (x, y) = offsets[i];
         src.push_str(&format!(
             "q.s{i} = [{x:?}, {y:?}, {z}, 1.0, 0.0, 0.0, 0.0]\n"
         ));
