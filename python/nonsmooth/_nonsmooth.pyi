@@ -109,8 +109,9 @@ class Simulator:
     def dt(self) -> float: ...
     @property
     def stepper(self) -> str: ...
-    def counters(self) -> Dict[str, int]:
-        """``steps`` and ``clamped_commands`` since construction or the last reset."""
+    def counters(self) -> Dict[str, Any]:
+        """``steps``, ``clamped_commands`` and ``recoveries`` (``step_halving``, ``substeps``)
+        since construction or the last reset."""
     def body_poses(self) -> Array:
         """(nb × 7): x, y, z, qw, qx, qy, qz of every body."""
     def contacts(self) -> List[Dict[str, Any]]:

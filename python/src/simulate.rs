@@ -59,6 +59,7 @@ fn simulate<'py>(
     d.set_item("v_names", traj.v_names.clone())?;
     d.set_item("stepper", traj.stepper.clone())?;
     d.set_item("steps", traj.steps)?;
+    d.set_item("recovered_steps", traj.recoveries.step_halving)?;
     Ok(d)
 }
 

@@ -125,12 +125,17 @@ impl PySimulator {
         self.inner.stepper_name()
     }
 
-    /// `{"steps": …, "clamped_commands": …}` since construction or the last reset.
+    /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …}}`
+    /// since construction or the last reset.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.counters();
         let d = PyDict::new(py);
         d.set_item("steps", c.steps)?;
         d.set_item("clamped_commands", c.clamped_commands)?;
+        let r = PyDict::new(py);
+        r.set_item("step_halving", c.recoveries.step_halving)?;
+        r.set_item("substeps", c.recoveries.substeps)?;
+        d.set_item("recoveries", r)?;
         Ok(d)
     }
 

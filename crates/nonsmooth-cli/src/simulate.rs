@@ -145,6 +145,7 @@ fn write_outputs(
         "duration": options.duration,
         "steps": traj.steps,
         "recorded_states": traj.t.len(),
+        "recoveries": traj.recoveries,
         "wall_time_s": wall,
         "q_names": traj.q_names,
         "v_names": traj.v_names,

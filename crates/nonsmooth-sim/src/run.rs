@@ -57,6 +57,8 @@ pub struct Trajectory {
     pub v: Vec<DVector<f64>>,
     /// Steps taken.
     pub steps: usize,
+    /// Failed steps recovered by smaller steps ([`crate::recovery`]).
+    pub recoveries: crate::Recoveries,
 }
 
 impl Trajectory {
@@ -92,7 +94,8 @@ impl Trajectory {
 }
 
 /// Simulates `model` from `initial` with `stepper`. `progress(done, total)` is called after
-/// every step so callers can draw a progress bar.
+/// every step so callers can draw a progress bar. Failed steps are recovered by smaller steps
+/// and counted in [`Trajectory::recoveries`] ([`crate::recovery`]).
 ///
 /// # Errors
 /// Invalid options as [`SimError::InvalidOption`]; a failing step as
@@ -114,6 +117,7 @@ pub fn simulate(
         q: vec![initial.q.clone()],
         v: vec![initial.v.clone()],
         steps,
+        recoveries: crate::Recoveries::default(),
     };
     let mut state = initial.clone();
     for i in 1..=steps {
@@ -122,7 +126,15 @@ pub fn simulate(
         } else {
             options.dt
         };
-        state = match stepper.step(model, &state, h.min(options.dt)) {
+        let step = crate::step_with_recovery(
+            stepper,
+            model,
+            &state,
+            &crate::Actuation::none(),
+            h.min(options.dt),
+            &mut traj.recoveries,
+        );
+        state = match step {
             Ok(next) => next,
             Err(source) => {
                 return Err(SimError::StepFailed {

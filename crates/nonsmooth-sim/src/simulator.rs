@@ -52,6 +52,8 @@ pub struct SimCounters {
     pub steps: usize,
     /// Actuator commands clamped to their effort bounds (one per actuator and step).
     pub clamped_commands: usize,
+    /// Failed steps recovered by smaller steps ([`crate::recovery`]).
+    pub recoveries: crate::Recoveries,
 }
 
 /// A model stepped by one stepper with a fixed step `dt` (see the module docs).
@@ -212,7 +214,8 @@ impl Simulator {
     }
 
     /// One step of `dt` with the actuator command `u` (one entry per actuator, in model
-    /// order; empty for a model without actuators).
+    /// order; empty for a model without actuators). A step whose solve fails is recovered by
+    /// smaller steps and counted ([`crate::recovery`]).
     ///
     /// # Errors
     /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); the stepper's error
@@ -220,9 +223,15 @@ impl Simulator {
     /// physical time by exactly `dt` (state left at the last good step in both cases).
     pub fn step(&mut self, u: &[f64]) -> Result<(), SimError> {
         let input = Actuation::from_command(&self.model, &self.state, u)?;
-        let next = self
-            .stepper
-            .step_actuated(&self.model, &self.state, &input, self.dt)?;
+        let mut recoveries = crate::Recoveries::default();
+        let next = crate::step_with_recovery(
+            self.stepper.as_mut(),
+            &self.model,
+            &self.state,
+            &input,
+            self.dt,
+            &mut recoveries,
+        )?;
         let expected = self.state.t + self.dt;
         if (next.t - expected).abs() > 1e-9 * expected.abs().max(1.0) {
             return Err(SimError::Unsupported {
@@ -237,6 +246,7 @@ impl Simulator {
         }
         self.counters.steps += 1;
         self.counters.clamped_commands += input.clamped();
+        self.counters.recoveries.add(&recoveries);
         self.previous = Some(std::mem::replace(&mut self.state, next));
         Ok(())
     }

@@ -197,7 +197,11 @@ fn contacts_of_the_last_step_report_geometry_and_impulses() {
     let g = sim.model().gravity.norm();
     let weight = sim.model().bodies.iter().map(|b| b.mass).sum::<f64>() * g * 1e-2;
     let cos = 15f64.to_radians().cos();
-    assert!((total - weight * cos).abs() < 0.05 * weight, "{total} vs {}", weight * cos);
+    assert!(
+        (total - weight * cos).abs() < 0.05 * weight,
+        "{total} vs {}",
+        weight * cos
+    );
     assert!(contacts.iter().all(|c| c.tangential_impulse.is_some()));
     assert_eq!(sim.body_poses().len(), sim.model().bodies.len());
 }
@@ -254,4 +258,58 @@ fn a_stepper_that_does_not_cover_dt_is_refused() {
         other => panic!("not refused: {other:?}"),
     }
     assert_eq!(sim.state(), &before);
+}
+
+/// A step whose solver fails is completed as smaller steps and counted; an error about the
+/// input is not retried.
+#[test]
+fn failed_steps_are_recovered_by_halving_and_counted() {
+    /// Fails (as a solver would) on steps longer than `limit`, else steps the pendulum with
+    /// symplectic Euler.
+    struct Picky {
+        inner: Box<dyn nonsmooth_sim::Stepper>,
+        limit: f64,
+    }
+    impl nonsmooth_sim::Stepper for Picky {
+        fn name(&self) -> &'static str {
+            "picky"
+        }
+        fn step_actuated(
+            &mut self,
+            model: &Model,
+            state: &State,
+            input: &Actuation,
+            h: f64,
+        ) -> Result<State, SimError> {
+            if h > self.limit {
+                return Err(SimError::Solver(nonsmooth_solvers::SolverError::Failed {
+                    solver: "picky",
+                    reason: "too long a step".into(),
+                }));
+            }
+            self.inner.step_actuated(model, state, input, h)
+        }
+    }
+    let picky = Picky {
+        inner: nonsmooth_sim::stepper_by_name("penalty-symplectic").unwrap(),
+        limit: 3e-4,
+    };
+    let mut sim = Simulator::with_stepper(pendulum(), Box::new(picky), 1e-3).unwrap();
+    sim.step_n(10, &[1.0]).unwrap();
+    assert!((sim.t() - 1e-2).abs() < 1e-15, "t = {}", sim.t());
+    let rec = sim.counters().recoveries;
+    // 1 ms → 0.5 ms (fails) → 0.25 ms: four sub-steps per step
+    assert_eq!((rec.step_halving, rec.substeps), (10, 40));
+    // the same motion as stepping 0.25 ms directly
+    let mut fine = Simulator::new(pendulum(), "penalty-symplectic", 2.5e-4).unwrap();
+    fine.step_n(40, &[1.0]).unwrap();
+    assert!((fine.q()[0] - sim.q()[0]).abs() < 1e-12);
+    // past the deepest halving the solver's error is returned, the state is kept
+    let hopeless = Picky {
+        inner: nonsmooth_sim::stepper_by_name("penalty-symplectic").unwrap(),
+        limit: 1e-9,
+    };
+    let mut sim = Simulator::with_stepper(pendulum(), Box::new(hopeless), 1e-3).unwrap();
+    assert!(matches!(sim.step(&[1.0]), Err(SimError::Solver(_))));
+    assert_eq!(sim.t(), 0.0);
 }

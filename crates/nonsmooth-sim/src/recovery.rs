@@ -1,0 +1,101 @@
+//! Recovery of failed steps: a legitimate scene never ends in a solver error.
+//!
+//! A step whose solve fails ([`SimError::Solver`]: an interior-point solver that stops
+//! without converging, an LCP that fails its residual check, a program reported infeasible) or whose result is not finite
+//! ([`SimError::Diverged`]) is retried as two steps of half the size, recursively, down to
+//! `h / 2^`[`MAX_HALVINGS`]. Each half step is an ordinary step with every check of its stepper
+//! (residuals, cones, energy bounds), so a recovered step is accepted on the same terms as a
+//! normal one; an unconverged iterate is never accepted. Errors about the input itself (a bad
+//! model, state or option, an unsupported model) are not retried. Every recovery is counted
+//! ([`Recoveries`]) in the [`crate::Simulator`]'s counters and in [`crate::Trajectory`].
+
+use crate::{Actuation, SimError, Stepper};
+use nonsmooth_core::{Model, State};
+
+/// Deepest halving of a failed step (a step of h is retried down to h / 64).
+pub const MAX_HALVINGS: u32 = 6;
+
+/// Recoveries of failed steps, per kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Recoveries {
+    /// Steps that failed and were completed as two or more smaller steps.
+    pub step_halving: usize,
+    /// Sub-steps taken by those recoveries in all.
+    pub substeps: usize,
+}
+
+impl Recoveries {
+    /// Adds the counts of `other`.
+    pub fn add(&mut self, other: &Recoveries) {
+        self.step_halving += other.step_halving;
+        self.substeps += other.substeps;
+    }
+}
+
+/// Whether a step that failed with `e` may succeed as smaller steps: a solve that did not
+/// converge or found no solution, or a non-finite result; not malformed solver input.
+fn recoverable(e: &SimError) -> bool {
+    use nonsmooth_solvers::SolverError as E;
+    match e {
+        SimError::Solver(s) => matches!(
+            s,
+            E::NoSolution { .. }
+                | E::Failed { .. }
+                | E::PrimalInfeasible { .. }
+                | E::DualInfeasible { .. }
+        ),
+        SimError::Diverged { .. } => true,
+        _ => false,
+    }
+}
+
+/// One step of `h` with `input` applied, recovered by halving when it fails (module docs).
+///
+/// # Errors
+/// The first error when it is not recoverable, or the error of the smallest step when the
+/// halvings run out.
+pub fn step_with_recovery(
+    stepper: &mut dyn Stepper,
+    model: &Model,
+    state: &State,
+    input: &Actuation,
+    h: f64,
+    recoveries: &mut Recoveries,
+) -> Result<State, SimError> {
+    match stepper.step_actuated(model, state, input, h) {
+        Ok(next) => Ok(next),
+        Err(e) if !recoverable(&e) => Err(e),
+        Err(_) => {
+            let mut substeps = 0;
+            let next = halved(stepper, model, state, input, h, MAX_HALVINGS, &mut substeps)?;
+            recoveries.step_halving += 1;
+            recoveries.substeps += substeps;
+            Ok(next)
+        }
+    }
+}
+
+/// Two steps of `h / 2`, each halved again on failure while `depth` lasts.
+fn halved(
+    stepper: &mut dyn Stepper,
+    model: &Model,
+    state: &State,
+    input: &Actuation,
+    h: f64,
+    depth: u32,
+    substeps: &mut usize,
+) -> Result<State, SimError> {
+    let half = 0.5 * h;
+    let mut s = state.clone();
+    for _ in 0..2 {
+        s = match stepper.step_actuated(model, &s, input, half) {
+            Ok(next) => {
+                *substeps += 1;
+                next
+            }
+            Err(e) if !recoverable(&e) || depth <= 1 => return Err(e),
+            Err(_) => halved(stepper, model, &s, input, half, depth - 1, substeps)?,
+        };
+    }
+    Ok(s)
+}
