@@ -12,7 +12,9 @@ use crate::dynamics::{
     velocity_map, Kinematics,
 };
 use crate::error::{Location, ModelError};
-use crate::geometry::{collider_world_poses, detect_contacts, tangent_basis};
+use crate::geometry::{
+    collider_world_poses, detect_contacts_within, tangent_basis, ContactMargins,
+};
 use crate::scalar::{lift, lift3};
 use crate::{BodyId, ComplianceLaw, ConstraintKind, Dimension, JointKind, Model, Scalar, State};
 use nalgebra::{Cholesky, DMatrix, DVector, Matrix3xX, Point3, RowDVector, Vector3};
@@ -247,6 +249,28 @@ impl<T: Scalar> ContactSnapshot<T> {
     /// [`ModelError::InvalidValue`] for a distance constraint whose anchors coincide (its
     /// direction is undefined).
     pub fn new(model: &Model, q: &DVector<T>, v: &DVector<T>, t: T) -> Result<Self, ModelError> {
+        Self::with_contact_margins(
+            model,
+            q,
+            v,
+            t,
+            &ContactMargins::uniform(model.contact_margin),
+        )
+    }
+
+    /// [`ContactSnapshot::new`] with the contacts detected within `margins` instead of the
+    /// model's [`Model::contact_margin`] (joint limits keep the model's margin): steppers
+    /// widen it for fast colliders ([`velocity_margins`]) so that no contact is stepped over.
+    ///
+    /// # Errors
+    /// As [`ContactSnapshot::new`].
+    pub fn with_contact_margins(
+        model: &Model,
+        q: &DVector<T>,
+        v: &DVector<T>,
+        t: T,
+        margins: &ContactMargins,
+    ) -> Result<Self, ModelError> {
         check_vector("q", q, model.nq())?;
         check_vector("v", v, model.nv())?;
         if !t.is_finite() {
@@ -304,7 +328,7 @@ impl<T: Scalar> ContactSnapshot<T> {
         let kin = kinematics(model, q, v);
         let mass = mass_matrix(model, q);
         let forces = passive_force(model, v) - bias_force(model, q, v);
-        let contacts = Self::build_contacts(model, &kin)?;
+        let contacts = Self::build_contacts(model, &kin, margins)?;
         let bilateral = Self::build_bilateral(model, &kin, v)?;
         let limits = Self::build_limits(model, q, nv);
         check_outputs_finite(q, v, &mass, &forces, &contacts)?;
@@ -323,9 +347,13 @@ impl<T: Scalar> ContactSnapshot<T> {
         })
     }
 
-    fn build_contacts(model: &Model, kin: &Kinematics<T>) -> Result<Vec<Contact<T>>, ModelError> {
+    fn build_contacts(
+        model: &Model,
+        kin: &Kinematics<T>,
+        margins: &ContactMargins,
+    ) -> Result<Vec<Contact<T>>, ModelError> {
         let poses = collider_world_poses(model, &kin.poses)?;
-        let found = detect_contacts(model, &poses, lift::<T>(model.contact_margin))?;
+        let found = detect_contacts_within(model, &poses, margins)?;
         let mut contacts = Vec::with_capacity(found.len());
         for pc in found {
             let g = pc.geometry;
@@ -695,6 +723,31 @@ fn pair_material_cached(
 }
 
 /// Bounding radius of a shape about its collider origin (`None` = unbounded).
+/// The contact margins that keep every contact in view over a step of `h` at the
+/// velocities of `kin`: the model's [`Model::contact_margin`] for every pair, plus for each
+/// collider on a body the distance its fastest point can travel in one step,
+/// `h (|v_b| + |ω_b| r_c)`, with `r_c` the distance from the body's frame origin to the
+/// farthest point of the collider (its offset plus its bounding radius; unbounded shapes on
+/// moving bodies count the origin's speed only). Two colliders approaching each other then
+/// cannot close a gap larger than their pair margin within the step (speculative contacts).
+pub fn velocity_margins(model: &Model, kin: &Kinematics<f64>, h: f64) -> ContactMargins {
+    let extra = model
+        .colliders
+        .iter()
+        .map(|c| {
+            let Some(b) = c.body.filter(|&b| b < kin.poses.len()) else {
+                return 0.0;
+            };
+            let reach = c.pose.translation.vector.norm() + bounding_radius(&c.shape).unwrap_or(0.0);
+            h * (kin.linear_velocity[b].norm() + kin.angular_velocity[b].norm() * reach)
+        })
+        .collect();
+    ContactMargins {
+        base: model.contact_margin,
+        extra,
+    }
+}
+
 fn bounding_radius(shape: &crate::Shape) -> Option<f64> {
     use crate::Shape;
     match shape {
@@ -753,6 +806,23 @@ impl BlockSnapshot {
         q: &DVector<f64>,
         v: &DVector<f64>,
         t: f64,
+    ) -> Result<bool, ModelError> {
+        let margins = ContactMargins::uniform(model.contact_margin);
+        self.update_with_contact_margins(model, q, v, t, &margins)
+    }
+
+    /// [`BlockSnapshot::update`] with the contacts detected within `margins` instead of the
+    /// model's [`Model::contact_margin`] (see [`ContactSnapshot::with_contact_margins`]).
+    ///
+    /// # Errors
+    /// As [`BlockSnapshot::new`].
+    pub fn update_with_contact_margins(
+        &mut self,
+        model: &Model,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        t: f64,
+        margins: &ContactMargins,
     ) -> Result<bool, ModelError> {
         use crate::dynamics::rnea::rnea_from_workspace;
         use crate::dynamics::DynamicsWorkspace;
@@ -860,7 +930,6 @@ impl BlockSnapshot {
         // Broad phase: sweep and prune along the axis of largest spread of the bounded
         // colliders' centres; unbounded colliders pair with everything.
         let poses = collider_world_poses(model, &kin.poses)?;
-        let margin = model.contact_margin;
         let nc = model.colliders.len();
         let radius: Vec<Option<f64>> = model
             .colliders
@@ -885,20 +954,22 @@ impl BlockSnapshot {
         }
         let slack = |x: f64| x + 1e-9 * (1.0 + x.abs());
         let mut order = bounded.clone();
-        let lower = |i: usize| poses[i].translation.vector[axis] - radius[i].unwrap_or(0.0);
+        // each collider's bounding radius grown by its extra margin
+        let grown = |i: usize| radius[i].unwrap_or(0.0) + margins.extra(i);
+        let lower = |i: usize| poses[i].translation.vector[axis] - grown(i);
         order.sort_by(|&a, &b| lower(a).total_cmp(&lower(b)));
         let mut pairs = Vec::new();
         for (k, &i) in order.iter().enumerate() {
-            let ri = radius[i].unwrap_or(0.0);
+            let ri = grown(i);
             let ci = poses[i].translation.vector;
-            let reach = slack(ci[axis] + ri + margin);
+            let reach = slack(ci[axis] + ri + margins.base);
             for &j in &order[k + 1..] {
                 if lower(j) > reach {
                     break;
                 }
-                let rj = radius[j].unwrap_or(0.0);
+                let rj = grown(j);
                 let d = (poses[j].translation.vector - ci).norm();
-                if d <= slack(ri + rj + margin) {
+                if d <= slack(ri + rj + margins.base) {
                     pairs.push((i.min(j), i.max(j)));
                 }
             }
@@ -983,7 +1054,10 @@ impl BlockSnapshot {
             ) else {
                 continue;
             };
-            for (feature, g) in found.into_iter().filter(|(_, g)| g.gap <= margin) {
+            for (feature, g) in found
+                .into_iter()
+                .filter(|(_, g)| g.gap <= margins.pair(a, b))
+            {
                 let body_a = model.colliders[a].body;
                 let body_b = model.colliders[b].body;
                 let tangents = tangent_basis(model.dimension, &g.normal);

@@ -116,8 +116,9 @@ use crate::drumwright_fast::{
 };
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
-use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
+use nonsmooth_core::dynamics::{check_state, integrate_configuration, kinematics};
+use nonsmooth_core::geometry::ContactMargins;
+use nonsmooth_core::snapshot::{velocity_margins, BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
 use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
 use nonsmooth_solvers::{SolveStatus, SolverError};
@@ -216,6 +217,11 @@ pub struct DrumwrightOptions {
     /// with Clarabel as the fallback ([`StepReport::fallbacks`]). Skipped (the Clarabel path
     /// is used) when the Delassus matrix is not sparse, e.g. many contacts on one body.
     pub fast_solver: bool,
+    /// D3 for fast bodies: detect contacts within
+    /// [`nonsmooth_core::snapshot::velocity_margins`] (each collider's margin widened by the
+    /// distance its fastest point travels in one step) so that a body moving faster than
+    /// margin/h meets its speculative contact before it passes through (default on).
+    pub velocity_margin: bool,
 }
 
 impl Default for DrumwrightOptions {
@@ -240,6 +246,7 @@ impl Default for DrumwrightOptions {
             sparse_friction: false,
             sparse_with_friction: false,
             fast_solver: true,
+            velocity_margin: true,
         }
     }
 }
@@ -1516,10 +1523,16 @@ impl DrumwrightStepper {
             let f = input.generalized_force(&state.q, &state.v);
             block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
         }
+        let margins = if self.options.velocity_margin {
+            let kin = kinematics(model, &state.q, &state.v);
+            velocity_margins(model, &kin, h)
+        } else {
+            ContactMargins::uniform(model.contact_margin)
+        };
         let block = if input.has_servos() {
             None
         } else {
-            self.try_block_step(model, state, h, block_extra.as_ref())?
+            self.try_block_step(model, state, h, block_extra.as_ref(), &margins)?
         };
         let (v1, q1) = match block {
             Some(v1) => {
@@ -1527,7 +1540,9 @@ impl DrumwrightStepper {
                 (v1, q1)
             }
             None => {
-                let mut snap = ContactSnapshot::from_state(model, state)?;
+                let mut snap = ContactSnapshot::with_contact_margins(
+                    model, &state.q, &state.v, state.t, &margins,
+                )?;
                 if let Some(extra) = extra {
                     snap.forces += extra;
                 }
@@ -1676,23 +1691,22 @@ impl DrumwrightStepper {
         state: &State,
         h: f64,
         load: Option<&DVector<f64>>,
+        margins: &ContactMargins,
     ) -> Result<Option<DVector<f64>>, SimError> {
         if !self.fast_path_allowed() {
             return Ok(None);
         }
         // The block snapshot of the previous step is updated in place (its storage reused).
-        let bs = match self.block_snapshot.take() {
-            Some(mut bs) => {
-                if !bs.update(model, &state.q, &state.v, state.t)? {
-                    return Ok(None);
-                }
-                bs
-            }
+        let mut bs = match self.block_snapshot.take() {
+            Some(bs) => bs,
             None => match BlockSnapshot::from_state(model, state)? {
                 Some(bs) => bs,
                 None => return Ok(None),
             },
         };
+        if !bs.update_with_contact_margins(model, &state.q, &state.v, state.t, margins)? {
+            return Ok(None);
+        }
         // Early sparsity estimate (the test of `block_program` on all detected contacts): many
         // contacts on one body (the foundation) stay on the Clarabel path.
         let mut per_body = vec![0usize; bs.block_of_body.len()];

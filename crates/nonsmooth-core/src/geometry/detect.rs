@@ -177,6 +177,38 @@ fn pair_contacts_any_order<T: Scalar>(
     }
 }
 
+/// Contact detection margins: collider pair (i, j) is a contact when its gap is at most
+/// `base + extra[i] + extra[j]` (an empty `extra` adds nothing). Steppers widen the margin of
+/// fast colliders by the distance they can travel in one step
+/// ([`crate::snapshot::velocity_margins`]), so that no contact is stepped over.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContactMargins {
+    /// Margin of every pair (m), the model's [`Model::contact_margin`].
+    pub base: f64,
+    /// Extra margin per collider (m), or empty.
+    pub extra: Vec<f64>,
+}
+
+impl ContactMargins {
+    /// The same margin for every pair.
+    pub fn uniform(base: f64) -> Self {
+        ContactMargins {
+            base,
+            extra: Vec::new(),
+        }
+    }
+
+    /// Extra margin of collider `i`.
+    pub fn extra(&self, i: usize) -> f64 {
+        self.extra.get(i).copied().unwrap_or(0.0)
+    }
+
+    /// Margin of the pair (i, j).
+    pub fn pair(&self, i: usize, j: usize) -> f64 {
+        self.base + self.extra(i) + self.extra(j)
+    }
+}
+
 /// Enumerates every collider pair of `model` and returns the contacts with gap φ ≤ `margin`,
 /// ordered by (first collider index, second collider index, feature).
 ///
@@ -194,6 +226,29 @@ pub fn detect_contacts<T: Scalar>(
     model: &Model,
     collider_poses: &[Isometry3<T>],
     margin: T,
+) -> Result<Vec<PairContact<T>>, ModelError> {
+    detect_pairs(model, collider_poses, &|_, _| margin)
+}
+
+/// [`detect_contacts`] with a margin per pair ([`ContactMargins`]).
+///
+/// # Errors
+/// As [`detect_contacts`].
+pub fn detect_contacts_within<T: Scalar>(
+    model: &Model,
+    collider_poses: &[Isometry3<T>],
+    margins: &ContactMargins,
+) -> Result<Vec<PairContact<T>>, ModelError> {
+    detect_pairs(model, collider_poses, &|i, j| {
+        nalgebra::convert::<f64, T>(margins.pair(i, j))
+    })
+}
+
+/// The pair loop of [`detect_contacts`] with the margin of pair (i, j) from `margin`.
+fn detect_pairs<T: Scalar>(
+    model: &Model,
+    collider_poses: &[Isometry3<T>],
+    margin: &dyn Fn(usize, usize) -> T,
 ) -> Result<Vec<PairContact<T>>, ModelError> {
     let n = model.colliders.len();
     if collider_poses.len() != n {
@@ -226,6 +281,7 @@ pub fn detect_contacts<T: Scalar>(
                 continue;
             };
             let (a, b) = if i_is_a { (i, j) } else { (j, i) };
+            let margin = margin(i, j);
             out.extend(contacts.into_iter().filter(|(_, g)| g.gap <= margin).map(
                 |(feature, geometry)| PairContact {
                     collider_a: a,

@@ -24,7 +24,8 @@ mod heightmap;
 mod primitives;
 
 pub use detect::{
-    collider_world_poses, detect_contacts, pair_contacts, FeatureContacts, PairContact,
+    collider_world_poses, detect_contacts, detect_contacts_within, pair_contacts, ContactMargins,
+    FeatureContacts, PairContact,
 };
 pub use heightmap::{heightmap_profile_eval, heightmap_surface_eval, HeightSample};
 pub use primitives::{
