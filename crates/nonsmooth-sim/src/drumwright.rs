@@ -68,7 +68,8 @@
 //! as per-body blocks, contacts from a sweep-and-prune broad phase, and the Delassus matrix
 //! `W = G M⁻¹ Gᵀ` assembled sparsely body by body (contacts couple only through shared
 //! bodies; for the stack W is block tridiagonal), so a step costs O(bodies + contacts).
-//! When W is not sparse (Σ over bodies of (rows on the body)² above 16·rows + 1024, e.g.
+//! When W is not sparse (Σ over bodies of (rows on the body)² above max(16·rows + 1024,
+//! rows²/4), e.g.
 //! the 900 points of the foundation on one body) the Clarabel path is used unchanged.
 //! The two stages are solved by the specialized solvers of [`crate::drumwright_fast`]:
 //! - normal stage: the LCP `λ ≥ 0 ⊥ (R + W_uu)λ − c ≥ 0` by block principal pivoting,
@@ -1604,6 +1605,15 @@ impl Stepper for DrumwrightStepper {
     }
 }
 
+/// Whether a Delassus matrix of `rows` rows with about `entries` nonzeros (Σ over bodies of
+/// the squared number of rows on the body) is worth the block fast path: at most
+/// 16 entries per row (+ 1024), or at most a quarter of the dense matrix. Many contacts on
+/// one body (the 900 points of the foundation) make it dense; a pile of spheres, each
+/// touching a few others, keeps it sparse.
+fn delassus_is_sparse(entries: usize, rows: usize) -> bool {
+    entries <= (16 * rows + 1024).max(rows * rows / 4)
+}
+
 /// Accepts one normal/friction alternation of the staged solve (normal impulses `lu`,
 /// friction impulses `lt`) and says whether the alternation has converged: unchanged friction
 /// leaves the normal stage unchanged (exactly done), otherwise the largest change must be
@@ -1724,7 +1734,7 @@ impl DrumwrightStepper {
                 }
             }
         }
-        if per_body.iter().map(|x| x * x).sum::<usize>() > 16 * rows + 1024 {
+        if !delassus_is_sparse(per_body.iter().map(|x| x * x).sum(), rows) {
             return Ok(None);
         }
         let out = self.block_step(&bs, &state.v, h, load);
@@ -1888,7 +1898,7 @@ impl DrumwrightStepper {
             }
         }
         let work: usize = p.per_block.iter().map(|l| l.len() * l.len()).sum();
-        if work > 16 * n + 1024 {
+        if !delassus_is_sparse(work, n) {
             return Ok(false);
         }
         // W row by row: `M_b⁻¹ gᵀ` of every (row, block) part first, then row i of W as
