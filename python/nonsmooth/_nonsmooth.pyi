@@ -109,6 +109,9 @@ class Simulator:
     def dt(self) -> float: ...
     @property
     def stepper(self) -> str: ...
+    @property
+    def warnings(self) -> List[str]:
+        """What the stepper leaves out of the model (also emitted as ``UserWarning``)."""
     def counters(self) -> Dict[str, Any]:
         """``steps``, ``clamped_commands`` and ``recoveries`` (``step_halving``, ``substeps``)
         since construction or the last reset."""

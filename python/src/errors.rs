@@ -59,6 +59,17 @@ create_exception!(
     "An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."
 );
 
+/// Emits each line of `warnings` as a Python `UserWarning`.
+pub fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    for w in warnings {
+        let text = std::ffi::CString::new(w.replace('\0', " "))
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        PyErr::warn(py, &category, &text, 1)?;
+    }
+    Ok(())
+}
+
 /// Converts a [`nonsmooth_core::ModelError`] into `ModelError`.
 pub fn model_err(e: nonsmooth_core::ModelError) -> PyErr {
     ModelError::new_err(e.to_string())

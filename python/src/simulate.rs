@@ -39,6 +39,7 @@ fn simulate<'py>(
         .or_else(|| m.simulation.stepper.clone())
         .unwrap_or_else(|| "penalty-symplectic".to_string());
     let mut st = by_name(&name).map_err(sim_err)?;
+    crate::errors::warn_all(py, &nonsmooth_sim::model_warnings(m, st.as_ref()))?;
     let options = SimOptions {
         dt: dt.or(m.simulation.dt).unwrap_or(1e-3),
         duration: duration.or(m.simulation.duration).unwrap_or(1.0),

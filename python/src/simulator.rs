@@ -25,7 +25,7 @@ pub struct PySimulator {
 impl PySimulator {
     #[new]
     #[pyo3(signature = (model, stepper = "drumwright", dt = 1e-3))]
-    fn new(model: &PyModel, stepper: &str, dt: f64) -> PyResult<Self> {
+    fn new(py: Python<'_>, model: &PyModel, stepper: &str, dt: f64) -> PyResult<Self> {
         if stepper == nonsmooth_impact::steppers::TIME_AS_STATE_DI {
             return Err(SimulationError::new_err(format!(
                 "stepper `{stepper}` advances an impulse-and-time variable, not physical time \
@@ -33,6 +33,7 @@ impl PySimulator {
             )));
         }
         let inner = Simulator::new(model.inner.clone(), stepper, dt).map_err(sim_err)?;
+        crate::errors::warn_all(py, inner.warnings())?;
         Ok(Self { inner })
     }
 
@@ -117,6 +118,13 @@ impl PySimulator {
     #[getter]
     fn dt(&self) -> f64 {
         self.inner.dt()
+    }
+
+    /// What the stepper leaves out of this model (e.g. a material's restitution); also
+    /// emitted as `UserWarning`s when the simulator is built.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
     }
 
     /// The stepper's name.

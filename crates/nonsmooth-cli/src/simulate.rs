@@ -46,6 +46,10 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         .or_else(|| settings.stepper.clone())
         .unwrap_or_else(|| "penalty-symplectic".to_string());
     let mut stepper = steppers::by_name(&stepper_name)?;
+    let warnings = nonsmooth_sim::model_warnings(&model, stepper.as_ref());
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     let dt = args.dt.or(settings.dt).unwrap_or(1e-3);
     let duration = args.duration.or(settings.duration).unwrap_or(1.0);
     let probe = SimOptions {
@@ -96,7 +100,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         Err(err) => {
             // Keep what was computed before the failing step, then report the failure.
             if let nonsmooth_sim::SimError::StepFailed { partial, .. } = &err {
-                write_outputs(&args.out, &model, partial, args, &probe, wall)?;
+                write_outputs(&args.out, &model, partial, args, &probe, wall, &warnings)?;
                 eprintln!(
                     "wrote the {} states computed before the failure to {}",
                     partial.t.len(),
@@ -106,7 +110,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             return Err(err.into());
         }
     };
-    let summary = write_outputs(&args.out, &model, &traj, args, &probe, wall)?;
+    let summary = write_outputs(&args.out, &model, &traj, args, &probe, wall, &warnings)?;
     if args.output.json {
         outln!("{summary}");
         return Ok(ExitCode::SUCCESS);
@@ -134,6 +138,7 @@ fn write_outputs(
     args: &SimulateArgs,
     options: &SimOptions,
     wall: f64,
+    warnings: &[String],
 ) -> Result<serde_json::Value, CliError> {
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
     let last = traj.final_state();
@@ -146,6 +151,7 @@ fn write_outputs(
         "steps": traj.steps,
         "recorded_states": traj.t.len(),
         "recoveries": traj.recoveries,
+        "warnings": warnings,
         "wall_time_s": wall,
         "q_names": traj.q_names,
         "v_names": traj.v_names,

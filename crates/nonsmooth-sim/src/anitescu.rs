@@ -81,6 +81,10 @@ pub struct AnitescuPotraStepper {
     /// Relative tolerance of the residual check on the unscaled LCP (see the module docs).
     /// Default `1e-8`.
     pub residual_tol: f64,
+    /// Approach speed (m/s) above which a contact with a restitution coefficient bounces
+    /// (Newton's law on the normal velocity); slower contacts are inelastic, so that resting
+    /// contacts do not jitter. Default 0.1 m/s.
+    pub restitution_threshold: f64,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -89,6 +93,7 @@ impl Default for AnitescuPotraStepper {
             directions: 4,
             lemke: LemkeOptions::default(),
             residual_tol: 1e-8,
+            restitution_threshold: 0.1,
         }
     }
 }
@@ -216,6 +221,9 @@ struct StepLcp {
     q: DVector<f64>,
     /// Gaps φ₀ of the normal rows.
     gaps: Vec<f64>,
+    /// Constant term b of each normal row (`w = J v⁺ + b`): φ/h, or the Newton restitution
+    /// term of a bouncing contact.
+    offsets: Vec<f64>,
     /// Number of normal rows.
     m: usize,
     /// Number of impulse unknowns (normal rows + pyramid directions).
@@ -314,6 +322,29 @@ impl AnitescuPotraStepper {
     }
 
     /// Builds the LCP of the step and its equilibration; `None` without active rows.
+    /// Constant term b of a contact's normal row `w = J_n v⁺ + b ≥ 0`: φ/h (the gap may close
+    /// within the step), or, for a contact with restitution e > 0 that closes within the step
+    /// at more than [`AnitescuPotraStepper::restitution_threshold`], Newton's law
+    /// `v_n⁺ ≥ −e v_n⁻` (`b = e v_n⁻`): the bounce starts at the step that would close the
+    /// gap, up to h·|v_n⁻| before the surfaces touch.
+    fn row_offset(
+        &self,
+        c: &nonsmooth_core::snapshot::Contact<f64>,
+        v: &DVector<f64>,
+        h: f64,
+    ) -> f64 {
+        let phi_h = c.gap / h;
+        let Some(e) = c.restitution.filter(|e| *e > 0.0) else {
+            return phi_h;
+        };
+        let vn = c.normal_row.dot(v);
+        if vn < -self.restitution_threshold && c.gap + h * vn < 0.0 {
+            e * vn
+        } else {
+            phi_h
+        }
+    }
+
     fn assemble(
         &self,
         snap: &ContactSnapshot<f64>,
@@ -323,7 +354,8 @@ impl AnitescuPotraStepper {
     ) -> Option<StepLcp> {
         let nv = snap.nv();
         // Normal rows: contacts then limits.
-        let mut normals: Vec<(DVector<f64>, f64)> = Vec::new();
+        // (row, gap φ, constant term b of the row: w = J v⁺ + b ≥ 0)
+        let mut normals: Vec<(DVector<f64>, f64, f64)> = Vec::new();
         let mut dirs: Vec<(usize, DVector<f64>)> = Vec::new();
         let mut mus: Vec<f64> = Vec::new();
         let mut kept: Vec<usize> = Vec::new();
@@ -335,7 +367,7 @@ impl AnitescuPotraStepper {
             }
             kept.push(ci);
             let i = normals.len();
-            normals.push((c.normal_row.clone(), c.gap));
+            normals.push((c.normal_row.clone(), c.gap, self.row_offset(c, &snap.v, h)));
             mus.push(c.friction);
             if c.friction > 0.0 {
                 match snap.dimension {
@@ -356,7 +388,7 @@ impl AnitescuPotraStepper {
             }
         }
         for l in &snap.limits {
-            normals.push((l.row.clone(), l.phi));
+            normals.push((l.row.clone(), l.phi, l.phi / h));
             mus.push(0.0);
         }
         let m = normals.len();
@@ -374,7 +406,7 @@ impl AnitescuPotraStepper {
         let n = ni + ng;
         // Columns of the impulse map J (nv × (m + nd)).
         let mut j = DMatrix::zeros(nv, ni);
-        for (k, (row, _)) in normals.iter().enumerate() {
+        for (k, (row, _, _)) in normals.iter().enumerate() {
             j.set_column(k, row);
         }
         for (k, (_, d)) in dirs.iter().enumerate() {
@@ -387,7 +419,7 @@ impl AnitescuPotraStepper {
         let mut q = DVector::zeros(n);
         let jv = j.transpose() * v_free;
         for k in 0..m {
-            q[k] = jv[k] + normals[k].1 / h;
+            q[k] = jv[k] + normals[k].2;
         }
         for k in 0..nd {
             q[m + k] = jv[m + k];
@@ -426,7 +458,12 @@ impl AnitescuPotraStepper {
             duplicates,
             mat,
             q,
-            gaps: normals.iter().map(|n| n.1).collect(),
+            // a bouncing row has no penetration correction to drop
+            gaps: normals
+                .iter()
+                .map(|n| if n.2 == n.1 / h { n.1 } else { n.1.max(0.0) })
+                .collect(),
+            offsets: normals.iter().map(|n| n.2).collect(),
             m,
             ni,
             minv_j,
@@ -496,7 +533,7 @@ impl AnitescuPotraStepper {
                             support = Some((0..n).filter(|&i| zhat[i] > 0.0).collect());
                         }
                         let z = zhat.component_mul(&lcp.col_scale);
-                        self.check(lcp, q, &z, mass, v_free, h).map(
+                        self.check(lcp, q, &z, mass, v_free).map(
                             |(residual, energy_gain, energy_bound)| Accepted {
                                 z,
                                 pivots: s.iterations,
@@ -539,7 +576,6 @@ impl AnitescuPotraStepper {
         z: &DVector<f64>,
         mass: &DMatrix<f64>,
         v_free: &DVector<f64>,
-        h: f64,
     ) -> Result<(f64, f64, f64), String> {
         if z.iter().any(|x| !x.is_finite()) {
             return Err("non-finite solution".into());
@@ -558,7 +594,9 @@ impl AnitescuPotraStepper {
         let v1 = v_free + &dv;
         let ke = |v: &DVector<f64>| 0.5 * v.dot(&(mass * v));
         let gain = ke(&v1) - ke(v_free);
-        let bound: f64 = (0..lcp.m).map(|k| z[k] * (-lcp.gaps[k]).max(0.0) / h).sum();
+        // −λᵀb⁺ is the work of the rows' constant terms: a penetration correction (φ < 0)
+        // or a restitution target (e v_n⁻ < 0)
+        let bound: f64 = (0..lcp.m).map(|k| z[k] * (-lcp.offsets[k]).max(0.0)).sum();
         let slack = 1e-8 * (ke(v_free) + ke(&dv) + bound) + 1e-12;
         if gain.is_nan() || gain > bound + slack {
             return Err(format!(
@@ -572,6 +610,10 @@ impl AnitescuPotraStepper {
 impl Stepper for AnitescuPotraStepper {
     fn name(&self) -> &'static str {
         "anitescu-potra"
+    }
+
+    fn honours_restitution(&self) -> bool {
+        true
     }
 
     fn step_actuated(

@@ -36,6 +36,7 @@ mod rigid_setup;
 pub mod run;
 pub mod simulator;
 pub mod stepper;
+pub mod warnings;
 
 pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
@@ -49,3 +50,4 @@ pub use registry::{stepper_by_name, STEPPER_NAMES};
 pub use run::{simulate, SimOptions, Trajectory};
 pub use simulator::{ContactRecord, SimCounters, Simulator};
 pub use stepper::{ContactImpulse, Stepper};
+pub use warnings::model_warnings;

@@ -65,6 +65,7 @@ pub struct Simulator {
     /// State at the start of the last step (for [`Simulator::contacts`]).
     previous: Option<State>,
     counters: SimCounters,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -102,6 +103,7 @@ impl Simulator {
     ) -> Result<Self, SimError> {
         crate::stepper::check_step_size(dt)?;
         let state = model.initial_state.clone();
+        let warnings = crate::model_warnings(&model, stepper.as_ref());
         Ok(Self {
             model,
             stepper,
@@ -109,6 +111,7 @@ impl Simulator {
             state,
             previous: None,
             counters: SimCounters::default(),
+            warnings,
         })
     }
 
@@ -145,6 +148,12 @@ impl Simulator {
     /// Time (s).
     pub fn t(&self) -> f64 {
         self.state.t
+    }
+
+    /// What the stepper leaves out of this model (e.g. a material's restitution), one line
+    /// each ([`crate::model_warnings`]).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Steps and clamped commands since construction or the last reset.

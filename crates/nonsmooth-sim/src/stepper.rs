@@ -41,6 +41,12 @@ pub trait Stepper: Send + Sync {
         self.step_actuated(model, state, &Actuation::none(), h)
     }
 
+    /// Whether the scheme applies a material's Newton restitution coefficient (otherwise
+    /// [`crate::warnings::model_warnings`] says so before a run).
+    fn honours_restitution(&self) -> bool {
+        false
+    }
+
     /// The contact impulses of the last successful step of size `h`, for the steppers that
     /// report them (`None` otherwise).
     fn last_contact_impulses(&self, _h: f64) -> Option<Vec<ContactImpulse>> {
