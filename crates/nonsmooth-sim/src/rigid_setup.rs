@@ -17,9 +17,11 @@ pub(crate) struct FreeMotion {
     pub v_free: DVector<f64>,
 }
 
-/// Checks the state, builds the snapshot, adds the actuation `input` to its M and f (servos
-/// implicitly, [`crate::actuation`]), rejects bilateral constraints for `stepper` and factors
-/// M; a mass matrix that is not positive definite is a [`SimError::Diverged`].
+/// Checks the state, builds the snapshot (contacts within the velocity margins of
+/// [`nonsmooth_core::snapshot::velocity_margins`], so that fast bodies meet their contacts
+/// before passing through), adds the actuation `input` to its M and f (servos implicitly,
+/// [`crate::actuation`]), rejects bilateral constraints for `stepper` and factors M; a mass
+/// matrix that is not positive definite is a [`SimError::Diverged`].
 pub(crate) fn free_motion(
     model: &Model,
     state: &State,
@@ -28,7 +30,10 @@ pub(crate) fn free_motion(
     stepper: &'static str,
 ) -> Result<FreeMotion, SimError> {
     check_state(model, &state.q, &state.v)?;
-    let mut snap = ContactSnapshot::from_state(model, state)?;
+    let kin = nonsmooth_core::dynamics::kinematics(model, &state.q, &state.v);
+    let margins = nonsmooth_core::snapshot::velocity_margins(model, &kin, h);
+    let mut snap =
+        ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?;
     input.apply_implicit(
         &mut snap.mass_matrix,
         &mut snap.forces,
