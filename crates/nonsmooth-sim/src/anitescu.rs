@@ -287,7 +287,7 @@ impl AnitescuPotraStepper {
             });
         }
         let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-            crate::rigid_setup::free_motion(model, state, input, h, "anitescu-potra")?;
+            crate::rigid_setup::free_motion(model, state, input, h, "anitescu-potra", true)?;
         let mut report = ApStepReport::default();
         let v1 = match self.assemble(&snap, &chol, &v_free, h) {
             None => v_free,

@@ -17,9 +17,9 @@ pub(crate) struct FreeMotion {
     pub v_free: DVector<f64>,
 }
 
-/// Checks the state, builds the snapshot (contacts within the velocity margins of
-/// [`nonsmooth_core::snapshot::velocity_margins`], so that fast bodies meet their contacts
-/// before passing through), adds the actuation `input` to its M and f (servos implicitly,
+/// Checks the state, builds the snapshot (with `speculative`, contacts within the velocity
+/// margins of [`nonsmooth_core::snapshot::velocity_margins`], so that fast bodies meet their
+/// contacts before passing through; else within the model's margin), adds the actuation `input` to its M and f (servos implicitly,
 /// [`crate::actuation`]), rejects bilateral constraints for `stepper` and factors M; a mass
 /// matrix that is not positive definite is a [`SimError::Diverged`].
 pub(crate) fn free_motion(
@@ -28,10 +28,15 @@ pub(crate) fn free_motion(
     input: &crate::Actuation,
     h: f64,
     stepper: &'static str,
+    speculative: bool,
 ) -> Result<FreeMotion, SimError> {
     check_state(model, &state.q, &state.v)?;
-    let kin = nonsmooth_core::dynamics::kinematics(model, &state.q, &state.v);
-    let margins = nonsmooth_core::snapshot::velocity_margins(model, &kin, h);
+    let margins = if speculative {
+        let kin = nonsmooth_core::dynamics::kinematics(model, &state.q, &state.v);
+        nonsmooth_core::snapshot::velocity_margins(model, &kin, h)
+    } else {
+        nonsmooth_core::geometry::ContactMargins::uniform(model.contact_margin)
+    };
     let mut snap =
         ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?;
     input.apply_implicit(
