@@ -141,10 +141,10 @@ impl Stepper for MaxDissipationStepper {
                 reason: format!("must be finite and non-negative, got {}", self.active_gap),
             });
         }
+        // Its own active set (rows within `active_gap` or closing under the free velocity)
+        // decides which contacts act; velocity margins would add separating rows that take
+        // impulses at a distance.
         let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-                        // its own active set (rows within `active_gap` or closing under the free
-            // velocity) decides which contacts act; velocity margins would add separating
-            // rows that take impulses at a distance
             crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", false)?;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
