@@ -3,7 +3,7 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_report::html::{write_report, ReportEntry};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -60,13 +60,35 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
     let mut entries = Vec::new();
     let mut all_passed = true;
+    let previous = previous_wall_times(&args.out, &ids, args.quick);
+    if let Some(total) = estimate(&previous) {
+        if !(args.output.quiet || args.output.json) {
+            eprintln!(
+                "{} experiments; the previous run in {} took {} in all",
+                ids.len(),
+                args.out.display(),
+                duration(total)
+            );
+        }
+    }
     let log = crate::progress::Log::new(
         ids.len() as u64,
         "reproducing",
         args.output.quiet || args.output.json,
     );
     for (i, id) in ids.iter().enumerate() {
-        log.start(&format!("[{}/{}] {id}", i + 1, ids.len()));
+        let eta = match (previous[i], estimate(&previous[i..])) {
+            (Some(this), Some(left)) => {
+                format!(
+                    " (last run {}; about {} left)",
+                    duration(this),
+                    duration(left)
+                )
+            }
+            (Some(this), None) => format!(" (last run {}; time left unknown)", duration(this)),
+            _ => String::new(),
+        };
+        log.start(&format!("[{}/{}] {id}{eta}", i + 1, ids.len()));
         let progress = |msg: &str| log.detail(&format!("{id}: {msg}"));
         match registry.run(id, &args.out, args.quick, &progress) {
             Ok(outcome) => {
@@ -131,4 +153,66 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Wall time (s) of each experiment's previous run in `out` (its `result.json`), when that run
+/// was in the same mode (quick or full); `None` where there is none.
+fn previous_wall_times(out: &Path, ids: &[String], quick: bool) -> Vec<Option<f64>> {
+    ids.iter()
+        .map(|id| {
+            let text = std::fs::read_to_string(out.join(id).join("result.json")).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            (v.get("quick")?.as_bool()? == quick)
+                .then(|| v.get("wall_time_s")?.as_f64())
+                .flatten()
+        })
+        .collect()
+}
+
+/// The sum of `times` when every entry is known.
+fn estimate(times: &[Option<f64>]) -> Option<f64> {
+    times.iter().copied().sum()
+}
+
+/// `s` seconds as "2.5 s", "12 s", "3.4 min" or "1.2 h".
+fn duration(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 100.0 {
+        format!("{s:.0} s")
+    } else if s < 6000.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_needs_every_previous_time() {
+        assert_eq!(estimate(&[Some(1.0), Some(2.5)]), Some(3.5));
+        assert_eq!(estimate(&[Some(1.0), None]), None);
+        assert_eq!(duration(2.5), "2.5 s");
+        assert_eq!(duration(42.0), "42 s");
+        assert_eq!(duration(600.0), "10.0 min");
+        assert_eq!(duration(7200.0), "2.0 h");
+    }
+
+    #[test]
+    fn previous_times_come_from_result_files_of_the_same_mode() {
+        let dir = std::env::temp_dir().join(format!("nonsmooth-eta-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("a")).unwrap();
+        std::fs::write(
+            dir.join("a").join("result.json"),
+            r#"{"quick": true, "wall_time_s": 2.5}"#,
+        )
+        .unwrap();
+        let ids = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(previous_wall_times(&dir, &ids, true), vec![Some(2.5), None]);
+        assert_eq!(previous_wall_times(&dir, &ids, false), vec![None, None]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
