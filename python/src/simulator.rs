@@ -133,7 +133,8 @@ impl PySimulator {
         self.inner.stepper_name()
     }
 
-    /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …}}`
+    /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …,
+    /// "unconverged_steps": …}}`
     /// since construction or the last reset.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.counters();
@@ -143,6 +144,7 @@ impl PySimulator {
         let r = PyDict::new(py);
         r.set_item("step_halving", c.recoveries.step_halving)?;
         r.set_item("substeps", c.recoveries.substeps)?;
+        r.set_item("unconverged_steps", c.recoveries.unconverged_steps)?;
         d.set_item("recoveries", r)?;
         Ok(d)
     }

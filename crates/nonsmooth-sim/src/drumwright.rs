@@ -290,6 +290,12 @@ pub struct StepReport {
     /// Stage solves of the block fast path that fell back to Clarabel (the specialized
     /// solver did not converge or failed its KKT check).
     pub fallbacks: usize,
+    /// Staged normal/friction sweeps of the step (D5).
+    pub sweeps: usize,
+    /// Whether the step ended at the limit of staged sweeps without meeting
+    /// [`DrumwrightOptions::sweep_tolerance`], its last sweep accepted (counted by
+    /// [`Stepper::last_step_converged`]).
+    pub sweep_limit_reached: bool,
 }
 
 /// The `drumwright` stepper (seed 003).
@@ -1292,14 +1298,17 @@ impl DrumwrightStepper {
             FrictionCoupling::Staged { sweeps } => {
                 let mut lt = DVector::zeros(nt);
                 let mut lu = DVector::zeros(nu);
+                let mut converged = false;
                 for _ in 0..sweeps.max(1) {
                     let lu_new = self.normal_stage(&program, &lam, &lt, &mut report)?;
                     if nt == 0 {
                         lu = lu_new;
+                        converged = true;
                         break;
                     }
                     let lt_new =
                         self.friction_stage(&program, &lam, &rows, &lu_new, planar, &mut report)?;
+                    report.sweeps += 1;
                     if accept_sweep(
                         &mut lu,
                         &mut lt,
@@ -1307,9 +1316,11 @@ impl DrumwrightStepper {
                         lt_new,
                         self.options.sweep_tolerance,
                     ) {
+                        converged = true;
                         break;
                     }
                 }
+                report.sweep_limit_reached = !converged;
                 let mut x = lu;
                 x = x.push_many(&lt);
                 x
@@ -1588,6 +1599,10 @@ impl Stepper for DrumwrightStepper {
         crate::stepper::check_step_size(h)?;
         check_state(model, &state.q, &state.v)?;
         self.step_with_forces(model, state, h, None, input)
+    }
+
+    fn last_step_converged(&self) -> bool {
+        !self.last.sweep_limit_reached
     }
 
     fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
@@ -2209,6 +2224,7 @@ impl DrumwrightStepper {
         };
         let mut lt = DVector::zeros(nt);
         let mut lu = DVector::zeros(nu);
+        let mut converged = false;
         for _ in 0..sweeps.max(1) {
             let lu_new = match self.fast_normal(&p, &lt, &warm) {
                 Some(x) => {
@@ -2224,6 +2240,7 @@ impl DrumwrightStepper {
             };
             if nt == 0 {
                 lu = lu_new;
+                converged = true;
                 break;
             }
             let e_vec = Self::friction_offset(&p, &lu_new);
@@ -2250,6 +2267,7 @@ impl DrumwrightStepper {
                     }
                 }
             };
+            report.sweeps += 1;
             if accept_sweep(
                 &mut lu,
                 &mut lt,
@@ -2257,9 +2275,11 @@ impl DrumwrightStepper {
                 lt_new,
                 self.options.sweep_tolerance,
             ) {
+                converged = true;
                 break;
             }
         }
+        report.sweep_limit_reached = !converged;
         if report.solver_status.is_none() && report.fast_solves > 0 {
             report.solver_status = Some(SolveStatus::Solved);
         }

@@ -22,6 +22,9 @@ pub struct Recoveries {
     pub step_halving: usize,
     /// Sub-steps taken by those recoveries in all.
     pub substeps: usize,
+    /// Steps (or sub-steps) that ended at an iteration limit of the scheme and were
+    /// accepted with their last iterate ([`Stepper::last_step_converged`]).
+    pub unconverged_steps: usize,
 }
 
 impl Recoveries {
@@ -29,6 +32,7 @@ impl Recoveries {
     pub fn add(&mut self, other: &Recoveries) {
         self.step_halving += other.step_halving;
         self.substeps += other.substeps;
+        self.unconverged_steps += other.unconverged_steps;
     }
 }
 
@@ -63,19 +67,23 @@ pub fn step_with_recovery(
     recoveries: &mut Recoveries,
 ) -> Result<State, SimError> {
     match stepper.step_actuated(model, state, input, h) {
-        Ok(next) => Ok(next),
+        Ok(next) => {
+            recoveries.unconverged_steps += usize::from(!stepper.last_step_converged());
+            Ok(next)
+        }
         Err(e) if !recoverable(&e) => Err(e),
         Err(_) => {
-            let mut substeps = 0;
-            let next = halved(stepper, model, state, input, h, MAX_HALVINGS, &mut substeps)?;
+            let mut counts = Recoveries::default();
+            let next = halved(stepper, model, state, input, h, MAX_HALVINGS, &mut counts)?;
             recoveries.step_halving += 1;
-            recoveries.substeps += substeps;
+            recoveries.add(&counts);
             Ok(next)
         }
     }
 }
 
-/// Two steps of `h / 2`, each halved again on failure while `depth` lasts.
+/// Two steps of `h / 2`, each halved again on failure while `depth` lasts; sub-steps and
+/// unconverged sub-steps are counted in `counts`.
 fn halved(
     stepper: &mut dyn Stepper,
     model: &Model,
@@ -83,18 +91,19 @@ fn halved(
     input: &Actuation,
     h: f64,
     depth: u32,
-    substeps: &mut usize,
+    counts: &mut Recoveries,
 ) -> Result<State, SimError> {
     let half = 0.5 * h;
     let mut s = state.clone();
     for _ in 0..2 {
         s = match stepper.step_actuated(model, &s, input, half) {
             Ok(next) => {
-                *substeps += 1;
+                counts.substeps += 1;
+                counts.unconverged_steps += usize::from(!stepper.last_step_converged());
                 next
             }
             Err(e) if !recoverable(&e) || depth <= 1 => return Err(e),
-            Err(_) => halved(stepper, model, &s, input, half, depth - 1, substeps)?,
+            Err(_) => halved(stepper, model, &s, input, half, depth - 1, counts)?,
         };
     }
     Ok(s)

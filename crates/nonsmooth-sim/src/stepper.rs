@@ -41,6 +41,14 @@ pub trait Stepper: Send + Sync {
         self.step_actuated(model, state, &Actuation::none(), h)
     }
 
+    /// Whether the last successful step met the scheme's convergence test; `false` when it
+    /// accepted an iterate at an iteration limit (`drumwright`: the staged normal/friction
+    /// sweeps, [`crate::drumwright::StepReport::sweep_limit_reached`]). Counted by the
+    /// [`crate::Simulator`] and the run loop ([`crate::Recoveries::unconverged_steps`]).
+    fn last_step_converged(&self) -> bool {
+        true
+    }
+
     /// Whether the scheme applies a material's Newton restitution coefficient (otherwise
     /// [`crate::warnings::model_warnings`] says so before a run).
     fn honours_restitution(&self) -> bool {

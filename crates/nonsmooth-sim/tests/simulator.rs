@@ -300,6 +300,7 @@ fn failed_steps_are_recovered_by_halving_and_counted() {
     let rec = sim.counters().recoveries;
     // 1 ms → 0.5 ms (fails) → 0.25 ms: four sub-steps per step
     assert_eq!((rec.step_halving, rec.substeps), (10, 40));
+    assert_eq!(rec.unconverged_steps, 0);
     // the same motion as stepping 0.25 ms directly
     let mut fine = Simulator::new(pendulum(), "penalty-symplectic", 2.5e-4).unwrap();
     fine.step_n(40, &[1.0]).unwrap();
@@ -312,4 +313,30 @@ fn failed_steps_are_recovered_by_halving_and_counted() {
     let mut sim = Simulator::with_stepper(pendulum(), Box::new(hopeless), 1e-3).unwrap();
     assert!(matches!(sim.step(&[1.0]), Err(SimError::Solver(_))));
     assert_eq!(sim.t(), 0.0);
+}
+
+/// A step accepted at the scheme's iteration limit is counted: `drumwright` limited to one
+/// staged normal/friction sweep on the incline box (friction acts, so one sweep cannot
+/// confirm convergence), against the default limit, which converges there.
+#[test]
+fn steps_accepted_at_the_sweep_limit_are_counted() {
+    use nonsmooth_sim::drumwright::{DrumwrightOptions, FrictionCoupling};
+    use nonsmooth_sim::DrumwrightStepper;
+    let incline = || {
+        Model::from_file(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/drumwright_incline.toml"
+        ))
+        .unwrap()
+    };
+    let one_sweep = DrumwrightStepper::new(DrumwrightOptions {
+        friction: FrictionCoupling::Staged { sweeps: 1 },
+        ..Default::default()
+    });
+    let mut sim = Simulator::with_stepper(incline(), Box::new(one_sweep), 1e-2).unwrap();
+    sim.step_n(10, &[]).unwrap();
+    assert!(sim.counters().recoveries.unconverged_steps > 0);
+    let mut sim = Simulator::new(incline(), "drumwright", 1e-2).unwrap();
+    sim.step_n(10, &[]).unwrap();
+    assert_eq!(sim.counters().recoveries.unconverged_steps, 0);
 }
