@@ -58,25 +58,34 @@ fn lemke_and_clarabel_give_the_same_torques() {
     }
 }
 
+/// With the default cap the 32-contact stages (Fig. 19's duplicated feet, rank-deficient N)
+/// are solved by Lemke; stages above `lemke_max_size` go to Clarabel; both give the same
+/// torques and normal forces (to Clarabel's accuracy).
 #[test]
-fn large_stages_go_to_clarabel_by_default() {
+fn stages_above_the_lemke_cap_go_to_clarabel_with_the_same_answer() {
     let des = Desired::Acceleration(DVector::zeros(12));
-    let small = InverseDynamics::new(IdOptions::new(Variant::QpCoulomb))
-        .solve(&problem(4), &des)
-        .expect("4 contacts");
-    assert!(
-        small.method.starts_with("lemke stage I + lemke stage II"),
-        "{}",
-        small.method
-    );
-    let large = InverseDynamics::new(IdOptions::new(Variant::QpCoulomb))
+    let lemke = InverseDynamics::new(IdOptions::new(Variant::QpCoulomb))
         .solve(&problem(32), &des)
         .expect("32 contacts");
     assert!(
-        large
+        lemke.method.starts_with("lemke stage I + lemke stage II"),
+        "{}",
+        lemke.method
+    );
+    let mut capped = IdOptions::new(Variant::QpCoulomb);
+    capped.lemke_max_size = 64;
+    let clarabel = InverseDynamics::new(capped)
+        .solve(&problem(32), &des)
+        .expect("32 contacts");
+    assert!(
+        clarabel
             .method
             .starts_with("clarabel stage I + clarabel stage II"),
         "{}",
-        large.method
+        clarabel.method
     );
+    let du = (&lemke.torques - &clarabel.torques).amax();
+    assert!(du < 1e-5, "torques differ by {du}");
+    let dn = (lemke.normal_forces.sum() - clarabel.normal_forces.sum()).abs();
+    assert!(dn < 1e-3, "Σf_N differs by {dn}");
 }
