@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the inverse-dynamics variants on the reference quadruped
 //! (`examples/id_quadruped.toml`, standing, q̈_des = 0, Δt = 1 ms): every variant at 4
-//! contacts, and ID_LCP,∞ / ID_QP,μ against the number of contacts (feet contacts duplicated,
-//! as the paper's Fig. 19); the QP variants also with Clarabel for both stages (the reference
+//! contacts, and ID_LCP,∞, ID_QP,∞ and ID_QP,μ against the number of contacts (4–64, feet
+//! contacts duplicated, as the paper's Fig. 19); the QP variants also with Clarabel for both stages (the reference
 //! route; the default solves them by Lemke). Targets from the issue: qp-coulomb ≤ 50 µs at 4 contacts,
 //! lcp-noslip ≤ 100 µs at 40 contacts and linear growth.
 
@@ -40,15 +40,17 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
-    let mut group = c.benchmark_group("lcp_noslip_vs_contacts");
-    for n in [4usize, 8, 16, 32, 40, 64] {
-        let p = problem(n);
-        let mut ctl = InverseDynamics::new(IdOptions::new(Variant::LcpNoSlip));
-        group.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
-            b.iter(|| ctl.solve(p, &des).expect("solve"))
-        });
+    for variant in [Variant::LcpNoSlip, Variant::QpNoSlip, Variant::QpCoulomb] {
+        let mut group = c.benchmark_group(format!("{}_vs_contacts", variant.snake()));
+        for n in [4usize, 8, 16, 32, 64] {
+            let p = problem(n);
+            let mut ctl = InverseDynamics::new(IdOptions::new(variant));
+            group.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
+                b.iter(|| ctl.solve(p, &des).expect("solve"))
+            });
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 criterion_group! {
