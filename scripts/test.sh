@@ -15,6 +15,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features nonsmooth-
 # The reproduction report rendered in headless Chromium: no console errors, every figure
 # renders, a screenshot (installs Debian's chromium when missing).
 bash scripts/report_check.sh
+# The offline trajectory viewer in headless Chromium: no console errors, the drawn box follows
+# the trajectory when scrubbed.
+bash scripts/viewer_check.sh
 # The Python bindings (python/) and their pytest suite. Exit code 3 means PyPI could not be
 # reached to install maturin/numpy/pytest: reported loudly, not treated as a pass of the suite.
 rc=0

@@ -19,6 +19,7 @@ mod reproduce;
 mod simulate;
 mod soak;
 mod stability;
+mod viewer;
 mod walk;
 
 use clap::{Parser, Subcommand};
@@ -35,7 +36,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a model forward in time; writes trajectory.csv, summary.json and
-    /// trajectory.svg into the output directory.
+    /// trajectory.svg (and with --html an offline viewer.html) into the output directory.
     Simulate(simulate::SimulateArgs),
     /// Load and validate a model file and print its structure.
     Inspect(inspect::InspectArgs),

@@ -1,4 +1,4 @@
-//! `nonsmooth simulate MODEL --dt H --duration T --out DIR`.
+//! `nonsmooth simulate MODEL --dt H --duration T --out DIR [--html]`.
 
 use crate::CliError;
 use clap::Args;
@@ -32,6 +32,10 @@ pub struct SimulateArgs {
     /// Record every k-th step (default: about 5000 rows in all).
     #[arg(long)]
     pub record_every: Option<usize>,
+    /// Also write viewer.html: an offline page that plays the motion (bodies and their
+    /// collider shapes, a time slider and a plot of a chosen coordinate).
+    #[arg(long)]
+    pub html: bool,
     /// --quiet (no progress bar, no summary line) / --json (print summary.json).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
@@ -141,6 +145,17 @@ fn write_outputs(
     warnings: &[String],
 ) -> Result<serde_json::Value, CliError> {
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
+    let mut files = vec!["trajectory.csv", "summary.json", "trajectory.svg"];
+    if args.html {
+        if traj.t.is_empty() {
+            eprintln!("warning: no recorded states; viewer.html not written");
+        } else {
+            let title = format!("{} ({})", model.name, traj.stepper);
+            let scene = crate::viewer::scene(model, traj, title);
+            nonsmooth_report::viewer::write_viewer_html(&out.join("viewer.html"), &scene)?;
+            files.push("viewer.html");
+        }
+    }
     let last = traj.final_state();
     let summary = serde_json::json!({
         "model": model.name,
@@ -158,7 +173,7 @@ fn write_outputs(
         "final_t": last.as_ref().map(|s| s.t),
         "final_q": last.as_ref().map(|s| s.q.as_slice().to_vec()),
         "final_v": last.as_ref().map(|s| s.v.as_slice().to_vec()),
-        "files": ["trajectory.csv", "summary.json", "trajectory.svg"],
+        "files": files,
     });
     write_json(&out.join("summary.json"), &summary)?;
     let mut fig = Figure::new(

@@ -143,6 +143,56 @@ fn simulate_takes_its_defaults_from_the_models_simulation_section() {
 }
 
 #[test]
+fn simulate_html_writes_an_offline_viewer_embedding_the_box() {
+    let out = scratch("viewer");
+    let status = bin()
+        .arg("simulate")
+        .arg(example("sliding_box.toml"))
+        .args(["--html", "--duration", "0.2", "--stepper", "anitescu-potra"])
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(out.join("viewer.html")).unwrap();
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    let start = html.find(r#"id="nonsmooth-data">"#).unwrap() + r#"id="nonsmooth-data">"#.len();
+    let len = html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..start + len]).unwrap();
+    assert_eq!(data["planar"], false);
+    assert_eq!(data["bodies"], serde_json::json!(["box"]));
+    let shapes = data["shapes"].as_array().unwrap();
+    let shape = shapes.iter().find(|s| s["name"] == "box_shape").unwrap();
+    assert_eq!(shape["body"], 0);
+    assert_eq!(shape["kind"]["type"], "box");
+    assert_eq!(
+        shape["kind"]["half_extents"],
+        serde_json::json!([0.2, 0.15, 0.1])
+    );
+    let ground = shapes.iter().find(|s| s["name"] == "ground").unwrap();
+    assert_eq!(ground["kind"]["type"], "plane");
+    assert!(ground["body"].is_null());
+    let times = data["times"].as_array().unwrap();
+    let poses = data["poses"].as_array().unwrap();
+    assert_eq!(poses.len(), times.len());
+    assert!((times.last().unwrap().as_f64().unwrap() - 0.2).abs() < 1e-9);
+    // The box slides along +x from x = 0 at 2 m/s, slowed by friction (μ g ≈ 2.94 m/s²):
+    // x(0.2 s) ≈ 0.4 − ½ · 2.94 · 0.04 ≈ 0.34 m.
+    let x = |k: usize| poses[k][0][0].as_f64().unwrap();
+    assert!(x(0).abs() < 1e-6);
+    let x_end = x(poses.len() - 1);
+    assert!(x_end > 0.2 && x_end < 0.4, "x(0.2 s) = {x_end}");
+    assert_eq!(data["series_names"].as_array().unwrap().len(), 7);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "viewer.html"));
+}
+
+#[test]
 fn every_subcommand_takes_the_same_quiet_and_json_flags() {
     for sub in [
         "simulate",

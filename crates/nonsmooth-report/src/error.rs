@@ -35,6 +35,14 @@ pub enum ReportError {
         /// Its error message.
         message: String,
     },
+    /// Inconsistent input data (e.g. a trajectory viewer scene whose lengths disagree).
+    #[error("invalid {what}: {message}")]
+    Invalid {
+        /// What was being written.
+        what: String,
+        /// What is inconsistent.
+        message: String,
+    },
 }
 
 impl ReportError {

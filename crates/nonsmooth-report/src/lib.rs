@@ -5,7 +5,9 @@
 //! - [`table`]: CSV tables with a header naming every column;
 //! - [`registry`]: the registry of paper experiments behind `nonsmooth reproduce`, their
 //!   metrics (name → number), expected values with tolerances, and `result.json`;
-//! - [`html`]: the HTML report linking every experiment's metrics, checks and figures.
+//! - [`html`]: the HTML report linking every experiment's metrics, checks and figures;
+//! - [`viewer`]: a self-contained offline HTML page that plays a trajectory (bodies,
+//!   collider shapes, a time slider and a time-series plot).
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -17,6 +19,7 @@ pub mod html;
 pub mod plot;
 pub mod registry;
 pub mod table;
+pub mod viewer;
 
 pub use error::ReportError;
 pub use plot::{staircase, Figure, Series, SeriesStyle};

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Checks the offline trajectory viewer (`nonsmooth simulate --html`) in headless Chromium
+# (Debian `chromium`, installed with apt-get when missing): the page runs offline without
+# console errors, window.nonsmoothViewer scrubs, Play advances the time, and the sliding box
+# is drawn where the API says, moving right (+x) at a constant height. A screenshot is taken.
+# Usage: bash scripts/viewer_check.sh [OUT_DIR]   (default: target/viewer-check)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-target/viewer-check}"
+
+CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
+if [ -z "$CHROMIUM" ]; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+    CHROMIUM="$(command -v chromium)"
+fi
+
+# The `test` profile: reuses what `cargo test --workspace` has just built.
+cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
+rm -rf "$OUT" && mkdir -p "$OUT"
+target/debug/nonsmooth simulate examples/sliding_box.toml --html --duration 0.5 \
+    --stepper anitescu-potra --quiet --out "$OUT/run"
+VIEWER="$(cd "$OUT/run" && pwd)/viewer.html"
+[ -s "$VIEWER" ] || { echo "viewer_check: $VIEWER was not written" >&2; exit 1; }
+
+# A copy of the page with a probe that scrubs and records what was drawn into the DOM.
+python3 - "$VIEWER" "$OUT/probe.html" <<'PY'
+import sys
+src = open(sys.argv[1], encoding="utf-8").read()
+probe = """<script>
+(function () {
+  var v = window.nonsmoothViewer, out = [];
+  var ctx = document.getElementById("scene").getContext("2d");
+  var ts = v.data.times, t1 = ts[ts.length - 1];
+  [0, 0.5 * t1, t1].forEach(function (t) {
+    v.setTime(t);
+    var p = v.bodyScreenPosition(0);
+    var px = ctx.getImageData(Math.round(p.x), Math.round(p.y), 1, 1).data;
+    out.push([t, p.x, p.y, px[0], px[1], px[2], px[3]].join(","));
+  });
+  document.body.setAttribute("data-probe", out.join(";"));
+  // Play at 0.25× for a while: the time must advance.
+  v.setTime(0);
+  document.getElementById("speed").value = "0.25";
+  document.getElementById("play").click();
+  setTimeout(function () { document.body.setAttribute("data-played", String(v.time())); }, 800);
+})();
+</script>
+</body>"""
+assert src.count("</body>") == 1
+open(sys.argv[2], "w", encoding="utf-8").write(src.replace("</body>", probe))
+PY
+PROBE="$(cd "$OUT" && pwd)/probe.html"
+
+FLAGS=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
+       --disable-extensions --disable-background-networking --virtual-time-budget=3000
+       --user-data-dir="$(mktemp -d)")
+"$CHROMIUM" "${FLAGS[@]}" --enable-logging=stderr --v=0 --dump-dom "file://$PROBE" \
+    >"$OUT/dom.html" 2>"$OUT/chromium.log"
+"$CHROMIUM" "${FLAGS[@]}" --window-size=1100,900 --screenshot="$OUT/screenshot.png" \
+    "file://$VIEWER" >/dev/null 2>>"$OUT/chromium.log"
+
+python3 - "$OUT" <<'PY'
+import pathlib, re, sys
+out = pathlib.Path(sys.argv[1])
+dom = (out / "dom.html").read_text(encoding="utf-8", errors="replace")
+log = (out / "chromium.log").read_text(encoding="utf-8", errors="replace")
+errors = []
+console = [l for l in log.splitlines()
+           if ("CONSOLE" in l or "Uncaught" in l) and "willReadFrequently" not in l]  # the probe's readback
+if console:
+    errors.append("console messages:\n  " + "\n  ".join(console))
+if 'data-viewer-ready="1"' not in dom:
+    errors.append("the viewer script did not finish (no data-viewer-ready)")
+m = re.search(r'data-probe="([^"]*)"', dom)
+if not m:
+    errors.append("the probe did not run")
+else:
+    rows = [[float(x) for x in r.split(",")] for r in m.group(1).split(";")]
+    for t, x, y, r, g, b, a in rows:
+        print(f"t = {t:.3f} s: box origin drawn at ({x:.1f}, {y:.1f}), pixel rgba {r:.0f},{g:.0f},{b:.0f},{a:.0f}")
+        if not (0 <= x <= 800 and 0 <= y <= 500):
+            errors.append(f"box outside the canvas at t = {t}: ({x}, {y})")
+        if a == 0 or (r, g, b) == (255, 255, 255):
+            errors.append(f"nothing drawn at the box origin at t = {t}")
+    xs = [r[1] for r in rows]
+    ys = [r[2] for r in rows]
+    if not (xs[0] < xs[1] < xs[2]):
+        errors.append(f"the box does not move right: x = {xs}")
+    if max(ys) - min(ys) > 2:
+        errors.append(f"the box changes height: y = {ys}")
+m = re.search(r'data-played="([^"]*)"', dom)
+if not m or not float(m.group(1)) > 0:
+    errors.append(f"playing did not advance the time: {m.group(1) if m else 'no data-played'}")
+else:
+    print(f"after 0.8 s of play at 0.25×: t = {float(m.group(1)):.3f} s")
+if not (out / "screenshot.png").exists():
+    errors.append("no screenshot")
+if errors:
+    print("viewer_check: FAILED\n" + "\n".join(errors), file=sys.stderr)
+    sys.exit(1)
+print(f"viewer_check: ok (screenshot: {out / 'screenshot.png'})")
+PY
