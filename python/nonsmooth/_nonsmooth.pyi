@@ -46,6 +46,10 @@ class Model:
     @staticmethod
     def from_file(path: PathLike) -> "Model":
         """Loads a ``.toml`` or ``.urdf`` model file."""
+    def to_toml(self) -> str:
+        """The model as TOML text; ``Model.from_toml`` of it gives this model back exactly."""
+    def __reduce__(self) -> Tuple[Any, Tuple[str, str]]:
+        """Pickle support: the model travels as its TOML text."""
     @property
     def name(self) -> str: ...
     @property

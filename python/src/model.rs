@@ -222,6 +222,23 @@ impl PyModel {
         Ok(to_py_vector(py, &bias_force(&self.inner, &q, &v)))
     }
 
+    /// The model as TOML text (docs/model-format.md); `Model.from_toml` of it gives this
+    /// model back exactly.
+    fn to_toml(&self) -> PyResult<String> {
+        self.inner.to_toml_string().map_err(model_err)
+    }
+
+    /// Pickle support: a model travels as its TOML text, so it unpickles in another process,
+    /// also where its file no longer exists (parallel sweeps, multiprocessing).
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (String, String))> {
+        let text = self.inner.to_toml_string().map_err(model_err)?;
+        let from_toml = py.get_type::<PyModel>().getattr("from_toml")?;
+        Ok((from_toml, (text, format!("pickled model `{}`", self.inner.name))))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Model(name={:?}, dimension={:?}, nq={}, nv={}, nu={})",

@@ -79,3 +79,27 @@ def test_state_size_is_checked(examples):
         ns.snapshot(m, q=np.zeros(2))
     with pytest.raises(ValueError, match="not finite"):
         ns.snapshot(m, q=np.array([np.nan]))
+
+
+def test_models_pickle_without_their_file(tmp_path, examples):
+    """A model survives pickle.dumps / loads in a process where its file no longer exists."""
+    import pickle
+    import shutil
+    import subprocess
+    import sys
+
+    path = tmp_path / "quadruped.toml"
+    shutil.copy(examples / "quadruped.toml", path)
+    model = ns.load_model(path)
+    blob = pickle.dumps(model)
+    path.unlink()
+    again = pickle.loads(blob)
+    assert again.to_toml() == model.to_toml()
+    assert (again.nq, again.nv, again.body_names) == (model.nq, model.nv, model.body_names)
+    # another interpreter, the file gone
+    code = (
+        "import pickle, sys, nonsmooth as ns; m = pickle.loads(sys.stdin.buffer.read()); "
+        "print(m.nq, len(ns.simulate(m, stepper='anitescu-potra', dt=1e-3, duration=0.01)['t']))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, check=True)
+    assert out.stdout.split() == [str(model.nq).encode(), b"11"]
