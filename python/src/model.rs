@@ -230,13 +230,13 @@ impl PyModel {
 
     /// Pickle support: a model travels as its TOML text, so it unpickles in another process,
     /// also where its file no longer exists (parallel sweeps, multiprocessing).
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, String))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String, String))> {
         let text = self.inner.to_toml_string().map_err(model_err)?;
         let from_toml = py.get_type::<PyModel>().getattr("from_toml")?;
-        Ok((from_toml, (text, format!("pickled model `{}`", self.inner.name))))
+        Ok((
+            from_toml,
+            (text, format!("pickled model `{}`", self.inner.name)),
+        ))
     }
 
     fn __repr__(&self) -> String {
