@@ -260,7 +260,8 @@ impl<T: Scalar> ContactSnapshot<T> {
 
     /// [`ContactSnapshot::new`] with the contacts detected within `margins` instead of the
     /// model's [`Model::contact_margin`] (joint limits keep the model's margin): steppers
-    /// widen it for fast colliders ([`velocity_margins`]) so that no contact is stepped over.
+    /// widen it for fast colliders ([`ContactMargins::speculative`], resolved with this
+    /// snapshot's own kinematics) so that no contact is stepped over.
     ///
     /// # Errors
     /// As [`ContactSnapshot::new`].
@@ -328,7 +329,7 @@ impl<T: Scalar> ContactSnapshot<T> {
         let kin = kinematics(model, q, v);
         let mass = mass_matrix(model, q);
         let forces = passive_force(model, v) - bias_force(model, q, v);
-        let contacts = Self::build_contacts(model, &kin, margins)?;
+        let contacts = Self::build_contacts(model, &kin, &resolve_margins(model, margins, &kin))?;
         let bilateral = Self::build_bilateral(model, &kin, v)?;
         let limits = Self::build_limits(model, q, nv);
         check_outputs_finite(q, v, &mass, &forces, &contacts)?;
@@ -722,32 +723,57 @@ fn pair_material_cached(
     m
 }
 
-/// Bounding radius of a shape about its collider origin (`None` = unbounded).
 /// The contact margins that keep every contact in view over a step of `h` at the
-/// velocities of `kin`: the model's [`Model::contact_margin`] for every pair, plus for each
-/// collider on a body the distance its fastest point can travel in one step,
-/// `h (|v_b| + |ω_b| r_c)`, with `r_c` the distance from the body's frame origin to the
-/// farthest point of the collider (its offset plus its bounding radius; unbounded shapes on
-/// moving bodies count the origin's speed only). Two colliders approaching each other then
-/// cannot close a gap larger than their pair margin within the step (speculative contacts).
-pub fn velocity_margins(model: &Model, kin: &Kinematics<f64>, h: f64) -> ContactMargins {
+/// velocities of `kin`: `margins.base` for every pair, plus for each collider on a body the
+/// distance its fastest point can travel in one step, `h (|v_b| + |ω_b| r_c)`, with `r_c` the
+/// distance from the body's frame origin to the farthest point of the collider (its offset
+/// plus its bounding radius; unbounded shapes on moving bodies count the origin's speed only),
+/// added to `margins.extra`. Two colliders approaching each other then cannot close a gap
+/// larger than their pair margin within the step (speculative contacts). Snapshots apply it
+/// themselves to margins built by [`ContactMargins::speculative`].
+pub fn velocity_margins<T: Scalar>(
+    model: &Model,
+    margins: &ContactMargins,
+    kin: &Kinematics<T>,
+    h: f64,
+) -> ContactMargins {
     let extra = model
         .colliders
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
+            let own = margins.extra(i);
             let Some(b) = c.body.filter(|&b| b < kin.poses.len()) else {
-                return 0.0;
+                return own;
             };
             let reach = c.pose.translation.vector.norm() + bounding_radius(&c.shape).unwrap_or(0.0);
-            h * (kin.linear_velocity[b].norm() + kin.angular_velocity[b].norm() * reach)
+            let speed =
+                real(kin.linear_velocity[b].norm()) + real(kin.angular_velocity[b].norm()) * reach;
+            own + h * speed
         })
         .collect();
     ContactMargins {
-        base: model.contact_margin,
+        base: margins.base,
         extra,
+        travel_time: 0.0,
     }
 }
 
+/// `margins` as a snapshot at the kinematics `kin` uses them: with their travel time
+/// ([`ContactMargins::travel_time`]) turned into per-collider margins.
+fn resolve_margins<'a, T: Scalar>(
+    model: &Model,
+    margins: &'a ContactMargins,
+    kin: &Kinematics<T>,
+) -> std::borrow::Cow<'a, ContactMargins> {
+    if margins.travel_time > 0.0 {
+        std::borrow::Cow::Owned(velocity_margins(model, margins, kin, margins.travel_time))
+    } else {
+        std::borrow::Cow::Borrowed(margins)
+    }
+}
+
+/// Bounding radius of a shape about its collider origin (`None` = unbounded).
 fn bounding_radius(shape: &crate::Shape) -> Option<f64> {
     use crate::Shape;
     match shape {
@@ -930,6 +956,7 @@ impl BlockSnapshot {
         // Broad phase: sweep and prune along the axis of largest spread of the bounded
         // colliders' centres; unbounded colliders pair with everything.
         let poses = collider_world_poses(model, &kin.poses)?;
+        let margins = resolve_margins(model, margins, &kin);
         let nc = model.colliders.len();
         let radius: Vec<Option<f64>> = model
             .colliders

@@ -117,9 +117,9 @@ use crate::drumwright_fast::{
 };
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
-use nonsmooth_core::dynamics::{check_state, integrate_configuration, kinematics};
+use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::geometry::ContactMargins;
-use nonsmooth_core::snapshot::{velocity_margins, BlockSnapshot, ContactSnapshot};
+use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
 use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
 use nonsmooth_solvers::{SolveStatus, SolverError};
@@ -1536,8 +1536,7 @@ impl DrumwrightStepper {
             block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
         }
         let margins = if self.options.velocity_margin {
-            let kin = kinematics(model, &state.q, &state.v);
-            velocity_margins(model, &kin, h)
+            ContactMargins::speculative(model.contact_margin, h)
         } else {
             ContactMargins::uniform(model.contact_margin)
         };

@@ -5,6 +5,7 @@
 //! (penalty, ODE baselines) shares.
 
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{ContactSnapshot, Model, State};
 
 use crate::SimError;
@@ -32,10 +33,9 @@ pub(crate) fn free_motion(
 ) -> Result<FreeMotion, SimError> {
     check_state(model, &state.q, &state.v)?;
     let margins = if speculative {
-        let kin = nonsmooth_core::dynamics::kinematics(model, &state.q, &state.v);
-        nonsmooth_core::snapshot::velocity_margins(model, &kin, h)
+        ContactMargins::speculative(model.contact_margin, h)
     } else {
-        nonsmooth_core::geometry::ContactMargins::uniform(model.contact_margin)
+        ContactMargins::uniform(model.contact_margin)
     };
     let mut snap =
         ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?;

@@ -180,13 +180,17 @@ fn pair_contacts_any_order<T: Scalar>(
 /// Contact detection margins: collider pair (i, j) is a contact when its gap is at most
 /// `base + extra[i] + extra[j]` (an empty `extra` adds nothing). Steppers widen the margin of
 /// fast colliders by the distance they can travel in one step
-/// ([`crate::snapshot::velocity_margins`]), so that no contact is stepped over.
+/// ([`ContactMargins::speculative`]), so that no contact is stepped over.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContactMargins {
     /// Margin of every pair (m), the model's [`Model::contact_margin`].
     pub base: f64,
     /// Extra margin per collider (m), or empty.
     pub extra: Vec<f64>,
+    /// A snapshot built with these margins adds to `extra` the distance each collider travels
+    /// in this time (s) at the snapshot's velocities
+    /// ([`crate::snapshot::velocity_margins`]); 0 adds nothing.
+    pub travel_time: f64,
 }
 
 impl ContactMargins {
@@ -194,7 +198,17 @@ impl ContactMargins {
     pub fn uniform(base: f64) -> Self {
         ContactMargins {
             base,
-            extra: Vec::new(),
+            ..Default::default()
+        }
+    }
+
+    /// `base` for every pair, widened by the distance each collider travels in a step of `h`
+    /// at the velocities of the snapshot that uses them (speculative contacts).
+    pub fn speculative(base: f64, h: f64) -> Self {
+        ContactMargins {
+            base,
+            travel_time: h,
+            ..Default::default()
         }
     }
 
