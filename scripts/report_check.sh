@@ -14,12 +14,8 @@ if [ ${#IDS[@]} -eq 0 ]; then
     IDS=(foundation-free-fall drumwright-smd impact-disks id-statics)
 fi
 
-CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
-if [ -z "$CHROMIUM" ]; then
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
-    CHROMIUM="$(command -v chromium)"
-fi
+source scripts/chromium.sh
+chromium_find
 
 # The `test` profile: reuses what `cargo test --workspace` has just built.
 cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
@@ -29,13 +25,7 @@ target/debug/nonsmooth reproduce --quick --quiet --out "$OUT" "${IDS[@]}" || [ $
 REPORT="$(cd "$OUT" && pwd)/report.html"
 [ -s "$REPORT" ] || { echo "report_check: $REPORT was not written" >&2; exit 1; }
 
-FLAGS=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
-       --disable-extensions --disable-background-networking --virtual-time-budget=5000
-       --user-data-dir="$(mktemp -d)")
-"$CHROMIUM" "${FLAGS[@]}" --enable-logging=stderr --v=0 --dump-dom "file://$REPORT" \
-    >"$OUT/dom.html" 2>"$OUT/chromium.log"
-"$CHROMIUM" "${FLAGS[@]}" --window-size=1200,4000 --screenshot="$OUT/screenshot.png" \
-    "file://$REPORT" >/dev/null 2>>"$OUT/chromium.log"
+chromium_render "$REPORT" "$REPORT" "$OUT" 1200,4000 5000
 
 python3 - "$OUT" <<'PY'
 import pathlib, re, struct, sys

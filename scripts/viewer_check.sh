@@ -8,12 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-target/viewer-check}"
 
-CHROMIUM="$(command -v chromium || command -v chromium-browser || true)"
-if [ -z "$CHROMIUM" ]; then
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
-    CHROMIUM="$(command -v chromium)"
-fi
+source scripts/chromium.sh
+chromium_find
 
 # The `test` profile: reuses what `cargo test --workspace` has just built.
 cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
@@ -55,13 +51,7 @@ open(sys.argv[2], "w", encoding="utf-8").write(src.replace("</body>", probe))
 PY
 PROBE="$(cd "$OUT" && pwd)/probe.html"
 
-FLAGS=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
-       --disable-extensions --disable-background-networking --virtual-time-budget=3000
-       --user-data-dir="$(mktemp -d)")
-"$CHROMIUM" "${FLAGS[@]}" --enable-logging=stderr --v=0 --dump-dom "file://$PROBE" \
-    >"$OUT/dom.html" 2>"$OUT/chromium.log"
-"$CHROMIUM" "${FLAGS[@]}" --window-size=1100,900 --screenshot="$OUT/screenshot.png" \
-    "file://$VIEWER" >/dev/null 2>>"$OUT/chromium.log"
+chromium_render "$PROBE" "$VIEWER" "$OUT" 1100,900 3000
 
 python3 - "$OUT" <<'PY'
 import pathlib, re, sys
