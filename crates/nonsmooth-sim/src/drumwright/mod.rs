@@ -26,7 +26,7 @@
 //!   second-order cone in 3D, §6.3). Using `v_free` includes the `G_bᵀ C⁻¹ c` term that the
 //!   paper's eqs 174/175 omit (decision D10).
 //!
-//! # Decisions (seed 003 digest §5), each exercised by a test in this module
+//! # Decisions (seed 003 digest §5), each exercised by a test in `tests/drumwright.rs`
 //! - **D1** (Ġ and M̂Ġv): per group, [`DrumwrightOptions::bilateral_gdot`] (default on, as
 //!   in the paper's pendulum) and [`DrumwrightOptions::unilateral_gdot`] (default off: contact
 //!   Ġ is approximate and M̂ is undefined for rank-deficient groups). When on, M̂ = W⁺ (a
