@@ -27,7 +27,7 @@ pub mod scalar;
 pub mod snapshot;
 
 pub use error::{Location, ModelError};
-pub use io::UrdfOptions;
+pub use io::{ParameterAxis, ParameterPath, UrdfOptions};
 pub use model::*;
 pub use scalar::{lift, Scalar};
 pub use snapshot::{ConstraintRow, Contact, ContactSnapshot};

@@ -78,7 +78,7 @@ pub struct GridResult {
     pub certified_points: usize,
     /// Certified points that are ambiguous (must be 0).
     pub certified_in_ambiguous: usize,
-    /// Certified points with `d ≤ h tanα` (must be 0).
+    /// Certified points with `d ≤ h tanα` (for shifted contacts: `l₁ ≥ 0`; must be 0).
     pub certified_with_d_le_tan_alpha: usize,
     /// Certified points whose simulation diverged (must be 0).
     pub certified_but_diverged_in_simulation: usize,
@@ -95,56 +95,133 @@ impl GridSpec {
     }
 }
 
-/// Runs the sweep.
-pub fn sweep(spec: &GridSpec, progress: &dyn Fn(&str)) -> Result<GridResult, SosError> {
-    let mut points = Vec::new();
-    let mut sdp_secs = 0.0;
-    let mut sdp_count = 0usize;
-    for &d in &spec.d {
-        for &mu in &spec.mu {
-            let p = spec.params(mu, d);
-            let t0 = Instant::now();
-            let multi_v = certify(&p, &CertifyOptions::default())?;
-            if multi_v.size.is_some() {
-                sdp_secs += t0.elapsed().as_secs_f64();
-                sdp_count += 1;
-            }
-            let ptt = if spec.ptt && multi_v.size.is_some() {
-                Some(certify(
-                    &p,
-                    &CertifyOptions {
-                        method: Method::Ptt,
-                        ..CertifyOptions::default()
-                    },
-                )?)
-            } else {
-                None
-            };
-            let simulation = (spec.sim_samples > 0
-                && crate::planar::not_applicable(&p).is_none()
-                && p.equilibrium_exists())
-            .then(|| {
-                falsify(
-                    &p,
-                    spec.sim_samples,
-                    spec.sim_radius,
-                    spec.divergence_factor,
-                    7,
-                    &SimOptions::default(),
-                )
-            });
-            let gp = GridPoint {
-                mu,
-                d,
-                multi_v,
-                ptt,
-                simulation,
-            };
-            progress(&format!("mu={mu:.3} d={d:.3}: {}", gp.category()));
-            points.push(gp);
+/// What a sweep runs at each point besides the multi-V certificate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepSettings {
+    /// Also run the PTT baseline.
+    pub ptt: bool,
+    /// Simulated perturbations per point (0: none).
+    pub sim_samples: usize,
+    /// Perturbation radius.
+    pub sim_radius: f64,
+    /// Divergence threshold as a multiple of the radius.
+    pub divergence_factor: f64,
+}
+
+/// One point of a sweep: its coordinates in the `μ × d` plane and its parameters (from
+/// [`GridSpec::params`], or read from a model file).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridCase {
+    /// μ₁ (or μ).
+    pub mu: f64,
+    /// d.
+    pub d: f64,
+    /// The body.
+    pub params: PlanarParams,
+}
+
+impl GridSpec {
+    /// The points of the grid, `d` outer, `μ` inner.
+    pub fn cases(&self) -> Vec<GridCase> {
+        self.d
+            .iter()
+            .flat_map(|&d| {
+                self.mu.iter().map(move |&mu| GridCase {
+                    mu,
+                    d,
+                    params: self.params(mu, d),
+                })
+            })
+            .collect()
+    }
+
+    /// The per-point settings.
+    pub fn settings(&self) -> SweepSettings {
+        SweepSettings {
+            ptt: self.ptt,
+            sim_samples: self.sim_samples,
+            sim_radius: self.sim_radius,
+            divergence_factor: self.divergence_factor,
         }
     }
-    let tan = spec.alpha.tan();
+}
+
+/// Runs the sweep.
+pub fn sweep(spec: &GridSpec, progress: &dyn Fn(&str)) -> Result<GridResult, SosError> {
+    sweep_cases(&spec.cases(), &spec.settings(), progress)
+}
+
+/// One point: the certificate, the baseline and the simulation; returns the point and the
+/// seconds spent in the SDP (`None` when no SDP was built).
+fn run_case(c: &GridCase, s: &SweepSettings) -> Result<(GridPoint, Option<f64>), SosError> {
+    let p = c.params;
+    let t0 = Instant::now();
+    let multi_v = certify(&p, &CertifyOptions::default())?;
+    let sdp_seconds = multi_v.size.is_some().then(|| t0.elapsed().as_secs_f64());
+    let ptt = if s.ptt && multi_v.size.is_some() {
+        Some(certify(
+            &p,
+            &CertifyOptions {
+                method: Method::Ptt,
+                ..CertifyOptions::default()
+            },
+        )?)
+    } else {
+        None
+    };
+    let simulation = (s.sim_samples > 0
+        && crate::planar::not_applicable(&p).is_none()
+        && p.equilibrium_exists())
+    .then(|| {
+        falsify(
+            &p,
+            s.sim_samples,
+            s.sim_radius,
+            s.divergence_factor,
+            7,
+            &SimOptions::default(),
+        )
+    });
+    Ok((
+        GridPoint {
+            mu: c.mu,
+            d: c.d,
+            multi_v,
+            ptt,
+            simulation,
+        },
+        sdp_seconds,
+    ))
+}
+
+/// Runs `cases` on all cores (results in input order, progress lines as points finish).
+pub fn sweep_cases(
+    cases: &[GridCase],
+    settings: &SweepSettings,
+    progress: &dyn Fn(&str),
+) -> Result<GridResult, SosError> {
+    let outcomes = crate::parallel::map_with_progress(
+        cases,
+        |c| {
+            let r = run_case(c, settings);
+            let line = match &r {
+                Ok((gp, _)) => format!("mu={:.3} d={:.3}: {}", c.mu, c.d, gp.category()),
+                Err(e) => format!("mu={:.3} d={:.3}: error {e}", c.mu, c.d),
+            };
+            (r, line)
+        },
+        progress,
+    );
+    let mut points = Vec::with_capacity(cases.len());
+    let (mut sdp_secs, mut sdp_count) = (0.0, 0usize);
+    for r in outcomes {
+        let (gp, secs) = r?;
+        if let Some(s) = secs {
+            sdp_secs += s;
+            sdp_count += 1;
+        }
+        points.push(gp);
+    }
     let cert: Vec<&GridPoint> = points.iter().filter(|p| p.multi_v.certified()).collect();
     Ok(GridResult {
         certified_points: cert.len(),
@@ -152,7 +229,7 @@ pub fn sweep(spec: &GridSpec, progress: &dyn Fn(&str)) -> Result<GridResult, Sos
             .iter()
             .filter(|g| g.multi_v.params.is_ambiguous())
             .count(),
-        certified_with_d_le_tan_alpha: cert.iter().filter(|g| g.d <= tan).count(),
+        certified_with_d_le_tan_alpha: cert.iter().filter(|g| g.multi_v.params.l(0) >= 0.0).count(),
         certified_but_diverged_in_simulation: cert.iter().filter(|g| g.diverged()).count(),
         ptt_certified_points: points
             .iter()

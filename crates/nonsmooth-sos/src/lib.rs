@@ -15,6 +15,9 @@
 //!   (modes, impact map, ambiguity and equilibrium predicates);
 //! - [`lyapunov`]: the multi-Lyapunov conditions of Theorem 2 and the PTT baseline;
 //! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification;
+//! - [`model`]: the planar body of a model file mapped onto the two-contact system, and its
+//!   certificate ([`model::certify_model`]);
+//! - [`model_grid`]: sweeps of named model parameters and their stability map;
 //! - [`figures`]: the stability map of a parameter grid.
 
 #![warn(missing_docs)]
@@ -26,6 +29,9 @@
 pub mod figures;
 pub mod grid;
 pub mod lyapunov;
+pub mod model;
+pub mod model_grid;
+mod parallel;
 pub mod planar;
 pub mod poly;
 pub mod program;

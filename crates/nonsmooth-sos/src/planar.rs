@@ -6,7 +6,8 @@
 //! the slope (+ downhill), `z` normal to it, `θ` counter-clockwise, `(u, v, ω)` velocities.
 //! Contact `i` sits at body point `(l_i, −h)`; `γ_i = z + l_i θ`, `γ̇_i = v + l_i ω`, and the
 //! common slip velocity is `σ̇ = u + h ω`. The example geometry puts the contacts at
-//! `l₁ = h tanα − d` (uphill, friction `μ₁`) and `l₂ = h tanα + d`.
+//! `l₁ = h tanα − d` (uphill, friction `μ₁`) and `l₂ = h tanα + d`; a body read from a model
+//! file ([`crate::model`]) may shift both by an `offset` (`l_{1,2} = h tanα + offset ∓ d`).
 
 use serde::Serialize;
 
@@ -38,6 +39,10 @@ pub struct PlanarParams {
     pub e: f64,
     /// Height `h` of the centre of mass above the contact line.
     pub h: f64,
+    /// Shift of the contacts' midpoint along the slope (+ downhill) from the point under the
+    /// centre of mass along gravity, `h tanα`: `l_{1,2} = h tanα + offset ∓ d`. 0 in the
+    /// paper's example (digest §2); a body read from a model file may have any value.
+    pub offset: f64,
 }
 
 /// Contact state letter of a mode (digest §2).
@@ -143,9 +148,9 @@ impl ModeDynamics {
 }
 
 /// Why a parameter point is outside the method's domain (digest §2: α ∈ (0, π/2),
-/// `d > h tanα` so that `l₁ l₂ < 0`, μ ≥ 0, e ∈ [0, 1]).
+/// `l₁ < 0 < l₂` — for the example `d > h tanα` — μ ≥ 0, e ∈ [0, 1]).
 pub fn not_applicable(p: &PlanarParams) -> Option<String> {
-    let vals = [p.alpha, p.mu1, p.mu2, p.d, p.e, p.h];
+    let vals = [p.alpha, p.mu1, p.mu2, p.d, p.e, p.h, p.offset];
     if vals.iter().any(|v| !v.is_finite()) {
         return Some("non-finite parameter".into());
     }
@@ -161,10 +166,18 @@ pub fn not_applicable(p: &PlanarParams) -> Option<String> {
     if p.h <= 0.0 {
         return Some("h must be positive".into());
     }
-    if p.d <= p.h * p.alpha.tan() {
+    if p.d <= 0.0 {
         return Some(format!(
-            "d = {} <= h tan(alpha) = {:.6}: contacts on one side of the centre of mass (l1 l2 >= 0)",
-            p.d,
+            "d = {} is not positive: the contacts coincide",
+            p.d
+        ));
+    }
+    if !(p.l(0) < 0.0 && p.l(1) > 0.0) {
+        return Some(format!(
+            "l1 = {:.6}, l2 = {:.6}: both contacts on one side of the gravity line through the \
+             centre of mass (the construction needs l1 l2 < 0; for the example d > h tan(alpha) = {:.6})",
+            p.l(0),
+            p.l(1),
             p.h * p.alpha.tan()
         ));
     }
@@ -181,12 +194,13 @@ impl PlanarParams {
             d,
             e,
             h: 1.0,
+            offset: 0.0,
         }
     }
 
     /// Contact offset `l_i` (`i ∈ {0, 1}` for contacts 1, 2).
     pub fn l(&self, i: usize) -> f64 {
-        let t = self.h * self.alpha.tan();
+        let t = self.h * self.alpha.tan() + self.offset;
         if i == 0 {
             t - self.d
         } else {
@@ -388,11 +402,12 @@ impl PlanarParams {
         !self.ambiguous_modes().is_empty()
     }
 
-    /// Closed-form ambiguity region of the example (eqs. 57–58): `d < h tanα` and
-    /// `μ₁ < tanα − d/h`.
+    /// Closed-form ambiguity region (eqs. 57–58): for the example `d < h tanα` and
+    /// `μ₁ < tanα − d/h`, i.e. `l₁ > 0` and `μ₁ < l₁/h` (the form used here, which holds for
+    /// any `offset`).
     pub fn ambiguous_closed_form(&self) -> bool {
-        let t = self.alpha.tan();
-        self.d < self.h * t && self.mu1 < t - self.d / self.h
+        let l1 = self.l(0);
+        l1 > 0.0 && self.mu1 < l1 / self.h
     }
 
     /// Normal impulse of the unified impact form at contact `i` for a given tangential
@@ -532,6 +547,23 @@ mod tests {
         let q = PlanarParams::new(20f64.to_radians(), 0.364, 0.364, 1.0, 0.1);
         assert!(q.equilibrium_exists());
         assert!((20f64.to_radians().tan() - 0.36397).abs() < 1e-5);
+    }
+
+    #[test]
+    fn closed_form_ambiguity_holds_for_shifted_contacts() {
+        for k in 0..=8 {
+            let offset = -0.4 + 0.1 * f64::from(k);
+            for i in 0..=20 {
+                for j in 1..=20 {
+                    let mut p = p30(2.0 * f64::from(i) / 20.0, 2.0 * f64::from(j) / 20.0);
+                    p.offset = offset;
+                    if not_applicable(&p).is_some() || !p.equilibrium_exists() {
+                        continue;
+                    }
+                    assert_eq!(p.is_ambiguous(), p.ambiguous_closed_form(), "{p:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -338,6 +338,9 @@ pub struct Falsification {
     pub diverged: usize,
     /// Runs that ended without a consistent mode.
     pub undetermined: usize,
+    /// Initial state (relative to the equilibrium) of the first run that diverged: replay it
+    /// with [`simulate_traced`] for the trajectory that leaves.
+    pub first_diverged_start: Option<[f64; 6]>,
 }
 
 impl Falsification {
@@ -377,6 +380,7 @@ pub fn falsify(
         max_excursion: 0.0,
         diverged: 0,
         undetermined: 0,
+        first_diverged_start: None,
     };
     if !(radius.is_finite() && radius > 0.0) {
         out.samples = 0;
@@ -392,6 +396,7 @@ pub fn falsify(
         out.max_excursion = out.max_excursion.max(r.max_excursion);
         if r.max_excursion > divergence_factor * radius {
             out.diverged += 1;
+            out.first_diverged_start.get_or_insert(x);
         }
         if r.end == SimEnd::Undetermined {
             out.undetermined += 1;

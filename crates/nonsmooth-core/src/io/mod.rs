@@ -7,6 +7,7 @@
 
 pub mod format;
 mod load;
+pub mod parameters;
 mod save;
 pub mod spans;
 mod urdf;
@@ -14,6 +15,7 @@ mod validate;
 
 use std::path::Path;
 
+pub use parameters::{set_parameter, ParameterAxis, ParameterPath};
 pub use urdf::UrdfOptions;
 pub use validate::UNIT_TOL;
 
