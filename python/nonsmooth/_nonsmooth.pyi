@@ -1,7 +1,7 @@
 """Type stubs of the extension module ``nonsmooth._nonsmooth`` (see python/src/*.rs)."""
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,14 @@ class OcpError(NonsmoothError):
 
 class StabilityError(NonsmoothError):
     """A stability certificate could not be computed (bad parameters or a failed SDP build)."""
+
+class NotApplicableError(StabilityError):
+    """The model is outside the assumptions of the stability construction (seed 000): the
+    message says which one (not planar, not one free body, not two contacts, no slope, ...)."""
+
+class NotAnEquilibriumError(StabilityError):
+    """The model's initial configuration is not a static equilibrium with its friction (it
+    slides, tips or penetrates); the message gives the static check's reason."""
 
 class Model:
     """A validated rigid-body model; build with ``load_model`` or ``Model.from_toml``."""
@@ -178,20 +186,41 @@ def inverse_dynamics(
     ``normal_forces``, ``tangent_forces``, ``normal_impulses``, ``tangent_impulses``,
     ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
 
+@overload
+def certify_stability(model_or_alpha_deg: Model, *, method: str = "multi-v") -> Dict[str, Any]: ...
+@overload
 def certify_stability(
-    alpha_deg: float,
-    mu1: float,
-    mu2: float,
-    d: float,
+    model_or_alpha_deg: float,
+    mu1: Optional[float] = None,
+    mu2: Optional[float] = None,
+    d: Optional[float] = None,
+    e: float = 0.0,
+    h: float = 1.0,
+    method: str = "multi-v",
+) -> Dict[str, Any]: ...
+def certify_stability(
+    model_or_alpha_deg: Union[Model, float],
+    mu1: Optional[float] = None,
+    mu2: Optional[float] = None,
+    d: Optional[float] = None,
     e: float = 0.0,
     h: float = 1.0,
     method: str = "multi-v",
 ) -> Dict[str, Any]:
-    """SOS Lyapunov certificate of the planar two-contact body's equilibrium (Várkonyi,
-    Theorem 2; ``method="ptt"``: the single-V baseline); keys ``verdict`` (``"certified"``,
-    ``"no-certificate"``, ``"ambiguous"``, ``"no-equilibrium"``, ``"not-applicable"``),
-    ``reason``, ``epsilon``, ``sdp_variables``, ``sdp_equalities``, ``psd_blocks``, ``modes``,
-    ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``."""
+    """SOS Lyapunov certificate of a resting equilibrium on two frictional contacts
+    (Várkonyi, Theorem 2; ``method="ptt"``: the single-V baseline).
+
+    ``certify_stability(model)``: the planar body of a model at its initial configuration;
+    keys ``verdict`` (``"certified"``, ``"ambiguous"``, ``"falsified-by-simulation"``,
+    ``"no-certificate-found"``), ``reason``, ``epsilon``, ``body``, ``static_forces``,
+    ``modes``, ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``, ``simulation``,
+    ``trajectory``; raises ``NotApplicableError`` / ``NotAnEquilibriumError``.
+
+    ``certify_stability(alpha_deg, mu1, mu2, d, e=0.0, h=1.0)``: the paper's example body;
+    keys ``verdict`` (``"certified"``, ``"no-certificate"``, ``"ambiguous"``,
+    ``"no-equilibrium"``, ``"not-applicable"``), ``reason``, ``epsilon``, ``sdp_variables``,
+    ``sdp_equalities``, ``psd_blocks``, ``modes``, ``build_seconds``, ``solve_seconds``,
+    ``monte_carlo_min``."""
 
 def walk(
     controller: str = "qp_mu",

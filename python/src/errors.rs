@@ -1,7 +1,8 @@
 //! Python exceptions carrying the Rust error messages.
 //!
 //! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
-//! `SolverError`, `ImpactError`, `ControlError`, `StabilityError` and `OcpError` derive from it. Shape and value errors of
+//! `SolverError`, `ImpactError`, `ControlError`, `StabilityError` (with `NotApplicableError` and
+//! `NotAnEquilibriumError`) and `OcpError` derive from it. Shape and value errors of
 //! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
 
 use pyo3::create_exception;
@@ -52,6 +53,18 @@ create_exception!(
     "A stability certificate could not be computed (bad parameters or a failed SDP build)."
 );
 
+create_exception!(
+    _nonsmooth,
+    NotApplicableError,
+    StabilityError,
+    "The model is outside the assumptions of the stability construction (seed 000): the message says which one (not planar, not one free body, not two contacts, no slope, ...)."
+);
+create_exception!(
+    _nonsmooth,
+    NotAnEquilibriumError,
+    StabilityError,
+    "The model's initial configuration is not a static equilibrium with its friction (it slides, tips or penetrates); the message gives the static check's reason."
+);
 create_exception!(
     _nonsmooth,
     OcpError,
@@ -106,6 +119,18 @@ pub fn stability_err(e: nonsmooth_sos::SosError) -> PyErr {
     StabilityError::new_err(e.to_string())
 }
 
+/// Converts a [`nonsmooth_sos::model::StabilityModelError`] into `NotApplicableError`,
+/// `NotAnEquilibriumError`, `ModelError` or `StabilityError`.
+pub fn stability_model_err(e: nonsmooth_sos::model::StabilityModelError) -> PyErr {
+    use nonsmooth_sos::model::StabilityModelError as E;
+    match e {
+        E::NotApplicable(_) => NotApplicableError::new_err(e.to_string()),
+        E::NotAnEquilibrium(_) => NotAnEquilibriumError::new_err(e.to_string()),
+        E::Model(_) => ModelError::new_err(e.to_string()),
+        E::Sos(_) => StabilityError::new_err(e.to_string()),
+    }
+}
+
 /// Converts a [`nonsmooth_ocp::OcpError`] into `OcpError`.
 pub fn ocp_err(e: nonsmooth_ocp::OcpError) -> PyErr {
     OcpError::new_err(e.to_string())
@@ -121,6 +146,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ImpactError", py.get_type::<ImpactError>())?;
     m.add("ControlError", py.get_type::<ControlError>())?;
     m.add("StabilityError", py.get_type::<StabilityError>())?;
+    m.add("NotApplicableError", py.get_type::<NotApplicableError>())?;
+    m.add("NotAnEquilibriumError", py.get_type::<NotAnEquilibriumError>())?;
     m.add("OcpError", py.get_type::<OcpError>())?;
     Ok(())
 }

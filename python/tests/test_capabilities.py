@@ -76,6 +76,30 @@ def test_certify_stability_matches_the_rust_certificates():
         ns.certify_stability(30.0, 2.0, 2.0, 1.0, method="magic")
 
 
+def test_certify_stability_of_a_model_file(examples):
+    # The Fig. 2 body as a model file: certified at (mu1, d) = (1.2, 1), as the flags form.
+    model = ns.load_model(str(examples / "sos_fig2.toml"))
+    r = ns.certify_stability(model)
+    assert r["verdict"] == "certified", r
+    assert r["verdict"] == (
+        "certified" if ns.certify_stability(30.0, 1.2, 2.0, 1.0)["verdict"] == "certified" else "?"
+    )
+    assert r["body"]["slope_degrees"] == pytest.approx(30.0)
+    assert [c["friction"] for c in r["body"]["contacts"]] == [1.2, 2.0]
+    assert r["trajectory"] == []
+    # Typed errors: a spatial body is outside the construction; no friction on a slope is
+    # not an equilibrium.
+    with pytest.raises(ns.NotApplicableError, match="spatial"):
+        ns.certify_stability(ns.load_model(str(examples / "drumwright_incline.toml")))
+    slippery = (examples / "sos_fig2.toml").read_text().replace("friction = 1.2", "friction = 0.0")
+    slippery = slippery.replace("friction = 2.0", "friction = 0.0")
+    with pytest.raises(ns.NotAnEquilibriumError, match="friction too small"):
+        ns.certify_stability(ns.Model.from_toml(slippery))
+    assert issubclass(ns.NotApplicableError, ns.StabilityError)
+    with pytest.raises(ValueError, match="come from the model"):
+        ns.certify_stability(model, 1.0)
+
+
 def test_solve_ocp_matches_the_cli_problem(examples):
     # Seed 002 Ex. 5 (frictionless): a falling particle moved to q = (3, 0) at rest at T = 2.
     r = ns.solve_ocp(path=str(examples / "ocp_particle.toml"))
