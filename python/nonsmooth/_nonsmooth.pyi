@@ -49,8 +49,11 @@ class Model:
     """A validated rigid-body model; build with ``load_model`` or ``Model.from_toml``."""
 
     @staticmethod
-    def from_toml(text: str, name: Optional[str] = None) -> "Model":
-        """Parses a model from TOML text (docs/model-format.md)."""
+    def from_toml(
+        text: str, name: Optional[str] = None, parameters: Optional[Dict[str, float]] = None
+    ) -> "Model":
+        """Parses a model from TOML text (docs/model-format.md); ``parameters`` sets named
+        numbers first, e.g. ``{"materials.floor.friction": 0.3}``."""
     @staticmethod
     def from_file(path: PathLike) -> "Model":
         """Loads a ``.toml`` or ``.urdf`` model file."""
@@ -187,10 +190,12 @@ def inverse_dynamics(
     ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
 
 @overload
-def certify_stability(model_or_alpha_deg: Model, *, method: str = "multi-v") -> Dict[str, Any]: ...
+def certify_stability(alpha_deg: Model, *, method: str = "multi-v") -> Dict[str, Any]: ...
+@overload
+def certify_stability(*, model: Model, method: str = "multi-v") -> Dict[str, Any]: ...
 @overload
 def certify_stability(
-    model_or_alpha_deg: float,
+    alpha_deg: float,
     mu1: Optional[float] = None,
     mu2: Optional[float] = None,
     d: Optional[float] = None,
@@ -199,18 +204,20 @@ def certify_stability(
     method: str = "multi-v",
 ) -> Dict[str, Any]: ...
 def certify_stability(
-    model_or_alpha_deg: Union[Model, float],
+    alpha_deg: Union[Model, float, None] = None,
     mu1: Optional[float] = None,
     mu2: Optional[float] = None,
     d: Optional[float] = None,
     e: float = 0.0,
     h: float = 1.0,
     method: str = "multi-v",
+    *,
+    model: Optional[Model] = None,
 ) -> Dict[str, Any]:
     """SOS Lyapunov certificate of a resting equilibrium on two frictional contacts
     (Várkonyi, Theorem 2; ``method="ptt"``: the single-V baseline).
 
-    ``certify_stability(model)``: the planar body of a model at its initial configuration;
+    ``certify_stability(model)`` (or ``model=``): the planar body of a model at its initial configuration;
     keys ``verdict`` (``"certified"``, ``"ambiguous"``, ``"falsified-by-simulation"``,
     ``"no-certificate-found"``), ``reason``, ``epsilon``, ``body``, ``static_forces``,
     ``modes``, ``build_seconds``, ``solve_seconds``, ``monte_carlo_min``, ``simulation``,

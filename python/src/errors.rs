@@ -147,7 +147,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ControlError", py.get_type::<ControlError>())?;
     m.add("StabilityError", py.get_type::<StabilityError>())?;
     m.add("NotApplicableError", py.get_type::<NotApplicableError>())?;
-    m.add("NotAnEquilibriumError", py.get_type::<NotAnEquilibriumError>())?;
+    m.add(
+        "NotAnEquilibriumError",
+        py.get_type::<NotAnEquilibriumError>(),
+    )?;
     m.add("OcpError", py.get_type::<OcpError>())?;
     Ok(())
 }

@@ -27,11 +27,26 @@ pub struct PyModel {
 
 #[pymethods]
 impl PyModel {
-    /// Parses a model from TOML text (the format of docs/model-format.md).
+    /// Parses a model from TOML text (the format of docs/model-format.md). `parameters`
+    /// sets named numbers first, e.g. `{"materials.floor.friction": 0.3}` (docs/model-format.md
+    /// § Named parameters).
     #[staticmethod]
-    #[pyo3(signature = (text, name = None))]
-    fn from_toml(text: &str, name: Option<&str>) -> PyResult<Self> {
-        let inner = Model::from_toml_str(text, name).map_err(model_err)?;
+    #[pyo3(signature = (text, name = None, parameters = None))]
+    fn from_toml(
+        text: &str,
+        name: Option<&str>,
+        parameters: Option<std::collections::BTreeMap<String, f64>>,
+    ) -> PyResult<Self> {
+        let set = parameters
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, value)| {
+                path.parse::<nonsmooth_core::ParameterPath>()
+                    .map(|p| (p, value))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(model_err)?;
+        let inner = Model::from_toml_str_with(text, name, &set).map_err(model_err)?;
         Ok(Self { inner })
     }
 

@@ -87,20 +87,35 @@ fn certify_model_py<'py>(
 /// A missing certificate never means "unstable". Raises `StabilityError` when the SOS
 /// program cannot be built or the solver fails outright.
 #[pyfunction]
-#[pyo3(signature = (model_or_alpha_deg, mu1 = None, mu2 = None, d = None, e = 0.0, h = 1.0, method = "multi-v"))]
+#[pyo3(signature = (alpha_deg = None, mu1 = None, mu2 = None, d = None, e = 0.0, h = 1.0, method = "multi-v", *, model = None))]
 #[allow(clippy::too_many_arguments)]
 fn certify_stability<'py>(
     py: Python<'py>,
-    model_or_alpha_deg: &Bound<'py, PyAny>,
+    alpha_deg: Option<&Bound<'py, PyAny>>,
     mu1: Option<f64>,
     mu2: Option<f64>,
     d: Option<f64>,
     e: f64,
     h: f64,
     method: &str,
+    model: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let method = method_of(method)?;
-    if let Ok(model) = model_or_alpha_deg.cast::<PyModel>() {
+    // `certify_stability(model)` passes the model positionally (as `alpha_deg`).
+    let (model_arg, alpha_arg) = match (model, alpha_deg) {
+        (Some(m), None) => (Some(m), None),
+        (Some(_), Some(_)) => {
+            return Err(PyValueError::new_err(
+                "certify_stability: give a model or alpha_deg, not both",
+            ))
+        }
+        (None, Some(a)) if a.cast::<PyModel>().is_ok() => (Some(a), None),
+        (None, a) => (None, a),
+    };
+    if let Some(model_arg) = model_arg {
+        let model = model_arg.cast::<PyModel>().map_err(|_| {
+            PyTypeError::new_err("certify_stability: `model` must be a nonsmooth.Model")
+        })?;
         if mu1.is_some() || mu2.is_some() || d.is_some() || e != 0.0 || h != 1.0 {
             return Err(PyValueError::new_err(
                 "certify_stability(model): the body, friction and restitution come from the \
@@ -109,9 +124,16 @@ fn certify_stability<'py>(
         }
         return certify_model_py(py, &model.borrow(), method);
     }
-    let alpha_deg: f64 = model_or_alpha_deg.extract().map_err(|_| {
-        PyTypeError::new_err("certify_stability: expected a Model or the slope angle alpha_deg")
-    })?;
+    let alpha_deg: f64 = alpha_arg
+        .ok_or_else(|| {
+            PyTypeError::new_err("certify_stability: expected a Model or the slope angle alpha_deg")
+        })?
+        .extract()
+        .map_err(|_| {
+            PyTypeError::new_err(
+                "certify_stability: expected a Model or the slope angle alpha_deg (a number)",
+            )
+        })?;
     let (Some(mu1), Some(mu2), Some(d)) = (mu1, mu2, d) else {
         return Err(PyValueError::new_err(
             "certify_stability(alpha_deg, mu1, mu2, d, ...): mu1, mu2 and d are required",

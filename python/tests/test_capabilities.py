@@ -91,10 +91,16 @@ def test_certify_stability_of_a_model_file(examples):
     # not an equilibrium.
     with pytest.raises(ns.NotApplicableError, match="spatial"):
         ns.certify_stability(ns.load_model(str(examples / "drumwright_incline.toml")))
-    slippery = (examples / "sos_fig2.toml").read_text().replace("friction = 1.2", "friction = 0.0")
-    slippery = slippery.replace("friction = 2.0", "friction = 0.0")
+    slippery = ns.Model.from_toml(
+        (examples / "sos_fig2.toml").read_text(),
+        parameters={"materials.uphill.friction": 0.0, "materials.downhill.friction": 0.0},
+    )
     with pytest.raises(ns.NotAnEquilibriumError, match="friction too small"):
-        ns.certify_stability(ns.Model.from_toml(slippery))
+        ns.certify_stability(model=slippery)
+    with pytest.raises(ns.ModelError, match="ice"):
+        ns.Model.from_toml(
+            (examples / "sos_fig2.toml").read_text(), parameters={"materials.ice.friction": 1.0}
+        )
     assert issubclass(ns.NotApplicableError, ns.StabilityError)
     with pytest.raises(ValueError, match="come from the model"):
         ns.certify_stability(model, 1.0)

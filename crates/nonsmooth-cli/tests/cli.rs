@@ -375,3 +375,86 @@ fn walk_writes_the_run_its_summary_and_plots_and_names_bad_options() {
         .unwrap();
     assert_eq!(cap.status.code(), Some(2));
 }
+
+#[test]
+fn stability_certifies_a_model_file_and_sweeps_named_parameters() {
+    let out_dir = scratch("stability-model");
+    let out = bin()
+        .args([
+            "stability",
+            example("stability_box_on_slope.toml").to_str().unwrap(),
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["outcome"]["outcome"], "certified", "{v}");
+    assert!(out_dir.join("result.json").exists());
+    // A sweep over two named parameters writes the map.
+    let grid_dir = scratch("stability-grid");
+    let out = bin()
+        .args([
+            "stability",
+            example("stability_box_on_slope.toml").to_str().unwrap(),
+            "--quiet",
+            "--out",
+        ])
+        .arg(&grid_dir)
+        .args([
+            "--grid",
+            "materials.rough.friction=0.1,1.0",
+            "bodies.block.com.x=0,0.3",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(grid_dir.join("grid.csv")).expect("grid.csv");
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(
+        csv.contains("no equilibrium") && csv.contains("certified"),
+        "{csv}"
+    );
+    assert!(grid_dir.join("grid.svg").exists());
+    // Bad input: an unknown parameter, flags with a model, a model outside the construction.
+    let bad = bin()
+        .args([
+            "stability",
+            example("stability_box_on_slope.toml").to_str().unwrap(),
+            "--grid",
+            "materials.ice.friction=0:1:2",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("ice"), "{err}");
+    let bad = bin()
+        .args([
+            "stability",
+            example("sos_fig2.toml").to_str().unwrap(),
+            "--mu1",
+            "1",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success() && err.contains("--mu1"), "{err}");
+    let bad = bin()
+        .args(["stability", example("quadruped.toml").to_str().unwrap()])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("not applicable"),
+        "{err}"
+    );
+}

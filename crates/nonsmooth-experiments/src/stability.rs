@@ -18,9 +18,9 @@
 //! the parameters read from the file and the paper's (digest §2), which must be round-off.
 
 use crate::fail;
+use nonsmooth_core::{Model, ParameterPath};
 use nonsmooth_report::{Experiment, ExperimentOutcome, ReportError, RunContext};
 use nonsmooth_sos::figures::grid_figure;
-use nonsmooth_core::{Model, ParameterPath};
 use nonsmooth_sos::grid::{linspace, sweep_cases, GridCase, GridResult, GridSpec};
 use nonsmooth_sos::model::PlanarBody;
 use nonsmooth_sos::planar::PlanarParams;
