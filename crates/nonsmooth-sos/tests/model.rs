@@ -290,3 +290,25 @@ q.disk = [0.0, 0.1, 0.0]
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_perturbed_run_that_leaves_is_written_in_the_models_coordinates() {
+    // Fig. 2 at μ₁ = 0, d = 0.6 (just above h tan 30° = 0.577): no certificate, and every
+    // perturbed run slides away.
+    let m = fig2_model(0.0, 0.6);
+    let cert = certify_model(&m, &ModelCertifyOptions::default()).expect("runs");
+    assert_eq!(cert.outcome.name(), "falsified-by-simulation", "{:?}", cert.outcome);
+    let traj = &cert.trajectory;
+    assert!(traj.len() > 2);
+    let q0 = &m.initial_state.q;
+    let first = &traj[0];
+    assert_eq!(first.event, "start");
+    for k in 0..3 {
+        assert!((first.q[k] - q0[k]).abs() < 2e-3, "{first:?}");
+    }
+    assert!(traj.windows(2).all(|w| w[1].t >= w[0].t));
+    // It leaves: the last sample is far from the start, downhill (+x in this file).
+    let last = traj.last().expect("samples");
+    let dist = ((last.q[0] - q0[0]).powi(2) + (last.q[1] - q0[1]).powi(2)).sqrt();
+    assert!(dist > 0.1, "{last:?}");
+}
