@@ -7,6 +7,7 @@
 
 pub mod format;
 mod load;
+pub mod mesh;
 pub mod parameters;
 mod save;
 pub mod spans;

@@ -1,0 +1,1 @@
+//! Triangle-mesh files (STL, OBJ) for mesh colliders.
