@@ -33,6 +33,19 @@ fn shape_kind(shape: &Shape) -> ViewerShapeKind {
         Shape::HeightMap(_) => ViewerShapeKind::Skipped {
             what: "height map".to_string(),
         },
+        // Drawn by their axis (capsules, cylinders) and their vertices (hulls, meshes).
+        Shape::Capsule { half_length, .. } | Shape::Cylinder { half_length, .. } => {
+            ViewerShapeKind::Segment {
+                a: [0.0, 0.0, -half_length],
+                b: [0.0, 0.0, *half_length],
+            }
+        }
+        Shape::Convex(hull) => ViewerShapeKind::Points {
+            points: hull.points().iter().map(|p| [p.x, p.y, p.z]).collect(),
+        },
+        Shape::Mesh(mesh) => ViewerShapeKind::Points {
+            points: mesh.vertices().iter().map(|p| [p.x, p.y, p.z]).collect(),
+        },
     }
 }
 

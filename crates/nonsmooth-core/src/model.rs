@@ -159,6 +159,44 @@ pub enum Shape {
     /// A height field z = h(x, y) on a regular grid (world-attached). In planar models the
     /// field is a profile y = h(x) and only the first row is used.
     HeightMap(HeightMap),
+    /// Capsule: the segment from `(0, 0, −half_length)` to `(0, 0, half_length)` of the
+    /// collider frame swept by a sphere of `radius` (axis z, as MuJoCo's).
+    Capsule {
+        /// Radius (m), > 0.
+        radius: f64,
+        /// Half length of the axis segment (m), > 0.
+        half_length: f64,
+    },
+    /// Solid cylinder of axis z centred at the collider origin.
+    Cylinder {
+        /// Radius (m), > 0.
+        radius: f64,
+        /// Half length along z (m), > 0.
+        half_length: f64,
+    },
+    /// The convex hull of a set of points (collider frame).
+    Convex(crate::geometry::ConvexHull),
+    /// A triangle mesh (collider frame). Used as is on world colliders; a mesh on a moving
+    /// body collides through its convex hull (a warning says so).
+    Mesh(crate::geometry::TriangleMesh),
+}
+
+impl Shape {
+    /// The shape's name in model files (`sphere`, `box`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Shape::Sphere { .. } => "sphere",
+            Shape::Box { .. } => "box",
+            Shape::Plane { .. } => "plane",
+            Shape::Point => "point",
+            Shape::Points { .. } => "points",
+            Shape::HeightMap(_) => "heightmap",
+            Shape::Capsule { .. } => "capsule",
+            Shape::Cylinder { .. } => "cylinder",
+            Shape::Convex(_) => "convex",
+            Shape::Mesh(_) => "mesh",
+        }
+    }
 }
 
 /// A regular-grid height field, bilinearly interpolated; `heights[iy][ix]` is the height at
@@ -261,6 +299,35 @@ pub struct Collider {
     pub shape: Shape,
     /// Index into [`Model::materials`].
     pub material: usize,
+    /// Which colliders it may touch ([`CollisionFilter`]).
+    pub filter: CollisionFilter,
+}
+
+/// Collision filtering by groups and masks: colliders `a` and `b` may touch when
+/// `a.group & b.mask != 0` and `b.group & a.mask != 0` (Box2D's rule). The default, group 1
+/// and every mask bit set, lets everything touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollisionFilter {
+    /// The groups the collider belongs to (bits).
+    pub group: u32,
+    /// The groups it collides with (bits).
+    pub mask: u32,
+}
+
+impl Default for CollisionFilter {
+    fn default() -> Self {
+        CollisionFilter {
+            group: 1,
+            mask: u32::MAX,
+        }
+    }
+}
+
+impl CollisionFilter {
+    /// Whether two colliders with these filters may touch.
+    pub fn allows(&self, other: &CollisionFilter) -> bool {
+        self.group & other.mask != 0 && other.group & self.mask != 0
+    }
 }
 
 /// Explicit material for one pair of colliders, overriding [`ContactMaterial::combine`].

@@ -746,7 +746,8 @@ pub fn velocity_margins<T: Scalar>(
             let Some(b) = c.body.filter(|&b| b < kin.poses.len()) else {
                 return own;
             };
-            let reach = c.pose.translation.vector.norm() + bounding_radius(&c.shape).unwrap_or(0.0);
+            let reach = c.pose.translation.vector.norm()
+                + crate::geometry::bounding_radius(&c.shape).unwrap_or(0.0);
             let speed =
                 real(kin.linear_velocity[b].norm()) + real(kin.angular_velocity[b].norm()) * reach;
             own + h * speed
@@ -770,29 +771,6 @@ fn resolve_margins<'a, T: Scalar>(
         std::borrow::Cow::Owned(velocity_margins(model, margins, kin, margins.travel_time))
     } else {
         std::borrow::Cow::Borrowed(margins)
-    }
-}
-
-/// Bounding radius of a shape about its collider origin (`None` = unbounded).
-fn bounding_radius(shape: &crate::Shape) -> Option<f64> {
-    use crate::Shape;
-    match shape {
-        Shape::Sphere { radius } => Some(*radius),
-        Shape::Box { half_extents } => Some(half_extents.norm()),
-        Shape::Point => Some(0.0),
-        Shape::Points { points } => Some(points.iter().map(|p| p.norm()).fold(0.0, f64::max)),
-        Shape::Plane { .. } | Shape::HeightMap(_) => None,
-    }
-}
-
-/// Pair role of a shape (the order used by [`crate::geometry::detect_contacts`]).
-fn shape_rank(shape: &crate::Shape) -> u8 {
-    use crate::Shape;
-    match shape {
-        Shape::Point | Shape::Points { .. } => 0,
-        Shape::Sphere { .. } => 1,
-        Shape::Box { .. } => 2,
-        Shape::Plane { .. } | Shape::HeightMap(_) => 3,
     }
 }
 
@@ -953,71 +931,9 @@ impl BlockSnapshot {
                 ),
             });
         }
-        // Broad phase: sweep and prune along the axis of largest spread of the bounded
-        // colliders' centres; unbounded colliders pair with everything.
         let poses = collider_world_poses(model, &kin.poses)?;
         let margins = resolve_margins(model, margins, &kin);
-        let nc = model.colliders.len();
-        let radius: Vec<Option<f64>> = model
-            .colliders
-            .iter()
-            .map(|c| bounding_radius(&c.shape))
-            .collect();
-        let bounded: Vec<usize> = (0..nc).filter(|&i| radius[i].is_some()).collect();
-        let mut axis = 0;
-        let mut best = -1.0;
-        for a in 0..3 {
-            let (lo, hi) =
-                bounded
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &i| {
-                        let x = poses[i].translation.vector[a];
-                        (lo.min(x), hi.max(x))
-                    });
-            if hi - lo > best {
-                best = hi - lo;
-                axis = a;
-            }
-        }
-        let slack = |x: f64| x + 1e-9 * (1.0 + x.abs());
-        let mut order = bounded.clone();
-        // each collider's bounding radius grown by its extra margin
-        let grown = |i: usize| radius[i].unwrap_or(0.0) + margins.extra(i);
-        let lower = |i: usize| poses[i].translation.vector[axis] - grown(i);
-        order.sort_by(|&a, &b| lower(a).total_cmp(&lower(b)));
-        let mut pairs = Vec::new();
-        for (k, &i) in order.iter().enumerate() {
-            let ri = grown(i);
-            let ci = poses[i].translation.vector;
-            let reach = slack(ci[axis] + ri + margins.base);
-            for &j in &order[k + 1..] {
-                if lower(j) > reach {
-                    break;
-                }
-                let rj = grown(j);
-                let d = (poses[j].translation.vector - ci).norm();
-                if d <= slack(ri + rj + margins.base) {
-                    pairs.push((i.min(j), i.max(j)));
-                }
-            }
-        }
-        for (i, ri) in radius.iter().enumerate() {
-            if ri.is_none() {
-                for (j, rj) in radius.iter().enumerate() {
-                    if j != i && (rj.is_some() || j > i) {
-                        pairs.push((i.min(j), i.max(j)));
-                    }
-                }
-            }
-        }
-        pairs.sort_unstable();
-        pairs.dedup();
-        let excluded = |i: usize, j: usize| {
-            model
-                .excluded_pairs
-                .iter()
-                .any(|&(a, b)| (a == i && b == j) || (a == j && b == i))
-        };
+        let pairs = crate::geometry::candidate_pairs(model, &poses, &margins);
         // Columns (ω_k, u_k) in world axes of each joint's motion subspace: the body
         // spatial velocity S v rotated into world axes (RBDA ch. 4), once per body.
         let columns: Vec<BodyColumns> = (0..model.bodies.len())
@@ -1064,10 +980,7 @@ impl BlockSnapshot {
         let mut materials = Vec::new();
         for (i, j) in pairs {
             let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
-            if ci.body == cj.body || excluded(i, j) {
-                continue;
-            }
-            let (a, b) = if shape_rank(&cj.shape) < shape_rank(&ci.shape) {
+            let (a, b) = if crate::geometry::rank(&cj.shape) < crate::geometry::rank(&ci.shape) {
                 (j, i)
             } else {
                 (i, j)
@@ -1078,6 +991,7 @@ impl BlockSnapshot {
                 &poses[a],
                 &model.colliders[b].shape,
                 &poses[b],
+                margins.pair(a, b),
             ) else {
                 continue;
             };

@@ -38,6 +38,7 @@ fn collider(name: &str, body: Option<usize>, shape: Shape) -> Collider {
         pose: Isometry3::identity(),
         shape,
         material: 0,
+        filter: Default::default(),
     }
 }
 

@@ -38,6 +38,7 @@ fn build_model(specs: &[BodySpec]) -> Model {
             normal: Vector3::z_axis(),
         },
         material: 0,
+        filter: Default::default(),
     });
     for (i, (parent, kind, mass, moments, rot, offset, axis, sphere)) in specs.iter().enumerate() {
         let parent = if i == 0 || parent % 3 == 0 {
@@ -77,6 +78,7 @@ fn build_model(specs: &[BodySpec]) -> Model {
             pose: Isometry3::identity(),
             shape,
             material: 0,
+            filter: Default::default(),
         });
     }
     model

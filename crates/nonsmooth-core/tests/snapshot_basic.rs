@@ -71,6 +71,7 @@ fn add_collider(
         pose: Isometry3::identity(),
         shape,
         material,
+        filter: Default::default(),
     });
     model.colliders.len() - 1
 }

@@ -61,8 +61,8 @@ pub enum NotApplicable {
         /// The touching contacts, `collider/plane` (with the feature for boxes and point sets).
         contacts: Vec<String>,
     },
-    /// A contact whose point moves over the body (a disk rolls).
-    #[error("collider `{collider}` is a {shape}: its contact point moves over the body as it rolls; the construction takes body-fixed contact points (point, points, box corners)")]
+    /// A contact whose point moves over the body (a disk, capsule or cylinder rolls).
+    #[error("collider `{collider}` is a {shape}: its contact point moves over the body as it rolls; the construction takes body-fixed contact points (point, points, box or convex-hull corners)")]
     RollingContact {
         /// The body's collider.
         collider: String,
@@ -196,11 +196,7 @@ fn rotate(a: f64, v: &Vector2<f64>) -> Vector2<f64> {
 fn shape_name(shape: &Shape) -> &'static str {
     match shape {
         Shape::Sphere { .. } => "sphere (a disk in planar models)",
-        Shape::Box { .. } => "box",
-        Shape::Plane { .. } => "plane",
-        Shape::Point => "point",
-        Shape::Points { .. } => "points set",
-        Shape::HeightMap(_) => "heightmap",
+        other => other.kind(),
     }
 }
 
@@ -281,7 +277,10 @@ impl PlanarBody {
             ));
         }
         for (_, on_body, support, _, _) in &touching {
-            if matches!(on_body.shape, Shape::Sphere { .. }) {
+            if matches!(
+                on_body.shape,
+                Shape::Sphere { .. } | Shape::Capsule { .. } | Shape::Cylinder { .. }
+            ) {
                 return Err(NotApplicable::RollingContact {
                     collider: on_body.name.clone(),
                     shape: shape_name(&on_body.shape).into(),

@@ -297,7 +297,12 @@ fn a_perturbed_run_that_leaves_is_written_in_the_models_coordinates() {
     // perturbed run slides away.
     let m = fig2_model(0.0, 0.6);
     let cert = certify_model(&m, &ModelCertifyOptions::default()).expect("runs");
-    assert_eq!(cert.outcome.name(), "falsified-by-simulation", "{:?}", cert.outcome);
+    assert_eq!(
+        cert.outcome.name(),
+        "falsified-by-simulation",
+        "{:?}",
+        cert.outcome
+    );
     let traj = &cert.trajectory;
     assert!(traj.len() > 2);
     let q0 = &m.initial_state.q;

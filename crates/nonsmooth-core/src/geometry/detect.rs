@@ -64,33 +64,92 @@ pub fn collider_world_poses<T: Scalar>(
 }
 
 /// Role of a shape in a pair: the shape of lower rank is A, the other B (ties: the first
-/// collider is A). Points 0, sphere 1, box 2, plane and heightmap 3.
-fn rank(shape: &Shape) -> u8 {
+/// collider is A). Points 0, sphere 1, box, capsule, cylinder and convex hull 2, plane,
+/// heightmap and mesh 3.
+pub(crate) fn rank(shape: &Shape) -> u8 {
     match shape {
         Shape::Point | Shape::Points { .. } => 0,
         Shape::Sphere { .. } => 1,
-        Shape::Box { .. } => 2,
-        Shape::Plane { .. } | Shape::HeightMap(_) => 3,
+        Shape::Box { .. } | Shape::Capsule { .. } | Shape::Cylinder { .. } | Shape::Convex(_) => 2,
+        Shape::Plane { .. } | Shape::HeightMap(_) | Shape::Mesh(_) => 3,
     }
+}
+
+/// Whether [`pair_contacts`] takes the pair (in either order): the closed forms, and every
+/// pair of the general narrow phase (parry) except two zero-volume shapes (points) and two
+/// unbounded ones (planes). Height maps pair only with points, spheres and boxes.
+pub fn pair_supported(a: &Shape, b: &Shape) -> bool {
+    let (a, b) = if rank(b) < rank(a) { (b, a) } else { (a, b) };
+    closed_form(a, b) || super::parry::handles(a, b)
+}
+
+/// The pairs with a closed form (A first in rank order).
+fn closed_form(a: &Shape, b: &Shape) -> bool {
+    use Shape::*;
+    matches!(
+        (a, b),
+        (
+            Sphere { .. },
+            Plane { .. } | Box { .. } | Sphere { .. } | HeightMap(_)
+        ) | (Box { .. }, Plane { .. } | HeightMap(_))
+            | (
+                Point | Points { .. },
+                Plane { .. } | Sphere { .. } | Box { .. } | HeightMap(_)
+            )
+    )
 }
 
 /// Contacts between two shapes with world poses, A = (`shape_a`, `pose_a`) and
 /// B = (`shape_b`, `pose_b`), returned as `(feature of A, geometry)` without any gap filter.
 ///
-/// Supported pairs (A first): Sphere–Plane, Sphere–Sphere, Sphere–Box, Sphere–HeightMap,
-/// Box–Plane, Box–HeightMap, Point–Plane, Point–Sphere, Point–Box, Point–HeightMap, and
-/// Points–Plane/Sphere/Box/HeightMap (each point its own contact). Every other combination
-/// (Box–Box, Point(s)–Point(s), Plane–Plane, Plane–HeightMap, HeightMap–HeightMap) is not
-/// checked and returns `None`. `None` is also returned when a supported pair is given in the
-/// reverse order (A must be the first in the order points, sphere, box, plane/heightmap);
-/// [`detect_contacts`] puts every pair in this order itself.
+/// Closed forms (A first, scalar-generic, exact derivatives): Sphere–Plane, Sphere–Sphere,
+/// Sphere–Box, Sphere–HeightMap, Box–Plane, Box–HeightMap, Point–Plane, Point–Sphere,
+/// Point–Box, Point–HeightMap, and Points–Plane/Sphere/Box/HeightMap (each point its own
+/// contact). Every other pair with a capsule, cylinder, convex hull, mesh or two boxes goes
+/// to the general narrow phase on parry (f64; its contacts enter generic code as constants),
+/// which reports the contacts within `prediction` of touching (the closed forms report every
+/// feature; callers filter by gap). `None` for the pairs nothing handles ([`pair_supported`]:
+/// two points, two planes, a height map with a capsule, cylinder, hull or mesh) and for a
+/// supported pair given in the reverse order (A must come first in the order points,
+/// sphere, box/capsule/cylinder/convex, plane/heightmap/mesh); [`detect_contacts`] puts every
+/// pair in this order itself.
 pub fn pair_contacts<T: Scalar>(
     dimension: Dimension,
     shape_a: &Shape,
     pose_a: &Isometry3<T>,
     shape_b: &Shape,
     pose_b: &Isometry3<T>,
+    prediction: f64,
 ) -> Option<FeatureContacts<T>> {
+    if !closed_form(shape_a, shape_b) {
+        if rank(shape_b) < rank(shape_a) {
+            return None;
+        }
+        let found = super::parry::contacts(
+            dimension,
+            shape_a,
+            &real_isometry(pose_a),
+            shape_b,
+            &real_isometry(pose_b),
+            prediction,
+        )?;
+        return Some(
+            found
+                .into_iter()
+                .map(|(k, g)| {
+                    (
+                        k,
+                        ContactGeometry {
+                            gap: lift(g.gap),
+                            point_a: lift3(&g.point_a),
+                            point_b: lift3(&g.point_b),
+                            normal: lift3(&g.normal),
+                        },
+                    )
+                })
+                .collect(),
+        );
+    }
     let origin_a = pose_a.translation.vector;
     let origin_b = pose_b.translation.vector;
     match (shape_a, shape_b) {
@@ -169,12 +228,33 @@ fn pair_contacts_any_order<T: Scalar>(
     pose_1: &Isometry3<T>,
     shape_2: &Shape,
     pose_2: &Isometry3<T>,
+    prediction: f64,
 ) -> Option<(bool, FeatureContacts<T>)> {
     if rank(shape_2) < rank(shape_1) {
-        pair_contacts(dimension, shape_2, pose_2, shape_1, pose_1).map(|c| (false, c))
+        pair_contacts(dimension, shape_2, pose_2, shape_1, pose_1, prediction).map(|c| (false, c))
     } else {
-        pair_contacts(dimension, shape_1, pose_1, shape_2, pose_2).map(|c| (true, c))
+        pair_contacts(dimension, shape_1, pose_1, shape_2, pose_2, prediction).map(|c| (true, c))
     }
+}
+
+/// The real part of an isometry (the value of a dual-number pose).
+fn real_isometry<T: Scalar>(iso: &Isometry3<T>) -> Isometry3<f64> {
+    let t = iso.translation.vector.map(real_part);
+    let q = iso.rotation.quaternion();
+    Isometry3::from_parts(
+        nalgebra::Translation3::from(t),
+        nalgebra::UnitQuaternion::new_unchecked(nalgebra::Quaternion::new(
+            real_part(q.w),
+            real_part(q.i),
+            real_part(q.j),
+            real_part(q.k),
+        )),
+    )
+}
+
+/// The real part of a scalar (the value of a dual number).
+fn real_part<T: Scalar>(x: T) -> f64 {
+    nalgebra::try_convert::<T, f64>(x).unwrap_or(f64::NAN)
 }
 
 /// Contact detection margins: collider pair (i, j) is a contact when its gap is at most
@@ -231,8 +311,8 @@ impl ContactMargins {
 /// at [`pair_contacts`]. `collider_poses` are world poses, e.g. from
 /// [`collider_world_poses`].
 ///
-/// This is the brute-force O(n²) pair loop; it is meant for the small models of the paper
-/// experiments (tens of colliders).
+/// Candidate pairs come from the broad phase ([`super::broad_phase::candidate_pairs`]:
+/// sweep and prune, jointed parent–child pairs and filtered pairs left out).
 ///
 /// # Errors
 /// [`ModelError::DimensionMismatch`] when `collider_poses` does not have one pose per collider.
@@ -241,7 +321,11 @@ pub fn detect_contacts<T: Scalar>(
     collider_poses: &[Isometry3<T>],
     margin: T,
 ) -> Result<Vec<PairContact<T>>, ModelError> {
-    detect_pairs(model, collider_poses, &|_, _| margin)
+    detect_pairs(
+        model,
+        collider_poses,
+        &ContactMargins::uniform(real_part(margin)),
+    )
 }
 
 /// [`detect_contacts`] with a margin per pair ([`ContactMargins`]).
@@ -253,16 +337,14 @@ pub fn detect_contacts_within<T: Scalar>(
     collider_poses: &[Isometry3<T>],
     margins: &ContactMargins,
 ) -> Result<Vec<PairContact<T>>, ModelError> {
-    detect_pairs(model, collider_poses, &|i, j| {
-        nalgebra::convert::<f64, T>(margins.pair(i, j))
-    })
+    detect_pairs(model, collider_poses, margins)
 }
 
 /// The pair loop of [`detect_contacts`] with the margin of pair (i, j) from `margin`.
 fn detect_pairs<T: Scalar>(
     model: &Model,
     collider_poses: &[Isometry3<T>],
-    margin: &dyn Fn(usize, usize) -> T,
+    margins: &ContactMargins,
 ) -> Result<Vec<PairContact<T>>, ModelError> {
     let n = model.colliders.len();
     if collider_poses.len() != n {
@@ -272,39 +354,31 @@ fn detect_pairs<T: Scalar>(
             got: collider_poses.len(),
         });
     }
-    let excluded = |i: usize, j: usize| {
-        model
-            .excluded_pairs
-            .iter()
-            .any(|&(a, b)| (a == i && b == j) || (a == j && b == i))
-    };
+    let real_poses: Vec<Isometry3<f64>> = collider_poses.iter().map(real_isometry).collect();
     let mut out = Vec::new();
-    for i in 0..n {
-        for j in (i + 1)..n {
-            let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
-            if ci.body == cj.body || excluded(i, j) {
-                continue;
-            }
-            let Some((i_is_a, contacts)) = pair_contacts_any_order(
-                model.dimension,
-                &ci.shape,
-                &collider_poses[i],
-                &cj.shape,
-                &collider_poses[j],
-            ) else {
-                continue;
-            };
-            let (a, b) = if i_is_a { (i, j) } else { (j, i) };
-            let margin = margin(i, j);
-            out.extend(contacts.into_iter().filter(|(_, g)| g.gap <= margin).map(
-                |(feature, geometry)| PairContact {
-                    collider_a: a,
-                    collider_b: b,
-                    feature,
-                    geometry,
-                },
-            ));
-        }
+    for (i, j) in super::broad_phase::candidate_pairs(model, &real_poses, margins) {
+        let (ci, cj) = (&model.colliders[i], &model.colliders[j]);
+        let margin = margins.pair(i, j);
+        let Some((i_is_a, contacts)) = pair_contacts_any_order(
+            model.dimension,
+            &ci.shape,
+            &collider_poses[i],
+            &cj.shape,
+            &collider_poses[j],
+            margin,
+        ) else {
+            continue;
+        };
+        let (a, b) = if i_is_a { (i, j) } else { (j, i) };
+        let bound: T = lift(margin);
+        out.extend(contacts.into_iter().filter(|(_, g)| g.gap <= bound).map(
+            |(feature, geometry)| PairContact {
+                collider_a: a,
+                collider_b: b,
+                feature,
+                geometry,
+            },
+        ));
     }
     Ok(out)
 }

@@ -1,4 +1,6 @@
-//! Contact geometry: closed-form contact primitives and the collider-pair dispatcher.
+//! Contact geometry: closed-form contact primitives, the general narrow phase on parry
+//! (`parry` module: box–box, capsules, cylinders, convex hulls, meshes) and the collider-pair
+//! dispatcher.
 //!
 //! Every routine is generic over [`Scalar`], so the same closed forms give
 //! `f64` values for simulation and exact derivatives with dual numbers. Model parameters
@@ -19,15 +21,20 @@
 //! and a heightmap is the profile y = h(x) given by its first row. The contact tangents are
 //! built by [`tangent_basis`].
 
+mod broad_phase;
 mod detect;
 mod heightmap;
+mod parry;
 mod primitives;
 
+pub use broad_phase::{bounding_radius, candidate_pairs, may_touch};
+pub(crate) use detect::rank;
 pub use detect::{
-    collider_world_poses, detect_contacts, detect_contacts_within, pair_contacts, ContactMargins,
-    FeatureContacts, PairContact,
+    collider_world_poses, detect_contacts, detect_contacts_within, pair_contacts, pair_supported,
+    ContactMargins, FeatureContacts, PairContact,
 };
 pub use heightmap::{heightmap_profile_eval, heightmap_surface_eval, HeightSample};
+pub use parry::{ConvexHull, MeshSource, TriangleMesh};
 pub use primitives::{
     box_corners, box_heightmap, box_plane, point_heightmap, point_plane, point_sphere, sphere_box,
     sphere_heightmap, sphere_plane, sphere_sphere,

@@ -206,7 +206,10 @@ pub struct FileMaterial {
 }
 
 /// Collision shapes: `{ sphere = r }`, `{ box = [hx, hy, hz] }`, `{ plane = [nx, ny, nz] }`,
-/// `"point"`, `{ points = [[x, y, z], ...] }`, `{ heightmap = { ... } }`.
+/// `"point"`, `{ points = [[x, y, z], ...] }`, `{ heightmap = { ... } }`,
+/// `{ capsule = { radius, half_length } }`, `{ cylinder = { radius, half_length } }`,
+/// `{ convex = [[x, y, z], ...] }`, `{ mesh = { file, scale } }` or
+/// `{ mesh = { vertices, triangles } }`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum FileShape {
@@ -222,6 +225,53 @@ pub enum FileShape {
     Points(Vec<[f64; 3]>),
     /// Height field.
     Heightmap(FileHeightMap),
+    /// Capsule along the collider's z axis.
+    Capsule(FileRound),
+    /// Cylinder along the collider's z axis.
+    Cylinder(FileRound),
+    /// Convex hull of points in the collider frame.
+    Convex(Vec<[f64; 3]>),
+    /// Triangle mesh from a file or inline.
+    Mesh(FileMesh),
+}
+
+/// Radius and half length of a capsule or cylinder.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRound {
+    /// Radius (m).
+    pub radius: f64,
+    /// Half length along z (m).
+    pub half_length: f64,
+}
+
+/// A scale: one factor or one per axis.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FileScale {
+    /// The same factor on every axis.
+    Uniform(f64),
+    /// One factor per axis.
+    PerAxis([f64; 3]),
+}
+
+/// A triangle mesh: a file (STL or OBJ, relative to the model file) with an optional scale,
+/// or inline vertices and triangles.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileMesh {
+    /// STL or OBJ file, relative to the model file's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Scale applied to the file's vertices (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<FileScale>,
+    /// Inline vertices (collider frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertices: Option<Vec<[f64; 3]>>,
+    /// Inline triangles (indices into `vertices`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triangles: Option<Vec<[u32; 3]>>,
 }
 
 /// A height field grid.
@@ -259,6 +309,12 @@ pub struct FileCollider {
     /// Material name (default `default`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub material: Option<String>,
+    /// Collision groups (bits, default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+    /// Groups it collides with (bits, default all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask: Option<u32>,
 }
 
 /// A pair's material: a name from `[[materials]]` or an inline table.

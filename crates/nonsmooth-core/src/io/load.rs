@@ -335,6 +335,62 @@ impl Provenance {
 }
 
 /// Builds the model (not yet validated) and its provenance.
+/// A mesh collider from its file (relative to the model file's directory) or inline data.
+fn mesh_shape(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    m: &FileMesh,
+) -> Result<crate::geometry::TriangleMesh, ModelError> {
+    use crate::geometry::{MeshSource, TriangleMesh};
+    let scale = match &m.scale {
+        None => Vector3::new(1.0, 1.0, 1.0),
+        Some(FileScale::Uniform(s)) => Vector3::new(*s, *s, *s),
+        Some(FileScale::PerAxis(s)) => Vector3::from(*s),
+    };
+    if !scale.iter().all(|s| s.is_finite() && *s > 0.0) {
+        return Err(invalid(
+            loc,
+            &path.key("scale"),
+            "the scale must be finite and > 0",
+        ));
+    }
+    let (vertices, triangles, source) = match (&m.file, &m.vertices, &m.triangles) {
+        (Some(file), None, None) => {
+            let model_file = loc(&FieldPath::root()).file;
+            let dir = model_file
+                .as_deref()
+                .and_then(|f| std::path::Path::new(f).parent())
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            let data = super::mesh::read_mesh_file(&dir.join(file), scale, &path.to_string())?;
+            (
+                data.vertices,
+                data.triangles,
+                Some(MeshSource {
+                    file: file.clone(),
+                    scale,
+                }),
+            )
+        }
+        (None, Some(v), Some(t)) => (
+            v.iter()
+                .map(|x| Vector3::from(*x).component_mul(&scale))
+                .collect(),
+            t.clone(),
+            None,
+        ),
+        _ => {
+            return Err(invalid(
+                loc,
+                path,
+                "a mesh is `{ file = \"part.stl\" }` (STL or OBJ, optional `scale`) or \
+                 `{ vertices = [...], triangles = [...] }`",
+            ))
+        }
+    };
+    TriangleMesh::new(vertices, triangles, source).map_err(|r| invalid(loc, path, r))
+}
+
 pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), ModelError> {
     let dimension = fm.model.dimension.unwrap_or_default();
     let gravity = fm
@@ -568,6 +624,27 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
                 dy: h.dy,
                 heights: h.heights.clone(),
             }),
+            FileShape::Capsule(r) => Shape::Capsule {
+                radius: r.radius,
+                half_length: r.half_length,
+            },
+            FileShape::Cylinder(r) => Shape::Cylinder {
+                radius: r.radius,
+                half_length: r.half_length,
+            },
+            FileShape::Convex(pts) => Shape::Convex(
+                crate::geometry::ConvexHull::new(pts.iter().map(|x| Vector3::from(*x)).collect())
+                    .map_err(|r| invalid(loc, &ps.key("convex"), r))?,
+            ),
+            FileShape::Mesh(m) => {
+                let mesh = mesh_shape(loc, &ps.key("mesh"), m)?;
+                Shape::Mesh(if body.is_some() {
+                    mesh.colliding_as_hull()
+                        .map_err(|r| invalid(loc, &ps.key("mesh"), r))?
+                } else {
+                    mesh
+                })
+            }
         };
         colliders.push(Collider {
             name: fc.name.clone(),
@@ -575,6 +652,10 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
             pose: pose(loc, &pc.key("pose"), &fc.pose)?,
             shape,
             material,
+            filter: CollisionFilter {
+                group: fc.group.unwrap_or(1),
+                mask: fc.mask.unwrap_or(u32::MAX),
+            },
         });
     }
     let mut pair_overrides = Vec::with_capacity(fm.pairs.len());

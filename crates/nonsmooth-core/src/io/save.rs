@@ -94,9 +94,36 @@ pub fn to_file(model: &Model) -> FileModel {
                     dy: h.dy,
                     heights: h.heights.clone(),
                 }),
+                Shape::Capsule {
+                    radius,
+                    half_length,
+                } => FileShape::Capsule(FileRound {
+                    radius: *radius,
+                    half_length: *half_length,
+                }),
+                Shape::Cylinder {
+                    radius,
+                    half_length,
+                } => FileShape::Cylinder(FileRound {
+                    radius: *radius,
+                    half_length: *half_length,
+                }),
+                Shape::Convex(hull) => {
+                    FileShape::Convex(hull.points().iter().map(|p| (*p).into()).collect())
+                }
+                // Inline, so that the text stands alone (a pickled model whose mesh file is
+                // gone still loads).
+                Shape::Mesh(mesh) => FileShape::Mesh(FileMesh {
+                    file: None,
+                    scale: None,
+                    vertices: Some(mesh.vertices().iter().map(|p| (*p).into()).collect()),
+                    triangles: Some(mesh.triangles().to_vec()),
+                }),
             },
             pose: Some(pose(&c.pose)),
             material: Some(model.materials[c.material].name.clone()),
+            group: (c.filter.group != 1).then_some(c.filter.group),
+            mask: (c.filter.mask != u32::MAX).then_some(c.filter.mask),
         })
         .collect();
     let collider_name = |i: usize| model.colliders[i].name.clone();

@@ -305,6 +305,7 @@ impl Model {
                     pose: pose(&c.origin),
                     shape,
                     material: 0,
+                    filter: CollisionFilter::default(),
                 });
             }
         }

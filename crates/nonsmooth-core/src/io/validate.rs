@@ -237,6 +237,20 @@ fn check_shape(
             }
             Ok(())
         }
+        Shape::Capsule {
+            radius,
+            half_length,
+        }
+        | Shape::Cylinder {
+            radius,
+            half_length,
+        } => {
+            let pk = path.key(shape.kind());
+            positive(loc, &pk.key("radius"), *radius, "radius")?;
+            positive(loc, &pk.key("half_length"), *half_length, "half length")
+        }
+        // Checked when built (ConvexHull::new, TriangleMesh::new): finite, non-degenerate.
+        Shape::Convex(_) | Shape::Mesh(_) => Ok(()),
     }
 }
 
