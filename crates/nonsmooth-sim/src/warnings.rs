@@ -1,14 +1,23 @@
-//! What a stepper leaves out of a model, said before it runs: a material's restitution that
-//! the scheme does not apply (its contacts end inelastic or follow the compliant law).
+//! What a simulation leaves out of a model, said before it runs: the collision geometry's
+//! warnings ([`Model::geometry_warnings`]: pairs no narrow phase handles, meshes on moving
+//! bodies, open meshes) and a material's restitution that the stepper does not apply (its
+//! contacts end inelastic or follow the compliant law).
 
 use crate::Stepper;
 use nonsmooth_core::Model;
 
-/// Warnings about `model` under `stepper`, one line each, naming the material.
+/// Warnings about `model` under `stepper`, one line each, naming the colliders or the
+/// material.
 pub fn model_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
-    if stepper.honours_restitution() {
-        return Vec::new();
+    let mut out = model.geometry_warnings();
+    if !stepper.honours_restitution() {
+        out.extend(restitution_warnings(model, stepper));
     }
+    out
+}
+
+/// The materials whose restitution `stepper` ignores.
+fn restitution_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
     let materials = model
         .materials
         .iter()

@@ -26,6 +26,7 @@ mod detect;
 mod heightmap;
 mod parry;
 mod primitives;
+mod warnings;
 
 pub use broad_phase::{bounding_radius, candidate_pairs, may_touch};
 pub(crate) use detect::rank;
