@@ -122,3 +122,120 @@ pub fn candidate_pairs(
     pairs.retain(|&(i, j)| may_touch(model, i, j));
     pairs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::collider_world_poses;
+    use crate::Model;
+
+    const SRC: &str = r#"
+[model]
+name = "filters"
+dimension = "spatial"
+
+[[bodies]]
+name = "upper"
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+
+[[bodies]]
+name = "lower"
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+
+[[bodies]]
+name = "free"
+mass = 1.0
+inertia = [0.01, 0.01, 0.01]
+
+[[joints]]
+name = "hip"
+kind = "revolute"
+parent = "world"
+child = "upper"
+placement = { xyz = [0.0, 0.0, 0.5] }
+
+[[joints]]
+name = "knee"
+kind = "revolute"
+parent = "upper"
+child = "lower"
+
+[[colliders]]
+name = "ground"
+shape = { plane = [0.0, 0.0, 1.0] }
+
+[[colliders]]
+name = "upper_shape"
+body = "upper"
+shape = { sphere = 0.1 }
+
+[[colliders]]
+name = "lower_shape"
+body = "lower"
+shape = { sphere = 0.1 }
+
+[[colliders]]
+name = "free_shape"
+body = "free"
+shape = { sphere = 0.1 }
+group = 2
+mask = 2
+
+[initial]
+q.free = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]
+"#;
+
+    #[test]
+    fn jointed_parent_child_and_filtered_pairs_are_left_out() {
+        let model = Model::from_toml_str(SRC, None).unwrap();
+        // upper (0) and lower (1) are parent and child: never a pair; upper and the ground
+        // (world) still are; `free` (group 2, mask 2) touches neither group-1 collider.
+        assert!(!may_touch(&model, 1, 2));
+        assert!(may_touch(&model, 0, 1));
+        assert!(!may_touch(&model, 2, 3) && !may_touch(&model, 0, 3));
+        let kin =
+            crate::dynamics::kinematics(&model, &model.initial_state.q, &model.initial_state.v);
+        let poses = collider_world_poses(&model, &kin.poses).unwrap();
+        let pairs = candidate_pairs(&model, &poses, &ContactMargins::uniform(1.0));
+        assert!(
+            pairs.contains(&(0, 1)) && pairs.contains(&(0, 2)),
+            "{pairs:?}"
+        );
+        assert!(
+            !pairs.contains(&(1, 2)) && !pairs.iter().any(|p| p.1 == 3),
+            "{pairs:?}"
+        );
+    }
+
+    #[test]
+    fn far_apart_colliders_are_not_candidates() {
+        let spheres: String = (0..50)
+            .map(|k| {
+                format!(
+                    "\n[[bodies]]\nname = \"s{k}\"\nmass = 1.0\ninertia = [0.01, 0.01, 0.01]\n\n[[colliders]]\nname = \"c{k}\"\nbody = \"s{k}\"\nshape = {{ sphere = 0.1 }}\n"
+                )
+            })
+            .collect();
+        let init: String = (0..50)
+            .map(|k| {
+                format!(
+                    "q.s{k} = [{}, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]\n",
+                    k as f64 * 0.19
+                )
+            })
+            .collect();
+        let src = format!(
+            "[model]\nname = \"row\"\ndimension = \"spatial\"\n{spheres}\n[initial]\n{init}"
+        );
+        let model = Model::from_toml_str(&src, None).unwrap();
+        let kin =
+            crate::dynamics::kinematics(&model, &model.initial_state.q, &model.initial_state.v);
+        let poses = collider_world_poses(&model, &kin.poses).unwrap();
+        let pairs = candidate_pairs(&model, &poses, &ContactMargins::uniform(0.0));
+        // Only neighbours overlap (0.19 apart, radii 0.1): 49 pairs, not 1225.
+        assert_eq!(pairs.len(), 49);
+        assert!(pairs.iter().all(|&(i, j)| j == i + 1));
+    }
+}

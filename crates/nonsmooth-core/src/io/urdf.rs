@@ -293,6 +293,15 @@ impl Model {
                     urdf_rs::Geometry::Box { size } => Shape::Box {
                         half_extents: Vector3::from(size.0) * 0.5,
                     },
+                    // URDF cylinders and capsules have their axis along z, as ours.
+                    urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
+                        radius: *radius,
+                        half_length: 0.5 * length,
+                    },
+                    urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
+                        radius: *radius,
+                        half_length: 0.5 * length,
+                    },
                     _ => continue,
                 };
                 let name = c
