@@ -27,6 +27,9 @@ fn round_hull() -> Shape {
     Shape::Convex(ConvexHull::new(points).expect("hull"))
 }
 
+/// A named pair query: (name, A, pose of A, B, pose of B).
+type Case<'a> = (&'a str, &'a Shape, Isometry3<f64>, &'a Shape, Isometry3<f64>);
+
 fn bench(c: &mut Criterion) {
     let cube = Shape::Box {
         half_extents: Vector3::new(0.05, 0.05, 0.05),
@@ -43,7 +46,7 @@ fn bench(c: &mut Criterion) {
         Translation3::new(0.0, 0.0, 0.07),
         UnitQuaternion::from_euler_angles(0.0, std::f64::consts::FRAC_PI_2, 0.0),
     );
-    let cases: [(&str, &Shape, Isometry3<f64>, &Shape, Isometry3<f64>); 4] = [
+    let cases: [Case; 4] = [
         (
             "box_box",
             &cube,
