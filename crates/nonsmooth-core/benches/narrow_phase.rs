@@ -28,7 +28,13 @@ fn round_hull() -> Shape {
 }
 
 /// A named pair query: (name, A, pose of A, B, pose of B).
-type Case<'a> = (&'a str, &'a Shape, Isometry3<f64>, &'a Shape, Isometry3<f64>);
+type Case<'a> = (
+    &'a str,
+    &'a Shape,
+    Isometry3<f64>,
+    &'a Shape,
+    Isometry3<f64>,
+);
 
 fn bench(c: &mut Criterion) {
     let cube = Shape::Box {
