@@ -443,8 +443,9 @@ pub struct SimulationSettings {
     pub duration: Option<f64>,
 }
 
-/// A complete mechanical system.
-#[derive(Debug, Clone, PartialEq)]
+/// A complete mechanical system. Two models are equal when everything but their
+/// [`Model::import_warnings`] is (a saved and reloaded URDF import equals the import).
+#[derive(Debug, Clone)]
 pub struct Model {
     /// Model name.
     pub name: String,
@@ -475,6 +476,30 @@ pub struct Model {
     pub contact_margin: f64,
     /// Default simulation settings (`[simulation]` in a model file).
     pub simulation: SimulationSettings,
+    /// What the import that built the model left out or approximated (URDF elements
+    /// skipped, massless links merged), one line each; empty for model files. Shown with the
+    /// geometry warnings before a simulation (`nonsmooth_sim::model_warnings`). Not saved by
+    /// [`Model::to_toml_string`] (a saved model is what was imported).
+    pub import_warnings: Vec<String>,
+}
+
+impl PartialEq for Model {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.dimension == other.dimension
+            && self.gravity == other.gravity
+            && self.bodies == other.bodies
+            && self.joints == other.joints
+            && self.colliders == other.colliders
+            && self.materials == other.materials
+            && self.pair_overrides == other.pair_overrides
+            && self.excluded_pairs == other.excluded_pairs
+            && self.constraints == other.constraints
+            && self.actuators == other.actuators
+            && self.initial_state == other.initial_state
+            && self.contact_margin == other.contact_margin
+            && self.simulation == other.simulation
+    }
 }
 
 impl Body {
@@ -553,6 +578,7 @@ impl Model {
             },
             contact_margin: 0.0,
             simulation: SimulationSettings::default(),
+            import_warnings: Vec::new(),
         }
     }
 

@@ -107,15 +107,24 @@ fn two_link_arm_urdf_imports() {
     assert!((i[(2, 2)] - 0.0001).abs() < 1e-12);
     assert!(i[(0, 2)].abs() < 1e-12);
     assert!((m.bodies[1].com.z - 0.25).abs() < 1e-15);
-    // Box and sphere colliders are kept, the cylinder is skipped.
-    assert_eq!(m.colliders.len(), 2);
+    // Box, cylinder and sphere colliders.
+    assert_eq!(m.colliders.len(), 3);
     assert_eq!(
         m.colliders[0].shape,
         Shape::Box {
             half_extents: nalgebra::Vector3::new(0.1, 0.1, 0.05)
         }
     );
-    assert_eq!(m.colliders[1].name, "tip");
+    assert_eq!(
+        m.colliders[1].shape,
+        Shape::Cylinder {
+            radius: 0.03,
+            half_length: 0.25
+        }
+    );
+    assert_eq!(m.colliders[2].name, "tip");
+    // The velocity limits URDF requires are not enforced: said once.
+    assert!(m.import_warnings.iter().any(|w| w.contains("velocity limits")));
     assert_round_trip(&m);
 }
 

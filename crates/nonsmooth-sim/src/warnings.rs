@@ -1,4 +1,5 @@
-//! What a simulation leaves out of a model, said before it runs: the collision geometry's
+//! What a simulation leaves out of a model, said before it runs: what its import left out
+//! ([`Model::import_warnings`]), the collision geometry's
 //! warnings ([`Model::geometry_warnings`]: pairs no narrow phase handles, meshes on moving
 //! bodies, open meshes) and a material's restitution that the stepper does not apply (its
 //! contacts end inelastic or follow the compliant law).
@@ -9,7 +10,8 @@ use nonsmooth_core::Model;
 /// Warnings about `model` under `stepper`, one line each, naming the colliders or the
 /// material.
 pub fn model_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
-    let mut out = model.geometry_warnings();
+    let mut out = model.import_warnings.clone();
+    out.extend(model.geometry_warnings());
     if !stepper.honours_restitution() {
         out.extend(restitution_warnings(model, stepper));
     }

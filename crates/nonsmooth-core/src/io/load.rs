@@ -829,6 +829,7 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
                 duration: s.duration,
             })
             .unwrap_or_default(),
+        import_warnings: Vec::new(),
     };
     model.assign_coordinate_offsets();
 

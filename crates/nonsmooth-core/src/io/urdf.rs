@@ -8,12 +8,23 @@
 //!   rejected;
 //! - a link named `world` is the world frame; every other root link is attached to the world
 //!   by a floating joint if [`UrdfOptions::floating_base`], else by a fixed joint;
-//! - cylinder, capsule and mesh collision elements are skipped (no approximation is made);
+//! - sphere, box, cylinder, capsule and mesh collision elements become colliders; a mesh is
+//!   read from an STL or OBJ file (`package://pkg/…` resolved against
+//!   [`UrdfOptions::package_paths`] and `ROS_PACKAGE_PATH`, `file://` absolute, anything else
+//!   relative to the URDF file); a COLLADA (`.dae`) mesh is skipped with a warning;
+//! - links without mass (frames such as `base_footprint` or `camera_link`) are merged into
+//!   their parent across fixed joints (their colliders and child joints move to the parent);
+//!   a massless root fixed to the world gives its colliders to the world; a massless floating
+//!   root hands the floating joint to its child across a fixed joint; a massless link on a
+//!   moving joint is an error;
+//! - `mimic` couplings and velocity limits are not enforced: one warning lists the joints;
+//! - what an import leaves out or approximates is in [`Model::import_warnings`];
 //! - colliders use the default material (μ = 0.5, rigid);
 //! - with [`UrdfOptions::actuators`], every revolute/continuous/prismatic joint gets an
 //!   actuator with gear 1 and effort bounds ±`effort` when that is finite and positive.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use nalgebra::{DVector, Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 
@@ -32,6 +43,10 @@ pub struct UrdfOptions {
     pub actuators: bool,
     /// Gravity (default (0, 0, −9.81) m/s²).
     pub gravity: Vector3<f64>,
+    /// Directories searched for `package://name/…` mesh paths: `<dir>/name/…`, or `<dir>/…`
+    /// when the directory itself is called `name` (default empty; `ROS_PACKAGE_PATH` is
+    /// searched after them).
+    pub package_paths: Vec<PathBuf>,
 }
 
 impl Default for UrdfOptions {
@@ -40,7 +55,210 @@ impl Default for UrdfOptions {
             floating_base: false,
             actuators: true,
             gravity: Vector3::new(0.0, 0.0, -9.81),
+            package_paths: Vec::new(),
         }
+    }
+}
+
+fn to_pose(iso: &Isometry3<f64>) -> urdf_rs::Pose {
+    let (r, p, y) = iso.rotation.euler_angles();
+    let t = iso.translation.vector;
+    urdf_rs::Pose {
+        xyz: urdf_rs::Vec3([t.x, t.y, t.z]),
+        rpy: urdf_rs::Vec3([r, p, y]),
+    }
+}
+
+/// `a ∘ b` of two URDF poses.
+fn compose(a: &urdf_rs::Pose, b: &urdf_rs::Pose) -> urdf_rs::Pose {
+    to_pose(&(pose(a) * pose(b)))
+}
+
+/// `a⁻¹ ∘ b`.
+fn compose_inverse(a: &urdf_rs::Pose, b: &urdf_rs::Pose) -> urdf_rs::Pose {
+    to_pose(&(pose(a).inverse() * pose(b)))
+}
+
+/// A collision element given to the world (from a massless root link fixed to it).
+struct WorldCollision {
+    name: String,
+    origin: urdf_rs::Pose,
+    geometry: urdf_rs::Geometry,
+}
+
+/// Merges the massless links (see the module docs). Returns the collisions given to the
+/// world; `fail(link, message)` builds the error of a massless moving link.
+fn merge_massless_links(
+    robot: &mut urdf_rs::Robot,
+    floating_base: bool,
+    warnings: &mut Vec<String>,
+    fail: &dyn Fn(&str, String) -> ModelError,
+) -> Result<Vec<WorldCollision>, ModelError> {
+    use urdf_rs::JointType;
+    let mut world = Vec::new();
+    let mut merged = Vec::new();
+    loop {
+        let Some(li) = robot
+            .links
+            .iter()
+            .position(|l| l.name != "world" && l.inertial.mass.value <= 0.0)
+        else {
+            break;
+        };
+        let name = robot.links[li].name.clone();
+        let parent_joint = robot.joints.iter().position(|j| j.child.link == name);
+        let children: Vec<usize> = (0..robot.joints.len())
+            .filter(|&j| robot.joints[j].parent.link == name)
+            .collect();
+        match parent_joint {
+            Some(j) if robot.joints[j].joint_type != JointType::Fixed => {
+                return Err(fail(
+                    &name,
+                    format!(
+                        "link `{name}` has no mass but moves on joint `{}`: give it an \
+                         <inertial> (a moving body needs mass)",
+                        robot.joints[j].name
+                    ),
+                ));
+            }
+            Some(j) if robot.joints[j].parent.link != "world" => {
+                // Into the parent, across the fixed joint.
+                let (origin, parent) =
+                    (robot.joints[j].origin.clone(), robot.joints[j].parent.link.clone());
+                let moved: Vec<urdf_rs::Collision> = robot.links[li]
+                    .collision
+                    .iter()
+                    .map(|c| urdf_rs::Collision {
+                        origin: compose(&origin, &c.origin),
+                        ..c.clone()
+                    })
+                    .collect();
+                if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
+                    p.collision.extend(moved);
+                }
+                for &c in &children {
+                    robot.joints[c].origin = compose(&origin, &robot.joints[c].origin);
+                    robot.joints[c].parent.link = parent.clone();
+                }
+                merged.push(format!("{name} → {parent}"));
+                robot.joints.remove(j);
+            }
+            _ if !floating_base || parent_joint.is_some() => {
+                // Fixed to the world: its colliders and child joints go to the world.
+                let origin = parent_joint.map_or_else(urdf_rs::Pose::default, |j| {
+                    robot.joints[j].origin.clone()
+                });
+                for (k, c) in robot.links[li].collision.iter().enumerate() {
+                    world.push(WorldCollision {
+                        name: c
+                            .name
+                            .clone()
+                            .unwrap_or_else(|| format!("{name}_collision{k}")),
+                        origin: compose(&origin, &c.origin),
+                        geometry: c.geometry.clone(),
+                    });
+                }
+                for &c in &children {
+                    robot.joints[c].origin = compose(&origin, &robot.joints[c].origin);
+                    robot.joints[c].parent.link = "world".into();
+                }
+                merged.push(format!("{name} → world"));
+                if let Some(j) = parent_joint {
+                    robot.joints.remove(j);
+                }
+            }
+            _ => {
+                // A massless floating root: its child across a fixed joint becomes the root.
+                let Some(&f) = children
+                    .iter()
+                    .find(|&&c| robot.joints[c].joint_type == JointType::Fixed)
+                else {
+                    return Err(fail(
+                        &name,
+                        format!(
+                            "link `{name}` has no mass and is the floating root, with no child \
+                             across a fixed joint to take its place: give it an <inertial>"
+                        ),
+                    ));
+                };
+                let (origin, heir) = (
+                    robot.joints[f].origin.clone(),
+                    robot.joints[f].child.link.clone(),
+                );
+                let moved: Vec<urdf_rs::Collision> = robot.links[li]
+                    .collision
+                    .iter()
+                    .map(|c| urdf_rs::Collision {
+                        origin: compose_inverse(&origin, &c.origin),
+                        ..c.clone()
+                    })
+                    .collect();
+                if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
+                    h.collision.extend(moved);
+                }
+                for &c in children.iter().filter(|&&c| c != f) {
+                    robot.joints[c].origin = compose_inverse(&origin, &robot.joints[c].origin);
+                    robot.joints[c].parent.link = heir.clone();
+                }
+                merged.push(format!("{name} → {heir} (the new floating root)"));
+                robot.joints.remove(f);
+            }
+        }
+        robot.links.remove(li);
+    }
+    if !merged.is_empty() {
+        warnings.push(format!(
+            "massless links merged across fixed joints: {}",
+            merged.join(", ")
+        ));
+    }
+    Ok(world)
+}
+
+/// The file of a URDF mesh `filename`: `package://name/rest` against `package_paths` then
+/// `ROS_PACKAGE_PATH`, `file://` absolute, otherwise relative to `base` (the URDF's
+/// directory). `Err` lists where it looked.
+fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
+    if let Some(rest) = filename.strip_prefix("package://") {
+        let (package, relative) = rest.split_once('/').unwrap_or((rest, ""));
+        let mut dirs: Vec<PathBuf> = package_paths.to_vec();
+        if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
+            dirs.extend(std::env::split_paths(&ros));
+        }
+        let mut tried = Vec::new();
+        for dir in &dirs {
+            let candidates = [
+                dir.join(package).join(relative),
+                if dir.file_name().and_then(|n| n.to_str()) == Some(package) {
+                    dir.join(relative)
+                } else {
+                    PathBuf::new()
+                },
+            ];
+            for c in candidates.into_iter().filter(|c| !c.as_os_str().is_empty()) {
+                if c.is_file() {
+                    return Ok(c);
+                }
+                tried.push(c.display().to_string());
+            }
+        }
+        return Err(if dirs.is_empty() {
+            format!(
+                "`{filename}`: no package search path (give UrdfOptions::package_paths, \
+                 `--package-path`, or ROS_PACKAGE_PATH)"
+            )
+        } else {
+            format!("`{filename}` not found (looked at {})", tried.join(", "))
+        });
+    }
+    let path = match filename.strip_prefix("file://") {
+        Some(abs) => PathBuf::from(abs),
+        None => base.join(filename),
+    };
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!("`{filename}` not found (looked at {})", path.display()))
     }
 }
 
@@ -81,7 +299,7 @@ impl Model {
             line: find_line(src, tag, name),
             field,
         };
-        let robot = urdf_rs::read_from_string(src).map_err(|e| ModelError::Urdf {
+        let mut robot = urdf_rs::read_from_string(src).map_err(|e| ModelError::Urdf {
             location: Location {
                 file: file.map(str::to_string),
                 line: None,
@@ -92,6 +310,90 @@ impl Model {
         let urdf_err = |tag: &str, name: &str, field: String, message: String| ModelError::Urdf {
             location: locate(tag, name, field),
             message,
+        };
+        let mut warnings = Vec::new();
+        let world_collisions = merge_massless_links(
+            &mut robot,
+            options.floating_base,
+            &mut warnings,
+            &|link, message| urdf_err("link", link, format!("links.{link}.inertial"), message),
+        )?;
+        let mimic: Vec<&str> = robot
+            .joints
+            .iter()
+            .filter(|j| j.mimic.is_some())
+            .map(|j| j.name.as_str())
+            .collect();
+        if !mimic.is_empty() {
+            warnings.push(format!(
+                "`mimic` couplings are not enforced (the joints move freely): {}",
+                mimic.join(", ")
+            ));
+        }
+        let velocity_limited = robot
+            .joints
+            .iter()
+            .filter(|j| j.limit.velocity.is_finite() && j.limit.velocity > 0.0)
+            .count();
+        if velocity_limited > 0 {
+            warnings.push(format!(
+                "velocity limits of {velocity_limited} joint(s) are not enforced (position \
+                 limits and efforts are)"
+            ));
+        }
+        let base_dir = file
+            .and_then(|f| Path::new(f).parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        // A URDF collision geometry as a shape (`None`: skipped with a warning).
+        let geometry_shape = |geometry: &urdf_rs::Geometry,
+                              link: &str,
+                              k: usize,
+                              moving: bool,
+                              warnings: &mut Vec<String>|
+         -> Result<Option<Shape>, ModelError> {
+            let field = format!("links.{link}.collision[{k}].geometry");
+            Ok(Some(match geometry {
+                urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
+                urdf_rs::Geometry::Box { size } => Shape::Box {
+                    half_extents: Vector3::from(size.0) * 0.5,
+                },
+                // URDF cylinders and capsules have their axis along z, as ours.
+                urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
+                    radius: *radius,
+                    half_length: 0.5 * length,
+                },
+                urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
+                    radius: *radius,
+                    half_length: 0.5 * length,
+                },
+                urdf_rs::Geometry::Mesh { filename, scale } => {
+                    if filename.to_ascii_lowercase().ends_with(".dae") {
+                        warnings.push(format!(
+                            "link `{link}`: collision mesh `{filename}` skipped (COLLADA .dae \
+                             is not read; convert it to STL or OBJ)"
+                        ));
+                        return Ok(None);
+                    }
+                    let path = resolve_mesh(filename, &base_dir, &options.package_paths)
+                        .map_err(|m| urdf_err("link", link, field.clone(), m))?;
+                    let scale = scale.as_ref().map_or(Vector3::new(1.0, 1.0, 1.0), |s| {
+                        Vector3::from(s.0)
+                    });
+                    let data = super::mesh::read_mesh_file(&path, scale, &field)?;
+                    let mesh = crate::geometry::TriangleMesh::new(
+                        data.vertices,
+                        data.triangles,
+                        Some(crate::geometry::MeshSource {
+                            file: path.display().to_string(),
+                            scale,
+                        }),
+                    )
+                    .and_then(|m| if moving { m.colliding_as_hull() } else { Ok(m) })
+                    .map_err(|m| urdf_err("link", link, field.clone(), m))?;
+                    Shape::Mesh(mesh)
+                }
+            }))
         };
 
         // Links (the link `world`, if any, is the world frame).
@@ -288,21 +590,9 @@ impl Model {
             };
             joints.push(joint);
             for (k, c) in link.collision.iter().enumerate() {
-                let shape = match &c.geometry {
-                    urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-                    urdf_rs::Geometry::Box { size } => Shape::Box {
-                        half_extents: Vector3::from(size.0) * 0.5,
-                    },
-                    // URDF cylinders and capsules have their axis along z, as ours.
-                    urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
-                        radius: *radius,
-                        half_length: 0.5 * length,
-                    },
-                    urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
-                        radius: *radius,
-                        half_length: 0.5 * length,
-                    },
-                    _ => continue,
+                let Some(shape) = geometry_shape(&c.geometry, &link.name, k, true, &mut warnings)?
+                else {
+                    continue;
                 };
                 let name = c
                     .name
@@ -317,6 +607,19 @@ impl Model {
                     filter: CollisionFilter::default(),
                 });
             }
+        }
+        for (k, w) in world_collisions.iter().enumerate() {
+            let Some(shape) = geometry_shape(&w.geometry, "world", k, false, &mut warnings)? else {
+                continue;
+            };
+            colliders.push(Collider {
+                name: w.name.clone(),
+                body: None,
+                pose: pose(&w.origin),
+                shape,
+                material: 0,
+                filter: CollisionFilter::default(),
+            });
         }
         let materials = if colliders.is_empty() {
             Vec::new()
@@ -342,6 +645,7 @@ impl Model {
             },
             contact_margin: 0.0,
             simulation: SimulationSettings::default(),
+            import_warnings: warnings,
         };
         model.assign_coordinate_offsets();
         let mut q = DVector::zeros(model.nq());
