@@ -124,7 +124,10 @@ fn two_link_arm_urdf_imports() {
     );
     assert_eq!(m.colliders[2].name, "tip");
     // The velocity limits URDF requires are not enforced: said once.
-    assert!(m.import_warnings.iter().any(|w| w.contains("velocity limits")));
+    assert!(m
+        .import_warnings
+        .iter()
+        .any(|w| w.contains("velocity limits")));
     assert_round_trip(&m);
 }
 

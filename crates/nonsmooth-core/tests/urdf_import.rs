@@ -88,7 +88,9 @@ fn massless_links_merge_and_meshes_resolve() {
         .find(|c| c.name == "camera_link_collision0")
         .expect("camera collider");
     assert_eq!(camera.body, Some(0));
-    assert!((camera.pose.translation.vector - nalgebra::Vector3::new(0.2, 0.0, 0.05)).norm() < 1e-12);
+    assert!(
+        (camera.pose.translation.vector - nalgebra::Vector3::new(0.2, 0.0, 0.05)).norm() < 1e-12
+    );
     // The foot mesh (a 0.05-scaled unit cube) collides through its hull on the moving leg.
     let foot = m
         .colliders
@@ -101,8 +103,14 @@ fn massless_links_merge_and_meshes_resolve() {
     assert!(mesh.collides_as_hull());
     assert!(mesh.vertices().iter().all(|v| v.amax() <= 0.025 + 1e-12));
     let w = m.import_warnings.join("\n");
-    assert!(w.contains("base_footprint") && w.contains("camera_link"), "{w}");
-    assert!(w.contains(".dae") && w.contains("mimic") && w.contains("follow"), "{w}");
+    assert!(
+        w.contains("base_footprint") && w.contains("camera_link"),
+        "{w}"
+    );
+    assert!(
+        w.contains(".dae") && w.contains("mimic") && w.contains("follow"),
+        "{w}"
+    );
     // Fixed base: the massless root's colliders would go to the world; base_link is fixed.
     let fixed = Model::from_urdf_str(&src, file.to_str(), &options(false)).expect("imports");
     assert_eq!(fixed.joints[0].kind, JointKind::Fixed);
@@ -117,7 +125,10 @@ fn bad_urdf_inputs_are_typed_errors() {
     let e = Model::from_urdf_str(&src, file.to_str(), &options(true)).expect_err("no package");
     let text = e.to_string();
     assert!(matches!(e, ModelError::Urdf { .. }), "{e:?}");
-    assert!(text.contains("nowhere/foot.stl") && text.contains("leg"), "{text}");
+    assert!(
+        text.contains("nowhere/foot.stl") && text.contains("leg"),
+        "{text}"
+    );
     // A missing mesh file relative to the URDF.
     let src = robot("meshes/missing.obj");
     let e = Model::from_urdf_str(&src, file.to_str(), &options(true)).expect_err("missing");
@@ -128,5 +139,8 @@ fn bad_urdf_inputs_are_typed_errors() {
         "<link name=\"follower\"/>",
     );
     let e = Model::from_urdf_str(&src, file.to_str(), &options(true)).expect_err("massless");
-    assert!(e.to_string().contains("follower") && e.to_string().contains("no mass"), "{e}");
+    assert!(
+        e.to_string().contains("follower") && e.to_string().contains("no mass"),
+        "{e}"
+    );
 }

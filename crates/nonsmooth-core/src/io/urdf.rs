@@ -79,6 +79,14 @@ fn compose_inverse(a: &urdf_rs::Pose, b: &urdf_rs::Pose) -> urdf_rs::Pose {
     to_pose(&(pose(a).inverse() * pose(b)))
 }
 
+/// The name of collision `k` of `link`: its own, else `<link>_collision<k>` (kept when the
+/// element moves to another link).
+fn own_name(c: &urdf_rs::Collision, link: &str, k: usize) -> String {
+    c.name
+        .clone()
+        .unwrap_or_else(|| format!("{link}_collision{k}"))
+}
+
 /// A collision element given to the world (from a massless root link fixed to it).
 struct WorldCollision {
     name: String,
@@ -123,13 +131,17 @@ fn merge_massless_links(
             }
             Some(j) if robot.joints[j].parent.link != "world" => {
                 // Into the parent, across the fixed joint.
-                let (origin, parent) =
-                    (robot.joints[j].origin.clone(), robot.joints[j].parent.link.clone());
+                let (origin, parent) = (
+                    robot.joints[j].origin.clone(),
+                    robot.joints[j].parent.link.clone(),
+                );
                 let moved: Vec<urdf_rs::Collision> = robot.links[li]
                     .collision
                     .iter()
-                    .map(|c| urdf_rs::Collision {
+                    .enumerate()
+                    .map(|(k, c)| urdf_rs::Collision {
                         origin: compose(&origin, &c.origin),
+                        name: Some(own_name(c, &name, k)),
                         ..c.clone()
                     })
                     .collect();
@@ -145,15 +157,11 @@ fn merge_massless_links(
             }
             _ if !floating_base || parent_joint.is_some() => {
                 // Fixed to the world: its colliders and child joints go to the world.
-                let origin = parent_joint.map_or_else(urdf_rs::Pose::default, |j| {
-                    robot.joints[j].origin.clone()
-                });
+                let origin = parent_joint
+                    .map_or_else(urdf_rs::Pose::default, |j| robot.joints[j].origin.clone());
                 for (k, c) in robot.links[li].collision.iter().enumerate() {
                     world.push(WorldCollision {
-                        name: c
-                            .name
-                            .clone()
-                            .unwrap_or_else(|| format!("{name}_collision{k}")),
+                        name: own_name(c, &name, k),
                         origin: compose(&origin, &c.origin),
                         geometry: c.geometry.clone(),
                     });
@@ -188,8 +196,10 @@ fn merge_massless_links(
                 let moved: Vec<urdf_rs::Collision> = robot.links[li]
                     .collision
                     .iter()
-                    .map(|c| urdf_rs::Collision {
+                    .enumerate()
+                    .map(|(k, c)| urdf_rs::Collision {
                         origin: compose_inverse(&origin, &c.origin),
+                        name: Some(own_name(c, &name, k)),
                         ..c.clone()
                     })
                     .collect();
@@ -258,7 +268,10 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
     if path.is_file() {
         Ok(path)
     } else {
-        Err(format!("`{filename}` not found (looked at {})", path.display()))
+        Err(format!(
+            "`{filename}` not found (looked at {})",
+            path.display()
+        ))
     }
 }
 
@@ -377,9 +390,9 @@ impl Model {
                     }
                     let path = resolve_mesh(filename, &base_dir, &options.package_paths)
                         .map_err(|m| urdf_err("link", link, field.clone(), m))?;
-                    let scale = scale.as_ref().map_or(Vector3::new(1.0, 1.0, 1.0), |s| {
-                        Vector3::from(s.0)
-                    });
+                    let scale = scale
+                        .as_ref()
+                        .map_or(Vector3::new(1.0, 1.0, 1.0), |s| Vector3::from(s.0));
                     let data = super::mesh::read_mesh_file(&path, scale, &field)?;
                     let mesh = crate::geometry::TriangleMesh::new(
                         data.vertices,
