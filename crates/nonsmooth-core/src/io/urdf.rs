@@ -105,14 +105,11 @@ fn merge_massless_links(
     use urdf_rs::JointType;
     let mut world = Vec::new();
     let mut merged = Vec::new();
-    loop {
-        let Some(li) = robot
-            .links
-            .iter()
-            .position(|l| l.name != "world" && l.inertial.mass.value <= 0.0)
-        else {
-            break;
-        };
+    while let Some(li) = robot
+        .links
+        .iter()
+        .position(|l| l.name != "world" && l.inertial.mass.value <= 0.0)
+    {
         let name = robot.links[li].name.clone();
         let parent_joint = robot.joints.iter().position(|j| j.child.link == name);
         let children: Vec<usize> = (0..robot.joints.len())
