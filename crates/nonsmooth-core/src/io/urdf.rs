@@ -12,7 +12,8 @@
 //!   read from an STL or OBJ file (`package://pkg/…` resolved against
 //!   [`UrdfOptions::package_paths`] and `ROS_PACKAGE_PATH`, `file://` absolute, anything else
 //!   relative to the URDF file); a COLLADA (`.dae`) mesh is skipped with a warning;
-//! - links without mass (frames such as `base_footprint` or `camera_link`) are merged into
+//! - links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint` or
+//!   `camera_link`; a negative mass is an error) are merged into
 //!   their parent across fixed joints (their colliders and child joints move to the parent);
 //!   a massless root fixed to the world gives its colliders to the world; a massless floating
 //!   root hands the floating joint to its child across a fixed joint; a massless link on a
@@ -108,7 +109,7 @@ fn merge_massless_links(
     while let Some(li) = robot
         .links
         .iter()
-        .position(|l| l.name != "world" && l.inertial.mass.value <= 0.0)
+        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0)
     {
         let name = robot.links[li].name.clone();
         let parent_joint = robot.joints.iter().position(|j| j.child.link == name);
