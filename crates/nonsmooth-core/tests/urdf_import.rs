@@ -144,3 +144,35 @@ fn bad_urdf_inputs_are_typed_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn a_urdf_robot_sits_in_a_model_file_next_to_its_ground() {
+    let path = examples().join("quadruped_urdf_on_ground.toml");
+    let m = Model::from_file(&path).expect("loads");
+    // The file's ground, then the robot: base_link (floating, at the pose) and four legs.
+    assert_eq!(m.colliders[0].name, "ground");
+    let names: Vec<&str> = m.bodies.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, vec!["base_link", "fl_leg", "fr_leg", "hl_leg", "hr_leg"]);
+    assert_eq!(m.joints[0].kind, JointKind::Floating);
+    assert!((m.joints[0].placement.translation.vector.z - 0.32).abs() < 1e-12);
+    let rubber = m.materials.iter().position(|x| x.name == "rubber").unwrap();
+    assert!(m.colliders[1..].iter().all(|c| c.material == rubber));
+    assert!(m.import_warnings.iter().any(|w| w.contains("base_footprint")));
+    // Bad input: a robot file that is not there, a material that is not declared.
+    let src = std::fs::read_to_string(&path).unwrap();
+    let e = Model::from_toml_str(
+        &src.replace("box_quadruped.urdf", "nowhere.urdf"),
+        path.to_str(),
+    )
+    .expect_err("missing robot");
+    assert!(e.to_string().contains("nowhere.urdf"), "{e}");
+    let e = Model::from_toml_str(
+        &src.replace(
+            "package_paths = [\".\"]\nmaterial = \"rubber\"",
+            "package_paths = [\".\"]\nmaterial = \"ice\"",
+        ),
+        path.to_str(),
+    )
+    .expect_err("unknown material");
+    assert!(e.to_string().contains("ice") && e.to_string().contains("robots[0]"), "{e}");
+}

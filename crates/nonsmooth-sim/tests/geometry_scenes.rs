@@ -293,3 +293,22 @@ fn bad_meshes_are_typed_errors_and_open_meshes_warnings() {
         "{w:?}"
     );
 }
+
+#[test]
+fn a_urdf_quadruped_with_mesh_feet_comes_to_rest_standing() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/quadruped_urdf_on_ground.toml"
+    );
+    let model = Model::from_file(path).expect("loads");
+    let mut st = stepper_by_name("anitescu-potra").expect("stepper");
+    let mut s = model.initial_state.clone();
+    for _ in 0..200 {
+        s = st.step(&model, &s, 0.005).expect("steps");
+    }
+    // The trunk's origin in the world: the floating joint's placement then its coordinates.
+    let kin = nonsmooth_core::dynamics::kinematics(&model, &s.q, &s.v);
+    let z = kin.poses[0].translation.vector.z;
+    assert!((z - 0.27).abs() < 1e-3, "trunk at z = {z}");
+    assert!(s.v.amax() < 1e-3, "still moving: {}", s.v.amax());
+}

@@ -43,6 +43,39 @@ pub struct FileModel {
     /// `[simulation]` defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<FileSimulation>,
+    /// `[[robots]]`: URDF robots placed in the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub robots: Vec<FileRobot>,
+}
+
+/// `[[robots]]`: a URDF robot imported into the model (its bodies, joints, colliders and
+/// actuators appended, names prefixed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRobot {
+    /// The URDF file, relative to the model file.
+    pub urdf: String,
+    /// Prefix of every imported name (default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Attach the root link with a floating joint (default `false`: fixed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floating: Option<bool>,
+    /// Pose of the robot's root in the world (default identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<FilePose>,
+    /// Directories (relative to the model file) searched for `package://` meshes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_paths: Option<Vec<String>>,
+    /// Material of the robot's colliders (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub material: Option<String>,
+    /// One actuator per moving joint (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actuators: Option<bool>,
+    /// Initial coordinates by (unprefixed) joint name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q: Option<std::collections::BTreeMap<String, JointCoords>>,
 }
 
 /// `[simulation]`: default stepper, step size and duration for `nonsmooth simulate`.

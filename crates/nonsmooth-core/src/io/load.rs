@@ -19,7 +19,11 @@ fn p(root: &str) -> FieldPath {
     FieldPath::root().key(root)
 }
 
-fn invalid(loc: &Locator<'_>, path: &FieldPath, reason: impl Into<String>) -> ModelError {
+pub(super) fn invalid(
+    loc: &Locator<'_>,
+    path: &FieldPath,
+    reason: impl Into<String>,
+) -> ModelError {
     ModelError::InvalidValue {
         location: loc(path),
         reason: reason.into(),
@@ -67,7 +71,7 @@ pub fn unit_vector(
     }
 }
 
-fn pose(
+pub(super) fn pose(
     loc: &Locator<'_>,
     path: &FieldPath,
     pose: &Option<FilePose>,

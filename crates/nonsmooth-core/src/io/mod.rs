@@ -9,6 +9,7 @@ pub mod format;
 mod load;
 pub mod mesh;
 pub mod parameters;
+mod robots;
 mod save;
 pub mod spans;
 mod urdf;
@@ -109,7 +110,11 @@ impl Model {
             line: index.line_of(path),
             field: path.to_string(),
         };
-        load::build_and_validate(&fm, &locate)
+        let mut model = load::build_and_validate(&fm, &locate)?;
+        if !fm.robots.is_empty() {
+            robots::attach_robots(&mut model, &fm.robots, file, &locate)?;
+        }
+        Ok(model)
     }
 
     /// Loads a model file, dispatching on the extension: `.toml` (this crate's format) or
