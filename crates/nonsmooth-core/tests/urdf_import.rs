@@ -152,12 +152,18 @@ fn a_urdf_robot_sits_in_a_model_file_next_to_its_ground() {
     // The file's ground, then the robot: base_link (floating, at the pose) and four legs.
     assert_eq!(m.colliders[0].name, "ground");
     let names: Vec<&str> = m.bodies.iter().map(|b| b.name.as_str()).collect();
-    assert_eq!(names, vec!["base_link", "fl_leg", "fr_leg", "hl_leg", "hr_leg"]);
+    assert_eq!(
+        names,
+        vec!["base_link", "fl_leg", "fr_leg", "hl_leg", "hr_leg"]
+    );
     assert_eq!(m.joints[0].kind, JointKind::Floating);
     assert!((m.joints[0].placement.translation.vector.z - 0.32).abs() < 1e-12);
     let rubber = m.materials.iter().position(|x| x.name == "rubber").unwrap();
     assert!(m.colliders[1..].iter().all(|c| c.material == rubber));
-    assert!(m.import_warnings.iter().any(|w| w.contains("base_footprint")));
+    assert!(m
+        .import_warnings
+        .iter()
+        .any(|w| w.contains("base_footprint")));
     // Bad input: a robot file that is not there, a material that is not declared.
     let src = std::fs::read_to_string(&path).unwrap();
     let e = Model::from_toml_str(
@@ -174,5 +180,8 @@ fn a_urdf_robot_sits_in_a_model_file_next_to_its_ground() {
         path.to_str(),
     )
     .expect_err("unknown material");
-    assert!(e.to_string().contains("ice") && e.to_string().contains("robots[0]"), "{e}");
+    assert!(
+        e.to_string().contains("ice") && e.to_string().contains("robots[0]"),
+        "{e}"
+    );
 }

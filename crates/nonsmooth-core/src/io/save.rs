@@ -247,6 +247,8 @@ pub fn to_file(model: &Model) -> FileModel {
         exclude,
         constraints,
         actuators,
+        // Robots were appended on load: the saved model holds their bodies.
+        robots: Vec::new(),
         initial: Some(FileInitial {
             t: Some(s.t),
             q: (!q.is_empty()).then_some(Coords::ByJoint(q)),
