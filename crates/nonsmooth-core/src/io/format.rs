@@ -97,6 +97,10 @@ pub struct FileSimulation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileHeader {
+    /// Format version the file is written for (default: the current one,
+    /// [`FORMAT_VERSION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<u32>,
     /// Model name.
     #[serde(default)]
     pub name: String,
@@ -110,6 +114,11 @@ pub struct FileHeader {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact_margin: Option<f64>,
 }
+
+/// The version of the model format this loader reads (and writes): 1 = the first release;
+/// 2 adds capsule, cylinder, convex and mesh shapes, collision `group`/`mask` and
+/// `[[robots]]`. Files of version 1 read unchanged.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// `[[bodies]]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

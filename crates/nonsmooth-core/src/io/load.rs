@@ -396,6 +396,18 @@ fn mesh_shape(
 }
 
 pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), ModelError> {
+    if let Some(version) = fm.model.format {
+        if version == 0 || version > FORMAT_VERSION {
+            return Err(invalid(
+                loc,
+                &p("model").key("format"),
+                format!(
+                    "the file is written for model format {version}; this nonsmooth reads \
+                     formats 1 to {FORMAT_VERSION} (a newer file needs a newer nonsmooth)"
+                ),
+            ));
+        }
+    }
     let dimension = fm.model.dimension.unwrap_or_default();
     let gravity = fm
         .model

@@ -234,6 +234,7 @@ pub fn to_file(model: &Model) -> FileModel {
     }
     FileModel {
         model: FileHeader {
+            format: Some(FORMAT_VERSION),
             name: model.name.clone(),
             dimension: Some(model.dimension),
             gravity: Some(model.gravity.into()),
