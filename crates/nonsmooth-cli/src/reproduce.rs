@@ -92,8 +92,8 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         let progress = |msg: &str| log.detail(&format!("{id}: {msg}"));
         match registry.run(id, &args.out, args.quick, &progress) {
             Ok(outcome) => {
-                let verdict = if outcome.passed() { "pass" } else { "FAIL" };
-                all_passed &= outcome.passed();
+                let verdict = outcome.verdict().label();
+                all_passed &= outcome.verdict() != nonsmooth_report::Verdict::Fail;
                 log.line(&format!("{id}: {verdict} ({:.2} s)", outcome.wall_time_s));
                 for c in outcome.checks.iter().filter(|c| !c.passed) {
                     log.warn(&format!(
@@ -128,6 +128,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
                     "id": o.id,
                     "paper": o.paper,
                     "passed": o.passed(),
+                    "verdict": o.verdict(),
                     "checks": o.checks.len(),
                     "checks_passed": o.checks.iter().filter(|c| c.passed).count(),
                     "wall_time_s": o.wall_time_s,

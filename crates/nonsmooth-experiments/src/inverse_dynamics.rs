@@ -272,16 +272,15 @@ fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
         for &n in &counts {
             let pn = p.with_contacts_cycled(n).map_err(|e| fail(id, e))?;
             let reps = if ctx.quick {
-                1
+                5
             } else if variant != Variant::LcpNoSlip && n > 16 {
                 3
             } else {
                 50
             };
             let mut ctl = InverseDynamics::new(IdOptions::new(variant));
-            if !ctx.quick {
-                ctl.solve(&pn, &zero).map_err(|e| fail(id, e))?;
-            }
+            // One call outside the timing (allocations of the first call).
+            ctl.solve(&pn, &zero).map_err(|e| fail(id, e))?;
             let start = Instant::now();
             for _ in 0..reps {
                 ctl.solve(&pn, &zero).map_err(|e| fail(id, e))?;
@@ -302,6 +301,15 @@ fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
     let sxy: f64 = noslip_pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let sxx: f64 = noslip_pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
     out.metric("scaling_exponent_lcp_noslip", sxy / sxx);
+    // A ratio of times, not a time: it holds on a loaded machine. The paper's LCP,∞ grows
+    // linearly in the contacts (Fig. 19); ours grows sublinearly over 4–64 contacts (the
+    // fixed cost of the multibody terms dominates at few contacts).
+    out.expect(
+        "scaling_exponent_lcp_noslip",
+        0.9,
+        0.6,
+        "Fig. 19: LCP,∞ time grows about linearly in the contacts (log–log slope ≤ 1.5)",
+    );
     fig.write_svg(&ctx.path("timing.svg"))?;
     out.figure("timing.svg");
     Ok(())

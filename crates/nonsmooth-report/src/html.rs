@@ -1,7 +1,7 @@
 //! The HTML reproduction report: one section per experiment with its metrics, its checks
 //! against the paper (pass/fail) and its figures.
 
-use crate::registry::ExperimentOutcome;
+use crate::registry::{ExperimentOutcome, Verdict};
 use crate::ReportError;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -54,21 +54,23 @@ pub fn render_report_inline(entries: &[ReportEntry], quick: bool, dir: &Path) ->
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222}\
 table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-th{background:#eee}td.l,th.l{text-align:left}.pass{color:#080;font-weight:bold}.fail{color:#c00;font-weight:bold}\
+th{background:#eee}td.l,th.l{text-align:left}.pass{color:#080;font-weight:bold}.fail{color:#c00;font-weight:bold}.nochecks{color:#a60;font-weight:bold}\
 figure{margin:6px 0;border:1px solid #ddd;padding:4px}figure svg{max-width:100%;height:auto;display:block}\
 img{max-width:100%}figcaption{font-size:smaller;color:#555}h2{border-bottom:2px solid #888;margin-top:2em}";
 
-fn entry_key(e: &ReportEntry) -> (&str, &str, bool, usize, usize, f64) {
+fn entry_key(e: &ReportEntry) -> (&str, &str, Verdict, usize, usize, f64) {
     match e {
         ReportEntry::Ran(o) => (
             o.id.as_str(),
             o.title.as_str(),
-            o.passed(),
+            o.verdict(),
             o.checks.iter().filter(|c| c.passed).count(),
             o.checks.len(),
             o.wall_time_s,
         ),
-        ReportEntry::Failed { id, title, .. } => (id.as_str(), title.as_str(), false, 0, 0, 0.0),
+        ReportEntry::Failed { id, title, .. } => {
+            (id.as_str(), title.as_str(), Verdict::Fail, 0, 0, 0.0)
+        }
     }
 }
 
@@ -106,6 +108,10 @@ fn render(entries: &[ReportEntry], quick: bool, dir: Option<&Path>) -> String {
         .iter()
         .filter(|e| matches!(e, ReportEntry::Ran(o) if o.passed()))
         .count();
+    let no_checks = entries
+        .iter()
+        .filter(|e| matches!(e, ReportEntry::Ran(o) if o.verdict() == Verdict::NoChecks))
+        .count();
     let total_time: f64 = entries.iter().map(|e| entry_key(e).5).sum();
     let _ = write!(
         html,
@@ -113,7 +119,8 @@ fn render(entries: &[ReportEntry], quick: bool, dir: Option<&Path>) -> String {
 <meta name=\"viewport\" content=\"width=device-width\"><title>nonsmooth reproduction report</title>\
 <style>{STYLE}</style></head><body>\n\
 <h1>nonsmooth: reproduction of the papers' experiments</h1>\n\
-<p>{passed} of {} experiments pass all their checks{} — total run time {:.1} s.</p>\n",
+<p>{passed} of {} experiments pass all their checks ({no_checks} without checks: they \
+measure, they do not pass){} — total run time {:.1} s.</p>\n",
         entries.len(),
         if quick {
             " (quick mode: reduced sample counts and durations)"
@@ -139,8 +146,12 @@ fn render(entries: &[ReportEntry], quick: bool, dir: Option<&Path>) -> String {
                 "<tr><td class=\"l\">{}</td><td class=\"l\"><a href=\"#{id}\">{id}</a></td><td class=\"l\">{}</td><td>{np}/{nc}</td><td>{time:.2}</td><td class=\"{}\">{}</td></tr>",
                 escape(paper),
                 escape(title),
-                if ok { "pass" } else { "fail" },
-                if ok { "pass" } else { "FAIL" }
+                match ok {
+                    Verdict::Pass => "pass",
+                    Verdict::Fail => "fail",
+                    Verdict::NoChecks => "nochecks",
+                },
+                ok.label()
             );
         }
     }

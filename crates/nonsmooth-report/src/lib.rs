@@ -23,4 +23,4 @@ pub mod viewer;
 
 pub use error::ReportError;
 pub use plot::{staircase, Figure, Series, SeriesStyle};
-pub use registry::{Check, Experiment, ExperimentOutcome, Registry, RunContext};
+pub use registry::{Check, Experiment, ExperimentOutcome, Registry, RunContext, Verdict};

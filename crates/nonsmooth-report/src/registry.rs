@@ -102,9 +102,44 @@ impl ExperimentOutcome {
         self.files.push(file.to_string());
     }
 
-    /// True when every check passed.
+    /// True when it has checks and every one passed (an experiment without checks has not
+    /// passed anything: [`Verdict::NoChecks`]).
     pub fn passed(&self) -> bool {
-        self.checks.iter().all(|c| c.passed)
+        self.verdict() == Verdict::Pass
+    }
+
+    /// Pass (checks, all passed), fail (a check failed) or no checks.
+    pub fn verdict(&self) -> Verdict {
+        if self.checks.is_empty() {
+            Verdict::NoChecks
+        } else if self.checks.iter().all(|c| c.passed) {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+}
+
+/// What an experiment's checks say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// It has checks and all passed.
+    Pass,
+    /// A check failed.
+    Fail,
+    /// It has no checks: it measured, it did not pass.
+    NoChecks,
+}
+
+impl Verdict {
+    /// `pass`, `FAIL` or `no checks`, as the report and the CLI print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::NoChecks => "no checks",
+        }
     }
 }
 
@@ -199,6 +234,7 @@ struct ResultFile<'a> {
     paper: &'a str,
     quick: bool,
     passed: bool,
+    verdict: Verdict,
     metrics: &'a BTreeMap<String, f64>,
     checks: &'a [Check],
     figures: &'a [String],
@@ -215,6 +251,7 @@ impl<'a> From<&'a ExperimentOutcome> for ResultFile<'a> {
             paper: &o.paper,
             quick: o.quick,
             passed: o.passed(),
+            verdict: o.verdict(),
             metrics: &o.metrics,
             checks: &o.checks,
             figures: &o.figures,
@@ -250,6 +287,11 @@ mod tests {
         assert!(full.passed());
         let quick = reg.run("demo-square", &out, true, &|_| {}).unwrap();
         assert!(!quick.passed());
+        assert_eq!(quick.verdict(), Verdict::Fail);
+        // Without checks: not a pass.
+        let empty = ExperimentOutcome::default();
+        assert_eq!(empty.verdict(), Verdict::NoChecks);
+        assert!(!empty.passed());
         let json: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(out.join("demo-square/result.json")).unwrap(),
         )
