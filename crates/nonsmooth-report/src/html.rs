@@ -217,6 +217,23 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
         }
         html.push_str("</table>\n");
     }
+    if !o.references.is_empty() {
+        html.push_str("<table class=\"references\"><tr><th class=\"l\">metric</th><th>paper value</th><th>ours</th><th>tolerance</th><th class=\"l\">source</th><th>agreement</th></tr>\n");
+        for r in &o.references {
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"{}\">{}</td></tr>",
+                escape(&r.metric),
+                number(r.paper),
+                number(r.value),
+                number(r.tolerance),
+                escape(&r.source),
+                if r.agrees { "pass" } else { "nochecks" },
+                if r.agrees { "agrees" } else { "disagrees (not a check)" }
+            );
+        }
+        html.push_str("</table>\n");
+    }
     if !o.metrics.is_empty() {
         html.push_str("<details><summary>all metrics</summary><table><tr><th class=\"l\">metric</th><th>value</th></tr>\n");
         for (name, value) in &o.metrics {

@@ -23,4 +23,6 @@ pub mod viewer;
 
 pub use error::ReportError;
 pub use plot::{staircase, Figure, Series, SeriesStyle};
-pub use registry::{Check, Experiment, ExperimentOutcome, Registry, RunContext, Verdict};
+pub use registry::{
+    Check, Experiment, ExperimentOutcome, Reference, Registry, RunContext, Verdict,
+};

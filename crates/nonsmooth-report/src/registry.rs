@@ -47,6 +47,23 @@ pub struct Check {
     pub passed: bool,
 }
 
+/// A paper value beside ours (see [`ExperimentOutcome::reference`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// The metric compared.
+    pub metric: String,
+    /// The paper's value.
+    pub paper: f64,
+    /// Absolute tolerance of agreement.
+    pub tolerance: f64,
+    /// Where the paper's value is (table, figure).
+    pub source: String,
+    /// Our measured value.
+    pub value: f64,
+    /// Whether |value − paper| ≤ tolerance.
+    pub agrees: bool,
+}
+
 /// Everything an experiment produced; serialized as `result.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ExperimentOutcome {
@@ -62,6 +79,10 @@ pub struct ExperimentOutcome {
     pub metrics: BTreeMap<String, f64>,
     /// Comparisons of metrics with expected values.
     pub checks: Vec<Check>,
+    /// Paper values beside ours where they are compared, not checked (a documented
+    /// disagreement does not fail the experiment; the report shows agree / disagree).
+    #[serde(default)]
+    pub references: Vec<Reference>,
     /// File names (relative to the experiment directory) of figures.
     pub figures: Vec<String>,
     /// Other data files written (CSV, JSON).
@@ -89,6 +110,22 @@ impl ExperimentOutcome {
             source: source.to_string(),
             value,
             passed: value.is_finite() && (value - expected).abs() <= tolerance,
+        });
+    }
+
+    /// Puts the paper's value `paper` beside the already recorded metric `name`: agreeing
+    /// within `tolerance`, or not. Unlike [`ExperimentOutcome::expect`] a disagreement does not
+    /// fail the experiment; it is shown as such in the report (use it where the difference is
+    /// explained, and say why in a note).
+    pub fn reference(&mut self, name: &str, paper: f64, tolerance: f64, source: &str) {
+        let value = self.metrics.get(name).copied().unwrap_or(f64::NAN);
+        self.references.push(Reference {
+            metric: name.to_string(),
+            paper,
+            tolerance,
+            source: source.to_string(),
+            value,
+            agrees: value.is_finite() && (value - paper).abs() <= tolerance,
         });
     }
 
@@ -237,6 +274,7 @@ struct ResultFile<'a> {
     verdict: Verdict,
     metrics: &'a BTreeMap<String, f64>,
     checks: &'a [Check],
+    references: &'a [Reference],
     figures: &'a [String],
     files: &'a [String],
     notes: &'a [String],
@@ -254,6 +292,7 @@ impl<'a> From<&'a ExperimentOutcome> for ResultFile<'a> {
             verdict: o.verdict(),
             metrics: &o.metrics,
             checks: &o.checks,
+            references: &o.references,
             figures: &o.figures,
             files: &o.files,
             notes: &o.notes,
