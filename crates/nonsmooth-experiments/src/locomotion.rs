@@ -439,20 +439,13 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
          authors' Pacer output feedback + α·u_ID, α = 1). On the compliant ground the ID(tᵢ) \
          controllers predict penetrating feet that move into the ground with the acceleration-level \
          rigid contact (a_n ≥ 0, no impulse that a spring cannot apply; docs/locomotion.md). \
-         A failed solve (lcp_inf on rigid μ = ∞ without this: 270 of 1690 steps, the no-slip LCP \
-         still predicting slip after the §4.5 relaxation) falls back to the rigid-body inverse dynamics with the last predicted \
-         contact force instead of holding the previous torques. \
-         Measured (3 s runs): qp_mu and lcp_mu walk on all four terrains and track better than PID on \
-         rigid ground; lcp_inf falls at μ = 0.1 and walks at μ = ∞ (better than PID), as in the paper; \
-         qp_inf completes rigid and compliant μ = ∞ (paper: completes) but chatters, and falls at \
-         μ = 0.1 (paper, Table 3: completes rigid μ = 0.1 with 0.048 rad; but its Table 6 marks \
-         QP,∞ \"FAIL (slip and fall)\" on the low-friction quadruped walk and two-foot gait, so \
-         the paper is not consistent here, and our fall agrees with Table 6): its Stage I \
-         (kinetic-energy minimization with \
-         the actuated joints prescribed and unbounded friction) predicts stance feet sliding and \
-         lifting while the plant keeps them stuck, and predicted normal forces of 1.6–2 kN with one \
-         foot down. A Stage II whose solver fails (it is feasible at Stage I's point) keeps Stage \
-         I's impulses, as in the authors' plugin (docs/locomotion.md).",
+         A failed solve (the no-slip LCP still predicting slip after the §4.5 relaxation) falls \
+         back to the rigid-body inverse dynamics with the last predicted contact force instead of \
+         holding the previous torques; a Stage II whose solver fails (it is feasible at Stage I's \
+         point) keeps Stage I's impulses, as in the authors' plugin. Decision (QP,∞ at μ = 0.1): \
+         the paper's Table 3 has QP,∞ complete the rigid μ = 0.1 walk while its Table 6 marks it \
+         \"FAIL (slip and fall)\" on the low-friction walk and two-foot gait; Table 6 (task level) \
+         is our reference. The measured causes of falls and chatter are in docs/locomotion.md.",
         better.join(", "),
         worse.join("; "),
         falls.join(", ")
@@ -860,26 +853,24 @@ const TABLE6_TASKS: [&str; 6] = [
 /// Controller ids of the columns of [`TABLE6_PAPER`].
 const TABLE6_CONTROLLERS: [&str; 4] = ["lcp_inf", "qp_inf", "lcp_mu", "qp_mu"];
 
-/// Why a cell of our Table 6 differs from the paper's, where the cause has been measured
-/// (docs/locomotion.md, docs/grasping.md); `None` for cells without a diagnosis.
+/// Why a cell of our Table 6 differs from the paper's, where the cause has been diagnosed: the
+/// mechanism only; the measurements behind it are in docs/locomotion.md and docs/grasping.md
+/// (a note carries no number this run did not measure). `None` for cells without a diagnosis.
 fn table6_why(ctrl: &str, task: &str) -> Option<&'static str> {
     match (ctrl, task) {
         ("qp_mu", "walk_highmu" | "walk_lowmu") => Some(
             "Stage I (eqs 69–74, no complementarity) predicts the stance feet to slide and to lift \
-             off (v_n⁺ = μ‖v_t⁺‖ of the complementarity-free model) while the Anitescu–Potra plant \
-             keeps them on the ground; the torque reversals fall in the 80 ms after each touchdown \
-             (87 % / 60 % within three steps of a contact-set change)",
+             off while the Anitescu–Potra plant keeps them on the ground; the torque reversals \
+             follow touchdowns (docs/locomotion.md, Table 6)",
         ),
         ("qp_inf", "gait2_highmu" | "walk_highmu") => Some(
             "Stage I with unbounded friction predicts sliding, lifting stance feet and normal \
-             forces of 1.6–2 kN with one foot down, which the plant never applies",
+             forces the plant never applies (docs/locomotion.md, Table 6)",
         ),
         ("lcp_inf", "walk_highmu") => Some(
-            "torque saturation: 78 % of the reversal steps have a torque clipped at the ±4 N m \
-             limit (this or the last step) and 77 % follow a contact-set change within three \
-             steps; in two-foot support the clipped steps grow into a period-2 oscillation (the \
-             predicted Σf_N alternating 56/43 … 123/25 N at 2.940–2.951 s, the one-step \
-             joint-velocity error growing from 0.13 to 1.08 rad/s) that ends in a failed solve",
+            "torque saturation at the ±4 N m limit after contact-set changes grows into a period-2 \
+             oscillation in two-foot support that ends in a failed solve (docs/locomotion.md, \
+             Table 6)",
         ),
         ("lcp_mu", "walk_highmu" | "walk_lowmu" | "grasp_highmu") => Some(
             "the chatter criterion differs: the authors flag ‖Δf_N‖ > 0.01 between steps (which \
