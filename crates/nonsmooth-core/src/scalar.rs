@@ -18,6 +18,12 @@ pub fn lift<T: Scalar>(x: f64) -> T {
     nalgebra::convert::<f64, T>(x)
 }
 
+/// The real part of a scalar (the value of a dual number; NaN where `T` has none).
+#[inline]
+pub fn real_part<T: Scalar>(x: T) -> f64 {
+    nalgebra::try_convert::<T, f64>(x).unwrap_or(f64::NAN)
+}
+
 /// Lifts an `f64` 3-vector into `T`.
 #[inline]
 pub fn lift3<T: Scalar>(v: &nalgebra::Vector3<f64>) -> nalgebra::Vector3<T> {

@@ -15,6 +15,7 @@ use crate::error::{Location, ModelError};
 use crate::geometry::{
     collider_world_poses, detect_contacts_within, tangent_basis, ContactMargins,
 };
+use crate::scalar::real_part as real;
 use crate::scalar::{lift, lift3};
 use crate::{BodyId, ComplianceLaw, ConstraintKind, Dimension, JointKind, Model, Scalar, State};
 use nalgebra::{Cholesky, DMatrix, DVector, Matrix3xX, Point3, RowDVector, Vector3};
@@ -125,11 +126,6 @@ pub struct ContactSnapshot<T: Scalar> {
     /// φ = q − lower, row = +e_i; upper limit φ = upper − q, row = −e_i (i the joint's
     /// velocity index).
     pub limits: Vec<ConstraintRow<T>>,
-}
-
-/// Real part of a scalar (for error messages).
-fn real<T: Scalar>(x: T) -> f64 {
-    nalgebra::try_convert::<T, f64>(x).unwrap_or(f64::NAN)
 }
 
 /// Checks length and finiteness of a generic vector.

@@ -187,6 +187,13 @@ mask = 2
 q.free = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]
 "#;
 
+    /// World poses of the colliders at the model's initial state.
+    fn initial_poses(model: &Model) -> Vec<Isometry3<f64>> {
+        let s = &model.initial_state;
+        let kin = crate::dynamics::kinematics(model, &s.q, &s.v);
+        collider_world_poses(model, &kin.poses).unwrap()
+    }
+
     #[test]
     fn jointed_parent_child_and_filtered_pairs_are_left_out() {
         let model = Model::from_toml_str(SRC, None).unwrap();
@@ -195,9 +202,7 @@ q.free = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]
         assert!(!may_touch(&model, 1, 2));
         assert!(may_touch(&model, 0, 1));
         assert!(!may_touch(&model, 2, 3) && !may_touch(&model, 0, 3));
-        let kin =
-            crate::dynamics::kinematics(&model, &model.initial_state.q, &model.initial_state.v);
-        let poses = collider_world_poses(&model, &kin.poses).unwrap();
+        let poses = initial_poses(&model);
         let pairs = candidate_pairs(&model, &poses, &ContactMargins::uniform(1.0));
         assert!(
             pairs.contains(&(0, 1)) && pairs.contains(&(0, 2)),
@@ -230,9 +235,7 @@ q.free = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]
             "[model]\nname = \"row\"\ndimension = \"spatial\"\n{spheres}\n[initial]\n{init}"
         );
         let model = Model::from_toml_str(&src, None).unwrap();
-        let kin =
-            crate::dynamics::kinematics(&model, &model.initial_state.q, &model.initial_state.v);
-        let poses = collider_world_poses(&model, &kin.poses).unwrap();
+        let poses = initial_poses(&model);
         let pairs = candidate_pairs(&model, &poses, &ContactMargins::uniform(0.0));
         // Only neighbours overlap (0.19 apart, radii 0.1): 49 pairs, not 1225.
         assert_eq!(pairs.len(), 49);

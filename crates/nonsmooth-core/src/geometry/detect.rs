@@ -6,7 +6,7 @@ use super::primitives::{
 };
 use super::{lift_isometry, ContactGeometry};
 use crate::error::{Location, ModelError};
-use crate::scalar::{lift, lift3};
+use crate::scalar::{lift, lift3, real_part};
 use crate::{Dimension, Model, Scalar, Shape};
 use nalgebra::{Isometry3, Point3, Vector3};
 
@@ -250,11 +250,6 @@ fn real_isometry<T: Scalar>(iso: &Isometry3<T>) -> Isometry3<f64> {
             real_part(q.k),
         )),
     )
-}
-
-/// The real part of a scalar (the value of a dual number).
-fn real_part<T: Scalar>(x: T) -> f64 {
-    nalgebra::try_convert::<T, f64>(x).unwrap_or(f64::NAN)
 }
 
 /// Contact detection margins: collider pair (i, j) is a contact when its gap is at most

@@ -153,21 +153,10 @@ fn append(
             .into_iter()
             .map(|w| format!("robot `{source}`: {w}")),
     );
-    let q: Vec<f64> = model
-        .initial_state
-        .q
-        .iter()
-        .chain(robot.initial_state.q.iter())
-        .copied()
-        .collect();
-    let v: Vec<f64> = model
-        .initial_state
-        .v
-        .iter()
-        .chain(robot.initial_state.v.iter())
-        .copied()
-        .collect();
-    model.initial_state.q = DVector::from_vec(q);
-    model.initial_state.v = DVector::from_vec(v);
+    let joined = |a: &DVector<f64>, b: &DVector<f64>| {
+        DVector::from_iterator(a.len() + b.len(), a.iter().chain(b.iter()).copied())
+    };
+    model.initial_state.q = joined(&model.initial_state.q, &robot.initial_state.q);
+    model.initial_state.v = joined(&model.initial_state.v, &robot.initial_state.v);
     model.assign_coordinate_offsets();
 }

@@ -70,14 +70,32 @@ fn to_pose(iso: &Isometry3<f64>) -> urdf_rs::Pose {
     }
 }
 
-/// `a ∘ b` of two URDF poses.
-fn compose(a: &urdf_rs::Pose, b: &urdf_rs::Pose) -> urdf_rs::Pose {
-    to_pose(&(pose(a) * pose(b)))
+/// The collisions of link `li`, named after it where unnamed, placed by `frame ∘` their own
+/// origin (for a link merged into another frame).
+fn moved_collisions(
+    robot: &urdf_rs::Robot,
+    li: usize,
+    frame: &Isometry3<f64>,
+) -> Vec<urdf_rs::Collision> {
+    let link = &robot.links[li];
+    link.collision
+        .iter()
+        .enumerate()
+        .map(|(k, c)| urdf_rs::Collision {
+            origin: to_pose(&(frame * pose(&c.origin))),
+            name: Some(own_name(c, &link.name, k)),
+            ..c.clone()
+        })
+        .collect()
 }
 
-/// `a⁻¹ ∘ b`.
-fn compose_inverse(a: &urdf_rs::Pose, b: &urdf_rs::Pose) -> urdf_rs::Pose {
-    to_pose(&(pose(a).inverse() * pose(b)))
+/// Re-parents the joints `children` to link `to`, each placed by `frame ∘` its own origin.
+fn reparent(robot: &mut urdf_rs::Robot, children: &[usize], to: &str, frame: &Isometry3<f64>) {
+    for &c in children {
+        let joint = &mut robot.joints[c];
+        joint.origin = to_pose(&(frame * pose(&joint.origin)));
+        joint.parent.link = to.to_string();
+    }
 }
 
 /// The name of collision `k` of `link`: its own, else `<link>_collision<k>` (kept when the
@@ -129,45 +147,30 @@ fn merge_massless_links(
             }
             Some(j) if robot.joints[j].parent.link != "world" => {
                 // Into the parent, across the fixed joint.
-                let (origin, parent) = (
-                    robot.joints[j].origin.clone(),
+                let (frame, parent) = (
+                    pose(&robot.joints[j].origin),
                     robot.joints[j].parent.link.clone(),
                 );
-                let moved: Vec<urdf_rs::Collision> = robot.links[li]
-                    .collision
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| urdf_rs::Collision {
-                        origin: compose(&origin, &c.origin),
-                        name: Some(own_name(c, &name, k)),
-                        ..c.clone()
-                    })
-                    .collect();
+                let moved = moved_collisions(robot, li, &frame);
                 if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
                     p.collision.extend(moved);
                 }
-                for &c in &children {
-                    robot.joints[c].origin = compose(&origin, &robot.joints[c].origin);
-                    robot.joints[c].parent.link = parent.clone();
-                }
+                reparent(robot, &children, &parent, &frame);
                 merged.push(format!("{name} → {parent}"));
                 robot.joints.remove(j);
             }
             _ if !floating_base || parent_joint.is_some() => {
                 // Fixed to the world: its colliders and child joints go to the world.
-                let origin = parent_joint
-                    .map_or_else(urdf_rs::Pose::default, |j| robot.joints[j].origin.clone());
-                for (k, c) in robot.links[li].collision.iter().enumerate() {
-                    world.push(WorldCollision {
-                        name: own_name(c, &name, k),
-                        origin: compose(&origin, &c.origin),
-                        geometry: c.geometry.clone(),
-                    });
-                }
-                for &c in &children {
-                    robot.joints[c].origin = compose(&origin, &robot.joints[c].origin);
-                    robot.joints[c].parent.link = "world".into();
-                }
+                let frame = parent_joint
+                    .map_or_else(Isometry3::identity, |j| pose(&robot.joints[j].origin));
+                world.extend(moved_collisions(robot, li, &frame).into_iter().map(|c| {
+                    WorldCollision {
+                        name: c.name.unwrap_or_default(),
+                        origin: c.origin,
+                        geometry: c.geometry,
+                    }
+                }));
+                reparent(robot, &children, "world", &frame);
                 merged.push(format!("{name} → world"));
                 if let Some(j) = parent_joint {
                     robot.joints.remove(j);
@@ -187,27 +190,16 @@ fn merge_massless_links(
                         ),
                     ));
                 };
-                let (origin, heir) = (
-                    robot.joints[f].origin.clone(),
+                let (frame, heir) = (
+                    pose(&robot.joints[f].origin).inverse(),
                     robot.joints[f].child.link.clone(),
                 );
-                let moved: Vec<urdf_rs::Collision> = robot.links[li]
-                    .collision
-                    .iter()
-                    .enumerate()
-                    .map(|(k, c)| urdf_rs::Collision {
-                        origin: compose_inverse(&origin, &c.origin),
-                        name: Some(own_name(c, &name, k)),
-                        ..c.clone()
-                    })
-                    .collect();
+                let moved = moved_collisions(robot, li, &frame);
                 if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
                     h.collision.extend(moved);
                 }
-                for &c in children.iter().filter(|&&c| c != f) {
-                    robot.joints[c].origin = compose_inverse(&origin, &robot.joints[c].origin);
-                    robot.joints[c].parent.link = heir.clone();
-                }
+                let others: Vec<usize> = children.iter().copied().filter(|&c| c != f).collect();
+                reparent(robot, &others, &heir, &frame);
                 merged.push(format!("{name} → {heir} (the new floating root)"));
                 robot.joints.remove(f);
             }
