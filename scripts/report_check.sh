@@ -17,8 +17,9 @@ fi
 source scripts/chromium.sh
 chromium_find
 
-# The `test` profile: reuses what `cargo test --workspace` has just built.
-cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
+# Exactly the build of `cargo test --workspace` (same profile and features, so nothing is
+# rebuilt after the test suite); it includes the CLI binary target/debug/nonsmooth.
+cargo test --quiet --workspace --no-run --features nonsmooth-solvers/sdp
 rm -rf "$OUT" && mkdir -p "$OUT"
 # Exit code 1 means a check of an experiment failed; the page must still render.
 target/debug/nonsmooth reproduce --quick --quiet --out "$OUT" "${IDS[@]}" || [ $? -eq 1 ]

@@ -11,8 +11,9 @@ OUT="${1:-target/viewer-check}"
 source scripts/chromium.sh
 chromium_find
 
-# The `test` profile: reuses what `cargo test --workspace` has just built.
-cargo build --quiet --profile test -p nonsmooth-cli --features nonsmooth-solvers/sdp
+# Exactly the build of `cargo test --workspace` (same profile and features, so nothing is
+# rebuilt after the test suite); it includes the CLI binary target/debug/nonsmooth.
+cargo test --quiet --workspace --no-run --features nonsmooth-solvers/sdp
 rm -rf "$OUT" && mkdir -p "$OUT"
 target/debug/nonsmooth simulate examples/sliding_box.toml --html --duration 0.5 \
     --stepper anitescu-potra --quiet --out "$OUT/run"
