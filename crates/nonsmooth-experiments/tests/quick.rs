@@ -1,4 +1,48 @@
-//! Every registered experiment, in its `--quick` form, passes its checks and writes its files.
+//! Every registered experiment, in its `--quick` form, passes its checks and writes its files,
+//! and each of its checks can fail: moved outside its tolerance (the mutation test), its
+//! metric fails the check.
+
+use std::collections::BTreeMap;
+
+use nonsmooth_report::ExperimentOutcome;
+
+/// Moves each checked metric of `outcome` just outside its tolerance, on both sides, and
+/// asserts that the check re-evaluated on those metrics fails (and the others do not
+/// change). A check on a metric the run did not record fails here too.
+fn assert_checks_can_fail(id: &str, outcome: &ExperimentOutcome) {
+    for (i, check) in outcome.checks.iter().enumerate() {
+        assert_eq!(
+            outcome
+                .metrics
+                .get(&check.metric)
+                .copied()
+                .map(f64::to_bits),
+            Some(check.value.to_bits()),
+            "{id}: check {} does not read the recorded metric",
+            check.metric
+        );
+        let step = check.tolerance.abs() * 1.5 + check.expected.abs() * 1e-9 + 1e-12;
+        for moved in [check.expected + step, check.expected - step, f64::NAN] {
+            let mut metrics: BTreeMap<String, f64> = outcome.metrics.clone();
+            metrics.insert(check.metric.clone(), moved);
+            let rechecked = outcome.rechecked(&metrics);
+            assert!(
+                !rechecked[i].passed,
+                "{id}: check {} still passes with the metric moved to {moved}",
+                check.metric
+            );
+            for (j, other) in rechecked.iter().enumerate() {
+                if outcome.checks[j].metric != check.metric {
+                    assert_eq!(
+                        other.passed, outcome.checks[j].passed,
+                        "{id}: {}",
+                        other.metric
+                    );
+                }
+            }
+        }
+    }
+}
 
 #[test]
 fn every_experiment_passes_in_quick_mode() {
@@ -14,6 +58,7 @@ fn every_experiment_passes_in_quick_mode() {
             );
         }
         assert!(!outcome.metrics.is_empty(), "{} has no metrics", exp.id);
+        assert_checks_can_fail(exp.id, &outcome);
         assert!(out.join(exp.id).join("result.json").exists());
         for fig in &outcome.figures {
             assert!(

@@ -47,6 +47,13 @@ pub struct Check {
     pub passed: bool,
 }
 
+impl Check {
+    /// Whether `value` passes this check: finite and within `tolerance` of `expected`.
+    pub fn admits(&self, value: f64) -> bool {
+        value.is_finite() && (value - self.expected).abs() <= self.tolerance
+    }
+}
+
 /// A paper value beside ours (see [`ExperimentOutcome::reference`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
@@ -103,14 +110,33 @@ impl ExperimentOutcome {
     /// or non-finite metric fails.
     pub fn expect(&mut self, name: &str, expected: f64, tolerance: f64, source: &str) {
         let value = self.metrics.get(name).copied().unwrap_or(f64::NAN);
-        self.checks.push(Check {
+        let mut check = Check {
             metric: name.to_string(),
             expected,
             tolerance,
             source: source.to_string(),
             value,
-            passed: value.is_finite() && (value - expected).abs() <= tolerance,
-        });
+            passed: false,
+        };
+        check.passed = check.admits(value);
+        self.checks.push(check);
+    }
+
+    /// The checks evaluated again on `metrics` instead of the recorded ones (a metric missing
+    /// there fails). The mutation test feeds it metrics moved outside their tolerances to show
+    /// that each check can fail.
+    pub fn rechecked(&self, metrics: &BTreeMap<String, f64>) -> Vec<Check> {
+        self.checks
+            .iter()
+            .map(|c| {
+                let value = metrics.get(&c.metric).copied().unwrap_or(f64::NAN);
+                Check {
+                    value,
+                    passed: c.admits(value),
+                    ..c.clone()
+                }
+            })
+            .collect()
     }
 
     /// Puts the paper's value `paper` beside the already recorded metric `name`: agreeing
