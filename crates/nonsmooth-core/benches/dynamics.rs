@@ -38,6 +38,7 @@ fn revolute(
         axis: Unit::new_normalize(axis),
         limit: None,
         damping: 0.0,
+        armature: 0.0,
         q_index: 0,
         v_index: 0,
     }
@@ -62,6 +63,7 @@ fn quadruped() -> Model {
         axis: Vector3::z_axis(),
         limit: None,
         damping: 0.0,
+        armature: 0.0,
         q_index: 0,
         v_index: 0,
     }];

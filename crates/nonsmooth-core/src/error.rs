@@ -141,6 +141,14 @@ pub enum ModelError {
         /// What could not be imported.
         message: String,
     },
+    /// An MJCF (MuJoCo XML) element or attribute that cannot be imported.
+    #[error("{location}: MJCF: {message}")]
+    Mjcf {
+        /// Where (file, line, element and attribute).
+        location: Location,
+        /// What could not be imported.
+        message: String,
+    },
     /// The model file cannot be read.
     #[error("cannot read `{path}`: {message}")]
     Io {

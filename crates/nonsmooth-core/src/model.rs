@@ -65,6 +65,9 @@ pub enum JointKind {
     Floating,
     /// Three degrees of freedom in the joint frame's x–y plane: (x, y, θ about z).
     Planar,
+    /// Three rotational degrees of freedom about the joint frame's origin: a unit quaternion
+    /// `(w, x, y, z)` in `q`, the body-frame angular velocity in `v` (MJCF's `ball`).
+    Ball,
 }
 
 impl JointKind {
@@ -75,6 +78,7 @@ impl JointKind {
             JointKind::Fixed => 0,
             JointKind::Floating => 7,
             JointKind::Planar => 3,
+            JointKind::Ball => 4,
         }
     }
 
@@ -85,6 +89,17 @@ impl JointKind {
             JointKind::Fixed => 0,
             JointKind::Floating => 6,
             JointKind::Planar => 3,
+            JointKind::Ball => 3,
+        }
+    }
+
+    /// Offset of the joint's unit quaternion `(w, x, y, z)` within its coordinates, for the
+    /// kinds that carry one (floating: after the position; ball: first).
+    pub fn quaternion_offset(self) -> Option<usize> {
+        match self {
+            JointKind::Floating => Some(3),
+            JointKind::Ball => Some(0),
+            _ => None,
         }
     }
 }
@@ -122,6 +137,10 @@ pub struct Joint {
     pub limit: Option<JointLimit>,
     /// Viscous joint damping (N·m·s/rad or N·s/m), applied as a passive force in f.
     pub damping: f64,
+    /// Armature (reflected rotor inertia, kg·m² or kg), added to the mass matrix's diagonal
+    /// on each of the joint's velocity coordinates (MJCF's `armature`, Drake's rotor
+    /// inertia × gear²).
+    pub armature: f64,
     /// Offset of this joint's coordinates in `q`.
     pub q_index: usize,
     /// Offset of this joint's velocities in `v`.
@@ -533,6 +552,7 @@ impl Joint {
             axis: Vector3::z_axis(),
             limit: None,
             damping: 0.0,
+            armature: 0.0,
             q_index: 0,
             v_index: 0,
         }
@@ -603,7 +623,7 @@ impl Model {
         let mut q: Vec<f64> = self.initial_state.q.iter().copied().collect();
         let mut v: Vec<f64> = self.initial_state.v.iter().copied().collect();
         q.extend((0..nq).map(|i| {
-            if joint.kind == JointKind::Floating && i == 3 {
+            if joint.kind.quaternion_offset() == Some(i) {
                 1.0
             } else {
                 0.0
@@ -668,6 +688,7 @@ impl Model {
                 JointKind::Fixed => &[],
                 JointKind::Floating => &["x", "y", "z", "qw", "qx", "qy", "qz"],
                 JointKind::Planar => &["x", "y", "theta"],
+                JointKind::Ball => &["qw", "qx", "qy", "qz"],
             };
             names.extend(suffixes.iter().map(|s| format!("{}.{}", joint.name, s)));
         }
@@ -683,6 +704,7 @@ impl Model {
                 JointKind::Fixed => &[],
                 JointKind::Floating => &["vx", "vy", "vz", "wx", "wy", "wz"],
                 JointKind::Planar => &["vx", "vy", "omega"],
+                JointKind::Ball => &["wx", "wy", "wz"],
             };
             names.extend(suffixes.iter().map(|s| format!("{}.{}", joint.name, s)));
         }

@@ -22,7 +22,7 @@ use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::dynamics::check_state;
 use nonsmooth_core::snapshot::ContactSnapshot;
-use nonsmooth_core::{JointKind, Model, State};
+use nonsmooth_core::{Model, State};
 
 /// The penalty ODE of a model.
 fn rhs(
@@ -59,8 +59,8 @@ fn rhs(
 
 fn normalize(model: &Model, y: &mut DVector<f64>) {
     for j in &model.joints {
-        if j.kind == JointKind::Floating {
-            let mut quat = y.fixed_rows_mut::<4>(j.q_index + 3);
+        if let Some(offset) = j.kind.quaternion_offset() {
+            let mut quat = y.fixed_rows_mut::<4>(j.q_index + offset);
             let n = quat.norm();
             if n > 1e-300 {
                 quat /= n;

@@ -21,7 +21,7 @@
 use nalgebra::{DVector, Isometry3, Vector3};
 use nonsmooth_core::dynamics::check_state;
 use nonsmooth_core::dynamics::kinematics::kinematics;
-use nonsmooth_core::{ContactSnapshot, JointKind, Model, State};
+use nonsmooth_core::{ContactSnapshot, Model, State};
 
 use crate::{Actuation, SimError, Stepper};
 
@@ -198,8 +198,8 @@ impl Simulator {
             }
         }
         for j in &self.model.joints {
-            if j.kind == JointKind::Floating {
-                let i = j.q_index + 3;
+            if let Some(offset) = j.kind.quaternion_offset() {
+                let i = j.q_index + offset;
                 let norm = q[i..i + 4].iter().map(|e| e * e).sum::<f64>().sqrt();
                 if (norm - 1.0).abs() > 1e-6 {
                     return Err(SimError::InvalidInput {

@@ -5,7 +5,7 @@
 //! For a floating joint `q = (p, w, x, y, z)` and `v = (ṗ, ω_b)`, so `N` is the identity on
 //! the position and the quaternion rate is `½ q ⊗ (0, ω_b)` (body-frame angular velocity,
 //! Sola, "Quaternion kinematics for the error-state
-//! Kalman filter", eq. 120).
+//! Kalman filter", eq. 120). A ball joint's `q` is the quaternion alone and `v = ω_b`.
 
 use nalgebra::{DMatrix, DVector};
 
@@ -30,16 +30,23 @@ pub fn velocity_map<T: Scalar>(model: &Model, q: &DVector<T>) -> DMatrix<T> {
                     n[(iq + k, iv + k)] = T::one();
                 }
             }
-            JointKind::Floating => {
-                for k in 0..3 {
-                    n[(iq + k, iv + k)] = T::one();
-                }
-                let (w, x, y, z) = (q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]);
+            JointKind::Floating | JointKind::Ball => {
+                // Floating: identity on the position, then the quaternion; ball: the
+                // quaternion alone.
+                let (qo, vo) = if joint.kind == JointKind::Floating {
+                    for k in 0..3 {
+                        n[(iq + k, iv + k)] = T::one();
+                    }
+                    (iq + 3, iv + 3)
+                } else {
+                    (iq, iv)
+                };
+                let (w, x, y, z) = (q[qo], q[qo + 1], q[qo + 2], q[qo + 3]);
                 // ½ q ⊗ (0, ω) = ½ (−u·ω, w ω + u × ω), u = (x, y, z).
                 let rows = [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]];
                 for (r, row) in rows.iter().enumerate() {
                     for (c, val) in row.iter().enumerate() {
-                        n[(iq + 3 + r, iv + 3 + c)] = half * *val;
+                        n[(qo + r, vo + c)] = half * *val;
                     }
                 }
             }
@@ -63,8 +70,8 @@ pub fn integrate_configuration<T: Scalar>(
     let mut out = q + velocity_map(model, q) * v * h;
     let tiny: T = lift(1e-300);
     for joint in &model.joints {
-        if joint.kind == JointKind::Floating {
-            let mut quat = out.fixed_rows_mut::<4>(joint.q_index + 3);
+        if let Some(offset) = joint.kind.quaternion_offset() {
+            let mut quat = out.fixed_rows_mut::<4>(joint.q_index + offset);
             let norm = quat.norm();
             if norm > tiny {
                 quat /= norm;
@@ -92,10 +99,10 @@ pub fn normalize_configuration<T: Scalar>(
         });
     }
     for joint in &model.joints {
-        if joint.kind != JointKind::Floating {
+        let Some(offset) = joint.kind.quaternion_offset() else {
             continue;
-        }
-        let i = joint.q_index + 3;
+        };
+        let i = joint.q_index + offset;
         let mut quat = q.fixed_rows_mut::<4>(i);
         let norm = quat.norm();
         let norm_f64 = nalgebra::try_convert::<T, f64>(norm).unwrap_or(f64::NAN);
@@ -114,8 +121,8 @@ pub fn normalize_configuration<T: Scalar>(
 pub fn neutral_configuration(model: &Model) -> DVector<f64> {
     let mut q = DVector::zeros(model.nq());
     for joint in &model.joints {
-        if joint.kind == JointKind::Floating {
-            q[joint.q_index + 3] = 1.0;
+        if let Some(offset) = joint.kind.quaternion_offset() {
+            q[joint.q_index + offset] = 1.0;
         }
     }
     q

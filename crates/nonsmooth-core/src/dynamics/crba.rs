@@ -1,11 +1,11 @@
 //! The composite-rigid-body algorithm for the joint-space mass matrix (Featherstone RBDA
-//! §6.2, Table 6.2).
+//! §6.2, Table 6.2), plus each joint's armature on its diagonal entries.
 
 use nalgebra::{DMatrix, DVector, Vector6};
 
 use super::workspace::DynamicsWorkspace;
 use crate::model::Model;
-use crate::scalar::Scalar;
+use crate::scalar::{lift, Scalar};
 
 /// CRBA on a workspace whose joint data is already up to date (RBDA Table 6.2).
 pub(crate) fn crba_from_workspace<T: Scalar>(
@@ -41,10 +41,12 @@ pub(crate) fn crba_from_workspace<T: Scalar>(
         for (k, fk) in f.iter_mut().enumerate().take(ni) {
             *fk = data.composite.mul_motion(&data.s.column(k).into_owned());
         }
+        let armature: T = lift(ji.armature);
         for k in 0..ni {
             for (l, fl) in f.iter().enumerate().take(ni) {
                 m[(vi + k, vi + l)] = data.s.column(k).dot(fl);
             }
+            m[(vi + k, vi + k)] += armature;
         }
         let mut j = i;
         while let Some(p) = model.joints[j].parent {

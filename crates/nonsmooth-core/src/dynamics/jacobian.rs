@@ -62,6 +62,15 @@ fn joint_world_columns<T: Scalar>(
             vel[2] = z;
             3
         }
+        JointKind::Ball => {
+            for k in 0..3 {
+                let mut e = Vector3::zeros();
+                e[k] = T::one();
+                omega[k] = rc * e;
+                vel[k] = z;
+            }
+            3
+        }
     }
 }
 

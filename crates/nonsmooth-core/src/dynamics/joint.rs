@@ -10,6 +10,7 @@
 //! - floating: `v = (ṗ in the parent/joint frame, ω in the body frame)`, so the body-frame
 //!   joint velocity is `[ω_b; Rᵀ ṗ]` and `S = [0 1; Rᵀ 0]` depends on the joint rotation R;
 //!   its apparent derivative gives `c_J = [0; −ω_b × (Rᵀ ṗ)]`;
+//! - ball: `v = ω_b` (body frame), `S = [1; 0]`, `c_J = 0`;
 //! - planar: `v = (ẋ, ẏ, θ̇)` in the joint frame, `S = [0 0 e_z; Rᵀe_x Rᵀe_y 0]` with
 //!   `R = R_z(θ)`, and likewise `c_J = [0; −θ̇ e_z × (Rᵀ ṗ)]`;
 //! - fixed: no columns.
@@ -78,6 +79,10 @@ pub fn joint_pose<T: Scalar>(joint: &Joint, q: &DVector<T>) -> (Matrix3<T>, Vect
             axis_angle_matrix(&Vector3::z(), q[i + 2]),
             Vector3::new(q[i], q[i + 1], T::zero()),
         ),
+        JointKind::Ball => (
+            quaternion_matrix(q[i], q[i + 1], q[i + 2], q[i + 3]),
+            Vector3::zeros(),
+        ),
     }
 }
 
@@ -110,6 +115,10 @@ pub fn joint_isometry<T: Scalar>(joint: &Joint, q: &DVector<T>) -> Isometry3<T> 
                 UnitQuaternion::new_unchecked(Quaternion::new(c, T::zero(), T::zero(), s)),
             )
         }
+        JointKind::Ball => Isometry3::from_parts(
+            Translation3::identity(),
+            UnitQuaternion::new_unchecked(Quaternion::new(q[i], q[i + 1], q[i + 2], q[i + 3])),
+        ),
     }
 }
 
@@ -147,6 +156,10 @@ pub fn motion_subspace<T: Scalar>(joint: &Joint, rot_j: &Matrix3<T>) -> Matrix6<
             s.fixed_view_mut::<3, 2>(3, 0)
                 .copy_from(&rt.fixed_view::<3, 2>(0, 0));
             s[(2, 2)] = T::one();
+        }
+        JointKind::Ball => {
+            s.fixed_view_mut::<3, 3>(0, 0)
+                .copy_from(&Matrix3::identity());
         }
     }
     s

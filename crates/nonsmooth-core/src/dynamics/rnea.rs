@@ -54,8 +54,14 @@ pub(crate) fn rnea_from_workspace<T: Scalar>(
     for i in (0..nb).rev() {
         let joint = &model.joints[i];
         let fi = ws.bodies[i].force;
+        let armature: T = lift(joint.armature);
         for k in 0..joint.kind.nv() {
-            tau[joint.v_index + k] = ws.bodies[i].s.column(k).dot(&fi);
+            let j = joint.v_index + k;
+            tau[j] = ws.bodies[i].s.column(k).dot(&fi);
+            if let Some(a) = vdot {
+                // The armature's reflected inertia (the diagonal term CRBA adds to M).
+                tau[j] += armature * a[j];
+            }
         }
         if let Some(p) = joint.parent {
             let moved = ws.bodies[i].x.inv_apply_force(&fi);

@@ -205,6 +205,9 @@ pub struct FileJoint {
     /// Viscous damping (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping: Option<f64>,
+    /// Armature: reflected rotor inertia added to the mass matrix's diagonal (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub armature: Option<f64>,
 }
 
 /// `limit = { lower, upper, stiffness, damping }`.

@@ -569,6 +569,7 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
                         damping: l.damping,
                     }),
                     damping: fj.damping.unwrap_or(0.0),
+                    armature: fj.armature.unwrap_or(0.0),
                     q_index: 0,
                     v_index: 0,
                 }
@@ -854,8 +855,8 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
     let mut q_owner = Vec::with_capacity(model.nq());
     let mut v_owner = Vec::with_capacity(model.nv());
     for j in &model.joints {
-        if j.kind == JointKind::Floating {
-            q[j.q_index + 3] = 1.0;
+        if let Some(offset) = j.kind.quaternion_offset() {
+            q[j.q_index + offset] = 1.0;
         }
         q_owner.extend(std::iter::repeat_n(j.name.clone(), j.kind.nq()));
         v_owner.extend(std::iter::repeat_n(j.name.clone(), j.kind.nv()));
@@ -912,8 +913,8 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
     let q_by_joint = fill(&mut q, &initial.q, "q", true)?;
     let v_by_joint = fill(&mut v, &initial.v, "v", false)?;
     for j in &model.joints {
-        if j.kind == JointKind::Floating {
-            let k = j.q_index + 3;
+        if let Some(offset) = j.kind.quaternion_offset() {
+            let k = j.q_index + offset;
             let path = if q_by_joint {
                 pi.key("q").key(&j.name)
             } else {

@@ -1,5 +1,5 @@
-//! Model files: the TOML model format (reference: `docs/model-format.md`), URDF import, and
-//! [`Model::validate`] for models built in code.
+//! Model files: the TOML model format (reference: `docs/model-format.md`), URDF and MJCF
+//! (MuJoCo XML) import, and [`Model::validate`] for models built in code.
 //!
 //! Every error is a typed [`ModelError`] whose [`Location`] names the file, the 1-based line
 //! and the dotted field path (e.g. `bodies[2].inertia`). Line numbers of semantic errors
@@ -8,6 +8,7 @@
 pub mod format;
 mod load;
 pub mod mesh;
+mod mjcf;
 pub mod parameters;
 mod robots;
 mod save;
@@ -17,6 +18,7 @@ mod validate;
 
 use std::path::Path;
 
+pub use mjcf::MjcfOptions;
 pub use parameters::{set_parameter, ParameterAxis, ParameterPath};
 pub use urdf::UrdfOptions;
 pub use validate::UNIT_TOL;
@@ -117,8 +119,9 @@ impl Model {
         Ok(model)
     }
 
-    /// Loads a model file, dispatching on the extension: `.toml` (this crate's format) or
-    /// `.urdf` (imported with [`UrdfOptions::default`]).
+    /// Loads a model file, dispatching on the extension: `.toml` (this crate's format),
+    /// `.urdf` (imported with [`UrdfOptions::default`]) or `.xml` (MJCF, imported with
+    /// [`MjcfOptions::default`]).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Model, ModelError> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -133,9 +136,12 @@ impl Model {
             Some(ext) if ext.eq_ignore_ascii_case("urdf") => {
                 Model::from_urdf_str(&src, Some(&name), &UrdfOptions::default())
             }
+            Some(ext) if ext.eq_ignore_ascii_case("xml") => {
+                Model::from_mjcf_str(&src, Some(&name), &MjcfOptions::default())
+            }
             _ => Err(ModelError::Io {
                 path: name,
-                message: "unknown model file extension (expected .toml or .urdf)".into(),
+                message: "unknown model file extension (expected .toml, .urdf or .xml)".into(),
             }),
         }
     }

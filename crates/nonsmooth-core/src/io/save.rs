@@ -71,6 +71,7 @@ pub fn to_file(model: &Model) -> FileModel {
                 damping: l.damping,
             }),
             damping: Some(j.damping),
+            armature: (j.armature != 0.0).then_some(j.armature),
         })
         .collect();
     let colliders = model

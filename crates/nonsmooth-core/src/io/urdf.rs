@@ -567,6 +567,7 @@ impl Model {
                             damping: None,
                         }),
                         damping: uj.dynamics.as_ref().map_or(0.0, |d| d.damping),
+                        armature: 0.0,
                         q_index: 0,
                         v_index: 0,
                     }
@@ -653,8 +654,8 @@ impl Model {
         model.assign_coordinate_offsets();
         let mut q = DVector::zeros(model.nq());
         for j in &model.joints {
-            if j.kind == JointKind::Floating {
-                q[j.q_index + 3] = 1.0;
+            if let Some(offset) = j.kind.quaternion_offset() {
+                q[j.q_index + offset] = 1.0;
             }
         }
         model.initial_state = State {

@@ -322,14 +322,21 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             return Err(invalid(loc, &pb.key("name"), "`world` is reserved"));
         }
         finite(loc, &pb.key("mass"), &[body.mass])?;
-        if body.mass <= 0.0 {
+        // A massless body is a joint frame between two joints (MJCF bodies with several
+        // joints import as a chain of them): allowed with zero inertia when another body
+        // hangs from it, so that the mass matrix stays positive definite.
+        let carries_a_body = model.joints.iter().any(|j| j.parent == Some(i));
+        let joint_frame = body.mass == 0.0 && body.inertia == Matrix3::zeros() && carries_a_body;
+        if body.mass <= 0.0 && !joint_frame {
             return Err(ModelError::NonPositiveMass {
                 location: loc(&pb.key("mass")),
                 value: body.mass,
             });
         }
         finite(loc, &pb.key("com"), body.com.as_slice())?;
-        check_inertia(loc, &pb.key("inertia"), &body.inertia)?;
+        if !joint_frame {
+            check_inertia(loc, &pb.key("inertia"), &body.inertia)?;
+        }
     }
 
     // Joints and the tree.
@@ -385,6 +392,7 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         pose(loc, &pj.key("placement"), &joint.placement)?;
         unit_vector(loc, &pj.key("axis"), &joint.axis)?;
         non_negative(loc, &pj.key("damping"), joint.damping, "joint damping")?;
+        non_negative(loc, &pj.key("armature"), joint.armature, "joint armature")?;
         if let Some(limit) = &joint.limit {
             let pl = pj.key("limit");
             if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
@@ -616,8 +624,8 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         finite(loc, &ps.key("v").idx(k), &[x])?;
     }
     for joint in &model.joints {
-        if joint.kind == JointKind::Floating {
-            let qi = joint.q_index + 3;
+        if let Some(offset) = joint.kind.quaternion_offset() {
+            let qi = joint.q_index + offset;
             let norm = s.q.rows(qi, 4).norm();
             unit_norm(loc, &ps.key("q").idx(qi), norm)?;
         }
@@ -634,11 +642,12 @@ fn check_planar_joint(
 ) -> Result<(), ModelError> {
     const TOL: f64 = 1e-9;
     match joint.kind {
-        JointKind::Floating => {
+        JointKind::Floating | JointKind::Ball => {
             return Err(invalid(
                 loc,
                 &pj.key("kind"),
-                "floating joints are not allowed in planar models (use planar)",
+                "floating and ball joints are not allowed in planar models (use planar or \
+                 revolute)",
             ))
         }
         JointKind::Revolute if joint.axis.x.abs() > TOL || joint.axis.y.abs() > TOL => {

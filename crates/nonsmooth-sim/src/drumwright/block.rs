@@ -861,21 +861,26 @@ pub(super) fn integrate_sparse(
                     out[iq + k] += v[iv + k] * h;
                 }
             }
-            JointKind::Floating => {
-                for k in 0..3 {
-                    out[iq + k] += v[iv + k] * h;
-                }
-                let (w, x, y, z) = (q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]);
+            JointKind::Floating | JointKind::Ball => {
+                let (qo, vo) = if joint.kind == JointKind::Floating {
+                    for k in 0..3 {
+                        out[iq + k] += v[iv + k] * h;
+                    }
+                    (iq + 3, iv + 3)
+                } else {
+                    (iq, iv)
+                };
+                let (w, x, y, z) = (q[qo], q[qo + 1], q[qo + 2], q[qo + 3]);
                 let rows = [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]];
                 for (r, row) in rows.iter().enumerate() {
                     let dot: f64 = row
                         .iter()
                         .enumerate()
-                        .map(|(c, val)| 0.5 * val * v[iv + 3 + c])
+                        .map(|(c, val)| 0.5 * val * v[vo + c])
                         .sum();
-                    out[iq + 3 + r] += dot * h;
+                    out[qo + r] += dot * h;
                 }
-                let mut quat = out.fixed_rows_mut::<4>(iq + 3);
+                let mut quat = out.fixed_rows_mut::<4>(qo);
                 let norm = quat.norm();
                 if norm > 1e-300 {
                     quat /= norm;
