@@ -18,6 +18,14 @@ bash scripts/report_check.sh
 # The offline trajectory viewer in headless Chromium: no console errors, the drawn box follows
 # the trajectory when scrubbed.
 bash scripts/viewer_check.sh
+# MJCF import against MuJoCo itself (its wheel in its own venv); exit code 3 = no PyPI.
+rc=0
+bash scripts/mujoco_check.sh || rc=$?
+if [ "$rc" -eq 3 ]; then
+  echo "test.sh: MUJOCO COMPARISON NOT RUN (no access to PyPI); the committed reference passed" >&2
+elif [ "$rc" -ne 0 ]; then
+  exit "$rc"
+fi
 # The Python bindings (python/) and their pytest suite. Exit code 3 means PyPI could not be
 # reached to install maturin/numpy/pytest: reported loudly, not treated as a pass of the suite.
 rc=0

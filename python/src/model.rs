@@ -50,7 +50,7 @@ impl PyModel {
         Ok(Self { inner })
     }
 
-    /// Loads a `.toml` or `.urdf` model file.
+    /// Loads a `.toml`, `.urdf` or MJCF `.xml` model file.
     #[staticmethod]
     fn from_file(path: PathBuf) -> PyResult<Self> {
         load(path)
@@ -271,7 +271,7 @@ fn load(path: PathBuf) -> PyResult<PyModel> {
     Ok(PyModel { inner })
 }
 
-/// Loads a `.toml` or `.urdf` model file (`nonsmooth_core::Model::from_file`).
+/// Loads a `.toml`, `.urdf` or MJCF `.xml` model file (`nonsmooth_core::Model::from_file`).
 #[pyfunction]
 fn load_model(path: PathBuf) -> PyResult<PyModel> {
     load(path)

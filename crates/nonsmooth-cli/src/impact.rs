@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct ImpactArgs {
-    /// Model file (.toml or .urdf); its initial state gives q and the pre-impact v.
+    /// Model file (.toml, .urdf or MJCF .xml); its initial state gives q and the pre-impact v.
     pub model: PathBuf,
     /// Number of samples M of Algorithm 2.
     #[arg(long, default_value_t = 16384)]

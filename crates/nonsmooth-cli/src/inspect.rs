@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct InspectArgs {
-    /// Model file (.toml or .urdf).
+    /// Model file (.toml, .urdf or MJCF .xml).
     pub model: PathBuf,
     /// --quiet (only validate: the exit code tells) / --json (the structure as JSON).
     #[command(flatten)]

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct InverseArgs {
-    /// Model file (.toml or .urdf).
+    /// Model file (.toml, .urdf or MJCF .xml).
     pub model: PathBuf,
     /// lcp-noslip, lcp-coulomb, qp-noslip or qp-coulomb.
     #[arg(long, default_value = "qp-coulomb")]

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct SimulateArgs {
-    /// Model file (.toml or .urdf).
+    /// Model file (.toml, .urdf or MJCF .xml).
     pub model: PathBuf,
     /// Step size h in seconds (default: the model's `[simulation] dt`, else 1e-3).
     #[arg(long)]

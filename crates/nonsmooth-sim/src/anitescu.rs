@@ -51,7 +51,10 @@
 //! 5. as a last resort drops the penetration part of the stabilization (`φ₀/h → φ₀⁺/h`):
 //!    then `zᵀq ≥ 0` for every such `z`, the solvability condition above (a penetration
 //!    correction that a rank-deficient contact set cannot satisfy makes the LCP infeasible);
-//! 6. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
+//! 6. when no candidate met the residual tolerance, takes the first that is within
+//!    [`INEXACT_FACTOR`] times it and passes the energy check ([`ApStepReport::inexact`];
+//!    the step counts as not converged, [`Stepper::last_step_converged`]);
+//! 7. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
 //!    attempt (never a state built from an unchecked solution).
 //!
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
@@ -70,6 +73,10 @@ const SOLVER: &str = "anitescu-potra";
 /// Tikhonov terms tried, in order, on the scaled (unit-diagonal) LCP matrix after a failed
 /// unregularized solve.
 const REGULARIZATION: [f64; 2] = [1e-10, 1e-8];
+/// How far above [`AnitescuPotraStepper::residual_tol`] a candidate may be when no candidate
+/// met it (degenerate contact sets, e.g. the coplanar corners of a mesh foot, polish to a
+/// few 1e-8): it is still checked for energy, and the step counts as not converged.
+pub const INEXACT_FACTOR: f64 = 1e3;
 
 /// The `anitescu-potra` stepper.
 #[derive(Debug, Clone)]
@@ -85,6 +92,8 @@ pub struct AnitescuPotraStepper {
     /// (Newton's law on the normal velocity); slower contacts are inelastic, so that resting
     /// contacts do not jitter. Default 0.1 m/s.
     pub restitution_threshold: f64,
+    /// Whether the last step through [`Stepper::step_actuated`] was accepted inexactly.
+    last_inexact: bool,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -94,6 +103,7 @@ impl Default for AnitescuPotraStepper {
             lemke: LemkeOptions::default(),
             residual_tol: 1e-8,
             restitution_threshold: 0.1,
+            last_inexact: false,
         }
     }
 }
@@ -137,6 +147,10 @@ pub struct ApStepReport {
     pub energy_bound: f64,
     /// Largest impulse (N·s) of the accepted solution.
     pub max_impulse: f64,
+    /// Whether no candidate met the residual tolerance and the step took the first one within
+    /// [`INEXACT_FACTOR`] times it that passed the energy check (step 6 of the module docs);
+    /// such a step counts as not converged ([`Stepper::last_step_converged`]).
+    pub inexact: bool,
     /// Contacts dropped because they exactly duplicate an earlier contact (same normal
     /// and tangent rows, gap and friction up to round-off): a duplicated row only makes
     /// the LCP degenerate, the impulse split between copies is arbitrary and the velocity
@@ -501,6 +515,7 @@ impl AnitescuPotraStepper {
             &[false]
         };
         let ramp = DVector::from_fn(n, |i, _| 1.0 + i as f64 / n as f64);
+        let mut inexact: Option<(Accepted, f64, bool, Restart)> = None;
         for &drop in stabilizations {
             let q = if drop { &q_plus } else { &lcp.q };
             let q_scaled = q.component_mul(&lcp.row_scale);
@@ -533,15 +548,23 @@ impl AnitescuPotraStepper {
                             support = Some((0..n).filter(|&i| zhat[i] > 0.0).collect());
                         }
                         let z = zhat.component_mul(&lcp.col_scale);
-                        self.check(lcp, q, &z, mass, v_free).map(
-                            |(residual, energy_gain, energy_bound)| Accepted {
-                                z,
-                                pivots: s.iterations,
-                                residual,
-                                energy_gain,
-                                energy_bound,
-                            },
-                        )
+                        let accept = |(residual, energy_gain, energy_bound)| Accepted {
+                            z: z.clone(),
+                            pivots: s.iterations,
+                            residual,
+                            energy_gain,
+                            energy_bound,
+                        };
+                        self.check(lcp, q, &z, mass, v_free, 1.0)
+                            .map(accept)
+                            .inspect_err(|_| {
+                                if inexact.is_none() {
+                                    inexact = self
+                                        .check(lcp, q, &z, mass, v_free, INEXACT_FACTOR)
+                                        .ok()
+                                        .map(|checked| (accept(checked), eps, drop, restart));
+                                }
+                            })
                     });
                 match cand {
                     Ok(acc) => {
@@ -556,6 +579,13 @@ impl AnitescuPotraStepper {
                     )),
                 }
             }
+        }
+        if let Some((acc, eps, drop, restart)) = inexact {
+            report.regularization = eps;
+            report.stabilization_dropped = drop;
+            report.restart = restart;
+            report.inexact = true;
+            return Ok(acc);
         }
         Err(SimError::Solver(SolverError::NoSolution {
             solver: SOLVER,
@@ -576,6 +606,7 @@ impl AnitescuPotraStepper {
         z: &DVector<f64>,
         mass: &DMatrix<f64>,
         v_free: &DVector<f64>,
+        tol_factor: f64,
     ) -> Result<(f64, f64, f64), String> {
         if z.iter().any(|x| !x.is_finite()) {
             return Err("non-finite solution".into());
@@ -584,11 +615,9 @@ impl AnitescuPotraStepper {
         w.gemv(1.0, &lcp.mat, z, 1.0);
         let residual = lcp_residuals(z, &w).max();
         let scale = (1.0 + q.amax()) * (1.0 + z.amax());
-        if residual.is_nan() || residual > self.residual_tol * scale {
-            return Err(format!(
-                "residual {residual:e} above {:e}",
-                self.residual_tol * scale
-            ));
+        let tol = self.residual_tol * tol_factor * scale;
+        if residual.is_nan() || residual > tol {
+            return Err(format!("residual {residual:e} above {tol:e}"));
         }
         let dv = &lcp.minv_j * z.rows(0, lcp.ni);
         let v1 = v_free + &dv;
@@ -623,7 +652,12 @@ impl Stepper for AnitescuPotraStepper {
         input: &crate::Actuation,
         h: f64,
     ) -> Result<State, SimError> {
-        self.step_report_actuated(model, state, input, h)
-            .map(|(s, _)| s)
+        let (next, report) = self.step_report_actuated(model, state, input, h)?;
+        self.last_inexact = report.inexact;
+        Ok(next)
+    }
+
+    fn last_step_converged(&self) -> bool {
+        !self.last_inexact
     }
 }

@@ -312,3 +312,26 @@ fn a_urdf_quadruped_with_mesh_feet_comes_to_rest_standing() {
     assert!((z - 0.27).abs() < 1e-3, "trunk at z = {z}");
     assert!(s.v.amax() < 1e-3, "still moving: {}", s.v.amax());
 }
+
+#[test]
+fn an_mjcf_quadruped_with_mesh_feet_lands_on_its_ground_without_a_solver_error() {
+    // Its servos hold the legs; the coplanar corners of the mesh feet make degenerate LCPs,
+    // which anitescu-potra accepts within its inexact tolerance and counts.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/mjcf/quadruped.xml"
+    );
+    let model = Model::from_file(path).expect("loads");
+    let mut st = stepper_by_name("anitescu-potra").expect("stepper");
+    let mut s = model.initial_state.clone();
+    let mut unconverged = 0;
+    for _ in 0..200 {
+        s = st.step(&model, &s, 0.005).expect("steps");
+        unconverged += usize::from(!st.last_step_converged());
+    }
+    let torso = model.bodies.iter().position(|b| b.name == "torso").unwrap();
+    let kin = nonsmooth_core::dynamics::kinematics(&model, &s.q, &s.v);
+    let z = kin.poses[torso].translation.vector.z;
+    assert!(z > 0.2 && z < 0.45, "torso at z = {z}");
+    assert!(unconverged < 200, "{unconverged} inexact steps");
+}

@@ -53,12 +53,17 @@ pub struct FileModel {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileRobot {
-    /// The URDF file, relative to the model file.
-    pub urdf: String,
+    /// The URDF file, relative to the model file (give `urdf` or `mjcf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urdf: Option<String>,
+    /// The MJCF (MuJoCo XML) file, relative to the model file (give `urdf` or `mjcf`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mjcf: Option<String>,
     /// Prefix of every imported name (default none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
-    /// Attach the root link with a floating joint (default `false`: fixed).
+    /// Attach the root link with a floating joint (default `false`: fixed). URDF only: an
+    /// MJCF robot floats by its own `<freejoint>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floating: Option<bool>,
     /// Pose of the robot's root in the world (default identity).
@@ -67,7 +72,8 @@ pub struct FileRobot {
     /// Directories (relative to the model file) searched for `package://` meshes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_paths: Option<Vec<String>>,
-    /// Material of the robot's colliders (default `default`).
+    /// Material of the robot's colliders (default: `default` for URDF robots, the file's
+    /// own friction materials for MJCF robots).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub material: Option<String>,
     /// One actuator per moving joint (default `true`).

@@ -1,8 +1,11 @@
-//! `[[robots]]`: URDF robots placed in a model file, next to the file's own ground,
-//! materials and bodies. Each robot is imported ([`Model::from_urdf_file`], with the model's
-//! gravity) and appended: its names prefixed, its root placed at `pose` (a fixed joint, or a
-//! floating one with `floating = true`), its colliders given the `material`, its initial
-//! coordinates set from `q`. The file's own `[initial]` knows only the file's joints.
+//! `[[robots]]`: URDF or MJCF robots placed in a model file, next to the file's own ground,
+//! materials and bodies. Each robot is imported ([`Model::from_urdf_file`] with the model's
+//! gravity, or [`Model::from_mjcf_file`]) and appended: its names prefixed, its root placed
+//! at `pose` (URDF: a fixed joint, or a floating one with `floating = true`; MJCF: its own
+//! joints, a `<freejoint>` root starting at `pose` ∘ its body pose), its colliders given the
+//! `material` (MJCF without one: its friction materials, added to the model's), its initial
+//! coordinates set from `q`. The file's own `[initial]` knows only the file's joints. An
+//! MJCF robot's `<option>` (gravity, timestep) is not used: the model file's own holds.
 
 use std::path::Path;
 
@@ -33,43 +36,80 @@ pub(super) fn attach_robots(
             return Err(invalid(
                 loc,
                 &pr,
-                "URDF robots are spatial: the model must be `dimension = \"spatial\"`",
+                "robots are spatial: the model must be `dimension = \"spatial\"`",
             ));
         }
-        let options = UrdfOptions {
-            floating_base: fr.floating.unwrap_or(false),
-            actuators: fr.actuators.unwrap_or(true),
-            gravity: model.gravity,
-            package_paths: fr
-                .package_paths
-                .iter()
-                .flatten()
-                .map(|p| dir.join(p))
-                .collect(),
+        let (robot, source) = match (&fr.urdf, &fr.mjcf) {
+            (Some(urdf), None) => {
+                let options = UrdfOptions {
+                    floating_base: fr.floating.unwrap_or(false),
+                    actuators: fr.actuators.unwrap_or(true),
+                    gravity: model.gravity,
+                    package_paths: fr
+                        .package_paths
+                        .iter()
+                        .flatten()
+                        .map(|p| dir.join(p))
+                        .collect(),
+                };
+                (Model::from_urdf_file(dir.join(urdf), &options)?, urdf)
+            }
+            (None, Some(mjcf)) => {
+                for (key, given) in [
+                    ("floating", fr.floating.is_some()),
+                    ("package_paths", fr.package_paths.is_some()),
+                ] {
+                    if given {
+                        return Err(invalid(
+                            loc,
+                            &pr.key(key),
+                            "applies to URDF robots only (an MJCF robot floats by its own \
+                             <freejoint> and finds meshes through <compiler meshdir>)",
+                        ));
+                    }
+                }
+                let options = super::MjcfOptions {
+                    actuators: fr.actuators.unwrap_or(true),
+                    ..Default::default()
+                };
+                (Model::from_mjcf_file(dir.join(mjcf), &options)?, mjcf)
+            }
+            _ => {
+                return Err(invalid(
+                    loc,
+                    &pr,
+                    "give exactly one of `urdf = \"…\"` and `mjcf = \"…\"`",
+                ))
+            }
         };
-        let robot = Model::from_urdf_file(dir.join(&fr.urdf), &options)?;
         let at = pose(loc, &pr.key("pose"), &fr.pose)?;
         let material = match &fr.material {
-            Some(name) => model
-                .materials
-                .iter()
-                .position(|m| &m.name == name)
-                .ok_or_else(|| ModelError::UnknownName {
-                    location: loc(&pr.key("material")),
-                    kind: "material",
-                    name: name.clone(),
-                })?,
-            None => match model.materials.iter().position(|m| m.name == "default") {
-                Some(k) => k,
-                None => {
-                    model.materials.push(ContactMaterial::default_material());
-                    model.materials.len() - 1
-                }
-            },
+            Some(name) => Some(
+                model
+                    .materials
+                    .iter()
+                    .position(|m| &m.name == name)
+                    .ok_or_else(|| ModelError::UnknownName {
+                        location: loc(&pr.key("material")),
+                        kind: "material",
+                        name: name.clone(),
+                    })?,
+            ),
+            None if fr.mjcf.is_some() => None,
+            None => Some(
+                match model.materials.iter().position(|m| m.name == "default") {
+                    Some(k) => k,
+                    None => {
+                        model.materials.push(ContactMaterial::default_material());
+                        model.materials.len() - 1
+                    }
+                },
+            ),
         };
         let prefix = fr.prefix.clone().unwrap_or_default();
         let joints_before = model.joints.len();
-        append(model, robot, &prefix, &at, material, &fr.urdf);
+        let source = source.clone();
+        append(model, robot, &prefix, &at, material, &source);
         if let Some(q) = &fr.q {
             for (name, coords) in q {
                 let pq = pr.key("q").key(name);
@@ -106,17 +146,36 @@ pub(super) fn attach_robots(
 }
 
 /// Appends `robot` to `model`: names prefixed, root joints placed at `at`, colliders of
-/// `material`, initial state concatenated.
+/// `material` (`None`: the robot's own materials, merged by name with the model's when
+/// equal, else added under the prefixed name), initial state concatenated.
 fn append(
     model: &mut Model,
     robot: Model,
     prefix: &str,
     at: &nalgebra::Isometry3<f64>,
-    material: usize,
+    material: Option<usize>,
     source: &str,
 ) {
     let nb = model.bodies.len();
     let nc = model.colliders.len();
+    let own_materials: Vec<usize> = robot
+        .materials
+        .iter()
+        .filter(|_| material.is_none())
+        .map(
+            |m| match model.materials.iter().position(|e| e.name == m.name) {
+                Some(k) if model.materials[k] == *m => k,
+                found => {
+                    let mut m = m.clone();
+                    if found.is_some() {
+                        m.name = format!("{prefix}{}", m.name);
+                    }
+                    model.materials.push(m);
+                    model.materials.len() - 1
+                }
+            },
+        )
+        .collect();
     for mut b in robot.bodies {
         b.name = format!("{prefix}{}", b.name);
         model.bodies.push(b);
@@ -136,7 +195,7 @@ fn append(
             Some(b) => c.body = Some(b + nb),
             None => c.pose = at * c.pose,
         }
-        c.material = material;
+        c.material = material.unwrap_or_else(|| own_materials[c.material]);
         model.colliders.push(c);
     }
     for mut a in robot.actuators {
