@@ -579,6 +579,6 @@ fn a_newer_format_version_is_named() {
     for v in [1, 2] {
         let m =
             Model::from_toml_str(&format!("[model]\nformat = {v}\nname = \"m\"\n"), None).unwrap();
-        assert!(m.to_toml_string().unwrap().contains("format = 2"));
+        assert!(m.to_toml_string().unwrap().contains("format = 3"));
     }
 }

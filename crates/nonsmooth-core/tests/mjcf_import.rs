@@ -489,6 +489,14 @@ fn mjcf_matches_mujoco_reference() {
         }
         let kin = kinematics(&model, &q, &DVector::zeros(model.nv()));
         let (mut max_com, mut max_rot, mut max_mass): (f64, f64, f64) = (0.0, 0.0, 0.0);
+        let (mut max_origin, mut origins): (f64, usize) = (0.0, 0);
+        let moved: Vec<String> = model
+            .import_warnings
+            .iter()
+            .filter_map(|w| w.strip_prefix("body frames moved to the joint anchor"))
+            .flat_map(|w| w.rsplit(": ").next().unwrap_or("").split(", "))
+            .map(str::to_string)
+            .collect();
         let mut compared = 0;
         for (name, b) in r["bodies"].as_object().unwrap() {
             let Some(i) = model.body_index(name) else {
@@ -515,7 +523,19 @@ fn mjcf_matches_mujoco_reference() {
             ));
             max_rot = max_rot.max(pose.rotation.angle_to(&theirs));
             max_mass = max_mass.max((model.bodies[i].mass - num(&b["mass"])).abs());
+            // The body frame's origin too, where the import kept it at the MJCF body frame
+            // (a frame moved to its joint's anchor is compared through orientation and COM,
+            // which fix the pose of the rigid body as well).
+            if !moved.iter().any(|m| m == name) {
+                max_origin = max_origin.max((pose.translation.vector - vec3(&b["xpos"])).norm());
+                origins += 1;
+            }
         }
+        assert!(origins > 0, "{path}: no body origin compared");
+        assert!(
+            max_origin < 1e-9,
+            "{path}: body origin differs by {max_origin:e}"
+        );
         println!(
             "{path}: {compared} bodies; max |ΔM| = {max_m:.3e}, max |Δxipos| = {max_com:.3e}, \
              max rotation difference = {max_rot:.3e} rad, max |Δmass| = {max_mass:.3e}"

@@ -123,8 +123,9 @@ pub struct FileHeader {
 
 /// The version of the model format this loader reads (and writes): 1 = the first release;
 /// 2 adds capsule, cylinder, convex and mesh shapes, collision `group`/`mask` and
-/// `[[robots]]`. Files of version 1 read unchanged.
-pub const FORMAT_VERSION: u32 = 2;
+/// `[[robots]]`; 3 adds `ball` joints, joint `armature`, massless joint-frame bodies and MJCF
+/// robots (`[[robots]] mjcf`). Files of versions 1 and 2 read unchanged.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// `[[bodies]]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
