@@ -18,20 +18,20 @@ bash scripts/report_check.sh
 # The offline trajectory viewer in headless Chromium: no console errors, the drawn box follows
 # the trajectory when scrubbed.
 bash scripts/viewer_check.sh
-# MJCF import against MuJoCo itself (its wheel in its own venv); exit code 3 = no PyPI.
-rc=0
-bash scripts/mujoco_check.sh || rc=$?
-if [ "$rc" -eq 3 ]; then
-  echo "test.sh: MUJOCO COMPARISON NOT RUN (no access to PyPI); the committed reference passed" >&2
-elif [ "$rc" -ne 0 ]; then
-  exit "$rc"
-fi
-# The Python bindings (python/) and their pytest suite. Exit code 3 means PyPI could not be
-# reached to install maturin/numpy/pytest: reported loudly, not treated as a pass of the suite.
-rc=0
-bash scripts/python.sh || rc=$?
-if [ "$rc" -eq 3 ]; then
-  echo "test.sh: PYTHON TESTS NOT RUN (no access to PyPI); the Rust suite above passed" >&2
-elif [ "$rc" -ne 0 ]; then
-  exit "$rc"
-fi
+# Steps that install from PyPI into their own venv: exit code 3 means PyPI could not be
+# reached; reported loudly, never treated as a pass of that step.
+needs_pypi() {
+  local what="$1"; shift
+  local rc=0
+  "$@" || rc=$?
+  if [ "$rc" -eq 3 ]; then
+    echo "test.sh: $what NOT RUN (no access to PyPI); the Rust suite above passed" >&2
+  elif [ "$rc" -ne 0 ]; then
+    exit "$rc"
+  fi
+}
+# MJCF import against MuJoCo itself (its wheel in its own venv; `cargo test` above checked the
+# committed reference).
+needs_pypi "MUJOCO COMPARISON" bash scripts/mujoco_check.sh
+# The Python bindings (python/) and their pytest suite.
+needs_pypi "PYTHON TESTS" bash scripts/python.sh

@@ -27,6 +27,17 @@ use crate::error::{Location, ModelError};
 use crate::model::Model;
 use spans::{FieldPath, SpanIndex};
 
+/// The text of a model file and the name its errors give it (`ModelError::Io` when it
+/// cannot be read).
+pub(crate) fn read_text(path: &Path) -> Result<(String, String), ModelError> {
+    let name = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
+        path: name.clone(),
+        message: e.to_string(),
+    })?;
+    Ok((name, src))
+}
+
 /// Turns a `toml` error into [`ModelError::Syntax`] with line and (where the document parsed)
 /// the field path of the offending value.
 fn syntax_error(
@@ -124,11 +135,7 @@ impl Model {
     /// [`MjcfOptions::default`]).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Model, ModelError> {
         let path = path.as_ref();
-        let name = path.display().to_string();
-        let src = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
-            path: name.clone(),
-            message: e.to_string(),
-        })?;
+        let (name, src) = read_text(path)?;
         match path.extension().and_then(|e| e.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("toml") => {
                 Model::from_toml_str(&src, Some(&name))
@@ -152,11 +159,7 @@ impl Model {
         options: &UrdfOptions,
     ) -> Result<Model, ModelError> {
         let path = path.as_ref();
-        let name = path.display().to_string();
-        let src = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
-            path: name.clone(),
-            message: e.to_string(),
-        })?;
+        let (name, src) = read_text(path)?;
         Model::from_urdf_str(&src, Some(&name), options)
     }
 

@@ -146,12 +146,7 @@ impl Model {
         path: impl AsRef<Path>,
         options: &MjcfOptions,
     ) -> Result<Model, ModelError> {
-        let path = path.as_ref();
-        let name = path.display().to_string();
-        let src = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
-            path: name.clone(),
-            message: e.to_string(),
-        })?;
+        let (name, src) = super::read_text(path.as_ref())?;
         Model::from_mjcf_str(&src, Some(&name), options)
     }
 }
