@@ -566,17 +566,17 @@ fn simulation_section_round_trips_and_rejects_bad_step_sizes() {
 
 #[test]
 fn a_newer_format_version_is_named() {
-    let src = "[model]\nformat = 3\nname = \"future\"\n";
+    let src = "[model]\nformat = 4\nname = \"future\"\n";
     let err = Model::from_toml_str(src, Some("future.toml")).unwrap_err();
     let text = err.to_string();
     assert!(
         text.contains("future.toml:2")
             && text.contains("model.format")
-            && text.contains("formats 1 to 2"),
+            && text.contains("formats 1 to 3"),
         "{text}"
     );
-    // Versions 1 and 2 read; a saved model says which it is.
-    for v in [1, 2] {
+    // Versions 1 to 3 read; a saved model says which it is.
+    for v in [1, 2, 3] {
         let m =
             Model::from_toml_str(&format!("[model]\nformat = {v}\nname = \"m\"\n"), None).unwrap();
         assert!(m.to_toml_string().unwrap().contains("format = 3"));
