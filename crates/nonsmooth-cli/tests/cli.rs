@@ -7,6 +7,17 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_nonsmooth"))
 }
 
+/// Runs `cmd` and asserts that it succeeded (its stderr in the failure message).
+fn run_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
@@ -216,20 +227,15 @@ fn every_subcommand_takes_the_same_quiet_and_json_flags() {
 #[test]
 fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
     let out_dir = scratch("ocp-json");
-    let json = bin()
-        .args([
-            "ocp",
-            example("ocp_particle.toml").to_str().unwrap(),
-            "--json",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .expect("runs");
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
+    let json = run_ok(
+        bin()
+            .args([
+                "ocp",
+                example("ocp_particle.toml").to_str().unwrap(),
+                "--json",
+                "--out",
+            ])
+            .arg(&out_dir),
     );
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
     assert!(v["terminal_error"].as_f64().expect("terminal_error") < 1e-8);
@@ -379,44 +385,34 @@ fn walk_writes_the_run_its_summary_and_plots_and_names_bad_options() {
 #[test]
 fn stability_certifies_a_model_file_and_sweeps_named_parameters() {
     let out_dir = scratch("stability-model");
-    let out = bin()
-        .args([
-            "stability",
-            example("stability_box_on_slope.toml").to_str().unwrap(),
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        bin()
+            .args([
+                "stability",
+                example("stability_box_on_slope.toml").to_str().unwrap(),
+                "--out",
+            ])
+            .arg(&out_dir),
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["outcome"]["outcome"], "certified", "{v}");
     assert!(out_dir.join("result.json").exists());
     // A sweep over two named parameters writes the map.
     let grid_dir = scratch("stability-grid");
-    let out = bin()
-        .args([
-            "stability",
-            example("stability_box_on_slope.toml").to_str().unwrap(),
-            "--quiet",
-            "--out",
-        ])
-        .arg(&grid_dir)
-        .args([
-            "--grid",
-            "materials.rough.friction=0.1,1.0",
-            "bodies.block.com.x=0,0.3",
-        ])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        bin()
+            .args([
+                "stability",
+                example("stability_box_on_slope.toml").to_str().unwrap(),
+                "--quiet",
+                "--out",
+            ])
+            .arg(&grid_dir)
+            .args([
+                "--grid",
+                "materials.rough.friction=0.1,1.0",
+                "bodies.block.com.x=0,0.3",
+            ]),
     );
     let csv = std::fs::read_to_string(grid_dir.join("grid.csv")).expect("grid.csv");
     assert_eq!(csv.lines().count(), 5, "{csv}");

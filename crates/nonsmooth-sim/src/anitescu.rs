@@ -319,20 +319,8 @@ impl AnitescuPotraStepper {
             }
         };
         let q1 = integrate_configuration(model, &state.q, &v1, h);
-        if !(v1.iter().all(|x| x.is_finite()) && q1.iter().all(|x| x.is_finite())) {
-            return Err(SimError::Diverged {
-                t: state.t + h,
-                reason: "anitescu-potra produced a non-finite state".into(),
-            });
-        }
-        Ok((
-            State {
-                q: q1,
-                v: v1,
-                t: state.t + h,
-            },
-            report,
-        ))
+        let next = crate::stepper::finished_state(SOLVER, state, q1, v1, h)?;
+        Ok((next, report))
     }
 
     /// Builds the LCP of the step and its equilibration; `None` without active rows.

@@ -291,15 +291,5 @@ impl Stepper for MaxDissipationStepper {
 
 fn finish(model: &Model, state: &State, v1: DVector<f64>, h: f64) -> Result<State, SimError> {
     let q1 = integrate_configuration(model, &state.q, &v1, h);
-    if !(v1.iter().all(|x| x.is_finite()) && q1.iter().all(|x| x.is_finite())) {
-        return Err(SimError::Diverged {
-            t: state.t + h,
-            reason: "qp-max-dissipation produced a non-finite state".into(),
-        });
-    }
-    Ok(State {
-        q: q1,
-        v: v1,
-        t: state.t + h,
-    })
+    crate::stepper::finished_state("qp-max-dissipation", state, q1, v1, h)
 }

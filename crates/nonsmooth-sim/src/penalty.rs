@@ -149,16 +149,6 @@ impl Stepper for PenaltyStepper {
             }
             PenaltyIntegrator::SymplecticEuler => integrate_configuration(model, &state.q, &v1, h),
         };
-        if !(q1.iter().all(|x| x.is_finite()) && v1.iter().all(|x| x.is_finite())) {
-            return Err(SimError::Diverged {
-                t: state.t + h,
-                reason: format!("{} produced a non-finite state", self.label()),
-            });
-        }
-        Ok(State {
-            q: q1,
-            v: v1,
-            t: state.t + h,
-        })
+        crate::stepper::finished_state(self.label(), state, q1, v1, h)
     }
 }

@@ -2,6 +2,7 @@
 //! [`crate::registry`]).
 
 use crate::{Actuation, SimError};
+use nalgebra::DVector;
 use nonsmooth_core::{Model, State};
 
 /// The impulses a stepper applied at one contact over its last step.
@@ -63,6 +64,28 @@ pub trait Stepper: Send + Sync {
 }
 
 /// The step-size check of every stepper: `h` must be positive and finite.
+/// The state at `t + h` from a step's new configuration and velocity, or
+/// [`SimError::Diverged`] naming `stepper` when either is not finite.
+pub(crate) fn finished_state(
+    stepper: &str,
+    state: &State,
+    q1: DVector<f64>,
+    v1: DVector<f64>,
+    h: f64,
+) -> Result<State, SimError> {
+    if !(q1.iter().all(|x| x.is_finite()) && v1.iter().all(|x| x.is_finite())) {
+        return Err(SimError::Diverged {
+            t: state.t + h,
+            reason: format!("{stepper} produced a non-finite state"),
+        });
+    }
+    Ok(State {
+        q: q1,
+        v: v1,
+        t: state.t + h,
+    })
+}
+
 pub(crate) fn check_step_size(h: f64) -> Result<(), SimError> {
     if h.is_finite() && h > 0.0 {
         Ok(())

@@ -13,6 +13,13 @@ use crate::error::{Location, ModelError};
 use crate::model::{JointKind, Model};
 use crate::scalar::{lift, Scalar};
 
+/// The 4 × 3 matrix `G(q)` of the quaternion rate `q̇ = ½ G(q) ω` for a unit quaternion
+/// `q = (w, x, y, z)` and the body-frame angular velocity ω: `½ q ⊗ (0, ω) = ½ (−u·ω,
+/// w ω + u × ω)` with `u = (x, y, z)` (Sola, eq. 120).
+pub fn quaternion_rate_rows<T: Scalar>([w, x, y, z]: [T; 4]) -> [[T; 3]; 4] {
+    [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]]
+}
+
 /// The velocity map `N(q)` (nq × nv) with `q̇ = N(q) v`.
 ///
 /// # Panics
@@ -41,9 +48,7 @@ pub fn velocity_map<T: Scalar>(model: &Model, q: &DVector<T>) -> DMatrix<T> {
                 } else {
                     (iq, iv)
                 };
-                let (w, x, y, z) = (q[qo], q[qo + 1], q[qo + 2], q[qo + 3]);
-                // ½ q ⊗ (0, ω) = ½ (−u·ω, w ω + u × ω), u = (x, y, z).
-                let rows = [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]];
+                let rows = quaternion_rate_rows([q[qo], q[qo + 1], q[qo + 2], q[qo + 3]]);
                 for (r, row) in rows.iter().enumerate() {
                     for (c, val) in row.iter().enumerate() {
                         n[(qo + r, vo + c)] = half * *val;

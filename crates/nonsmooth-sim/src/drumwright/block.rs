@@ -4,6 +4,7 @@
 //! all-sticking solve, each verified, with the dense Clarabel programs as the fallback.
 
 use super::*;
+use nonsmooth_core::dynamics::quaternion_rate_rows;
 
 /// Whether a Delassus matrix of `rows` rows with about `entries` nonzeros (Σ over bodies of
 /// the squared number of rows on the body) is worth the block fast path: at most
@@ -870,8 +871,7 @@ pub(super) fn integrate_sparse(
                 } else {
                     (iq, iv)
                 };
-                let (w, x, y, z) = (q[qo], q[qo + 1], q[qo + 2], q[qo + 3]);
-                let rows = [[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]];
+                let rows = quaternion_rate_rows([q[qo], q[qo + 1], q[qo + 2], q[qo + 3]]);
                 for (r, row) in rows.iter().enumerate() {
                     let dot: f64 = row
                         .iter()

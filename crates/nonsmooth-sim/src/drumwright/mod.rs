@@ -1041,17 +1041,7 @@ impl DrumwrightStepper {
                 (v1, q1)
             }
         };
-        if !q1.iter().all(|x| x.is_finite()) {
-            return Err(SimError::Diverged {
-                t: state.t + h,
-                reason: "drumwright produced a non-finite configuration".into(),
-            });
-        }
-        Ok(State {
-            q: q1,
-            v: v1,
-            t: state.t + h,
-        })
+        crate::stepper::finished_state("drumwright", state, q1, v1, h)
     }
 }
 

@@ -165,12 +165,7 @@ impl DrumwrightStepper {
         let dense;
         let p = match &p.lift {
             Some(lift) => match self.normal_stage_lifted(p, lift, lam, lt, report) {
-                Ok(x)
-                    if report.solver_status != Some(SolveStatus::AlmostSolved)
-                        && report.solver_status != Some(SolveStatus::MaxIterations) =>
-                {
-                    return Ok(x)
-                }
+                Ok(x) if lifted_solve_exact(report) => return Ok(x),
                 _ => {
                     dense = p.dense(lam);
                     &dense
@@ -256,12 +251,7 @@ impl DrumwrightStepper {
         let p = match &p.lift {
             Some(lift) if self.options.sparse_friction => {
                 match self.friction_stage_lifted(p, lift, lam, rows, lu, planar, report) {
-                    Ok(x)
-                        if report.solver_status != Some(SolveStatus::AlmostSolved)
-                            && report.solver_status != Some(SolveStatus::MaxIterations) =>
-                    {
-                        return Ok(x)
-                    }
+                    Ok(x) if lifted_solve_exact(report) => return Ok(x),
                     _ => {
                         dense = p.dense(lam);
                         &dense
@@ -538,4 +528,14 @@ impl DrumwrightStepper {
         }
         Ok(x)
     }
+}
+
+/// Whether the last (sparse, lifted) stage solve is kept: solved to tolerance, not merely
+/// almost solved or stopped at the iteration limit (then the stage falls back to the dense
+/// program).
+fn lifted_solve_exact(report: &StepReport) -> bool {
+    !matches!(
+        report.solver_status,
+        Some(SolveStatus::AlmostSolved | SolveStatus::MaxIterations)
+    )
 }
