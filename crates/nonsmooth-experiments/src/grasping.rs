@@ -12,7 +12,9 @@
 //!   `grasp_slip_<ctrl>_<case>` (largest slip in the palm frame, m),
 //!   `grasp_dropped_<ctrl>_<case>` (1/0), `grasp_drop_time_<ctrl>_<case>` (s; the run's
 //!   duration when not dropped), `grasp_chatter_<ctrl>_<case>` (fraction of steps with a
-//!   torque reversal), `grasp_arm_err_<ctrl>_<case>` (rad), `grasp_mean_tau_<ctrl>_<case>`,
+//!   torque reversal), `longest_reversal_run_<ctrl>_grasp_<case>` (most consecutive reversal
+//!   steps; chatter from 10), `pass_run5_<ctrl>_grasp_<case>` and `pass_run20_…` (the marks
+//!   at runs of 5 and 20 steps), `grasp_arm_err_<ctrl>_<case>` (rad), `grasp_mean_tau_<ctrl>_<case>`,
 //!   `grasp_max_tau_<ctrl>_<case>`, `grasp_mean_dtau_<ctrl>_<case>`;
 //! - diagnostics of an ideal no-slip plant (the paper's "μ = ∞ — no slip", where a contact
 //!   transmits tangential force without a normal force; `GraspPlant::NoSlip`):
@@ -131,6 +133,10 @@ pub fn run_metrics(ctrl: &str, friction: GraspFriction, rec: &GraspRecord) -> Ve
         (format!("grasp_dropped_{key}"), b(rec.dropped.is_some())),
         (format!("grasp_drop_time_{key}"), rec.dropped.unwrap_or(end)),
         (format!("grasp_chatter_{key}"), rec.chatter_fraction),
+        (
+            format!("longest_reversal_run_{ctrl}_grasp_{}", friction.id()),
+            rec.longest_reversal_run as f64,
+        ),
         (format!("grasp_arm_err_{key}"), rec.mean_arm_err()),
         (format!("grasp_mean_tau_{key}"), rec.mean_tau()),
         (format!("grasp_max_tau_{key}"), rec.max_tau()),
@@ -192,6 +198,12 @@ pub fn grasp_tasks(
             for (name, value) in run_metrics(ctrl, *f, rec) {
                 out.metric(&name, value);
             }
+            crate::locomotion::record_pass_marks(
+                out,
+                &format!("{ctrl}_grasp_{}", friction.id()),
+                rec.dropped.is_some() || rec.failure.is_some(),
+                rec.longest_reversal_run,
+            );
             let pick = |y: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
                 (0..rec.t.len())
                     .step_by(PLOT_EVERY)
@@ -218,7 +230,9 @@ pub fn grasp_tasks(
             }
             if rec.chattered {
                 out.notes.push(format!(
-                    "{key}: torque chatter on {:.1} % of the steps",
+                    "{key}: torque chatter, {} consecutive reversal steps ({:.1} % of the steps \
+                     reversed)",
+                    rec.longest_reversal_run,
                     100.0 * rec.chatter_fraction
                 ));
             }

@@ -234,6 +234,9 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
         }
         html.push_str("</table>\n");
     }
+    for t in &o.tables {
+        render_paper_table(html, t);
+    }
     if !o.metrics.is_empty() {
         html.push_str("<details><summary>all metrics</summary><table><tr><th class=\"l\">metric</th><th>value</th></tr>\n");
         for (name, value) in &o.metrics {
@@ -273,6 +276,56 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
     }
 }
 
+/// A paper's table beside ours: each cell "paper / ours", marked agree or disagree, and the
+/// agreement count under it.
+fn render_paper_table(html: &mut String, t: &crate::PaperTable) {
+    let (agree, total) = t.agreement();
+    let _ = write!(
+        html,
+        "<table class=\"paper-table\"><caption>{} (paper / ours)</caption><tr><th class=\"l\"></th>",
+        escape(&t.title)
+    );
+    for c in &t.columns {
+        let _ = write!(html, "<th>{}</th>", escape(c));
+    }
+    html.push_str("</tr>\n");
+    for (label, cells) in &t.rows {
+        let _ = write!(html, "<tr><td class=\"l\">{}</td>", escape(label));
+        for cell in cells {
+            match cell {
+                None => html.push_str("<td>–</td>"),
+                Some(c) => {
+                    let class = if !c.ours.is_finite() {
+                        "nochecks"
+                    } else if c.agrees {
+                        "pass"
+                    } else {
+                        "fail"
+                    };
+                    let _ = write!(
+                        html,
+                        "<td class=\"{class}\" title=\"{} (tolerance {})\">{} / {}</td>",
+                        escape(&c.metric),
+                        number(c.tolerance),
+                        number(c.paper),
+                        if c.ours.is_finite() {
+                            number(c.ours)
+                        } else {
+                            "not run".into()
+                        }
+                    );
+                }
+            }
+        }
+        html.push_str("</tr>\n");
+    }
+    let _ = writeln!(
+        html,
+        "</table><p>{}: {agree} of {total} measured cells agree with the paper (shown, not checked).</p>",
+        escape(&t.name)
+    );
+}
+
 /// Writes the self-contained report (figures inlined from the report's directory, see
 /// [`render_report_inline`]) to `path`.
 pub fn write_report(path: &Path, entries: &[ReportEntry], quick: bool) -> Result<(), ReportError> {
@@ -284,6 +337,37 @@ pub fn write_report(path: &Path, entries: &[ReportEntry], quick: bool) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paper_table_counts_agreeing_measured_cells_and_shows_each() {
+        let mut o = ExperimentOutcome {
+            id: "t".into(),
+            ..Default::default()
+        };
+        o.metric("a", 1.0);
+        o.metric("b", 0.0);
+        o.metric("c", 2.4);
+        let cell = |m: &str, paper: f64| Some((m.to_string(), paper, 0.5));
+        let (agree, total) = o.paper_table(
+            "tab",
+            "Table 9",
+            &["x", "y"],
+            vec![
+                ("r1".into(), vec![cell("a", 1.0), cell("b", 1.0)]),
+                ("r2".into(), vec![cell("c", 2.0), cell("not_run", 3.0)]),
+                ("r3".into(), vec![None, cell("a", 1.2)]),
+            ],
+        );
+        // a, c and a agree; b disagrees; not_run is not compared.
+        assert_eq!((agree, total), (3, 4));
+        assert_eq!(o.metrics["tab_agreement"], 0.75);
+        assert!(o.checks.is_empty(), "a paper table is not a check");
+        let html = render_report(&[ReportEntry::Ran(o)], false);
+        assert!(html.contains("Table 9 (paper / ours)"), "{html}");
+        assert!(html.contains("3 of 4 measured cells agree"), "{html}");
+        assert!(html.contains("not run"), "{html}");
+        assert!(html.contains("class=\"fail\""), "{html}");
+    }
 
     #[test]
     fn report_counts_passes_and_links_figures() {

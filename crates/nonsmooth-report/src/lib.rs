@@ -24,5 +24,6 @@ pub mod viewer;
 pub use error::ReportError;
 pub use plot::{staircase, Figure, Series, SeriesStyle};
 pub use registry::{
-    Check, Experiment, ExperimentOutcome, Reference, Registry, RunContext, Verdict,
+    Check, Experiment, ExperimentOutcome, PaperTable, Reference, Registry, RunContext, TableCell,
+    TableRow, Verdict,
 };

@@ -71,6 +71,47 @@ pub struct Reference {
     pub agrees: bool,
 }
 
+/// One cell of a paper's table beside ours (see [`ExperimentOutcome::paper_table`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableCell {
+    /// The metric that holds our value.
+    pub metric: String,
+    /// The paper's value.
+    pub paper: f64,
+    /// Our measured value (NaN when the run did not measure it).
+    pub ours: f64,
+    /// Absolute tolerance of agreement.
+    pub tolerance: f64,
+    /// Whether |ours − paper| ≤ tolerance.
+    pub agrees: bool,
+}
+
+/// A row given to [`ExperimentOutcome::paper_table`]: its label and, per column,
+/// `Some((metric, paper value, tolerance))` or `None` where the paper has no value.
+pub type TableRow = (String, Vec<Option<(String, f64, f64)>>);
+
+/// A table of a paper, cell by cell beside ours, with the share of agreeing cells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaperTable {
+    /// Short name; the metric `<name>_agreement` holds the agreeing share.
+    pub name: String,
+    /// Title, with the table's place in the paper.
+    pub title: String,
+    /// Column headers.
+    pub columns: Vec<String>,
+    /// Rows: a label and one cell per column (`None` where the paper has no value).
+    pub rows: Vec<(String, Vec<Option<TableCell>>)>,
+}
+
+impl PaperTable {
+    /// (agreeing cells, cells compared): cells the run did not measure are not compared.
+    pub fn agreement(&self) -> (usize, usize) {
+        let cells = self.rows.iter().flat_map(|(_, r)| r.iter().flatten());
+        let measured: Vec<&TableCell> = cells.filter(|c| c.ours.is_finite()).collect();
+        (measured.iter().filter(|c| c.agrees).count(), measured.len())
+    }
+}
+
 /// Everything an experiment produced; serialized as `result.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ExperimentOutcome {
@@ -90,6 +131,9 @@ pub struct ExperimentOutcome {
     /// disagreement does not fail the experiment; the report shows agree / disagree).
     #[serde(default)]
     pub references: Vec<Reference>,
+    /// The paper's tables beside ours, cell by cell (shown, not checked).
+    #[serde(default)]
+    pub tables: Vec<PaperTable>,
     /// File names (relative to the experiment directory) of figures.
     pub figures: Vec<String>,
     /// Other data files written (CSV, JSON).
@@ -153,6 +197,53 @@ impl ExperimentOutcome {
             value,
             agrees: value.is_finite() && (value - paper).abs() <= tolerance,
         });
+    }
+
+    /// Puts a paper's table beside this run's metrics, cell by cell: `rows` are (label,
+    /// cells), each cell `Some((metric, paper value, tolerance))` or `None` where the paper
+    /// has no value. Records the metric `<name>_agreement` (agreeing cells / measured cells;
+    /// a cell whose metric this run did not record is left out) and returns (agreeing,
+    /// measured). Like [`ExperimentOutcome::reference`] it does not fail the experiment.
+    pub fn paper_table(
+        &mut self,
+        name: &str,
+        title: &str,
+        columns: &[&str],
+        rows: Vec<TableRow>,
+    ) -> (usize, usize) {
+        let rows = rows
+            .into_iter()
+            .map(|(label, cells)| {
+                let cells = cells
+                    .into_iter()
+                    .map(|cell| {
+                        cell.map(|(metric, paper, tolerance)| {
+                            let ours = self.metrics.get(&metric).copied().unwrap_or(f64::NAN);
+                            TableCell {
+                                agrees: ours.is_finite() && (ours - paper).abs() <= tolerance,
+                                metric,
+                                paper,
+                                ours,
+                                tolerance,
+                            }
+                        })
+                    })
+                    .collect();
+                (label, cells)
+            })
+            .collect();
+        let table = PaperTable {
+            name: name.to_string(),
+            title: title.to_string(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows,
+        };
+        let (agree, total) = table.agreement();
+        if total > 0 {
+            self.metric(&format!("{name}_agreement"), agree as f64 / total as f64);
+        }
+        self.tables.push(table);
+        (agree, total)
     }
 
     /// Records a figure file name.

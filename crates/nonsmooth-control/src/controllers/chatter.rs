@@ -1,6 +1,19 @@
 //! Torque-chatter detection shared by the locomotion and grasp runners (docs/locomotion.md,
 //! "Fall and chatter detection"): a step counts as a reversal when some joint's torque rate
 //! |Δu/Δt| exceeds the threshold with opposite signs on two consecutive steps.
+//!
+//! Decision (seed 004, taken after the first measurements, docs/locomotion.md): a run
+//! *chatters* when it has [`CHATTER_RUN_STEPS`] = 10 consecutive reversal steps: a sustained
+//! oscillation, not the torque spike of a landing (one to a few steps). The share of
+//! reversal steps is reported beside it; the report shows how the pass marks move at runs
+//! of 5 and 20 steps ([`CHATTER_RUN_MARKS`]).
+
+/// Consecutive reversal steps from which a run chatters.
+pub const CHATTER_RUN_STEPS: usize = 10;
+
+/// The run lengths at which the report shows the pass marks (the middle one is the
+/// criterion).
+pub const CHATTER_RUN_MARKS: [usize; 3] = [5, CHATTER_RUN_STEPS, 20];
 
 use nalgebra::DVector;
 
@@ -61,10 +74,15 @@ impl ChatterCounter {
     }
 
     /// The most consecutive steps with a reversal: a few for the torque spike of a landing, long
-    /// runs for a sustained period-2 oscillation (the classical meaning of chatter). Reported
-    /// beside the pass criterion, which counts every reversal ([`ChatterCounter::fraction`]).
+    /// runs for a sustained period-2 oscillation (the classical meaning of chatter).
     pub fn longest_run(&self) -> usize {
         self.longest_run
+    }
+
+    /// Whether the run chatters: `run_steps` consecutive reversal steps or more (the
+    /// criterion is [`CHATTER_RUN_STEPS`]).
+    pub fn chatters(&self, run_steps: usize) -> bool {
+        self.longest_run >= run_steps
     }
 
     /// Reversals per observed step (0 before any step).
@@ -86,6 +104,7 @@ mod tests {
         }
         assert_eq!(c.reversals(), 8);
         assert_eq!(c.longest_run(), 8);
+        assert!(c.chatters(5) && c.chatters(8) && !c.chatters(CHATTER_RUN_STEPS));
         // two isolated spikes: runs of one and two reversal steps
         let mut spikes = ChatterCounter::new(500.0);
         for u in [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0] {

@@ -16,7 +16,7 @@ mod ospd;
 mod pid;
 
 pub use base::BaseFeedback;
-pub use chatter::ChatterCounter;
+pub use chatter::{ChatterCounter, CHATTER_RUN_MARKS, CHATTER_RUN_STEPS};
 pub use id_controller::{DelayedId, IdController};
 pub use ospd::{OperationalSpacePd, PointTarget};
 pub use pid::JointPid;

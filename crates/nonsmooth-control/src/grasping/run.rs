@@ -131,8 +131,8 @@ pub struct GraspOptions {
     pub stepper: String,
     /// Torque-rate threshold of a reversal (N·m/s), as the locomotion testbed.
     pub chatter_rate: f64,
-    /// Fraction of steps with a reversal above which the run chatters.
-    pub chatter_fraction: f64,
+    /// Consecutive reversal steps from which the run chatters, as the locomotion testbed.
+    pub chatter_run_steps: usize,
     /// The box is *dropped* once its position in the palm frame has moved more than this
     /// (m) from where it was grasped.
     pub drop_slip: f64,
@@ -174,7 +174,7 @@ impl GraspOptions {
             duration,
             stepper: loco.stepper,
             chatter_rate: loco.chatter_rate,
-            chatter_fraction: loco.chatter_fraction,
+            chatter_run_steps: loco.chatter_run_steps,
             drop_slip: 0.01,
             stop_slip: 0.05,
             finger_closure: 0.0,
@@ -210,8 +210,10 @@ pub struct GraspRecord {
     pub failure: Option<String>,
     /// Fraction of steps with a torque reversal.
     pub chatter_fraction: f64,
-    /// Whether the run chattered.
+    /// Whether the run chattered ([`GraspOptions::chatter_run_steps`] consecutive reversals).
     pub chattered: bool,
+    /// Most consecutive steps with a torque reversal.
+    pub longest_reversal_run: usize,
     /// Whether the run stopped before the planned duration (box gone or failure).
     pub stopped_early: bool,
 }
@@ -581,7 +583,8 @@ pub fn run_grasp(
         rec.stopped_early = true;
     }
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
-    rec.chattered = rec.chatter_fraction > options.chatter_fraction;
+    rec.chattered = chatter.chatters(options.chatter_run_steps);
+    rec.longest_reversal_run = chatter.longest_run();
     Ok(rec)
 }
 

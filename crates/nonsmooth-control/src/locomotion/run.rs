@@ -316,8 +316,9 @@ pub struct LoopOptions {
     pub record_every: usize,
     /// Torque-rate threshold of a reversal (N·m/s).
     pub chatter_rate: f64,
-    /// Fraction of steps with a reversal above which the run chatters.
-    pub chatter_fraction: f64,
+    /// Consecutive reversal steps from which the run chatters
+    /// ([`crate::controllers::CHATTER_RUN_STEPS`]).
+    pub chatter_run_steps: usize,
     /// Friction regularization speed of the `penalty-symplectic` stepper (m/s).
     pub friction_regularization: f64,
     /// Plant sub-steps per control step (the actuator torque is held over the control step):
@@ -333,8 +334,8 @@ pub struct LoopOptions {
 }
 
 impl LoopOptions {
-    /// 1 ms steps, the given duration and stepper, record every 10 steps, chatter at
-    /// reversals above 500 N·m/s on more than 5 % of the steps, penalty friction
+    /// 1 ms steps, the given duration and stepper, record every 10 steps, chatter at 10
+    /// consecutive steps of reversals above 500 N·m/s, penalty friction
     /// regularized below 2 cm/s, and 10 plant sub-steps (0.1 ms) for the penalty steppers
     /// (`penalty-*`), 1 otherwise. The explicit penalty ground is only conditionally stable:
     /// its regularized friction is a viscous force μ f_N / v_reg ≈ 2 · 24 N / 0.02 m/s on the
@@ -347,7 +348,7 @@ impl LoopOptions {
             stepper: stepper.to_string(),
             record_every: 10,
             chatter_rate: 500.0,
-            chatter_fraction: 0.05,
+            chatter_run_steps: crate::controllers::CHATTER_RUN_STEPS,
             friction_regularization: 0.02,
             substeps: if stepper.starts_with("penalty-") {
                 10
@@ -384,7 +385,7 @@ pub struct LoopRecord {
     pub fall_reason: Option<String>,
     /// Fraction of steps with a torque reversal.
     pub chatter_fraction: f64,
-    /// Whether the run chattered ([`LoopOptions::chatter_fraction`] exceeded).
+    /// Whether the run chattered ([`LoopOptions::chatter_run_steps`] consecutive reversals).
     pub chattered: bool,
     /// Most consecutive steps with a torque reversal
     /// ([`crate::controllers::ChatterCounter::longest_run`]).
@@ -759,7 +760,7 @@ pub fn run_closed_loop(
     rec.travel = state.q[0] - model.initial_state.q[0];
     rec.planned_travel = planner.odometer(state.t);
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
-    rec.chattered = rec.chatter_fraction > options.chatter_fraction;
+    rec.chattered = chatter.chatters(options.chatter_run_steps);
     rec.longest_reversal_run = chatter.longest_run();
     Ok(rec)
 }
