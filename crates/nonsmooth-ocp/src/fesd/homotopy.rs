@@ -1,0 +1,221 @@
+//! The MPCC homotopy ([`homotopy`]): Scholtes relaxation or ℓ1 penalty with σ ← κσ, cut
+//! continuation, soft terminal phase and retries, and the IPOPT options of its NLPs.
+
+use super::blocks::FesdBlock;
+use super::complementarity::comp_residual;
+use super::layout::Layout;
+use super::options::{write_checkpoint, FesdOptions, CUT_OFF};
+use super::polish::polish;
+use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
+use crate::nlp::BlockNlp;
+use crate::tf::Cls;
+use crate::OcpError;
+
+/// One NLP of the homotopy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NlpLog {
+    /// Relaxation σ.
+    pub sigma: f64,
+    /// Objective.
+    pub objective: f64,
+    /// Complementarity residual after the solve.
+    pub comp_residual: f64,
+    /// IPOPT iterations.
+    pub iterations: usize,
+    /// CPU seconds.
+    pub cpu_seconds: f64,
+    /// IPOPT status.
+    pub status: IpoptStatus,
+}
+
+/// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
+/// until the complementarity residual is ≤ comp_tol. A failed NLP after the first ends the
+/// homotopy at the last converged point, or, with [`FesdOptions::homotopy_retries`], is
+/// retried with a smaller step (see there). When the first NLP fails after the smoothing
+/// phase, the error is [`OcpError::HomotopyStalled`] with the smoothed point (the last
+/// converged one), not IPOPT's failed iterate; without a smoothing phase it is IPOPT's
+/// error with that iterate.
+pub fn homotopy<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+    o: &FesdOptions,
+) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
+    let mut log = vec![];
+    let mut x = match &o.smoothing {
+        Some(sm) if layout.smoothing => {
+            crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
+        }
+        _ => x0,
+    };
+    // the smoothed point, kept for the error when the first NLP fails from it (the loop
+    // below fixes the terminal entries of `x`)
+    let smoothed = (o.smoothing.is_some() && layout.smoothing).then(|| x.clone());
+    let mut warm: Option<IpoptSolution> = None;
+    let mut sigma = o.sigma0;
+    let mut polished = false;
+    // σ of the last converged NLP, the current step factor and the retries left
+    let (mut sigma_ok, mut step, mut retries) = (o.sigma0, o.kappa, o.homotopy_retries);
+    for it in 0..o.n_homotopy.max(o.cut_schedule.len()).max(1) {
+        if let Some(step) = o.cut_schedule.get(it) {
+            sigma = step.sigma;
+            let d = [step.delta, step.delta_v];
+            for b in nlp.blocks.iter_mut() {
+                if let FesdBlock::FlightCut { delta, comp } = &mut b.kind {
+                    *delta = d.get(*comp).copied().flatten().unwrap_or(CUT_OFF);
+                }
+            }
+        }
+        if layout.elastic.is_none() {
+            for r in &layout.comp_rows {
+                for i in 0..layout.comp_row_len {
+                    nlp.gu[r + i] = sigma;
+                }
+            }
+        }
+        let hard = layout.terminal.is_empty()
+            || o.soft_terminal <= 0.0
+            || sigma <= o.soft_terminal_sigma * (1.0 + 1e-12);
+        for b in nlp.blocks.iter_mut() {
+            match (b.row, &mut b.kind) {
+                (None, FesdBlock::Comp { weight, .. })
+                | (None, FesdBlock::StewartComp { weight, .. })
+                | (None, FesdBlock::Elastic { weight }) => {
+                    *weight = 1.0 / sigma;
+                }
+                (None, FesdBlock::Terminal { weight, .. }) => {
+                    *weight = if hard { 0.0 } else { o.soft_terminal / sigma };
+                }
+                _ => {}
+            }
+        }
+        if hard {
+            for (i, v) in &layout.terminal {
+                nlp.xl[*i] = *v;
+                nlp.xu[*i] = *v;
+                x[*i] = *v;
+            }
+        }
+        let warm_mu = (it > 0 && o.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
+        let mut opts = relaxed_nlp_options(o, warm_mu);
+        if o.mu_adaptive {
+            opts.string.push(("mu_strategy".into(), "adaptive".into()));
+        }
+        if let (0, Some(mu)) = (it, o.first_mu) {
+            for key in ["mu_init", "bound_push", "bound_frac"] {
+                opts.num.push((key.into(), mu));
+            }
+        }
+        let duals = if o.warm_duals { warm.as_ref() } else { None };
+        let sol = match solve(nlp, &x, duals, &opts) {
+            Ok(s) => s,
+            Err(OcpError::Ipopt { solution, .. }) if warm.is_some() => {
+                // a failed tightening keeps the last converged point
+                if o.verbose {
+                    eprintln!(
+                        "σ = {sigma:.3e}: failed ({:?}) after {} iterations",
+                        solution.status, solution.iterations
+                    );
+                }
+                log.push(NlpLog {
+                    sigma,
+                    objective: solution.objective,
+                    comp_residual: comp_residual(layout, &solution.x, o.fesd),
+                    iterations: solution.iterations,
+                    cpu_seconds: solution.cpu_seconds,
+                    status: solution.status,
+                });
+                if retries > 0 && o.cut_schedule.len() <= it {
+                    retries -= 1;
+                    step = step.sqrt();
+                    sigma = sigma_ok * step;
+                    continue;
+                }
+                break;
+            }
+            Err(e) => {
+                // the first NLP failed: after the smoothing phase its point is the last
+                // converged one
+                if let (OcpError::Ipopt { solution, .. }, Some(start)) = (&e, smoothed) {
+                    let violation = crate::smoothing::max_violation(nlp, &start);
+                    return Err(crate::smoothing::stalled_at_start(
+                        layout, o, start, violation, solution, log,
+                    ));
+                }
+                return Err(e);
+            }
+        };
+        let comp = comp_residual(layout, &sol.x, o.fesd);
+        if o.verbose {
+            eprintln!(
+                "σ = {sigma:.3e}: objective {:.6e}, complementarity {comp:.3e}, {} iterations, {:.2} s, {:?}",
+                sol.objective, sol.iterations, sol.cpu_seconds, sol.status
+            );
+        }
+        log.push(NlpLog {
+            sigma,
+            objective: sol.objective,
+            comp_residual: comp,
+            iterations: sol.iterations,
+            cpu_seconds: sol.cpu_seconds,
+            status: sol.status,
+        });
+        x = sol.x.clone();
+        write_checkpoint(o, &x)?;
+        let done = comp <= o.comp_tol;
+        if !done && o.polish && comp <= o.polish_tol {
+            if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
+                if entry.comp_residual <= o.comp_tol {
+                    log.push(entry);
+                    warm = Some(p);
+                    polished = true;
+                    break;
+                }
+            }
+        }
+        warm = Some(sol);
+        if done {
+            break;
+        }
+        sigma_ok = sigma;
+        step = o.kappa;
+        sigma *= step;
+    }
+    let mut sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
+    if o.polish && !polished {
+        if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
+            log.push(entry);
+            sol = p;
+        }
+    }
+    let comp = comp_residual(layout, &sol.x, o.fesd);
+    if comp > o.comp_tol && !o.accept_relaxed {
+        return Err(OcpError::HomotopyStalled {
+            comp_residual: comp,
+            constraint_violation: sol.constraint_violation,
+            x: sol.x,
+            log,
+        });
+    }
+    Ok((sol, log))
+}
+
+/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
+/// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
+/// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
+/// multipliers with that initial barrier parameter and bound pushes of 1e-9.
+pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
+    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+    opts.int.push(("acceptable_iter".into(), 3));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    if let Some(mu) = warm_mu {
+        opts.string
+            .push(("warm_start_init_point".into(), "yes".into()));
+        opts.num.push(("mu_init".into(), mu));
+        opts.num.push(("warm_start_bound_push".into(), 1e-9));
+        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    }
+    opts
+}
