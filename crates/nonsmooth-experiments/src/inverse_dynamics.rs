@@ -188,13 +188,14 @@ fn chatter(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
     out.metric("max_torque_rate_stage12", rates[1]);
     let ratio = rates[0] / rates[1].max(1e-300);
     out.metric("chatter_ratio", ratio);
-    // Paper: five orders of magnitude; we require at least one (checked on log10).
+    // Paper: five orders of magnitude (checked on log10 to ±1: Stage II's remaining rate is
+    // at the QP solver's tolerance, which sets the ratio's last digits).
     out.metric("chatter_orders_of_magnitude", ratio.log10());
     out.expect(
         "chatter_orders_of_magnitude",
-        6.0,
         5.0,
-        "paper §6.2.4 (1e5×); pass if ≥ 10×",
+        1.0,
+        "paper §6.2.4, Figs. 6 and 15: five orders of magnitude (1e4–1e6×)",
     );
     let mut fig = Figure::new("Knee torque (front left): chatter", "t [s]", "u [N m]");
     fig.series = series;

@@ -68,6 +68,7 @@ fn every_experiment_passes_in_quick_mode() {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
