@@ -678,3 +678,52 @@ fn an_mjcf_robot_in_a_model_file_stands_next_to_the_files_own_ground() {
         assert!(err.contains(field), "{err}");
     }
 }
+
+#[test]
+fn a_frame_places_its_bodies_and_geoms_like_the_same_poses_written_out() {
+    let framed = r#"<mujoco><compiler angle="radian"/>
+      <default><default class="heavy"><geom density="3000"/></default></default>
+      <worldbody>
+        <frame pos="0.5 0 0.2" euler="0 0 0.7" childclass="heavy">
+          <geom name="post" type="box" size="0.05 0.05 0.2"/>
+          <frame pos="0 0.1 0">
+            <body name="arm" pos="0.3 0 0">
+              <joint name="hinge" type="hinge" axis="0 1 0"/>
+              <geom type="capsule" size="0.03" fromto="0 0 0 0.4 0 0"/>
+            </body>
+          </frame>
+        </frame>
+      </worldbody></mujoco>"#;
+    // The same poses composed by hand: rotation 0.7 about z, then the inner offsets.
+    let (c, s) = (0.7f64.cos(), 0.7f64.sin());
+    let arm = (0.5 + 0.3 * c - 0.1 * s, 0.3 * s + 0.1 * c, 0.2);
+    let flat = format!(
+        r#"<mujoco><compiler angle="radian"/><worldbody>
+          <geom name="post" type="box" size="0.05 0.05 0.2" pos="0.5 0 0.2" euler="0 0 0.7"
+                density="3000"/>
+          <body name="arm" pos="{} {} {}" euler="0 0 0.7">
+            <joint name="hinge" type="hinge" axis="0 1 0"/>
+            <geom type="capsule" size="0.03" fromto="0 0 0 0.4 0 0" density="3000"/>
+          </body>
+        </worldbody></mujoco>"#,
+        arm.0, arm.1, arm.2
+    );
+    let (a, b) = (import(framed).unwrap(), import(&flat).unwrap());
+    assert_eq!(a.bodies.len(), 1);
+    assert!((a.bodies[0].mass - b.bodies[0].mass).abs() < 1e-12);
+    let q = DVector::from_element(1, 0.4);
+    let (ka, kb) = (
+        kinematics(&a, &q, &DVector::zeros(1)),
+        kinematics(&b, &q, &DVector::zeros(1)),
+    );
+    assert!((ka.poses[0].translation.vector - kb.poses[0].translation.vector).norm() < 1e-12);
+    assert!(ka.poses[0].rotation.angle_to(&kb.poses[0].rotation) < 1e-12);
+    let post = |m: &Model| m.colliders.iter().find(|c| c.name == "post").unwrap().pose;
+    assert!((post(&a).translation.vector - post(&b).translation.vector).norm() < 1e-12);
+    assert!(post(&a).rotation.angle_to(&post(&b).rotation) < 1e-12);
+    assert!(
+        a.import_warnings.iter().all(|w| !w.contains("frame")),
+        "{:?}",
+        a.import_warnings
+    );
+}

@@ -26,7 +26,9 @@
 //! - `<asset><mesh name file scale>` (STL or OBJ, read by [`crate::io::mesh`]);
 //! - `<actuator>`: `<motor joint gear ctrlrange ctrllimited forcerange forcelimited>` →
 //!   [`ActuatorKind::Motor`], `<position … kp kv>` → [`ActuatorKind::Position`];
-//! - `<contact><exclude body1 body2>` → [`Model::excluded_pairs`].
+//! - `<contact><exclude body1 body2>` → [`Model::excluded_pairs`];
+//! - `<frame pos … childclass>` (nested too): its bodies and geoms as if written in the
+//!   enclosing body, their poses composed with the frame's.
 //!
 //! # Decisions where MJCF and [`Model`] differ
 //! - **Joint anchors.** MuJoCo rotates a body about its joint's `pos` (the anchor, in the
@@ -88,7 +90,7 @@
 //! Tendons, equality constraints, sensors, keyframes, contact pairs, other actuator types
 //! (`general`, `velocity`, `damper`, `muscle`, …) and non-joint transmissions, lights,
 //! cameras, textures, materials, `<visual>`, `<statistic>`, `<size>`, `<custom>`,
-//! `<extension>`, `<frame>`, `<replicate>`, `<attach>`: one warning lists each element kind
+//! `<extension>`, `<replicate>`, `<attach>`: one warning lists each element kind
 //! with its count ([`Model::import_warnings`]). Inline meshes (`vertex`/`face`), global
 //! coordinates (`coordinate="global"`) and the other `<compiler>` options (`fusestatic`,
 //! `settotalmass`, `boundmass`, `balanceinertia`, …) are not supported.

@@ -777,6 +777,12 @@ impl Parser<'_> {
                     let b = self.read_body(el, class, true)?;
                     self.model.bodies.push(b);
                 }
+                "frame" => {
+                    let (mut bodies, mut geoms) = (Vec::new(), Vec::new());
+                    self.read_frame(el, class, true, &mut bodies, &mut geoms)?;
+                    self.model.bodies.extend(bodies);
+                    self.model.world_geoms.extend(geoms);
+                }
                 "site" => {}
                 "joint" | "freejoint" | "inertial" => {
                     return Err(el.error(None, format!("<{}> cannot be in <worldbody>", el.tag)))
@@ -787,26 +793,70 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// `<frame pos … childclass>`: a coordinate frame without a body of its own (MuJoCo ≥ 3.1).
+    /// Its bodies and geoms are read as if written in the enclosing body (or the world), their
+    /// poses composed with the frame's; frames nest.
+    fn read_frame(
+        &mut self,
+        el: &Element,
+        inherited: usize,
+        top_level: bool,
+        bodies: &mut Vec<MjBody>,
+        geoms: &mut Vec<MjGeom>,
+    ) -> Result<(), ModelError> {
+        let class = self.child_class(el, inherited)?;
+        let frame = pose(&resolve(&self.defaults, el, 0, None), &self.compiler)?;
+        let (mut inner_bodies, mut inner_geoms) = (Vec::new(), Vec::new());
+        for c in &el.children {
+            match c.tag.as_str() {
+                "body" => inner_bodies.push(self.read_body(c, class, top_level)?),
+                "geom" => inner_geoms.push(self.read_geom(c, class)?),
+                "frame" => {
+                    self.read_frame(c, class, top_level, &mut inner_bodies, &mut inner_geoms)?
+                }
+                "site" => {}
+                "joint" | "freejoint" | "inertial" => {
+                    return Err(c.error(None, format!("<{}> cannot be in a <frame>", c.tag)))
+                }
+                other => self.skip(other),
+            }
+        }
+        for mut b in inner_bodies {
+            b.pose = frame * b.pose;
+            bodies.push(b);
+        }
+        for mut g in inner_geoms {
+            g.pose = frame * g.pose;
+            geoms.push(g);
+        }
+        Ok(())
+    }
+
+    /// The default class `el`'s children use: its `childclass`, else `inherited`.
+    fn child_class(&self, el: &Element, inherited: usize) -> Result<usize, ModelError> {
+        match el.attr("childclass") {
+            Some(name) => {
+                self.defaults
+                    .names
+                    .get(name)
+                    .copied()
+                    .ok_or_else(|| ModelError::UnknownName {
+                        location: el.loc(Some("childclass")),
+                        kind: "default class",
+                        name: name.to_string(),
+                    })
+            }
+            None => Ok(inherited),
+        }
+    }
+
     fn read_body(
         &mut self,
         el: &Element,
         inherited: usize,
         top_level: bool,
     ) -> Result<MjBody, ModelError> {
-        let childclass = match el.attr("childclass") {
-            Some(name) => {
-                *self
-                    .defaults
-                    .names
-                    .get(name)
-                    .ok_or_else(|| ModelError::UnknownName {
-                        location: el.loc(Some("childclass")),
-                        kind: "default class",
-                        name: name.to_string(),
-                    })?
-            }
-            None => inherited,
-        };
+        let childclass = self.child_class(el, inherited)?;
         // A body's pose is its own (bodies take no defaults).
         let r = resolve(&self.defaults, el, 0, None);
         let pose = pose(&r, &self.compiler)?;
@@ -836,6 +886,9 @@ impl Parser<'_> {
                 }
                 "geom" => body.geoms.push(self.read_geom(c, childclass)?),
                 "body" => body.children.push(self.read_body(c, childclass, false)?),
+                "frame" => {
+                    self.read_frame(c, childclass, false, &mut body.children, &mut body.geoms)?
+                }
                 "inertial" => {
                     if body.inertial.is_some() {
                         return Err(c.error(None, "a body has at most one <inertial>"));
