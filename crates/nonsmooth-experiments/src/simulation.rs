@@ -478,7 +478,7 @@ fn foundation_table1(out: &mut ExperimentOutcome) {
         "Wall-time budgets of the full run: {BASELINE_BUDGET_S} s per BDF(1) baseline, \
          {REFERENCE_BUDGET_S} s per RK45 reference (the paper's baselines ran up to 17 100 s). \
          Runs stopped early (by their budget or a failure, each named in its own note), whose \
-         times and Table 1 ratios are lower bounds: [{}].
+         times and Table 1 ratios are lower bounds: [{}].",
         cut.join(", ")
     ));
 }
