@@ -19,6 +19,11 @@ pub struct ReproduceArgs {
     /// Reduced sample counts / durations (same metric names).
     #[arg(long)]
     pub quick: bool,
+    /// A full run without the parts needed only for a paper's timing table: the BDF(1)
+    /// baselines of drumwright-foundation's Table 1 (their wall-time budgets are most of the
+    /// main job's time); every check still runs.
+    #[arg(long)]
+    pub fast: bool,
     /// Output directory: DIR/ID/result.json, DIR/ID/*.svg, DIR/report.html.
     #[arg(long, default_value = "reproduce-out")]
     pub out: PathBuf,
@@ -60,7 +65,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
     let mut entries = Vec::new();
     let mut all_passed = true;
-    let previous = previous_wall_times(&args.out, &ids, args.quick);
+    let previous = previous_wall_times(&args.out, &ids, args.quick, args.fast);
     if let Some(total) = estimate(&previous) {
         if !(args.output.quiet || args.output.json) {
             eprintln!(
@@ -90,7 +95,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         };
         log.start(&format!("[{}/{}] {id}{eta}", i + 1, ids.len()));
         let progress = |msg: &str| log.detail(&format!("{id}: {msg}"));
-        match registry.run(id, &args.out, args.quick, &progress) {
+        match registry.run_with(id, &args.out, args.quick, args.fast, &progress) {
             Ok(outcome) => {
                 let verdict = outcome.verdict().label();
                 all_passed &= outcome.verdict() != nonsmooth_report::Verdict::Fail;
@@ -157,13 +162,14 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Wall time (s) of each experiment's previous run in `out` (its `result.json`), when that run
-/// was in the same mode (quick or full); `None` where there is none.
-fn previous_wall_times(out: &Path, ids: &[String], quick: bool) -> Vec<Option<f64>> {
+/// was in the same mode (quick, fast or full); `None` where there is none.
+fn previous_wall_times(out: &Path, ids: &[String], quick: bool, fast: bool) -> Vec<Option<f64>> {
     ids.iter()
         .map(|id| {
             let text = std::fs::read_to_string(out.join(id).join("result.json")).ok()?;
             let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-            (v.get("quick")?.as_bool()? == quick)
+            let was_fast = v.get("fast").and_then(|f| f.as_bool()).unwrap_or(false);
+            (v.get("quick")?.as_bool()? == quick && was_fast == fast)
                 .then(|| v.get("wall_time_s")?.as_f64())
                 .flatten()
         })
@@ -212,8 +218,14 @@ mod tests {
         )
         .unwrap();
         let ids = vec!["a".to_string(), "b".to_string()];
-        assert_eq!(previous_wall_times(&dir, &ids, true), vec![Some(2.5), None]);
-        assert_eq!(previous_wall_times(&dir, &ids, false), vec![None, None]);
+        assert_eq!(
+            previous_wall_times(&dir, &ids, true, false),
+            vec![Some(2.5), None]
+        );
+        assert_eq!(
+            previous_wall_times(&dir, &ids, false, false),
+            vec![None, None]
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

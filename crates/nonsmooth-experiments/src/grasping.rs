@@ -285,6 +285,7 @@ mod tests {
         let ctx = RunContext {
             out_dir: dir.clone(),
             quick: true,
+            fast: false,
             progress: &|_| {},
         };
         let mut out = ExperimentOutcome::default();

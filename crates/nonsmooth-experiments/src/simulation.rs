@@ -992,8 +992,11 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
                 let mut bdf = BdfStepper::default().with_load(pl.clone());
                 bdf.rtol = 1e-3;
                 bdf.atol = 1e-6;
-                let bdf_run = run_loaded(&model, t_end, h, budget(BASELINE_BUDGET_S), |s| {
-                    bdf.step(&model, s, h)
+                // The BDF(1) baseline serves Table 1's timing only: `--fast` skips it.
+                let bdf_run = (!ctx.fast).then(|| {
+                    run_loaded(&model, t_end, h, budget(BASELINE_BUDGET_S), |s| {
+                        bdf.step(&model, s, h)
+                    })
                 });
                 let mut rk = Rk45Stepper::default().with_load(pl.clone());
                 rk.rtol = 1e-8;
@@ -1001,11 +1004,15 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
                 let rk_run = run_loaded(&model, t_end, h, budget(REFERENCE_BUDGET_S), |s| {
                     rk.step(&model, s, h)
                 });
-                let (t_cb, t_bdf, t_rk) = (cb_run.seconds, bdf_run.seconds, rk_run.seconds);
+                let t_bdf = bdf_run.as_ref().map_or(f64::NAN, |r| r.seconds);
+                let (t_cb, t_rk) = (cb_run.seconds, rk_run.seconds);
                 out.metric(&format!("time_cb_{tag}"), t_cb);
-                out.metric(&format!("time_bdf_{tag}"), t_bdf);
+                if bdf_run.is_some() {
+                    out.metric(&format!("time_bdf_{tag}"), t_bdf);
+                }
                 out.metric(&format!("time_rk45_{tag}"), t_rk);
-                for (name, run) in [("bdf", &bdf_run), ("rk45", &rk_run)] {
+                let runs = [("bdf", bdf_run.as_ref()), ("rk45", Some(&rk_run))];
+                for (name, run) in runs.into_iter().filter_map(|(n, r)| Some((n, r?))) {
                     let done = run.stopped.is_none();
                     out.metric(&format!("finished_{name}_{tag}"), f64::from(u8::from(done)));
                     if let Some(why) = &run.stopped {
@@ -1063,7 +1070,11 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
                     t_rk,
                     err,
                     rel,
-                    bdf.internal_steps as f64,
+                    if bdf_run.is_some() {
+                        bdf.internal_steps as f64
+                    } else {
+                        f64::NAN
+                    },
                     rk.internal_steps as f64,
                 ]);
                 if e == 1e7 && load == 50.0 {
@@ -1106,6 +1117,13 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     if !ctx.quick {
         foundation_table1(out);
         foundation_table2(out);
+    }
+    if ctx.fast {
+        out.notes.push(
+            "--fast: the BDF(1) baselines were not run (they serve Table 1's timing only); \
+             Table 1's BDF cells are 'not run'"
+                .into(),
+        );
     }
     if cb_times.len() == 2 {
         let (a, b) = (cb_times[0], cb_times[1]);

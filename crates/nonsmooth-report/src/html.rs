@@ -194,11 +194,12 @@ fn inline_svg(text: &str) -> Option<&str> {
 fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) {
     let _ = writeln!(
         html,
-        "<h3 id=\"{0}\">{0}: {1}</h3>\n<p>{3} — run time {2:.2} s — <a href=\"{0}/result.json\">result.json</a></p>",
+        "<h3 id=\"{0}\">{0}: {1}</h3>\n<p>{3} — run time {2:.2} s{4} — <a href=\"{0}/result.json\">result.json</a></p>",
         o.id,
         escape(&o.title),
         o.wall_time_s,
-        escape(&o.paper)
+        escape(&o.paper),
+        if o.fast { " (--fast: timing-only parts skipped)" } else { "" }
     );
     if !o.checks.is_empty() {
         html.push_str("<table class=\"checks\"><tr><th class=\"l\">metric</th><th>paper value</th><th>ours</th><th>tolerance</th><th class=\"l\">source</th><th>pass</th></tr>\n");

@@ -19,6 +19,9 @@ pub struct RunContext<'a> {
     pub out_dir: PathBuf,
     /// Reduced sample counts / durations where the experiment allows it.
     pub quick: bool,
+    /// A full run without the parts needed only for a paper's timing table (each experiment
+    /// says which it skips; the checks of the other parts still run).
+    pub fast: bool,
     /// Progress messages for long work.
     pub progress: &'a dyn Fn(&str),
 }
@@ -123,6 +126,9 @@ pub struct ExperimentOutcome {
     pub paper: String,
     /// Whether it ran in quick mode.
     pub quick: bool,
+    /// Whether it ran with `--fast` (timing-only parts skipped).
+    #[serde(default)]
+    pub fast: bool,
     /// Measured metrics, name → value.
     pub metrics: BTreeMap<String, f64>,
     /// Comparisons of metrics with expected values.
@@ -355,6 +361,19 @@ impl Registry {
         quick: bool,
         progress: &dyn Fn(&str),
     ) -> Result<ExperimentOutcome, ReportError> {
+        self.run_with(id, out, quick, false, progress)
+    }
+
+    /// [`Registry::run`], with `fast` skipping the parts needed only for a paper's timing
+    /// table ([`RunContext::fast`]).
+    pub fn run_with(
+        &self,
+        id: &str,
+        out: &Path,
+        quick: bool,
+        fast: bool,
+        progress: &dyn Fn(&str),
+    ) -> Result<ExperimentOutcome, ReportError> {
         let exp = self
             .get(id)
             .ok_or_else(|| ReportError::UnknownExperiment { id: id.to_string() })?;
@@ -363,6 +382,7 @@ impl Registry {
         let ctx = RunContext {
             out_dir: dir.clone(),
             quick,
+            fast,
             progress,
         };
         let mut outcome = ExperimentOutcome {
@@ -370,6 +390,7 @@ impl Registry {
             title: exp.title.to_string(),
             paper: exp.paper.to_string(),
             quick,
+            fast,
             ..Default::default()
         };
         let start = Instant::now();
@@ -387,11 +408,13 @@ struct ResultFile<'a> {
     title: &'a str,
     paper: &'a str,
     quick: bool,
+    fast: bool,
     passed: bool,
     verdict: Verdict,
     metrics: &'a BTreeMap<String, f64>,
     checks: &'a [Check],
     references: &'a [Reference],
+    tables: &'a [PaperTable],
     figures: &'a [String],
     files: &'a [String],
     notes: &'a [String],
@@ -405,11 +428,13 @@ impl<'a> From<&'a ExperimentOutcome> for ResultFile<'a> {
             title: &o.title,
             paper: &o.paper,
             quick: o.quick,
+            fast: o.fast,
             passed: o.passed(),
             verdict: o.verdict(),
             metrics: &o.metrics,
             checks: &o.checks,
             references: &o.references,
+            tables: &o.tables,
             figures: &o.figures,
             files: &o.files,
             notes: &o.notes,
@@ -458,5 +483,33 @@ mod tests {
             reg.run("nope", &out, true, &|_| {}),
             Err(ReportError::UnknownExperiment { .. })
         ));
+        // `fast` reaches the experiment and is recorded, with the paper tables.
+        fn fast_only(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+            out.metric("fast", f64::from(u8::from(ctx.fast)));
+            out.paper_table(
+                "t",
+                "T",
+                &["c"],
+                vec![("r".into(), vec![Some(("fast".into(), 1.0, 0.5))])],
+            );
+            Ok(())
+        }
+        reg.register([Experiment {
+            id: "demo-fast",
+            title: "fast",
+            paper: "none",
+            run: fast_only,
+        }]);
+        let fast = reg
+            .run_with("demo-fast", &out, false, true, &|_| {})
+            .unwrap();
+        assert!(fast.fast && fast.metrics["fast"] == 1.0);
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("demo-fast/result.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["fast"].as_bool(), Some(true));
+        assert_eq!(json["tables"][0]["name"].as_str(), Some("t"));
+        std::fs::remove_dir_all(&out).ok();
     }
 }
