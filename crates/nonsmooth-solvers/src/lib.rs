@@ -5,7 +5,8 @@
 //!   test, projected Gauss–Seidel, a brute-force enumerator (test oracle) and an MLCP → LCP
 //!   reduction;
 //! - [`conic`]: thin wrappers over Clarabel for QPs, QPs with second-order cones and (with
-//!   the `sdp` feature) semidefinite programs.
+//!   the `sdp` feature) semidefinite programs;
+//! - [`nlp`]: smooth nonlinear programs through IPOPT (with the `ipopt` feature).
 //!
 //! Every solver returns a [`SolveStatus`], the solution and measured [`Residuals`], or a typed
 //! [`SolverError`].
@@ -17,6 +18,7 @@
 
 pub mod conic;
 pub mod lcp;
+pub mod nlp;
 pub mod status;
 
 pub use status::{Residuals, SolveStatus, SolverError};
