@@ -9,8 +9,9 @@ VENV="${NONSMOOTH_VENV:-target/python-venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy pytest; then
-    echo "python.sh: could not install maturin/numpy/pytest from PyPI (offline?)" >&2
+if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy pytest \
+        "dask[distributed]" pandas; then
+    echo "python.sh: could not install maturin/numpy/pytest/dask/pandas from PyPI (offline?)" >&2
     exit 3
 fi
 rm -rf target/wheels/nonsmooth-*.whl

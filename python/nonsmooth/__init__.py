@@ -42,6 +42,7 @@ from ._nonsmooth import (  # noqa: F401
     solve_ocp,
     walk,
 )
+from .sweep import SweepRecord, SweepResults, grid, sweep  # noqa: F401
 
 __all__ = [
     "STEPPER_NAMES",
@@ -69,4 +70,8 @@ __all__ = [
     "socp",
     "solve_ocp",
     "walk",
+    "grid",
+    "sweep",
+    "SweepRecord",
+    "SweepResults",
 ]

@@ -3,15 +3,42 @@
 use nalgebra::{DMatrix, DVector, Isometry3};
 use numpy::ndarray::Array2;
 use numpy::{
-    AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArrayLike1, PyReadonlyArray1,
-    PyReadonlyArray2,
+    AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArrayLike1, PyArrayMethods,
+    PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+/// The elements of a 1-D float64 array, in order. Read one by one with unaligned loads, so
+/// that any buffer numpy accepts works: arrays that arrived over a network or a pipe (Dask,
+/// multiprocessing) or were built on a byte buffer at an odd offset are not always aligned,
+/// and an aligned view of them would be undefined behaviour.
+pub fn read_1d(a: &Bound<'_, PyArray1<f64>>) -> Vec<f64> {
+    let base = a.data() as *const u8;
+    let stride = a.strides()[0];
+    (0..a.len())
+        .map(|i| {
+            // SAFETY: `base + i·stride` addresses element i of the array (numpy's own
+            // strides, in bytes), which stays alive and unmodified while `a` is borrowed.
+            unsafe { std::ptr::read_unaligned(base.offset(i as isize * stride) as *const f64) }
+        })
+        .collect()
+}
+
+/// The element (i, j) of a 2-D float64 array, read as [`read_1d`] does.
+fn read_2d(a: &Bound<'_, PyArray2<f64>>) -> DMatrix<f64> {
+    let base = a.data() as *const u8;
+    let (shape, strides) = (a.shape(), a.strides());
+    DMatrix::from_fn(shape[0], shape[1], |i, j| {
+        let offset = i as isize * strides[0] + j as isize * strides[1];
+        // SAFETY: as in `read_1d`, for element (i, j).
+        unsafe { std::ptr::read_unaligned(base.offset(offset) as *const f64) }
+    })
+}
+
 /// Copies a 1-D array into a vector, rejecting NaN/inf with `ValueError` naming `what`.
 pub fn vector(a: &PyReadonlyArray1<'_, f64>, what: &str) -> PyResult<DVector<f64>> {
-    let v: Vec<f64> = a.as_array().iter().copied().collect();
+    let v: Vec<f64> = read_1d(a);
     if let Some(i) = v.iter().position(|x| !x.is_finite()) {
         return Err(PyValueError::new_err(format!(
             "{what}[{i}] is not finite ({})",
@@ -23,9 +50,8 @@ pub fn vector(a: &PyReadonlyArray1<'_, f64>, what: &str) -> PyResult<DVector<f64
 
 /// Copies a 2-D array into a matrix, rejecting NaN/inf with `ValueError` naming `what`.
 pub fn matrix(a: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<DMatrix<f64>> {
-    let view = a.as_array();
-    let (r, c) = view.dim();
-    let m = DMatrix::from_fn(r, c, |i, j| view[(i, j)]);
+    let m = read_2d(a);
+    let r = m.nrows();
     if let Some(k) = m.iter().position(|x| !x.is_finite()) {
         return Err(PyValueError::new_err(format!(
             "{what}[{}, {}] is not finite",
@@ -60,8 +86,7 @@ pub fn rows_to_py<'py>(
 
 /// A float64 copy of an array-like (lists, integer arrays) as a `Vec`.
 pub fn floats(a: Option<PyArrayLike1<'_, f64, AllowTypeChange>>) -> Vec<f64> {
-    a.map(|a| a.as_array().iter().copied().collect())
-        .unwrap_or_default()
+    a.map(|a| read_1d(&a)).unwrap_or_default()
 }
 
 /// World poses as an (n × 7) array: x, y, z, qw, qx, qy, qz.

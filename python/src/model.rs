@@ -287,7 +287,7 @@ fn query_state(
         |a: Option<PyArrayLike1<'_, f64, AllowTypeChange>>, default: &DVector<f64>, name: &str| {
             let x: DVector<f64> = a.map_or_else(
                 || default.clone(),
-                |a| DVector::from_iterator(a.as_array().len(), a.as_array().iter().copied()),
+                |a| DVector::from_vec(crate::convert::read_1d(&a)),
             );
             if let Some(i) = x.iter().position(|e| !e.is_finite()) {
                 return Err(PyValueError::new_err(format!(

@@ -53,11 +53,11 @@ impl PySimulator {
                 let model = self.inner.model();
                 let q = q.map_or_else(
                     || model.initial_state.q.as_slice().to_vec(),
-                    |a| a.as_array().iter().copied().collect(),
+                    |a| crate::convert::read_1d(&a),
                 );
                 let v = v.map_or_else(
                     || model.initial_state.v.as_slice().to_vec(),
-                    |a| a.as_array().iter().copied().collect(),
+                    |a| crate::convert::read_1d(&a),
                 );
                 self.inner.reset_to(&q, &v).map_err(sim_err)
             }

@@ -1,0 +1,118 @@
+"""nonsmooth.sweep: input order, captured errors, seeds, and the same values bit for bit in
+this process, on the local process pool and on a 2-worker Dask cluster."""
+
+import concurrent.futures as cf
+import pickle
+
+import numpy as np
+import pytest
+
+import nonsmooth as ns
+
+
+def _model(root):
+    return ns.load_model(str(root / "examples" / "bouncing_sphere.toml"))
+
+
+def _cases():
+    # 16 cases: two steppers × four step sizes × two drop heights (as initial q).
+    return [
+        {"stepper": s, "dt": dt, "q0": np.array([0.0, 0.0, z, 1.0, 0.0, 0.0, 0.0])}
+        for s in ("anitescu-potra", "penalty-symplectic")
+        for dt in (1e-3, 2e-3, 2.5e-3, 5e-3)
+        for z in (0.5, 1.0)
+    ]
+
+
+def _same(a, b):
+    assert [r.index for r in a] == [r.index for r in b]
+    for ra, rb in zip(a, b):
+        assert ra.ok and rb.ok, (ra.error, rb.error)
+        for key in ("t", "q", "v"):
+            assert np.array_equal(ra.value[key], rb.value[key]), (ra.params, key)
+
+
+def test_grid_is_the_cartesian_product_last_axis_fastest():
+    assert ns.grid(a=[1, 2], b="xy") == [
+        {"a": 1, "b": "x"},
+        {"a": 1, "b": "y"},
+        {"a": 2, "b": "x"},
+        {"a": 2, "b": "y"},
+    ]
+    with pytest.raises(ValueError, match="axis `b` is empty"):
+        ns.grid(a=[1], b=[])
+
+
+def test_errors_are_captured_per_case_and_seeds_follow_the_index(root):
+    model = _model(root)
+    cases = [{"dt": 1e-3}, {"dt": -1.0}, {"dt": 2e-3}]
+    results = ns.sweep(
+        ns.simulate,
+        cases,
+        executor="serial",
+        common={"model": model, "duration": 0.05},
+        base_seed=100,
+        progress=False,
+    )
+    assert [r.seed for r in results] == [100, 101, 102]
+    assert [r.ok for r in results] == [True, False, True]
+    assert results.failed[0].params == {"dt": -1.0}
+    assert "Error" in results[1].error and "dt" in results[1].error
+    assert results[1].traceback
+
+
+def _draw(seed, scale):
+    """A function that takes the case's seed (module level, so that it pickles)."""
+    return float(np.random.default_rng(seed).normal() * scale)
+
+
+def test_a_function_taking_a_seed_receives_the_cases_seed():
+    results = ns.sweep(_draw, ns.grid(scale=[1.0, 2.0]), executor="serial", progress=False)
+    assert results[0].value == _draw(0, 1.0)
+    assert results[1].value == _draw(1, 2.0)
+
+
+def test_the_process_pool_gives_the_serial_values_bit_for_bit(root):
+    model = _model(root)
+    common = {"model": model, "duration": 0.3}
+    cases = _cases()[:6]
+    serial = ns.sweep(ns.simulate, cases, executor="serial", common=common, progress=False)
+    pooled = ns.sweep(ns.simulate, cases, common=common, max_workers=2, progress=False)
+    _same(serial, pooled)
+    # The records themselves pickle (to store or send a sweep's results).
+    again = pickle.loads(pickle.dumps(pooled))
+    _same(serial, again)
+
+
+def test_a_dask_cluster_of_two_workers_gives_the_serial_values_bit_for_bit(root):
+    import dask.distributed as distributed  # installed by scripts/python.sh
+
+    model = _model(root)
+    common = {"model": model, "duration": 0.3}
+    cases = _cases()
+    assert len(cases) == 16
+    serial = ns.sweep(ns.simulate, cases, executor="serial", common=common, progress=False)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with cluster, distributed.Client(cluster) as client:
+        executor = client.get_executor()
+        assert isinstance(executor, cf.Executor)
+        remote = ns.sweep(ns.simulate, cases, executor=executor, common=common, progress=False)
+    _same(serial, remote)
+
+
+def test_the_dataframe_view_has_one_row_per_case(root):
+    import pandas as pd  # installed by scripts/python.sh
+
+    results = ns.sweep(
+        ns.simulate,
+        ns.grid(dt=[1e-3, 2e-3]),
+        executor="serial",
+        common={"model": _model(root), "duration": 0.05},
+        progress=False,
+    )
+    frame = results.dataframe()
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame["dt"]) == [1e-3, 2e-3]
+    assert set(["seed", "error", "seconds", "value"]) <= set(frame.columns)
