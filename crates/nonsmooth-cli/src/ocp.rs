@@ -102,10 +102,11 @@ fn solve_and_write<C: Cls>(
     // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error;
     // point.json holds the last converged NLP point while the run goes on (without a
     // continuation plan, whose waypoints are other problems)
-    let o = &FesdOptions {
-        verbose: o.verbose || !quiet,
-        checkpoint: plan.is_none().then(|| args.out.join("point.json")),
-        ..o.clone()
+    let o = &{
+        let mut o = o.clone();
+        o.nlp.verbose = o.nlp.verbose || !quiet;
+        o.nlp.checkpoint = plan.is_none().then(|| args.out.join("point.json"));
+        o
     };
     let progress = &mut |w: usize, sol: &OcpSolution| {
         if !quiet {
@@ -188,9 +189,9 @@ fn write_complementarity(
     o: &FesdOptions,
     dir: &Path,
 ) -> Result<Vec<CompProduct>, CliError> {
-    let mut products: Vec<CompProduct> = comp_products(layout, x, o.fesd)
+    let mut products: Vec<CompProduct> = comp_products(layout, x, o.discretization.fesd)
         .into_iter()
-        .filter(|p| p.value > o.comp_tol)
+        .filter(|p| p.value > o.mpcc.comp_tol)
         .collect();
     products.sort_by(|a, b| b.value.total_cmp(&a.value));
     let header = [

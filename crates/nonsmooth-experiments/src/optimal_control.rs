@@ -91,17 +91,11 @@ fn run_particle(
             vec![7.0, 0.0, 0.0]
         }
     };
-    simulate(
-        &tf,
-        &[0.0, 1.0, 0.0, 0.0, 0.0],
-        step,
-        steps,
-        &controls,
-        &FesdOptions {
-            n_fe,
-            ..FesdOptions::default()
-        },
-    )
+    simulate(&tf, &[0.0, 1.0, 0.0, 0.0, 0.0], step, steps, &controls, &{
+        let mut o = FesdOptions::default();
+        o.discretization.n_fe = n_fe;
+        o
+    })
     .map_err(|e| fail(id, e))
 }
 
@@ -180,7 +174,7 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     // IIA's last stage is the element end), where collocation is superconvergent (order
     // 2n_s − 1); the interior stage values are only of stage order n_s (≈ 4e-6 here in the
     // sliding phase t ≥ 1) and are not what the 1e-8 target refers to.
-    let n_s = FesdOptions::default().n_s;
+    let n_s = FesdOptions::default().discretization.n_s;
     let mut max_err: f64 = 0.0;
     for (t, yy) in r.traj.tau.iter().zip(&r.traj.y).step_by(n_s) {
         let e = exact_particle(*t);
@@ -376,9 +370,10 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         y_bounds: None,
         control_weight: t_end / n as f64,
     };
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).map_err(|e| fail(id, e))?;
     let exact = discrete_double_integrator_optimum(n, t_end, 3.0);
@@ -452,13 +447,11 @@ const ORDER_NFE: usize = 3;
 /// Global error max_i |y_i(τ_end) − y_i,exact| of the integrator with `n_steps` steps.
 pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String> {
     let tf = Arc::new(TimeFreezing::new(ORDER_OSC, ORDER_AN).map_err(|e| e.to_string())?);
-    let o = FesdOptions {
-        n_s,
-        n_fe: ORDER_NFE,
-        fesd,
-        accept_relaxed: !fesd,
-        ..FesdOptions::default()
-    };
+    let mut o = FesdOptions::default();
+    o.discretization.n_s = n_s;
+    o.discretization.n_fe = ORDER_NFE;
+    o.discretization.fesd = fesd;
+    o.mpcc.accept_relaxed = !fesd;
     let r = simulate(
         &tf,
         &[1.0, 0.0, 0.0],
@@ -588,10 +581,11 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
         let tf = Arc::new(TimeFreezing::new(hop, 200.0)?);
         // speed of time s ∈ [1, 5] with the penalty ρ_sot Σ (s − 1)² (nosnoc's hopper)
         let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
-        let o = FesdOptions {
-            n_s: 1,
-            n_fe: 2,
-            ..hopper::paper_options()
+        let o = {
+            let mut o = hopper::paper_options();
+            o.discretization.n_s = 1;
+            o.discretization.n_fe = 2;
+            o
         };
         return Ok(HopperSetup {
             tf,
@@ -615,6 +609,7 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
         format!("k = {} /s, δ = {} m", s.rate, s.depth)
     });
     let (widths, factors) = o
+        .mpcc
         .smoothing
         .as_ref()
         .map_or((vec![], vec![]), |s| (s.widths.clone(), s.factors.clone()));
@@ -625,8 +620,8 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
          with the holes grown over the scales {:?} and full size, then the Scholtes homotopy \
          from σ₀ = {} with κ = {}, ρ_sot = {}, IPOPT/MUMPS, from y0 everywhere and u = 0",
         p.horizon.n_steps,
-        o.n_fe,
-        o.n_s,
+        o.discretization.n_fe,
+        o.discretization.n_s,
         p.t_final,
         p.target_x,
         p.tf.cls.holes,
@@ -634,9 +629,9 @@ fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
         widths,
         factors,
         p.growth.as_ref().map_or(vec![], |g| g.scales.clone()),
-        o.sigma0,
-        o.kappa,
-        o.rho_sot
+        o.mpcc.sigma0,
+        o.mpcc.kappa,
+        o.discretization.rho_sot
     );
     Ok(HopperSetup {
         tf: p.tf,
@@ -771,7 +766,10 @@ mod tests {
     #[test]
     fn full_mode_hopper_problem_is_the_papers_course_with_hole_growth() {
         let s = hopper_setup(false).expect("full-mode problem");
-        assert_eq!((s.hz.n_steps, s.o.n_fe, s.target_x), (20, 3, 3.0));
+        assert_eq!(
+            (s.hz.n_steps, s.o.discretization.n_fe, s.target_x),
+            (20, 3, 3.0)
+        );
         assert_eq!(s.tf.cls.holes, vec![0.5, 1.5, 2.5]);
         let g = s.growth.expect("hole growth");
         assert_eq!(g.scales, vec![0.0, 0.25, 0.5, 0.75]);

@@ -62,10 +62,11 @@ fn particle_ocp_with(scheme: Scheme) -> (f64, usize, f64) {
         y_bounds: None,
         control_weight: 0.1,
     };
-    let o = FesdOptions {
-        n_s: 2,
-        scheme,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.scheme = scheme;
+        o
     };
     let s = solve_ocp(&tf, &hz, &o).expect("particle OCP");
     (s.objective, s.nlp_iterations, s.cpu_seconds)

@@ -142,9 +142,10 @@ fn active_set_waypoint<C: Cls>(
         let solved = match solve_near(tf, &at, o, x)? {
             Some(sol) => Some(sol),
             None if step <= smallest * (1.0 + 1e-12) => {
-                let warm = FesdOptions {
-                    sigma0: warm_sigma0,
-                    ..o.clone()
+                let warm = {
+                    let mut o = o.clone();
+                    o.mpcc.sigma0 = warm_sigma0;
+                    o
                 };
                 let (nlp, layout, _) = build(tf, &at, &warm)?;
                 Some(solve_built(tf, &at, &warm, nlp, &layout, x.to_vec())?)
@@ -285,9 +286,10 @@ pub fn solve_by_terminal_continuation<C: Cls>(
             )));
         }
     }
-    let warm = FesdOptions {
-        sigma0: plan.warm_sigma0,
-        ..o.clone()
+    let warm = {
+        let mut o = o.clone();
+        o.mpcc.sigma0 = plan.warm_sigma0;
+        o
     };
     let warm_hz = Horizon {
         global_speed: hz.global_speed && !plan.local_speed_after_first,

@@ -386,18 +386,28 @@ pub fn rest_on_stabilized_ground(hz: &mut crate::fesd::Horizon, depth: f64) {
 /// relaxation with κ = 0.1 over at most 40 NLPs, cross complementarity on the gap only,
 /// IPOPT tolerance 1e-8 and 3000 iterations, and the speed-of-time penalty ρ_sot = 100.
 pub fn paper_options() -> crate::fesd::FesdOptions {
-    crate::fesd::FesdOptions {
-        n_s: 3,
-        n_fe: 3,
-        penalty: false,
-        kappa: 0.1,
-        n_homotopy: 40,
-        cross_components: 1,
-        ipopt_tol: 1e-8,
-        max_iter: 3000,
-        rho_sot: 100.0,
-        homotopy_retries: 2,
-        ..crate::fesd::FesdOptions::default()
+    use crate::fesd::{Discretization, FesdOptions, MpccStrategy, NlpSettings};
+    // valid by construction (checked in tests/error_messages.rs)
+    FesdOptions {
+        discretization: Discretization {
+            n_s: 3,
+            n_fe: 3,
+            cross_components: 1,
+            rho_sot: 100.0,
+            ..Discretization::default()
+        },
+        mpcc: MpccStrategy {
+            penalty: false,
+            kappa: 0.1,
+            n_homotopy: 40,
+            homotopy_retries: 2,
+            ..MpccStrategy::default()
+        },
+        nlp: NlpSettings {
+            tol: 1e-8,
+            max_iter: 3000,
+            ..NlpSettings::default()
+        },
     }
 }
 

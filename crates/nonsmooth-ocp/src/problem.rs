@@ -38,15 +38,15 @@
 //!
 //! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
 //! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, `sigma0`,
-//! `kappa` (σ ← κσ), `homotopy_retries` ([`FesdOptions::homotopy_retries`]), `max_iter`
-//! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`FesdOptions::penalty`])
-//! or `"elastic"` ([`FesdOptions::elastic`]; default: the model's), `polish_tol`
-//! ([`FesdOptions::polish_tol`]), `mu_adaptive` ([`FesdOptions::mu_adaptive`]), `first_mu`
-//! ([`FesdOptions::first_mu`]), the smoothing phase `[fesd.smoothing]`
+//! `kappa` (σ ← κσ), `homotopy_retries` ([`MpccStrategy::homotopy_retries`](crate::fesd::MpccStrategy::homotopy_retries)), `max_iter`
+//! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty))
+//! or `"elastic"` ([`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic); default: the model's), `polish_tol`
+//! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)), `mu_adaptive` ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
+//! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
 //! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
-//! (optional `delta`, `delta_v` per entry; see [`FesdOptions::cut_schedule`]).
+//! (optional `delta`, `delta_v` per entry; see [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 //!
 //! The hopper of Sec. 6 ([`HopperProblem`], read by [`Problem::from_file`]) selects its model
 //! with `kind = "hopper"`:
@@ -77,7 +77,9 @@
 //! the hard-terminal NLP at the end of every stage's phase but the last (default true).
 
 use crate::continuation::{ContinuationMode, ContinuationPlan};
-use crate::fesd::{Clock, CutStep, Dcs, FesdOptions, Horizon, Scheme};
+use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Horizon, Scheme};
+#[cfg(doc)]
+use crate::fesd::{MpccStrategy, NlpSettings};
 use crate::hopper::{self, Hopper};
 use crate::smoothing::{Growth, SystemAt};
 use crate::tf::{PointMass, TimeFreezing};
@@ -244,7 +246,7 @@ struct FesdSpec {
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
-/// One `[[fesd.cut_schedule]]` entry ([`FesdOptions::cut_schedule`]).
+/// One `[[fesd.cut_schedule]]` entry ([`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CutSpec {
@@ -254,47 +256,58 @@ struct CutSpec {
 }
 
 impl FesdSpec {
-    /// Applies the optional keys to `o` (`n_s`/`n_fe` defaults are the caller's).
+    /// Applies the optional keys to `o` through the option groups' builders, whose rules
+    /// ([`Discretization::validate`], [`MpccStrategy::validate`], [`NlpSettings::validate`])
+    /// name the key under `fesd.` (`n_s`/`n_fe` defaults are the caller's).
     fn apply(
         &self,
-        mut o: FesdOptions,
+        o: FesdOptions,
         bad: &dyn Fn(String) -> OcpError,
     ) -> Result<FesdOptions, OcpError> {
+        let fesd = |e: OcpError| in_section("fesd.", e, bad);
+        let mut d = o.discretization.to_builder();
         if let Some(n) = self.n_s {
-            o.n_s = n;
+            d = d.n_s(n);
         }
         if let Some(n) = self.n_fe {
-            o.n_fe = n;
-        }
-        if let Some(n) = self.n_homotopy {
-            o.n_homotopy = n;
+            d = d.n_fe(n);
         }
         if let Some(p) = self.path_at_stages {
-            o.path_at_stages = p;
+            d = d.path_at_stages(p);
         }
-        let positive = |key: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
-            } else {
-                Err(bad(format!(
-                    "fesd.{key} must be positive and finite, got {v}"
+        d = d.scheme(match self.scheme.as_deref() {
+            None | Some("radau") | Some("radau-iia") => Scheme::RadauIIA,
+            Some("gauss-legendre") => Scheme::GaussLegendre,
+            Some(other) => {
+                return Err(bad(format!(
+                    "fesd.scheme must be \"radau\" or \"gauss-legendre\", got \"{other}\""
                 )))
             }
-        };
+        });
+        d = d.dcs(match self.dcs.as_deref() {
+            None | Some("step") => Dcs::Step,
+            Some("stewart") => Dcs::Stewart,
+            Some(other) => {
+                return Err(bad(format!(
+                    "fesd.dcs must be \"step\" or \"stewart\", got \"{other}\""
+                )))
+            }
+        });
+        let mut m = o.mpcc.to_builder();
+        if let Some(n) = self.n_homotopy {
+            m = m.n_homotopy(n);
+        }
         if let Some(s) = self.sigma0 {
-            o.sigma0 = positive("sigma0", s)?;
+            m = m.sigma0(s);
         }
         if let Some(k) = self.kappa {
-            if !(k > 0.0 && k < 1.0) {
-                return Err(bad(format!("fesd.kappa must lie in (0, 1), got {k}")));
-            }
-            o.kappa = k;
+            m = m.kappa(k);
         }
         if let Some(r) = self.homotopy_retries {
-            o.homotopy_retries = r;
+            m = m.homotopy_retries(r);
         }
         if let Some(r) = self.relaxation.as_deref() {
-            (o.penalty, o.elastic) = match r {
+            let (penalty, elastic) = match r {
                 "scholtes" => (false, false),
                 "penalty" => (true, false),
                 "elastic" => (false, true),
@@ -304,74 +317,52 @@ impl FesdSpec {
                     )))
                 }
             };
+            m = m.penalty(penalty).elastic(elastic);
         }
         if let Some(t) = self.polish_tol {
-            o.polish_tol = positive("polish_tol", t)?;
+            m = m.polish_tol(t);
         }
-        if let Some(m) = self.mu_adaptive {
-            o.mu_adaptive = m;
+        m = m.smoothing(self.smoothing.clone());
+        if let Some(c) = &self.cut_schedule {
+            m = m.cut_schedule(
+                c.iter()
+                    .map(|c| CutStep {
+                        sigma: c.sigma,
+                        delta: c.delta,
+                        delta_v: c.delta_v,
+                    })
+                    .collect(),
+            );
+        }
+        let mut n = o.nlp.to_builder();
+        if let Some(a) = self.mu_adaptive {
+            n = n.mu_adaptive(a);
         }
         if let Some(mu) = self.first_mu {
-            if positive("first_mu", mu)? > 0.5 {
-                return Err(bad(format!("fesd.first_mu must lie in (0, 0.5], got {mu}")));
-            }
-            o.first_mu = Some(mu);
+            n = n.first_mu(mu);
         }
-        if let Some(m) = self.max_iter {
-            if m <= 0 {
-                return Err(bad(format!("fesd.max_iter must be positive, got {m}")));
-            }
-            o.max_iter = m;
+        if let Some(i) = self.max_iter {
+            n = n.max_iter(i);
         }
-        if let Some(sm) = &self.smoothing {
-            // the width count against the model's switching functions is checked when the
-            // NLP is built
-            if let Err(OcpError::InvalidInput(msg)) = sm.validate(sm.widths.len()) {
-                return Err(bad(format!("fesd.{msg}")));
-            }
-        }
-        o.smoothing = self.smoothing.clone();
-        if let Some(c) = &self.cut_schedule {
-            if c.iter().any(|c| {
-                !(c.sigma.is_finite() && c.sigma > 0.0)
-                    || [c.delta, c.delta_v]
-                        .iter()
-                        .flatten()
-                        .any(|d| !(d.is_finite() && *d >= 0.0))
-            }) {
-                return Err(bad(
-                    "fesd.cut_schedule: sigma must be positive, delta and delta_v finite and ≥ 0"
-                        .into(),
-                ));
-            }
-            o.cut_schedule = c
-                .iter()
-                .map(|c| CutStep {
-                    sigma: c.sigma,
-                    delta: c.delta,
-                    delta_v: c.delta_v,
-                })
-                .collect();
-        }
-        o.scheme = match self.scheme.as_deref() {
-            None | Some("radau") | Some("radau-iia") => Scheme::RadauIIA,
-            Some("gauss-legendre") => Scheme::GaussLegendre,
-            Some(other) => {
-                return Err(bad(format!(
-                    "fesd.scheme must be \"radau\" or \"gauss-legendre\", got \"{other}\""
-                )))
-            }
-        };
-        o.dcs = match self.dcs.as_deref() {
-            None | Some("step") => Dcs::Step,
-            Some("stewart") => Dcs::Stewart,
-            Some(other) => {
-                return Err(bad(format!(
-                    "fesd.dcs must be \"step\" or \"stewart\", got \"{other}\""
-                )))
-            }
-        };
-        Ok(o)
+        Ok(FesdOptions {
+            discretization: d.build().map_err(fesd)?,
+            mpcc: m.build().map_err(fesd)?,
+            nlp: n.build().map_err(fesd)?,
+        })
+    }
+}
+
+/// The options of a point-mass problem file before its `[fesd]` keys: Radau IIA with
+/// n_s = 2, N_FE = 3, the other fields at their defaults ([`FesdOptions::default`]).
+pub fn point_mass_options() -> FesdOptions {
+    // valid by construction (checked in tests/error_messages.rs)
+    FesdOptions {
+        discretization: Discretization {
+            n_s: 2,
+            n_fe: 3,
+            ..Discretization::default()
+        },
+        ..FesdOptions::default()
     }
 }
 
@@ -390,7 +381,7 @@ pub struct OcpProblem {
     pub tf: Arc<TimeFreezing<PointMass>>,
     /// Horizon, bounds, terminal constraints and the control weight.
     pub horizon: Horizon,
-    /// FESD and homotopy options (`n_s` default 2, `n_fe` default 3).
+    /// FESD and homotopy options ([`point_mass_options`]: `n_s` default 2, `n_fe` default 3).
     pub options: FesdOptions,
     /// Physical horizon T.
     pub t_final: f64,
@@ -474,14 +465,7 @@ impl OcpProblem {
             horizon.global_speed,
             &bad,
         )?;
-        let options = p.fesd.apply(
-            FesdOptions {
-                n_s: 2,
-                n_fe: 3,
-                ..FesdOptions::default()
-            },
-            &bad,
-        )?;
+        let options = p.fesd.apply(point_mass_options(), &bad)?;
         Ok(Self {
             tf,
             horizon,
@@ -685,7 +669,7 @@ impl HopperProblem {
             horizon.global_speed,
             &bad,
         )?;
-        if growth.is_some() && options.smoothing.is_none() {
+        if growth.is_some() && options.mpcc.smoothing.is_none() {
             return Err(bad(
                 "model.hole_growth needs the smoothing phase ([fesd.smoothing])".into(),
             ));
@@ -763,9 +747,13 @@ mod tests {
         };
         assert_eq!(h.horizon.n_steps, 4);
         assert_eq!(h.tf.cls.holes, vec![0.5]);
-        assert_eq!(h.options.scheme, Scheme::GaussLegendre);
+        assert_eq!(h.options.discretization.scheme, Scheme::GaussLegendre);
         assert_eq!(
-            (h.options.n_s, h.options.n_fe, h.options.cross_components),
+            (
+                h.options.discretization.n_s,
+                h.options.discretization.n_fe,
+                h.options.discretization.cross_components
+            ),
             (1, 2, 1)
         );
         // the point-mass constructor refuses a hopper file; bad kinds and keys are named
@@ -782,7 +770,7 @@ mod tests {
             panic!("cut schedule not parsed");
         };
         assert_eq!(
-            h.options.cut_schedule,
+            h.options.mpcc.cut_schedule,
             vec![
                 CutStep {
                     sigma: 1.0,
@@ -809,11 +797,14 @@ mod tests {
         let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
             panic!("not parsed");
         };
-        let sm = h.options.smoothing.expect("smoothing");
+        let sm = h.options.mpcc.smoothing.expect("smoothing");
         assert_eq!(sm.factors, vec![100.0, 1.0, 0.1]);
         assert_eq!((sm.lambda_weight, sm.terminal_weight), (1e-3, 100.0));
         assert!(sm.cross_sigmas.is_empty());
-        assert_eq!((h.options.sigma0, h.options.max_iter), (1e-4, 3000));
+        assert_eq!(
+            (h.options.mpcc.sigma0, h.options.nlp.max_iter),
+            (1e-4, 3000)
+        );
         let e =
             Problem::from_toml_str(&text.replace("[100.0, 1.0, 0.1]", "[-1.0]"), Some("p.toml"));
         assert!(
@@ -827,13 +818,13 @@ mod tests {
         let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&kappa, None) else {
             panic!("kappa not parsed");
         };
-        assert_eq!(h.options.kappa, 0.3);
-        assert_eq!(h.options.homotopy_retries, 2);
+        assert_eq!(h.options.mpcc.kappa, 0.3);
+        assert_eq!(h.options.mpcc.homotopy_retries, 2);
         let retries = text.replace("sigma0 = 1e-4", "homotopy_retries = 0");
         let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&retries, None) else {
             panic!("homotopy_retries not parsed");
         };
-        assert_eq!(h.options.homotopy_retries, 0);
+        assert_eq!(h.options.mpcc.homotopy_retries, 0);
         let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.kappa")));
     }
@@ -849,8 +840,11 @@ mod tests {
         let Ok(Problem::Hopper(h)) = parse("") else {
             panic!("not parsed");
         };
-        assert_eq!((h.options.penalty, h.options.elastic), (false, false));
-        assert!(!h.options.mu_adaptive);
+        assert_eq!(
+            (h.options.mpcc.penalty, h.options.mpcc.elastic),
+            (false, false)
+        );
+        assert!(!h.options.nlp.mu_adaptive);
         for (name, want) in [
             ("penalty", (true, false)),
             ("elastic", (false, true)),
@@ -859,15 +853,22 @@ mod tests {
             let Ok(Problem::Hopper(h)) = parse(&format!("relaxation = \"{name}\"\n")) else {
                 panic!("{name} not parsed");
             };
-            assert_eq!((h.options.penalty, h.options.elastic), want, "{name}");
+            assert_eq!(
+                (h.options.mpcc.penalty, h.options.mpcc.elastic),
+                want,
+                "{name}"
+            );
         }
         let Ok(Problem::Hopper(h)) =
             parse("polish_tol = 1e-2\nmu_adaptive = true\nfirst_mu = 1e-6\n")
         else {
             panic!("polish_tol not parsed");
         };
-        assert_eq!((h.options.polish_tol, h.options.mu_adaptive), (1e-2, true));
-        assert_eq!(h.options.first_mu, Some(1e-6));
+        assert_eq!(
+            (h.options.mpcc.polish_tol, h.options.nlp.mu_adaptive),
+            (1e-2, true)
+        );
+        assert_eq!(h.options.nlp.first_mu, Some(1e-6));
         let e = parse("first_mu = 0.0\n");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.first_mu")));
         let e = parse("relaxation = \"smooth\"\n");
@@ -957,12 +958,12 @@ mod tests {
         assert_eq!(h.horizon.clock, Clock::Terminal(2.5));
         assert!(h.horizon.global_speed);
         assert_eq!(h.horizon.control_weight, 1.0);
-        assert!(h.options.path_at_stages);
+        assert!(h.options.discretization.path_at_stages);
         let ends = format!("{terminal}[fesd]\npath_at_stages = false\n");
         let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&ends, None) else {
             panic!("path_at_stages not parsed");
         };
-        assert!(!h.options.path_at_stages);
+        assert!(!h.options.discretization.path_at_stages);
         // one speed of time under stage clocks, and unknown clock names, are named errors
         let e = Problem::from_toml_str(&format!("{text}global_speed = true\n"), None);
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.global_speed")));
@@ -1100,7 +1101,11 @@ mod tests {
         let q = OcpProblem::from_toml_str(&text, None).unwrap();
         assert_eq!(p.options, q.options);
         assert_eq!(
-            (p.options.n_s, p.options.scheme, p.options.dcs),
+            (
+                p.options.discretization.n_s,
+                p.options.discretization.scheme,
+                p.options.discretization.dcs
+            ),
             (2, Scheme::RadauIIA, Dcs::Step)
         );
     }

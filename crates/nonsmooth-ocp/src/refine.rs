@@ -161,10 +161,14 @@ pub fn from_coarser_mesh<C: Cls>(
     to: &Layout,
     x_to: Vec<f64>,
 ) -> Result<Option<Vec<f64>>, OcpError> {
-    for d in (1..o.n_fe).rev().filter(|d| o.n_fe.is_multiple_of(*d)) {
-        let coarse = FesdOptions {
-            n_fe: d,
-            ..o.clone()
+    for d in (1..o.discretization.n_fe)
+        .rev()
+        .filter(|d| o.discretization.n_fe.is_multiple_of(*d))
+    {
+        let coarse = {
+            let mut o = o.clone();
+            o.discretization.n_fe = d;
+            o
         };
         let (_, from, fresh) = build(tf, hz, &coarse)?;
         if fresh.len() == x.len() {

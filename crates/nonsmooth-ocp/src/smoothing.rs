@@ -48,7 +48,7 @@ use crate::nlp::{BlockNlp, Real};
 use crate::tf::{Cls, TimeFreezing};
 use crate::OcpError;
 
-/// Options of the smoothing phase ([`FesdOptions::smoothing`]; problem files:
+/// Options of the smoothing phase ([`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing); problem files:
 /// `[fesd.smoothing]`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,7 +72,7 @@ pub struct Smoothing {
     /// Weight w of the soft terminal w Σ (y_i(T̃) − target_i)² during the phase.
     #[serde(default = "default_terminal_weight")]
     pub terminal_weight: f64,
-    /// IPOPT iteration limit of the phase's NLPs (`None`: [`FesdOptions::max_iter`], the
+    /// IPOPT iteration limit of the phase's NLPs (`None`: [`NlpSettings::max_iter`](crate::fesd::NlpSettings::max_iter), the
     /// limit of every homotopy NLP).
     #[serde(default)]
     pub max_iter: Option<i32>,
@@ -140,7 +140,7 @@ pub fn heaviside<T: Real>(c: T, width: f64) -> T {
     }
 }
 
-/// Runs the smoothing phase on an NLP built with [`FesdOptions::smoothing`] set and
+/// Runs the smoothing phase on an NLP built with [`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing) set and
 /// returns the last smoothed point, its multipliers projected onto the complementary split;
 /// appends one entry per NLP to `log`, failed ones included (`sigma` holds the width
 /// factor, or −σ for the closing NLPs of [`Smoothing::cross_sigmas`]). With a soft terminal the
@@ -265,9 +265,9 @@ fn solve_step<C: Cls>(
     factor: f64,
     log: &mut Vec<NlpLog>,
 ) -> Result<IpoptSolution, OcpError> {
-    let duals = warm.filter(|_| o.warm_duals);
+    let duals = warm.filter(|_| o.nlp.warm_duals);
     let mut opts = relaxed_nlp_options(o, duals.map(|_| 1e-4));
-    if let Some(limit) = o.smoothing.as_ref().and_then(|sm| sm.max_iter) {
+    if let Some(limit) = o.mpcc.smoothing.as_ref().and_then(|sm| sm.max_iter) {
         opts.int.push(("max_iter".into(), limit));
     }
     let result = solve(nlp, x, duals, &opts);
@@ -276,8 +276,8 @@ fn solve_step<C: Cls>(
         Err(OcpError::Ipopt { solution, .. }) => (solution.as_ref(), false),
         Err(_) => return result,
     };
-    let comp = comp_residual(layout, &sol.x, o.fesd);
-    if o.verbose {
+    let comp = comp_residual(layout, &sol.x, o.discretization.fesd);
+    if o.nlp.verbose {
         eprintln!(
             "smoothing {}{:.3e}: objective {:.6e}, complementarity {comp:.3e}, {} iterations, {:.2} s, {:?}{}",
             if factor < 0.0 { "with complementarity ≤ " } else { "×" },
@@ -491,7 +491,7 @@ pub fn bisect_continuation<E>(
 /// The solution's log, iteration count and CPU time cover all phases, failed NLPs included.
 ///
 /// # Errors
-/// [`OcpError::InvalidInput`] without [`FesdOptions::smoothing`] or for an invalid
+/// [`OcpError::InvalidInput`] without [`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing) or for an invalid
 /// `growth`; the first stage's error when it fails; [`OcpError::GrowthStalled`] (with the
 /// last converged point and the log of every phase) when a later stage fails with no
 /// bisection left; the homotopy's errors on `tf`, whose [`OcpError::HomotopyStalled`] log
@@ -505,7 +505,7 @@ pub fn solve_ocp_with_growth<C: Cls>(
     growth: &Growth<C>,
 ) -> Result<OcpSolution, OcpError> {
     let start = thread_cpu_seconds();
-    let sm = o.smoothing.clone().ok_or_else(|| {
+    let sm = o.mpcc.smoothing.clone().ok_or_else(|| {
         OcpError::InvalidInput("growth needs the smoothing phase (fesd.smoothing)".into())
     })?;
     growth.validate()?;
@@ -527,16 +527,17 @@ pub fn solve_ocp_with_growth<C: Cls>(
             },
             ..sm.clone()
         };
-        let so = FesdOptions {
-            smoothing: Some(stage_sm.clone()),
-            ..o.clone()
+        let so = {
+            let mut o = o.clone();
+            o.mpcc.smoothing = Some(stage_sm.clone());
+            o
         };
         let system = if is_own {
             tf.clone()
         } else {
             (growth.system)(scale)?
         };
-        if o.verbose {
+        if o.nlp.verbose {
             eprintln!("model growth: smoothing phase at scale {scale}");
         }
         let (mut nlp, layout, xt) = build(&system, hz, &so)?;
@@ -580,9 +581,10 @@ pub fn solve_ocp_with_growth<C: Cls>(
         ));
     };
     // the phase has run on `tf`'s NLP: the homotopy goes on from its point
-    let homotopy_options = FesdOptions {
-        smoothing: None,
-        ..o.clone()
+    let homotopy_options = {
+        let mut o = o.clone();
+        o.mpcc.smoothing = None;
+        o
     };
     let smoothed = (x.clone(), max_violation(&nlp, &x));
     match solve_built(tf, hz, &homotopy_options, nlp, &layout, x) {
@@ -631,15 +633,15 @@ pub(crate) fn stalled_at_start(
     mut log: Vec<NlpLog>,
 ) -> OcpError {
     log.push(NlpLog {
-        sigma: o.sigma0,
+        sigma: o.mpcc.sigma0,
         objective: failed.objective,
-        comp_residual: comp_residual(layout, &failed.x, o.fesd),
+        comp_residual: comp_residual(layout, &failed.x, o.discretization.fesd),
         iterations: failed.iterations,
         cpu_seconds: failed.cpu_seconds,
         status: failed.status,
     });
     OcpError::HomotopyStalled {
-        comp_residual: comp_residual(layout, &start, o.fesd),
+        comp_residual: comp_residual(layout, &start, o.discretization.fesd),
         constraint_violation: start_violation,
         x: start,
         log,

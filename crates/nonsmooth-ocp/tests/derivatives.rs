@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{build, FesdOptions, Horizon, Scheme};
+use nonsmooth_ocp::fesd::{build, Discretization, FesdOptions, Horizon, MpccStrategy, Scheme};
 use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::ipopt::Nlp;
 use nonsmooth_ocp::tf::{Cls, PointMass, TimeFreezing};
@@ -29,20 +29,22 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         y_bounds: None,
         control_weight: 0.2,
     };
-    let o = FesdOptions {
-        n_s: 2,
-        n_fe: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 2;
+        o
     };
     check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);
     // Gauss–Legendre: the end-state rows bᵀ and the end-point multipliers (Scholtes mode,
     // so the cross complementarity is a constraint with its own Jacobian/Hessian)
-    let o = FesdOptions {
-        n_s: 2,
-        n_fe: 2,
-        scheme: Scheme::GaussLegendre,
-        penalty: false,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 2;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o.mpcc.penalty = false;
+        o
     };
     check_derivatives(&tf, &hz, &o, 1e-6, 1e-5);
     // terminal clock with one speed of time: the running cost w ‖u_k‖² (t_{k+1} − t_k)
@@ -80,12 +82,18 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
     // speed-of-time penalty with n_s = 2
     for (n_s, elastic) in [(1, false), (3, false), (2, true)] {
         let o = FesdOptions {
-            n_s,
-            n_fe: 2,
-            penalty: false,
-            cross_components: 1,
-            elastic,
-            rho_sot: if elastic { 100.0 } else { 0.0 },
+            discretization: Discretization::builder()
+                .n_s(n_s)
+                .n_fe(2)
+                .cross_components(1)
+                .rho_sot(if elastic { 100.0 } else { 0.0 })
+                .build()
+                .unwrap(),
+            mpcc: MpccStrategy::builder()
+                .penalty(false)
+                .elastic(elastic)
+                .build()
+                .unwrap(),
             ..FesdOptions::default()
         };
         check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
@@ -97,48 +105,44 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
             .with_switch_scale(vec![10.0, 1.0, 0.5])
             .unwrap(),
     );
-    let o = FesdOptions {
-        n_s: 2,
-        n_fe: 2,
-        penalty: false,
-        cross_components: 1,
-        per_pair: true,
-        soft_terminal: 5.0,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 2;
+        o.mpcc.penalty = false;
+        o.discretization.cross_components = 1;
+        o.mpcc.per_pair = true;
+        o.mpcc.soft_terminal = 5.0;
+        o
     };
     check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
     // the flight cuts (1 − α_i)(λᵖ_i − δ_i) ≤ 0 on the gap and the normal velocity
-    let o = FesdOptions {
-        n_s: 2,
-        n_fe: 2,
-        penalty: false,
-        cross_components: 1,
-        flight_cut: Some(0.01),
-        flight_cut_v: Some(0.05),
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 2;
+        o.mpcc.penalty = false;
+        o.discretization.cross_components = 1;
+        o.mpcc.flight_cut = Some(0.01);
+        o.mpcc.flight_cut_v = Some(0.05);
+        o
     };
     let (nlp_cut, _, _) = build(&tf, &hz, &o).unwrap();
-    let (nlp_off, _, _) = build(
-        &tf,
-        &hz,
-        &FesdOptions {
-            flight_cut: None,
-            flight_cut_v: None,
-            ..o.clone()
-        },
-    )
+    let (nlp_off, _, _) = build(&tf, &hz, &{
+        let mut o = o.clone();
+        o.mpcc.flight_cut = None;
+        o.mpcc.flight_cut_v = None;
+        o
+    })
     .unwrap();
     // two cut rows per stage point: 2 steps × 2 elements × 2 stages × 2 components
     assert_eq!(nlp_cut.num_cons(), nlp_off.num_cons() + 16);
     // path constraints only at the 2 interval ends instead of all 8 stage points
-    let (nlp_ends, _, _) = build(
-        &tf,
-        &hz,
-        &FesdOptions {
-            path_at_stages: false,
-            ..o.clone()
-        },
-    )
+    let (nlp_ends, _, _) = build(&tf, &hz, &{
+        let mut o = o.clone();
+        o.discretization.path_at_stages = false;
+        o
+    })
     .unwrap();
     assert_eq!(
         nlp_ends.num_cons() + 6 * tf.cls.n_path(),
@@ -146,9 +150,10 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
     );
     check_derivatives(&tf, &hz, &o, 1e-5, 1e-4);
     // a negative threshold is a typed error
-    let bad = FesdOptions {
-        flight_cut: Some(-1.0),
-        ..o
+    let bad = {
+        let mut o = o;
+        o.mpcc.flight_cut = Some(-1.0);
+        o
     };
     assert!(build(&tf, &hz, &bad).is_err());
 }
@@ -242,14 +247,11 @@ fn bad_inputs_are_typed_errors() {
     hz.y0 = vec![1.0, 0.0, f64::NAN];
     assert!(build(&tf, &hz, &FesdOptions::default()).is_err());
     hz.y0 = vec![1.0, 0.0, 0.0];
-    assert!(build(
-        &tf,
-        &hz,
-        &FesdOptions {
-            n_s: 4,
-            ..FesdOptions::default()
-        }
-    )
+    assert!(build(&tf, &hz, &{
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 4;
+        o
+    })
     .is_err());
     assert!(build(&tf, &hz, &FesdOptions::default()).is_ok());
 }
@@ -277,11 +279,12 @@ fn infeasible_ocp_reports_violation() {
         y_bounds: None,
         control_weight: 0.0,
     };
-    let o = FesdOptions {
-        n_s: 1,
-        n_fe: 2,
-        max_iter: 100,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 1;
+        o.discretization.n_fe = 2;
+        o.nlp.max_iter = 100;
+        o
     };
     match nonsmooth_ocp::fesd::solve_ocp(&tf, &hz, &o) {
         Err(nonsmooth_ocp::OcpError::Ipopt {

@@ -34,9 +34,10 @@ fn drop_horizon() -> Horizon {
 
 #[test]
 fn unavailable_stage_count_is_named() {
-    let o = FesdOptions {
-        n_s: 4,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 4;
+        o
     };
     match build(&ball(), &drop_horizon(), &o) {
         Err(e @ OcpError::InvalidInput(_)) => assert!(e.to_string().contains("n_s = 4"), "{e}"),
@@ -73,13 +74,14 @@ fn non_finite_initial_state_is_rejected() {
 fn a_homotopy_cut_short_reports_its_residuals() {
     // One relaxed NLP across an impact, without the polishing step, does not reach
     // complementarity 1e-14.
-    let o = FesdOptions {
-        n_s: 1,
-        n_fe: 2,
-        n_homotopy: 1,
-        comp_tol: 1e-14,
-        polish: false,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 1;
+        o.discretization.n_fe = 2;
+        o.mpcc.n_homotopy = 1;
+        o.mpcc.comp_tol = 1e-14;
+        o.mpcc.polish = false;
+        o
     };
     match solve_ocp(&ball(), &drop_horizon(), &o) {
         Err(e @ OcpError::HomotopyStalled { .. }) => {
@@ -109,16 +111,17 @@ fn a_homotopy_cut_short_reports_its_residuals() {
 
 #[test]
 fn bad_smoothing_options_are_named() {
-    let smoothing = |widths: Vec<f64>, factors: Vec<f64>| FesdOptions {
-        smoothing: Some(nonsmooth_ocp::smoothing::Smoothing {
+    let smoothing = |widths: Vec<f64>, factors: Vec<f64>| {
+        let mut o = FesdOptions::default();
+        o.mpcc.smoothing = Some(nonsmooth_ocp::smoothing::Smoothing {
             widths,
             factors,
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
             max_iter: None,
-        }),
-        ..FesdOptions::default()
+        });
+        o
     };
     let message = |o: &FesdOptions| match build(&ball(), &drop_horizon(), o) {
         Err(e @ OcpError::InvalidInput(_)) => e.to_string(),
@@ -134,9 +137,116 @@ fn bad_smoothing_options_are_named() {
     assert!(e.contains("smoothing.widths"), "{e}");
     let e = message(&smoothing(vec![0.01, 0.1], vec![]));
     assert!(e.contains("smoothing.factors"), "{e}");
-    let stewart = FesdOptions {
-        dcs: nonsmooth_ocp::fesd::Dcs::Stewart,
-        ..smoothing(vec![0.01, 0.1], vec![1.0])
+    let stewart = {
+        let mut o = smoothing(vec![0.01, 0.1], vec![1.0]);
+        o.discretization.dcs = nonsmooth_ocp::fesd::Dcs::Stewart;
+        o
     };
     assert!(message(&stewart).contains("step representation"));
+}
+
+/// Each option group's builder ([`Discretization`], [`MpccStrategy`], [`NlpSettings`])
+/// rejects an invalid value with an error naming the field and its rule, and [`build`]
+/// applies the same rules to options set field by field.
+#[test]
+fn each_options_builder_names_the_invalid_field() {
+    use nonsmooth_ocp::fesd::{Discretization, MpccStrategy, NlpSettings};
+    fn named<T: std::fmt::Debug>(r: Result<T, OcpError>, says: &str) {
+        match r {
+            Err(e @ OcpError::InvalidInput(_)) => {
+                assert!(e.to_string().contains(says), "{e} should name {says:?}")
+            }
+            other => panic!("expected InvalidInput naming {says:?}, got {other:?}"),
+        }
+    }
+    named(Discretization::builder().n_s(4).build(), "n_s = 4");
+    named(
+        Discretization::builder().n_fe(0).build(),
+        "n_fe must be positive",
+    );
+    named(
+        Discretization::builder().gamma_h(1.0).build(),
+        "gamma_h must lie in [0, 1)",
+    );
+    named(
+        Discretization::builder().rho_h(-1.0).build(),
+        "rho_h must be finite and ≥ 0",
+    );
+    named(
+        Discretization::builder().alpha0(1.5).build(),
+        "alpha0 must lie in [0, 1]",
+    );
+    named(
+        MpccStrategy::builder().sigma0(0.0).build(),
+        "sigma0 must be positive",
+    );
+    named(
+        MpccStrategy::builder().kappa(1.0).build(),
+        "kappa must lie in (0, 1)",
+    );
+    named(
+        MpccStrategy::builder().comp_tol(f64::NAN).build(),
+        "comp_tol must be positive",
+    );
+    named(
+        MpccStrategy::builder().elastic(true).build(),
+        "elastic needs penalty = false",
+    );
+    named(
+        MpccStrategy::builder().flight_cut(-1.0).build(),
+        "flight_cut must be finite and ≥ 0",
+    );
+    named(
+        MpccStrategy::builder()
+            .cut_schedule(vec![nonsmooth_ocp::fesd::CutStep {
+                sigma: 0.0,
+                delta: None,
+                delta_v: None,
+            }])
+            .build(),
+        "cut_schedule: sigma must be positive",
+    );
+    named(
+        NlpSettings::builder().tol(0.0).build(),
+        "tol must be positive",
+    );
+    named(
+        NlpSettings::builder().max_iter(0).build(),
+        "max_iter must be positive",
+    );
+    named(
+        NlpSettings::builder().first_mu(0.9).build(),
+        "first_mu must lie in (0, 0.5]",
+    );
+    // valid values build, the defaults are the builders' start, a value its own builder's
+    let d = Discretization::builder()
+        .n_s(2)
+        .n_fe(4)
+        .build()
+        .expect("valid");
+    assert_eq!((d.n_s, d.n_fe, d.gamma_h), (2, 4, 0.99));
+    assert_eq!(d.to_builder().build().expect("valid"), d);
+    assert_eq!(
+        MpccStrategy::builder().build().expect("valid"),
+        MpccStrategy::default()
+    );
+    assert_eq!(
+        NlpSettings::builder().build().expect("valid"),
+        NlpSettings::default()
+    );
+    let elastic = MpccStrategy::builder().penalty(false).elastic(true).build();
+    assert!(elastic.expect("valid").elastic);
+    nonsmooth_ocp::hopper::paper_options()
+        .validate()
+        .expect("valid preset");
+    nonsmooth_ocp::problem::point_mass_options()
+        .validate()
+        .expect("valid preset");
+    // the same rule for options set field by field, when the NLP is built
+    let mut o = FesdOptions::default();
+    o.mpcc.kappa = 2.0;
+    named(
+        build(&ball(), &drop_horizon(), &o),
+        "kappa must lie in (0, 1)",
+    );
 }

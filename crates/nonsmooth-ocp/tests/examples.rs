@@ -28,7 +28,11 @@ fn every_ocp_example_file_parses() {
     };
     let g = h.growth.expect("hole growth");
     assert_eq!(
-        (h.options.n_fe, g.factors.len(), g.close_stages),
+        (
+            h.options.discretization.n_fe,
+            g.factors.len(),
+            g.close_stages
+        ),
         (6, 2, false)
     );
 }

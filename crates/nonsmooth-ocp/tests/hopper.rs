@@ -107,9 +107,10 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     assert!(hop.knee(&q0)[0] < -0.05);
     let tf = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
     let y0 = [0.0, 0.5, 0.3, -0.6, 0.5, 0.0, 0.0, 0.0, 0.0];
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let sim = simulate(&tf, &y0, 0.05, 2, &|_| vec![0.0, 0.0], &o).expect("flight steps");
     assert_eq!(sim.comp_residual, 0.0);
@@ -134,7 +135,7 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     }
 }
 
-/// Cut continuation (`FesdOptions::cut_schedule`): the flight-cut rows exist for the
+/// Cut continuation (`MpccStrategy::cut_schedule`): the flight-cut rows exist for the
 /// components some entry sets, start at the first entry's thresholds (`CUT_OFF` where it
 /// leaves a cut inactive), the homotopy's first NLPs use the entries' σ, then σ ← κσ, and
 /// the final point satisfies the last entry's cuts (1 − α_i)(λᵖ_i − δ_i) ≤ 0. Short hopper
@@ -169,11 +170,12 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
             delta_v: Some(0.1),
         },
     ];
-    let o = nonsmooth_ocp::fesd::FesdOptions {
-        n_s: 1,
-        n_fe: 2,
-        cut_schedule: sched.clone(),
-        ..hopper::paper_options()
+    let o = {
+        let mut o = hopper::paper_options();
+        o.discretization.n_s = 1;
+        o.discretization.n_fe = 2;
+        o.mpcc.cut_schedule = sched.clone();
+        o
     };
     let (mut nlp, layout, x0) = build(&tf, &hz, &o).expect("NLP");
     let cuts: Vec<(f64, usize)> = nlp
@@ -197,7 +199,7 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
             "σ ← κσ after the schedule"
         );
     }
-    assert!(log.last().expect("log").comp_residual <= o.comp_tol);
+    assert!(log.last().expect("log").comp_residual <= o.mpcc.comp_tol);
     for b in &nlp.blocks {
         if let FesdBlock::FlightCut { delta, comp } = b.kind {
             let want = if comp == 0 { 0.01 } else { 0.1 };
@@ -220,9 +222,10 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
             ..sched[0]
         },
     ] {
-        let o = nonsmooth_ocp::fesd::FesdOptions {
-            cut_schedule: vec![bad],
-            ..o.clone()
+        let o = {
+            let mut o = o.clone();
+            o.mpcc.cut_schedule = vec![bad];
+            o
         };
         assert!(build(&tf, &hz, &o).is_err());
     }
@@ -277,9 +280,10 @@ fn stabilized_stance_with_leg_rotation_is_exact() {
     let qz = hop.l_thigh * f64::cos(ph) + hop.l_shank * f64::cos(ph + pk);
     let y0 = [0.0, qz, ph, pk, 0.0, 0.0, 0.0, 0.0, 0.0];
     assert!(hop.f_c(&y0[..4]).abs() < 1e-15);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let plain = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
     match simulate(&plain, &y0, 0.02, 1, &|_| vec![0.0, 0.0], &o) {
@@ -372,7 +376,7 @@ fn short_growth_problem() -> (
     nonsmooth_ocp::fesd::Horizon,
     nonsmooth_ocp::fesd::FesdOptions,
 ) {
-    use nonsmooth_ocp::fesd::{Clock, FesdOptions};
+    use nonsmooth_ocp::fesd::Clock;
     use nonsmooth_ocp::hopper;
     use nonsmooth_ocp::smoothing::Smoothing;
     let hop = Hopper {
@@ -385,20 +389,18 @@ fn short_growth_problem() -> (
     hz.control_weight = 1.0;
     hz.global_speed = true;
     hopper::rest_on_stabilized_ground(&mut hz, GROWTH_DEPTH);
-    let o = FesdOptions {
-        n_s: 1,
-        n_fe: 2,
-        sigma0: 1e-3,
-        smoothing: Some(Smoothing {
-            widths: vec![1e-3, 0.05, 0.05],
-            factors: vec![10.0, 1.0, 0.1],
-            lambda_weight: 1e-3,
-            cross_sigmas: vec![],
-            terminal_weight: 100.0,
-            max_iter: None,
-        }),
-        ..hopper::paper_options()
-    };
+    let mut o = hopper::paper_options();
+    o.discretization.n_s = 1;
+    o.discretization.n_fe = 2;
+    o.mpcc.sigma0 = 1e-3;
+    o.mpcc.smoothing = Some(Smoothing {
+        widths: vec![1e-3, 0.05, 0.05],
+        factors: vec![10.0, 1.0, 0.1],
+        lambda_weight: 1e-3,
+        cross_sigmas: vec![],
+        terminal_weight: 100.0,
+        max_iter: None,
+    });
     (hop, hz, o)
 }
 
@@ -509,20 +511,20 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
 /// every phase with the failed NLP last.
 #[test]
 fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
-    use nonsmooth_ocp::fesd::FesdOptions;
     use nonsmooth_ocp::smoothing::{solve_ocp_with_growth, Growth};
     use nonsmooth_ocp::OcpError;
     use std::sync::Arc;
 
     let (hop, hz, o) = short_growth_problem();
-    let mut smoothing = o.smoothing.clone().expect("smoothing phase");
+    let mut smoothing = o.mpcc.smoothing.clone().expect("smoothing phase");
     smoothing.max_iter = Some(3000);
-    let o = FesdOptions {
-        sigma0: 1e-14,
-        max_iter: 2,
-        polish: false,
-        smoothing: Some(smoothing),
-        ..o
+    let o = {
+        let mut o = o;
+        o.mpcc.sigma0 = 1e-14;
+        o.nlp.max_iter = 2;
+        o.mpcc.polish = false;
+        o.mpcc.smoothing = Some(smoothing);
+        o
     };
     let base = hop.clone();
     let growth = Growth {
@@ -543,7 +545,7 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
         panic!("{e}");
     };
     let last = log.last().expect("log");
-    assert_eq!(last.sigma, o.sigma0, "{log:?}");
+    assert_eq!(last.sigma, o.mpcc.sigma0, "{log:?}");
     assert_eq!(last.iterations, 2, "{log:?}");
     assert!(last.status != nonsmooth_ocp::ipopt::IpoptStatus::Succeeded);
     assert!(log.len() >= 4, "{log:?}");

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use nonsmooth_ocp::fesd::{solve_ocp, FesdOptions, Horizon, Scheme};
+use nonsmooth_ocp::fesd::{
+    solve_ocp, Discretization, FesdOptions, Horizon, MpccStrategy, NlpSettings, Scheme,
+};
 use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
 
 const G: f64 = 9.81;
@@ -72,9 +74,10 @@ fn particle(n: usize) -> (Arc<TimeFreezing<PointMass>>, Horizon) {
 fn particle_ocp_reaches_target_with_discrete_optimal_cost() {
     let n = 20;
     let (tf, hz) = particle(n);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
     let exact = discrete_optimum(n, 2.0);
@@ -128,10 +131,11 @@ fn terminal_clock_with_one_speed_of_time_is_optimal_on_its_own_grid() {
     hz.clock = nonsmooth_ocp::fesd::Clock::Terminal(2.0);
     hz.global_speed = true;
     hz.control_weight = 1.0;
-    let o = FesdOptions {
-        n_s: 2,
-        scheme: Scheme::GaussLegendre,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
     let grid = &sol.interval_clock;
@@ -162,10 +166,11 @@ fn gauss_legendre_particle_ocp_converges_to_the_discrete_optimum() {
     // Scholtes homotopy (the ℓ1 penalty stalls at 0.2152 in an "air braking" local minimum)
     let n = 20;
     let (tf, hz) = particle(n);
-    let o = FesdOptions {
-        n_s: 2,
-        scheme: Scheme::GaussLegendre,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
     let exact = discrete_optimum(n, 2.0);
@@ -201,12 +206,13 @@ fn four_elements_put_the_jump_end_on_an_element_boundary() {
     // finds it and the objective is the discrete optimum.
     let n = 20;
     let (tf, hz) = particle(n);
-    let o = FesdOptions {
-        n_s: 2,
-        n_fe: 4,
-        penalty: false,
-        alpha_bias: 0.1,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 4;
+        o.mpcc.penalty = false;
+        o.discretization.alpha_bias = 0.1;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
     let exact = discrete_optimum(n, 2.0);
@@ -244,9 +250,10 @@ fn terminal_continuation_reaches_the_direct_solution() {
         solve_by_terminal_continuation, ContinuationMode, ContinuationPlan,
     };
     let (tf, hz) = particle(20);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let mut far = hz.clone();
     far.terminal[0].1 = 4.0;
@@ -307,9 +314,10 @@ fn terminal_continuation_reaches_the_direct_solution() {
 fn continuation_solves_a_target_the_direct_homotopy_misses() {
     use nonsmooth_ocp::continuation::{solve_by_terminal_continuation, ContinuationPlan};
     let (tf, mut hz) = particle(20);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     hz.terminal[0].1 = 1.0;
     match solve_ocp(&tf, &hz, &o) {
@@ -347,9 +355,10 @@ fn active_set_continuation_keeps_the_contact_sequence_exact() {
         solve_by_terminal_continuation, ContinuationMode, ContinuationPlan,
     };
     let (tf, hz) = particle(20);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let target = |x: f64| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)];
     let waypoints = vec![target(3.0), target(4.0), target(1.0)];
@@ -394,10 +403,11 @@ fn continuation_frees_the_speed_of_time_after_the_first_waypoint() {
     hz.clock = nonsmooth_ocp::fesd::Clock::Terminal(2.0);
     hz.global_speed = true;
     hz.control_weight = 1.0;
-    let o = FesdOptions {
-        n_s: 2,
-        scheme: Scheme::GaussLegendre,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o
     };
     let target = |x: f64| vec![(0, x), (1, 0.0), (2, 0.0), (3, 0.0)];
     let waypoints = vec![target(3.0), target(3.0), target(3.5)];
@@ -443,24 +453,26 @@ fn continuation_frees_the_speed_of_time_after_the_first_waypoint() {
 fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
     let n = 20;
     let (tf, hz) = particle(n);
-    let base = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let base = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let direct = solve_ocp(&tf, &hz, &base).unwrap();
-    let o = FesdOptions {
-        smoothing: Some(nonsmooth_ocp::smoothing::Smoothing {
+    let o = {
+        let mut o = base;
+        o.mpcc.smoothing = Some(nonsmooth_ocp::smoothing::Smoothing {
             widths: vec![1e-2, 1e-1],
             factors: vec![100.0, 10.0, 1.0, 0.1, 0.01],
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
             max_iter: None,
-        }),
-        sigma0: 1e-4,
-        max_iter: 3000,
-        verbose: true,
-        ..base
+        });
+        o.mpcc.sigma0 = 1e-4;
+        o.nlp.max_iter = 3000;
+        o.nlp.verbose = true;
+        o
     };
     let sol = match solve_ocp(&tf, &hz, &o) {
         Ok(s) => s,
@@ -475,7 +487,7 @@ fn smoothing_phase_then_homotopy_reaches_the_exact_particle_solution() {
     assert!((sol.objective - direct.objective).abs() < 1e-6);
 }
 
-/// `FesdOptions::homotopy_retries`: a Scholtes step that fails (here by a small IPOPT
+/// `MpccStrategy::homotopy_retries`: a Scholtes step that fails (here by a small IPOPT
 /// iteration limit and a large step κ = 1e-4) is retried from the last converged point with
 /// the step's square root, σ = √(σ_ok σ_failed), instead of ending the homotopy there, and
 /// the homotopy then goes on much further than without the retry.
@@ -484,15 +496,17 @@ fn a_failed_homotopy_step_is_retried_with_the_square_root_step() {
     use nonsmooth_ocp::ipopt::IpoptStatus;
     let (tf, hz) = particle(20);
     let o = FesdOptions {
-        n_s: 2,
-        penalty: false,
-        kappa: 1e-4,
+        discretization: Discretization::builder().n_s(2).build().unwrap(),
+        mpcc: MpccStrategy::builder()
+            .penalty(false)
+            .kappa(1e-4)
+            .polish(false)
+            .accept_relaxed(true)
+            .homotopy_retries(2)
+            .build()
+            .unwrap(),
         // σ = 1 converges in 212 iterations, the step to σ = 1e-4 needs 366
-        max_iter: 300,
-        polish: false,
-        accept_relaxed: true,
-        homotopy_retries: 2,
-        ..FesdOptions::default()
+        nlp: NlpSettings::builder().max_iter(300).build().unwrap(),
     };
     let sol = solve_ocp(&tf, &hz, &o).expect("relaxed solution");
     let ok = |s: IpoptStatus| matches!(s, IpoptStatus::Succeeded | IpoptStatus::Acceptable);
@@ -513,14 +527,11 @@ fn a_failed_homotopy_step_is_retried_with_the_square_root_step() {
         "{:?}",
         sol.log
     );
-    let without = solve_ocp(
-        &tf,
-        &hz,
-        &FesdOptions {
-            homotopy_retries: 0,
-            ..o
-        },
-    )
+    let without = solve_ocp(&tf, &hz, &{
+        let mut o = o;
+        o.mpcc.homotopy_retries = 0;
+        o
+    })
     .expect("relaxed solution");
     assert_eq!(without.log.len(), failed + 1, "{:?}", without.log);
     assert!(
@@ -541,20 +552,23 @@ fn a_failed_homotopy_step_is_retried_with_the_square_root_step() {
 fn the_homotopy_restarted_from_a_solution_returns_it() {
     use nonsmooth_ocp::fesd::solve_from_point;
     let (tf, hz) = particle(20);
-    let o = FesdOptions {
-        n_s: 2,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
-    let restart = FesdOptions {
-        sigma0: 1e-4,
-        penalty: false,
-        ..o.clone()
+    let restart = {
+        let mut o = o.clone();
+        o.mpcc.sigma0 = 1e-4;
+        o.mpcc.penalty = false;
+        o
     };
     let run = |first_mu| {
-        let o = FesdOptions {
-            first_mu,
-            ..restart.clone()
+        let o = {
+            let mut o = restart.clone();
+            o.nlp.first_mu = first_mu;
+            o
         };
         solve_from_point(&tf, &hz, &o, sol.x.clone()).map_err(|e| e.to_string())
     };
@@ -583,9 +597,10 @@ fn the_homotopy_restarted_from_a_solution_returns_it() {
     assert!(refused(nan).contains("entry 7"));
     // a first NLP that fails (3 of its 62 iterations) hands back the start point, not
     // IPOPT's failed iterate, with that NLP in the log
-    let capped = FesdOptions {
-        max_iter: 3,
-        ..restart.clone()
+    let capped = {
+        let mut o = restart.clone();
+        o.nlp.max_iter = 3;
+        o
     };
     match solve_from_point(&tf, &hz, &capped, sol.x.clone()) {
         Err(nonsmooth_ocp::OcpError::HomotopyStalled { x, log, .. }) => {
@@ -611,23 +626,24 @@ fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
     use nonsmooth_ocp::fesd::build;
     use nonsmooth_ocp::smoothing::{run_phase, Smoothing};
     let (tf, hz) = particle(20);
-    let o = FesdOptions {
-        n_s: 2,
-        smoothing: Some(Smoothing {
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.mpcc.smoothing = Some(Smoothing {
             widths: vec![1e-2, 1e-1],
             factors: vec![100.0],
             lambda_weight: 1e-3,
             cross_sigmas: vec![],
             terminal_weight: 100.0,
             max_iter: Some(3000),
-        }),
-        sigma0: 1e-6,
-        max_iter: 2,
-        ..FesdOptions::default()
+        });
+        o.mpcc.sigma0 = 1e-6;
+        o.nlp.max_iter = 2;
+        o
     };
     let (mut nlp, layout, x0) = build(&tf, &hz, &o).unwrap();
     let mut phase_log = vec![];
-    let sm = o.smoothing.clone().unwrap();
+    let sm = o.mpcc.smoothing.clone().unwrap();
     let smoothed = run_phase(&mut nlp, &layout, x0, &o, &sm, true, &mut phase_log).unwrap();
     match solve_ocp(&tf, &hz, &o) {
         Err(nonsmooth_ocp::OcpError::HomotopyStalled { x, log, .. }) => {
@@ -650,7 +666,7 @@ fn a_first_nlp_failing_after_the_smoothing_phase_returns_the_smoothed_point() {
     }
 }
 
-/// `FesdOptions::checkpoint` holds the last converged NLP point in `solve_from_point`'s
+/// `NlpSettings::checkpoint` holds the last converged NLP point in `solve_from_point`'s
 /// format: restarting from it returns the same optimum; an unwritable file is a named error.
 #[test]
 fn the_checkpoint_file_restarts_the_homotopy() {
@@ -659,10 +675,11 @@ fn the_checkpoint_file_restarts_the_homotopy() {
     let dir = std::env::temp_dir().join(format!("nonsmooth-checkpoint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("point.json");
-    let o = FesdOptions {
-        n_s: 2,
-        checkpoint: Some(file.clone()),
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.nlp.checkpoint = Some(file.clone());
+        o
     };
     let sol = solve_ocp(&tf, &hz, &o).unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
@@ -677,18 +694,20 @@ fn the_checkpoint_file_restarts_the_homotopy() {
         text.starts_with(&format!("{{\"variables\": {}, ", x.len())),
         "{text:.40}"
     );
-    let restart = FesdOptions {
-        sigma0: 1e-4,
-        penalty: false,
-        checkpoint: None,
-        ..o.clone()
+    let restart = {
+        let mut o = o.clone();
+        o.mpcc.sigma0 = 1e-4;
+        o.mpcc.penalty = false;
+        o.nlp.checkpoint = None;
+        o
     };
     let again = solve_from_point(&tf, &hz, &restart, x).unwrap();
     assert!((again.objective - sol.objective).abs() < 1e-6);
     assert!(again.comp_residual <= 1e-9);
-    let unwritable = FesdOptions {
-        checkpoint: Some(dir.join("missing").join("point.json")),
-        ..o
+    let unwritable = {
+        let mut o = o;
+        o.nlp.checkpoint = Some(dir.join("missing").join("point.json"));
+        o
     };
     match solve_ocp(&tf, &hz, &unwritable) {
         Err(nonsmooth_ocp::OcpError::InvalidInput(m)) => assert!(m.contains("checkpoint"), "{m}"),
@@ -707,18 +726,20 @@ fn a_coarse_solution_refined_restarts_the_homotopy_on_the_fine_mesh() {
     use nonsmooth_ocp::fesd::{build, comp_residual, solve_from_point};
     use nonsmooth_ocp::refine::{refine_point, refinement_factor};
     let (tf, hz) = particle(20);
-    let coarse = FesdOptions {
-        n_s: 2,
-        n_fe: 2,
-        ..FesdOptions::default()
+    let coarse = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = 2;
+        o.discretization.n_fe = 2;
+        o
     };
     let sol = solve_ocp(&tf, &hz, &coarse).unwrap();
-    let fine = FesdOptions {
-        n_fe: 4,
-        sigma0: 1e-4,
-        penalty: false,
-        first_mu: Some(1e-6),
-        ..coarse.clone()
+    let fine = {
+        let mut o = coarse.clone();
+        o.discretization.n_fe = 4;
+        o.mpcc.sigma0 = 1e-4;
+        o.mpcc.penalty = false;
+        o.nlp.first_mu = Some(1e-6);
+        o
     };
     let (_, lc, _) = build(&tf, &hz, &coarse).unwrap();
     let (_, lf, xf) = build(&tf, &hz, &fine).unwrap();
@@ -744,12 +765,13 @@ fn a_coarse_solution_refined_restarts_the_homotopy_on_the_fine_mesh() {
         assert!((h - sol.x[e.h]).abs() < 1e-15);
     }
     // a relaxed point (one Scholtes NLP, σ = 1e-2): its largest product carries over
-    let relaxed = FesdOptions {
-        penalty: false,
-        sigma0: 1e-2,
-        n_homotopy: 1,
-        polish: false,
-        ..coarse.clone()
+    let relaxed = {
+        let mut o = coarse.clone();
+        o.mpcc.penalty = false;
+        o.mpcc.sigma0 = 1e-2;
+        o.mpcc.n_homotopy = 1;
+        o.mpcc.polish = false;
+        o
     };
     let xr = match solve_ocp(&tf, &hz, &relaxed) {
         Ok(s) => s.x,

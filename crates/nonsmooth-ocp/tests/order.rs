@@ -17,12 +17,13 @@ const TAU: f64 = 2.0;
 
 fn error(n_s: usize, fesd: bool, n: usize) -> (f64, [f64; 3]) {
     let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
-    let o = FesdOptions {
-        n_s,
-        n_fe: 3,
-        fesd,
-        accept_relaxed: !fesd,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = n_s;
+        o.discretization.n_fe = 3;
+        o.discretization.fesd = fesd;
+        o.mpcc.accept_relaxed = !fesd;
+        o
     };
     let r = simulate(&tf, &[1.0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![0.0], &o).unwrap();
     let y = r.traj.y.last().unwrap();
@@ -66,12 +67,13 @@ fn fixed_grid_irk_is_first_order() {
 
 fn endpoint(q0: f64, n_s: usize, fesd: bool, n: usize) -> Vec<f64> {
     let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
-    let o = FesdOptions {
-        n_s,
-        n_fe: 3,
-        fesd,
-        accept_relaxed: !fesd,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = n_s;
+        o.discretization.n_fe = 3;
+        o.discretization.fesd = fesd;
+        o.mpcc.accept_relaxed = !fesd;
+        o
     };
     let r = simulate(&tf, &[q0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![0.0], &o).unwrap();
     r.traj.y.last().unwrap().clone()
@@ -108,11 +110,12 @@ fn sensitivities_across_the_impact_match_the_exact_ones() {
 
 fn gl_end(n_s: usize, n: usize, tau: f64) -> Vec<f64> {
     let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
-    let o = FesdOptions {
-        n_s,
-        n_fe: 3,
-        scheme: Scheme::GaussLegendre,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_s = n_s;
+        o.discretization.n_fe = 3;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o
     };
     let r = simulate(&tf, &[1.0, 0.0, 0.0], tau / n as f64, n, &|_| vec![0.0], &o).unwrap();
     r.traj.y.last().unwrap().clone()

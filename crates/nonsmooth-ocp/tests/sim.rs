@@ -83,9 +83,10 @@ fn check_particle(o: &FesdOptions, tol: f64, jump_end: bool) {
 fn particle_matches_analytic_solution() {
     // 6 elements per step of 0.25: the O(h⁵) error of the non-polynomial part t ≥ 1 is
     // then < 1e-8 (the requirement of digest E1: 1e-8 with n_s = 3)
-    let o = FesdOptions {
-        n_fe: 6,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_fe = 6;
+        o
     };
     check_particle(&o, 1e-8, true);
 }
@@ -97,10 +98,11 @@ fn particle_matches_analytic_solution_gauss_legendre() {
     // 1e-9. The end of the frozen jump (nᵀv reaches 0 and stays there) need not fall on a
     // boundary: no stage sits at the element end, so the α-bias argument of Radau IIA does
     // not apply; the jump is linear in τ, so the state stays exact anyway.
-    let o = FesdOptions {
-        n_fe: 6,
-        scheme: Scheme::GaussLegendre,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_fe = 6;
+        o.discretization.scheme = Scheme::GaussLegendre;
+        o
     };
     check_particle(&o, 1e-9, false);
 }
@@ -180,10 +182,11 @@ fn particle_matches_analytic_solution_stewart() {
     // exact complementarity. Its lift-off time comes out of the homotopy to a few 1e-8 s
     // (the step representation's to < 1e-9), and q₂(3.5) = g (3.5 − t_lift)³/3 moves by
     // g·0.75² ≈ 5.5 m per second of lift-off error: hence 1e-6 here, 1e-8 there.
-    let o = FesdOptions {
-        n_fe: 6,
-        dcs: Dcs::Stewart,
-        ..FesdOptions::default()
+    let o = {
+        let mut o = FesdOptions::default();
+        o.discretization.n_fe = 6;
+        o.discretization.dcs = Dcs::Stewart;
+        o
     };
     check_particle(&o, 1e-6, true);
 }

@@ -83,7 +83,7 @@ pub enum FesdBlock<C> {
         /// The time-freezing system.
         tf: Arc<TimeFreezing<C>>,
     },
-    /// Flight cut (1 − α)(λᵖ − δ) ≤ 0 at one stage point ([`FesdOptions::flight_cut`]);
+    /// Flight cut (1 − α)(λᵖ − δ) ≤ 0 at one stage point ([`MpccStrategy::flight_cut`](crate::fesd::MpccStrategy::flight_cut));
     /// vars `[α_i, λᵖ_i]`.
     FlightCut {
         /// Threshold δ.
@@ -112,7 +112,7 @@ pub enum FesdBlock<C> {
         /// Weight ρ.
         rho: f64,
     },
-    /// Linear objective w x₀; vars `[α₁]` (see [`FesdOptions::alpha_bias`]).
+    /// Linear objective w x₀; vars `[α₁]` (see [`Discretization::alpha_bias`](crate::fesd::Discretization::alpha_bias)).
     Linear {
         /// Weight w.
         weight: f64,
@@ -123,7 +123,7 @@ pub enum FesdBlock<C> {
         rho: f64,
     },
     /// Objective w Σ (x_i − target_i)²; vars: the terminal components of y(T̃) (soft
-    /// terminal phase, [`FesdOptions::soft_terminal`]).
+    /// terminal phase, [`MpccStrategy::soft_terminal`](crate::fesd::MpccStrategy::soft_terminal)).
     Terminal {
         /// Targets.
         target: Vec<f64>,

@@ -37,12 +37,14 @@ pub(super) fn build_nlp<C: Cls>(
     o: &FesdOptions,
     path_constraints: bool,
 ) -> Result<Built<C>, OcpError> {
-    let st = o.dcs == Dcs::Stewart;
+    // every group's rules (the fields are public, so they are checked here too)
+    o.validate()?;
+    let st = o.discretization.dcs == Dcs::Stewart;
     let (ny, nc, nu) = (tf.ny(), colloc_width(tf, st), tf.cls.nu());
-    let tab = Tableau::new(o.scheme, o.n_s)?;
+    let tab = Tableau::new(o.discretization.scheme, o.discretization.n_s)?;
     let cnodes = tab.c.clone();
     let sa = tab.stiffly_accurate;
-    let ns = o.n_s;
+    let ns = o.discretization.n_s;
     if hz.y0.len() != ny || hz.y0.iter().any(|v| !v.is_finite()) {
         return Err(OcpError::InvalidInput(format!(
             "y0 must have {ny} finite entries"
@@ -59,7 +61,10 @@ pub(super) fn build_nlp<C: Cls>(
             hz.n_steps
         )));
     }
-    if !(hz.step_len > 0.0 && hz.step_len.is_finite()) || o.n_fe == 0 || hz.n_steps == 0 {
+    if !(hz.step_len > 0.0 && hz.step_len.is_finite())
+        || o.discretization.n_fe == 0
+        || hz.n_steps == 0
+    {
         return Err(OcpError::InvalidInput(
             "step length, N and N_FE must be positive".into(),
         ));
@@ -78,18 +83,7 @@ pub(super) fn build_nlp<C: Cls>(
             )));
         }
     }
-    if o.cut_schedule.iter().any(|c| {
-        !(c.sigma > 0.0 && c.sigma.is_finite())
-            || [c.delta, c.delta_v]
-                .iter()
-                .flatten()
-                .any(|d| !(d.is_finite() && *d >= 0.0))
-    }) {
-        return Err(OcpError::InvalidInput(
-            "cut schedule: σ must be positive and the thresholds finite and nonnegative".into(),
-        ));
-    }
-    if let Some(sm) = &o.smoothing {
+    if let Some(sm) = &o.mpcc.smoothing {
         if st {
             return Err(OcpError::InvalidInput(
                 "smoothing needs the step representation (dcs = step), not Stewart".into(),
@@ -98,13 +92,8 @@ pub(super) fn build_nlp<C: Cls>(
         sm.validate(nc)?;
     }
     // the terminal is a penalty in the soft phase of the homotopy and in the smoothing phase
-    let soft_terminal = o.soft_terminal > 0.0 || o.smoothing.is_some();
+    let soft_terminal = o.mpcc.soft_terminal > 0.0 || o.mpcc.smoothing.is_some();
     let cuts = cut_thresholds(o);
-    if cuts.iter().flatten().any(|d| !(d.is_finite() && *d >= 0.0)) {
-        return Err(OcpError::InvalidInput(
-            "flight cut thresholds must be finite and nonnegative".into(),
-        ));
-    }
     let a = Arc::new(tab.rows());
     let mut nlp = BlockNlp::default();
     let mut x0 = vec![];
@@ -142,8 +131,12 @@ pub(super) fn build_nlp<C: Cls>(
         .y_bounds
         .clone()
         .unwrap_or((ninf[..ny].to_vec(), inf[..ny].to_vec()));
-    let hbar = hz.step_len / o.n_fe as f64;
-    let shift = if st { 0.0 } else { o.lambda_shift };
+    let hbar = hz.step_len / o.discretization.n_fe as f64;
+    let shift = if st {
+        0.0
+    } else {
+        o.discretization.lambda_shift
+    };
     let lam_init_p: Vec<f64> = lp0v.iter().map(|v| v + shift).collect();
     let lam_init_n: Vec<f64> = ln0v.iter().map(|v| v + shift).collect();
     let mut layout = Layout {
@@ -156,18 +149,22 @@ pub(super) fn build_nlp<C: Cls>(
         comp_row_len: 0,
         terminal: vec![],
         c: cnodes,
-        n_cross: if st { usize::MAX } else { o.cross_components },
+        n_cross: if st {
+            usize::MAX
+        } else {
+            o.discretization.cross_components
+        },
         elastic: None,
-        dcs: o.dcs,
-        smoothing: o.smoothing.is_some(),
+        dcs: o.discretization.dcs,
+        smoothing: o.mpcc.smoothing.is_some(),
     };
-    let elastic_var = if o.elastic && !o.penalty {
+    let elastic_var = if o.mpcc.elastic && !o.mpcc.penalty {
         let v = push(
             &mut nlp,
             &mut x0,
-            &[o.sigma0.min(o.s_elastic_max)],
+            &[o.mpcc.sigma0.min(o.mpcc.s_elastic_max)],
             &[0.0],
-            &[o.s_elastic_max],
+            &[o.mpcc.s_elastic_max],
         );
         nlp.add_objective(FesdBlock::Elastic { weight: 1.0 }, vec![v])?;
         Some(v)
@@ -191,9 +188,12 @@ pub(super) fn build_nlp<C: Cls>(
         layout.u.push(u);
         layout.s.push(s);
         let mut hs = vec![];
-        for n in 0..o.n_fe {
-            let (hl, hh) = if o.fesd {
-                ((1.0 - o.gamma_h) * hbar, (1.0 + o.gamma_h) * hbar)
+        for n in 0..o.discretization.n_fe {
+            let (hl, hh) = if o.discretization.fesd {
+                (
+                    (1.0 - o.discretization.gamma_h) * hbar,
+                    (1.0 + o.discretization.gamma_h) * hbar,
+                )
             } else {
                 (hbar, hbar)
             };
@@ -212,7 +212,7 @@ pub(super) fn build_nlp<C: Cls>(
             for j in 0..ns + usize::from(!sa) {
                 let (mut lo, mut hi) = (ylo.clone(), yhi.clone());
                 let end_point = if sa { j == ns - 1 } else { j == ns };
-                if end_point && n == o.n_fe - 1 {
+                if end_point && n == o.discretization.n_fe - 1 {
                     let last = k == hz.n_steps - 1;
                     let tk = match hz.clock {
                         Clock::Stagewise(t_end) => Some(t_end * (k + 1) as f64 / hz.n_steps as f64),
@@ -238,7 +238,11 @@ pub(super) fn build_nlp<C: Cls>(
                 let yv = push(&mut nlp, &mut x0, &init, &lo, &hi);
                 if j < ns {
                     e.y.push(yv);
-                    let a0 = if st { 1.0 / nc as f64 } else { o.alpha0 };
+                    let a0 = if st {
+                        1.0 / nc as f64
+                    } else {
+                        o.discretization.alpha0
+                    };
                     e.alpha.push(push(
                         &mut nlp,
                         &mut x0,
@@ -297,7 +301,9 @@ pub(super) fn build_nlp<C: Cls>(
                 let nq = tf.cls.nq();
                 for j in 0..ns + usize::from(!sa) {
                     let yj = if j < ns { e.y[j] } else { e.y_end };
-                    if !o.path_at_stages && (n + 1 < o.n_fe || yj != e.y_end) {
+                    if !o.discretization.path_at_stages
+                        && (n + 1 < o.discretization.n_fe || yj != e.y_end)
+                    {
                         continue;
                     }
                     nlp.add_constraint(
@@ -352,7 +358,7 @@ pub(super) fn build_nlp<C: Cls>(
                     n_s: ns,
                     n_lam: e.lp.len(),
                     n_th: nc,
-                    cross: o.fesd,
+                    cross: o.discretization.fesd,
                     weight: 1.0,
                     elastic,
                 }
@@ -361,19 +367,25 @@ pub(super) fn build_nlp<C: Cls>(
                     n_s: ns,
                     n_lam: e.lp.len(),
                     n_c: nc,
-                    cross: o.fesd,
-                    n_cross: o.cross_components,
+                    cross: o.discretization.fesd,
+                    n_cross: o.discretization.cross_components,
                     weight: 1.0,
                     elastic,
-                    per_pair: o.per_pair,
+                    per_pair: o.mpcc.per_pair,
                 }
             };
-            if o.penalty {
+            if o.mpcc.penalty {
                 nlp.add_objective(comp, vars)?;
             } else {
-                let ub = if elastic { 0.0 } else { o.sigma0 };
-                let nrow = if o.per_pair && !st {
-                    comp_pair_rows(o.fesd, o.cross_components, ns, e.lp.len(), nc)
+                let ub = if elastic { 0.0 } else { o.mpcc.sigma0 };
+                let nrow = if o.mpcc.per_pair && !st {
+                    comp_pair_rows(
+                        o.discretization.fesd,
+                        o.discretization.cross_components,
+                        ns,
+                        e.lp.len(),
+                        nc,
+                    )
                 } else {
                     nc
                 };
@@ -394,7 +406,7 @@ pub(super) fn build_nlp<C: Cls>(
                     }
                 }
             }
-            if let Some(sm) = &o.smoothing {
+            if let Some(sm) = &o.mpcc.smoothing {
                 let mut lams = vec![];
                 for j in 0..ns {
                     let mut vars: Vec<usize> = (0..nc).map(|i| e.alpha[j] + i).collect();
@@ -418,29 +430,40 @@ pub(super) fn build_nlp<C: Cls>(
                     lams,
                 )?;
             }
-            if o.alpha_bias > 0.0 && !st {
+            if o.discretization.alpha_bias > 0.0 && !st {
                 for j in 0..ns {
                     nlp.add_objective(
                         FesdBlock::Linear {
-                            weight: o.alpha_bias,
+                            weight: o.discretization.alpha_bias,
                         },
                         vec![e.alpha[j]],
                     )?;
                 }
             }
-            if o.fesd && o.rho_h > 0.0 {
-                nlp.add_objective(FesdBlock::StepEq { hbar, rho: o.rho_h }, vec![h])?;
+            if o.discretization.fesd && o.discretization.rho_h > 0.0 {
+                nlp.add_objective(
+                    FesdBlock::StepEq {
+                        hbar,
+                        rho: o.discretization.rho_h,
+                    },
+                    vec![h],
+                )?;
             }
             y_prev = e.y_end;
             lp_prev = e.lp[e.lp.len() - 1];
             ln_prev = e.ln[e.ln.len() - 1];
             layout.elems.push(e);
         }
-        if o.fesd {
+        if o.discretization.fesd {
             nlp.add_constraint(FesdBlock::SumH, hs, &[hz.step_len], &[hz.step_len])?;
         }
-        if o.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 && new_speed {
-            nlp.add_objective(FesdBlock::SpeedOfTime { rho: o.rho_sot }, vec![s])?;
+        if o.discretization.rho_sot > 0.0 && hz.s_bounds.0 < hz.s_bounds.1 && new_speed {
+            nlp.add_objective(
+                FesdBlock::SpeedOfTime {
+                    rho: o.discretization.rho_sot,
+                },
+                vec![s],
+            )?;
         }
         if k == hz.n_steps - 1 && soft_terminal {
             let (idx, target): (Vec<usize>, Vec<f64>) = hz
@@ -453,7 +476,7 @@ pub(super) fn build_nlp<C: Cls>(
             nlp.add_objective(
                 FesdBlock::Terminal {
                     target,
-                    weight: o.soft_terminal / o.sigma0,
+                    weight: o.mpcc.soft_terminal / o.mpcc.sigma0,
                 },
                 idx,
             )?;
@@ -477,18 +500,18 @@ pub(super) fn build_nlp<C: Cls>(
 }
 
 /// Initial thresholds of the flight-cut rows per switching function (`None` = no rows):
-/// the first [`FesdOptions::cut_schedule`] entry ([`CUT_OFF`] where it leaves a cut
+/// the first [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule) entry ([`CUT_OFF`] where it leaves a cut
 /// inactive that a later entry sets), else `flight_cut` / `flight_cut_v`.
 fn cut_thresholds(o: &FesdOptions) -> [Option<f64>; 2] {
-    let Some(first) = o.cut_schedule.first() else {
-        return [o.flight_cut, o.flight_cut_v];
+    let Some(first) = o.mpcc.cut_schedule.first() else {
+        return [o.mpcc.flight_cut, o.mpcc.flight_cut_v];
     };
     let used = |f: fn(&CutStep) -> Option<f64>, fixed: Option<f64>| {
-        (fixed.is_some() || o.cut_schedule.iter().any(|c| f(c).is_some()))
+        (fixed.is_some() || o.mpcc.cut_schedule.iter().any(|c| f(c).is_some()))
             .then(|| f(first).unwrap_or(CUT_OFF))
     };
     [
-        used(|c| c.delta, o.flight_cut),
-        used(|c| c.delta_v, o.flight_cut_v),
+        used(|c| c.delta, o.mpcc.flight_cut),
+        used(|c| c.delta_v, o.mpcc.flight_cut_v),
     ]
 }

@@ -30,7 +30,7 @@ pub struct NlpLog {
 
 /// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
 /// until the complementarity residual is ≤ comp_tol. A failed NLP after the first ends the
-/// homotopy at the last converged point, or, with [`FesdOptions::homotopy_retries`], is
+/// homotopy at the last converged point, or, with [`MpccStrategy::homotopy_retries`](crate::fesd::MpccStrategy::homotopy_retries), is
 /// retried with a smaller step (see there). When the first NLP fails after the smoothing
 /// phase, the error is [`OcpError::HomotopyStalled`] with the smoothed point (the last
 /// converged one), not IPOPT's failed iterate; without a smoothing phase it is IPOPT's
@@ -42,7 +42,7 @@ pub fn homotopy<C: Cls>(
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
     let mut log = vec![];
-    let mut x = match &o.smoothing {
+    let mut x = match &o.mpcc.smoothing {
         Some(sm) if layout.smoothing => {
             crate::smoothing::run_phase(nlp, layout, x0, o, sm, true, &mut log)?
         }
@@ -50,14 +50,15 @@ pub fn homotopy<C: Cls>(
     };
     // the smoothed point, kept for the error when the first NLP fails from it (the loop
     // below fixes the terminal entries of `x`)
-    let smoothed = (o.smoothing.is_some() && layout.smoothing).then(|| x.clone());
+    let smoothed = (o.mpcc.smoothing.is_some() && layout.smoothing).then(|| x.clone());
     let mut warm: Option<IpoptSolution> = None;
-    let mut sigma = o.sigma0;
+    let mut sigma = o.mpcc.sigma0;
     let mut polished = false;
     // σ of the last converged NLP, the current step factor and the retries left
-    let (mut sigma_ok, mut step, mut retries) = (o.sigma0, o.kappa, o.homotopy_retries);
-    for it in 0..o.n_homotopy.max(o.cut_schedule.len()).max(1) {
-        if let Some(step) = o.cut_schedule.get(it) {
+    let (mut sigma_ok, mut step, mut retries) =
+        (o.mpcc.sigma0, o.mpcc.kappa, o.mpcc.homotopy_retries);
+    for it in 0..o.mpcc.n_homotopy.max(o.mpcc.cut_schedule.len()).max(1) {
+        if let Some(step) = o.mpcc.cut_schedule.get(it) {
             sigma = step.sigma;
             let d = [step.delta, step.delta_v];
             for b in nlp.blocks.iter_mut() {
@@ -74,8 +75,8 @@ pub fn homotopy<C: Cls>(
             }
         }
         let hard = layout.terminal.is_empty()
-            || o.soft_terminal <= 0.0
-            || sigma <= o.soft_terminal_sigma * (1.0 + 1e-12);
+            || o.mpcc.soft_terminal <= 0.0
+            || sigma <= o.mpcc.soft_terminal_sigma * (1.0 + 1e-12);
         for b in nlp.blocks.iter_mut() {
             match (b.row, &mut b.kind) {
                 (None, FesdBlock::Comp { weight, .. })
@@ -84,7 +85,11 @@ pub fn homotopy<C: Cls>(
                     *weight = 1.0 / sigma;
                 }
                 (None, FesdBlock::Terminal { weight, .. }) => {
-                    *weight = if hard { 0.0 } else { o.soft_terminal / sigma };
+                    *weight = if hard {
+                        0.0
+                    } else {
+                        o.mpcc.soft_terminal / sigma
+                    };
                 }
                 _ => {}
             }
@@ -96,22 +101,26 @@ pub fn homotopy<C: Cls>(
                 x[*i] = *v;
             }
         }
-        let warm_mu = (it > 0 && o.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
+        let warm_mu = (it > 0 && o.nlp.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
         let mut opts = relaxed_nlp_options(o, warm_mu);
-        if o.mu_adaptive {
+        if o.nlp.mu_adaptive {
             opts.string.push(("mu_strategy".into(), "adaptive".into()));
         }
-        if let (0, Some(mu)) = (it, o.first_mu) {
+        if let (0, Some(mu)) = (it, o.nlp.first_mu) {
             for key in ["mu_init", "bound_push", "bound_frac"] {
                 opts.num.push((key.into(), mu));
             }
         }
-        let duals = if o.warm_duals { warm.as_ref() } else { None };
+        let duals = if o.nlp.warm_duals {
+            warm.as_ref()
+        } else {
+            None
+        };
         let sol = match solve(nlp, &x, duals, &opts) {
             Ok(s) => s,
             Err(OcpError::Ipopt { solution, .. }) if warm.is_some() => {
                 // a failed tightening keeps the last converged point
-                if o.verbose {
+                if o.nlp.verbose {
                     eprintln!(
                         "σ = {sigma:.3e}: failed ({:?}) after {} iterations",
                         solution.status, solution.iterations
@@ -120,12 +129,12 @@ pub fn homotopy<C: Cls>(
                 log.push(NlpLog {
                     sigma,
                     objective: solution.objective,
-                    comp_residual: comp_residual(layout, &solution.x, o.fesd),
+                    comp_residual: comp_residual(layout, &solution.x, o.discretization.fesd),
                     iterations: solution.iterations,
                     cpu_seconds: solution.cpu_seconds,
                     status: solution.status,
                 });
-                if retries > 0 && o.cut_schedule.len() <= it {
+                if retries > 0 && o.mpcc.cut_schedule.len() <= it {
                     retries -= 1;
                     step = step.sqrt();
                     sigma = sigma_ok * step;
@@ -145,8 +154,8 @@ pub fn homotopy<C: Cls>(
                 return Err(e);
             }
         };
-        let comp = comp_residual(layout, &sol.x, o.fesd);
-        if o.verbose {
+        let comp = comp_residual(layout, &sol.x, o.discretization.fesd);
+        if o.nlp.verbose {
             eprintln!(
                 "σ = {sigma:.3e}: objective {:.6e}, complementarity {comp:.3e}, {} iterations, {:.2} s, {:?}",
                 sol.objective, sol.iterations, sol.cpu_seconds, sol.status
@@ -162,10 +171,10 @@ pub fn homotopy<C: Cls>(
         });
         x = sol.x.clone();
         write_checkpoint(o, &x)?;
-        let done = comp <= o.comp_tol;
-        if !done && o.polish && comp <= o.polish_tol {
+        let done = comp <= o.mpcc.comp_tol;
+        if !done && o.mpcc.polish && comp <= o.mpcc.polish_tol {
             if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
-                if entry.comp_residual <= o.comp_tol {
+                if entry.comp_residual <= o.mpcc.comp_tol {
                     log.push(entry);
                     warm = Some(p);
                     polished = true;
@@ -178,18 +187,18 @@ pub fn homotopy<C: Cls>(
             break;
         }
         sigma_ok = sigma;
-        step = o.kappa;
+        step = o.mpcc.kappa;
         sigma *= step;
     }
     let mut sol = warm.ok_or_else(|| OcpError::InvalidInput("no NLP solved".into()))?;
-    if o.polish && !polished {
+    if o.mpcc.polish && !polished {
         if let Some((p, entry)) = polish(&mut *nlp, layout, &sol, o) {
             log.push(entry);
             sol = p;
         }
     }
-    let comp = comp_residual(layout, &sol.x, o.fesd);
-    if comp > o.comp_tol && !o.accept_relaxed {
+    let comp = comp_residual(layout, &sol.x, o.discretization.fesd);
+    if comp > o.mpcc.comp_tol && !o.mpcc.accept_relaxed {
         return Err(OcpError::HomotopyStalled {
             comp_residual: comp,
             constraint_violation: sol.constraint_violation,
@@ -205,11 +214,11 @@ pub fn homotopy<C: Cls>(
 /// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
 /// multipliers with that initial barrier parameter and bound pushes of 1e-9.
 pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
-    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.ipopt_tol));
+    let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.nlp.tol));
     opts.int.push(("acceptable_iter".into(), 3));
     opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
     if let Some(mu) = warm_mu {
         opts.string
             .push(("warm_start_init_point".into(), "yes".into()));

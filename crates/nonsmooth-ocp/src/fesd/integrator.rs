@@ -62,7 +62,7 @@ pub fn solve_fixed_mode<C: Cls>(
     // initial guess: the collocation equations with the nominal element lengths solved by
     // fixed-point iteration in the fixed mode; a predicted sign change of a switching
     // function means the step has a switch (skip to the homotopy)
-    let tab = Tableau::new(o.scheme, ns).map_err(|_| None)?;
+    let tab = Tableau::new(o.discretization.scheme, ns).map_err(|_| None)?;
     for e in &layout.elems {
         for j in 0..ns {
             for (i, m) in mode.iter().enumerate() {
@@ -138,9 +138,9 @@ pub fn solve_fixed_mode<C: Cls>(
             }
         }
     }
-    let mut opts = IpoptOptions::quiet(o.ipopt_tol, o.max_iter.min(20));
+    let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter.min(20));
     opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.ipopt_tol));
+    opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
     opts.num.push(("mu_init".into(), 1e-6));
     let out = solve(&*nlp, &x, None, &opts);
     nlp.xl = saved.0;
@@ -151,7 +151,7 @@ pub fn solve_fixed_mode<C: Cls>(
             return Err(Some(NlpLog {
                 sigma: 0.0,
                 objective: solution.objective,
-                comp_residual: comp_residual(layout, &solution.x, o.fesd),
+                comp_residual: comp_residual(layout, &solution.x, o.discretization.fesd),
                 iterations: solution.iterations,
                 cpu_seconds: solution.cpu_seconds,
                 status: solution.status,
@@ -159,7 +159,7 @@ pub fn solve_fixed_mode<C: Cls>(
         }
         Err(_) => return Err(None),
     };
-    let comp = comp_residual(layout, &out.x, o.fesd);
+    let comp = comp_residual(layout, &out.x, o.discretization.fesd);
     let entry = NlpLog {
         sigma: 0.0,
         objective: out.objective,
@@ -168,7 +168,7 @@ pub fn solve_fixed_mode<C: Cls>(
         cpu_seconds: out.cpu_seconds,
         status: out.status,
     };
-    if comp > o.comp_tol || out.constraint_violation > 1e-8 {
+    if comp > o.mpcc.comp_tol || out.constraint_violation > 1e-8 {
         return Err(Some(entry));
     }
     Ok((out, entry))
@@ -230,7 +230,7 @@ fn predicted_run<C: Cls>(
     controls: &dyn Fn(usize) -> Vec<f64>,
     o: &FesdOptions,
 ) -> usize {
-    let Ok(tab) = Tableau::new(o.scheme, o.n_s) else {
+    let Ok(tab) = Tableau::new(o.discretization.scheme, o.discretization.n_s) else {
         return 0;
     };
     let al: Vec<f64> = mode
@@ -242,12 +242,12 @@ fn predicted_run<C: Cls>(
             Mode::Interior => alpha.and_then(|a| a.get(i).copied()).unwrap_or(0.5),
         })
         .collect();
-    let alphas = vec![al; o.n_s];
-    let h = step_len / o.n_fe.max(1) as f64;
+    let alphas = vec![al; o.discretization.n_s];
+    let h = step_len / o.discretization.n_fe.max(1) as f64;
     let mut y = y0.to_vec();
     for k in 0..max_steps {
         let u = controls(k);
-        for _ in 0..o.n_fe {
+        for _ in 0..o.discretization.n_fe {
             let mut ys = picard_element(tf, &tab.a, &y, &alphas, h, &u);
             if !tab.stiffly_accurate {
                 ys.push(end_state(tf, &tab.b, &y, &ys, &alphas, h, &u));
@@ -412,7 +412,7 @@ pub fn simulate<C: Cls>(
         }
         // a run of steps that the fixed-mode prediction keeps in the current mode is solved
         // as one NLP
-        let mode_predict = o.mode_predict && o.dcs == Dcs::Step;
+        let mode_predict = o.mpcc.mode_predict && o.discretization.dcs == Dcs::Step;
         let m = match (&mode_prev, mode_predict && !chunk_failed) {
             (Some(mode), true) => predicted_run(
                 tf,
@@ -457,7 +457,7 @@ pub fn simulate<C: Cls>(
         }
         // state guess: explicit Euler prediction y0 + τ F(y0, α, u) at every stage point,
         // with the multipliers λᵖ = max(c, 0), λⁿ = max(−c, 0) of the predicted state
-        if o.predict && o.dcs == Dcs::Step {
+        if o.mpcc.predict && o.discretization.dcs == Dcs::Step {
             let nc = layout.dims.1;
             let mut tau = 0.0;
             for e in &layout.elems {
@@ -482,7 +482,7 @@ pub fn simulate<C: Cls>(
             Some(m) if mode_predict => solve_fixed_mode(tf, &mut nlp, &layout, &x0, m, o),
             _ => Err(None),
         };
-        if o.verbose {
+        if o.nlp.verbose {
             match &fixed {
                 Ok((_, e)) => eprintln!(
                     "steps {k}..{}: fixed mode, {} iterations, {:.4} s",
@@ -518,9 +518,9 @@ pub fn simulate<C: Cls>(
         };
         out.nlp_iterations += log.iter().map(|l| l.iterations).sum::<usize>();
         out.nlp_count += log.len();
-        out.comp_residual = out
-            .comp_residual
-            .max(comp_residual(&layout, &sol.x, o.fesd));
+        out.comp_residual =
+            out.comp_residual
+                .max(comp_residual(&layout, &sol.x, o.discretization.fesd));
         let tr = trajectory(tf, &layout, &sol.x, k as f64 * step_len);
         let skip = usize::from(k > 0);
         out.traj.tau.extend_from_slice(&tr.tau[skip..]);

@@ -46,10 +46,10 @@ pub struct Layout {
     /// First row of each element's complementarity block (n_c rows).
     pub comp_rows: Vec<usize>,
     /// Number of rows of each element's complementarity constraint (n_c, or
-    /// [`comp_pair_rows`] with [`FesdOptions::per_pair`]).
+    /// [`comp_pair_rows`] with [`MpccStrategy::per_pair`](crate::fesd::MpccStrategy::per_pair)).
     pub comp_row_len: usize,
     /// Soft terminal phase: (variable, target) of each terminal component, made hard once σ
-    /// reaches [`FesdOptions::soft_terminal_sigma`] (empty otherwise).
+    /// reaches [`MpccStrategy::soft_terminal_sigma`](crate::fesd::MpccStrategy::soft_terminal_sigma) (empty otherwise).
     pub terminal: Vec<(usize, f64)>,
     /// Collocation nodes c_j.
     pub c: Vec<f64>,
@@ -60,7 +60,7 @@ pub struct Layout {
     /// DCS representation: with [`Dcs::Stewart`], `alpha` holds θ and `lp` holds λ (both of
     /// width `dims.1` = n_θ) and `ln` holds μ (width 1).
     pub dcs: Dcs,
-    /// The NLP has the smoothing rows of [`FesdOptions::smoothing`].
+    /// The NLP has the smoothing rows of [`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing).
     pub smoothing: bool,
 }
 

@@ -17,13 +17,13 @@
 //! follows the dynamics wherever they lead). The integrator ([`simulate`]) first predicts the
 //! mode of the coming steps ([`solve_fixed_mode`]): runs of steps without a switch are solved
 //! as one smooth NLP with the active set fixed, and only the steps with a switch go through the
-//! homotopy. For OCPs, [`FesdOptions::rho_sot`] penalizes the speed of time and
-//! [`FesdOptions::elastic`] turns the Scholtes relaxation into its elastic form.
+//! homotopy. For OCPs, [`Discretization::rho_sot`](crate::fesd::Discretization::rho_sot) penalizes the speed of time and
+//! [`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic) turns the Scholtes relaxation into its elastic form.
 //!
-//! Alternatives to the defaults: [`FesdOptions::scheme`] = [`Scheme::GaussLegendre`] replaces
+//! Alternatives to the defaults: [`Discretization::scheme`](crate::fesd::Discretization::scheme) = [`Scheme::GaussLegendre`] replaces
 //! Radau IIA by Gauss–Legendre collocation (explicit element end state
 //! y_end = y_n + h s Σ bᵢFᵢ with its own boundary multipliers in the cross complementarity), and
-//! [`FesdOptions::dcs`] = [`Dcs::Stewart`] replaces the step representation by Stewart's
+//! [`Discretization::dcs`](crate::fesd::Discretization::dcs) = [`Dcs::Stewart`] replaces the step representation by Stewart's
 //! reformulation (θ per sign-vector region, g(y) − λ − μ𝟙 = 0, θ ⊥ λ).
 
 // One file per job: `tableau` (collocation schemes, DCS representations, complementarity
@@ -53,7 +53,10 @@ pub use integrator::{
 };
 pub use layout::{Clock, ElementIdx, Horizon, Layout};
 pub(crate) use options::write_checkpoint;
-pub use options::{CutStep, FesdOptions, CUT_OFF};
+pub use options::{
+    CutStep, Discretization, DiscretizationBuilder, FesdOptions, MpccStrategy, MpccStrategyBuilder,
+    NlpSettings, NlpSettingsBuilder, CUT_OFF,
+};
 pub use polish::{polish, solve_on_active_set};
 pub(crate) use solve::copy_interval_vars;
 pub use solve::{

@@ -38,9 +38,10 @@ pub fn polish<C: Cls>(
     sol: &IpoptSolution,
     o: &FesdOptions,
 ) -> Option<(IpoptSolution, NlpLog)> {
-    let capped = FesdOptions {
-        max_iter: o.max_iter.min(POLISH_MAX_ITER),
-        ..o.clone()
+    let capped = {
+        let mut o = o.clone();
+        o.nlp.max_iter = o.nlp.max_iter.min(POLISH_MAX_ITER);
+        o
     };
     solve_on_active_set(nlp, layout, sol, &capped, POLISH_MU_INIT, true)
 }
@@ -101,13 +102,17 @@ fn free_idle_pairs<C: Cls>(
     let (_, nc, _, ns) = layout.dims;
     let plain_rows = layout.dcs == Dcs::Step
         && layout.elastic.is_none()
-        && !o.penalty
+        && !o.mpcc.penalty
         && layout.comp_row_len == nc
         && layout.comp_rows.len() == layout.elems.len();
     if !plain_rows {
         return vec![];
     }
-    let first_free = if o.fesd { layout.n_cross.max(1) } else { 1 };
+    let first_free = if o.discretization.fesd {
+        layout.n_cross.max(1)
+    } else {
+        1
+    };
     let mut pairs = vec![];
     for (ie, e) in layout.elems.iter().enumerate() {
         for jp in 0..ns {
@@ -163,7 +168,7 @@ fn polish_inner<C: Cls>(
     let orig = (p.xl.clone(), p.xu.clone());
     // thresholds grow with the residual of the relaxed point (√comp: both factors of a
     // product ≤ comp can be that large)
-    let root = comp_residual(layout, x, o.fesd).sqrt();
+    let root = comp_residual(layout, x, o.discretization.fesd).sqrt();
     let tol_l = POLISH_LAMBDA.max(10.0 * root);
     let tol_a = POLISH_ALPHA.max(10.0 * root).min(0.25);
     let fix = |idx: usize, val: f64, p: &mut BlockNlp<FesdBlock<C>>| -> bool {
@@ -180,7 +185,7 @@ fn polish_inner<C: Cls>(
                 let ai = e.alpha[jp] + i;
                 let a = x[ai];
                 let js: Vec<usize> = (0..e.lp.len())
-                    .filter(|&j| comp_pair(o.fesd && i < layout.n_cross, jp, j, ns))
+                    .filter(|&j| comp_pair(o.discretization.fesd && i < layout.n_cross, jp, j, ns))
                     .collect();
                 let lp_max = js.iter().map(|&j| x[e.lp[j] + i]).fold(0.0, f64::max);
                 if layout.dcs == Dcs::Stewart {
@@ -192,7 +197,7 @@ fn polish_inner<C: Cls>(
                     } else {
                         for &j in &js {
                             if !fix(e.lp[j] + i, 0.0, p) {
-                                if o.verbose {
+                                if o.nlp.verbose {
                                     eprintln!("polish: λ above the threshold {tol_l:.1e}");
                                 }
                                 return None;
@@ -253,7 +258,7 @@ fn polish_inner<C: Cls>(
     // check below (1e-8) rejects: the point must meet the exact tolerance
     opts.num.push((
         "acceptable_constr_viol_tol".into(),
-        POLISH_MAX_VIOLATION.min(o.ipopt_tol),
+        POLISH_MAX_VIOLATION.min(o.nlp.tol),
     ));
     opts.num.push(("mu_init".into(), mu_init));
     opts.string
@@ -262,17 +267,17 @@ fn polish_inner<C: Cls>(
     opts.num
         .push(("warm_start_mult_bound_push".into(), mu_init));
     let out = solve(&*p, &x0, Some(sol), &opts);
-    if o.verbose {
+    if o.nlp.verbose {
         if let Err(e) = &out {
             eprintln!("polish: IPOPT failed: {e}");
         }
     }
     let mut out = out.ok()?;
     project_idle_pairs(&mut out.x, &idle);
-    let comp = comp_residual(layout, &out.x, o.fesd);
-    let before = comp_residual(layout, x, o.fesd);
+    let comp = comp_residual(layout, &out.x, o.discretization.fesd);
+    let before = comp_residual(layout, x, o.discretization.fesd);
     if out.constraint_violation > POLISH_MAX_VIOLATION || comp > before.max(1e-14) {
-        if o.verbose {
+        if o.nlp.verbose {
             eprintln!(
                 "polish rejected: violation {:.1e}, complementarity {comp:.1e} (before {before:.1e})",
                 out.constraint_violation

@@ -50,7 +50,7 @@ pub struct OcpSolution {
 /// Solves the OCP (seed 002 eq. 35) of horizon `hz` (speed of time, stage clock constraints,
 /// terminal constraint, control cost) from the trivial initialization y0 everywhere, u = 0.
 ///
-/// With [`Scheme::GaussLegendre`] and the ℓ1 penalty ([`FesdOptions::penalty`]) the
+/// With [`Scheme::GaussLegendre`] and the ℓ1 penalty ([`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) the
 /// homotopy first runs the Scholtes relaxation (`penalty = false`, otherwise the same
 /// options) and falls back to the penalty homotopy only when that fails: from the trivial
 /// initialization the first penalty NLP of the particle OCP (Ex. 5) ends in a local
@@ -64,10 +64,11 @@ pub fn solve_ocp<C: Cls>(
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
     let start = thread_cpu_seconds();
-    if o.scheme == Scheme::GaussLegendre && o.penalty {
-        let scholtes = FesdOptions {
-            penalty: false,
-            ..o.clone()
+    if o.discretization.scheme == Scheme::GaussLegendre && o.mpcc.penalty {
+        let scholtes = {
+            let mut o = o.clone();
+            o.mpcc.penalty = false;
+            o
         };
         if let Ok(mut out) = solve_ocp_once(tf, hz, &scholtes) {
             out.cpu_seconds = thread_cpu_seconds() - start;
@@ -128,9 +129,10 @@ pub fn solve_from_point<C: Cls>(
     x0: Vec<f64>,
 ) -> Result<OcpSolution, OcpError> {
     let start = thread_cpu_seconds();
-    let o = FesdOptions {
-        smoothing: None,
-        ..o.clone()
+    let o = {
+        let mut o = o.clone();
+        o.mpcc.smoothing = None;
+        o
     };
     if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
         return Err(OcpError::InvalidInput(format!(
@@ -294,7 +296,7 @@ pub fn extract_ocp<C: Cls>(
         s,
         interval_clock,
         objective,
-        comp_residual: comp_residual(layout, x, o.fesd),
+        comp_residual: comp_residual(layout, x, o.discretization.fesd),
         terminal_error,
         nlp_iterations: 0,
         log: vec![],

@@ -101,7 +101,7 @@ pub enum Dcs {
     /// ([`TimeFreezing::n_stewart`]), Σ θ_r = 1, λ ≥ 0 with g(y) − λ − μ𝟙 = 0
     /// (g_r = −S_rᵀc, [`TimeFreezing::stewart_g`]) and θ ⊥ λ, with the FESD cross
     /// complementarity over all stage/boundary pairs. The integrator's fixed-mode prediction
-    /// ([`FesdOptions::mode_predict`]), the Euler prediction and the α bias do not apply;
+    /// ([`MpccStrategy::mode_predict`](crate::fesd::MpccStrategy::mode_predict)), the Euler prediction and the α bias do not apply;
     /// the active-set polish fixes θ_r = 0 or λ_r = 0.
     Stewart,
 }
@@ -165,7 +165,7 @@ pub fn comp_pair(cross: bool, jp: usize, j: usize, ns: usize) -> bool {
 }
 
 /// Number of rows of an element's complementarity block with one row per product
-/// ([`FesdOptions::per_pair`]): two products (α λⁿ and (1 − α) λᵖ) per pair of
+/// ([`MpccStrategy::per_pair`](crate::fesd::MpccStrategy::per_pair)): two products (α λⁿ and (1 − α) λᵖ) per pair of
 /// [`comp_pair`] and component, `n_lam` multiplier points, the first `n_cross` components
 /// with cross complementarity when `cross`.
 pub fn comp_pair_rows(cross: bool, n_cross: usize, ns: usize, n_lam: usize, nc: usize) -> usize {
