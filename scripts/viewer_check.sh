@@ -2,7 +2,9 @@
 # Checks the offline trajectory viewer (`nonsmooth simulate --html`) in headless Chromium
 # (Debian `chromium`, installed with apt-get when missing): the page runs offline without
 # console errors, window.nonsmoothViewer scrubs, Play starts playing, and the sliding box
-# is drawn where the API says, moving right (+x) at a constant height. A screenshot is taken.
+# is drawn where the API says, moving right (+x) at a constant height, with its contact
+# points. Then the comparison page of `--stepper all` on the same model: no console error,
+# and every stepper that ran (comparison.json) has its box drawn. Screenshots are taken.
 # Usage: bash scripts/viewer_check.sh [OUT_DIR]   (default: target/viewer-check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +30,7 @@ probe = """<script>
 (function () {
   var v = window.nonsmoothViewer, out = [];
   var ctx = document.getElementById("scene").getContext("2d");
-  var ts = v.data.times, t1 = ts[ts.length - 1];
+  var t1 = v.timeRange()[1];
   [0, 0.5 * t1, t1].forEach(function (t) {
     v.setTime(t);
     var p = v.bodyScreenPosition(0);
@@ -36,6 +38,8 @@ probe = """<script>
     out.push([t, p.x, p.y, px[0], px[1], px[2], px[3]].join(","));
   });
   document.body.setAttribute("data-probe", out.join(";"));
+  v.setTime(t1);
+  document.body.setAttribute("data-contacts", String(v.contacts(0).length));
   // Play at 0.25×: the button turns into Pause (how far the time gets depends on how often
   // headless Chromium draws animation frames, so it is reported, not checked).
   v.setTime(0);
@@ -83,6 +87,9 @@ else:
         errors.append(f"the box does not move right: x = {xs}")
     if max(ys) - min(ys) > 2:
         errors.append(f"the box changes height: y = {ys}")
+m = re.search(r'data-contacts="([^"]*)"', dom)
+if not m or m.group(1) != "4":
+    errors.append(f"expected the box's 4 contact points at the end (got {m.group(1) if m else 'none'})")
 m = re.search(r'data-play-label="([^"]*)"', dom)
 if not m or m.group(1) != "Pause":
     errors.append(f"Play did not start playing (button: {m.group(1) if m else 'not found'})")
@@ -94,5 +101,75 @@ if not (out / "screenshot.png").exists():
 if errors:
     print("viewer_check: FAILED\n" + "\n".join(errors), file=sys.stderr)
     sys.exit(1)
-print(f"viewer_check: ok (screenshot: {out / 'screenshot.png'})")
+print(f"viewer_check: single run ok (screenshot: {out / 'screenshot.png'})")
+PY
+
+# The comparison page: every stepper on the sliding box, overlaid.
+target/debug/nonsmooth simulate examples/sliding_box.toml --stepper all --html --duration 0.5 \
+    --quiet --out "$OUT/all"
+ALL="$(cd "$OUT/all" && pwd)/viewer.html"
+[ -s "$ALL" ] || { echo "viewer_check: $ALL was not written" >&2; exit 1; }
+mkdir -p "$OUT/all-check"
+python3 - "$ALL" "$OUT/all-check/probe.html" <<'PY'
+import sys
+src = open(sys.argv[1], encoding="utf-8").read()
+probe = """<script>
+(function () {
+  var v = window.nonsmoothViewer, out = [];
+  var ctx = document.getElementById("scene").getContext("2d");
+  var range = v.timeRange();
+  v.setTime(0.5 * (range[0] + range[1]));
+  v.drawnShapes().forEach(function (d) {
+    var px = ctx.getImageData(Math.round(d.x), Math.round(d.y), 1, 1).data;
+    out.push([v.runs()[d.run], d.shape, d.type, d.x, d.y, px[3]].join(","));
+  });
+  document.body.setAttribute("data-runs", v.runs().join(","));
+  document.body.setAttribute("data-drawn", out.join(";"));
+})();
+</script>
+</body>"""
+assert src.count("</body>") == 1
+open(sys.argv[2], "w", encoding="utf-8").write(src.replace("</body>", probe))
+PY
+chromium_render "$(cd "$OUT/all-check" && pwd)/probe.html" "$ALL" "$OUT/all-check" 1100,900 3000
+
+python3 - "$OUT/all-check" "$OUT/all/comparison.json" <<'PY'
+import json, pathlib, re, sys
+out = pathlib.Path(sys.argv[1])
+comparison = json.loads(pathlib.Path(sys.argv[2]).read_text())
+ran = [r["stepper"] for r in comparison["runs"] if r["status"] in ("completed", "failed")]
+dom = (out / "dom.html").read_text(encoding="utf-8", errors="replace")
+log = (out / "chromium.log").read_text(encoding="utf-8", errors="replace")
+errors = []
+console = [l for l in log.splitlines()
+           if ("CONSOLE" in l or "Uncaught" in l) and "willReadFrequently" not in l]
+if console:
+    errors.append("console messages:\n  " + "\n  ".join(console))
+if 'data-viewer-ready="1"' not in dom:
+    errors.append("the viewer script did not finish (no data-viewer-ready)")
+m = re.search(r'data-runs="([^"]*)"', dom)
+runs = m.group(1).split(",") if m else []
+if runs != ran:
+    errors.append(f"the page shows the runs {runs}, comparison.json has {ran}")
+m = re.search(r'data-drawn="([^"]*)"', dom)
+drawn = [r.split(",") for r in m.group(1).split(";")] if m and m.group(1) else []
+for name in ran:
+    boxes = [d for d in drawn if d[0] == name and d[1] == "box_shape" and d[2] == "box"]
+    if not boxes:
+        errors.append(f"{name}: no box drawn")
+        continue
+    x, y, alpha = float(boxes[0][3]), float(boxes[0][4]), float(boxes[0][5])
+    print(f"{name}: box drawn at ({x:.1f}, {y:.1f})")
+    if not (0 <= x <= 800 and 0 <= y <= 500):
+        errors.append(f"{name}: box outside the canvas: ({x}, {y})")
+    if alpha == 0:
+        errors.append(f"{name}: nothing drawn at its box origin")
+if len(ran) < 2:
+    errors.append(f"expected several steppers to run the sliding box, got {ran}")
+if not (out / "screenshot.png").exists():
+    errors.append("no screenshot")
+if errors:
+    print("viewer_check (--stepper all): FAILED\n" + "\n".join(errors), file=sys.stderr)
+    sys.exit(1)
+print(f"viewer_check: --stepper all ok, {len(ran)} steppers drawn (screenshot: {out / 'screenshot.png'})")
 PY

@@ -1,4 +1,5 @@
-//! `nonsmooth simulate MODEL --dt H --duration T --out DIR [--html]`.
+//! `nonsmooth simulate MODEL --dt H --duration T --out DIR [--html]`, and with
+//! `--stepper all` one comparison of every stepper on the model (module [`all`] below).
 
 use crate::CliError;
 use clap::Args;
@@ -7,7 +8,7 @@ use nonsmooth_core::Model;
 use nonsmooth_impact::steppers;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
-use nonsmooth_sim::{simulate, SimOptions, Trajectory};
+use nonsmooth_sim::{simulate, SimError, SimOptions, Trajectory};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -26,8 +27,10 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "out/simulate")]
     pub out: PathBuf,
     /// Time-stepping scheme (default: the model's `[simulation] stepper`, else
-    /// penalty-symplectic).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(steppers::names()))]
+    /// penalty-symplectic); `all` runs every stepper on the model and writes one comparison
+    /// (OUT/<stepper>/trajectory.csv, comparison.csv, comparison.json, with --html one
+    /// viewer.html overlaying the runs).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stepper_choices()))]
     pub stepper: Option<String>,
     /// Record every k-th step (default: about 5000 rows in all).
     #[arg(long)]
@@ -41,19 +44,20 @@ pub struct SimulateArgs {
     pub output: crate::progress::OutputFlags,
 }
 
-pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
-    let model = Model::from_file(&args.model)?;
+/// The value of `--stepper all`.
+const ALL: &str = "all";
+
+/// What `--stepper` accepts: every stepper name, then `all`.
+fn stepper_choices() -> Vec<&'static str> {
+    let mut names = steppers::names();
+    names.push(ALL);
+    names
+}
+
+/// The step size, duration and recording of a run of `model` under `args`, and its number
+/// of steps.
+fn run_options(args: &SimulateArgs, model: &Model) -> Result<(SimOptions, usize), CliError> {
     let settings = &model.simulation;
-    let stepper_name = args
-        .stepper
-        .clone()
-        .or_else(|| settings.stepper.clone())
-        .unwrap_or_else(|| "penalty-symplectic".to_string());
-    let mut stepper = steppers::by_name(&stepper_name)?;
-    let warnings = nonsmooth_sim::model_warnings(&model, stepper.as_ref());
-    for w in &warnings {
-        eprintln!("warning: {w}");
-    }
     let dt = args.dt.or(settings.dt).unwrap_or(1e-3);
     let duration = args.duration.or(settings.duration).unwrap_or(1.0);
     let probe = SimOptions {
@@ -66,8 +70,20 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         record_every: args.record_every.unwrap_or((steps / 5000).max(1)),
         ..probe
     };
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
+    options.steps()?;
+    Ok((options, steps))
+}
+
+/// One run of `model` from its initial state with `stepper` through the run loop
+/// ([`nonsmooth_sim::simulate`]), with a progress bar on a terminal: its result and wall
+/// time in s.
+fn run_stepper(
+    args: &SimulateArgs,
+    model: &Model,
+    stepper: &mut dyn nonsmooth_sim::Stepper,
+    options: &SimOptions,
+    steps: usize,
+) -> (Result<Trajectory, SimError>, f64) {
     let bar = if args.output.quiet
         || args.output.json
         || steps < 2000
@@ -81,16 +97,16 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         {
             bar.set_style(style.progress_chars("=> "));
         }
-        bar.set_message(format!("simulating {}", model.name));
+        bar.set_message(format!("simulating {} ({})", model.name, stepper.name()));
         bar
     };
     let start = Instant::now();
     let stride = (steps / 200).max(1);
     let result = simulate(
-        &model,
-        stepper.as_mut(),
+        model,
+        stepper,
         &model.initial_state,
-        &options,
+        options,
         &mut |done, _| {
             if done % stride == 0 {
                 bar.set_position(done as u64);
@@ -98,13 +114,35 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         },
     );
     bar.finish_and_clear();
-    let wall = start.elapsed().as_secs_f64();
+    (result, start.elapsed().as_secs_f64())
+}
+
+pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
+    let model = Model::from_file(&args.model)?;
+    let stepper_name = args
+        .stepper
+        .clone()
+        .or_else(|| model.simulation.stepper.clone())
+        .unwrap_or_else(|| "penalty-symplectic".to_string());
+    let (options, steps) = run_options(args, &model)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
+    if stepper_name == ALL {
+        return all::run(args, &model, &options, steps);
+    }
+    let mut stepper = steppers::by_name(&stepper_name)?;
+    let warnings = nonsmooth_sim::model_warnings(&model, stepper.as_ref());
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let (result, wall) = run_stepper(args, &model, stepper.as_mut(), &options, steps);
+    let (dt, duration) = (options.dt, options.duration);
     let traj = match result {
         Ok(traj) => traj,
         Err(err) => {
             // Keep what was computed before the failing step, then report the failure.
             if let nonsmooth_sim::SimError::StepFailed { partial, .. } = &err {
-                write_outputs(&args.out, &model, partial, args, &probe, wall, &warnings)?;
+                write_outputs(&args.out, &model, partial, args, &options, wall, &warnings)?;
                 eprintln!(
                     "wrote the {} states computed before the failure to {}",
                     partial.t.len(),
@@ -114,7 +152,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             return Err(err.into());
         }
     };
-    let summary = write_outputs(&args.out, &model, &traj, args, &probe, wall, &warnings)?;
+    let summary = write_outputs(&args.out, &model, &traj, args, &options, wall, &warnings)?;
     if args.output.json {
         outln!("{summary}");
         return Ok(ExitCode::SUCCESS);
@@ -198,4 +236,400 @@ fn write_outputs(
     }
     fig.write_svg(&out.join("trajectory.svg"))?;
     Ok(summary)
+}
+
+/// `nonsmooth simulate MODEL --stepper all`: every stepper of
+/// [`steppers::names`] on the same scene through the same run loop, compared.
+mod all {
+    use super::*;
+    use nonsmooth_core::dynamics::{kinetic_energy, potential_energy};
+    use nonsmooth_core::{ContactSnapshot, State};
+    use nonsmooth_report::table::write_csv_cells;
+    use nonsmooth_report::viewer::ViewerScene;
+    use nonsmooth_sim::Recoveries;
+
+    /// How one stepper's run ended.
+    enum Outcome {
+        Completed,
+        /// A step failed; the states before it are kept.
+        Failed(String),
+        /// The stepper rejected the model (a typed `Unsupported` or `InvalidOption`).
+        NotApplicable(String),
+    }
+
+    impl Outcome {
+        fn label(&self) -> &'static str {
+            match self {
+                Outcome::Completed => "completed",
+                Outcome::Failed(_) => "failed",
+                Outcome::NotApplicable(_) => "not applicable",
+            }
+        }
+
+        fn detail(&self) -> &str {
+            match self {
+                Outcome::Completed => "",
+                Outcome::Failed(e) | Outcome::NotApplicable(e) => e,
+            }
+        }
+    }
+
+    /// One stepper's run and what is measured on it.
+    struct Run {
+        stepper: &'static str,
+        outcome: Outcome,
+        wall: f64,
+        /// Steps completed.
+        steps: usize,
+        /// The recorded states (up to the failure for a failed run); `None` when not
+        /// applicable.
+        traj: Option<Trajectory>,
+        recoveries: Recoveries,
+        warnings: Vec<String>,
+        /// max |E(t) − E(0)| over the recorded states (J).
+        energy_drift: Option<f64>,
+        /// Most negative contact gap over the recorded states (m); `None` without contacts.
+        min_gap: Option<f64>,
+    }
+
+    impl Run {
+        /// Largest penetration (m): the most negative gap, 0 without any.
+        fn penetration(&self) -> Option<f64> {
+            self.traj
+                .as_ref()
+                .map(|_| self.min_gap.map_or(0.0, |g| (-g).max(0.0)))
+        }
+    }
+
+    fn states(traj: &Trajectory) -> impl Iterator<Item = State> + '_ {
+        traj.t
+            .iter()
+            .zip(traj.q.iter().zip(&traj.v))
+            .map(|(t, (q, v))| State {
+                q: q.clone(),
+                v: v.clone(),
+                t: *t,
+            })
+    }
+
+    /// max |E(t) − E(0)| with E = kinetic + gravitational potential energy (core's).
+    fn energy_drift(model: &Model, traj: &Trajectory) -> Option<f64> {
+        let energy = |s: &State| kinetic_energy(model, &s.q, &s.v) + potential_energy(model, &s.q);
+        let mut all = states(traj).map(|s| energy(&s));
+        let e0 = all.next()?;
+        Some(all.fold(0.0, |m: f64, e| {
+            let d = (e - e0).abs();
+            if d.is_nan() {
+                f64::NAN
+            } else {
+                m.max(d)
+            }
+        }))
+    }
+
+    /// The most negative contact gap over the recorded states (a [`ContactSnapshot`] of
+    /// each); `None` when no state has a contact.
+    fn min_gap(model: &Model, traj: &Trajectory) -> Option<f64> {
+        states(traj)
+            .filter_map(|s| ContactSnapshot::from_state(model, &s).ok()?.minimal_gap())
+            .reduce(f64::min)
+    }
+
+    /// Runs `name` on `model` and measures it.
+    fn run_one(
+        args: &SimulateArgs,
+        model: &Model,
+        name: &'static str,
+        options: &SimOptions,
+        steps: usize,
+    ) -> Run {
+        let mut run = Run {
+            stepper: name,
+            outcome: Outcome::Completed,
+            wall: 0.0,
+            steps: 0,
+            traj: None,
+            recoveries: Recoveries::default(),
+            warnings: Vec::new(),
+            energy_drift: None,
+            min_gap: None,
+        };
+        let mut stepper = match steppers::by_name(name) {
+            Ok(s) => s,
+            Err(e) => {
+                run.outcome = Outcome::Failed(e.to_string());
+                return run;
+            }
+        };
+        run.warnings = nonsmooth_sim::model_warnings(model, stepper.as_ref());
+        let (result, wall) = run_stepper(args, model, stepper.as_mut(), options, steps);
+        run.wall = wall;
+        let rejects = |e: &SimError| {
+            matches!(
+                e,
+                SimError::Unsupported { .. } | SimError::InvalidOption { .. }
+            )
+        };
+        match result {
+            Ok(traj) => {
+                run.steps = traj.steps;
+                run.traj = Some(traj);
+            }
+            Err(SimError::StepFailed {
+                step,
+                t,
+                source,
+                partial,
+            }) => {
+                run.recoveries = partial.recoveries;
+                if rejects(source.root_cause()) {
+                    run.outcome = Outcome::NotApplicable(source.root_cause().to_string());
+                } else {
+                    run.outcome =
+                        Outcome::Failed(format!("step {step} at t = {t} failed: {source}"));
+                    run.steps = step.saturating_sub(1);
+                    run.traj = Some(*partial);
+                }
+            }
+            Err(e) if rejects(&e) => run.outcome = Outcome::NotApplicable(e.to_string()),
+            Err(e) => run.outcome = Outcome::Failed(e.to_string()),
+        }
+        if let Some(traj) = &run.traj {
+            run.recoveries = traj.recoveries;
+            run.energy_drift = energy_drift(model, traj);
+            run.min_gap = min_gap(model, traj);
+        }
+        run
+    }
+
+    fn num(x: Option<f64>) -> String {
+        x.map(|x| format!("{x}")).unwrap_or_default()
+    }
+
+    fn short(x: Option<f64>) -> String {
+        x.map(|x| format!("{x:.3e}")).unwrap_or_else(|| "–".into())
+    }
+
+    /// The viewer scene overlaying the runs that have states (completed or failed).
+    fn scene(model: &Model, runs: &[Run]) -> Option<ViewerScene> {
+        let shown: Vec<&Run> = runs
+            .iter()
+            .filter(|r| r.traj.as_ref().is_some_and(|t| !t.t.is_empty()))
+            .collect();
+        if shown.is_empty() {
+            return None;
+        }
+        let frames = (nonsmooth_report::viewer::MAX_FRAMES / shown.len())
+            .max(nonsmooth_report::viewer::MIN_RUN_FRAMES);
+        let viewer_runs = shown
+            .iter()
+            .filter_map(|r| {
+                let traj = r.traj.as_ref()?;
+                let status = match &r.outcome {
+                    Outcome::Failed(e) => format!("failed: {e}"),
+                    _ => String::new(),
+                };
+                Some(crate::viewer::run(
+                    model,
+                    traj,
+                    r.stepper.to_string(),
+                    status,
+                    frames,
+                ))
+            })
+            .collect();
+        let notes = runs
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::NotApplicable(why) => {
+                    Some(format!("not applicable: {} ({why})", r.stepper))
+                }
+                _ => None,
+            })
+            .collect();
+        Some(crate::viewer::overlay(
+            model,
+            viewer_runs,
+            format!("{}: every stepper", model.name),
+            notes,
+        ))
+    }
+
+    pub fn run(
+        args: &SimulateArgs,
+        model: &Model,
+        options: &SimOptions,
+        steps: usize,
+    ) -> Result<ExitCode, CliError> {
+        let runs: Vec<Run> = steppers::names()
+            .into_iter()
+            .map(|name| run_one(args, model, name, options, steps))
+            .collect();
+        let mut files = vec!["comparison.csv".to_string(), "comparison.json".to_string()];
+        let mut json_runs = Vec::new();
+        for r in &runs {
+            for w in &r.warnings {
+                if matches!(r.outcome, Outcome::Completed | Outcome::Failed(_)) {
+                    eprintln!("warning: {}: {w}", r.stepper);
+                }
+            }
+            let mut run_files = Vec::new();
+            if let Some(traj) = &r.traj {
+                let dir = args.out.join(r.stepper);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| nonsmooth_report::ReportError::io(&dir, e))?;
+                write_csv(&dir.join("trajectory.csv"), &traj.header(), &traj.rows())?;
+                run_files.push(format!("{}/trajectory.csv", r.stepper));
+            }
+            files.extend(run_files.iter().cloned());
+            json_runs.push(serde_json::json!({
+                "stepper": r.stepper,
+                "status": r.outcome.label(),
+                "detail": r.outcome.detail(),
+                "wall_time_s": r.wall,
+                "steps": r.steps,
+                "recorded_states": r.traj.as_ref().map_or(0, |t| t.t.len()),
+                "final_t": r.traj.as_ref().and_then(|t| t.t.last().copied()),
+                "energy_drift_J": r.energy_drift,
+                "min_gap_m": r.min_gap,
+                "largest_penetration_m": r.penetration(),
+                "recoveries": r.recoveries,
+                "warnings": r.warnings,
+                "files": run_files,
+            }));
+        }
+        let header: Vec<String> = [
+            "stepper",
+            "status",
+            "wall_time_s",
+            "steps",
+            "final_t_s",
+            "energy_drift_J",
+            "largest_penetration_m",
+            "recovered_steps",
+            "recovery_substeps",
+            "unconverged_steps",
+            "detail",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let rows: Vec<Vec<String>> = runs
+            .iter()
+            .map(|r| {
+                let applicable = r.traj.is_some();
+                let count = |n: usize| {
+                    if applicable {
+                        n.to_string()
+                    } else {
+                        String::new()
+                    }
+                };
+                vec![
+                    r.stepper.to_string(),
+                    r.outcome.label().to_string(),
+                    format!("{}", r.wall),
+                    count(r.steps),
+                    num(r.traj.as_ref().and_then(|t| t.t.last().copied())),
+                    num(r.energy_drift),
+                    num(r.penetration()),
+                    count(r.recoveries.step_halving),
+                    count(r.recoveries.substeps),
+                    count(r.recoveries.unconverged_steps),
+                    r.outcome.detail().to_string(),
+                ]
+            })
+            .collect();
+        write_csv_cells(&args.out.join("comparison.csv"), &header, &rows)?;
+        if args.html {
+            match scene(model, &runs) {
+                Some(scene) => {
+                    nonsmooth_report::viewer::write_viewer_html(
+                        &args.out.join("viewer.html"),
+                        &scene,
+                    )?;
+                    files.push("viewer.html".to_string());
+                }
+                None => eprintln!("warning: no stepper recorded a state; viewer.html not written"),
+            }
+        }
+        let completed = runs
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Completed))
+            .count();
+        let summary = serde_json::json!({
+            "model": model.name,
+            "model_file": args.model.display().to_string(),
+            "dt": options.dt,
+            "duration": options.duration,
+            "steps": steps,
+            "record_every": options.record_every,
+            "completed": completed,
+            "runs": json_runs,
+            "files": files,
+        });
+        write_json(&args.out.join("comparison.json"), &summary)?;
+        if args.output.json {
+            outln!("{summary}");
+        } else if !args.output.quiet {
+            outln!(
+                "`{}` under every stepper for {} s (steps of {} s) → {}",
+                model.name,
+                options.duration,
+                options.dt,
+                args.out.display()
+            );
+            outln!(
+                "{:<20} {:<15} {:>9} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
+                "stepper",
+                "status",
+                "wall [s]",
+                "steps",
+                "t end [s]",
+                "drift [J]",
+                "penetr. [m]",
+                "recovered",
+                "unconverged"
+            );
+            for r in &runs {
+                let applicable = r.traj.is_some();
+                let count = |n: usize| {
+                    if applicable {
+                        n.to_string()
+                    } else {
+                        "–".into()
+                    }
+                };
+                outln!(
+                    "{:<20} {:<15} {:>9.3} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
+                    r.stepper,
+                    r.outcome.label(),
+                    r.wall,
+                    count(r.steps),
+                    r.traj
+                        .as_ref()
+                        .and_then(|t| t.t.last())
+                        .map_or_else(|| "–".to_string(), |t| format!("{t:.4}")),
+                    short(r.energy_drift),
+                    short(r.penetration()),
+                    count(r.recoveries.step_halving),
+                    count(r.recoveries.unconverged_steps)
+                );
+            }
+            for r in &runs {
+                if !r.outcome.detail().is_empty() {
+                    outln!("  {}: {}", r.stepper, r.outcome.detail());
+                }
+            }
+        }
+        if completed == 0 {
+            eprintln!(
+                "error: no stepper completed the run of `{}` (see {})",
+                model.name,
+                args.out.join("comparison.json").display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }

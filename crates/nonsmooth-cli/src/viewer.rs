@@ -1,12 +1,15 @@
 //! The offline trajectory viewer of `nonsmooth simulate --html`: a model and its
-//! trajectory as a [`ViewerScene`] (body poses from the kinematics at every recorded state).
+//! trajectories as a [`ViewerScene`] (body poses from the kinematics at every recorded state,
+//! contact points from a [`ContactSnapshot`] of it; the run loop records no contact
+//! impulses, so the page gets no force arrows from it).
 
 use nalgebra::Isometry3;
 use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::model::{Dimension, Shape};
-use nonsmooth_core::Model;
+use nonsmooth_core::{ContactSnapshot, Model, State};
 use nonsmooth_report::viewer::{
-    ViewerScene, ViewerShape, ViewerShapeKind, IDENTITY_POSE, MAX_FRAMES,
+    even_picks, ViewerContact, ViewerRun, ViewerScene, ViewerShape, ViewerShapeKind, IDENTITY_POSE,
+    MAX_FRAMES,
 };
 use nonsmooth_sim::Trajectory;
 
@@ -95,22 +98,72 @@ fn shapes(model: &Model) -> Vec<ViewerShape> {
     shapes
 }
 
-/// The viewer scene of `traj` (a run of `model`): the kinematics is evaluated only at the
-/// frames the page keeps (at most [`MAX_FRAMES`]).
+/// The viewer scene of `traj` (a run of `model`), one run named after its stepper.
 pub fn scene(model: &Model, traj: &Trajectory, title: String) -> ViewerScene {
-    let n = traj.t.len().min(traj.q.len()).min(traj.v.len());
-    let picks: Vec<usize> = if n <= MAX_FRAMES {
-        (0..n).collect()
-    } else {
-        (0..MAX_FRAMES)
-            .map(|i| (i as f64 * (n - 1) as f64 / (MAX_FRAMES - 1) as f64).round() as usize)
-            .collect()
-    };
+    let run = run(model, traj, traj.stepper.clone(), String::new(), MAX_FRAMES);
+    overlay(model, vec![run], title, Vec::new())
+}
+
+/// A scene of `model` showing `runs` overlaid (one colour per run), with `notes` under the
+/// legend.
+pub fn overlay(
+    model: &Model,
+    runs: Vec<ViewerRun>,
+    title: String,
+    notes: Vec<String>,
+) -> ViewerScene {
     ViewerScene {
         title,
         planar: model.dimension == Dimension::Planar,
         bodies: model.bodies.iter().map(|b| b.name.clone()).collect(),
         shapes: shapes(model),
+        series_names: model.q_names(),
+        runs,
+        notes,
+    }
+}
+
+/// The contacts of a recorded state (none where its snapshot cannot be built).
+fn contacts(model: &Model, state: &State) -> Vec<ViewerContact> {
+    ContactSnapshot::from_state(model, state)
+        .map(|snap| {
+            snap.contacts
+                .iter()
+                .map(|c| ViewerContact {
+                    point: [c.point.x, c.point.y, c.point.z],
+                    normal: [c.normal.x, c.normal.y, c.normal.z],
+                    gap: c.gap,
+                    force: None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One run of the viewer: `traj` (a run of `model`) at no more than `max_frames` evenly
+/// spread recorded states (the kinematics and contacts are evaluated only there).
+pub fn run(
+    model: &Model,
+    traj: &Trajectory,
+    name: String,
+    status: String,
+    max_frames: usize,
+) -> ViewerRun {
+    let n = traj.t.len().min(traj.q.len()).min(traj.v.len());
+    let max_frames = max_frames.max(2);
+    let picks: Vec<usize> = if n <= max_frames {
+        (0..n).collect()
+    } else {
+        even_picks(n, max_frames)
+    };
+    let state = |k: usize| State {
+        q: traj.q[k].clone(),
+        v: traj.v[k].clone(),
+        t: traj.t[k],
+    };
+    ViewerRun {
+        name,
+        status,
         times: picks.iter().map(|&k| traj.t[k]).collect(),
         poses: picks
             .iter()
@@ -122,7 +175,6 @@ pub fn scene(model: &Model, traj: &Trajectory, title: String) -> ViewerScene {
                     .collect()
             })
             .collect(),
-        series_names: traj.q_names.clone(),
         series: (0..traj.q_names.len())
             .map(|j| {
                 picks
@@ -131,5 +183,6 @@ pub fn scene(model: &Model, traj: &Trajectory, title: String) -> ViewerScene {
                     .collect()
             })
             .collect(),
+        contacts: picks.iter().map(|&k| contacts(model, &state(k))).collect(),
     }
 }

@@ -183,8 +183,23 @@ fn simulate_html_writes_an_offline_viewer_embedding_the_box() {
     let ground = shapes.iter().find(|s| s["name"] == "ground").unwrap();
     assert_eq!(ground["kind"]["type"], "plane");
     assert!(ground["body"].is_null());
-    let times = data["times"].as_array().unwrap();
-    let poses = data["poses"].as_array().unwrap();
+    let runs = data["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["name"], "anitescu-potra");
+    let times = runs[0]["times"].as_array().unwrap();
+    let poses = runs[0]["poses"].as_array().unwrap();
+    // Contact points from a snapshot of each state: the box rests on its four bottom
+    // corners (gap ≈ 0, normal +z).
+    let contacts = runs[0]["contacts"].as_array().unwrap();
+    assert_eq!(contacts.len(), times.len());
+    let last = contacts.last().unwrap().as_array().unwrap();
+    assert_eq!(last.len(), 4, "{last:?}");
+    for c in last {
+        assert!(c["gap"].as_f64().unwrap().abs() < 1e-3, "{c}");
+        assert!((c["normal"][2].as_f64().unwrap() - 1.0).abs() < 1e-6, "{c}");
+        assert!(c["point"][2].as_f64().unwrap().abs() < 1e-3, "{c}");
+        assert!(c.get("force").is_none(), "the run loop records no impulses");
+    }
     assert_eq!(poses.len(), times.len());
     assert!((times.last().unwrap().as_f64().unwrap() - 0.2).abs() < 1e-9);
     // The box slides along +x from x = 0 at 2 m/s, slowed by friction (μ g ≈ 2.94 m/s²):
@@ -201,6 +216,132 @@ fn simulate_html_writes_an_offline_viewer_embedding_the_box() {
         .unwrap()
         .iter()
         .any(|f| f == "viewer.html"));
+}
+
+fn page_data(html: &str) -> serde_json::Value {
+    let start = html.find(r#"id="nonsmooth-data">"#).unwrap() + r#"id="nonsmooth-data">"#.len();
+    let len = html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..start + len]).unwrap()
+}
+
+#[test]
+fn simulate_stepper_all_compares_every_stepper_on_one_scene() {
+    let out = scratch("all");
+    let output = run_ok(
+        bin()
+            .arg("simulate")
+            .arg(example("sliding_box.toml"))
+            .args(["--stepper", "all", "--html", "--duration", "0.2", "--out"])
+            .arg(&out),
+    );
+    let table = String::from_utf8_lossy(&output.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
+            .unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs
+        .iter()
+        .map(|r| r["stepper"].as_str().unwrap())
+        .collect();
+    for name in [
+        "penalty-symplectic",
+        "drumwright",
+        "anitescu-potra",
+        "qp-max-dissipation",
+    ] {
+        assert!(names.contains(&name), "{names:?}");
+        assert!(table.contains(name), "{table}");
+    }
+    let run = |name: &str| runs.iter().find(|r| r["stepper"] == name).unwrap();
+    // The penalty schemes need compliant contact: not applicable, with the reason, no files.
+    let penalty = run("penalty-symplectic");
+    assert_eq!(penalty["status"], "not applicable");
+    assert!(
+        penalty["detail"].as_str().unwrap().contains("rigid"),
+        "{penalty}"
+    );
+    assert!(!out.join("penalty-symplectic").exists());
+    let mut shown = Vec::new();
+    for r in runs.iter().filter(|r| r["status"] == "completed") {
+        let name = r["stepper"].as_str().unwrap();
+        shown.push(name);
+        assert_eq!(r["steps"], 200, "{r}");
+        // The box slides, so friction takes kinetic energy: the drift is that loss, at most
+        // the initial ½ · 2 kg · (2 m/s)² = 4 J.
+        let drift = r["energy_drift_J"].as_f64().unwrap();
+        assert!(drift > 0.0 && drift <= 4.0 + 1e-6, "{name}: {drift}");
+        let pen = r["largest_penetration_m"].as_f64().unwrap();
+        assert!((0.0..1e-2).contains(&pen), "{name}: {pen}");
+        assert_eq!(r["recoveries"]["step_halving"], 0, "{r}");
+        let csv = std::fs::read_to_string(out.join(name).join("trajectory.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 201, "{name}: header + 201 states");
+    }
+    for name in ["drumwright", "anitescu-potra", "qp-max-dissipation"] {
+        assert!(
+            shown.contains(&name),
+            "{name} did not complete: {}",
+            run(name)
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    assert!(csv.starts_with("stepper,status,wall_time_s,steps,final_t_s,energy_drift_J,"));
+    assert_eq!(csv.lines().count(), 1 + runs.len());
+    // One page overlays the completed runs on one time axis; the others are named.
+    let data = page_data(&std::fs::read_to_string(out.join("viewer.html")).unwrap());
+    let page_runs: Vec<&str> = data["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(page_runs, shown);
+    // Each run ends at its own last recorded time (time-as-state-di advances its
+    // impulse-and-time variable by dt, so it covers less physical time).
+    for r in data["runs"].as_array().unwrap() {
+        let t = r["times"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        let end = run(r["name"].as_str().unwrap())["final_t"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(t, end);
+        if r["name"] != "time-as-state-di" {
+            assert!((t - 0.2).abs() < 1e-9, "{}: {t}", r["name"]);
+        }
+    }
+    let notes = data["notes"].as_array().unwrap();
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("penalty-symplectic")));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn simulate_stepper_all_rejects_bad_options_before_running_any_stepper() {
+    let out = scratch("all-bad");
+    let output = bin()
+        .arg("simulate")
+        .arg(example("sliding_box.toml"))
+        .args([
+            "--stepper",
+            "all",
+            "--record-every",
+            "0",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("record_every"), "{stderr}");
+    assert!(!out.join("comparison.json").exists());
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

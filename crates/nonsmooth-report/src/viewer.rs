@@ -2,48 +2,88 @@
 //! embedded script, no network access) that plays the motion of a model's bodies.
 //!
 //! The page is written from plain data, independent of the model crate: a [`ViewerScene`]
-//! holds the body names, their collider shapes ([`ViewerShape`]), the world pose of every
-//! body at every recorded time and the time series offered in the plot beside the scene.
-//! [`write_viewer_html`] checks that the lengths agree, thins long runs to at most
-//! [`MAX_FRAMES`] frames and writes the page.
+//! holds the body names, their collider shapes ([`ViewerShape`]) and one or more runs
+//! ([`ViewerRun`]) of the same model: the world pose of every body at every recorded time of
+//! the run, the time series offered in the plot beside the scene and, where known, the
+//! contacts of each recorded state ([`ViewerContact`]). Several runs (e.g. one per stepper of
+//! `nonsmooth simulate --stepper all`) are overlaid on one time axis, one colour per run.
+//! [`write_viewer_html`] checks that the lengths agree, thins long runs (at most
+//! [`MAX_FRAMES`] frames in all, at least [`MIN_RUN_FRAMES`] per run) and writes the page.
 //!
 //! Poses are `[x, y, z, qw, qx, qy, qz]`: a position and a unit quaternion (scalar first).
 //! Planar scenes are drawn in the x–y plane; spatial scenes in the x–z plane (side view)
 //! with a small x–y top view. The page exposes
-//! `window.nonsmoothViewer = { setTime(t), bodyScreenPosition(i), data }` so that a headless
-//! browser can scrub the time and read back where body `i` was drawn (canvas pixels).
-//! Non-finite numbers are written as `null`; the page skips what it cannot place.
+//! `window.nonsmoothViewer = { setTime(t), bodyScreenPosition(i, run), drawnShapes(), data }`
+//! so that a headless browser can scrub the time and read back where body `i` of a run was
+//! drawn (canvas pixels) and which shapes of which run the last drawing of the main view
+//! placed where. Non-finite numbers are written as `null`; the page skips what it cannot
+//! place.
 
 use crate::ReportError;
 use serde::Serialize;
 use std::path::Path;
 
-/// Most frames written into a page; longer runs are thinned evenly (first and last kept).
+/// Most frames written into a page, over all its runs; longer runs are thinned evenly
+/// (first and last kept). A page of several runs keeps at least [`MIN_RUN_FRAMES`] per run.
 pub const MAX_FRAMES: usize = 2000;
+
+/// Fewest frames a run of a page with several runs is thinned to (when it has more).
+pub const MIN_RUN_FRAMES: usize = 250;
 
 /// The page template; the scene's JSON replaces `__NONSMOOTH_DATA__` and the escaped title
 /// replaces `__NONSMOOTH_TITLE__` (which comes before it).
 const TEMPLATE: &str = include_str!("viewer.html");
 
-/// What the viewer plays: bodies, their shapes, their poses over time and time series.
+/// What the viewer plays: bodies, their shapes and one or more runs of them over time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ViewerScene {
     /// Page title (e.g. the model's name and the stepper).
     pub title: String,
     /// Planar scene (drawn in the x–y plane) rather than spatial (x–z side view).
     pub planar: bool,
-    /// Body names; `poses[k][i]` is the pose of `bodies[i]`.
+    /// Body names; `runs[r].poses[k][i]` is the pose of `bodies[i]`.
     pub bodies: Vec<String>,
     /// Collider shapes, attached to a body or to the world.
     pub shapes: Vec<ViewerShape>,
+    /// Names of the time series (e.g. the trajectory's q coordinates); every run has one
+    /// series per name.
+    pub series_names: Vec<String>,
+    /// The runs, overlaid on one time axis (one colour per run when there are several).
+    pub runs: Vec<ViewerRun>,
+    /// Lines shown under the legend (e.g. the steppers that could not run the model).
+    pub notes: Vec<String>,
+}
+
+/// One run of a [`ViewerScene`]'s bodies: poses, series and contacts over time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ViewerRun {
+    /// Name in the legend (e.g. the stepper).
+    pub name: String,
+    /// How the run ended, shown in the legend (e.g. `failed at t = 0.3 s: …`); empty when
+    /// it completed.
+    pub status: String,
     /// Recorded times in s, non-decreasing.
     pub times: Vec<f64>,
     /// `poses[k][i]`: world pose `[x, y, z, qw, qx, qy, qz]` of body `i` at `times[k]`.
     pub poses: Vec<Vec<[f64; 7]>>,
-    /// Names of the time series (e.g. the trajectory's q coordinates).
-    pub series_names: Vec<String>,
     /// `series[j][k]`: value of series `j` at `times[k]`.
     pub series: Vec<Vec<f64>>,
+    /// `contacts[k]`: the contacts at `times[k]`; empty (no frames at all) when the run's
+    /// contacts are not known.
+    pub contacts: Vec<Vec<ViewerContact>>,
+}
+
+/// One contact of a recorded state: where it is and, where known, the force through it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ViewerContact {
+    /// Contact point (world, m).
+    pub point: [f64; 3],
+    /// Unit normal (world), drawn as a short tick.
+    pub normal: [f64; 3],
+    /// Signed gap (m; negative = penetration).
+    pub gap: f64,
+    /// Contact force (world, N) where the stepper reports it, drawn as an arrow.
+    pub force: Option<[f64; 3]>,
 }
 
 /// One collider shape of a [`ViewerScene`].
@@ -112,62 +152,17 @@ fn invalid(message: String) -> ReportError {
 }
 
 impl ViewerScene {
-    /// Checks that every length agrees: one pose per body per time, one value per time in
-    /// every series, a name per series, shapes on existing bodies, times finite and
-    /// non-decreasing, and at least one time.
+    /// Checks that every length agrees: at least one run, and in every run at least one
+    /// time, one pose per body per time, one value per time in every series, one series per
+    /// name, one contact list per time (or none at all), times finite and non-decreasing;
+    /// and shapes on existing bodies.
     pub fn validate(&self) -> Result<(), ReportError> {
-        if self.times.is_empty() {
-            return Err(invalid("no recorded times".to_string()));
+        if self.runs.is_empty() {
+            return Err(invalid("no runs".to_string()));
         }
-        if self.poses.len() != self.times.len() {
-            return Err(invalid(format!(
-                "{} pose frames for {} times",
-                self.poses.len(),
-                self.times.len()
-            )));
-        }
-        if let Some((k, frame)) = self
-            .poses
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.len() != self.bodies.len())
-        {
-            return Err(invalid(format!(
-                "pose frame {k} has {} poses for {} bodies",
-                frame.len(),
-                self.bodies.len()
-            )));
-        }
-        if let Some(k) = self.times.iter().position(|t| !t.is_finite()) {
-            return Err(invalid(format!("time {k} is {}", self.times[k])));
-        }
-        if let Some(k) = self.times.windows(2).position(|w| w[1] < w[0]) {
-            return Err(invalid(format!(
-                "times decrease at {}: {} then {}",
-                k + 1,
-                self.times[k],
-                self.times[k + 1]
-            )));
-        }
-        if self.series_names.len() != self.series.len() {
-            return Err(invalid(format!(
-                "{} series names for {} series",
-                self.series_names.len(),
-                self.series.len()
-            )));
-        }
-        if let Some((j, s)) = self
-            .series
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.len() != self.times.len())
-        {
-            return Err(invalid(format!(
-                "series `{}` has {} values for {} times",
-                self.series_names[j],
-                s.len(),
-                self.times.len()
-            )));
+        for run in &self.runs {
+            self.validate_run(run)
+                .map_err(|m| invalid(format!("run `{}`: {m}", run.name)))?;
         }
         if let Some(shape) = self
             .shapes
@@ -184,45 +179,155 @@ impl ViewerScene {
         Ok(())
     }
 
-    /// The scene thinned to at most `max_frames` evenly spread frames (first and last kept).
+    fn validate_run(&self, run: &ViewerRun) -> Result<(), String> {
+        if run.times.is_empty() {
+            return Err("no recorded times".to_string());
+        }
+        if run.poses.len() != run.times.len() {
+            return Err(format!(
+                "{} pose frames for {} times",
+                run.poses.len(),
+                run.times.len()
+            ));
+        }
+        if let Some((k, frame)) = run
+            .poses
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.len() != self.bodies.len())
+        {
+            return Err(format!(
+                "pose frame {k} has {} poses for {} bodies",
+                frame.len(),
+                self.bodies.len()
+            ));
+        }
+        if let Some(k) = run.times.iter().position(|t| !t.is_finite()) {
+            return Err(format!("time {k} is {}", run.times[k]));
+        }
+        if let Some(k) = run.times.windows(2).position(|w| w[1] < w[0]) {
+            return Err(format!(
+                "times decrease at {}: {} then {}",
+                k + 1,
+                run.times[k],
+                run.times[k + 1]
+            ));
+        }
+        if self.series_names.len() != run.series.len() {
+            return Err(format!(
+                "{} series names for {} series",
+                self.series_names.len(),
+                run.series.len()
+            ));
+        }
+        if let Some((j, s)) = run
+            .series
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.len() != run.times.len())
+        {
+            return Err(format!(
+                "series `{}` has {} values for {} times",
+                self.series_names[j],
+                s.len(),
+                run.times.len()
+            ));
+        }
+        if !run.contacts.is_empty() && run.contacts.len() != run.times.len() {
+            return Err(format!(
+                "{} contact frames for {} times",
+                run.contacts.len(),
+                run.times.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Most frames kept per run: [`MAX_FRAMES`] shared by the runs, at least
+    /// [`MIN_RUN_FRAMES`] each.
+    pub fn frames_per_run(&self) -> usize {
+        (MAX_FRAMES / self.runs.len().max(1)).max(MIN_RUN_FRAMES)
+    }
+
+    /// The scene with every run thinned to at most `max_frames` evenly spread frames
+    /// (first and last kept).
     pub fn downsampled(&self, max_frames: usize) -> ViewerScene {
+        ViewerScene {
+            runs: self
+                .runs
+                .iter()
+                .map(|r| r.downsampled(max_frames))
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+impl ViewerRun {
+    /// The run thinned to at most `max_frames` evenly spread frames (first and last kept).
+    pub fn downsampled(&self, max_frames: usize) -> ViewerRun {
         let n = self.times.len();
         let max_frames = max_frames.max(2);
         if n <= max_frames {
             return self.clone();
         }
-        let picks: Vec<usize> = (0..max_frames)
-            .map(|i| (i as f64 * (n - 1) as f64 / (max_frames - 1) as f64).round() as usize)
-            .collect();
-        ViewerScene {
-            title: self.title.clone(),
-            planar: self.planar,
-            bodies: self.bodies.clone(),
-            shapes: self.shapes.clone(),
+        let picks = even_picks(n, max_frames);
+        ViewerRun {
+            name: self.name.clone(),
+            status: self.status.clone(),
             times: picks.iter().map(|&k| self.times[k]).collect(),
             poses: picks.iter().map(|&k| self.poses[k].clone()).collect(),
-            series_names: self.series_names.clone(),
             series: self
                 .series
                 .iter()
                 .map(|s| picks.iter().map(|&k| s[k]).collect())
                 .collect(),
+            contacts: if self.contacts.is_empty() {
+                Vec::new()
+            } else {
+                picks.iter().map(|&k| self.contacts[k].clone()).collect()
+            },
         }
     }
 }
 
-/// The payload of the page: the scene with poses and series in single precision, which
-/// halves the page's size and is ample for drawing.
+/// `m` indices spread evenly over `0..n` (first and last included; `m ≥ 2`, `n > m`).
+pub fn even_picks(n: usize, m: usize) -> Vec<usize> {
+    (0..m)
+        .map(|i| (i as f64 * (n - 1) as f64 / (m - 1) as f64).round() as usize)
+        .collect()
+}
+
+/// The payload of the page: the scene with poses, series and contacts in single precision,
+/// which halves the page's size and is ample for drawing.
 #[derive(Serialize)]
 struct Payload<'a> {
     title: &'a str,
     planar: bool,
     bodies: &'a [String],
     shapes: &'a [ViewerShape],
+    series_names: &'a [String],
+    runs: Vec<RunPayload<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct RunPayload<'a> {
+    name: &'a str,
+    status: &'a str,
     times: &'a [f64],
     poses: Vec<Vec<[f32; 7]>>,
-    series_names: &'a [String],
     series: Vec<Vec<f32>>,
+    contacts: Vec<Vec<ContactPayload>>,
+}
+
+#[derive(Serialize)]
+struct ContactPayload {
+    point: [f32; 3],
+    normal: [f32; 3],
+    gap: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    force: Option<[f32; 3]>,
 }
 
 fn single(x: f64) -> f32 {
@@ -230,27 +335,52 @@ fn single(x: f64) -> f32 {
     x as f32
 }
 
-/// The viewer page for `scene` (validated, thinned to [`MAX_FRAMES`] frames).
+fn run_payload(run: &ViewerRun) -> RunPayload<'_> {
+    RunPayload {
+        name: &run.name,
+        status: &run.status,
+        times: &run.times,
+        poses: run
+            .poses
+            .iter()
+            .map(|frame| frame.iter().map(|p| p.map(single)).collect())
+            .collect(),
+        series: run
+            .series
+            .iter()
+            .map(|s| s.iter().map(|&x| single(x)).collect())
+            .collect(),
+        contacts: run
+            .contacts
+            .iter()
+            .map(|frame| {
+                frame
+                    .iter()
+                    .map(|c| ContactPayload {
+                        point: c.point.map(single),
+                        normal: c.normal.map(single),
+                        gap: single(c.gap),
+                        force: c.force.map(|f| f.map(single)),
+                    })
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
+/// The viewer page for `scene` (validated, each run thinned to
+/// [`ViewerScene::frames_per_run`] frames).
 pub fn render_viewer_html(scene: &ViewerScene) -> Result<String, ReportError> {
     scene.validate()?;
-    let scene = scene.downsampled(MAX_FRAMES);
+    let scene = scene.downsampled(scene.frames_per_run());
     let payload = Payload {
         title: &scene.title,
         planar: scene.planar,
         bodies: &scene.bodies,
         shapes: &scene.shapes,
-        times: &scene.times,
-        poses: scene
-            .poses
-            .iter()
-            .map(|frame| frame.iter().map(|p| p.map(single)).collect())
-            .collect(),
         series_names: &scene.series_names,
-        series: scene
-            .series
-            .iter()
-            .map(|s| s.iter().map(|&x| single(x)).collect())
-            .collect(),
+        runs: scene.runs.iter().map(run_payload).collect(),
+        notes: &scene.notes,
     };
     let json = serde_json::to_string(&payload).map_err(|e| invalid(e.to_string()))?;
     // `<` only occurs inside JSON strings, where `\u003c` means the same; this keeps
@@ -284,8 +414,32 @@ pub fn write_viewer_html(path: &Path, scene: &ViewerScene) -> Result<(), ReportE
 mod tests {
     use super::*;
 
-    fn scene(frames: usize) -> ViewerScene {
+    fn run(name: &str, frames: usize) -> ViewerRun {
         let times: Vec<f64> = (0..frames).map(|k| k as f64 * 0.01).collect();
+        ViewerRun {
+            name: name.to_string(),
+            status: String::new(),
+            poses: times
+                .iter()
+                .map(|t| vec![[2.0 * t, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]])
+                .collect(),
+            series: vec![times.iter().map(|t| 2.0 * t).collect()],
+            contacts: times
+                .iter()
+                .map(|t| {
+                    vec![ViewerContact {
+                        point: [2.0 * t, 0.0, 0.0],
+                        normal: [0.0, 0.0, 1.0],
+                        gap: -1e-4,
+                        force: (*t > 0.0).then_some([0.0, 0.0, 19.62]),
+                    }]
+                })
+                .collect(),
+            times,
+        }
+    }
+
+    fn scene(frames: usize) -> ViewerScene {
         ViewerScene {
             title: "falling </script> box".to_string(),
             planar: false,
@@ -308,14 +462,16 @@ mod tests {
                     },
                 },
             ],
-            poses: times
-                .iter()
-                .map(|t| vec![[2.0 * t, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]])
-                .collect(),
             series_names: vec!["box.x".to_string()],
-            series: vec![times.iter().map(|t| 2.0 * t).collect()],
-            times,
+            runs: vec![run("anitescu-potra", frames)],
+            notes: Vec::new(),
         }
+    }
+
+    fn page_data(html: &str) -> serde_json::Value {
+        let start = html.find(r#"id="nonsmooth-data">"#).unwrap() + 20;
+        let end = start + html[start..].find("</script>").unwrap();
+        serde_json::from_str(&html[start..end]).unwrap()
     }
 
     #[test]
@@ -334,28 +490,42 @@ mod tests {
         assert_eq!(html.matches("</script>").count(), 2, "data + code scripts");
         assert!(html.contains("falling \\u003c/script> box"));
         assert!(html.contains("<title>falling &lt;/script&gt; box</title>"));
+        // Contacts: a force where known, none written where not.
+        let data = page_data(&html);
+        let contacts = &data["runs"][0]["contacts"];
+        assert_eq!(contacts.as_array().unwrap().len(), 50);
+        assert!(contacts[0][0].get("force").is_none());
+        assert_eq!(contacts[1][0]["force"][2].as_f64().unwrap() as f32, 19.62);
+        assert_eq!(contacts[1][0]["gap"].as_f64().unwrap() as f32, -1e-4);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn inconsistent_lengths_are_errors_naming_the_culprit() {
         let mut s = scene(5);
-        s.poses[3].push(IDENTITY_POSE);
+        s.runs[0].poses[3].push(IDENTITY_POSE);
         let err = render_viewer_html(&s).unwrap_err().to_string();
         assert!(
-            err.contains("pose frame 3 has 2 poses for 1 bodies"),
+            err.contains("run `anitescu-potra`: pose frame 3 has 2 poses for 1 bodies"),
             "{err}"
         );
         let mut s = scene(5);
-        s.series[0].pop();
+        s.runs[0].series[0].pop();
         let err = render_viewer_html(&s).unwrap_err().to_string();
         assert!(
             err.contains("series `box.x` has 4 values for 5 times"),
             "{err}"
         );
         let mut s = scene(5);
-        s.times.pop();
+        s.runs[0].times.pop();
         assert!(render_viewer_html(&s).is_err());
+        let mut s = scene(5);
+        s.runs[0].contacts.pop();
+        let err = render_viewer_html(&s).unwrap_err().to_string();
+        assert!(err.contains("4 contact frames for 5 times"), "{err}");
+        let mut s = scene(5);
+        s.runs[0].contacts.clear(); // contacts unknown: allowed
+        render_viewer_html(&s).unwrap();
         let mut s = scene(5);
         s.shapes[1].body = Some(1);
         let err = render_viewer_html(&s).unwrap_err().to_string();
@@ -364,24 +534,55 @@ mod tests {
         s.series_names.push("extra".to_string());
         assert!(render_viewer_html(&s).is_err());
         assert!(render_viewer_html(&scene(0)).is_err());
+        let mut s = scene(5);
+        s.runs.clear();
+        assert!(render_viewer_html(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("no runs"));
     }
 
     #[test]
     fn long_runs_are_thinned_keeping_the_ends() {
         let s = scene(5001).downsampled(MAX_FRAMES);
-        assert_eq!(s.times.len(), MAX_FRAMES);
-        assert_eq!(s.poses.len(), MAX_FRAMES);
-        assert_eq!(s.series[0].len(), MAX_FRAMES);
-        assert_eq!(s.times[0], 0.0);
-        assert!((s.times[MAX_FRAMES - 1] - 50.0).abs() < 1e-12);
+        let r = &s.runs[0];
+        assert_eq!(r.times.len(), MAX_FRAMES);
+        assert_eq!(r.poses.len(), MAX_FRAMES);
+        assert_eq!(r.series[0].len(), MAX_FRAMES);
+        assert_eq!(r.contacts.len(), MAX_FRAMES);
+        assert_eq!(r.times[0], 0.0);
+        assert!((r.times[MAX_FRAMES - 1] - 50.0).abs() < 1e-12);
         s.validate().unwrap();
+    }
+
+    #[test]
+    fn several_runs_share_the_frame_budget_and_keep_their_own_lengths() {
+        let mut s = scene(5001);
+        for k in 0..8 {
+            s.runs.push(run(&format!("stepper-{k}"), 3000 + k));
+        }
+        s.runs.push(run("failed-early", 40));
+        assert_eq!(s.frames_per_run(), MIN_RUN_FRAMES);
+        let data = page_data(&render_viewer_html(&s).unwrap());
+        let runs = data["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 10);
+        for r in &runs[..9] {
+            assert_eq!(r["times"].as_array().unwrap().len(), MIN_RUN_FRAMES);
+            assert_eq!(r["poses"].as_array().unwrap().len(), MIN_RUN_FRAMES);
+        }
+        assert_eq!(runs[9]["times"].as_array().unwrap().len(), 40);
+        assert_eq!(runs[9]["name"], "failed-early");
+        let mut two = scene(5001);
+        two.runs.push(run("b", 5001));
+        assert_eq!(two.frames_per_run(), MAX_FRAMES / 2);
     }
 
     #[test]
     fn a_long_run_of_many_bodies_makes_a_page_of_bounded_size() {
         let mut s = scene(5000);
         s.bodies = (0..100).map(|i| format!("b{i}")).collect();
-        for frame in &mut s.poses {
+        s.runs[0].contacts.clear();
+        for frame in &mut s.runs[0].poses {
             let p = frame[0];
             *frame = (0..100)
                 .map(|i| {
@@ -398,11 +599,12 @@ mod tests {
                 .collect();
         }
         let html = render_viewer_html(&s).unwrap();
-        let start = html.find(r#"id="nonsmooth-data">"#).unwrap() + 20;
-        let end = start + html[start..].find("</script>").unwrap();
-        let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
-        assert_eq!(data["times"].as_array().unwrap().len(), MAX_FRAMES);
-        assert_eq!(data["poses"][0].as_array().unwrap().len(), 100);
+        let data = page_data(&html);
+        assert_eq!(
+            data["runs"][0]["times"].as_array().unwrap().len(),
+            MAX_FRAMES
+        );
+        assert_eq!(data["runs"][0]["poses"][0].as_array().unwrap().len(), 100);
         assert!(html.len() < 25_000_000, "{} bytes", html.len());
     }
 }
