@@ -10,8 +10,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy pytest \
-        "dask[distributed]" pandas; then
-    echo "python.sh: could not install maturin/numpy/pytest/dask/pandas from PyPI (offline?)" >&2
+        "dask[distributed]" pandas mypy; then
+    echo "python.sh: could not install maturin/numpy/pytest/dask/pandas/mypy from PyPI (offline?)" >&2
     exit 3
 fi
 rm -rf target/wheels/nonsmooth-*.whl
@@ -19,3 +19,8 @@ rm -rf target/wheels/nonsmooth-*.whl
     --interpreter "$VENV/bin/python" --auditwheel skip --out target/wheels
 "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/nonsmooth-*.whl
 "$VENV/bin/python" -m pytest -q python/tests "$@"
+# The stubs match the extension module (run from outside the sources, on the installed
+# package).
+PYTHON="$(cd "$VENV/bin" && pwd)/python"
+ALLOW="$(pwd)/python/stubtest_allowlist.txt"
+(cd target && "$PYTHON" -m mypy.stubtest nonsmooth._nonsmooth nonsmooth.types --allowlist "$ALLOW")

@@ -1,14 +1,29 @@
 """Type stubs of the extension module ``nonsmooth._nonsmooth`` (see python/src/*.rs)."""
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final, overload
 
 import numpy as np
 import numpy.typing as npt
 
-Array = npt.NDArray[np.float64]
-ArrayLike = npt.ArrayLike
-PathLike = Union[str, "os.PathLike[str]"]
+from .types import (
+    ConicResult,
+    ContactRecord,
+    ImpactSetResult,
+    InverseDynamicsResult,
+    LcpResult,
+    ModelStabilityResult,
+    OcpResult,
+    SimulationResult,
+    SimulatorCounters,
+    SnapshotResult,
+    StabilityResult,
+    WalkResult,
+)
+
+_Array = npt.NDArray[np.float64]
+_ArrayLike = npt.ArrayLike
+_PathLike = Union[str, "os.PathLike[str]"]
 
 __version__: str
 STEPPER_NAMES: List[str]
@@ -45,6 +60,7 @@ class NotAnEquilibriumError(StabilityError):
     """The model's initial configuration is not a static equilibrium with its friction (it
     slides, tips or penetrates); the message gives the static check's reason."""
 
+@final
 class Model:
     """A validated rigid-body model; build with ``load_model`` or ``Model.from_toml``."""
 
@@ -55,7 +71,7 @@ class Model:
         """Parses a model from TOML text (docs/model-format.md); ``parameters`` sets named
         numbers first, e.g. ``{"materials.floor.friction": 0.3}``."""
     @staticmethod
-    def from_file(path: PathLike) -> "Model":
+    def from_file(path: _PathLike) -> "Model":
         """Loads a ``.toml`` or ``.urdf`` model file."""
     def to_toml(self) -> str:
         """The model as TOML text; ``Model.from_toml`` of it gives this model back exactly."""
@@ -81,43 +97,44 @@ class Model:
     @property
     def actuator_names(self) -> List[str]: ...
     @property
-    def q0(self) -> Array:
+    def q0(self) -> _Array:
         """Initial configuration of the model file (length nq)."""
     @property
-    def v0(self) -> Array:
+    def v0(self) -> _Array:
         """Initial velocity of the model file (length nv)."""
-    def forward_kinematics(self, q: Optional[ArrayLike] = None) -> Array:
+    def forward_kinematics(self, q: Optional[_ArrayLike] = None) -> _Array:
         """World pose of every body at ``q``: (nb × 7) rows x, y, z, qw, qx, qy, qz."""
     def point_jacobian(
         self,
         body: Union[str, int],
-        point: Optional[ArrayLike] = None,
-        q: Optional[ArrayLike] = None,
-    ) -> Array:
+        point: Optional[_ArrayLike] = None,
+        q: Optional[_ArrayLike] = None,
+    ) -> _Array:
         """Jacobian (3 × nv) of a point (body frame) fixed to ``body``: world velocity = J v."""
-    def com(self, q: Optional[ArrayLike] = None) -> Array:
+    def com(self, q: Optional[_ArrayLike] = None) -> _Array:
         """Centre of mass of the system (world, 3)."""
-    def com_jacobian(self, q: Optional[ArrayLike] = None) -> Array:
+    def com_jacobian(self, q: Optional[_ArrayLike] = None) -> _Array:
         """Jacobian of the centre of mass (3 × nv)."""
-    def mass_matrix(self, q: Optional[ArrayLike] = None) -> Array:
+    def mass_matrix(self, q: Optional[_ArrayLike] = None) -> _Array:
         """Joint-space mass matrix M(q) (nv × nv)."""
-    def bias_forces(self, q: Optional[ArrayLike] = None, v: Optional[ArrayLike] = None) -> Array:
+    def bias_forces(self, q: Optional[_ArrayLike] = None, v: Optional[_ArrayLike] = None) -> _Array:
         """Bias forces h(q, v) (nv): M v̇ + h = Pᵀu + contact and passive forces."""
 
+@final
 class Simulator:
     """A model stepped with a fixed ``dt`` by one stepper, driven by actuator commands."""
 
-    def __init__(self, model: Model, stepper: str = "drumwright", dt: float = 1e-3) -> None: ...
-    def reset(self, q: Optional[ArrayLike] = None, v: Optional[ArrayLike] = None) -> None:
+    def __new__(cls, model: Model, stepper: str = "drumwright", dt: float = 1e-3) -> "Simulator": ...
+    def reset(self, q: Optional[_ArrayLike] = None, v: Optional[_ArrayLike] = None) -> None:
         """Back to the model's initial state, or to (q, v)."""
-    def step(self, u: Optional[ArrayLike] = None) -> None:
+    def step(self, u: Optional[_ArrayLike] = None) -> None:
         """One step of ``dt`` with the command ``u`` (one entry per actuator)."""
-    def step_n(self, n: int, u: Optional[ArrayLike] = None) -> None:
+    def step_n(self, n: int, u: Optional[_ArrayLike] = None) -> None:
         """``n`` steps with the same command (GIL released; Ctrl-C honoured)."""
     @property
-    def q(self) -> Array: ...
+    def q(self) -> _Array: ...
     @property
-    def v(self) -> Array: ...
+    def v(self) -> _Array: ...
     @property
     def t(self) -> float: ...
     @property
@@ -127,23 +144,23 @@ class Simulator:
     @property
     def warnings(self) -> List[str]:
         """What the stepper leaves out of the model (also emitted as ``UserWarning``)."""
-    def counters(self) -> Dict[str, Any]:
+    def counters(self) -> SimulatorCounters:
         """``steps``, ``clamped_commands`` and ``recoveries`` (``step_halving``, ``substeps``)
         since construction or the last reset."""
-    def body_poses(self) -> Array:
+    def body_poses(self) -> _Array:
         """(nb × 7): x, y, z, qw, qx, qy, qz of every body."""
-    def contacts(self) -> List[Dict[str, Any]]:
+    def contacts(self) -> List[ContactRecord]:
         """Contacts of the last step: colliders, point, normal, gap, impulses (or None)."""
 
-def load_model(path: PathLike) -> Model:
+def load_model(path: _PathLike) -> Model:
     """Loads a ``.toml`` or ``.urdf`` model file; raises ``ModelError`` with file:line."""
 
 def snapshot(
     model: Model,
-    q: Optional[ArrayLike] = None,
-    v: Optional[ArrayLike] = None,
+    q: Optional[_ArrayLike] = None,
+    v: Optional[_ArrayLike] = None,
     t: float = 0.0,
-) -> Dict[str, Any]:
+) -> SnapshotResult:
     """Dynamics frozen at (q, v, t): keys ``M``, ``f``, ``N_q``, ``B``, ``gaps``, ``Jn``,
     ``Jt``, ``mu``, ``normals``, ``points``, ``J_bilateral``, ``J_limits``, ``q``, ``v``, ``t``."""
 
@@ -152,17 +169,17 @@ def simulate(
     stepper: Optional[str] = None,
     dt: Optional[float] = None,
     duration: Optional[float] = None,
-    q0: Optional[ArrayLike] = None,
-    v0: Optional[ArrayLike] = None,
+    q0: Optional[_ArrayLike] = None,
+    v0: Optional[_ArrayLike] = None,
     record_every: int = 1,
-) -> Dict[str, Any]:
+) -> SimulationResult:
     """Time stepping; keys ``t`` (n), ``q`` (n×nq), ``v`` (n×nv), ``q_names``, ``v_names``,
     ``stepper``, ``steps``."""
 
 def impact_set(
     model: Model,
-    q: Optional[ArrayLike] = None,
-    v: Optional[ArrayLike] = None,
+    q: Optional[_ArrayLike] = None,
+    v: Optional[_ArrayLike] = None,
     samples: int = 1024,
     cap: float = 0.3,
     steps: int = 10,
@@ -170,29 +187,33 @@ def impact_set(
     seed: int = 1,
     margin: Optional[float] = None,
     laws: bool = True,
-) -> Dict[str, Any]:
+) -> ImpactSetResult:
     """Set-valued impact (Halm & Posa, Algorithm 2); keys ``v_minus``, ``outcomes``,
     ``normal_velocities``, ``tangential_velocities``, ``colliding``, ``mean_lcps``,
     ``max_residual``, ``rejected``, ``Jn``, ``Jt``, ``notes``, ``laws``."""
 
 def inverse_dynamics(
     model: Model,
-    q: Optional[ArrayLike] = None,
-    v: Optional[ArrayLike] = None,
-    acceleration: Optional[ArrayLike] = None,
-    velocity: Optional[ArrayLike] = None,
+    q: Optional[_ArrayLike] = None,
+    v: Optional[_ArrayLike] = None,
+    acceleration: Optional[_ArrayLike] = None,
+    velocity: Optional[_ArrayLike] = None,
     variant: str = "qp-coulomb",
     dt: float = 1e-3,
     relax_infeasible: bool = True,
-) -> Dict[str, Any]:
+) -> InverseDynamicsResult:
     """Inverse dynamics with rigid contact (Zapolsky & Drumwright); keys ``torques``,
     ``normal_forces``, ``tangent_forces``, ``normal_impulses``, ``tangent_impulses``,
     ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
 
 @overload
-def certify_stability(alpha_deg: Model, *, method: str = "multi-v") -> Dict[str, Any]: ...
+def certify_stability(
+    alpha_deg: Model, *, method: str = "multi-v", model: None = None
+) -> ModelStabilityResult: ...
 @overload
-def certify_stability(*, model: Model, method: str = "multi-v") -> Dict[str, Any]: ...
+def certify_stability(
+    alpha_deg: None = None, *, model: Model, method: str = "multi-v"
+) -> ModelStabilityResult: ...
 @overload
 def certify_stability(
     alpha_deg: float,
@@ -202,18 +223,9 @@ def certify_stability(
     e: float = 0.0,
     h: float = 1.0,
     method: str = "multi-v",
-) -> Dict[str, Any]: ...
-def certify_stability(
-    alpha_deg: Union[Model, float, None] = None,
-    mu1: Optional[float] = None,
-    mu2: Optional[float] = None,
-    d: Optional[float] = None,
-    e: float = 0.0,
-    h: float = 1.0,
-    method: str = "multi-v",
     *,
-    model: Optional[Model] = None,
-) -> Dict[str, Any]:
+    model: None = None,
+) -> StabilityResult:
     """SOS Lyapunov certificate of a resting equilibrium on two frictional contacts
     (Várkonyi, Theorem 2; ``method="ptt"``: the single-V baseline).
 
@@ -238,7 +250,7 @@ def walk(
     time_of_contact: bool = False,
     impact_consistent: bool = False,
     model: Optional[Model] = None,
-) -> Dict[str, Any]:
+) -> WalkResult:
     """One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a controller (``qp_mu``,
     ``qp_inf``, ``lcp_mu``, ``lcp_inf``, ``pid``, ``delay1``, ``delay2``) on a terrain
     (``rigid_mu0_1``, ``rigid_muinf``, ``compliant_mu0_1``, ``compliant_muinf``,
@@ -248,44 +260,44 @@ def walk(
     ``progress``, ``mean_dtau``, ``mean_tau``, ``force_err_rel``, ``t``, ``pos_err_t``,
     ``torques``, ``com_t``, ``com``."""
 
-def solve_ocp(path: Optional[str] = None, text: Optional[str] = None) -> Dict[str, Any]:
+def solve_ocp(path: Optional[str] = None, text: Optional[str] = None) -> OcpResult:
     """Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT) of a
     problem file or its TOML text; keys ``tau``, ``y``, ``t``, ``u``, ``s``, ``objective``,
     ``terminal_error``, ``comp_residual``, ``nlp_iterations``, ``cpu_seconds``,
     ``homotopy``."""
 
 def lcp(
-    M: ArrayLike,
-    q: ArrayLike,
+    M: _ArrayLike,
+    q: _ArrayLike,
     method: str = "lemke",
     max_iterations: Optional[int] = None,
     tol: Optional[float] = None,
-) -> Dict[str, Any]:
+) -> LcpResult:
     """LCP ``w = M z + q ≥ 0, z ≥ 0, zᵀw = 0``; keys ``z``, ``w``, ``status``, ``residuals``,
     ``iterations`` (and ``solutions`` for ``method="enumerate"``)."""
 
 def qp(
-    P: ArrayLike,
-    c: ArrayLike,
-    A: Optional[ArrayLike] = None,
-    b: Optional[ArrayLike] = None,
-    G: Optional[ArrayLike] = None,
-    h: Optional[ArrayLike] = None,
-    lower: Optional[ArrayLike] = None,
-    upper: Optional[ArrayLike] = None,
-) -> Dict[str, Any]:
+    P: _ArrayLike,
+    c: _ArrayLike,
+    A: Optional[_ArrayLike] = None,
+    b: Optional[_ArrayLike] = None,
+    G: Optional[_ArrayLike] = None,
+    h: Optional[_ArrayLike] = None,
+    lower: Optional[_ArrayLike] = None,
+    upper: Optional[_ArrayLike] = None,
+) -> ConicResult:
     """QP ``min ½xᵀPx + cᵀx`` s.t. ``Ax = b``, ``Gx ≤ h``, bounds; keys ``x``, ``s``, ``z``,
     ``objective``, ``status``, ``residuals``, ``iterations``."""
 
 def socp(
-    P: ArrayLike,
-    c: ArrayLike,
-    cones: Sequence[Tuple[ArrayLike, ArrayLike, ArrayLike, float]],
-    A: Optional[ArrayLike] = None,
-    b: Optional[ArrayLike] = None,
-    G: Optional[ArrayLike] = None,
-    h: Optional[ArrayLike] = None,
-    lower: Optional[ArrayLike] = None,
-    upper: Optional[ArrayLike] = None,
-) -> Dict[str, Any]:
+    P: _ArrayLike,
+    c: _ArrayLike,
+    cones: Sequence[Tuple[_ArrayLike, _ArrayLike, _ArrayLike, float]],
+    A: Optional[_ArrayLike] = None,
+    b: Optional[_ArrayLike] = None,
+    G: Optional[_ArrayLike] = None,
+    h: Optional[_ArrayLike] = None,
+    lower: Optional[_ArrayLike] = None,
+    upper: Optional[_ArrayLike] = None,
+) -> ConicResult:
     """SOCP with cones ``‖Mᵢx + mᵢ‖ ≤ cᵢᵀx + dᵢ``; same keys as ``qp``."""
