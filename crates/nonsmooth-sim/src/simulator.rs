@@ -285,7 +285,14 @@ impl Simulator {
         let Some(start) = &self.previous else {
             return Ok(Vec::new());
         };
-        let snap = ContactSnapshot::from_state(&self.model, start)?;
+        let margins = self.stepper.contact_margins(&self.model, self.dt);
+        let snap = ContactSnapshot::with_contact_margins(
+            &self.model,
+            &start.q,
+            &start.v,
+            start.t,
+            &margins,
+        )?;
         let impulses = self.stepper.last_contact_impulses(self.dt);
         let mut out: Vec<ContactRecord> = snap
             .contacts

@@ -3,6 +3,7 @@
 
 use crate::{Actuation, SimError};
 use nalgebra::DVector;
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 
 /// The impulses a stepper applied at one contact over its last step.
@@ -61,9 +62,16 @@ pub trait Stepper: Send + Sync {
     fn last_contact_impulses(&self, _h: f64) -> Option<Vec<ContactImpulse>> {
         None
     }
+
+    /// The margins the scheme detects contacts with on a step of size `h`: the model's
+    /// margin, which `drumwright` widens by the approach speed (speculative contacts). A
+    /// report of a step's contacts ([`crate::Simulator::contacts`]) detects with these, so that
+    /// it sees the contacts the step used, in the same order.
+    fn contact_margins(&self, model: &Model, _h: f64) -> ContactMargins {
+        ContactMargins::uniform(model.contact_margin)
+    }
 }
 
-/// The step-size check of every stepper: `h` must be positive and finite.
 /// The state at `t + h` from a step's new configuration and velocity, or
 /// [`SimError::Diverged`] naming `stepper` when either is not finite.
 pub(crate) fn finished_state(
@@ -86,6 +94,7 @@ pub(crate) fn finished_state(
     })
 }
 
+/// The step-size check of every stepper: `h` must be positive and finite.
 pub(crate) fn check_step_size(h: f64) -> Result<(), SimError> {
     if h.is_finite() && h > 0.0 {
         Ok(())

@@ -206,6 +206,31 @@ fn contacts_of_the_last_step_report_geometry_and_impulses() {
     assert_eq!(sim.body_poses().len(), sim.model().bodies.len());
 }
 
+/// A rigid resting contact is reported with the margins the step used (drumwright's
+/// speculative contacts), so that the impulses land on the contacts they belong to.
+#[test]
+fn rigid_contacts_are_reported_with_the_steppers_own_margins() {
+    let model = Model::from_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sliding_box.toml"
+    ))
+    .unwrap();
+    for stepper in ["drumwright", "anitescu-potra"] {
+        let mut sim = Simulator::new(model.clone(), stepper, 1e-3).unwrap();
+        sim.step_n(5, &[]).unwrap();
+        let contacts = sim.contacts().unwrap();
+        assert_eq!(contacts.len(), 4, "{stepper}");
+        if stepper == "drumwright" {
+            let total: f64 = contacts.iter().filter_map(|c| c.normal_impulse).sum();
+            let weight = model.bodies.iter().map(|b| b.mass).sum::<f64>() * 9.81 * 1e-3;
+            assert!(
+                (total - weight).abs() < 0.05 * weight,
+                "{total} vs {weight}"
+            );
+        }
+    }
+}
+
 /// The ODE schemes apply the torque in their right-hand side and `step` covers exactly h.
 #[test]
 fn ode_schemes_take_the_torque_and_cover_the_whole_step() {

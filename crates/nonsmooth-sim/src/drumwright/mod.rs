@@ -1007,11 +1007,7 @@ impl DrumwrightStepper {
             let f = input.generalized_force(&state.q, &state.v);
             block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
         }
-        let margins = if self.options.velocity_margin {
-            ContactMargins::speculative(model.contact_margin, h)
-        } else {
-            ContactMargins::uniform(model.contact_margin)
-        };
+        let margins = self.contact_margins(model, h);
         let block = if input.has_servos() {
             None
         } else {
@@ -1064,6 +1060,14 @@ impl Stepper for DrumwrightStepper {
 
     fn last_step_converged(&self) -> bool {
         !self.last.sweep_limit_reached
+    }
+
+    fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
+        if self.options.velocity_margin {
+            ContactMargins::speculative(model.contact_margin, h)
+        } else {
+            ContactMargins::uniform(model.contact_margin)
+        }
     }
 
     fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
