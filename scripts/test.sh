@@ -37,3 +37,5 @@ needs_pypi() {
 needs_pypi "MUJOCO COMPARISON" bash scripts/mujoco_check.sh
 # The Python bindings (python/) and their pytest suite.
 needs_pypi "PYTHON TESTS" bash scripts/python.sh
+# The wheel a user installs without Rust (libraries bundled), tried in a fresh venv.
+needs_pypi "WHEEL CHECK" bash scripts/wheel.sh
