@@ -11,7 +11,7 @@ OUT="${1:-target/report-check}"
 shift || true
 IDS=("$@")
 if [ ${#IDS[@]} -eq 0 ]; then
-    IDS=(foundation-free-fall drumwright-smd impact-disks id-statics)
+    IDS=(foundation-free-fall drumwright-smd drumwright-incline impact-disks id-statics)
 fi
 
 source scripts/chromium.sh
@@ -49,6 +49,10 @@ if figures == 0:
     errors.append("the report has no figures")
 if svgs != figures:
     errors.append(f"only {svgs} of {figures} figures are inline SVG")
+players = re.findall(r'<figure class="player"><iframe src="([^"]+)"', src)
+for p in players:
+    if not (out / p).is_file():
+        errors.append(f"player {p} is missing")
 if re.search(r'(src|href)="https?://', src):
     errors.append("the report references the network (must open offline)")
 if 'id="summary"' not in dom:
@@ -63,6 +67,6 @@ else:
 if errors:
     print("report_check: FAILED\n" + "\n".join(errors), file=sys.stderr)
     sys.exit(1)
-print(f"report_check: ok — {figures} inline SVG figures, no console errors, "
+print(f"report_check: ok — {figures} inline SVG figures, {len(players)} player(s), no console errors, "
       f"screenshot {out / 'screenshot.png'}")
 PY

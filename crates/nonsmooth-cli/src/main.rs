@@ -19,7 +19,6 @@ mod reproduce;
 mod simulate;
 mod soak;
 mod stability;
-mod viewer;
 mod walk;
 
 use clap::{Parser, Subcommand};

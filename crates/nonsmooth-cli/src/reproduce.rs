@@ -106,7 +106,7 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
                         c.metric, c.value, c.expected, c.tolerance, c.source
                     ));
                 }
-                entries.push(ReportEntry::Ran(outcome));
+                entries.push(ReportEntry::Ran(Box::new(outcome)));
             }
             Err(err) => {
                 all_passed = false;

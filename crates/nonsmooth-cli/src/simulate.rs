@@ -189,7 +189,7 @@ fn write_outputs(
             eprintln!("warning: no recorded states; viewer.html not written");
         } else {
             let title = format!("{} ({})", model.name, traj.stepper);
-            let scene = crate::viewer::scene(model, traj, title);
+            let scene = nonsmooth_sim::viewer::scene(model, traj, title);
             nonsmooth_report::viewer::write_viewer_html(&out.join("viewer.html"), &scene)?;
             files.push("viewer.html");
         }
@@ -429,7 +429,7 @@ mod all {
                     Outcome::Failed(e) => format!("failed: {e}"),
                     _ => String::new(),
                 };
-                Some(crate::viewer::run(
+                Some(nonsmooth_sim::viewer::run(
                     model,
                     traj,
                     r.stepper.to_string(),
@@ -447,7 +447,7 @@ mod all {
                 _ => None,
             })
             .collect();
-        Some(crate::viewer::overlay(
+        Some(nonsmooth_sim::viewer::overlay(
             model,
             viewer_runs,
             format!("{}: every stepper", model.name),

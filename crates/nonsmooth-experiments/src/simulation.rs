@@ -714,6 +714,7 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
     );
     let mut normal_per_foot = 0.0;
     let mut inflation: f64 = 0.0;
+    let mut runs = Vec::new();
     for (name, mu) in [
         ("slide_mu0", 0.0),
         ("slide_mu0_125", 0.125),
@@ -728,9 +729,11 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
         let mut st = DrumwrightStepper::default();
         let mut s = model.initial_state.clone();
         let mut samples = vec![(0.0, 0.0)];
+        let mut states = vec![s.clone()];
         for _ in 0..steps {
             s = st.step(&model, &s, h).map_err(|e| fail(id, e))?;
             samples.push((s.t, -s.q[0]));
+            states.push(s.clone());
             for c in &st.last.contacts {
                 if c.spring_normal > 1e-3 {
                     inflation = inflation.max(c.normal / c.spring_normal - 1.0);
@@ -738,6 +741,14 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
             }
         }
         let slide = -s.q[0];
+        let traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+        runs.push(nonsmooth_sim::viewer::run(
+            &model,
+            &traj,
+            format!("μ = {mu}"),
+            String::new(),
+            nonsmooth_report::viewer::MAX_FRAMES / 4,
+        ));
         out.metric(name, slide);
         // Symplectic Euler from rest: x_n = a h² n(n+1)/2, a = g(sin15° − μ cos15°)₊.
         let a = (g * (slope.sin() - mu * slope.cos())).max(0.0);
@@ -771,6 +782,15 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
     }
     fig.write_svg(&ctx.path("incline.svg"))?;
     out.figure("incline.svg");
+    // The four slides overlaid in the trajectory viewer (one colour per μ).
+    let scene = nonsmooth_sim::viewer::overlay(
+        &base,
+        runs,
+        "Box on a 15° incline, drumwright, h = 0.01 (Fig 9)".into(),
+        Vec::new(),
+    );
+    nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+    out.player("viewer.html");
     Ok(())
 }
 

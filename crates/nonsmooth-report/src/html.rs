@@ -9,7 +9,7 @@ use std::path::Path;
 /// The result of running one experiment for the report: its outcome, or why it failed.
 pub enum ReportEntry {
     /// The experiment ran (its checks may still have failed).
-    Ran(ExperimentOutcome),
+    Ran(Box<ExperimentOutcome>),
     /// The experiment returned an error before producing an outcome.
     Failed {
         /// Experiment id.
@@ -253,6 +253,17 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
     for note in &o.notes {
         let _ = writeln!(html, "<p>{}</p>", escape(note));
     }
+    for player in &o.players {
+        // The viewer page next to the report (self-contained, offline); scrub it in place.
+        let _ = writeln!(
+            html,
+            "<figure class=\"player\"><iframe src=\"{0}/{1}\" title=\"{1}\" loading=\"lazy\" \
+             style=\"width:100%;height:560px;border:1px solid #ccc\"></iframe>\
+             <figcaption>{1} (trajectory viewer)</figcaption></figure>",
+            o.id,
+            escape(player)
+        );
+    }
     for fig in &o.figures {
         let text = dir.and_then(|d| std::fs::read_to_string(d.join(&o.id).join(fig)).ok());
         match text.as_deref().and_then(inline_svg) {
@@ -363,7 +374,7 @@ mod tests {
         assert_eq!((agree, total), (3, 4));
         assert_eq!(o.metrics["tab_agreement"], 0.75);
         assert!(o.checks.is_empty(), "a paper table is not a check");
-        let html = render_report(&[ReportEntry::Ran(o)], false);
+        let html = render_report(&[ReportEntry::Ran(Box::new(o))], false);
         assert!(html.contains("Table 9 (paper / ours)"), "{html}");
         assert!(html.contains("3 of 4 measured cells agree"), "{html}");
         assert!(html.contains("not run"), "{html}");
@@ -385,7 +396,7 @@ mod tests {
             title: "B".into(),
             error: "diverged".into(),
         };
-        let html = render_report(&[ReportEntry::Ran(ok), failed], true);
+        let html = render_report(&[ReportEntry::Ran(Box::new(ok)), failed], true);
         assert!(html.contains("1 of 2 experiments pass"));
         assert!(html.contains("src=\"a/plot.svg\""));
         assert!(html.contains("A &lt;b&gt;"));
@@ -412,7 +423,7 @@ mod tests {
         o.figure("f.svg");
         o.figure("missing.svg");
         let path = dir.join("report.html");
-        write_report(&path, &[ReportEntry::Ran(o)], false).unwrap();
+        write_report(&path, &[ReportEntry::Ran(Box::new(o))], false).unwrap();
         let html = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(html.contains("<figure><svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>"));

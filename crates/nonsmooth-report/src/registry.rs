@@ -144,6 +144,9 @@ pub struct ExperimentOutcome {
     pub figures: Vec<String>,
     /// Other data files written (CSV, JSON).
     pub files: Vec<String>,
+    /// Trajectory-viewer pages (relative to the experiment directory) the report embeds.
+    #[serde(default)]
+    pub players: Vec<String>,
     /// Free-text remarks shown in the report.
     pub notes: Vec<String>,
     /// Wall-clock run time in seconds.
@@ -255,6 +258,12 @@ impl ExperimentOutcome {
     /// Records a figure file name.
     pub fn figure(&mut self, file: &str) {
         self.figures.push(file.to_string());
+    }
+
+    /// Records a trajectory-viewer page (written with
+    /// [`crate::viewer::write_viewer_html`]) that the report embeds as a player.
+    pub fn player(&mut self, file: &str) {
+        self.players.push(file.to_string());
     }
 
     /// Records a data file name.
@@ -416,6 +425,7 @@ struct ResultFile<'a> {
     references: &'a [Reference],
     tables: &'a [PaperTable],
     figures: &'a [String],
+    players: &'a [String],
     files: &'a [String],
     notes: &'a [String],
     wall_time_s: f64,
@@ -436,6 +446,7 @@ impl<'a> From<&'a ExperimentOutcome> for ResultFile<'a> {
             references: &o.references,
             tables: &o.tables,
             figures: &o.figures,
+            players: &o.players,
             files: &o.files,
             notes: &o.notes,
             wall_time_s: o.wall_time_s,

@@ -36,6 +36,7 @@ mod rigid_setup;
 pub mod run;
 pub mod simulator;
 pub mod stepper;
+pub mod viewer;
 pub mod warnings;
 
 pub use actuation::Actuation;

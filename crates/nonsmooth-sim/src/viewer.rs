@@ -1,8 +1,9 @@
-//! The offline trajectory viewer of `nonsmooth simulate --html`: a model and its
-//! trajectories as a [`ViewerScene`] (body poses from the kinematics at every recorded state,
+//! A model and its trajectories as a [`ViewerScene`] of the offline trajectory viewer
+//! (`nonsmooth simulate --html`, the reproduction report's players) (body poses from the kinematics at every recorded state,
 //! contact points from a [`ContactSnapshot`] of it; the run loop records no contact
 //! impulses, so the page gets no force arrows from it).
 
+use crate::Trajectory;
 use nalgebra::Isometry3;
 use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::model::{Dimension, Shape};
@@ -11,7 +12,6 @@ use nonsmooth_report::viewer::{
     even_picks, ViewerContact, ViewerRun, ViewerScene, ViewerShape, ViewerShapeKind, IDENTITY_POSE,
     MAX_FRAMES,
 };
-use nonsmooth_sim::Trajectory;
 
 /// `[x, y, z, qw, qx, qy, qz]` of an isometry.
 fn pose7(p: &Isometry3<f64>) -> [f64; 7] {
@@ -184,5 +184,20 @@ pub fn run(
             })
             .collect(),
         contacts: picks.iter().map(|&k| contacts(model, &state(k))).collect(),
+    }
+}
+
+/// A trajectory of `model` from recorded states (for runs made without the run loop, such as
+/// the paper experiments' own loops), named after `stepper`.
+pub fn trajectory_of(model: &Model, stepper: &str, states: &[State]) -> Trajectory {
+    Trajectory {
+        stepper: stepper.to_string(),
+        q_names: model.q_names(),
+        v_names: model.v_names(),
+        t: states.iter().map(|s| s.t).collect(),
+        q: states.iter().map(|s| s.q.clone()).collect(),
+        v: states.iter().map(|s| s.v.clone()).collect(),
+        steps: states.len().saturating_sub(1),
+        recoveries: crate::Recoveries::default(),
     }
 }
