@@ -813,12 +813,16 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         let mut failures = 0.0;
         let mut fallbacks = 0usize;
         let mut top = Vec::new();
+        let mut states = vec![s.clone()];
         let start = std::time::Instant::now();
         for _ in 0..steps {
             match st.step(&model, &s, h) {
                 Ok(next) => {
                     s = next;
                     fallbacks += st.last.fallbacks;
+                    if n == 10 {
+                        states.push(s.clone());
+                    }
                 }
                 Err(e) => {
                     failures += 1.0;
@@ -865,6 +869,14 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         }
         if n == 10 {
             fig_top.series.push(Series::line("top sphere", top));
+            let traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+            let scene = nonsmooth_sim::viewer::scene(
+                &model,
+                &traj,
+                "Stack of 10 stiff spheres, drumwright, h = 0.01 (Fig 10)".into(),
+            );
+            nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+            out.player("viewer.html");
         }
     }
     // Least-squares slope of log(seconds per step) against log(N).
