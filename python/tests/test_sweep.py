@@ -116,3 +116,24 @@ def test_the_dataframe_view_has_one_row_per_case(root):
     assert isinstance(frame, pd.DataFrame)
     assert list(frame["dt"]) == [1e-3, 2e-3]
     assert set(["seed", "error", "seconds", "value"]) <= set(frame.columns)
+
+
+def _impact(model, seed_offset):
+    """A rayon-parallel computation (the impact set's samples), module level so it pickles."""
+    return ns.impact_set(model, samples=64, seed=1 + seed_offset)["outcomes"]
+
+
+def test_the_rayon_thread_count_does_not_change_the_values(root, monkeypatch):
+    block = ns.load_model(str(root / "examples" / "impact_rocking_block.toml"))
+    cases = ns.grid(seed_offset=[0, 1, 2, 3])
+    common = {"model": block}
+    serial = ns.sweep(_impact, cases, executor="serial", common=common, progress=False)
+    runs = []
+    for threads in ("1", "2"):
+        # Spawned workers read the variable when their thread pool starts.
+        monkeypatch.setenv("RAYON_NUM_THREADS", threads)
+        runs.append(ns.sweep(_impact, cases, common=common, max_workers=2, progress=False))
+    for run in runs:
+        for a, b in zip(serial, run):
+            assert a.ok and b.ok, (a.error, b.error)
+            assert np.array_equal(a.value, b.value)
