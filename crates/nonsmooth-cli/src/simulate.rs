@@ -28,7 +28,7 @@ pub struct SimulateArgs {
     pub out: PathBuf,
     /// Time-stepping scheme (default: the model's `[simulation] stepper`, else
     /// penalty-symplectic); `all` runs every stepper on the model and writes one comparison
-    /// (OUT/<stepper>/trajectory.csv, comparison.csv, comparison.json, with --html one
+    /// (`OUT/<stepper>/trajectory.csv`, comparison.csv, comparison.json, with --html one
     /// viewer.html overlaying the runs).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stepper_choices()))]
     pub stepper: Option<String>,

@@ -440,8 +440,8 @@ fn noslip_plant_step(
 /// Drop: the box's displacement in the palm frame exceeds [`GraspOptions::drop_slip`];
 /// the run goes on until [`GraspOptions::stop_slip`]. Chatter: as the locomotion loop (a
 /// joint whose |Δu/Δt| exceeds [`GraspOptions::chatter_rate`] on two consecutive steps with
-/// opposite signs; the run chatters when more than [`GraspOptions::chatter_fraction`] of
-/// the steps have one).
+/// opposite signs; the run chatters when [`GraspOptions::chatter_run_steps`] consecutive
+/// steps have one).
 ///
 /// # Errors
 /// [`GraspError::Invalid`] for bad options or a model without palm/box; stepper names

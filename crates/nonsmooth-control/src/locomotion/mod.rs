@@ -15,8 +15,8 @@
 //!   the controller fails; the run stops there;
 //! - **chatter**: a *torque reversal* is a joint whose torque rate |Δu/Δt| exceeds
 //!   [`LoopOptions::chatter_rate`] on two consecutive steps with opposite signs; the run
-//!   chatters when the fraction of steps with at least one reversal exceeds
-//!   [`LoopOptions::chatter_fraction`].
+//!   chatters when [`LoopOptions::chatter_run_steps`] consecutive steps have one (the
+//!   decision in [`crate::controllers::CHATTER_RUN_STEPS`]).
 
 mod gait;
 mod run;
