@@ -43,6 +43,7 @@ from ._nonsmooth import (  # noqa: F401
     walk,
 )
 from .sweep import SweepRecord, SweepResults, grid, sweep  # noqa: F401
+from .viewer import Player, view  # noqa: F401
 
 __all__ = [
     "STEPPER_NAMES",
@@ -74,4 +75,6 @@ __all__ = [
     "sweep",
     "SweepRecord",
     "SweepResults",
+    "Player",
+    "view",
 ]

@@ -301,3 +301,14 @@ def socp(
     upper: Optional[_ArrayLike] = None,
 ) -> ConicResult:
     """SOCP with cones ``‖Mᵢx + mᵢ‖ ≤ cᵢᵀx + dᵢ``; same keys as ``qp``."""
+
+def viewer_html(
+    model: Model,
+    t: _ArrayLike,
+    q: _ArrayLike,
+    v: _ArrayLike,
+    stepper: str = "trajectory",
+    title: Optional[str] = None,
+) -> str:
+    """The offline trajectory viewer page of the states ``t`` (n), ``q`` (n×nq), ``v`` (n×nv)
+    of ``model`` (``nonsmooth.view`` wraps it for Jupyter)."""

@@ -22,6 +22,7 @@ pub mod simulate;
 pub mod simulator;
 pub mod solvers;
 pub mod stability;
+pub mod viewer;
 pub mod walk;
 
 use pyo3::prelude::*;
@@ -39,6 +40,7 @@ fn _nonsmooth(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ocp::register(m)?;
     solvers::register(m)?;
     stability::register(m)?;
+    viewer::register(m)?;
     walk::register(m)?;
     Ok(())
 }
