@@ -63,6 +63,7 @@
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::dynamics::integrate_configuration;
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Dimension, Model, State};
 use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LemkeOptions};
@@ -94,6 +95,8 @@ pub struct AnitescuPotraStepper {
     pub restitution_threshold: f64,
     /// Whether the last step through [`Stepper::step_actuated`] was accepted inexactly.
     last_inexact: bool,
+    /// The contact impulses of the last step through [`Stepper::step_actuated`].
+    last_impulses: Vec<crate::ContactImpulse>,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -104,6 +107,7 @@ impl Default for AnitescuPotraStepper {
             residual_tol: 1e-8,
             restitution_threshold: 0.1,
             last_inexact: false,
+            last_impulses: Vec::new(),
         }
     }
 }
@@ -156,6 +160,11 @@ pub struct ApStepReport {
     /// the LCP degenerate, the impulse split between copies is arbitrary and the velocity
     /// update is the same.
     pub duplicates_dropped: usize,
+    /// The impulses (N·s) of the accepted solution at each contact that took one, indexed
+    /// into the snapshot of the step's start state with the speculative margins
+    /// ([`Stepper::contact_margins`]); tangential impulses along the contact's tangents
+    /// (the net of the friction pyramid's directions).
+    pub contact_impulses: Vec<crate::ContactImpulse>,
 }
 
 /// Active-set polish of a Lemke solution of `LCP(M, q)` (unregularized): with the
@@ -230,6 +239,11 @@ fn same_contact(
 struct StepLcp {
     /// Contacts dropped as exact duplicates of an earlier one.
     duplicates: usize,
+    /// Snapshot index of the contact of each contact normal row (the limit rows follow).
+    contacts: Vec<usize>,
+    /// Per pyramid direction: its normal row and its components along the contact's
+    /// tangents.
+    directions: Vec<(usize, Vec<f64>)>,
     mat: DMatrix<f64>,
     /// `q` with the full stabilization `φ₀/h`.
     q: DVector<f64>,
@@ -248,6 +262,34 @@ struct StepLcp {
     col_scale: DVector<f64>,
     /// Row scaling of the equilibrated LCP.
     row_scale: DVector<f64>,
+}
+
+impl StepLcp {
+    /// The contact impulses of the solution `z` (normal rows, then pyramid directions):
+    /// one per contact with a nonzero impulse, tangential impulses summed over its
+    /// directions.
+    fn contact_impulses(&self, z: &DVector<f64>) -> Vec<crate::ContactImpulse> {
+        let mut out: Vec<crate::ContactImpulse> = self
+            .contacts
+            .iter()
+            .enumerate()
+            .map(|(i, &contact)| crate::ContactImpulse {
+                contact,
+                normal: z[i],
+                tangent: Vec::new(),
+            })
+            .collect();
+        for (k, (i, coeffs)) in self.directions.iter().enumerate() {
+            if let Some(imp) = out.get_mut(*i) {
+                imp.tangent.resize(coeffs.len(), 0.0);
+                for (t, c) in imp.tangent.iter_mut().zip(coeffs) {
+                    *t += c * z[self.m + k];
+                }
+            }
+        }
+        out.retain(|imp| imp.normal != 0.0 || imp.tangent.iter().any(|t| *t != 0.0));
+        out
+    }
 }
 
 /// An accepted candidate.
@@ -315,6 +357,7 @@ impl AnitescuPotraStepper {
                 report.energy_gain = acc.energy_gain;
                 report.energy_bound = acc.energy_bound;
                 report.max_impulse = acc.z.rows(0, lcp.ni).amax();
+                report.contact_impulses = lcp.contact_impulses(&acc.z);
                 v_free + &lcp.minv_j * acc.z.rows(0, lcp.ni)
             }
         };
@@ -359,6 +402,7 @@ impl AnitescuPotraStepper {
         // (row, gap φ, constant term b of the row: w = J v⁺ + b ≥ 0)
         let mut normals: Vec<(DVector<f64>, f64, f64)> = Vec::new();
         let mut dirs: Vec<(usize, DVector<f64>)> = Vec::new();
+        let mut directions: Vec<(usize, Vec<f64>)> = Vec::new();
         let mut mus: Vec<f64> = Vec::new();
         let mut kept: Vec<usize> = Vec::new();
         let mut duplicates = 0;
@@ -377,6 +421,8 @@ impl AnitescuPotraStepper {
                         let t = c.tangent_rows.row(0).transpose();
                         dirs.push((i, t.clone()));
                         dirs.push((i, -t));
+                        directions.push((i, vec![1.0]));
+                        directions.push((i, vec![-1.0]));
                     }
                     Dimension::Spatial => {
                         let t1 = c.tangent_rows.row(0).transpose();
@@ -384,6 +430,7 @@ impl AnitescuPotraStepper {
                         for k in 0..self.directions {
                             let a = 2.0 * std::f64::consts::PI * k as f64 / self.directions as f64;
                             dirs.push((i, &t1 * a.cos() + &t2 * a.sin()));
+                            directions.push((i, vec![a.cos(), a.sin()]));
                         }
                     }
                 }
@@ -458,6 +505,8 @@ impl AnitescuPotraStepper {
         }
         Some(StepLcp {
             duplicates,
+            contacts: kept,
+            directions,
             mat,
             q,
             // a bouncing row has no penetration correction to drop
@@ -640,12 +689,23 @@ impl Stepper for AnitescuPotraStepper {
         input: &crate::Actuation,
         h: f64,
     ) -> Result<State, SimError> {
+        self.last_impulses.clear();
         let (next, report) = self.step_report_actuated(model, state, input, h)?;
         self.last_inexact = report.inexact;
+        self.last_impulses = report.contact_impulses;
         Ok(next)
     }
 
     fn last_step_converged(&self) -> bool {
         !self.last_inexact
+    }
+
+    /// The snapshot of a step detects contacts within the speculative margins.
+    fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
+        ContactMargins::speculative(model.contact_margin, h)
+    }
+
+    fn last_contact_impulses(&self, _h: f64) -> Option<Vec<crate::ContactImpulse>> {
+        Some(self.last_impulses.clone())
     }
 }

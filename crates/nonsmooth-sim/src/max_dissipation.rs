@@ -79,6 +79,9 @@ pub struct MaxDissipationImpulses {
     /// [`MaxDissipationStepper::active_gap`] or it would close during the step under the
     /// free velocity (φ + h·row·v* ≤ 0).
     pub normal: DVector<f64>,
+    /// Snapshot index of each active contact (the contacts of `normal`, in order), in the
+    /// snapshot of the step's start state within the model's contact margin.
+    pub contacts: Vec<usize>,
     /// Pyramid edge forces in direction blocks (`[T₁; −T₁; T₂; −T₂]` spatial, `[T; −T]`
     /// planar), each block one entry per contact.
     pub edges: DVector<f64>,
@@ -120,6 +123,24 @@ impl Stepper for MaxDissipationStepper {
         "qp-max-dissipation"
     }
 
+    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
+        let Some(last) = &self.last else {
+            // No step yet, or a step without active rows: no impulses.
+            return Some(Vec::new());
+        };
+        Some(
+            last.contacts
+                .iter()
+                .enumerate()
+                .map(|(i, &contact)| crate::ContactImpulse {
+                    contact,
+                    normal: last.normal[i] * h,
+                    tangent: (0..last.ntan).map(|j| last.friction(i, j) * h).collect(),
+                })
+                .collect(),
+        )
+    }
+
     fn step_actuated(
         &mut self,
         model: &Model,
@@ -153,11 +174,10 @@ impl Stepper for MaxDissipationStepper {
         let gap = self.active_gap;
         let closing =
             |phi: f64, row: &DVector<f64>| phi <= gap || phi + h * row.dot(&v_free) <= 0.0;
-        let contacts: Vec<_> = snap
-            .contacts
-            .iter()
-            .filter(|c| closing(c.gap, &c.normal_row))
+        let active: Vec<usize> = (0..snap.contacts.len())
+            .filter(|&i| closing(snap.contacts[i].gap, &snap.contacts[i].normal_row))
             .collect();
+        let contacts: Vec<_> = active.iter().map(|&i| &snap.contacts[i]).collect();
         let limits: Vec<_> = snap
             .limits
             .iter()
@@ -281,6 +301,7 @@ impl Stepper for MaxDissipationStepper {
         };
         self.last = Some(MaxDissipationImpulses {
             normal: f.rows(0, m).into_owned(),
+            contacts: active,
             edges,
             ntan,
             kinetic_energy: ke,

@@ -1,6 +1,8 @@
-//! The run loop: repeated steps from an initial state, recorded into a [`Trajectory`].
+//! The run loop: repeated steps from an initial state, recorded into a [`Trajectory`]
+//! ([`simulate`]; with the contacts and contact impulses of the recorded states:
+//! [`simulate_recording_contacts`]).
 
-use crate::{SimError, Stepper};
+use crate::{ContactRecord, SimError, Stepper};
 use nalgebra::DVector;
 use nonsmooth_core::{Model, State};
 
@@ -59,6 +61,28 @@ pub struct Trajectory {
     pub steps: usize,
     /// Failed steps recovered by smaller steps ([`crate::recovery`]).
     pub recoveries: crate::Recoveries,
+    /// The contacts of each recorded state (one entry per entry of `t`) when the run
+    /// recorded them ([`simulate_recording_contacts`]); empty otherwise.
+    pub contacts: Vec<RecordedContacts>,
+}
+
+/// The contacts of one recorded state: their geometry at the state and the impulses of the
+/// step taken from it, where the stepper reports them ([`crate::step_contacts`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordedContacts {
+    /// Size of the step from this state over which the impulses were applied (s); 0 where
+    /// no step from the state was recorded (the last state).
+    pub h: f64,
+    /// The contacts, in the order of the stepper's snapshot.
+    pub contacts: Vec<ContactRecord>,
+}
+
+impl RecordedContacts {
+    /// `(point, normal, gap, force)` of each contact: the force (N, on collider A) is the
+    /// impulse over the step divided by its size, `None` where the impulses are unknown.
+    pub fn forces(&self) -> impl Iterator<Item = Option<nalgebra::Vector3<f64>>> + '_ {
+        self.contacts.iter().map(|c| c.force(self.h))
+    }
 }
 
 impl Trajectory {
@@ -108,6 +132,41 @@ pub fn simulate(
     options: &SimOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Trajectory, SimError> {
+    run_loop(model, stepper, initial, options, progress, false)
+}
+
+/// [`simulate`], also recording the contacts of every recorded state into
+/// [`Trajectory::contacts`]: their geometry (the stepper's snapshot of the state) and the
+/// impulses of the step taken from it where the stepper reports them
+/// ([`Stepper::last_contact_impulses`]: `drumwright`, `anitescu-potra`,
+/// `qp-max-dissipation`). A step recovered by smaller steps, and the last state, record the
+/// geometry only. Costs one contact snapshot per recorded state; a snapshot that cannot be
+/// built records no contacts.
+///
+/// # Errors
+/// As [`simulate`]; the partial trajectory of a failed step has its contacts too.
+pub fn simulate_recording_contacts(
+    model: &Model,
+    stepper: &mut dyn Stepper,
+    initial: &State,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Trajectory, SimError> {
+    run_loop(model, stepper, initial, options, progress, true)
+}
+
+fn run_loop(
+    model: &Model,
+    stepper: &mut dyn Stepper,
+    initial: &State,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(usize, usize),
+    record_contacts: bool,
+) -> Result<Trajectory, SimError> {
+    let geometry = |stepper: &dyn Stepper, state: &State, h: f64| RecordedContacts {
+        h: 0.0,
+        contacts: crate::contact_geometry(model, stepper, state, h).unwrap_or_default(),
+    };
     let steps = options.steps()?;
     let mut traj = Trajectory {
         stepper: stepper.name().to_string(),
@@ -118,6 +177,7 @@ pub fn simulate(
         v: vec![initial.v.clone()],
         steps,
         recoveries: crate::Recoveries::default(),
+        contacts: Vec::new(),
     };
     let mut state = initial.clone();
     for i in 1..=steps {
@@ -126,23 +186,45 @@ pub fn simulate(
         } else {
             options.dt
         };
+        let h = h.min(options.dt);
+        // The state this step starts from is recorded: record its contacts with this
+        // step's impulses.
+        let start_recorded = record_contacts && (i - 1) % options.record_every == 0;
+        let halvings = traj.recoveries.step_halving;
         let step = crate::step_with_recovery(
             stepper,
             model,
             &state,
             &crate::Actuation::none(),
-            h.min(options.dt),
+            h,
             &mut traj.recoveries,
         );
         state = match step {
-            Ok(next) => next,
+            Ok(next) => {
+                if start_recorded {
+                    traj.contacts
+                        .push(if traj.recoveries.step_halving == halvings {
+                            RecordedContacts {
+                                h,
+                                contacts: crate::step_contacts(model, stepper, &state, h)
+                                    .unwrap_or_default(),
+                            }
+                        } else {
+                            geometry(stepper, &state, h)
+                        });
+                }
+                next
+            }
             Err(source) => {
+                if start_recorded {
+                    traj.contacts.push(geometry(stepper, &state, h));
+                }
                 return Err(SimError::StepFailed {
                     step: i,
                     t: state.t,
                     source: Box::new(source),
                     partial: Box::new(traj),
-                })
+                });
             }
         };
         if i % options.record_every == 0 || i == steps {
@@ -151,6 +233,9 @@ pub fn simulate(
             traj.v.push(state.v.clone());
         }
         progress(i, steps);
+    }
+    if record_contacts && traj.contacts.len() < traj.t.len() {
+        traj.contacts.push(geometry(stepper, &state, options.dt));
     }
     Ok(traj)
 }

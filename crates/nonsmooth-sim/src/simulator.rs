@@ -45,6 +45,16 @@ pub struct ContactRecord {
     pub tangential_impulse: Option<Vector3<f64>>,
 }
 
+impl ContactRecord {
+    /// The mean contact force over a step of `h` (N, world vector on collider A: the
+    /// normal and tangential impulses over `h`), when the stepper reports the impulses.
+    pub fn force(&self, h: f64) -> Option<Vector3<f64>> {
+        let n = self.normal_impulse?;
+        let t = self.tangential_impulse.unwrap_or_else(Vector3::zeros);
+        (h > 0.0).then(|| (self.normal * n + t) / h)
+    }
+}
+
 /// Counters of a [`Simulator`] since its construction or last reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SimCounters {
@@ -285,39 +295,77 @@ impl Simulator {
         let Some(start) = &self.previous else {
             return Ok(Vec::new());
         };
-        let margins = self.stepper.contact_margins(&self.model, self.dt);
-        let snap = ContactSnapshot::with_contact_margins(
-            &self.model,
-            &start.q,
-            &start.v,
-            start.t,
-            &margins,
-        )?;
-        let impulses = self.stepper.last_contact_impulses(self.dt);
-        let mut out: Vec<ContactRecord> = snap
-            .contacts
-            .iter()
-            .map(|c| ContactRecord {
-                collider_a: self.model.colliders[c.collider_a].name.clone(),
-                collider_b: self.model.colliders[c.collider_b].name.clone(),
-                point: c.point,
-                normal: c.normal,
-                gap: c.gap,
-                normal_impulse: impulses.as_ref().map(|_| 0.0),
-                tangential_impulse: impulses.as_ref().map(|_| Vector3::zeros()),
-            })
-            .collect();
-        for imp in impulses.iter().flatten() {
-            if let (Some(rec), Some(c)) = (out.get_mut(imp.contact), snap.contacts.get(imp.contact))
-            {
-                rec.normal_impulse = Some(imp.normal);
-                let mut t = Vector3::zeros();
-                for (dir, value) in c.tangents.iter().zip(&imp.tangent) {
-                    t += dir * *value;
-                }
-                rec.tangential_impulse = Some(t);
-            }
-        }
-        Ok(out)
+        step_contacts(&self.model, self.stepper.as_ref(), start, self.dt)
     }
+}
+
+/// The contacts of the step of size `h` that `stepper` just took from `start` (its last
+/// successful step): their geometry at `start`, detected with the stepper's
+/// [`Stepper::contact_margins`] so that they are the step's contacts in its order, and the
+/// impulses of [`Stepper::last_contact_impulses`] where the stepper reports them (`None`
+/// otherwise). A step recovered by smaller steps ([`crate::recovery`]) leaves the impulses
+/// of its last sub-step, which belong to another start state: pass such steps to
+/// [`contact_geometry`] instead.
+///
+/// # Errors
+/// [`SimError::Model`] when the contact snapshot cannot be built.
+pub fn step_contacts(
+    model: &Model,
+    stepper: &dyn Stepper,
+    start: &State,
+    h: f64,
+) -> Result<Vec<ContactRecord>, SimError> {
+    let margins = stepper.contact_margins(model, h);
+    let snap = ContactSnapshot::with_contact_margins(model, &start.q, &start.v, start.t, &margins)?;
+    let impulses = stepper.last_contact_impulses(h);
+    let mut out = records(model, &snap, impulses.is_some());
+    for imp in impulses.iter().flatten() {
+        if let (Some(rec), Some(c)) = (out.get_mut(imp.contact), snap.contacts.get(imp.contact)) {
+            rec.normal_impulse = Some(imp.normal);
+            let mut t = Vector3::zeros();
+            for (dir, value) in c.tangents.iter().zip(&imp.tangent) {
+                t += dir * *value;
+            }
+            rec.tangential_impulse = Some(t);
+        }
+    }
+    Ok(out)
+}
+
+/// The contacts of `state` within `stepper`'s margins for a step of `h`, without impulses.
+///
+/// # Errors
+/// [`SimError::Model`] when the contact snapshot cannot be built.
+pub fn contact_geometry(
+    model: &Model,
+    stepper: &dyn Stepper,
+    state: &State,
+    h: f64,
+) -> Result<Vec<ContactRecord>, SimError> {
+    let margins = stepper.contact_margins(model, h);
+    let snap = ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?;
+    Ok(records(model, &snap, false))
+}
+
+/// One record per contact of `snap`, with zero impulses when `known` (none otherwise).
+fn records(model: &Model, snap: &ContactSnapshot<f64>, known: bool) -> Vec<ContactRecord> {
+    let name = |i: usize| {
+        model
+            .colliders
+            .get(i)
+            .map(|c| c.name.clone())
+            .unwrap_or_default()
+    };
+    snap.contacts
+        .iter()
+        .map(|c| ContactRecord {
+            collider_a: name(c.collider_a),
+            collider_b: name(c.collider_b),
+            point: c.point,
+            normal: c.normal,
+            gap: c.gap,
+            normal_impulse: known.then_some(0.0),
+            tangential_impulse: known.then(Vector3::zeros),
+        })
+        .collect()
 }

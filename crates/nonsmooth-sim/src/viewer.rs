@@ -1,9 +1,11 @@
 //! A model and its trajectories as a [`ViewerScene`] of the offline trajectory viewer
-//! (`nonsmooth simulate --html`, the reproduction report's players) (body poses from the kinematics at every recorded state,
-//! contact points from a [`ContactSnapshot`] of it; the run loop records no contact
-//! impulses, so the page gets no force arrows from it).
+//! (`nonsmooth simulate --html`, the reproduction report's players): body poses from the
+//! kinematics at every recorded state; contacts from the trajectory's recorded contacts
+//! ([`Trajectory::contacts`], [`crate::simulate_recording_contacts`]) with their forces
+//! (impulse / step) where the stepper reports impulses, else contact points only, from a
+//! [`ContactSnapshot`] of each state.
 
-use crate::Trajectory;
+use crate::{RecordedContacts, Trajectory};
 use nalgebra::Isometry3;
 use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::model::{Dimension, Shape};
@@ -123,6 +125,20 @@ pub fn overlay(
     }
 }
 
+/// The recorded contacts of a state, with their forces where known.
+fn recorded_contacts(rec: &RecordedContacts) -> Vec<ViewerContact> {
+    rec.contacts
+        .iter()
+        .zip(rec.forces())
+        .map(|(c, f)| ViewerContact {
+            point: [c.point.x, c.point.y, c.point.z],
+            normal: [c.normal.x, c.normal.y, c.normal.z],
+            gap: c.gap,
+            force: f.map(|f| [f.x, f.y, f.z]),
+        })
+        .collect()
+}
+
 /// The contacts of a recorded state (none where its snapshot cannot be built).
 fn contacts(model: &Model, state: &State) -> Vec<ViewerContact> {
     ContactSnapshot::from_state(model, state)
@@ -141,7 +157,9 @@ fn contacts(model: &Model, state: &State) -> Vec<ViewerContact> {
 }
 
 /// One run of the viewer: `traj` (a run of `model`) at no more than `max_frames` evenly
-/// spread recorded states (the kinematics and contacts are evaluated only there).
+/// spread recorded states (the kinematics and contacts are evaluated only there). The
+/// contacts are the trajectory's recorded ones (with forces where known) when it has one
+/// entry per state, else those of a contact snapshot of each state (no forces).
 pub fn run(
     model: &Model,
     traj: &Trajectory,
@@ -183,7 +201,16 @@ pub fn run(
                     .collect()
             })
             .collect(),
-        contacts: picks.iter().map(|&k| contacts(model, &state(k))).collect(),
+        contacts: picks
+            .iter()
+            .map(|&k| {
+                if traj.contacts.len() == traj.t.len() {
+                    recorded_contacts(&traj.contacts[k])
+                } else {
+                    contacts(model, &state(k))
+                }
+            })
+            .collect(),
     }
 }
 
@@ -199,5 +226,6 @@ pub fn trajectory_of(model: &Model, stepper: &str, states: &[State]) -> Trajecto
         v: states.iter().map(|s| s.v.clone()).collect(),
         steps: states.len().saturating_sub(1),
         recoveries: crate::Recoveries::default(),
+        contacts: Vec::new(),
     }
 }

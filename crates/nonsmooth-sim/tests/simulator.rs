@@ -220,15 +220,119 @@ fn rigid_contacts_are_reported_with_the_steppers_own_margins() {
         sim.step_n(5, &[]).unwrap();
         let contacts = sim.contacts().unwrap();
         assert_eq!(contacts.len(), 4, "{stepper}");
-        if stepper == "drumwright" {
-            let total: f64 = contacts.iter().filter_map(|c| c.normal_impulse).sum();
-            let weight = model.bodies.iter().map(|b| b.mass).sum::<f64>() * 9.81 * 1e-3;
-            assert!(
-                (total - weight).abs() < 0.05 * weight,
-                "{total} vs {weight}"
-            );
-        }
+        // The normal impulses carry the weight over the step, the friction impulses
+        // (μ = 0.3) oppose the sliding along +x.
+        let total: f64 = contacts.iter().filter_map(|c| c.normal_impulse).sum();
+        let weight = model.bodies.iter().map(|b| b.mass).sum::<f64>() * 9.81 * 1e-3;
+        assert!(
+            (total - weight).abs() < 0.05 * weight,
+            "{stepper}: {total} vs {weight}"
+        );
+        let friction = contacts
+            .iter()
+            .filter_map(|c| c.tangential_impulse)
+            .fold(nalgebra::Vector3::zeros(), |a, t| a + t);
+        assert!(
+            friction.x < -0.25 * weight && friction.x > -0.31 * weight,
+            "{stepper}: friction {friction}, weight {weight}"
+        );
+        // The mean force over the step of the contact that takes the most impulse points
+        // up from the ground into the box (collider A).
+        let c = contacts
+            .iter()
+            .max_by(|a, b| a.normal_impulse.partial_cmp(&b.normal_impulse).unwrap())
+            .unwrap();
+        assert!(c.force(1e-3).unwrap().z > 0.0, "{stepper}: {c:?}");
     }
+}
+
+/// The box at rest: every rigid stepper that reports impulses carries its weight (the
+/// maximal-dissipation QP lifts a sliding box off, a property of its model).
+fn resting_box() -> Model {
+    let mut model = Model::from_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sliding_box.toml"
+    ))
+    .unwrap();
+    model.initial_state.v.fill(0.0);
+    model
+}
+
+/// The run loop records the contacts of every recorded state, with the impulses of the
+/// step taken from it for the steppers that report them, and none for the others.
+#[test]
+fn the_run_loop_records_contacts_and_impulses() {
+    let model = resting_box();
+    let options = nonsmooth_sim::SimOptions {
+        dt: 1e-3,
+        duration: 0.05,
+        record_every: 7,
+    };
+    for name in ["drumwright", "anitescu-potra", "qp-max-dissipation"] {
+        let mut st = nonsmooth_sim::stepper_by_name(name).unwrap();
+        let plain = nonsmooth_sim::simulate(
+            &model,
+            st.as_mut(),
+            &model.initial_state,
+            &options,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(plain.contacts.is_empty());
+        let mut st = nonsmooth_sim::stepper_by_name(name).unwrap();
+        let traj = nonsmooth_sim::simulate_recording_contacts(
+            &model,
+            st.as_mut(),
+            &model.initial_state,
+            &options,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(traj.q, plain.q, "{name}: recording changes nothing");
+        assert_eq!(traj.contacts.len(), traj.t.len(), "{name}");
+        let last = traj.contacts.len() - 1;
+        let mut carried = false;
+        for (k, rec) in traj.contacts.iter().enumerate() {
+            let forces: Vec<_> = rec.forces().collect();
+            if k == last {
+                assert!(forces.iter().all(|f| f.is_none()), "{name}: state {k}");
+                continue;
+            }
+            assert!((rec.h - 1e-3).abs() < 1e-12, "{name}: h = {}", rec.h);
+            assert!(forces.iter().all(|f| f.is_some()), "{name}: state {k}");
+            let up: f64 = forces.iter().map(|f| f.unwrap_or_default().z).sum();
+            carried |= up > 0.0;
+            // (qp-max-dissipation leaves the box hopping by round-off on the ground of zero
+            // contact margin: some of its states have no contact.)
+            if k > 0 && name != "qp-max-dissipation" {
+                assert!(!rec.contacts.is_empty(), "{name}: state {k}");
+                assert!((up - 2.0 * 9.81).abs() < 0.05 * 2.0 * 9.81, "{name}: {up}");
+            }
+        }
+        assert!(carried, "{name}");
+    }
+    // A run that fails (a penalty scheme on rigid contact) keeps one contact entry per
+    // recorded state, without forces.
+    let mut st = nonsmooth_sim::stepper_by_name("penalty-symplectic").unwrap();
+    let err = nonsmooth_sim::simulate_recording_contacts(
+        &model,
+        st.as_mut(),
+        &model.initial_state,
+        &nonsmooth_sim::SimOptions {
+            record_every: 1,
+            ..options
+        },
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    let nonsmooth_sim::SimError::StepFailed { partial, .. } = err else {
+        panic!("{err}");
+    };
+    assert_eq!(partial.contacts.len(), partial.t.len());
+    assert!(partial
+        .contacts
+        .iter()
+        .all(|r| r.forces().all(|f| f.is_none())));
 }
 
 /// The ODE schemes apply the torque in their right-hand side and `step` covers exactly h.
