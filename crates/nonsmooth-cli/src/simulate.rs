@@ -75,8 +75,9 @@ fn run_options(args: &SimulateArgs, model: &Model) -> Result<(SimOptions, usize)
 }
 
 /// One run of `model` from its initial state with `stepper` through the run loop
-/// ([`nonsmooth_sim::simulate`]), with a progress bar on a terminal: its result and wall
-/// time in s.
+/// ([`nonsmooth_sim::simulate`]; with `--html` also recording the contact impulses for the
+/// viewer's force arrows, [`nonsmooth_sim::simulate_recording_impulses`]), with a progress
+/// bar on a terminal: its result and wall time in s.
 fn run_stepper(
     args: &SimulateArgs,
     model: &Model,
@@ -102,7 +103,12 @@ fn run_stepper(
     };
     let start = Instant::now();
     let stride = (steps / 200).max(1);
-    let result = simulate(
+    let run = if args.html {
+        nonsmooth_sim::simulate_recording_impulses
+    } else {
+        simulate
+    };
+    let result = run(
         model,
         stepper,
         &model.initial_state,

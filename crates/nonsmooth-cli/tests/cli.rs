@@ -198,8 +198,14 @@ fn simulate_html_writes_an_offline_viewer_embedding_the_box() {
         assert!(c["gap"].as_f64().unwrap().abs() < 1e-3, "{c}");
         assert!((c["normal"][2].as_f64().unwrap() - 1.0).abs() < 1e-6, "{c}");
         assert!(c["point"][2].as_f64().unwrap().abs() < 1e-3, "{c}");
-        assert!(c.get("force").is_none(), "the run loop records no impulses");
+        assert!(c.get("force").is_none(), "no step from the last state");
     }
+    // The forces of the step from a state in the middle: the four corners carry the weight
+    // (2 kg · 9.81 m/s²), friction (μ = 0.3) opposes the sliding along +x.
+    let middle = contacts[contacts.len() / 2].as_array().unwrap();
+    let sum = |j: usize| -> f64 { middle.iter().map(|c| c["force"][j].as_f64().unwrap()).sum() };
+    assert!((sum(2) - 19.62).abs() < 0.2, "{middle:?}");
+    assert!((sum(0) + 0.3 * 19.62).abs() < 0.3, "{middle:?}");
     assert_eq!(poses.len(), times.len());
     assert!((times.last().unwrap().as_f64().unwrap() - 0.2).abs() < 1e-9);
     // The box slides along +x from x = 0 at 2 m/s, slowed by friction (μ g ≈ 2.94 m/s²):
@@ -312,6 +318,19 @@ fn simulate_stepper_all_compares_every_stepper_on_one_scene() {
         if r["name"] != "time-as-state-di" {
             assert!((t - 0.2).abs() < 1e-9, "{}: {t}", r["name"]);
         }
+    }
+    // Force arrows for the steppers that report their contact impulses.
+    for r in data["runs"].as_array().unwrap() {
+        let forces = r["contacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f.as_array().unwrap())
+            .filter(|c| c.get("force").is_some())
+            .count();
+        let reports = ["drumwright", "anitescu-potra", "qp-max-dissipation"]
+            .contains(&r["name"].as_str().unwrap());
+        assert_eq!(forces > 0, reports, "{}: {forces} forces", r["name"]);
     }
     let notes = data["notes"].as_array().unwrap();
     assert!(notes

@@ -1,9 +1,10 @@
 //! The run loop: repeated steps from an initial state, recorded into a [`Trajectory`]
-//! ([`simulate`]; with the contacts and contact impulses of the recorded states:
-//! [`simulate_recording_contacts`]).
+//! ([`simulate`]; with the contact impulses of the steps from the recorded states:
+//! [`simulate_recording_impulses`]).
 
-use crate::{ContactRecord, SimError, Stepper};
+use crate::{ContactImpulse, ContactRecord, SimError, Stepper};
 use nalgebra::DVector;
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 
 /// Options of a simulation run.
@@ -61,27 +62,47 @@ pub struct Trajectory {
     pub steps: usize,
     /// Failed steps recovered by smaller steps ([`crate::recovery`]).
     pub recoveries: crate::Recoveries,
-    /// The contacts of each recorded state (one entry per entry of `t`) when the run
-    /// recorded them ([`simulate_recording_contacts`]); empty otherwise.
-    pub contacts: Vec<RecordedContacts>,
+    /// The contact impulses of the step taken from each recorded state (one entry per
+    /// entry of `t`) when the run recorded them ([`simulate_recording_impulses`]), `None`
+    /// where they are not known; empty when not recorded.
+    pub impulses: Vec<Option<StepImpulses>>,
 }
 
-/// The contacts of one recorded state: their geometry at the state and the impulses of the
-/// step taken from it, where the stepper reports them ([`crate::step_contacts`]).
+/// The contact impulses of the step taken from a recorded state, as the stepper reported
+/// them ([`Stepper::last_contact_impulses`]).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct RecordedContacts {
-    /// Size of the step from this state over which the impulses were applied (s); 0 where
-    /// no step from the state was recorded (the last state).
+pub struct StepImpulses {
+    /// Size of the step (s).
     pub h: f64,
-    /// The contacts, in the order of the stepper's snapshot.
-    pub contacts: Vec<ContactRecord>,
+    /// The margins the stepper detected the step's contacts with
+    /// ([`Stepper::contact_margins`]): a snapshot of the state with these has the contacts
+    /// that [`ContactImpulse::contact`] indexes.
+    pub margins: ContactMargins,
+    /// The impulses (N·s).
+    pub impulses: Vec<ContactImpulse>,
 }
 
-impl RecordedContacts {
-    /// `(point, normal, gap, force)` of each contact: the force (N, on collider A) is the
-    /// impulse over the step divided by its size, `None` where the impulses are unknown.
-    pub fn forces(&self) -> impl Iterator<Item = Option<nalgebra::Vector3<f64>>> + '_ {
-        self.contacts.iter().map(|c| c.force(self.h))
+impl StepImpulses {
+    /// The impulses of `stepper`'s last successful step of size `h` on `model`, where it
+    /// reports them (for loops of one's own that record [`Trajectory::impulses`]).
+    pub fn of_last_step(stepper: &dyn Stepper, model: &Model, h: f64) -> Option<Self> {
+        stepper
+            .last_contact_impulses(h)
+            .map(|impulses| StepImpulses {
+                h,
+                margins: stepper.contact_margins(model, h),
+                impulses,
+            })
+    }
+
+    /// The contacts of `state` (the recorded state the step was taken from) with these
+    /// impulses ([`crate::step_contacts`]); use [`ContactRecord::force`] with
+    /// [`StepImpulses::h`] for the forces.
+    ///
+    /// # Errors
+    /// [`SimError::Model`] when the contact snapshot cannot be built.
+    pub fn contacts(&self, model: &Model, state: &State) -> Result<Vec<ContactRecord>, SimError> {
+        crate::simulator::contact_records(model, state, &self.margins, Some(&self.impulses))
     }
 }
 
@@ -135,17 +156,16 @@ pub fn simulate(
     run_loop(model, stepper, initial, options, progress, false)
 }
 
-/// [`simulate`], also recording the contacts of every recorded state into
-/// [`Trajectory::contacts`]: their geometry (the stepper's snapshot of the state) and the
-/// impulses of the step taken from it where the stepper reports them
+/// [`simulate`], also recording into [`Trajectory::impulses`] the contact impulses of the
+/// step taken from every recorded state, where the stepper reports them
 /// ([`Stepper::last_contact_impulses`]: `drumwright`, `anitescu-potra`,
-/// `qp-max-dissipation`). A step recovered by smaller steps, and the last state, record the
-/// geometry only. Costs one contact snapshot per recorded state; a snapshot that cannot be
-/// built records no contacts.
+/// `qp-max-dissipation`); `None` for the other steppers, for a step recovered by smaller
+/// steps and for the last state. The contacts themselves are not detected here (no extra
+/// snapshot per step): [`StepImpulses::contacts`] rebuilds them from the recorded state.
 ///
 /// # Errors
-/// As [`simulate`]; the partial trajectory of a failed step has its contacts too.
-pub fn simulate_recording_contacts(
+/// As [`simulate`]; the partial trajectory of a failed step has its impulses too.
+pub fn simulate_recording_impulses(
     model: &Model,
     stepper: &mut dyn Stepper,
     initial: &State,
@@ -161,12 +181,8 @@ fn run_loop(
     initial: &State,
     options: &SimOptions,
     progress: &mut dyn FnMut(usize, usize),
-    record_contacts: bool,
+    record_impulses: bool,
 ) -> Result<Trajectory, SimError> {
-    let geometry = |stepper: &dyn Stepper, state: &State, h: f64| RecordedContacts {
-        h: 0.0,
-        contacts: crate::contact_geometry(model, stepper, state, h).unwrap_or_default(),
-    };
     let steps = options.steps()?;
     let mut traj = Trajectory {
         stepper: stepper.name().to_string(),
@@ -177,7 +193,7 @@ fn run_loop(
         v: vec![initial.v.clone()],
         steps,
         recoveries: crate::Recoveries::default(),
-        contacts: Vec::new(),
+        impulses: Vec::new(),
     };
     let mut state = initial.clone();
     for i in 1..=steps {
@@ -187,9 +203,8 @@ fn run_loop(
             options.dt
         };
         let h = h.min(options.dt);
-        // The state this step starts from is recorded: record its contacts with this
-        // step's impulses.
-        let start_recorded = record_contacts && (i - 1) % options.record_every == 0;
+        // The state this step starts from is recorded: record this step's impulses.
+        let start_recorded = record_impulses && (i - 1) % options.record_every == 0;
         let halvings = traj.recoveries.step_halving;
         let step = crate::step_with_recovery(
             stepper,
@@ -202,22 +217,18 @@ fn run_loop(
         state = match step {
             Ok(next) => {
                 if start_recorded {
-                    traj.contacts
-                        .push(if traj.recoveries.step_halving == halvings {
-                            RecordedContacts {
-                                h,
-                                contacts: crate::step_contacts(model, stepper, &state, h)
-                                    .unwrap_or_default(),
-                            }
-                        } else {
-                            geometry(stepper, &state, h)
-                        });
+                    let recovered = traj.recoveries.step_halving != halvings;
+                    traj.impulses.push(if recovered {
+                        None
+                    } else {
+                        StepImpulses::of_last_step(stepper, model, h)
+                    });
                 }
                 next
             }
             Err(source) => {
                 if start_recorded {
-                    traj.contacts.push(geometry(stepper, &state, h));
+                    traj.impulses.push(None);
                 }
                 return Err(SimError::StepFailed {
                     step: i,
@@ -234,8 +245,8 @@ fn run_loop(
         }
         progress(i, steps);
     }
-    if record_contacts && traj.contacts.len() < traj.t.len() {
-        traj.contacts.push(geometry(stepper, &state, options.dt));
+    if record_impulses && traj.impulses.len() < traj.t.len() {
+        traj.impulses.push(None);
     }
     Ok(traj)
 }

@@ -23,7 +23,8 @@ use nonsmooth_core::dynamics::check_state;
 use nonsmooth_core::dynamics::kinematics::kinematics;
 use nonsmooth_core::{ContactSnapshot, Model, State};
 
-use crate::{Actuation, SimError, Stepper};
+use crate::{Actuation, ContactImpulse, SimError, Stepper};
+use nonsmooth_core::geometry::ContactMargins;
 
 /// One contact of the last step: the geometry at the start of the step and, where the stepper
 /// reports them ([`Stepper::last_contact_impulses`]), the impulses it applied.
@@ -303,9 +304,8 @@ impl Simulator {
 /// successful step): their geometry at `start`, detected with the stepper's
 /// [`Stepper::contact_margins`] so that they are the step's contacts in its order, and the
 /// impulses of [`Stepper::last_contact_impulses`] where the stepper reports them (`None`
-/// otherwise). A step recovered by smaller steps ([`crate::recovery`]) leaves the impulses
-/// of its last sub-step, which belong to another start state: pass such steps to
-/// [`contact_geometry`] instead.
+/// otherwise). After a step recovered by smaller steps ([`crate::recovery`]) the stepper
+/// holds the impulses of its last sub-step, which belong to another start state.
 ///
 /// # Errors
 /// [`SimError::Model`] when the contact snapshot cannot be built.
@@ -315,40 +315,24 @@ pub fn step_contacts(
     start: &State,
     h: f64,
 ) -> Result<Vec<ContactRecord>, SimError> {
-    let margins = stepper.contact_margins(model, h);
-    let snap = ContactSnapshot::with_contact_margins(model, &start.q, &start.v, start.t, &margins)?;
     let impulses = stepper.last_contact_impulses(h);
-    let mut out = records(model, &snap, impulses.is_some());
-    for imp in impulses.iter().flatten() {
-        if let (Some(rec), Some(c)) = (out.get_mut(imp.contact), snap.contacts.get(imp.contact)) {
-            rec.normal_impulse = Some(imp.normal);
-            let mut t = Vector3::zeros();
-            for (dir, value) in c.tangents.iter().zip(&imp.tangent) {
-                t += dir * *value;
-            }
-            rec.tangential_impulse = Some(t);
-        }
-    }
-    Ok(out)
+    contact_records(
+        model,
+        start,
+        &stepper.contact_margins(model, h),
+        impulses.as_deref(),
+    )
 }
 
-/// The contacts of `state` within `stepper`'s margins for a step of `h`, without impulses.
-///
-/// # Errors
-/// [`SimError::Model`] when the contact snapshot cannot be built.
-pub fn contact_geometry(
+/// The contacts of `state` within `margins`, with `impulses` (indexed into them; every other
+/// contact takes zero impulse) or, for `None`, without impulses.
+pub(crate) fn contact_records(
     model: &Model,
-    stepper: &dyn Stepper,
     state: &State,
-    h: f64,
+    margins: &ContactMargins,
+    impulses: Option<&[ContactImpulse]>,
 ) -> Result<Vec<ContactRecord>, SimError> {
-    let margins = stepper.contact_margins(model, h);
-    let snap = ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?;
-    Ok(records(model, &snap, false))
-}
-
-/// One record per contact of `snap`, with zero impulses when `known` (none otherwise).
-fn records(model: &Model, snap: &ContactSnapshot<f64>, known: bool) -> Vec<ContactRecord> {
+    let snap = ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, margins)?;
     let name = |i: usize| {
         model
             .colliders
@@ -356,7 +340,9 @@ fn records(model: &Model, snap: &ContactSnapshot<f64>, known: bool) -> Vec<Conta
             .map(|c| c.name.clone())
             .unwrap_or_default()
     };
-    snap.contacts
+    let known = impulses.is_some();
+    let mut out: Vec<ContactRecord> = snap
+        .contacts
         .iter()
         .map(|c| ContactRecord {
             collider_a: name(c.collider_a),
@@ -367,5 +353,16 @@ fn records(model: &Model, snap: &ContactSnapshot<f64>, known: bool) -> Vec<Conta
             normal_impulse: known.then_some(0.0),
             tangential_impulse: known.then(Vector3::zeros),
         })
-        .collect()
+        .collect();
+    for imp in impulses.into_iter().flatten() {
+        if let (Some(rec), Some(c)) = (out.get_mut(imp.contact), snap.contacts.get(imp.contact)) {
+            rec.normal_impulse = Some(imp.normal);
+            let mut t = Vector3::zeros();
+            for (dir, value) in c.tangents.iter().zip(&imp.tangent) {
+                t += dir * *value;
+            }
+            rec.tangential_impulse = Some(t);
+        }
+    }
+    Ok(out)
 }

@@ -1,11 +1,11 @@
 //! A model and its trajectories as a [`ViewerScene`] of the offline trajectory viewer
 //! (`nonsmooth simulate --html`, the reproduction report's players): body poses from the
-//! kinematics at every recorded state; contacts from the trajectory's recorded contacts
-//! ([`Trajectory::contacts`], [`crate::simulate_recording_contacts`]) with their forces
-//! (impulse / step) where the stepper reports impulses, else contact points only, from a
-//! [`ContactSnapshot`] of each state.
+//! kinematics at every recorded state; contacts from a [`ContactSnapshot`] of each shown
+//! state, with their forces (impulse / step size) where the trajectory recorded the
+//! impulses of the step from it ([`Trajectory::impulses`],
+//! [`crate::simulate_recording_impulses`]).
 
-use crate::{RecordedContacts, Trajectory};
+use crate::{StepImpulses, Trajectory};
 use nalgebra::Isometry3;
 use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::model::{Dimension, Shape};
@@ -125,18 +125,22 @@ pub fn overlay(
     }
 }
 
-/// The recorded contacts of a state, with their forces where known.
-fn recorded_contacts(rec: &RecordedContacts) -> Vec<ViewerContact> {
-    rec.contacts
-        .iter()
-        .zip(rec.forces())
-        .map(|(c, f)| ViewerContact {
-            point: [c.point.x, c.point.y, c.point.z],
-            normal: [c.normal.x, c.normal.y, c.normal.z],
-            gap: c.gap,
-            force: f.map(|f| [f.x, f.y, f.z]),
+/// The contacts of a recorded state with the forces of the step taken from it (none where
+/// the snapshot cannot be built).
+fn contacts_with_forces(model: &Model, state: &State, step: &StepImpulses) -> Vec<ViewerContact> {
+    step.contacts(model, state)
+        .map(|records| {
+            records
+                .iter()
+                .map(|c| ViewerContact {
+                    point: [c.point.x, c.point.y, c.point.z],
+                    normal: [c.normal.x, c.normal.y, c.normal.z],
+                    gap: c.gap,
+                    force: c.force(step.h).map(|f| [f.x, f.y, f.z]),
+                })
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
 /// The contacts of a recorded state (none where its snapshot cannot be built).
@@ -157,9 +161,10 @@ fn contacts(model: &Model, state: &State) -> Vec<ViewerContact> {
 }
 
 /// One run of the viewer: `traj` (a run of `model`) at no more than `max_frames` evenly
-/// spread recorded states (the kinematics and contacts are evaluated only there). The
-/// contacts are the trajectory's recorded ones (with forces where known) when it has one
-/// entry per state, else those of a contact snapshot of each state (no forces).
+/// spread recorded states (the kinematics and contacts are evaluated only there). Where
+/// the trajectory has the impulses of the step from a state ([`Trajectory::impulses`]),
+/// its contacts are the step's (the stepper's margins) with their forces; elsewhere those
+/// of a snapshot within the model's margin, without forces.
 pub fn run(
     model: &Model,
     traj: &Trajectory,
@@ -203,12 +208,11 @@ pub fn run(
             .collect(),
         contacts: picks
             .iter()
-            .map(|&k| {
-                if traj.contacts.len() == traj.t.len() {
-                    recorded_contacts(&traj.contacts[k])
-                } else {
-                    contacts(model, &state(k))
+            .map(|&k| match traj.impulses.get(k) {
+                Some(Some(step)) if traj.impulses.len() == traj.t.len() => {
+                    contacts_with_forces(model, &state(k), step)
                 }
+                _ => contacts(model, &state(k)),
             })
             .collect(),
     }
@@ -226,6 +230,6 @@ pub fn trajectory_of(model: &Model, stepper: &str, states: &[State]) -> Trajecto
         v: states.iter().map(|s| s.v.clone()).collect(),
         steps: states.len().saturating_sub(1),
         recoveries: crate::Recoveries::default(),
-        contacts: Vec::new(),
+        impulses: Vec::new(),
     }
 }
