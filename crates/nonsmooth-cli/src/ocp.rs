@@ -68,6 +68,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             p.continuation.as_ref(),
             None,
             args,
+            &Names::numbered(p.tf.ny(), p.tf.cls.nu()),
             &|_, _| Ok(()),
         ),
         Problem::Hopper(p) => solve_and_write(
@@ -77,8 +78,42 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             p.continuation.as_ref(),
             p.growth.as_ref(),
             args,
+            &Names::numbered(p.tf.ny(), p.tf.cls.nu()),
             &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
         ),
+        Problem::Model(p) => solve_and_write(
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            None,
+            None,
+            args,
+            &Names {
+                state: p.state_names.clone(),
+                controls: p.control_names.clone(),
+            },
+            &|_, _| Ok(()),
+        ),
+    }
+}
+
+/// Column names of the outputs: the state y = (q, v, t) and the controls.
+struct Names {
+    state: Vec<String>,
+    controls: Vec<String>,
+}
+
+impl Names {
+    /// `q1 … v1 … t` and `u1 …` for the built-in models.
+    fn numbered(ny: usize, nu: usize) -> Self {
+        let nq = (ny - 1) / 2;
+        let mut state: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
+        state.extend((0..nq).map(|i| format!("v{}", i + 1)));
+        state.push("t".into());
+        Names {
+            state,
+            controls: (0..nu).map(|i| format!("u{}", i + 1)).collect(),
+        }
     }
 }
 
@@ -94,6 +129,7 @@ fn solve_and_write<C: Cls>(
     plan: Option<&ContinuationPlan>,
     growth: Option<&Growth<C>>,
     args: &OcpArgs,
+    names: &Names,
     extra: &Extra,
 ) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
@@ -158,7 +194,7 @@ fn solve_and_write<C: Cls>(
             (sol, Some(message), layout)
         }
     };
-    write_outputs(tf.ny(), hz.n_steps, &sol, failure.is_none(), args)?;
+    write_outputs(names, hz.n_steps, &sol, failure.is_none(), args)?;
     extra(&sol, &args.out)?;
     let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
     match failure {
@@ -257,17 +293,15 @@ fn frame_strip(
 
 /// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution.
 fn write_outputs(
-    ny: usize,
+    names: &Names,
     n: usize,
     sol: &OcpSolution,
     converged: bool,
     args: &OcpArgs,
 ) -> Result<(), CliError> {
-    let nq = (ny - 1) / 2;
+    let ny = names.state.len();
     let mut header = vec!["tau".to_string()];
-    header.extend((0..nq).map(|i| format!("q{}", i + 1)));
-    header.extend((0..nq).map(|i| format!("v{}", i + 1)));
-    header.push("t".into());
+    header.extend(names.state.iter().cloned());
     let rows: Vec<Vec<f64>> = sol
         .traj
         .tau
@@ -298,7 +332,7 @@ fn write_outputs(
     ph.pop();
     write_csv(&args.out.join("trajectory_physical_time.csv"), &ph, &phys)?;
     let mut ch = vec!["t_start".to_string(), "s".to_string()];
-    ch.extend((0..sol.u[0].len()).map(|i| format!("u{}", i + 1)));
+    ch.extend(names.controls.iter().cloned());
     let crow: Vec<Vec<f64>> = (0..n)
         .map(|k| {
             [sol.interval_clock[k], sol.s[k]]
@@ -333,7 +367,7 @@ fn write_outputs(
     for i in 0..sol.u[0].len() {
         if i == 0 || sol.u.iter().any(|u| u[i] != 0.0) {
             fig = fig.with(Series::line(
-                format!("u{}", i + 1),
+                names.controls[i].clone(),
                 staircase(&sol.interval_clock, sol.u.iter().map(|u| u[i])),
             ));
         }

@@ -27,6 +27,7 @@ pub mod fesd;
 pub mod figures;
 pub mod hopper;
 pub mod ipopt;
+pub mod model_system;
 pub mod nlp;
 pub mod problem;
 pub mod refine;

@@ -18,11 +18,11 @@ use crate::ipopt::{add_offloaded_cpu, own_thread_cpu_seconds, Nlp};
 use crate::OcpError;
 
 /// Scalar type usable by block functions (f64, dual and hyper-dual numbers).
-pub trait Real: DualNum<Primitive = f64> + Copy {}
+pub trait Real: DualNum<Primitive = f64> + Copy + nalgebra::RealField {}
 
 /// Largest Hessian group of [`BlockFn::hess_groups`] (the size of the vector-dual numbers).
 pub const MAX_GROUP: usize = 16;
-impl<T: DualNum<Primitive = f64> + Copy> Real for T {}
+impl<T: DualNum<Primitive = f64> + Copy + nalgebra::RealField> Real for T {}
 
 /// A small smooth vector function out = F(x) of a block's variables.
 pub trait BlockFn {

@@ -1,0 +1,412 @@
+//! Problem files that reference a model file: optimal control of the user's own model by
+//! time-freezing ([`crate::model_system::ModelSystem`]).
+//!
+//! ```toml
+//! [ocp]
+//! model = "ball_on_ground.toml"  # relative to this file (TOML, URDF or MJCF)
+//! N = 15                         # control intervals
+//! T = 1.5                        # physical horizon (s)
+//! s_max = 10.0                   # speed of time s ∈ [1, s_max] (default 10)
+//! controls = ["thrust"]          # optional: the model's motors, default all; each needs
+//!                                #   effort_limit (the control bounds)
+//! [ocp.cost]
+//! effort = 1.0                   # weight of ∫ ‖u‖² dt (default 1)
+//! [ocp.terminal]                 # final values of named coordinates
+//! q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
+//! v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
+//! [ocp.path]                     # bounds at every stage point
+//! q.y = [0.0, 2.0]
+//! [[ocp.path.outside_ellipse]]   # a point of a body kept outside an ellipse (holes)
+//! body = "foot"
+//! point = [0.0, 0.0, 0.0]
+//! center = [0.5, 0.0]
+//! axes = [0.1, 0.05]
+//! [time_freezing]
+//! a_n = 50.0                     # auxiliary normal acceleration (m/s², default 100)
+//! contact = ["ball_shape", "ground"]  # optional when the model has one body–plane pair
+//! [fesd]                         # as in every problem file (n_s default 2, n_fe 3)
+//! ```
+//!
+//! The initial state is the model's `[initial]` at t = 0, the clock stagewise (`ocp.clock`
+//! and `ocp.global_speed` as in the other problem files).
+
+use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, StanceSpec};
+use crate::fesd::{FesdOptions, Horizon};
+use crate::model_system::{EllipseObstacle, ModelSystem};
+use crate::tf::TimeFreezing;
+use crate::OcpError;
+use nalgebra::Vector3;
+use nonsmooth_core::io::spans::{FieldPath, SpanIndex};
+use nonsmooth_core::Model;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Default auxiliary normal acceleration a_n (m/s²) of a model problem.
+pub const DEFAULT_A_N: f64 = 100.0;
+/// Default largest speed of time.
+pub const DEFAULT_S_MAX: f64 = 10.0;
+/// The "no bound" value of the state bounds.
+const NO_BOUND: f64 = 1e20;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    ocp: OcpKeys,
+    #[serde(default)]
+    time_freezing: TfKeys,
+    #[serde(default)]
+    fesd: FesdSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+struct OcpKeys {
+    model: String,
+    N: usize,
+    T: f64,
+    s_max: Option<f64>,
+    controls: Option<Vec<String>>,
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    global_speed: bool,
+    #[serde(default)]
+    cost: CostKeys,
+    #[serde(default)]
+    terminal: CoordinateValues<f64>,
+    #[serde(default)]
+    path: PathKeys,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CostKeys {
+    effort: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CoordinateValues<V> {
+    #[serde(default)]
+    q: BTreeMap<String, V>,
+    #[serde(default)]
+    v: BTreeMap<String, V>,
+}
+
+impl<V> Default for CoordinateValues<V> {
+    fn default() -> Self {
+        Self {
+            q: BTreeMap::new(),
+            v: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PathKeys {
+    #[serde(default)]
+    q: BTreeMap<String, (f64, f64)>,
+    #[serde(default)]
+    v: BTreeMap<String, (f64, f64)>,
+    #[serde(default)]
+    outside_ellipse: Vec<EllipseKeys>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EllipseKeys {
+    body: String,
+    #[serde(default)]
+    point: [f64; 3],
+    center: [f64; 2],
+    axes: [f64; 2],
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct TfKeys {
+    a_n: Option<f64>,
+    contact: Option<(String, String)>,
+    stance_stabilization: Option<StanceSpec>,
+}
+
+/// A parsed problem file on a model file.
+pub struct ModelProblem {
+    /// The time-freezing reformulation of the model.
+    pub tf: Arc<TimeFreezing<ModelSystem>>,
+    /// Horizon: initial state from the model, control bounds from the actuators' effort
+    /// limits, terminal constraints and state bounds from the file.
+    pub horizon: Horizon,
+    /// FESD and homotopy options (`n_s` default 2, `n_fe` default 3).
+    pub options: FesdOptions,
+    /// Physical horizon T.
+    pub t_final: f64,
+    /// The model file, as resolved.
+    pub model_path: PathBuf,
+    /// Names of the state y = (q, v, t).
+    pub state_names: Vec<String>,
+    /// Names of the controls (actuators).
+    pub control_names: Vec<String>,
+}
+
+/// Where a key sits: "source:line: ocp.terminal.q.x".
+struct Locator<'a> {
+    name: &'a str,
+    spans: Option<SpanIndex>,
+}
+
+impl Locator<'_> {
+    fn err(&self, path: &[&str], msg: String) -> OcpError {
+        let mut fp = FieldPath::root();
+        for k in path {
+            fp = fp.key(k);
+        }
+        let line = self.spans.as_ref().and_then(|s| s.line_of(&fp));
+        let at = match line {
+            Some(l) => format!("{}:{l}", self.name),
+            None => self.name.to_string(),
+        };
+        OcpError::InvalidInput(format!("{at}: {}: {msg}", path.join(".")))
+    }
+}
+
+/// The index of coordinate `name` among `names` (`"joint.suffix"`), also accepting a
+/// joint's own name when the joint has exactly one such coordinate.
+fn coordinate(names: &[String], name: &str) -> Option<usize> {
+    if let Some(i) = names.iter().position(|n| n == name) {
+        return Some(i);
+    }
+    let prefix = format!("{name}.");
+    let hits: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i].starts_with(&prefix))
+        .collect();
+    (hits.len() == 1).then(|| hits[0])
+}
+
+impl ModelProblem {
+    /// Parses a model problem from TOML text; `source` names the file in errors and is the
+    /// base of the relative model path (the working directory without it).
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] naming the file, line and key: a malformed file, unknown
+    /// keys, a model that cannot be read, a coordinate, body, collider or actuator the model
+    /// lacks, an actuator without effort limits, a terminal value outside its path bounds,
+    /// `N = 0`, `T ≤ 0`, non-finite numbers, and the limits of
+    /// [`ModelSystem::new`].
+    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
+        let name = source.unwrap_or("<problem>");
+        let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
+        let spec: Spec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let at = Locator {
+            name,
+            spans: SpanIndex::parse(text).ok(),
+        };
+        let ocp = &spec.ocp;
+        if ocp.N == 0 {
+            return Err(at.err(&["ocp", "N"], "must be positive".into()));
+        }
+        if !(ocp.T.is_finite() && ocp.T > 0.0) {
+            return Err(at.err(&["ocp", "T"], format!("must be positive, got {}", ocp.T)));
+        }
+        let s_max = ocp.s_max.unwrap_or(DEFAULT_S_MAX);
+        if !(s_max.is_finite() && s_max >= 1.0) {
+            return Err(at.err(&["ocp", "s_max"], format!("must be ≥ 1, got {s_max}")));
+        }
+        let effort = ocp.cost.effort.unwrap_or(1.0);
+        if !(effort.is_finite() && effort >= 0.0) {
+            return Err(at.err(
+                &["ocp", "cost", "effort"],
+                format!("must be ≥ 0, got {effort}"),
+            ));
+        }
+        let base = source
+            .and_then(|s| Path::new(s).parent())
+            .unwrap_or(Path::new(""));
+        let model_path = base.join(&ocp.model);
+        let model = Model::from_file(&model_path).map_err(|e| {
+            at.err(
+                &["ocp", "model"],
+                format!("cannot load {}: {e}", model_path.display()),
+            )
+        })?;
+        // Controls: the named (default: every) actuator with its effort bounds.
+        let control_names: Vec<String> = match &ocp.controls {
+            Some(c) => c.clone(),
+            None => model.actuators.iter().map(|a| a.name.clone()).collect(),
+        };
+        let mut lo = Vec::with_capacity(control_names.len());
+        let mut hi = Vec::with_capacity(control_names.len());
+        for c in &control_names {
+            let Some(a) = model.actuators.iter().find(|a| &a.name == c) else {
+                return Err(at.err(
+                    &["ocp", "controls"],
+                    format!(
+                        "the model has no actuator \"{c}\" (actuators: {})",
+                        model
+                            .actuators
+                            .iter()
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            };
+            let Some((l, h)) = a.effort_limit else {
+                return Err(at.err(
+                    &["ocp", "controls"],
+                    format!("actuator \"{c}\" has no effort_limit: an OCP control needs bounds"),
+                ));
+            };
+            lo.push(l);
+            hi.push(h);
+        }
+        let q_names = model.q_names();
+        let v_names = model.v_names();
+        let (nq, nv) = (q_names.len(), v_names.len());
+        let ny = nq + nv + 1;
+        let index = |section: &str, kind: &str, key: &str| -> Result<usize, OcpError> {
+            let (names, offset) = if kind == "q" {
+                (&q_names, 0)
+            } else {
+                (&v_names, nq)
+            };
+            coordinate(names, key).map(|i| i + offset).ok_or_else(|| {
+                at.err(
+                    &["ocp", section, kind, key],
+                    format!(
+                        "the model has no coordinate \"{key}\" in {kind} (coordinates: {})",
+                        names.join(", ")
+                    ),
+                )
+            })
+        };
+        // State bounds from ocp.path.
+        let mut y_lo = vec![-NO_BOUND; ny];
+        let mut y_hi = vec![NO_BOUND; ny];
+        let mut bounded = false;
+        for (kind, map) in [("q", &ocp.path.q), ("v", &ocp.path.v)] {
+            for (key, &(l, h)) in map {
+                let i = index("path", kind, key)?;
+                if !(l.is_finite() && h.is_finite() && l <= h) {
+                    return Err(at.err(
+                        &["ocp", "path", kind, key],
+                        format!("bounds [{l}, {h}] must be finite with lower ≤ upper"),
+                    ));
+                }
+                y_lo[i] = l;
+                y_hi[i] = h;
+                bounded = true;
+            }
+        }
+        // Terminal constraints, checked against the bounds.
+        let mut terminal = Vec::new();
+        for (kind, map) in [("q", &ocp.terminal.q), ("v", &ocp.terminal.v)] {
+            for (key, &value) in map {
+                let i = index("terminal", kind, key)?;
+                if !value.is_finite() {
+                    return Err(at.err(&["ocp", "terminal", kind, key], "is not finite".into()));
+                }
+                if value < y_lo[i] || value > y_hi[i] {
+                    return Err(at.err(
+                        &["ocp", "terminal", kind, key],
+                        format!(
+                            "{value} lies outside its bounds [{}, {}] (ocp.path.{kind}.{key})",
+                            y_lo[i], y_hi[i]
+                        ),
+                    ));
+                }
+                terminal.push((i, value));
+            }
+        }
+        // Obstacles.
+        let mut obstacles = Vec::new();
+        for (k, e) in ocp.path.outside_ellipse.iter().enumerate() {
+            let Some(body) = model.body_index(&e.body) else {
+                return Err(at.err(
+                    &["ocp", "path", "outside_ellipse"],
+                    format!("entry {k}: the model has no body \"{}\"", e.body),
+                ));
+            };
+            obstacles.push(EllipseObstacle {
+                body,
+                point: Vector3::from(e.point),
+                center: e.center,
+                axes: e.axes,
+            });
+        }
+        let pair = spec
+            .time_freezing
+            .contact
+            .as_ref()
+            .map(|(a, b)| (a.as_str(), b.as_str()));
+        let tf_err = |path: &[&str], e: OcpError| match e {
+            OcpError::InvalidInput(m) => at.err(path, m),
+            other => other,
+        };
+        let y0: Vec<f64> = model
+            .initial_state
+            .q
+            .iter()
+            .chain(model.initial_state.v.iter())
+            .copied()
+            .chain([0.0])
+            .collect();
+        let system = ModelSystem::new(model, pair, &control_names)
+            .map_err(|e| tf_err(&["time_freezing", "contact"], e))?
+            .with_obstacles(obstacles)
+            .map_err(|e| tf_err(&["ocp", "path", "outside_ellipse"], e))?;
+        let a_n = spec.time_freezing.a_n.unwrap_or(DEFAULT_A_N);
+        let tf = time_freezing(
+            system,
+            a_n,
+            spec.time_freezing.stance_stabilization.as_ref(),
+            &|m| at.err(&["time_freezing"], m),
+        )?;
+        let n = ocp.N;
+        let (clock, weight) = clock_spec(ocp.clock.as_deref(), ocp.global_speed, ocp.T, n, &bad)?;
+        let horizon = Horizon {
+            y0,
+            lam0: None,
+            n_steps: n,
+            step_len: ocp.T / n as f64,
+            u_bounds: vec![(lo, hi); n],
+            s_bounds: (1.0, s_max),
+            clock,
+            global_speed: ocp.global_speed,
+            terminal,
+            y_bounds: bounded.then_some((y_lo, y_hi)),
+            control_weight: weight * effort,
+        };
+        let options = spec.fesd.apply(point_mass_options(), &bad)?;
+        let state_names = q_names
+            .iter()
+            .chain(v_names.iter())
+            .cloned()
+            .chain(["t".to_string()])
+            .collect();
+        Ok(Self {
+            tf,
+            horizon,
+            options,
+            t_final: ocp.T,
+            model_path,
+            state_names,
+            control_names,
+        })
+    }
+
+    /// Reads and parses a model problem file.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] when the file cannot be read, or as
+    /// [`ModelProblem::from_toml_str`].
+    pub fn from_file(path: &Path) -> Result<Self, OcpError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
+        Self::from_toml_str(&text, Some(&path.display().to_string()))
+    }
+}

@@ -1,0 +1,161 @@
+//! Optimal control on a model file (`[ocp] model = "…"`): the ball of
+//! `examples/ball_on_ground.toml` must shed its speed by landing and braking with friction
+//! (`examples/ocp_ball_brake.toml`), its optimal controls replayed through the simulator end
+//! where the OCP ends; bad problem files are typed errors naming the key and its line.
+
+use nonsmooth_ocp::fesd::solve_ocp;
+use nonsmooth_ocp::problem::{ModelProblem, Problem};
+use nonsmooth_ocp::tf::Cls;
+use nonsmooth_sim::Simulator;
+use std::path::{Path, PathBuf};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn problem_text() -> String {
+    std::fs::read_to_string(examples().join("ocp_ball_brake.toml")).expect("example exists")
+}
+
+/// Parses `text` as if it were a file in `examples/` (so that the model path resolves).
+fn parse(text: &str) -> Result<ModelProblem, nonsmooth_ocp::OcpError> {
+    let source = examples().join("edited_problem.toml");
+    ModelProblem::from_toml_str(text, Some(&source.display().to_string()))
+}
+
+#[test]
+fn ball_brakes_on_the_ground_and_the_simulator_agrees() {
+    let p = match Problem::from_file(&examples().join("ocp_ball_brake.toml")).unwrap() {
+        Problem::Model(p) => p,
+        _ => panic!("a problem on a model file"),
+    };
+    assert_eq!(p.state_names, ["x.q", "y.q", "x.v", "y.v", "t"]);
+    assert_eq!(p.control_names, ["thrust"]);
+    let hz = &p.horizon;
+    // The thrust bound alone cannot stop the ball in time: at |u| ≤ u_max the speed at T is
+    // at least v₀ − u_max T / m > 0 without ground contact (infeasible terminal v_x = 0).
+    let (v0, u_max, mass) = (hz.y0[2], hz.u_bounds[0].1[0], 1.0);
+    assert!(
+        v0 - u_max * p.t_final / mass > 1.0,
+        "the test needs contact to be feasible"
+    );
+
+    let sol = solve_ocp(&p.tf, hz, &p.options).expect("the OCP solves from the trivial start");
+    assert!(
+        sol.comp_residual <= 1e-9,
+        "complementarity {}",
+        sol.comp_residual
+    );
+    assert!(
+        sol.terminal_error <= 1e-6,
+        "terminal error {}",
+        sol.terminal_error
+    );
+    let last = sol.traj.y.last().unwrap();
+    let x_ocp = last[0];
+    assert!((x_ocp - 2.0).abs() < 1e-6);
+    // the solution lands: some stage point lies on the ground
+    let r = 0.1;
+    assert!(
+        sol.traj.y.iter().any(|y| y[1] - r < 1e-6),
+        "the ball never lands"
+    );
+
+    // Replay: zero-order hold of the optimal controls, anitescu-potra at a step ten times
+    // finer than the OCP's finite elements.
+    let n = hz.n_steps;
+    let sub = 10 * p.options.discretization.n_fe;
+    let dt = p.t_final / (n * sub) as f64;
+    let model = p.tf.cls.model().clone();
+    let mut sim = Simulator::new(model, "anitescu-potra", dt).unwrap();
+    for u in &sol.u {
+        assert_eq!(u.len(), p.tf.cls.nu());
+        sim.step_n(sub, u).unwrap();
+    }
+    let x_sim = sim.q()[0];
+    eprintln!(
+        "ball brake: objective {:.6}, complementarity {:.1e}, terminal error {:.1e}, \
+         {} IPOPT iterations; replay (anitescu-potra, h = {dt:.5} s): x {x_sim:.5} m vs \
+         {x_ocp:.5} m, v_x {:.2e} m/s",
+        sol.objective,
+        sol.comp_residual,
+        sol.terminal_error,
+        sol.nlp_iterations,
+        sim.v()[0]
+    );
+    assert!(
+        (x_sim - x_ocp).abs() <= 0.01,
+        "replayed final x {x_sim} vs the OCP's {x_ocp}"
+    );
+    assert!(
+        sim.v()[0].abs() < 0.05,
+        "replayed final speed {}",
+        sim.v()[0]
+    );
+}
+
+#[test]
+fn unknown_coordinate_is_named_with_its_line() {
+    let text = problem_text().replace("v.x = 0.0", "v.z = 0.0");
+    let line = text.lines().position(|l| l.starts_with("v.z")).unwrap() + 1;
+    let e = parse(&text).err().expect("an error").to_string();
+    assert!(e.contains(&format!("edited_problem.toml:{line}")), "{e}");
+    assert!(
+        e.contains("ocp.terminal.v.z") && e.contains("no coordinate \"z\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_actuator_and_body_are_named() {
+    let text = problem_text().replace("s_max = 10.0", "s_max = 10.0\ncontrols = [\"jet\"]");
+    let e = parse(&text).err().expect("an error").to_string();
+    assert!(
+        e.contains("ocp.controls") && e.contains("no actuator \"jet\""),
+        "{e}"
+    );
+    let text = problem_text().replace(
+        "[time_freezing]",
+        "[[ocp.path.outside_ellipse]]\nbody = \"wheel\"\ncenter = [1.0, 0.0]\naxes = [0.1, 0.1]\n\n[time_freezing]",
+    );
+    let e = parse(&text).err().expect("an error").to_string();
+    assert!(e.contains("no body \"wheel\""), "{e}");
+}
+
+#[test]
+fn terminal_value_outside_its_bounds_is_named() {
+    let text = problem_text().replace("q.y = 0.1\n", "q.y = 1.5\n");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("q.y = 1.5"))
+        .unwrap()
+        + 1;
+    let e = parse(&text).err().expect("an error").to_string();
+    assert!(
+        e.contains(&format!(":{line}:")) && e.contains("outside its bounds"),
+        "{e}"
+    );
+}
+
+#[test]
+fn model_without_contact_is_named() {
+    let dir = std::env::temp_dir().join(format!("nonsmooth-ocp-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = std::fs::read_to_string(examples().join("ball_on_ground.toml"))
+        .unwrap()
+        .replace(
+            "[[colliders]]\nname = \"ground\"\nshape = { plane = [0.0, 1.0, 0.0] }\nmaterial = \"rough\"\n",
+            "",
+        );
+    std::fs::write(dir.join("ball_on_ground.toml"), model).unwrap();
+    let source = dir.join("p.toml").display().to_string();
+    let e = ModelProblem::from_toml_str(&problem_text(), Some(&source))
+        .err()
+        .expect("an error")
+        .to_string();
+    assert!(
+        e.contains("no contact") && e.contains("time_freezing.contact"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
