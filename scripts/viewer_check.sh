@@ -3,8 +3,10 @@
 # (Debian `chromium`, installed with apt-get when missing): the page runs offline without
 # console errors, window.nonsmoothViewer scrubs, Play starts playing, and the sliding box
 # is drawn where the API says, moving right (+x) at a constant height, with its contact
-# points. Then the comparison page of `--stepper all` on the same model: no console error,
-# and every stepper that ran (comparison.json) has its box drawn. Screenshots are taken.
+# points and their force arrows (hidden by the checkbox; the forces drawn carry the box's
+# weight). Then the comparison page of `--stepper all` on the same
+# model: no console error with the arrows on, every stepper that ran (comparison.json) has
+# its box drawn, and force arrows are drawn. Screenshots are taken.
 # Usage: bash scripts/viewer_check.sh [OUT_DIR]   (default: target/viewer-check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +42,15 @@ probe = """<script>
   document.body.setAttribute("data-probe", out.join(";"));
   v.setTime(t1);
   document.body.setAttribute("data-contacts", String(v.contacts(0).length));
+  // Force arrows in the middle of the run: drawn, then hidden by the checkbox.
+  v.setTime(0.5 * t1);
+  var on = v.drawnForces();
+  v.setForces(false);
+  var off = v.drawnForces(), box = document.getElementById("forces").checked;
+  v.setForces(true);
+  var up = 0;
+  v.contacts(0).forEach(function (c) { if (c.force) up += c.force[2]; });
+  document.body.setAttribute("data-forces", [on, off, box, v.forceScale().newtons, up].join(","));
   // Play at 0.25×: the button turns into Pause (how far the time gets depends on how often
   // headless Chromium draws animation frames, so it is reported, not checked).
   v.setTime(0);
@@ -90,6 +101,22 @@ else:
 m = re.search(r'data-contacts="([^"]*)"', dom)
 if not m or m.group(1) != "4":
     errors.append(f"expected the box's 4 contact points at the end (got {m.group(1) if m else 'none'})")
+m = re.search(r'data-forces="([^"]*)"', dom)
+if not m:
+    errors.append("the force probe did not run")
+else:
+    on, off, box, newtons, up = m.group(1).split(",")
+    print(f"force arrows: {on} drawn, {off} with the checkbox off, scale {float(newtons):.3g} N, "
+          f"vertical sum {float(up):.3f} N")
+    # The LCP may share the weight among 2 to 4 corners (the split is not unique).
+    if not 2 <= int(on) <= 4:
+        errors.append(f"expected 2 to 4 force arrows in the middle of the run, got {on}")
+    if int(off) != 0 or box != "false":
+        errors.append(f"the checkbox did not hide the arrows ({off} drawn, checked = {box})")
+    if abs(float(up) - 2.0 * 9.81) > 0.5:
+        errors.append(f"the forces drawn carry {up} N upwards, not the weight 19.62 N")
+    if not (1.0 < float(newtons) < 25.0):
+        errors.append(f"force scale {newtons} N is far from the box's contact forces")
 m = re.search(r'data-play-label="([^"]*)"', dom)
 if not m or m.group(1) != "Pause":
     errors.append(f"Play did not start playing (button: {m.group(1) if m else 'not found'})")
@@ -125,6 +152,7 @@ probe = """<script>
   });
   document.body.setAttribute("data-runs", v.runs().join(","));
   document.body.setAttribute("data-drawn", out.join(";"));
+  document.body.setAttribute("data-forces", String(v.drawnForces()));
 })();
 </script>
 </body>"""
@@ -166,6 +194,11 @@ for name in ran:
         errors.append(f"{name}: nothing drawn at its box origin")
 if len(ran) < 2:
     errors.append(f"expected several steppers to run the sliding box, got {ran}")
+m = re.search(r'data-forces="([^"]*)"', dom)
+forces = int(m.group(1)) if m else 0
+print(f"force arrows drawn at mid-run: {forces}")
+if forces == 0:
+    errors.append("no force arrows drawn (drumwright, anitescu-potra and qp-max-dissipation report them)")
 if not (out / "screenshot.png").exists():
     errors.append("no screenshot")
 if errors:
