@@ -238,6 +238,9 @@ pub struct ZenoRun {
     pub s: f64,
     /// (t, θ, θ̇) samples every `record_every` steps.
     pub trace: Vec<(f64, f64, f64)>,
+    /// The initial state, then the states of `trace` (physical time `t`), for the
+    /// trajectory viewer.
+    pub states: Vec<State>,
 }
 
 /// Runs the Zeno wobble (paper §4.3) of the block in `model` (planar, q = [x, y, θ]) with the
@@ -260,6 +263,7 @@ pub fn zeno_wobble_run(
         rest_time: None,
         s: 0.0,
         trace: Vec::new(),
+        states: vec![state.clone()],
     };
     if state.q.len() < 3 || state.v.len() < 3 {
         return Err(SimError::Unsupported {
@@ -288,6 +292,7 @@ pub fn zeno_wobble_run(
         }
         if i % record_every.max(1) == 0 {
             run.trace.push((state.t, state.q[2], state.v[2]));
+            run.states.push(state.clone());
         }
         if state.q[2].abs() < 1e-4 && state.v.amax() < 1e-3 {
             run.rest_time = Some(state.t);

@@ -191,6 +191,8 @@ pub struct GraspRecord {
     pub t: Vec<f64>,
     /// Box centre (world, m).
     pub box_pos: Vec<Vector3<f64>>,
+    /// The plant's state (for the trajectory viewer).
+    pub states: Vec<State>,
     /// Planned box centre: the grasped box carried rigidly by the hand at the planned joint
     /// positions (m).
     pub box_des: Vec<Vector3<f64>>,
@@ -516,6 +518,11 @@ pub fn run_grasp(
         let theta = actuated_positions(model, &state.q);
         rec.t.push(t);
         rec.box_pos.push(box_pos);
+        rec.states.push(State {
+            q: state.q.clone(),
+            v: state.v.clone(),
+            t,
+        });
         rec.box_des.push(box_des);
         rec.box_err.push((box_pos - box_des).norm());
         rec.slip.push(slip);

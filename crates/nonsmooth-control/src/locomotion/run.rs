@@ -379,6 +379,9 @@ pub struct LoopRecord {
     pub com: Vec<(f64, Vector3<f64>)>,
     /// (t, trunk position, feet positions) every `record_every` steps.
     pub frames: Vec<(f64, Vector3<f64>, Vec<Vector3<f64>>)>,
+    /// The plant's state every `record_every` steps and at the end (for the trajectory
+    /// viewer).
+    pub states: Vec<State>,
     /// Whether (and when) the robot fell.
     pub fell: Option<f64>,
     /// Why it fell.
@@ -667,6 +670,7 @@ pub fn run_closed_loop(
                 state.q.fixed_rows::<3>(0).into_owned(),
                 feet_positions(model, &state.q),
             ));
+            rec.states.push(state.clone());
         }
         let reference: JointReference = planner.reference(t)?;
         let snap = match ContactSnapshot::new(model, &state.q, &state.v, t) {
@@ -757,6 +761,9 @@ pub fn run_closed_loop(
         }
     }
     rec.com.push((state.t, center_of_mass(model, &state.q)));
+    if rec.states.last().map(|s| s.t) != Some(state.t) {
+        rec.states.push(state.clone());
+    }
     rec.travel = state.q[0] - model.initial_state.q[0];
     rec.planned_travel = planner.odometer(state.t);
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
