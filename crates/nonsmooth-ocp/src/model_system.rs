@@ -69,6 +69,38 @@ pub struct EllipseObstacle {
     pub axes: [f64; 2],
 }
 
+/// One coordinate (world x or y) of a point of a body kept within bounds at every stage point
+/// (the hopper's foot and knee bounds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointBound {
+    /// Body carrying the point.
+    pub body: usize,
+    /// The point in the body frame.
+    pub point: Vector3<f64>,
+    /// World axis: 0 for x, 1 for y.
+    pub axis: usize,
+    /// Lower and upper bound (m; ±1e20 for none).
+    pub bounds: (f64, f64),
+}
+
+/// A path constraint of a [`ModelSystem`] ([`Cls::path`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathTerm {
+    /// A point kept outside an ellipse.
+    OutsideEllipse(EllipseObstacle),
+    /// A point's world coordinate within bounds.
+    Point(PointBound),
+}
+
+impl PathTerm {
+    fn point(&self) -> (usize, &Vector3<f64>) {
+        match self {
+            PathTerm::OutsideEllipse(e) => (e.body, &e.point),
+            PathTerm::Point(p) => (p.body, &p.point),
+        }
+    }
+}
+
 /// A [`Cls`] built from a [`Model`] (see the module docs).
 #[derive(Debug, Clone)]
 pub struct ModelSystem {
@@ -76,7 +108,7 @@ pub struct ModelSystem {
     contact: PlaneContact,
     /// Per control: (velocity index, gear).
     controls: Vec<(usize, f64)>,
-    obstacles: Vec<EllipseObstacle>,
+    path: Vec<PathTerm>,
 }
 
 /// The body-side collider of a candidate pair: (body, point in the body frame, radius).
@@ -255,33 +287,45 @@ impl ModelSystem {
             model,
             contact,
             controls: mapped,
-            obstacles: Vec::new(),
+            path: Vec::new(),
         })
     }
 
-    /// Adds obstacles kept clear by a point of a body (path constraints, [`Cls::path`]).
+    /// Sets the path constraints on points of bodies ([`Cls::path`], in this order).
     ///
     /// # Errors
-    /// [`OcpError::InvalidInput`] for a body index out of range or non-positive or
-    /// non-finite semi-axes.
-    pub fn with_obstacles(mut self, obstacles: Vec<EllipseObstacle>) -> Result<Self, OcpError> {
-        for (k, o) in obstacles.iter().enumerate() {
-            if o.body >= self.model.bodies.len() {
-                return Err(OcpError::InvalidInput(format!(
-                    "obstacle {k}: body index {} out of range",
-                    o.body
-                )));
+    /// [`OcpError::InvalidInput`] naming the term's index for a body out of range,
+    /// non-positive or non-finite semi-axes, an axis other than 0 or 1, or bounds that are
+    /// NaN or not ordered.
+    pub fn with_path(mut self, path: Vec<PathTerm>) -> Result<Self, OcpError> {
+        for (k, term) in path.iter().enumerate() {
+            let bad = |m: String| Err(OcpError::InvalidInput(format!("path term {k}: {m}")));
+            let (body, _) = term.point();
+            if body >= self.model.bodies.len() {
+                return bad(format!("body index {body} out of range"));
             }
-            if !o.axes.iter().all(|a| a.is_finite() && *a > 0.0)
-                || !o.center.iter().all(|c| c.is_finite())
-            {
-                return Err(OcpError::InvalidInput(format!(
-                    "obstacle {k}: semi-axes {:?} must be positive and the centre {:?} finite",
-                    o.axes, o.center
-                )));
+            match term {
+                PathTerm::OutsideEllipse(o) => {
+                    if !o.axes.iter().all(|a| a.is_finite() && *a > 0.0)
+                        || !o.center.iter().all(|c| c.is_finite())
+                    {
+                        return bad(format!(
+                            "semi-axes {:?} must be positive and the centre {:?} finite",
+                            o.axes, o.center
+                        ));
+                    }
+                }
+                PathTerm::Point(p) => {
+                    if p.axis > 1 {
+                        return bad(format!("axis {} is not 0 (x) or 1 (y)", p.axis));
+                    }
+                    if !(p.bounds.0 <= p.bounds.1) {
+                        return bad(format!("bounds {:?} are not ordered", p.bounds));
+                    }
+                }
             }
         }
-        self.obstacles = obstacles;
+        self.path = path;
         Ok(self)
     }
 
@@ -385,23 +429,59 @@ impl Cls for ModelSystem {
     fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
         self.contact_row(q, &self.contact.tangent)
     }
+    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+        let c = &self.contact;
+        let qd = DVector::from_column_slice(q);
+        let kin = kinematics(&self.model, &qd, &DVector::zeros(q.len()));
+        let p = point_position(&kin, Some(c.body), &c.point.map(T::from));
+        let gap = (p - c.plane_point.map(T::from)).dot(&c.normal.map(T::from)) - T::from(c.radius);
+        let jac = point_jacobian(&self.model, &kin, Some(c.body), &p);
+        let row = |d: &Vector3<f64>| {
+            let d = d.map(T::from);
+            (0..jac.ncols())
+                .map(|k| jac.column(k).dot(&d))
+                .collect::<Vec<T>>()
+        };
+        let b = if self.friction().is_some() {
+            row(&c.tangent)
+        } else {
+            Vec::new()
+        };
+        (gap, row(&c.normal), b)
+    }
     fn n_path(&self) -> usize {
-        self.obstacles.len()
+        self.path.len()
     }
     fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
-        self.obstacles
+        if self.path.is_empty() {
+            return Vec::new();
+        }
+        let qd = DVector::from_column_slice(q);
+        let kin = kinematics(&self.model, &qd, &DVector::zeros(q.len()));
+        self.path
             .iter()
-            .map(|o| {
-                let p = self.world_point(q, o.body, &o.point);
-                let dx = (p.x - T::from(o.center[0])) / T::from(o.axes[0]);
-                let dy = (p.y - T::from(o.center[1])) / T::from(o.axes[1]);
-                dx * dx + dy * dy
+            .map(|term| {
+                let (body, point) = term.point();
+                let p = point_position(&kin, Some(body), &point.map(T::from));
+                match term {
+                    PathTerm::OutsideEllipse(o) => {
+                        let dx = (p.x - T::from(o.center[0])) / T::from(o.axes[0]);
+                        let dy = (p.y - T::from(o.center[1])) / T::from(o.axes[1]);
+                        dx * dx + dy * dy
+                    }
+                    PathTerm::Point(b) => p[b.axis],
+                }
             })
             .collect()
     }
     fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
-        let n = self.obstacles.len();
-        (vec![1.0; n], vec![1e20; n])
+        self.path
+            .iter()
+            .map(|term| match term {
+                PathTerm::OutsideEllipse(_) => (1.0, 1e20),
+                PathTerm::Point(b) => b.bounds,
+            })
+            .unzip()
     }
 }
 

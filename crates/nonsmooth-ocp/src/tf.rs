@@ -31,6 +31,17 @@ pub trait Cls: Send + Sync {
     fn normal<T: Real>(&self, q: &[T]) -> Vec<T>;
     /// Tangent b(q) (used only with friction).
     fn tangent<T: Real>(&self, q: &[T]) -> Vec<T>;
+    /// The contact geometry at q in one call: (f_c(q), n(q), b(q)), b empty without
+    /// friction. Default: [`Cls::f_c`], [`Cls::normal`] and [`Cls::tangent`]; a model whose
+    /// kinematics is costly computes them in one pass.
+    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+        let b = if self.friction().is_some() {
+            self.tangent(q)
+        } else {
+            Vec::new()
+        };
+        (self.f_c(q), self.normal(q), b)
+    }
     /// f_v(q, v, t, u) and M(q)⁻¹ r for each r of `rs` in one call (default: [`Cls::f_v`]
     /// and [`Cls::minv`] per right-hand side; a model with a configuration-dependent mass
     /// matrix overrides it to factor M(q) once).
@@ -317,14 +328,14 @@ impl<C: Cls> TimeFreezing<C> {
         let mut c = if self.elastic.is_some() {
             vec![self.cls.f_c(q)]
         } else {
-            let gap = self.cls.f_c(q);
-            let mut normal = dot(&self.cls.normal(q), v);
+            let (gap, n, b) = self.cls.contact_frame(q);
+            let mut normal = dot(&n, v);
             if let Some(st) = self.stance {
                 normal += (gap + T::from(st.depth)) * T::from(st.rate);
             }
             let mut c = vec![gap, normal];
             if self.cls.friction().is_some() {
-                c.push(dot(&self.cls.tangent(q), v));
+                c.push(dot(&b, v));
             }
             c
         };
@@ -434,13 +445,12 @@ impl<C: Cls> TimeFreezing<C> {
     pub fn rhs_weights<T: Real>(&self, y: &[T], th: Vec<T>, u: &[T]) -> Vec<T> {
         let nq = self.cls.nq();
         let (q, v, t) = (&y[..nq], &y[nq..2 * nq], y[2 * nq]);
-        let n = self.cls.normal(q);
+        let (xi, n, b) = self.cls.contact_frame(q);
         let an = T::from(self.a_n);
         let mut out = vec![T::from(0.0); self.ny()];
         if let Some(el) = self.elastic {
             // f₁ = (v, f_v, 1); f₂ = (v, M⁻¹ n (−k ξ − c ξ')/D, 0) with ξ = f_c, ξ' = nᵀv,
             // D = nᵀM⁻¹n (the normal coordinate follows the damped oscillator)
-            let xi = self.cls.f_c(q);
             let xid = n.iter().zip(v).fold(T::from(0.0), |s, (n, v)| s + *n * *v);
             let (fv, a) = self.cls.accelerations(q, v, t, u, std::slice::from_ref(&n));
             let d = n
@@ -467,7 +477,6 @@ impl<C: Cls> TimeFreezing<C> {
                 }
             }
             Some(mu) => {
-                let b = self.cls.tangent(q);
                 let at = an * mu;
                 let f2: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an - *b * at).collect();
                 let f3: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an + *b * at).collect();

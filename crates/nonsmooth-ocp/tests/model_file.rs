@@ -159,3 +159,115 @@ fn model_without_contact_is_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Pseudo-random numbers in [lo, hi) (a fixed linear congruential sequence).
+fn samples(n: usize, lo: f64, hi: f64, seed: &mut u64) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((*seed >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+fn close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (x, y) in a.iter().zip(b) {
+        assert!(
+            (x - y).abs() <= 1e-10 * (1.0 + y.abs()),
+            "{what}: {a:?} vs {b:?}"
+        );
+    }
+}
+
+/// The hopper of `examples/hopper.toml` through the generic path is the hand-coded hopper
+/// of seed 002 Sec. 6: same gap, normal, tangent, accelerations, M⁻¹ and path constraints.
+#[test]
+fn hopper_model_file_is_the_hand_coded_hopper() {
+    use nonsmooth_ocp::hopper::Hopper;
+    use nonsmooth_ocp::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
+    let model = nonsmooth_core::Model::from_file(examples().join("hopper.toml")).unwrap();
+    let hand = Hopper::default();
+    let foot = nalgebra::Vector3::new(0.0, -0.2, 0.0);
+    let shank = model.body_index("shank").unwrap();
+    let thigh = model.body_index("thigh").unwrap();
+    let knee = nalgebra::Vector3::new(0.0, -0.2, 0.0);
+    let bound = |body, point, axis, bounds| {
+        PathTerm::Point(PointBound {
+            body,
+            point,
+            axis,
+            bounds,
+        })
+    };
+    let mut path = vec![
+        bound(shank, foot, 0, (-0.05, 1e20)),
+        bound(thigh, knee, 0, (-0.05, 1e20)),
+        bound(thigh, knee, 1, (0.05, 1e20)),
+        bound(shank, foot, 1, (hand.foot_z_min, 0.2)),
+    ];
+    path.extend(hand.holes.iter().map(|&xc| {
+        PathTerm::OutsideEllipse(EllipseObstacle {
+            body: shank,
+            point: foot,
+            center: [xc, 0.0],
+            axes: [hand.hole_axes.0, hand.hole_axes.1],
+        })
+    }));
+    let sys = ModelSystem::new(model, None, &["hip".into(), "knee".into()])
+        .unwrap()
+        .with_path(path)
+        .unwrap();
+    assert_eq!(sys.friction(), hand.friction());
+    assert_eq!(sys.path_bounds(), hand.path_bounds());
+    let mut seed = 7;
+    for _ in 0..20 {
+        let q = samples(4, -1.0, 1.0, &mut seed);
+        let v = samples(4, -2.0, 2.0, &mut seed);
+        let u = samples(2, -60.0, 60.0, &mut seed);
+        let r = samples(4, -1.0, 1.0, &mut seed);
+        close(&[sys.f_c::<f64>(&q)], &[hand.f_c::<f64>(&q)], "gap");
+        close(&sys.normal::<f64>(&q), &hand.normal::<f64>(&q), "normal");
+        close(&sys.tangent::<f64>(&q), &hand.tangent::<f64>(&q), "tangent");
+        close(
+            &sys.f_v::<f64>(&q, &v, 0.0, &u),
+            &hand.f_v::<f64>(&q, &v, 0.0, &u),
+            "f_v",
+        );
+        close(&sys.minv::<f64>(&q, &r), &hand.minv::<f64>(&q, &r), "M⁻¹");
+        close(&sys.path::<f64>(&q), &hand.path::<f64>(&q), "path");
+    }
+}
+
+/// The particle of `examples/particle.toml` is the hand-coded point mass of Ex. 5 (with its
+/// horizontal force; the vertical controls of the hand-coded model are fixed to zero there).
+#[test]
+fn particle_model_file_is_the_hand_coded_point_mass() {
+    use nonsmooth_ocp::model_system::ModelSystem;
+    use nonsmooth_ocp::tf::PointMass;
+    let model = nonsmooth_core::Model::from_file(examples().join("particle.toml")).unwrap();
+    let sys = ModelSystem::new(model, None, &["force_x".into()]).unwrap();
+    let hand = PointMass {
+        dim: 2,
+        mass: 1.0,
+        gravity: 9.81,
+        mu: None,
+    };
+    assert_eq!(sys.friction(), None);
+    let mut seed = 11;
+    for _ in 0..10 {
+        let q = samples(2, -1.0, 1.0, &mut seed);
+        let v = samples(2, -2.0, 2.0, &mut seed);
+        let u = samples(1, -10.0, 10.0, &mut seed);
+        close(&[sys.f_c::<f64>(&q)], &[hand.f_c::<f64>(&q)], "gap");
+        close(&sys.normal::<f64>(&q), &hand.normal::<f64>(&q), "normal");
+        let full_u = [u[0], 0.0, 0.0];
+        close(
+            &sys.f_v::<f64>(&q, &v, 1.0, &u),
+            &hand.f_v::<f64>(&q, &v, 1.0, &full_u),
+            "f_v",
+        );
+    }
+}

@@ -16,6 +16,10 @@
 //! v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
 //! [ocp.path]                     # bounds at every stage point
 //! q.y = [0.0, 2.0]
+//! [[ocp.path.point]]             # a point of a body within bounds (world x and/or y)
+//! body = "shank"
+//! point = [0.0, -0.2, 0.0]
+//! x = [-0.05, 1e20]
 //! [[ocp.path.outside_ellipse]]   # a point of a body kept outside an ellipse (holes)
 //! body = "foot"
 //! point = [0.0, 0.0, 0.0]
@@ -32,7 +36,7 @@
 
 use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, StanceSpec};
 use crate::fesd::{FesdOptions, Horizon};
-use crate::model_system::{EllipseObstacle, ModelSystem};
+use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::tf::TimeFreezing;
 use crate::OcpError;
 use nalgebra::Vector3;
@@ -114,6 +118,18 @@ struct PathKeys {
     v: BTreeMap<String, (f64, f64)>,
     #[serde(default)]
     outside_ellipse: Vec<EllipseKeys>,
+    #[serde(default)]
+    point: Vec<PointKeys>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointKeys {
+    body: String,
+    #[serde(default)]
+    point: [f64; 3],
+    x: Option<(f64, f64)>,
+    y: Option<(f64, f64)>,
 }
 
 #[derive(Deserialize)]
@@ -322,21 +338,36 @@ impl ModelProblem {
                 terminal.push((i, value));
             }
         }
-        // Obstacles.
-        let mut obstacles = Vec::new();
+        // Path constraints on points of bodies: point bounds, then obstacles.
+        let body_of = |list: &str, k: usize, name: &str| {
+            model.body_index(name).ok_or_else(|| {
+                at.err(
+                    &["ocp", "path", list],
+                    format!("entry {k}: the model has no body \"{name}\""),
+                )
+            })
+        };
+        let mut path = Vec::new();
+        for (k, p) in ocp.path.point.iter().enumerate() {
+            let body = body_of("point", k, &p.body)?;
+            for (axis, b) in [p.x, p.y].into_iter().enumerate() {
+                if let Some(bounds) = b {
+                    path.push(PathTerm::Point(PointBound {
+                        body,
+                        point: Vector3::from(p.point),
+                        axis,
+                        bounds,
+                    }));
+                }
+            }
+        }
         for (k, e) in ocp.path.outside_ellipse.iter().enumerate() {
-            let Some(body) = model.body_index(&e.body) else {
-                return Err(at.err(
-                    &["ocp", "path", "outside_ellipse"],
-                    format!("entry {k}: the model has no body \"{}\"", e.body),
-                ));
-            };
-            obstacles.push(EllipseObstacle {
-                body,
+            path.push(PathTerm::OutsideEllipse(EllipseObstacle {
+                body: body_of("outside_ellipse", k, &e.body)?,
                 point: Vector3::from(e.point),
                 center: e.center,
                 axes: e.axes,
-            });
+            }));
         }
         let pair = spec
             .time_freezing
@@ -357,8 +388,8 @@ impl ModelProblem {
             .collect();
         let system = ModelSystem::new(model, pair, &control_names)
             .map_err(|e| tf_err(&["time_freezing", "contact"], e))?
-            .with_obstacles(obstacles)
-            .map_err(|e| tf_err(&["ocp", "path", "outside_ellipse"], e))?;
+            .with_path(path)
+            .map_err(|e| tf_err(&["ocp", "path"], e))?;
         let a_n = spec.time_freezing.a_n.unwrap_or(DEFAULT_A_N);
         let tf = time_freezing(
             system,
