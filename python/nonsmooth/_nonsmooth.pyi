@@ -202,7 +202,8 @@ def inverse_dynamics(
     dt: float = 1e-3,
     relax_infeasible: bool = True,
 ) -> InverseDynamicsResult:
-    """Inverse dynamics with rigid contact (Zapolsky & Drumwright); keys ``torques``,
+    """Inverse dynamics with rigid contact (Zapolsky & Drumwright); ``variant`` is one of
+    ``lcp-noslip``, ``lcp-coulomb``, ``qp-noslip``, ``qp-coulomb``, ``qp-coulomb-one-stage``; keys ``torques``,
     ``normal_forces``, ``tangent_forces``, ``normal_impulses``, ``tangent_impulses``,
     ``v_plus``, ``status``, ``variant``, ``method``, ``iterations``, ``kinetic_energy``."""
 

@@ -15,7 +15,8 @@ use pyo3::types::PyDict;
 /// (default: the initial state) over one control period `dt`, with the contact forces the
 /// rigid contact model predicts. Give exactly one of `acceleration` (q̈_des, length nu) and
 /// `velocity` (q̇_des, length nu); with neither, q̈_des = 0. `variant` is one of
-/// `"lcp-noslip"`, `"lcp-coulomb"`, `"qp-noslip"`, `"qp-coulomb"` (paper §§4–6).
+/// `"lcp-noslip"`, `"lcp-coulomb"`, `"qp-noslip"`, `"qp-coulomb"`, `"qp-coulomb-one-stage"`
+/// (paper §§4–6, §6.1).
 ///
 /// Returns a dict: `torques` (nu), `normal_forces` (nc), `tangent_forces`,
 /// `normal_impulses`, `tangent_impulses`, `v_plus` (nv), `status` (`"solved"` or

@@ -10,7 +10,13 @@ import nonsmooth as ns
 
 def test_inverse_dynamics_pendulum_is_analytic(examples):
     m = ns.load_model(examples / "pendulum.toml")
-    for variant in ("lcp-noslip", "lcp-coulomb", "qp-noslip", "qp-coulomb"):
+    for variant in (
+        "lcp-noslip",
+        "lcp-coulomb",
+        "qp-noslip",
+        "qp-coulomb",
+        "qp-coulomb-one-stage",
+    ):
         r = ns.inverse_dynamics(m, acceleration=np.array([1.0]), variant=variant, dt=1e-3)
         # no contacts: u = M qdd - f = 1.0001 * 1 + 9.81 sin(0.5)
         np.testing.assert_allclose(r["torques"], [1.0001 + 9.81 * math.sin(0.5)], rtol=1e-8)

@@ -39,7 +39,7 @@ pub enum ControlError {
     #[error("invalid input: {0}")]
     InvalidInput(String),
     /// An unknown variant name.
-    #[error("unknown inverse-dynamics variant {0:?} (expected lcp-noslip, lcp-coulomb, qp-noslip or qp-coulomb)")]
+    #[error("unknown inverse-dynamics variant {0:?} (expected lcp-noslip, lcp-coulomb, qp-noslip, qp-coulomb or qp-coulomb-one-stage)")]
     UnknownVariant(String),
     /// The model or state was rejected by nonsmooth-core.
     #[error(transparent)]

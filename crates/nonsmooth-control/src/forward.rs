@@ -129,6 +129,8 @@ pub fn forward_step(
     match variant {
         Variant::LcpNoSlip => Ok(noslip_step(problem, &sol.torques)?.v_plus),
         Variant::LcpCoulomb => Ok(coulomb_step(problem, &sol.torques)?.v_plus),
-        Variant::QpNoSlip | Variant::QpCoulomb => Ok(step_with_impulses(problem, sol)),
+        Variant::QpNoSlip | Variant::QpCoulomb | Variant::QpCoulombOneStage => {
+            Ok(step_with_impulses(problem, sol))
+        }
     }
 }

@@ -30,7 +30,11 @@
 //!   errata **E4**, **E5**), Lemke;
 //! - [`Variant::QpNoSlip`] / [`Variant::QpCoulomb`] (ID_QP,∞ / ID_QP,μ, §6): Stage I maximal
 //!   dissipation QP (eqs 69–79, erratum **E6**), Stage II minimum-norm torque on the optimal
-//!   face (eqs 102–112, erratum **E10**: the *total* torque ‖u‖ is minimized), Clarabel.
+//!   face (eqs 102–112, erratum **E10**: the *total* torque ‖u‖ is minimized), both stages in
+//!   reduced form warm-started from the previous call's active sets (§4.6), Lemke on the KKT
+//!   LCPs as the cold start, Clarabel as the last fallback;
+//! - [`Variant::QpCoulombOneStage`] (one-stage ID_QP,μ, §6.1): Stage I of ID_QP,μ with the
+//!   Hessian regularized, no Stage II.
 //!
 //! Infeasible desired motions (erratum **E15**) are detected and, if
 //! [`IdOptions::relax_infeasible`] is set, replaced by the closest realizable motion through
@@ -42,6 +46,7 @@
 )]
 #![warn(missing_docs)]
 
+mod active_set;
 pub mod controllers;
 mod elimination;
 mod error;
@@ -83,24 +88,33 @@ pub enum Variant {
     /// ID(tᵢ)_QP,μ — two-stage convex method with the friction pyramid μ f_N ≥ Σ f_F (§6,
     /// eqs 69–79, 102–112; erratum E12 for the mis-typed cone of eq 32, E6, E10, E11).
     QpCoulomb,
+    /// ID(tᵢ)^one-stage_QP,μ — the one-stage alternative of §6.1 (timed in Fig. 19): Stage I
+    /// of ID_QP,μ (eqs 69–79, E6) with the Hessian regularized, `H + εI` with
+    /// `ε = IdOptions::one_stage_regularization · max diag(H)` (Todorov 2014), so that its
+    /// solution is unique and gives the torque without Stage II; warm-started like the
+    /// other QP variants.
+    QpCoulombOneStage,
 }
 
 impl Variant {
     /// All variants, in the paper's order of presentation.
-    pub const ALL: [Variant; 4] = [
+    pub const ALL: [Variant; 5] = [
         Variant::LcpNoSlip,
         Variant::LcpCoulomb,
         Variant::QpNoSlip,
         Variant::QpCoulomb,
+        Variant::QpCoulombOneStage,
     ];
 
-    /// The command-line name (`lcp-noslip`, `lcp-coulomb`, `qp-noslip`, `qp-coulomb`).
+    /// The command-line name (`lcp-noslip`, `lcp-coulomb`, `qp-noslip`, `qp-coulomb`,
+    /// `qp-coulomb-one-stage`).
     pub fn name(self) -> &'static str {
         match self {
             Variant::LcpNoSlip => "lcp-noslip",
             Variant::LcpCoulomb => "lcp-coulomb",
             Variant::QpNoSlip => "qp-noslip",
             Variant::QpCoulomb => "qp-coulomb",
+            Variant::QpCoulombOneStage => "qp-coulomb-one-stage",
         }
     }
 
@@ -111,6 +125,7 @@ impl Variant {
             Variant::LcpCoulomb => "lcp_coulomb",
             Variant::QpNoSlip => "qp_noslip",
             Variant::QpCoulomb => "qp_coulomb",
+            Variant::QpCoulombOneStage => "qp_coulomb_one_stage",
         }
     }
 
@@ -127,7 +142,18 @@ impl Variant {
 
     /// Whether the variant models Coulomb friction (else: no slip / unbounded friction).
     pub fn coulomb(self) -> bool {
-        matches!(self, Variant::LcpCoulomb | Variant::QpCoulomb)
+        matches!(
+            self,
+            Variant::LcpCoulomb | Variant::QpCoulomb | Variant::QpCoulombOneStage
+        )
+    }
+
+    /// Whether the variant is one of the convex (QP) formulations of §6.
+    pub fn is_qp(self) -> bool {
+        matches!(
+            self,
+            Variant::QpNoSlip | Variant::QpCoulomb | Variant::QpCoulombOneStage
+        )
     }
 }
 
@@ -150,10 +176,14 @@ pub enum StageTwoObjective {
 pub struct IdOptions {
     /// The formulation.
     pub variant: Variant,
-    /// Warm-start the PPM of [`Variant::LcpNoSlip`] from the previous call's active set when
-    /// the number of contacts is unchanged (§4.6).
+    /// Warm-start from the previous call's active sets when the variant and the number of
+    /// contacts are unchanged (§4.6): the PPM of [`Variant::LcpNoSlip`], and the stages of
+    /// the QP variants (principal pivoting on the stage's KKT system from the last active
+    /// set; a warm solve that does not converge falls back to Lemke and is counted in
+    /// [`IdStats::warm_fallbacks`]).
     pub warm_start: bool,
-    /// Iteration cap of the PPM (Algorithm 2); after it the solve falls back to Lemke.
+    /// Iteration cap of the PPM (Algorithm 2) and of the warm-started principal pivoting of
+    /// the QP stages; after it the solve falls back to Lemke.
     pub ppm_max_iterations: usize,
     /// Run Stage II of the QP variants (§6.2.4); `false` gives the Stage-I-only controller.
     pub stage_two: bool,
@@ -177,8 +207,16 @@ pub struct IdOptions {
     /// larger stage to the slow path.
     pub lemke_max_size: usize,
     /// Relative rank tolerance of Stage I's Hessian H that defines Stage II's face
-    /// (pivoted-Cholesky Schur complements below `null_tol · max diag(H)` count as zero).
+    /// (pivoted-Cholesky Schur complements of `F Fᵀ`, `H = FᵀF`, below `null_tol` times the
+    /// largest diagonal count as zero).
     pub null_tol: f64,
+    /// The regularization of [`Variant::QpCoulombOneStage`], relative to the largest
+    /// diagonal entry of Stage I's Hessian. Default 1e-6: the Stage I objective at the
+    /// regularized solution is optimal to about that relative accuracy, and the torque,
+    /// which depends on the internal forces that only the regularization selects, is
+    /// determined to ~1e-6 relative by solves accepted at 1e-8 KKT residuals (with 1e-8 the
+    /// warm and cold solves of 16 duplicated contacts differed by 3e-3 relative).
+    pub one_stage_regularization: f64,
     /// Replace an infeasible desired motion by the closest realizable one (§4.5, E15)
     /// instead of returning [`ControlError::InfeasibleDesired`].
     pub relax_infeasible: bool,
@@ -204,6 +242,7 @@ impl IdOptions {
             stage_two_lemke: true,
             lemke_max_size: 1024,
             null_tol: 1e-9,
+            one_stage_regularization: 1e-6,
             relax_infeasible: true,
             conic: ConicOptions {
                 eps_abs: 1e-10,
@@ -276,11 +315,37 @@ pub struct IdSolution {
     pub relaxation: Option<Relaxation>,
 }
 
-/// A stateful inverse-dynamics controller (it keeps the PPM warm start between calls).
+/// Counters of the solver routes taken by an [`InverseDynamics`] controller (QP variants):
+/// how many stage solves were answered from the previous call's active set, started cold,
+/// or fell back. A fallback is never silent: it is counted here and named in
+/// [`IdSolution::method`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdStats {
+    /// Calls of [`InverseDynamics::solve`].
+    pub calls: usize,
+    /// Stage solves answered by the warm-started principal pivoting.
+    pub warm_solves: usize,
+    /// Stage solves without a usable warm start (first call, variant or number of contacts
+    /// changed, warm start off), solved by Lemke.
+    pub cold_solves: usize,
+    /// Warm-started stage solves that did not converge (iteration cap, singular basis,
+    /// residuals above 1e-8 relative) and were solved again by Lemke.
+    pub warm_fallbacks: usize,
+    /// Stage solves that Lemke did not answer (ray or pivot cap, residuals above 1e-8
+    /// relative); principal pivoting from a guess (Stage II: the support of Stage I's
+    /// impulses) is tried next, then Clarabel.
+    pub lemke_failures: usize,
+    /// Stage solves answered by Clarabel after the other routes failed (or were switched off).
+    pub clarabel_fallbacks: usize,
+}
+
+/// A stateful inverse-dynamics controller (it keeps the warm starts between calls).
 #[derive(Debug, Clone)]
 pub struct InverseDynamics {
     options: IdOptions,
     warm: Option<(usize, Vec<usize>)>,
+    qp_warm: qp::QpWarm,
+    stats: IdStats,
 }
 
 impl InverseDynamics {
@@ -289,7 +354,14 @@ impl InverseDynamics {
         Self {
             options,
             warm: None,
+            qp_warm: qp::QpWarm::default(),
+            stats: IdStats::default(),
         }
+    }
+
+    /// The solver-route counters since the controller was created.
+    pub fn stats(&self) -> IdStats {
+        self.stats
     }
 
     /// The options.
@@ -302,9 +374,10 @@ impl InverseDynamics {
         &mut self.options
     }
 
-    /// Forgets the warm start.
+    /// Forgets the warm starts (the counters are kept).
     pub fn reset(&mut self) {
         self.warm = None;
+        self.qp_warm = qp::QpWarm::default();
     }
 
     /// Solves one inverse-dynamics step (see the crate docs for the equations).
@@ -320,6 +393,7 @@ impl InverseDynamics {
         desired: &Desired,
     ) -> Result<IdSolution, ControlError> {
         let qdes = problem.desired_velocity(desired)?;
+        self.stats.calls += 1;
         match self.solve_velocity(problem, &qdes) {
             Err(ControlError::InfeasibleDesired { reason, .. })
                 if self.options.relax_infeasible =>
@@ -374,7 +448,13 @@ impl InverseDynamics {
                 Ok(sol)
             }
             Variant::LcpCoulomb => lcp::solve_coulomb(problem, qdes, &self.options),
-            Variant::QpNoSlip | Variant::QpCoulomb => qp::solve(problem, qdes, &self.options),
+            Variant::QpNoSlip | Variant::QpCoulomb | Variant::QpCoulombOneStage => qp::solve(
+                problem,
+                qdes,
+                &self.options,
+                &mut self.qp_warm,
+                &mut self.stats,
+            ),
         }
     }
 }

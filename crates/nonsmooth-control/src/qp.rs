@@ -1,4 +1,4 @@
-//! The two-stage convex variants ID_QP,μ / ID_QP,∞ (§6).
+//! The two-stage convex variants ID_QP,μ / ID_QP,∞ (§6) and the one-stage ID_QP,μ of §6.1.
 //!
 //! Unknowns in force units, f = [f_N; f_F]/Δt with `R = [Nᵀ Fᵀ]`. After eliminating τ and
 //! v⁺ with X = P (eqs 75–79 corrected, erratum E6: ½ in the objective, `M̃⁻¹` the top-left
@@ -9,38 +9,56 @@
 //!           s.t. N M̃⁻¹ R f ≥ −(φ/Δt + N v̂)/Δt,   f ≥ 0,   μᵢ f_N,i ≥ Σ_edges f_F,i  (QP,μ only)
 //! ```
 //!
-//! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). Stage II (eqs 102–112) keeps Stage I's
-//! optimal face and picks on it the minimum-norm *total* torque `u(f) = u_a + K f` (erratum
-//! E10: by default we minimize ‖u‖, as the full form eq 102;
-//! [`crate::StageTwoObjective::DeviationFromRigidId`] minimizes ‖u − f_ID‖ instead, the
-//! reduced form of eqs 105–112 and the authors' Pacer plugin — measured on the quadruped
-//! walk it was less smooth, docs/locomotion.md). If Stage II's solver fails (it is feasible
-//! at f = f₀, so the failure is numerical), Stage I's impulses are kept, as in the authors'
-//! plugin. The paper parametrizes the face as
-//! `f = f₀ + W w` with `W` a basis of null(H); we use the equivalent description in `f`
-//! itself (decision, docs/decisions/004-inverse-dynamics.md):
+//! (the objective is ½v⁺ᵀMv⁺/Δt² up to a constant). `M̃⁻¹` has rank m − nu (the base DOF:
+//! 6 for the quadruped), so with `M̃⁻¹ = BᵀB` (B from diagonal-pivoted Cholesky, p × m) the
+//! Hessian is `H = FᵀF` with the thin factor `F = B R` (p × (k+1)n), `c = Fᵀ B M v*/Δt` and
+//! the non-penetration rows are `(N Bᵀ) F`: Stage I is never formed as a dense (k+1)n-square
+//! matrix ([`crate::active_set`]).
+//!
+//! Stage II (eqs 102–112) keeps Stage I's optimal face and picks on it the minimum-norm
+//! *total* torque `u(f) = u_a + K f` (erratum E10: by default we minimize ‖u‖, as the full
+//! form eq 102; [`crate::StageTwoObjective::DeviationFromRigidId`] minimizes ‖u − f_ID‖
+//! instead, the reduced form of eqs 105–112 and the authors' Pacer plugin — measured on the
+//! quadruped walk it was less smooth, docs/locomotion.md). If Stage II's solver fails (it is
+//! feasible at f = f₀, so the failure is numerical), Stage I's impulses are kept, as in the
+//! authors' plugin. The paper parametrizes the face as `f = f₀ + W w` with `W` a basis of
+//! null(H); we use the equivalent description in `f` itself (decision,
+//! docs/decisions/004-inverse-dynamics.md):
 //!
 //! ```text
 //! Stage II: min ½‖u_a + K f‖² + ½ρ‖f − f₀‖²   s.t.  E f = E f₀,  f ≥ 0,  friction rows
 //! ```
 //!
-//! where `Eᵀ` is the pivoted-Cholesky factor of H (`Pᵀ H P = L Lᵀ`, rank r computed with the
-//! relative tolerance `null_tol`; erratum E11: the face's dimension `nz − r` is computed, it is
-//! ≥ 5n − 6 for a floating base). `E f = E f₀` ⟺ `f − f₀ ∈ null(H)`, and the linear term
-//! `c ∈ range(H)`, so the Stage I objective is constant on this set. The Tikhonov term
-//! `ρ = 1e-10 · max diag(KᵀK)` makes f unique; the torque is unique anyway. Solved as a KKT LCP
-//! by Lemke (size nz + n + 2r, against 2(nz − r) + nz + n for the `w` form), Clarabel as the
+//! where `E` holds the rows of `F` that pivoted Cholesky of `F Fᵀ` keeps (rank r computed with
+//! the relative tolerance `null_tol`; erratum E11: the face's dimension `nz − r` is computed,
+//! it is ≥ 5n − 6 for a floating base). `E f = E f₀` ⟺ `f − f₀ ∈ null(H)`, and the linear
+//! term `c ∈ range(H)`, so the Stage I objective is constant on this set. The Tikhonov term
+//! `ρ = 1e-10 · max diag(KᵀK)` makes f unique; the torque is unique anyway.
+//!
+//! One-stage ID_QP,μ (§6.1, "regularizing the Hessian matrix in the quadratic program", after
+//! Todorov 2014; timed in Fig. 19): Stage I of ID_QP,μ with `H + εI`,
+//! `ε = IdOptions::one_stage_regularization · max diag(H)`, whose unique solution gives the
+//! impulses and the torque directly (no Stage II).
+//!
+//! Every stage is solved from the previous call's active set when the controller has one
+//! (§4.6 warm start; [`crate::active_set`]), else (and when the warm solve does not converge,
+//! counted in [`crate::IdStats`]) by Lemke on the stage's KKT LCP, with Clarabel as the last
 //! fallback.
 
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_solvers::conic::{ConicSolution, Qp};
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
+use crate::active_set::{status_of, ActiveSet, QpPoint, ReducedQp, ACCEPT_TOL};
 use crate::elimination::Elimination;
 use crate::error::ControlError;
 use crate::lcp::{assemble, split_coulomb};
 use crate::problem::{check_realizable, IdProblem};
-use crate::{IdOptions, IdSolution, StageTwoObjective, Variant};
+use crate::{IdOptions, IdSolution, IdStats, StageTwoObjective, Variant};
+
+/// Relative rank tolerance of the factor `B` of `M̃⁻¹` (its null space, the actuated
+/// directions, is zero up to the roundoff of `M⁻¹ − ZᵀZ`).
+const MT_RANK_TOL: f64 = 1e-12;
 
 /// R = [Nᵀ Fᵀ] (m × (k+1)n).
 pub(crate) fn contact_map(problem: &IdProblem) -> DMatrix<f64> {
@@ -67,6 +85,33 @@ pub(crate) fn friction_rows(problem: &IdProblem) -> DMatrix<f64> {
         }
     }
     g
+}
+
+/// The warm-start state of the QP variants kept by [`crate::InverseDynamics`] between calls:
+/// the active sets of the last call's stages, valid for the same variant and number of
+/// contacts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct QpWarm {
+    key: Option<(Variant, usize)>,
+    one: Option<ActiveSet>,
+    two: Option<ActiveSet>,
+}
+
+impl QpWarm {
+    fn sets(
+        &mut self,
+        variant: Variant,
+        contacts: usize,
+    ) -> (Option<ActiveSet>, Option<ActiveSet>) {
+        if self.key != Some((variant, contacts)) {
+            *self = QpWarm {
+                key: Some((variant, contacts)),
+                one: None,
+                two: None,
+            };
+        }
+        (self.one.clone(), self.two.clone())
+    }
 }
 
 fn conic_error(variant: Variant, stage: &'static str, e: SolverError) -> ControlError {
@@ -98,12 +143,10 @@ fn accept(variant: Variant, stage: &'static str, s: &ConicSolution) -> Result<()
     Ok(())
 }
 
-/// The Stage I data `(H, c, G, h)` with `G f ≤ h` (rows: non-penetration, f ≥ 0, friction).
+/// The Stage I data in reduced form: the QP (thin factor `F = B R`, `c`, the rows
+/// `A f ≥ b`: non-penetration, then friction for QP,μ) and `R`.
 pub(crate) struct StageOne {
-    pub h: DMatrix<f64>,
-    pub c: DVector<f64>,
-    pub g: DMatrix<f64>,
-    pub hv: DVector<f64>,
+    pub qp: ReducedQp,
     pub rmat: DMatrix<f64>,
 }
 
@@ -112,129 +155,236 @@ pub(crate) fn stage_one(problem: &IdProblem, elim: &Elimination, coulomb: bool) 
     let dt = problem.dt();
     let rmat = contact_map(problem);
     let nz = rmat.ncols();
-    let mtr = &elim.mt * &rmat;
-    let h = rmat.transpose() * &mtr;
-    let h = (&h + h.transpose()) * 0.5;
-    let c = mtr.transpose() * (problem.mass_matrix() * problem.free_velocity()) / dt;
+    // M̃⁻¹ = BᵀB (B: p × m, p = rank M̃⁻¹), F = B R, H = FᵀF.
+    let b = range_factor(&elim.mt, MT_RANK_TOL);
+    let fac = &b * &rmat;
+    let d = &b * (problem.mass_matrix() * problem.free_velocity()) / dt;
+    let lin = fac.tr_mul(&d);
     let nmat = problem.normal_matrix();
-    let rows = n + nz + if coulomb { n } else { 0 };
-    let mut g = DMatrix::zeros(rows, nz);
-    let mut hv = DVector::zeros(rows);
-    g.rows_mut(0, n).copy_from(&(-(&nmat * &mtr)));
-    hv.rows_mut(0, n)
-        .copy_from(&((&nmat * &elim.vhat + problem.gaps() / dt) / dt));
-    g.view_mut((n, 0), (nz, nz))
-        .copy_from(&(-DMatrix::<f64>::identity(nz, nz)));
+    let rows = n + if coulomb { n } else { 0 };
+    let mut ineq = DMatrix::zeros(rows, nz);
+    let mut rhs = DVector::zeros(rows);
+    // N M̃⁻¹ R f ≥ −(N v̂ + φ/Δt)/Δt, with N M̃⁻¹ R = (N Bᵀ) F.
+    ineq.rows_mut(0, n)
+        .copy_from(&((&nmat * b.transpose()) * &fac));
+    rhs.rows_mut(0, n)
+        .copy_from(&(-(&nmat * &elim.vhat + problem.gaps() / dt) / dt));
     if coulomb {
-        g.rows_mut(n + nz, n).copy_from(&friction_rows(problem));
+        ineq.rows_mut(n, n).copy_from(&(-friction_rows(problem)));
     }
-    StageOne { h, c, g, hv, rmat }
+    StageOne {
+        qp: ReducedQp {
+            fac,
+            rho: 0.0,
+            lin,
+            eq: DMatrix::zeros(0, nz),
+            eq_rhs: DVector::zeros(0),
+            ineq,
+            ineq_rhs: rhs,
+        },
+        rmat,
+    }
 }
 
-/// Stage I alone (for tests and the chatter experiment): the impulses f₀ in force units.
-pub(crate) fn solve_stage_one(
-    problem: &IdProblem,
-    elim: &Elimination,
-    variant: Variant,
-    opts: &IdOptions,
-) -> Result<(StageOne, ConicSolution, bool), ControlError> {
-    let s1 = stage_one(problem, elim, variant.coulomb());
-    if opts.stage_one_lemke {
-        // Lemke first; a failure (ray termination, residuals above tolerance) falls back to
-        // Clarabel below, and the solution's `method` says which one answered.
-        if let Ok(sol) = stage_one_lemke(problem, &s1, variant, opts) {
-            return Ok((s1, sol, true));
+/// How a stage was solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Warm,
+    Lemke,
+    Pivoting,
+    Clarabel,
+}
+
+impl Route {
+    fn name(self) -> &'static str {
+        match self {
+            Route::Warm => "warm",
+            Route::Lemke => "lemke",
+            Route::Pivoting => "principal pivoting",
+            Route::Clarabel => "clarabel",
         }
     }
-    let qp = Qp::new(s1.h.clone(), s1.c.clone()).with_inequalities(s1.g.clone(), s1.hv.clone());
-    let sol = qp
-        .solve(&opts.conic)
-        .map_err(|e| conic_error(variant, "stage I", e))?;
-    accept(variant, "stage I", &sol)?;
-    Ok((s1, sol, false))
 }
 
-/// Stage I by Lemke on its KKT LCP (see [`IdOptions::stage_one_lemke`]).
-fn stage_one_lemke(
-    problem: &IdProblem,
-    s1: &StageOne,
+/// A solved stage: the point, the route, the status, and why a warm start was not used.
+struct Stage {
+    point: QpPoint,
+    route: Route,
+    status: SolveStatus,
+    note: Option<String>,
+}
+
+/// Solves one stage: from `warm` by principal pivoting (if given), else or on failure by
+/// Lemke on the KKT LCP (if `lemke` and the LCP is within `lemke_max_size`), on a Lemke
+/// failure by principal pivoting from `guess` (Stage II: the support of Stage I's impulses),
+/// else by Clarabel. Every fallback is counted in `stats`.
+#[allow(clippy::too_many_arguments)]
+fn solve_stage(
+    qp: &ReducedQp,
+    warm: Option<&ActiveSet>,
+    guess: &ActiveSet,
+    lemke: bool,
     variant: Variant,
+    stage: &'static str,
+    opts: &IdOptions,
+    stats: &mut IdStats,
+) -> Result<Stage, ControlError> {
+    let scale = qp.scale();
+    let mut note = None;
+    match warm {
+        Some(set) if opts.warm_start => match qp.solve_from(set, opts.ppm_max_iterations) {
+            Ok(point) => {
+                stats.warm_solves += 1;
+                let status = status_of(&point, scale);
+                return Ok(Stage {
+                    point,
+                    route: Route::Warm,
+                    status,
+                    note,
+                });
+            }
+            Err(reason) => {
+                stats.warm_fallbacks += 1;
+                note = Some(format!("{stage} warm start failed: {reason}"));
+            }
+        },
+        _ => stats.cold_solves += 1,
+    }
+    let size = qp.lin.len() + qp.ineq.nrows() + 2 * qp.eq.nrows();
+    // Above `lemke_max_size` the stage goes to Clarabel directly (the option's contract).
+    if lemke && size <= opts.lemke_max_size {
+        let reason = {
+            let (mat, q) = qp.kkt_lcp();
+            match crate::lcp::lemke_regularized(&mat, &q, &opts.lemke) {
+                Ok(l) => {
+                    let point = qp.read_kkt(&l.z, l.iterations);
+                    if point.residuals.max() <= ACCEPT_TOL * scale {
+                        let status = status_of(&point, scale);
+                        return Ok(Stage {
+                            point,
+                            route: Route::Lemke,
+                            status,
+                            note,
+                        });
+                    }
+                    format!("KKT residuals {:e} above tolerance", point.residuals.max())
+                }
+                Err(e) => e.to_string(),
+            }
+        };
+        stats.lemke_failures += 1;
+        let msg = format!("{stage} lemke: {reason}");
+        note = Some(match note {
+            Some(n) => format!("{n}; {msg}"),
+            None => msg,
+        });
+        match qp.solve_from(guess, opts.ppm_max_iterations) {
+            Ok(point) => {
+                let status = status_of(&point, scale);
+                return Ok(Stage {
+                    point,
+                    route: Route::Pivoting,
+                    status,
+                    note,
+                });
+            }
+            Err(reason) => {
+                let msg = format!("{stage} principal pivoting: {reason}");
+                note = note.map(|n| format!("{n}; {msg}"));
+            }
+        }
+    }
+    stats.clarabel_fallbacks += 1;
+    let sol = clarabel(qp, variant, stage, opts)?;
+    let x = sol.x.map(|v| v.max(0.0));
+    // The active set read off the interior-point solution (x and the row slacks against
+    // 1e-7 of their scales), checked by one principal-pivoting solve: if it is a KKT point
+    // it seeds the next call's warm start, else the next call starts cold again.
+    let xmax = x.amax().max(1e-300);
+    let slack = &qp.ineq * &x - &qp.ineq_rhs;
+    let smax = slack.amax().max(1e-300);
+    let guess = ActiveSet {
+        basic: (0..x.len()).filter(|&j| x[j] > 1e-7 * xmax).collect(),
+        active: (0..slack.len())
+            .filter(|&i| slack[i] <= 1e-7 * smax)
+            .collect(),
+    };
+    let set = qp
+        .solve_from(&guess, opts.ppm_max_iterations)
+        .map(|p| p.set)
+        .unwrap_or_default();
+    let point = QpPoint {
+        x,
+        set,
+        residuals: sol.residuals,
+        iterations: sol.iterations as usize,
+    };
+    Ok(Stage {
+        point,
+        route: Route::Clarabel,
+        status: sol.status,
+        note,
+    })
+}
+
+/// The reference route: the stage QP by Clarabel (interior point).
+fn clarabel(
+    qp: &ReducedQp,
+    variant: Variant,
+    stage: &'static str,
     opts: &IdOptions,
 ) -> Result<ConicSolution, ControlError> {
-    // KKT LCP of min ½fᵀHf + cᵀf s.t. A f ≥ b (A = −G without the f ≥ 0 rows), f ≥ 0:
-    // LCP([[H, −Aᵀ], [A, 0]], [c; −b]).
-    let nz = s1.h.nrows();
-    let n = problem.num_contacts();
-    let keep: Vec<usize> = (0..s1.g.nrows())
-        .filter(|&i| i < n || i >= n + nz)
-        .collect();
-    let na = keep.len();
-    if nz + na > opts.lemke_max_size {
-        return Err(lemke_failed(
-            variant,
-            "stage I (lemke)",
-            format!("KKT LCP of size {} above lemke_max_size", nz + na),
-        ));
+    let nz = qp.lin.len();
+    let ri = qp.ineq.nrows();
+    let mut hess = qp.fac.tr_mul(&qp.fac);
+    for j in 0..nz {
+        hess[(j, j)] += qp.rho;
     }
-    let mut mat = DMatrix::zeros(nz + na, nz + na);
-    let mut q = DVector::zeros(nz + na);
-    mat.view_mut((0, 0), (nz, nz)).copy_from(&s1.h);
-    q.rows_mut(0, nz).copy_from(&s1.c);
-    for (a, &i) in keep.iter().enumerate() {
-        let row = -s1.g.row(i);
-        mat.view_mut((nz + a, 0), (1, nz)).copy_from(&row);
-        mat.view_mut((0, nz + a), (nz, 1))
-            .copy_from(&(-row.transpose()));
-        q[nz + a] = s1.hv[i];
+    let hess = (&hess + hess.transpose()) * 0.5;
+    // G x ≤ h: −x ≤ 0 and −A x ≤ −b.
+    let mut g = DMatrix::zeros(nz + ri, nz);
+    let mut h = DVector::zeros(nz + ri);
+    g.view_mut((0, 0), (nz, nz))
+        .copy_from(&(-DMatrix::<f64>::identity(nz, nz)));
+    g.rows_mut(nz, ri).copy_from(&(-&qp.ineq));
+    h.rows_mut(nz, ri).copy_from(&(-&qp.ineq_rhs));
+    let mut problem = Qp::new(hess, qp.lin.clone()).with_inequalities(g, h);
+    if qp.eq.nrows() > 0 {
+        problem = problem.with_equalities(qp.eq.clone(), qp.eq_rhs.clone());
     }
-    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke)
-        .map_err(|e| lemke_failed(variant, "stage I (lemke)", e.to_string()))?;
-    let x = l.z.rows(0, nz).into_owned();
-    Ok(kkt_solution(x, &s1.h, &s1.c, &l))
+    let sol = problem
+        .solve(&opts.conic)
+        .map_err(|e| conic_error(variant, stage, e))?;
+    accept(variant, stage, &sol)?;
+    Ok(sol)
 }
 
-/// A QP solution read off the KKT LCP solved by Lemke (`x` the primal part).
-fn kkt_solution(
-    x: DVector<f64>,
-    hess: &DMatrix<f64>,
-    lin: &DVector<f64>,
-    l: &nonsmooth_solvers::lcp::LcpSolution,
-) -> ConicSolution {
-    let objective = 0.5 * x.dot(&(hess * &x)) + lin.dot(&x);
-    ConicSolution {
-        s: DVector::zeros(0),
-        z: DVector::zeros(0),
-        x,
-        objective,
-        status: l.status,
-        residuals: l.residuals,
-        iterations: l.iterations as u32,
-        solve_time: std::time::Duration::ZERO,
-    }
+/// Stage I alone: the impulses f₀ in force units, and how they were found.
+fn solve_stage_one(
+    s1: &StageOne,
+    warm: Option<&ActiveSet>,
+    variant: Variant,
+    opts: &IdOptions,
+    stats: &mut IdStats,
+) -> Result<Stage, ControlError> {
+    solve_stage(
+        &s1.qp,
+        warm,
+        &ActiveSet::default(),
+        opts.stage_one_lemke,
+        variant,
+        "stage I",
+        opts,
+        stats,
+    )
 }
 
-/// The error of a Lemke route, which the caller replaces by Clarabel.
-fn lemke_failed(variant: Variant, stage: &'static str, reason: String) -> ControlError {
-    ControlError::SolverFailed {
-        variant: variant.name(),
-        stage,
-        status: None,
-        residuals: Default::default(),
-        reason,
-    }
-}
-
-/// The range factor of a symmetric positive semidefinite `H`: the `r × n` matrix `E` with
-/// `H ≈ EᵀE`, by Cholesky with diagonal pivoting (Golub & Van Loan §4.2.8; Higham, *Accuracy
-/// and Stability*, §10.3). `Pᵀ H P = L Lᵀ` stops at rank r when every remaining
-/// Schur-complement diagonal is below `tol · max diag(H)`; `E = Lᵀ Pᵀ` (the first r columns of
-/// L). Then `null(E)` is H's numerical null space, so `E f = E f₀` states `f − f₀ ∈ null(H)`.
-/// Cost O(n² r) instead of a full eigendecomposition.
-pub(crate) fn range_factor(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
+/// Diagonal-pivoted Cholesky of a symmetric positive semidefinite `h` (Golub & Van Loan
+/// §4.2.8; Higham, *Accuracy and Stability*, §10.3): `Pᵀ H P = L Lᵀ`, stopped at rank r when
+/// every remaining Schur-complement diagonal is below `tol · max diag(H)`. Returns the
+/// permutation and the factor's first r columns (in place in the returned matrix).
+fn pivoted_cholesky(h: &DMatrix<f64>, tol: f64) -> (Vec<usize>, usize, DMatrix<f64>) {
     let n = h.nrows();
-    if n == 0 {
-        return DMatrix::zeros(0, 0);
-    }
     let scale = h.diagonal().amax().max(1e-300);
     let mut a = h.clone();
     let mut perm: Vec<usize> = (0..n).collect();
@@ -268,6 +418,18 @@ pub(crate) fn range_factor(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
         }
         rank += 1;
     }
+    (perm, rank, a)
+}
+
+/// The range factor of a symmetric positive semidefinite `H`: the `r × n` matrix `E` with
+/// `H ≈ EᵀE` by [`pivoted_cholesky`]: `E = Lᵀ Pᵀ` (the first r columns of L). Then `null(E)`
+/// is H's numerical null space. Cost O(n² r) instead of a full eigendecomposition.
+pub(crate) fn range_factor(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
+    let n = h.nrows();
+    if n == 0 {
+        return DMatrix::zeros(0, 0);
+    }
+    let (perm, rank, a) = pivoted_cholesky(h, tol);
     let mut e = DMatrix::zeros(rank, n);
     for c in 0..rank {
         for (i, &p) in perm.iter().enumerate().skip(c) {
@@ -277,11 +439,24 @@ pub(crate) fn range_factor(h: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
     e
 }
 
-/// ID_QP,μ / ID_QP,∞.
+/// The rows of `fac` that span its row space (pivoted Cholesky of `F Fᵀ`, relative
+/// tolerance `tol`): `E` with `null(E) = null(F)` = null(FᵀF) and full row rank.
+fn independent_rows(fac: &DMatrix<f64>, tol: f64) -> DMatrix<f64> {
+    if fac.nrows() == 0 {
+        return fac.clone();
+    }
+    let gram = fac * fac.transpose();
+    let (perm, rank, _) = pivoted_cholesky(&gram, tol);
+    DMatrix::from_fn(rank, fac.ncols(), |r, c| fac[(perm[r], c)])
+}
+
+/// ID_QP,μ / ID_QP,∞ / one-stage ID_QP,μ.
 pub(crate) fn solve(
     problem: &IdProblem,
     qdes: &DVector<f64>,
     opts: &IdOptions,
+    warm: &mut QpWarm,
+    stats: &mut IdStats,
 ) -> Result<IdSolution, ControlError> {
     let variant = opts.variant;
     let dt = problem.dt();
@@ -302,47 +477,77 @@ pub(crate) fn solve(
             0,
         ));
     }
-    let (s1, sol1, lemke_one) = solve_stage_one(problem, &elim, variant, opts)?;
-    let mut f = sol1.x.clone();
-    let mut iterations = sol1.iterations as usize;
-    let mut status = sol1.status;
-    let mut residuals = sol1.residuals;
-    let mut method = if lemke_one {
-        "lemke stage I"
-    } else {
-        "clarabel stage I"
+    let (warm_one, warm_two) = warm.sets(variant, n);
+    let mut s1 = stage_one(problem, &elim, variant.coulomb());
+    let one_stage = variant == Variant::QpCoulombOneStage;
+    if one_stage {
+        let hmax = (0..s1.qp.lin.len())
+            .map(|j| s1.qp.fac.column(j).norm_squared())
+            .fold(0.0_f64, f64::max);
+        s1.qp.rho = opts.one_stage_regularization * hmax.max(1e-300);
     }
-    .to_string();
-    if opts.stage_two {
-        let e = range_factor(&s1.h, opts.null_tol);
+    let st1 = solve_stage_one(&s1, warm_one.as_ref(), variant, opts, stats)?;
+    warm.one = Some(st1.point.set.clone());
+    let mut f = st1.point.x.clone();
+    let mut iterations = st1.point.iterations;
+    let mut status = st1.status;
+    let mut residuals = st1.point.residuals;
+    let mut method = format!("{} stage I", st1.route.name());
+    if one_stage {
+        method = format!("{} one-stage (regularized stage I)", st1.route.name());
+    }
+    let mut notes: Vec<String> = st1.note.into_iter().collect();
+    if opts.stage_two && !one_stage {
+        let e = independent_rows(&s1.qp.fac, opts.null_tol);
         if e.nrows() < f.len() {
             // Stage II is feasible by construction (f = f₀), so a reported failure is
             // numerical (Clarabel's false "primal infeasible" certificates on the
             // ill-conditioned face of ID_QP,∞: 182 of 1300 steps of the rigid μ = ∞ walk);
             // as the authors' plugin does, fall back to Stage I's f₀, which is on the face
             // and Stage-I optimal (only the torque choice on the face is lost).
-            match stage_two(problem, qdes, &elim, &s1, &e, &f, variant, opts) {
+            let qp2 = stage_two(problem, qdes, &elim, &s1, e, &f, variant, opts);
+            // The cold guess of Stage II: f₀'s support and the friction rows tight at f₀.
+            let slack = &qp2.ineq * &f - &qp2.ineq_rhs;
+            let guess = ActiveSet {
+                basic: (0..f.len()).filter(|&j| f[j] > 0.0).collect(),
+                active: (0..slack.len()).filter(|&i| slack[i] <= 0.0).collect(),
+            };
+            match solve_stage(
+                &qp2,
+                warm_two.as_ref(),
+                &guess,
+                opts.stage_two_lemke,
+                variant,
+                "stage II",
+                opts,
+                stats,
+            ) {
                 Err(err) => {
+                    warm.two = None;
                     method = format!("{method}; stage II failed, Stage I's impulses kept ({err})");
                 }
-                Ok(sol2) => {
-                    f = sol2.0.x.clone();
-                    iterations += sol2.0.iterations as usize;
-                    status = sol2.0.status;
-                    residuals.primal = residuals.primal.max(sol2.0.residuals.primal);
-                    residuals.dual = residuals.dual.max(sol2.0.residuals.dual);
-                    residuals.complementarity = residuals
-                        .complementarity
-                        .max(sol2.0.residuals.complementarity);
+                Ok(st2) => {
+                    warm.two = Some(st2.point.set.clone());
+                    f = st2.point.x.clone();
+                    iterations += st2.point.iterations;
+                    status = st2.status;
+                    let r2 = st2.point.residuals;
+                    residuals.primal = residuals.primal.max(r2.primal);
+                    residuals.dual = residuals.dual.max(r2.dual);
+                    residuals.complementarity = residuals.complementarity.max(r2.complementarity);
                     method = format!(
                         "{} stage I + {} stage II (face dim {})",
-                        if lemke_one { "lemke" } else { "clarabel" },
-                        if sol2.1 { "lemke" } else { "clarabel" },
-                        f.len() - e.nrows()
+                        st1.route.name(),
+                        st2.route.name(),
+                        f.len() - qp2.eq.nrows()
                     );
+                    notes.extend(st2.note);
                 }
             }
         }
+    }
+    if !notes.is_empty() {
+        method = format!("{method}; {}", notes.join("; "));
     }
     let z = &f * dt;
     let (normal, tangent) = split_coulomb(problem, &z);
@@ -358,19 +563,19 @@ pub(crate) fn solve(
     Ok(sol)
 }
 
-/// Stage II on the optimal face of Stage I (module docs): returns the solution in `f` and
-/// whether Lemke answered (else Clarabel).
+/// Stage II on the optimal face of Stage I (module docs) as a [`ReducedQp`]: factor K,
+/// `ρ`, the face rows `E f = E f₀` and the friction rows relaxed to what f₀ attains.
 #[allow(clippy::too_many_arguments)]
 fn stage_two(
     problem: &IdProblem,
     qdes: &DVector<f64>,
     elim: &Elimination,
     s1: &StageOne,
-    e: &DMatrix<f64>,
+    e: DMatrix<f64>,
     f0: &DVector<f64>,
     variant: Variant,
     opts: &IdOptions,
-) -> Result<(ConicSolution, bool), ControlError> {
+) -> ReducedQp {
     let nz = f0.len();
     // u(f) = u_a + K f with u_a = Y(q̇ − Pv*)/Δt and K = −Y P M⁻¹ R (K from the map itself).
     let mut ua = elim.multipliers_free() / problem.dt();
@@ -382,101 +587,29 @@ fn stage_two(
         ua -= c * qdd - p * problem.forces();
     }
     let k = elim.multiplier_map(&s1.rmat);
-    let mut hess = k.transpose() * &k;
-    let reg = 1e-10 * hess.diagonal().amax().max(1e-300);
-    for i in 0..nz {
-        hess[(i, i)] += reg;
-    }
+    let kmax = (0..nz)
+        .map(|j| k.column(j).norm_squared())
+        .fold(0.0_f64, f64::max);
+    let rho = 1e-10 * kmax.max(1e-300);
     // Stage I's solution, clipped to f ≥ 0 (a solver's −1e-15 must not make the face empty).
     let f0 = f0.map(|x| x.max(0.0));
-    let lin = k.transpose() * &ua - &f0 * reg;
-    let e0 = e * &f0;
+    let lin = k.tr_mul(&ua) - &f0 * rho;
+    let e0 = &e * &f0;
     // Friction rows −fr f ≥ b_fr, relaxed to what f₀ attains (feasible by construction).
-    let fr = if variant.coulomb() {
-        friction_rows(problem)
+    let (ineq, ineq_rhs) = if variant.coulomb() {
+        let a = -friction_rows(problem);
+        let b = (&a * &f0).map(|x| x.min(0.0));
+        (a, b)
     } else {
-        DMatrix::zeros(0, nz)
+        (DMatrix::zeros(0, nz), DVector::zeros(0))
     };
-    let b_fr = (-(&fr * &f0)).map(|x| x.min(0.0));
-    if opts.stage_two_lemke {
-        if let Ok(sol) = stage_two_lemke(variant, &hess, &lin, &fr, &b_fr, e, &e0, opts) {
-            return Ok((sol, true));
-        }
+    ReducedQp {
+        fac: k,
+        rho,
+        lin,
+        eq: e,
+        eq_rhs: e0,
+        ineq,
+        ineq_rhs,
     }
-    let rows = nz + fr.nrows();
-    let mut g = DMatrix::zeros(rows, nz);
-    let mut hv = DVector::zeros(rows);
-    g.view_mut((0, 0), (nz, nz))
-        .copy_from(&(-DMatrix::<f64>::identity(nz, nz)));
-    g.rows_mut(nz, fr.nrows()).copy_from(&fr);
-    hv.rows_mut(nz, fr.nrows()).copy_from(&(-&b_fr));
-    let qp = Qp::new(hess, lin)
-        .with_equalities(e.clone(), e0)
-        .with_inequalities(g, hv);
-    let sol = qp
-        .solve(&opts.conic)
-        .map_err(|err| conic_error(variant, "stage II", err))?;
-    accept(variant, "stage II", &sol)?;
-    Ok((sol, false))
-}
-
-/// Stage II by Lemke on the KKT LCP of `min ½fᵀQf + lᵀf s.t. −F f ≥ b_F, E f = e₀, f ≥ 0`,
-/// the equality as two inequalities with multipliers `ν⁺, ν⁻ ≥ 0`:
-///
-/// ```text
-/// LCP( [[Q, Fᵀ, −Eᵀ, Eᵀ], [−F, 0, 0, 0], [E, 0, 0, 0], [−E, 0, 0, 0]],  [l; −b_F; −e₀; e₀] )
-/// ```
-///
-/// whose matrix is positive semidefinite (`[[Q, −Aᵀ], [A, 0]]`, Q ⪰ 0), so Lemke's method
-/// finds a solution whenever the QP is feasible (Cottle, Pang & Stone §4.4); the lexicographic
-/// rule resolves the degeneracy of the paired equality rows. The LCP residuals (≤ 1e-8
-/// relative, checked by [`crate::lcp::lemke_regularized`]) are the QP's KKT residuals.
-#[allow(clippy::too_many_arguments)]
-fn stage_two_lemke(
-    variant: Variant,
-    hess: &DMatrix<f64>,
-    lin: &DVector<f64>,
-    fr: &DMatrix<f64>,
-    b_fr: &DVector<f64>,
-    e: &DMatrix<f64>,
-    e0: &DVector<f64>,
-    opts: &IdOptions,
-) -> Result<ConicSolution, ControlError> {
-    let nz = hess.nrows();
-    let nf = fr.nrows();
-    let r = e.nrows();
-    let size = nz + nf + 2 * r;
-    if size > opts.lemke_max_size {
-        return Err(lemke_failed(
-            variant,
-            "stage II (lemke)",
-            format!("KKT LCP of size {size} above lemke_max_size"),
-        ));
-    }
-    let mut mat = DMatrix::zeros(size, size);
-    let mut q = DVector::zeros(size);
-    mat.view_mut((0, 0), (nz, nz)).copy_from(hess);
-    q.rows_mut(0, nz).copy_from(lin);
-    let (a_fr, a_ep, a_em) = (nz, nz + nf, nz + nf + r);
-    for j in 0..nz {
-        for i in 0..nf {
-            let v = fr[(i, j)];
-            mat[(j, a_fr + i)] = v;
-            mat[(a_fr + i, j)] = -v;
-        }
-        for i in 0..r {
-            let v = e[(i, j)];
-            mat[(j, a_ep + i)] = -v;
-            mat[(j, a_em + i)] = v;
-            mat[(a_ep + i, j)] = v;
-            mat[(a_em + i, j)] = -v;
-        }
-    }
-    q.rows_mut(a_fr, nf).copy_from(&(-b_fr));
-    q.rows_mut(a_ep, r).copy_from(&(-e0));
-    q.rows_mut(a_em, r).copy_from(e0);
-    let l = crate::lcp::lemke_regularized(&mat, &q, &opts.lemke)
-        .map_err(|err| lemke_failed(variant, "stage II (lemke)", err.to_string()))?;
-    let x = l.z.rows(0, nz).into_owned();
-    Ok(kkt_solution(x, hess, lin, &l))
 }
