@@ -25,8 +25,8 @@
 //! `docs/grasping.md`.
 
 use nonsmooth_control::grasping::{
-    arm_hand_box_model, run_grasp_task, run_grasp_task_with, GraspFriction, GraspOptions,
-    GraspPlan, GraspPlant, GraspRecord,
+    arm_hand_box_model, grasp_model, run_grasp_task, run_grasp_task_with, GraspFriction,
+    GraspOptions, GraspPlan, GraspPlant, GraspRecord,
 };
 use nonsmooth_report::{ExperimentOutcome, Figure, ReportError, RunContext, Series};
 
@@ -164,6 +164,48 @@ pub fn grasp_task_metrics(
     Ok(m)
 }
 
+/// Writes `grasp_viewer.html`, the report's player of the low-friction grasp: every
+/// controller's run overlaid (thinned to [`crate::locomotion::PLAYER_FRAMES`] frames each).
+fn grasp_player(
+    ctx: &RunContext,
+    runs: &[GraspRun],
+    out: &mut ExperimentOutcome,
+) -> Result<(), ReportError> {
+    let friction = GraspFriction::Low;
+    let model = grasp_model(&arm_hand_box_model().map_err(fail)?, friction);
+    let shown: Vec<nonsmooth_report::viewer::ViewerRun> = runs
+        .iter()
+        .filter(|(_, f, rec)| *f == friction && !rec.states.is_empty())
+        .map(|(ctrl, _, rec)| {
+            let traj = nonsmooth_sim::viewer::trajectory_of(&model, "anitescu-potra", &rec.states);
+            let status = match (&rec.failure, rec.dropped) {
+                (Some(r), _) => format!("failed: {r}"),
+                (None, Some(t)) => format!("dropped the box at t = {t:.3} s"),
+                (None, None) => String::new(),
+            };
+            nonsmooth_sim::viewer::run(
+                &model,
+                &traj,
+                ctrl.clone(),
+                status,
+                crate::locomotion::PLAYER_FRAMES,
+            )
+        })
+        .collect();
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let scene = nonsmooth_sim::viewer::overlay(
+        &model,
+        shown,
+        "Arm grasp, fingertip μ = 1.0 (grasp_lowmu): every controller".into(),
+        vec!["Contact points only: the grasp loop records no contact impulses.".into()],
+    );
+    nonsmooth_report::viewer::write_viewer_html(&ctx.path("grasp_viewer.html"), &scene)?;
+    out.player("grasp_viewer.html");
+    Ok(())
+}
+
 /// Runs the grasp tasks for `controllers`, records their metrics in `out`, writes the
 /// figures `grasp_box_height_highmu.svg`, `grasp_box_height_lowmu.svg` (box height over
 /// time per controller, with the plan) and `grasp_box_error_highmu.svg`,
@@ -178,6 +220,7 @@ pub fn grasp_tasks(
     out: &mut ExperimentOutcome,
 ) -> Result<(), ReportError> {
     let runs = grasp_runs(ctx.quick, controllers, ctx.progress)?;
+    grasp_player(ctx, &runs, out)?;
     for friction in GraspFriction::ALL {
         let label = match friction {
             GraspFriction::High => "μ = ∞ (plant μ = 100)",

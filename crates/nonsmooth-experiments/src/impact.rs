@@ -268,6 +268,9 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
 
 const ROCKING_BLOCK: &str = include_str!("../../../examples/impact_rocking_block.toml");
 
+/// Frames of the Zeno wobble's player (of about 2000 recorded states).
+const PLAYER_FRAMES: usize = 500;
+
 fn zeno_wobble(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     let id = "impact-zeno-wobble";
     let model = nonsmooth_core::Model::from_toml_str(
@@ -321,6 +324,23 @@ fn zeno_wobble(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repo
     ));
     fig.write_svg(&ctx.path("zeno_theta.svg"))?;
     out.figure("zeno_theta.svg");
+    // The wobble in the trajectory viewer (physical time; the impacts take none).
+    let traj = nonsmooth_sim::viewer::trajectory_of(&model, "time-as-state-di", &run.states);
+    let player = nonsmooth_sim::viewer::run(
+        &model,
+        &traj,
+        "time-as-state DI".into(),
+        String::new(),
+        PLAYER_FRAMES,
+    );
+    let scene = nonsmooth_sim::viewer::overlay(
+        &model,
+        vec![player],
+        "Zeno wobble of the rocking block, time-as-state DI, h = 2e-3 (Sec. 4.3)".into(),
+        Vec::new(),
+    );
+    nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+    out.player("viewer.html");
 
     let e = models::zeno_restitution(1.0, 2.0, 1.0);
     let th = models::zeno_apex_angle(1.0, 2.0, 1.0, 1.0);

@@ -78,6 +78,8 @@ const DT: f64 = 1e-3;
 const FULL_DURATION: f64 = 3.0;
 const QUICK_DURATION: f64 = 0.15;
 const QUICK_CONTROLLERS: [&str; 3] = ["lcp_mu", "pid", "delay1"];
+/// Frames per controller in the report's walk player (of 300 recorded states in full mode).
+pub(crate) const PLAYER_FRAMES: usize = 100;
 
 fn quadruped(id: &str) -> Result<Model, ReportError> {
     reference_quadruped().map_err(|e| fail(id, e))
@@ -193,6 +195,8 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         "y [m]",
     );
     let mut strip: Option<LoopRecord> = None;
+    // The walk player: every controller on rigid μ = 0.1, overlaid.
+    let mut player: Option<(Model, &str, Vec<nonsmooth_report::viewer::ViewerRun>)> = None;
     let mut rows = Vec::new();
     let mut travel = Vec::new();
     for terrain in terrains(ctx) {
@@ -226,6 +230,25 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
             }
             rows.push((key, rec.mean_pos_err(), fell));
             if terrain.id == "rigid_mu0_1" {
+                let (m, _, runs) = player.get_or_insert_with(|| {
+                    (
+                        terrain_model(&model, &terrain),
+                        terrain.stepper(),
+                        Vec::new(),
+                    )
+                });
+                let traj = nonsmooth_sim::viewer::trajectory_of(m, terrain.stepper(), &rec.states);
+                let status = match (rec.fell, &rec.fall_reason) {
+                    (Some(t), Some(r)) => format!("fell at t = {t:.3} s ({r})"),
+                    _ => String::new(),
+                };
+                runs.push(nonsmooth_sim::viewer::run(
+                    m,
+                    &traj,
+                    ctrl.to_string(),
+                    status,
+                    PLAYER_FRAMES,
+                ));
                 err_fig.series.push(Series::line(
                     ctrl,
                     rec.t
@@ -264,6 +287,16 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         }
         fig.write_svg(&ctx.path(name))?;
         out.figure(name);
+    }
+    if let Some((m, stepper, runs)) = player {
+        let scene = nonsmooth_sim::viewer::overlay(
+            &m,
+            runs,
+            format!("Quadruped trot on rigid ground, μ = 0.1, every controller ({stepper}, 1 ms)"),
+            vec!["Contact points only: the closed loop records no contact impulses.".into()],
+        );
+        nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+        out.player("viewer.html");
     }
     if let Some(rec) = strip {
         let mut fig = Figure::new(

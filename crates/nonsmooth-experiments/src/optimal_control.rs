@@ -22,6 +22,7 @@ use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
 use nonsmooth_ocp::figures::hopper_frame_strip;
 use nonsmooth_ocp::hopper::Hopper;
 use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
+use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
 use nonsmooth_report::{
     staircase, Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series,
 };
@@ -745,7 +746,153 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     let fig = hopper_frame_strip(&hop, target_x, n, &sol);
     fig.write_svg(&ctx.path("frames.svg"))?;
     out.figure("frames.svg");
+    let scene = hopper_scene(
+        &hop,
+        &sol.traj.y,
+        match hop.holes.len() {
+            1 => "Hopper OCP solution over one hole (Sec. 6)".to_string(),
+            n => format!("Hopper OCP solution over {n} holes (Sec. 6)"),
+        },
+    );
+    nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+    out.player("viewer.html");
     Ok(())
+}
+
+/// `[x, y, z, qw, qx, qy, qz]` of a point of the planar viewer's x–y plane rotated by `angle`
+/// about z.
+fn planar_pose(x: f64, y: f64, angle: f64) -> [f64; 7] {
+    [
+        x,
+        y,
+        0.0,
+        (0.5 * angle).cos(),
+        0.0,
+        0.0,
+        (0.5 * angle).sin(),
+    ]
+}
+
+/// The trajectory viewer's scene of a hopper solution `y` (stage points `(q, v, t)`, q =
+/// hip x, hip z, thigh angle, knee angle), drawn directly from the hopper's kinematics (the
+/// OCP's hopper has no model file): the hip as a disk, thigh and shank as bars, the foot as
+/// a small disk, the ground with the holes' outlines (dots), and the foot's contact when it
+/// touches the ground. The viewer's x–y plane is the hopper's x–z plane; the time axis is the
+/// physical time (frozen during the time-freezing phases, which the player passes at once).
+fn hopper_scene(hop: &Hopper, y: &[Vec<f64>], title: String) -> ViewerScene {
+    use nonsmooth_report::viewer::{ViewerContact, ViewerRun, ViewerShape, ViewerShapeKind};
+    let bar = |name: &str, body: usize, length: f64| ViewerShape {
+        name: name.to_string(),
+        body: Some(body),
+        offset: planar_pose(0.0, -0.5 * length, 0.0),
+        kind: ViewerShapeKind::Box {
+            half_extents: [0.012, 0.5 * length, 0.012],
+        },
+    };
+    let (a, b) = hop.hole_axes;
+    let outline: Vec<[f64; 3]> = hop
+        .holes
+        .iter()
+        .flat_map(|xc| {
+            (0..=16).map(move |k| {
+                let phi = std::f64::consts::PI * (1.0 + k as f64 / 16.0);
+                [xc + a * phi.cos(), b * phi.sin(), 0.0]
+            })
+        })
+        .collect();
+    let mut shapes = vec![
+        ViewerShape {
+            name: "ground".into(),
+            body: None,
+            offset: IDENTITY_POSE,
+            kind: ViewerShapeKind::Plane {
+                normal: [0.0, 1.0, 0.0],
+            },
+        },
+        ViewerShape {
+            name: "hip".into(),
+            body: Some(0),
+            offset: IDENTITY_POSE,
+            kind: ViewerShapeKind::Sphere { radius: 0.05 },
+        },
+        bar("thigh", 1, hop.l_thigh),
+        bar("shank", 2, hop.l_shank),
+        ViewerShape {
+            name: "foot".into(),
+            body: Some(2),
+            offset: planar_pose(0.0, -hop.l_shank, 0.0),
+            kind: ViewerShapeKind::Sphere { radius: 0.015 },
+        },
+    ];
+    if !outline.is_empty() {
+        shapes.push(ViewerShape {
+            name: "holes".into(),
+            body: None,
+            offset: IDENTITY_POSE,
+            kind: ViewerShapeKind::Points { points: outline },
+        });
+    }
+    let ok: Vec<&Vec<f64>> = y.iter().filter(|y| y.len() > 8).collect();
+    // Physical time, made non-decreasing against round-off.
+    let mut clock = f64::NEG_INFINITY;
+    let times: Vec<f64> = ok
+        .iter()
+        .map(|y| {
+            clock = clock.max(y[8]);
+            clock
+        })
+        .collect();
+    let poses = ok
+        .iter()
+        .map(|y| {
+            let knee = hop.knee(&y[..4]);
+            vec![
+                planar_pose(y[0], y[1], 0.0),
+                planar_pose(y[0], y[1], -y[2]),
+                planar_pose(knee[0], knee[1], -(y[2] + y[3])),
+            ]
+        })
+        .collect();
+    let contacts = ok
+        .iter()
+        .map(|y| {
+            let foot = hop.foot(&y[..4]);
+            if foot[1] <= 1e-3 {
+                vec![ViewerContact {
+                    point: [foot[0], 0.0, 0.0],
+                    normal: [0.0, 1.0, 0.0],
+                    gap: foot[1],
+                    force: None,
+                }]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let series_names = ["hip x", "hip z", "thigh angle", "knee angle"];
+    let series = (0..series_names.len())
+        .map(|j| ok.iter().map(|y| y[j]).collect())
+        .collect();
+    ViewerScene {
+        title,
+        planar: true,
+        bodies: vec!["hip".into(), "thigh".into(), "shank".into()],
+        shapes,
+        series_names: series_names.iter().map(|s| s.to_string()).collect(),
+        runs: vec![ViewerRun {
+            name: "OCP solution".into(),
+            status: String::new(),
+            times,
+            poses,
+            series,
+            contacts,
+        }],
+        notes: vec![
+            "Drawn from the OCP's hopper kinematics (x right, z up); the dots outline the \
+             holes; the foot's contact is shown where it touches the ground (no forces)."
+                .into(),
+        ],
+    }
 }
 
 #[cfg(test)]

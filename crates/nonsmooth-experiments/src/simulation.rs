@@ -730,10 +730,13 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
         let mut s = model.initial_state.clone();
         let mut samples = vec![(0.0, 0.0)];
         let mut states = vec![s.clone()];
+        // The impulses of the step from each recorded state, for the player's force arrows.
+        let mut impulses = Vec::new();
         for _ in 0..steps {
             s = st.step(&model, &s, h).map_err(|e| fail(id, e))?;
             samples.push((s.t, -s.q[0]));
             states.push(s.clone());
+            impulses.push(nonsmooth_sim::StepImpulses::of_last_step(&st, &model, h));
             for c in &st.last.contacts {
                 if c.spring_normal > 1e-3 {
                     inflation = inflation.max(c.normal / c.spring_normal - 1.0);
@@ -741,7 +744,9 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
             }
         }
         let slide = -s.q[0];
-        let traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+        impulses.push(None);
+        let mut traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+        traj.impulses = impulses;
         runs.push(nonsmooth_sim::viewer::run(
             &model,
             &traj,
@@ -814,6 +819,7 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         let mut fallbacks = 0usize;
         let mut top = Vec::new();
         let mut states = vec![s.clone()];
+        let mut impulses = Vec::new();
         let start = std::time::Instant::now();
         for _ in 0..steps {
             match st.step(&model, &s, h) {
@@ -822,6 +828,7 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
                     fallbacks += st.last.fallbacks;
                     if n == 10 {
                         states.push(s.clone());
+                        impulses.push(nonsmooth_sim::StepImpulses::of_last_step(&st, &model, h));
                     }
                 }
                 Err(e) => {
@@ -869,7 +876,9 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         }
         if n == 10 {
             fig_top.series.push(Series::line("top sphere", top));
-            let traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+            let mut traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+            impulses.push(None);
+            traj.impulses = impulses;
             let scene = nonsmooth_sim::viewer::scene(
                 &model,
                 &traj,

@@ -48,6 +48,7 @@ fn assert_checks_can_fail(id: &str, outcome: &ExperimentOutcome) {
 fn every_experiment_passes_in_quick_mode() {
     let registry = nonsmooth_experiments::registry();
     let out = std::env::temp_dir().join(format!("nonsmooth-quick-{}", std::process::id()));
+    let mut with_players = Vec::new();
     for exp in registry.list() {
         let outcome = registry.run(exp.id, &out, true, &|_| {}).unwrap();
         for c in &outcome.checks {
@@ -67,6 +68,23 @@ fn every_experiment_passes_in_quick_mode() {
                 exp.id
             );
         }
+        for player in &outcome.players {
+            let page = std::fs::read_to_string(out.join(exp.id).join(player))
+                .unwrap_or_else(|e| panic!("{}: player {player}: {e}", exp.id));
+            assert!(page.contains("window.nonsmoothViewer"), "{}", exp.id);
+            with_players.push(exp.id);
+        }
+    }
+    // The experiments with motion embed a trajectory player.
+    for id in [
+        "drumwright-incline",
+        "drumwright-stack",
+        "impact-zeno-wobble",
+        "tf-hopper-ocp",
+        "id-tracking",
+        "id-tasks",
+    ] {
+        assert!(with_players.contains(&id), "{id} has no player");
     }
     let _ = std::fs::remove_dir_all(&out);
 }
