@@ -54,7 +54,7 @@ use crate::elimination::Elimination;
 use crate::error::ControlError;
 use crate::lcp::{assemble, split_coulomb};
 use crate::problem::{check_realizable, IdProblem};
-use crate::{IdOptions, IdSolution, IdStats, StageTwoObjective, Variant};
+use crate::{IdOptions, IdSolution, IdStats, IdStatus, StageTwoObjective, Variant};
 
 /// Relative rank tolerance of the factor `B` of `M̃⁻¹` (its null space, the actuated
 /// directions, is zero up to the roundoff of `M⁻¹ − ZᵀZ`).
@@ -214,14 +214,15 @@ struct Stage {
     note: Option<String>,
 }
 
-/// Solves one stage: from `warm` by principal pivoting (if given), else or on failure by
-/// Lemke on the KKT LCP (if `lemke` and the LCP is within `lemke_max_size`), on a Lemke
+/// Solves one stage: from `warm` by principal pivoting (if given), else from `guess_first`
+/// (if given), else or on failure by Lemke on the KKT LCP (if `lemke` and the LCP is within `lemke_max_size`), on a Lemke
 /// failure by principal pivoting from `guess` (Stage II: the support of Stage I's impulses),
 /// else by Clarabel. Every fallback is counted in `stats`.
 #[allow(clippy::too_many_arguments)]
 fn solve_stage(
     qp: &ReducedQp,
     warm: Option<&ActiveSet>,
+    guess_first: Option<&ActiveSet>,
     guess: &ActiveSet,
     lemke: bool,
     variant: Variant,
@@ -231,6 +232,11 @@ fn solve_stage(
 ) -> Result<Stage, ControlError> {
     let scale = qp.scale();
     let mut note = None;
+    // From a guess more pivots are allowed than from a warm start: up to twice the number
+    // of complementary pairs.
+    let guess_cap = opts
+        .ppm_max_iterations
+        .max(2 * (qp.lin.len() + qp.ineq.nrows()));
     match warm {
         Some(set) if opts.warm_start => match qp.solve_from(set, opts.ppm_max_iterations) {
             Ok(point) => {
@@ -248,7 +254,20 @@ fn solve_stage(
                 note = Some(format!("{stage} warm start failed: {reason}"));
             }
         },
-        _ => stats.cold_solves += 1,
+        _ => {
+            stats.cold_solves += 1;
+            if let Some(first) = guess_first {
+                if let Ok(point) = qp.solve_from(first, guess_cap) {
+                    let status = status_of(&point, scale);
+                    return Ok(Stage {
+                        point,
+                        route: Route::Pivoting,
+                        status,
+                        note,
+                    });
+                }
+            }
+        }
     }
     let size = qp.lin.len() + qp.ineq.nrows() + 2 * qp.eq.nrows();
     // Above `lemke_max_size` the stage goes to Clarabel directly (the option's contract).
@@ -278,7 +297,7 @@ fn solve_stage(
             Some(n) => format!("{n}; {msg}"),
             None => msg,
         });
-        match qp.solve_from(guess, opts.ppm_max_iterations) {
+        match qp.solve_from(guess, guess_cap) {
             Ok(point) => {
                 let status = status_of(&point, scale);
                 return Ok(Stage {
@@ -363,6 +382,7 @@ fn clarabel(
 fn solve_stage_one(
     s1: &StageOne,
     warm: Option<&ActiveSet>,
+    guess_first: Option<&ActiveSet>,
     variant: Variant,
     opts: &IdOptions,
     stats: &mut IdStats,
@@ -370,6 +390,7 @@ fn solve_stage_one(
     solve_stage(
         &s1.qp,
         warm,
+        guess_first,
         &ActiveSet::default(),
         opts.stage_one_lemke,
         variant,
@@ -480,13 +501,29 @@ pub(crate) fn solve(
     let (warm_one, warm_two) = warm.sets(variant, n);
     let mut s1 = stage_one(problem, &elim, variant.coulomb());
     let one_stage = variant == Variant::QpCoulombOneStage;
+    let mut guess_first = None;
     if one_stage {
+        // Cold one-stage: the regularized Hessian is ill-conditioned for Lemke (its KKT
+        // residuals miss 1e-8 from 16 duplicated contacts on), so the unregularized Stage I
+        // is solved first (Lemke) and its active set starts the pivoting.
+        if warm_one.is_none() || !opts.warm_start {
+            guess_first = solve_stage_one(&s1, None, None, variant, opts, stats)
+                .ok()
+                .map(|st| st.point.set);
+        }
         let hmax = (0..s1.qp.lin.len())
             .map(|j| s1.qp.fac.column(j).norm_squared())
             .fold(0.0_f64, f64::max);
         s1.qp.rho = opts.one_stage_regularization * hmax.max(1e-300);
     }
-    let st1 = solve_stage_one(&s1, warm_one.as_ref(), variant, opts, stats)?;
+    let st1 = solve_stage_one(
+        &s1,
+        warm_one.as_ref(),
+        guess_first.as_ref(),
+        variant,
+        opts,
+        stats,
+    )?;
     warm.one = Some(st1.point.set.clone());
     let mut f = st1.point.x.clone();
     let mut iterations = st1.point.iterations;
@@ -515,6 +552,7 @@ pub(crate) fn solve(
             match solve_stage(
                 &qp2,
                 warm_two.as_ref(),
+                None,
                 &guess,
                 opts.stage_two_lemke,
                 variant,
@@ -551,16 +589,28 @@ pub(crate) fn solve(
     }
     let z = &f * dt;
     let (normal, tangent) = split_coulomb(problem, &z);
-    let mut sol = assemble(
-        problem, variant, &elim, qdes, normal, tangent, method, status, residuals, iterations,
-    );
-    // Use the raw edge impulses (not the clipped normal) for the dynamics.
+    // The dynamics use the raw edge impulses (not the clipped normal).
     let g = &s1.rmat * &z;
     let lam = elim.multipliers(&g);
-    sol.torques = lam.rows(0, problem.nu()) / dt;
-    sol.v_plus = &elim.vhat + &elim.mt * &g;
-    sol.kinetic_energy = 0.5 * sol.v_plus.dot(&(problem.mass_matrix() * &sol.v_plus));
-    Ok(sol)
+    let v_plus = &elim.vhat + &elim.mt * &g;
+    let kinetic_energy = 0.5 * v_plus.dot(&(problem.mass_matrix() * &v_plus));
+    Ok(IdSolution {
+        variant,
+        status: IdStatus::Solved,
+        torques: lam.rows(0, problem.nu()) / dt,
+        normal_forces: &normal / dt,
+        tangent_forces: &tangent / dt,
+        normal_impulses: normal,
+        tangent_impulses: tangent,
+        v_plus,
+        desired_velocity: qdes.clone(),
+        method,
+        solver_status: status,
+        residuals,
+        iterations,
+        kinetic_energy,
+        relaxation: None,
+    })
 }
 
 /// Stage II on the optimal face of Stage I (module docs) as a [`ReducedQp`]: factor K,
