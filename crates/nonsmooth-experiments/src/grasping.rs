@@ -177,7 +177,9 @@ fn grasp_player(
         .iter()
         .filter(|(_, f, rec)| *f == friction && !rec.states.is_empty())
         .map(|(ctrl, _, rec)| {
-            let traj = nonsmooth_sim::viewer::trajectory_of(&model, "anitescu-potra", &rec.states);
+            let mut traj =
+                nonsmooth_sim::viewer::trajectory_of(&model, "anitescu-potra", &rec.states);
+            traj.impulses = rec.impulses.clone();
             let status = match (&rec.failure, rec.dropped) {
                 (Some(r), _) => format!("failed: {r}"),
                 (None, Some(t)) => format!("dropped the box at t = {t:.3} s"),
@@ -199,7 +201,7 @@ fn grasp_player(
         &model,
         shown,
         "Arm grasp, fingertip μ = 1.0 (grasp_lowmu): every controller".into(),
-        vec!["Contact points only: the grasp loop records no contact impulses.".into()],
+        Vec::new(),
     );
     nonsmooth_report::viewer::write_viewer_html(&ctx.path("grasp_viewer.html"), &scene)?;
     out.player("grasp_viewer.html");

@@ -193,6 +193,10 @@ pub struct GraspRecord {
     pub box_pos: Vec<Vector3<f64>>,
     /// The plant's state (for the trajectory viewer).
     pub states: Vec<State>,
+    /// The contact impulses of the plant step from each state of `states`, where the
+    /// stepper reports them (the stepper plant; `None` for the no-slip plant and after the
+    /// last step).
+    pub impulses: Vec<Option<nonsmooth_sim::StepImpulses>>,
     /// Planned box centre: the grasped box carried rigidly by the hand at the planned joint
     /// positions (m).
     pub box_des: Vec<Vector3<f64>>,
@@ -580,6 +584,12 @@ pub fn run_grasp(
                 break;
             }
         };
+        rec.impulses.push(match options.plant {
+            GraspPlant::Stepper => {
+                nonsmooth_sim::StepImpulses::of_last_step(stepper.as_ref(), model, dt)
+            }
+            GraspPlant::NoSlip => None,
+        });
         // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
         let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
         controller.observe(&sensed);
@@ -589,6 +599,7 @@ pub fn run_grasp(
     if rec.failure.is_some() {
         rec.stopped_early = true;
     }
+    rec.impulses.resize(rec.states.len(), None);
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = chatter.chatters(options.chatter_run_steps);
     rec.longest_reversal_run = chatter.longest_run();
