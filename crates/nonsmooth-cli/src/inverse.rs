@@ -19,7 +19,7 @@ use std::time::Instant;
 pub struct InverseArgs {
     /// Model file (.toml, .urdf or MJCF .xml).
     pub model: PathBuf,
-    /// lcp-noslip, lcp-coulomb, qp-noslip or qp-coulomb.
+    /// lcp-noslip, lcp-coulomb, qp-noslip, qp-coulomb or qp-coulomb-one-stage.
     #[arg(long, default_value = "qp-coulomb")]
     pub variant: String,
     /// JSON state {"q": [...], "v": [...]}; default: the model's initial state.
