@@ -182,8 +182,10 @@ class OcpResult(TypedDict):
 
     tau: Array
     y: Array
+    state_names: List[str]
     t: Array
     u: Array
+    control_names: List[str]
     s: Array
     objective: float
     terminal_error: float

@@ -4,20 +4,28 @@
 use crate::convert::rows_to_py;
 use crate::errors::ocp_err;
 use nalgebra::DVector;
-use nonsmooth_ocp::continuation::solve_with_plan;
-use nonsmooth_ocp::problem::OcpProblem;
+use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan};
+use nonsmooth_ocp::fesd::{FesdOptions, Horizon};
+use nonsmooth_ocp::problem::Problem;
+use nonsmooth_ocp::smoothing::Growth;
+use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Solves the optimal-control problem of a problem file (`path`) or of its TOML text
-/// (`text`); the format is that of `nonsmooth ocp` (`examples/ocp_particle.toml`).
+/// (`text`); the format is that of `nonsmooth ocp`: a problem on a model file
+/// (`examples/ocp_ball_brake.toml`; from `text`, a relative model path is taken from the
+/// working directory) or on a built-in model (`examples/ocp_particle.toml`, the hopper).
 ///
 /// Returns a dict: `tau` (numerical time of the stage points), `y` (states (q, v, t) at the
-/// stage points, one row each), `t` (the physical clock, the last column of `y`), `u`
-/// (controls per interval), `s` (speed of time per interval), `objective`,
+/// stage points, one row each), `state_names` (the columns of `y`: the model's coordinate
+/// names, `q1 …` for the built-in models), `t` (the physical clock, the last column of
+/// `y`), `u` (controls per interval), `control_names` (the actuators), `s` (speed of time
+/// per interval), `objective`,
 /// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
 /// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`).
 /// Raises `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
@@ -30,8 +38,8 @@ fn solve_ocp<'py>(
     text: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let problem = match (path, text) {
-        (Some(p), None) => OcpProblem::from_file(Path::new(p)),
-        (None, Some(t)) => OcpProblem::from_toml_str(t, None),
+        (Some(p), None) => Problem::from_file(Path::new(p)),
+        (None, Some(t)) => Problem::from_toml_str(t, None),
         _ => {
             return Err(PyValueError::new_err(
                 "give exactly one of `path` and `text`",
@@ -39,19 +47,61 @@ fn solve_ocp<'py>(
         }
     }
     .map_err(ocp_err)?;
+    match &problem {
+        Problem::PointMass(p) => solve(
+            py,
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            p.continuation.as_ref(),
+            None,
+            None,
+        ),
+        Problem::Hopper(p) => solve(
+            py,
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            p.continuation.as_ref(),
+            p.growth.as_ref(),
+            None,
+        ),
+        Problem::Model(p) => solve(
+            py,
+            &p.tf,
+            &p.horizon,
+            &p.options,
+            None,
+            None,
+            Some((&p.state_names, &p.control_names)),
+        ),
+    }
+}
+
+/// Solves one problem and builds the result dict of [`solve_ocp`].
+fn solve<'py, C: Cls>(
+    py: Python<'py>,
+    tf: &Arc<TimeFreezing<C>>,
+    horizon: &Horizon,
+    options: &FesdOptions,
+    plan: Option<&ContinuationPlan>,
+    growth: Option<&Growth<C>>,
+    names: Option<(&[String], &[String])>,
+) -> PyResult<Bound<'py, PyDict>> {
     let sol = py
-        .detach(|| {
-            solve_with_plan(
-                &problem.tf,
-                &problem.horizon,
-                &problem.options,
-                problem.continuation.as_ref(),
-                None,
-                &mut |_, _| {},
-            )
-        })
+        .detach(|| solve_with_plan(tf, horizon, options, plan, growth, &mut |_, _| {}))
         .map_err(|f| crate::errors::OcpError::new_err(f.to_string()))?;
-    let ny = problem.tf.ny();
+    let ny = tf.ny();
+    let (state_names, control_names): (Vec<String>, Vec<String>) = match names {
+        Some((s, c)) => (s.to_vec(), c.to_vec()),
+        None => {
+            let nq = (ny - 1) / 2;
+            let mut s: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
+            s.extend((0..nq).map(|i| format!("v{}", i + 1)));
+            s.push("t".into());
+            (s, (0..tf.cls.nu()).map(|i| format!("u{}", i + 1)).collect())
+        }
+    };
     let d = PyDict::new(py);
     d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;
     let y: Vec<DVector<f64>> = sol
@@ -71,6 +121,8 @@ fn solve_ocp<'py>(
         .collect();
     d.set_item("u", rows_to_py(py, &u, nu))?;
     d.set_item("s", sol.s.clone().into_pyarray(py))?;
+    d.set_item("state_names", state_names)?;
+    d.set_item("control_names", control_names)?;
     d.set_item("objective", sol.objective)?;
     d.set_item("terminal_error", sol.terminal_error)?;
     d.set_item("comp_residual", sol.comp_residual)?;

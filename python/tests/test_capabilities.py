@@ -124,6 +124,17 @@ def test_solve_ocp_matches_the_cli_problem(examples):
     assert r["objective"] == pytest.approx(13.507316, rel=1e-5)
 
 
+def test_solve_ocp_on_a_model_file(examples):
+    # The ball of ball_on_ground.toml lands and brakes to rest at x = 2 (friction does what
+    # the bounded thrust cannot); columns named after the model's coordinates.
+    r = ns.solve_ocp(path=str(examples / "ocp_ball_brake.toml"))
+    assert r["terminal_error"] < 1e-8 and r["comp_residual"] < 1e-9
+    assert r["state_names"] == ["x.q", "y.q", "x.v", "y.v", "t"]
+    assert r["control_names"] == ["thrust"]
+    np.testing.assert_allclose(r["y"][-1, :4], [2.0, 0.1, 0.0, 0.0], atol=1e-8)
+    assert np.all(np.abs(r["u"]) <= 1.0 + 1e-8)
+
+
 def test_solve_ocp_follows_the_continuation_of_the_file(examples):
     # ocp.continuation: x(T) = 3 from the trivial initialization, then 3.5, then the file's 4.
     text = (examples / "ocp_particle.toml").read_text()

@@ -68,8 +68,10 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             p.continuation.as_ref(),
             None,
             args,
-            &Names::numbered(p.tf.ny(), p.tf.cls.nu()),
-            &|_, _| Ok(()),
+            &Outputs {
+                names: Names::numbered(p.tf.ny(), p.tf.cls.nu()),
+                extra: &|_, _| Ok(()),
+            },
         ),
         Problem::Hopper(p) => solve_and_write(
             &p.tf,
@@ -78,8 +80,10 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             p.continuation.as_ref(),
             p.growth.as_ref(),
             args,
-            &Names::numbered(p.tf.ny(), p.tf.cls.nu()),
-            &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
+            &Outputs {
+                names: Names::numbered(p.tf.ny(), p.tf.cls.nu()),
+                extra: &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
+            },
         ),
         Problem::Model(p) => solve_and_write(
             &p.tf,
@@ -88,13 +92,21 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             None,
             None,
             args,
-            &Names {
-                state: p.state_names.clone(),
-                controls: p.control_names.clone(),
+            &Outputs {
+                names: Names {
+                    state: p.state_names.clone(),
+                    controls: p.control_names.clone(),
+                },
+                extra: &|_, _| Ok(()),
             },
-            &|_, _| Ok(()),
         ),
     }
+}
+
+/// What a problem adds to the common outputs: column names and model-specific files.
+struct Outputs<'a> {
+    names: Names,
+    extra: &'a Extra<'a>,
 }
 
 /// Column names of the outputs: the state y = (q, v, t) and the controls.
@@ -129,8 +141,7 @@ fn solve_and_write<C: Cls>(
     plan: Option<&ContinuationPlan>,
     growth: Option<&Growth<C>>,
     args: &OcpArgs,
-    names: &Names,
-    extra: &Extra,
+    outputs: &Outputs,
 ) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
@@ -194,8 +205,8 @@ fn solve_and_write<C: Cls>(
             (sol, Some(message), layout)
         }
     };
-    write_outputs(names, hz.n_steps, &sol, failure.is_none(), args)?;
-    extra(&sol, &args.out)?;
+    write_outputs(&outputs.names, hz.n_steps, &sol, failure.is_none(), args)?;
+    (outputs.extra)(&sol, &args.out)?;
     let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),

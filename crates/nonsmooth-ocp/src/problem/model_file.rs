@@ -15,7 +15,7 @@
 //! q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
 //! v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
 //! [ocp.path]                     # bounds at every stage point
-//! q.y = [0.0, 2.0]
+//! q.y = [0.0, 2.0]               # (inf for no bound: [-0.05, inf])
 //! [[ocp.path.point]]             # a point of a body within bounds (world x and/or y)
 //! body = "shank"
 //! point = [0.0, -0.2, 0.0]
@@ -307,14 +307,15 @@ impl ModelProblem {
         for (kind, map) in [("q", &ocp.path.q), ("v", &ocp.path.v)] {
             for (key, &(l, h)) in map {
                 let i = index("path", kind, key)?;
-                if !(l.is_finite() && h.is_finite() && l <= h) {
+                if l.is_nan() || h.is_nan() || l > h || l == f64::INFINITY || h == f64::NEG_INFINITY
+                {
                     return Err(at.err(
                         &["ocp", "path", kind, key],
-                        format!("bounds [{l}, {h}] must be finite with lower ≤ upper"),
+                        format!("bounds [{l}, {h}] must be ordered (lower ≤ upper, inf for none)"),
                     ));
                 }
-                y_lo[i] = l;
-                y_hi[i] = h;
+                y_lo[i] = l.max(-NO_BOUND);
+                y_hi[i] = h.min(NO_BOUND);
                 bounded = true;
             }
         }

@@ -23,6 +23,8 @@
 //! of the auxiliary dynamics is planar), motor actuators with effort bounds, no joint
 //! limits and no bilateral constraints.
 
+mod taylor;
+
 use crate::nlp::Real;
 use crate::tf::Cls;
 use crate::OcpError;
@@ -31,6 +33,7 @@ use nonsmooth_core::dynamics::{
     bias_force, kinematics, mass_matrix, passive_force, point_jacobian, point_position,
 };
 use nonsmooth_core::{ActuatorKind, Dimension, JointKind, Model, Shape};
+use std::ops::Range;
 
 /// The contact of a [`ModelSystem`]: a point of a body against a world plane.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +112,9 @@ pub struct ModelSystem {
     /// Per control: (velocity index, gear).
     controls: Vec<(usize, f64)>,
     path: Vec<PathTerm>,
+    /// Identity of this system's functions for the derivative cache of [`taylor`] (a new
+    /// one whenever they change).
+    id: usize,
 }
 
 /// The body-side collider of a candidate pair: (body, point in the body frame, radius).
@@ -288,6 +294,7 @@ impl ModelSystem {
             contact,
             controls: mapped,
             path: Vec::new(),
+            id: taylor::fresh_id(),
         })
     }
 
@@ -319,13 +326,14 @@ impl ModelSystem {
                     if p.axis > 1 {
                         return bad(format!("axis {} is not 0 (x) or 1 (y)", p.axis));
                     }
-                    if !(p.bounds.0 <= p.bounds.1) {
+                    if p.bounds.0.is_nan() || p.bounds.1.is_nan() || p.bounds.0 > p.bounds.1 {
                         return bad(format!("bounds {:?} are not ordered", p.bounds));
                     }
                 }
             }
         }
         self.path = path;
+        self.id = taylor::fresh_id();
         Ok(self)
     }
 
@@ -337,24 +345,6 @@ impl ModelSystem {
     /// The contact.
     pub fn contact(&self) -> &PlaneContact {
         &self.contact
-    }
-
-    /// The world position of `point` of `body` at q.
-    fn world_point<T: Real>(&self, q: &[T], body: usize, point: &Vector3<f64>) -> Vector3<T> {
-        let q = DVector::from_column_slice(q);
-        let kin = kinematics(&self.model, &q, &DVector::zeros(q.len()));
-        point_position(&kin, Some(body), &point.map(T::from))
-    }
-
-    /// `J_p(q)ᵀ d` for the contact point and a world direction d.
-    fn contact_row<T: Real>(&self, q: &[T], d: &Vector3<f64>) -> Vec<T> {
-        let q = DVector::from_column_slice(q);
-        let kin = kinematics(&self.model, &q, &DVector::zeros(q.len()));
-        let c = &self.contact;
-        let p = point_position(&kin, Some(c.body), &c.point.map(T::from));
-        let jac = point_jacobian(&self.model, &kin, Some(c.body), &p);
-        let d = d.map(T::from);
-        (0..jac.ncols()).map(|k| jac.column(k).dot(&d)).collect()
     }
 
     /// Generalized force `Pᵀ u + f_passive(v) − h(q, v)` (RNEA with gravity).
@@ -382,54 +372,52 @@ fn solve<T: Real>(chol: &Option<nalgebra::Cholesky<T, nalgebra::Dyn>>, r: DVecto
     }
 }
 
-impl Cls for ModelSystem {
-    fn nq(&self) -> usize {
-        self.model.nq()
+impl ModelSystem {
+    /// The functions of q alone, in the order of [`taylor::QTerms`]: f_c, n, b, M⁻¹ (row
+    /// major) and the path constraints, computed directly at the scalar `T`.
+    pub(crate) fn q_terms<T: Real>(&self, q: &[T]) -> Vec<T> {
+        let nq = q.len();
+        let (gap, n, b) = self.direct_contact_frame(q, true);
+        let minv = self
+            .factor(&DVector::from_column_slice(q))
+            .map(|c| c.inverse())
+            .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
+        let mut out = Vec::with_capacity(1 + 2 * nq + nq * nq + self.path.len());
+        out.push(gap);
+        out.extend(n);
+        out.extend(b);
+        for i in 0..nq {
+            for j in 0..nq {
+                out.push(minv[(i, j)]);
+            }
+        }
+        out.extend(self.direct_path(q));
+        out
     }
-    fn nu(&self) -> usize {
-        self.controls.len()
-    }
-    fn friction(&self) -> Option<f64> {
-        (self.contact.friction > 0.0).then_some(self.contact.friction)
-    }
-    fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
-        let chol = self.factor(&DVector::from_column_slice(q));
-        solve(&chol, DVector::from_column_slice(r))
-    }
-    fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T> {
-        self.accelerations(q, v, t, u, &[]).0
-    }
-    fn accelerations<T: Real>(
-        &self,
-        q: &[T],
-        v: &[T],
-        _t: T,
-        u: &[T],
-        rs: &[Vec<T>],
-    ) -> (Vec<T>, Vec<Vec<T>>) {
-        let qd = DVector::from_column_slice(q);
-        let vd = DVector::from_column_slice(v);
+
+    /// The free acceleration `M⁻¹ (Pᵀ u + f_passive − h)` of the variables (q, v, u),
+    /// computed directly at the scalar `T`.
+    pub(crate) fn free_acceleration<T: Real>(&self, z: &[T]) -> Vec<T> {
+        let nq = self.model.nq();
+        let qd = DVector::from_column_slice(&z[..nq]);
+        let vd = DVector::from_column_slice(&z[nq..2 * nq]);
         let chol = self.factor(&qd);
-        let f = self.forces(&qd, &vd, u);
-        (
-            solve(&chol, f),
-            rs.iter()
-                .map(|r| solve(&chol, DVector::from_column_slice(r)))
-                .collect(),
-        )
+        solve(&chol, self.forces(&qd, &vd, &z[2 * nq..]))
     }
-    fn f_c<T: Real>(&self, q: &[T]) -> T {
-        let c = &self.contact;
-        let p = self.world_point(q, c.body, &c.point);
-        (p - c.plane_point.map(T::from)).dot(&c.normal.map(T::from)) - T::from(c.radius)
+
+    /// `f_passive(v) − h(q, v)` of the variables z = (q, v) (RNEA with gravity), computed
+    /// directly at the scalar `T`.
+    pub(crate) fn passive_minus_bias<T: Real>(&self, z: &[T]) -> Vec<T> {
+        let nq = self.model.nq();
+        let qd = DVector::from_column_slice(&z[..nq]);
+        let vd = DVector::from_column_slice(&z[nq..2 * nq]);
+        (passive_force(&self.model, &vd) - bias_force(&self.model, &qd, &vd))
+            .as_slice()
+            .to_vec()
     }
-    fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
-        self.contact_row(q, &self.contact.normal)
-    }
-    fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
-        self.contact_row(q, &self.contact.tangent)
-    }
-    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+
+    /// (f_c, n, b) in one kinematics pass (b empty unless `tangent`).
+    fn direct_contact_frame<T: Real>(&self, q: &[T], tangent: bool) -> (T, Vec<T>, Vec<T>) {
         let c = &self.contact;
         let qd = DVector::from_column_slice(q);
         let kin = kinematics(&self.model, &qd, &DVector::zeros(q.len()));
@@ -442,17 +430,12 @@ impl Cls for ModelSystem {
                 .map(|k| jac.column(k).dot(&d))
                 .collect::<Vec<T>>()
         };
-        let b = if self.friction().is_some() {
-            row(&c.tangent)
-        } else {
-            Vec::new()
-        };
+        let b = if tangent { row(&c.tangent) } else { Vec::new() };
         (gap, row(&c.normal), b)
     }
-    fn n_path(&self) -> usize {
-        self.path.len()
-    }
-    fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
+
+    /// The path constraint values at q.
+    fn direct_path<T: Real>(&self, q: &[T]) -> Vec<T> {
         if self.path.is_empty() {
             return Vec::new();
         }
@@ -473,6 +456,133 @@ impl Cls for ModelSystem {
                 }
             })
             .collect()
+    }
+
+    /// The entries `outputs` of the q-terms ([`ModelSystem::q_terms`]) at the NLP's
+    /// scalar: by the second-order Taylor composition of [`taylor`] when the model is small
+    /// enough, else directly.
+    fn q_outputs<T: Real>(&self, q: &[T], outputs: Range<usize>) -> Vec<T> {
+        if let Some(out) = taylor::q_terms(self, q, outputs.clone()) {
+            return out;
+        }
+        // directly, computing only the asked group
+        let [_, _, tangent, minv, path] = self.ranges();
+        if outputs.end <= tangent.end {
+            let (gap, n, b) = self.direct_contact_frame(q, outputs.end > tangent.start);
+            let all: Vec<T> = std::iter::once(gap).chain(n).chain(b).collect();
+            all[outputs].to_vec()
+        } else if outputs == minv {
+            let nq = q.len();
+            let m = self
+                .factor(&DVector::from_column_slice(q))
+                .map(|c| c.inverse())
+                .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
+            (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
+        } else if outputs == path {
+            self.direct_path(q)
+        } else {
+            self.q_terms(q)[outputs].to_vec()
+        }
+    }
+
+    /// Index ranges of the q-terms: (gap, normal, tangent, M⁻¹, path).
+    fn ranges(&self) -> [Range<usize>; 5] {
+        let nq = self.model.nq();
+        let m0 = 1 + 2 * nq;
+        [
+            0..1,
+            1..1 + nq,
+            1 + nq..m0,
+            m0..m0 + nq * nq,
+            m0 + nq * nq..m0 + nq * nq + self.path.len(),
+        ]
+    }
+
+    /// `M(q)⁻¹ r` with the M⁻¹ entries `minv` (row major).
+    fn apply_minv<T: Real>(minv: &[T], nq: usize, r: &[T]) -> Vec<T> {
+        (0..nq)
+            .map(|i| (0..nq).fold(T::from(0.0), |s, j| s + minv[i * nq + j] * r[j]))
+            .collect()
+    }
+}
+
+impl Cls for ModelSystem {
+    fn nq(&self) -> usize {
+        self.model.nq()
+    }
+    fn nu(&self) -> usize {
+        self.controls.len()
+    }
+    fn friction(&self) -> Option<f64> {
+        (self.contact.friction > 0.0).then_some(self.contact.friction)
+    }
+    fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
+        let [_, _, _, minv, _] = self.ranges();
+        Self::apply_minv(&self.q_outputs(q, minv), q.len(), r)
+    }
+    fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T> {
+        self.accelerations(q, v, t, u, &[]).0
+    }
+    fn accelerations<T: Real>(
+        &self,
+        q: &[T],
+        v: &[T],
+        _t: T,
+        u: &[T],
+        rs: &[Vec<T>],
+    ) -> (Vec<T>, Vec<Vec<T>>) {
+        let qv: Vec<T> = q.iter().chain(v).copied().collect();
+        let Some(mut f) = taylor::passive_minus_bias(self, &qv) else {
+            // large models and plain values: CRBA, RNEA and the Cholesky solves directly
+            let z: Vec<T> = qv.iter().chain(u).copied().collect();
+            let free = self.free_acceleration(&z);
+            let qd = DVector::from_column_slice(q);
+            let chol = self.factor(&qd);
+            let rs = rs
+                .iter()
+                .map(|r| solve(&chol, DVector::from_column_slice(r)))
+                .collect();
+            return (free, rs);
+        };
+        for (&(k, gear), &uk) in self.controls.iter().zip(u) {
+            f[k] += uk * T::from(gear);
+        }
+        let [_, _, _, range, _] = self.ranges();
+        let minv = self.q_outputs(q, range);
+        let nq = q.len();
+        (
+            Self::apply_minv(&minv, nq, &f),
+            rs.iter().map(|r| Self::apply_minv(&minv, nq, r)).collect(),
+        )
+    }
+    fn f_c<T: Real>(&self, q: &[T]) -> T {
+        self.q_outputs(q, 0..1)[0]
+    }
+    fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
+        let [_, normal, ..] = self.ranges();
+        self.q_outputs(q, normal)
+    }
+    fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
+        let [_, _, tangent, ..] = self.ranges();
+        self.q_outputs(q, tangent)
+    }
+    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+        let nq = q.len();
+        let friction = self.friction().is_some();
+        let terms = self.q_outputs(q, 0..if friction { 1 + 2 * nq } else { 1 + nq });
+        let b = if friction {
+            terms[1 + nq..].to_vec()
+        } else {
+            Vec::new()
+        };
+        (terms[0], terms[1..1 + nq].to_vec(), b)
+    }
+    fn n_path(&self) -> usize {
+        self.path.len()
+    }
+    fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
+        let [.., path] = self.ranges();
+        self.q_outputs(q, path)
     }
     fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
         self.path
