@@ -21,6 +21,7 @@ use crate::fail;
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
 use nonsmooth_ocp::figures::hopper_frame_strip;
 use nonsmooth_ocp::hopper::Hopper;
+use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
 use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
 use nonsmooth_report::{
@@ -348,34 +349,24 @@ pub fn discrete_double_integrator_optimum(n: usize, t: f64, q_target: f64) -> f6
     d * q_target * q_target * m[1][1] / det
 }
 
+/// The particle of seed 002 Ex. 5 as a model file, and its OCP (`tf-particle-ocp`).
+const PARTICLE_MODEL: &str = include_str!("../../../examples/particle.toml");
+const PARTICLE_PROBLEM: &str = include_str!("../../../examples/ocp_particle_model.toml");
+
 fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     let id = "tf-particle-ocp";
-    let pm = PointMass {
-        dim: 2,
-        mass: 1.0,
-        gravity: G,
-        mu: None,
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, G).map_err(|e| fail(id, e))?);
-    let (n, t_end) = (20, 2.0);
-    let hz = Horizon {
-        y0: vec![0.0, 1.0, 0.0, 0.0, 0.0],
-        lam0: None,
-        n_steps: n,
-        step_len: t_end / n as f64,
-        u_bounds: vec![(vec![-10.0, 0.0, 0.0], vec![10.0, 0.0, 0.0]); n],
-        s_bounds: (1.0, 10.0),
-        clock: nonsmooth_ocp::fesd::Clock::Stagewise(t_end),
-        global_speed: false,
-        terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
-        y_bounds: None,
-        control_weight: t_end / n as f64,
-    };
-    let o = {
-        let mut o = FesdOptions::default();
-        o.discretization.n_s = 2;
-        o
-    };
+    // The particle as a model file (examples/particle.toml) through the generic path.
+    let model =
+        nonsmooth_core::Model::from_toml_str(PARTICLE_MODEL, Some("examples/particle.toml"))
+            .map_err(|e| fail(id, e))?;
+    let p = ModelProblem::with_model(
+        PARTICLE_PROBLEM,
+        Some("examples/ocp_particle_model.toml"),
+        model,
+    )
+    .map_err(|e| fail(id, e))?;
+    let (tf, hz, o) = (p.tf, p.horizon, p.options);
+    let (n, t_end) = (hz.n_steps, p.t_final);
     let sol = solve_ocp(&tf, &hz, &o).map_err(|e| fail(id, e))?;
     let exact = discrete_double_integrator_optimum(n, t_end, 3.0);
     out.metric("objective", sol.objective);

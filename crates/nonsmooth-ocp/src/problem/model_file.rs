@@ -214,6 +214,20 @@ impl ModelProblem {
     /// `N = 0`, `T ≤ 0`, non-finite numbers, and the limits of
     /// [`ModelSystem::new`].
     pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
+        Self::parse(text, source, None)
+    }
+
+    /// [`ModelProblem::from_toml_str`] with the model given instead of read from the file
+    /// that `ocp.model` names (a model built in code, or embedded in a program); `ocp.model`
+    /// is then only a label.
+    ///
+    /// # Errors
+    /// As [`ModelProblem::from_toml_str`].
+    pub fn with_model(text: &str, source: Option<&str>, model: Model) -> Result<Self, OcpError> {
+        Self::parse(text, source, Some(model))
+    }
+
+    fn parse(text: &str, source: Option<&str>, given: Option<Model>) -> Result<Self, OcpError> {
         let name = source.unwrap_or("<problem>");
         let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
         let spec: Spec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
@@ -243,12 +257,15 @@ impl ModelProblem {
             .and_then(|s| Path::new(s).parent())
             .unwrap_or(Path::new(""));
         let model_path = base.join(&ocp.model);
-        let model = Model::from_file(&model_path).map_err(|e| {
-            at.err(
-                &["ocp", "model"],
-                format!("cannot load {}: {e}", model_path.display()),
-            )
-        })?;
+        let model = match given {
+            Some(m) => m,
+            None => Model::from_file(&model_path).map_err(|e| {
+                at.err(
+                    &["ocp", "model"],
+                    format!("cannot load {}: {e}", model_path.display()),
+                )
+            })?,
+        };
         // Controls: the named (default: every) actuator with its effort bounds.
         let control_names: Vec<String> = match &ocp.controls {
             Some(c) => c.clone(),
