@@ -88,6 +88,9 @@ impl Elimination {
     ) -> Result<Self, ControlError> {
         let m = problem.nv();
         let minv = problem.mass_inverse();
+        if let (Some(qdes), false) = (qdes, tangents) {
+            return Self::actuators_only(problem, vstar, qdes);
+        }
         let mut b = Builder {
             l: DMatrix::zeros(m, m),
             z: DMatrix::zeros(m, m),
@@ -152,6 +155,60 @@ impl Elimination {
         let vhat = vstar + z.transpose() * &c;
         Ok(Self {
             labels: b.labels,
+            l,
+            z,
+            c,
+            mt,
+            vhat,
+        })
+    }
+
+    /// [`Elimination::build`] with the actuator rows alone (X = P, b = q̇_des), as one dense
+    /// Cholesky of `P M⁻¹ Pᵀ` instead of row-by-row bordering (the same factor in the same
+    /// row order; the same independence test on each pivot, `L_aa² > INDEPENDENCE_TOL ·
+    /// (P M⁻¹ Pᵀ)_aa`).
+    fn actuators_only(
+        problem: &IdProblem,
+        vstar: &DVector<f64>,
+        qdes: &DVector<f64>,
+    ) -> Result<Self, ControlError> {
+        let p = problem.selection();
+        let minv = problem.mass_inverse();
+        let nu = p.nrows();
+        let a = p * minv;
+        let gram = &a * p.transpose();
+        let mut l = DMatrix::zeros(nu, nu);
+        for j in 0..nu {
+            let mut d = gram[(j, j)];
+            for k in 0..j {
+                d -= l[(j, k)] * l[(j, k)];
+            }
+            if !(d.is_finite() && d > INDEPENDENCE_TOL * gram[(j, j)]) {
+                return Err(ControlError::InvalidInput(format!(
+                    "actuator {j} acts on a DOF already actuated (P is rank deficient)"
+                )));
+            }
+            let ljj = d.sqrt();
+            l[(j, j)] = ljj;
+            for i in j + 1..nu {
+                let mut v = gram[(i, j)];
+                for k in 0..j {
+                    v -= l[(i, k)] * l[(j, k)];
+                }
+                l[(i, j)] = v / ljj;
+            }
+        }
+        let mut z = a;
+        let mut c = qdes - p * vstar;
+        if nu > 0 {
+            l.solve_lower_triangular_mut(&mut z);
+            l.solve_lower_triangular_mut(&mut c);
+        }
+        let mut mt = minv - z.tr_mul(&z);
+        mt = (&mt + mt.transpose()) * 0.5;
+        let vhat = vstar + z.tr_mul(&c);
+        Ok(Self {
+            labels: (0..nu).map(RowLabel::Actuator).collect(),
             l,
             z,
             c,
