@@ -21,7 +21,7 @@
 
 use super::ModelSystem;
 use crate::nlp::Real;
-use num_dual::Dual2SVec64;
+use num_dual::{Dual2SVec64, Dual64};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -143,11 +143,15 @@ fn compose<T: Real>(
     let terms = inner(sys, group, &z0)?;
     let m = z.len();
     let d: Vec<T> = z.iter().zip(&z0).map(|(x, x0)| *x - T::from(*x0)).collect();
-    // δᵢδⱼ once for all functions (zero for plain f64 and first-order duals)
-    let mut products = Vec::with_capacity(m * (m + 1) / 2);
-    for i in 0..m {
-        for j in 0..=i {
-            products.push(d[i] * d[j]);
+    // δᵢδⱼ once for all functions; they vanish for first-order duals (the Jacobian pass),
+    // which then skip the second-order terms
+    let first_order = std::any::TypeId::of::<T>() == std::any::TypeId::of::<Dual64>();
+    let mut products = Vec::with_capacity(if first_order { 0 } else { m * (m + 1) / 2 });
+    if !first_order {
+        for i in 0..m {
+            for j in 0..=i {
+                products.push(d[i] * d[j]);
+            }
         }
     }
     Some(
