@@ -68,6 +68,7 @@ fn particle_ocp_with(scheme: Scheme) -> (f64, usize, f64) {
         terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
         y_bounds: None,
         control_weight: 0.1,
+        tracking: vec![],
     };
     let o = {
         let mut o = FesdOptions::default();

@@ -366,6 +366,7 @@ pub fn horizon(
         terminal: vec![(0, target_x), (1, 0.4), (2, 0.0), (3, 0.0)],
         y_bounds: Some((lo, hi)),
         control_weight: t_end / n_steps as f64,
+        tracking: vec![],
     }
 }
 

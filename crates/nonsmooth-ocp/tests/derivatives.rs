@@ -28,6 +28,7 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         terminal: vec![],
         y_bounds: None,
         control_weight: 0.2,
+        tracking: vec![],
     };
     let o = {
         let mut o = FesdOptions::default();
@@ -53,6 +54,7 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         clock: nonsmooth_ocp::fesd::Clock::Terminal(0.4),
         global_speed: true,
         control_weight: 1.0,
+        tracking: vec![],
         ..hz
     };
     let (nlp, layout, _) = build(&tf, &hz, &o).unwrap();
@@ -242,6 +244,7 @@ fn bad_inputs_are_typed_errors() {
         terminal: vec![],
         y_bounds: None,
         control_weight: 0.0,
+        tracking: vec![],
     };
     assert!(build(&tf, &hz, &FesdOptions::default()).is_err());
     hz.y0 = vec![1.0, 0.0, f64::NAN];
@@ -278,6 +281,7 @@ fn infeasible_ocp_reports_violation() {
         terminal: vec![(0, 0.5), (1, 0.0)],
         y_bounds: None,
         control_weight: 0.0,
+        tracking: vec![],
     };
     let o = {
         let mut o = FesdOptions::default();

@@ -29,6 +29,7 @@ fn drop_horizon() -> Horizon {
         terminal: vec![],
         y_bounds: None,
         control_weight: 0.0,
+        tracking: vec![],
     }
 }
 

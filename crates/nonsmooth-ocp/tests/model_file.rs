@@ -271,3 +271,51 @@ fn particle_model_file_is_the_hand_coded_point_mass() {
         );
     }
 }
+
+/// `[ocp.cost] track` adds Σ_k (T/N) w (y_i(t_k) − target)² at the control-interval ends:
+/// at the trivial initialization (y = y₀ everywhere) the objective grows by N (T/N) w
+/// (y₀ᵢ − target)²; a tracking key the model lacks is named with its line.
+#[test]
+fn tracking_cost_adds_the_running_term() {
+    use nonsmooth_ocp::fesd::build;
+    use nonsmooth_solvers::nlp::ipopt::Nlp;
+    let objective_at_start = |text: &str| {
+        let p = parse(text).unwrap();
+        let (nlp, layout, x0) = build(&p.tf, &p.horizon, &p.options).unwrap();
+        // v_x at the end of each control interval (the last element of each)
+        let el = &layout.elems;
+        let ends: Vec<f64> = (0..el.len())
+            .filter(|&i| i + 1 == el.len() || el[i + 1].step != el[i].step)
+            .map(|i| x0[el[i].y_end + 2])
+            .collect();
+        (nlp.objective(&x0).unwrap(), p, ends)
+    };
+    let (plain, _, _) = objective_at_start(&problem_text());
+    let text = problem_text().replace(
+        "[ocp.terminal]",
+        "[ocp.cost]\ntrack.v.x = { target = 0.5, weight = 2.0 }\n\n[ocp.terminal]",
+    );
+    let (tracked, p, ends) = objective_at_start(&text);
+    assert_eq!(p.horizon.tracking.len(), 1);
+    assert_eq!(ends.len(), p.horizon.n_steps);
+    let dt = p.t_final / p.horizon.n_steps as f64;
+    let expected: f64 = ends.iter().map(|v| dt * 2.0 * (v - 0.5).powi(2)).sum();
+    assert!(
+        ((tracked - plain) - expected).abs() < 1e-9 * expected,
+        "{tracked} − {plain} vs {expected}"
+    );
+    let bad = problem_text().replace(
+        "[ocp.terminal]",
+        "[ocp.cost]\ntrack.q.z = { target = 0.5, weight = 2.0 }\n\n[ocp.terminal]",
+    );
+    let line = bad
+        .lines()
+        .position(|l| l.starts_with("track.q.z"))
+        .unwrap()
+        + 1;
+    let e = parse(&bad).err().expect("an error").to_string();
+    assert!(
+        e.contains(&format!(":{line}:")) && e.contains("ocp.cost.track.q.z"),
+        "{e}"
+    );
+}

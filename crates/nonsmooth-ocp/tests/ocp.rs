@@ -66,6 +66,7 @@ fn particle(n: usize) -> (Arc<TimeFreezing<PointMass>>, Horizon) {
         terminal: vec![(0, 3.0), (1, 0.0), (2, 0.0), (3, 0.0)],
         y_bounds: None,
         control_weight: 2.0 / n as f64,
+        tracking: vec![],
     };
     (tf, hz)
 }

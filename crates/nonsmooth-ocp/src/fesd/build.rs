@@ -50,6 +50,18 @@ pub(super) fn build_nlp<C: Cls>(
             "y0 must have {ny} finite entries"
         )));
     }
+    if let Some(t) = hz.tracking.iter().find(|t| {
+        t.index >= ny || !(t.weight.is_finite() && t.weight >= 0.0) || !t.target.is_finite()
+    }) {
+        return Err(OcpError::InvalidInput(format!(
+            "tracking term {t:?}: the index must be below {ny}, the weight finite and ≥ 0, the target finite"
+        )));
+    }
+    // physical length of a control interval for the running tracking cost
+    let nominal_interval = match hz.clock {
+        Clock::Stagewise(t) | Clock::Terminal(t) => t / hz.n_steps.max(1) as f64,
+        Clock::Free => hz.step_len,
+    };
     if hz.u_bounds.len() != hz.n_steps
         || hz
             .u_bounds
@@ -479,6 +491,20 @@ pub(super) fn build_nlp<C: Cls>(
                     weight: o.mpcc.soft_terminal / o.mpcc.sigma0,
                 },
                 idx,
+            )?;
+        }
+        // running tracking cost at the interval's end (y_prev: its last point)
+        for tr in hz
+            .tracking
+            .iter()
+            .filter(|t| t.weight > 0.0 && t.index < ny)
+        {
+            nlp.add_objective(
+                FesdBlock::Terminal {
+                    target: vec![tr.target],
+                    weight: tr.weight * nominal_interval,
+                },
+                vec![y_prev + tr.index],
             )?;
         }
         if hz.control_weight > 0.0 {

@@ -445,6 +445,7 @@ pub fn simulate<C: Cls>(
             terminal: vec![],
             y_bounds: None,
             control_weight: 0.0,
+            tracking: vec![],
         };
         let (mut nlp, layout, mut x0) = build_nlp(tf, &hz, o, false)?;
         // warm start of the mode: every α from the previous step's last stage

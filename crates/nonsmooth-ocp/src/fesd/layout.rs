@@ -94,6 +94,21 @@ pub struct Horizon {
     /// lasting T/N), otherwise w Σ_k ‖u_k‖² (t_{k+1} − t_k) with the clock values at the
     /// interval ends (w = 1: the physical-time integral, whatever each interval lasts).
     pub control_weight: f64,
+    /// Running tracking cost Σ_k Δt w (y_i(t_k) − target)² at the control-interval ends,
+    /// Δt = T/N the nominal interval length (empty: none).
+    pub tracking: Vec<Tracking>,
+}
+
+/// One term of [`Horizon::tracking`]: state component `index` tracked toward `target` with
+/// weight `weight` (per second).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracking {
+    /// Index of the state component in y = (q, v, t).
+    pub index: usize,
+    /// Target value.
+    pub target: f64,
+    /// Weight w ≥ 0.
+    pub weight: f64,
 }
 
 /// How the physical clock t (the last state of y) is tied to the control grid.

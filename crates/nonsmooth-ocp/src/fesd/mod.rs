@@ -51,7 +51,7 @@ pub use homotopy::{homotopy, NlpLog};
 pub use integrator::{
     initial_mode, simulate, solve_fixed_mode, trajectory, Mode, SimResult, Trajectory,
 };
-pub use layout::{Clock, ElementIdx, Horizon, Layout};
+pub use layout::{Clock, ElementIdx, Horizon, Layout, Tracking};
 pub(crate) use options::write_checkpoint;
 pub use options::{
     CutStep, Discretization, DiscretizationBuilder, FesdOptions, MpccStrategy, MpccStrategyBuilder,

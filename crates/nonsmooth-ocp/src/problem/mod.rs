@@ -457,6 +457,7 @@ impl OcpProblem {
             terminal: p.ocp.terminal,
             y_bounds: None,
             control_weight,
+            tracking: vec![],
         };
         let continuation = continuation_spec(
             ContinuationKeys {

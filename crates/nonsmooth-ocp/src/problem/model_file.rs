@@ -11,6 +11,7 @@
 //!                                #   effort_limit (the control bounds)
 //! [ocp.cost]
 //! effort = 1.0                   # weight of ∫ ‖u‖² dt (default 1)
+//! track.q.y = { target = 0.3, weight = 10.0 }   # + Σ_k (T/N) w (y(t_k) − target)²
 //! [ocp.terminal]                 # final values of named coordinates
 //! q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
 //! v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
@@ -35,7 +36,7 @@
 //! and `ocp.global_speed` as in the other problem files).
 
 use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, StanceSpec};
-use crate::fesd::{FesdOptions, Horizon};
+use crate::fesd::{FesdOptions, Horizon, Tracking};
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::tf::TimeFreezing;
 use crate::OcpError;
@@ -89,10 +90,19 @@ struct OcpKeys {
 #[serde(deny_unknown_fields)]
 struct CostKeys {
     effort: Option<f64>,
+    #[serde(default)]
+    track: CoordinateValues<TrackKeys>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct TrackKeys {
+    target: f64,
+    weight: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, bound(deserialize = "V: Deserialize<'de>"))]
 struct CoordinateValues<V> {
     #[serde(default)]
     q: BTreeMap<String, V>,
@@ -356,6 +366,29 @@ impl ModelProblem {
                 terminal.push((i, value));
             }
         }
+        // Running tracking cost.
+        let mut tracking = Vec::new();
+        for (kind, map) in [("q", &ocp.cost.track.q), ("v", &ocp.cost.track.v)] {
+            for (key, t) in map {
+                let index = index("cost", kind, key).map_err(|_| {
+                    at.err(
+                        &["ocp", "cost", "track", kind, key],
+                        format!("the model has no coordinate \"{key}\" in {kind}"),
+                    )
+                })?;
+                if !(t.target.is_finite() && t.weight.is_finite() && t.weight >= 0.0) {
+                    return Err(at.err(
+                        &["ocp", "cost", "track", kind, key],
+                        "needs a finite target and a finite weight ≥ 0".into(),
+                    ));
+                }
+                tracking.push(Tracking {
+                    index,
+                    target: t.target,
+                    weight: t.weight,
+                });
+            }
+        }
         // Path constraints on points of bodies: point bounds, then obstacles.
         let body_of = |list: &str, k: usize, name: &str| {
             model.body_index(name).ok_or_else(|| {
@@ -429,6 +462,7 @@ impl ModelProblem {
             terminal,
             y_bounds: bounded.then_some((y_lo, y_hi)),
             control_weight: weight * effort,
+            tracking,
         };
         let options = spec.fesd.apply(point_mass_options(), &bad)?;
         let state_names = q_names
