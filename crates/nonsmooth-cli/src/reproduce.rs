@@ -125,6 +125,27 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     // The report covers the experiments that ran (all of them with --all).
     let path = args.out.join("report.html");
     write_report(&path, &entries, args.quick)?;
+    // The papers' tables that several experiments fill (a row each), merged, with their
+    // agreeing share: tables.json beside the report.
+    let merged = nonsmooth_report::html::merged_tables(entries.iter().filter_map(|e| match e {
+        ReportEntry::Ran(o) => Some(o.as_ref()),
+        ReportEntry::Failed { .. } => None,
+    }));
+    let tables: Vec<serde_json::Value> = merged
+        .iter()
+        .map(|t| {
+            let (agree, cells) = t.agreement();
+            serde_json::json!({
+                "name": t.name,
+                "title": t.title,
+                "agreeing_cells": agree,
+                "measured_cells": cells,
+                format!("{}_agreement", t.name): if cells > 0 { agree as f64 / cells as f64 } else { f64::NAN },
+                "table": t,
+            })
+        })
+        .collect();
+    nonsmooth_report::table::write_json(&args.out.join("tables.json"), &tables)?;
     if args.output.json {
         let items: Vec<serde_json::Value> = entries
             .iter()

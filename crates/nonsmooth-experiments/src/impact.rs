@@ -68,6 +68,7 @@ fn samples(ctx: &RunContext, full_log2: u32, quick_log2: u32) -> usize {
     1usize << if ctx.quick { quick_log2 } else { full_log2 }
 }
 
+/// Algorithm 2 on `count` samples (in parallel), with the wall time of the set (s).
 fn run_set(
     id: &str,
     ctx: &RunContext,
@@ -75,20 +76,46 @@ fn run_set(
     h: f64,
     n: usize,
     count: usize,
-) -> Result<ApproxResult, ReportError> {
+) -> Result<(ApproxResult, f64), ReportError> {
     (ctx.progress)(&format!("{count} samples, h = {h}, N = {n}"));
-    approximate(
+    let start = std::time::Instant::now();
+    let res = approximate(
         p,
         &SimSettings::new(h, n),
         0.0,
         count,
         CapSampler::Sobol { seed: 1 },
     )
-    .map_err(|e| fail(id, e))
+    .map_err(|e| fail(id, e))?;
+    Ok((res, start.elapsed().as_secs_f64()))
+}
+
+/// Title of seed 001's Table 3 beside ours (rows from the five scenes' experiments).
+const TABLE3_TITLE: &str = "Halm & Posa (seed 001) Table 3: computational performance of \
+post-impact set sampling. Times: the paper's MATLAB with PATH on a 2.4 GHz Core i5, one sample \
+after another; ours: the wall time of the whole set on this machine's cores, per sample and \
+per LCP. LCP counts agree within ±30 %, times when ours is at most twice the paper's";
+
+/// This scene's row of seed 001's Table 3 (`paper`: LCPs per sample, seconds per sample,
+/// seconds per LCP) beside the metrics of [`common_checks`].
+fn table3_row(out: &mut ExperimentOutcome, example: &str, paper: [f64; 3]) {
+    out.paper_table(
+        "table3",
+        TABLE3_TITLE,
+        &["LCPs / sample", "time / sample [s]", "time / LCP [s]"],
+        vec![(
+            example.to_string(),
+            vec![
+                Some(("mean_lcps_per_sample".into(), paper[0], 0.3 * paper[0])),
+                Some(("time_per_sample_s".into(), paper[1], paper[1])),
+                Some(("time_per_lcp_s".into(), paper[2], paper[2])),
+            ],
+        )],
+    );
 }
 
 /// Common metrics of every set: acceptance, energy, residual, non-collision.
-fn common_checks(p: &ImpactProblem, res: &ApproxResult, out: &mut ExperimentOutcome) {
+fn common_checks(p: &ImpactProblem, res: &ApproxResult, seconds: f64, out: &mut ExperimentOutcome) {
     let k0 = p.kinetic_energy(&p.v);
     let energy_ok = res.all_energy_monotone
         && res
@@ -101,6 +128,11 @@ fn common_checks(p: &ImpactProblem, res: &ApproxResult, out: &mut ExperimentOutc
         .map(|v| p.normal_velocities(v).min())
         .fold(f64::INFINITY, f64::min);
     out.metric("mean_lcps_per_sample", res.mean_lcps);
+    let per_sample = seconds / res.samples.len().max(1) as f64;
+    out.metric("time_per_sample_s", per_sample);
+    if res.mean_lcps > 0.0 {
+        out.metric("time_per_lcp_s", per_sample / res.mean_lcps);
+    }
     out.metric("accepted_samples", res.outputs.len() as f64);
     out.metric("rejected_samples", res.rejected as f64);
     out.metric("energy_never_increases", if energy_ok { 1.0 } else { 0.0 });
@@ -195,8 +227,8 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     let ap_rest = ap.iter().map(|v| v.norm()).fold(0.0, f64::max);
     let ab = sequential(&p, &[0, 1], 10, 2.2e-6).map_err(|e| fail(id, e))?;
     let ba = sequential(&p, &[1, 0], 10, 2.2e-6).map_err(|e| fail(id, e))?;
-    let res = run_set(id, ctx, &p, 0.3, 10, samples(ctx, 14, 12))?;
-    common_checks(&p, &res, out);
+    let (res, seconds) = run_set(id, ctx, &p, 0.3, 10, samples(ctx, 14, 12))?;
+    common_checks(&p, &res, seconds, out);
     let mut a_axis = Vec::new();
     let mut b_axis = Vec::new();
     let mut max_sep: f64 = 0.0;
@@ -247,6 +279,7 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
         "Fig. 9: segments filled (gaps < 0.01)",
     );
     out.expect("mean_lcps_per_sample", 2.67, 0.3 * 2.67, "Table 3 (±30%)");
+    table3_row(out, "Rocking Block", [2.67, 2.1e-3, 8.0e-4]);
     write_samples(ctx, &p, &res, "samples.csv", out)?;
     scatter(
         ctx,
@@ -368,8 +401,8 @@ fn compass_gait(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     let id = "impact-compass-gait";
     let p = models::compass_gait().map_err(|e| fail(id, e))?;
     let (ap, exhaustive) = ap_vs(&p, id)?;
-    let res = run_set(id, ctx, &p, 0.25, 5, samples(ctx, 20, 12))?;
-    common_checks(&p, &res, out);
+    let (res, seconds) = run_set(id, ctx, &p, 0.25, 5, samples(ctx, 20, 12))?;
+    common_checks(&p, &res, seconds, out);
     let set = contact_coords(&p, &res.outputs);
     let apc = contact_coords(&p, &ap);
     let d = sets::directed_hausdorff(&apc, &set);
@@ -394,6 +427,7 @@ fn compass_gait(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         "Fig. 10: set contains the AP solutions",
     );
     out.expect("mean_lcps_per_sample", 2.27, 0.3 * 2.27, "Table 3 (±30%)");
+    table3_row(out, "Compass Gait", [2.27, 1.9e-3, 8.5e-4]);
     write_samples(ctx, &p, &res, "samples.csv", out)?;
     scatter(
         ctx,
@@ -415,8 +449,8 @@ fn box_wall(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     let (ap, _) = ap_vs(&p, id)?;
     let ba = sequential(&p, &[1, 0], 10, 2.2e-6).map_err(|e| fail(id, e))?;
     let ab = sequential(&p, &[0, 1], 10, 2.2e-6).map_err(|e| fail(id, e))?;
-    let res = run_set(id, ctx, &p, 2.0, 5, samples(ctx, 18, 10))?;
-    common_checks(&p, &res, out);
+    let (res, seconds) = run_set(id, ctx, &p, 2.0, 5, samples(ctx, 18, 10))?;
+    common_checks(&p, &res, seconds, out);
     let set = contact_coords(&p, &res.outputs);
     let b_sliding = set.iter().any(|c| c[1].abs() < 1e-6 && c[3].abs() > 1e-3);
     let rest = contact_coords(&p, &[DVector::zeros(3)]);
@@ -468,6 +502,7 @@ fn box_wall(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         "Fig. 11: set contains sequential",
     );
     out.expect("mean_lcps_per_sample", 1.97, 0.3 * 1.97, "Table 3 (±30%)");
+    table3_row(out, "Box and Wall", [1.97, 1.6e-3, 8.1e-4]);
     write_samples(ctx, &p, &res, "samples.csv", out)?;
     scatter(
         ctx,
@@ -487,8 +522,8 @@ fn ramone(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
     let id = "impact-ramone";
     let p = models::ramone().map_err(|e| fail(id, e))?;
     let (ap, _) = ap_vs(&p, id)?;
-    let res = run_set(id, ctx, &p, 1.0, 10, samples(ctx, 20, 8))?;
-    common_checks(&p, &res, out);
+    let (res, seconds) = run_set(id, ctx, &p, 1.0, 10, samples(ctx, 20, 8))?;
+    common_checks(&p, &res, seconds, out);
     out.metric("ap_solution_count", ap.len() as f64);
     out.expect(
         "ap_solution_count",
@@ -573,6 +608,7 @@ fn ramone(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
         ));
     }
     out.expect("mean_lcps_per_sample", 3.20, 0.3 * 3.20, "Table 3 (±30%)");
+    table3_row(out, "RAMone", [3.20, 2.2e-3, 7.0e-4]);
     out.notes.push(
         "RAMone parameters from the authors' Results.m (function RAMone), after Remy's RAMone \
          model: trunk 7.9026 kg, thigh 0.7887 kg, shank 0.510 kg, inertias 0.08/0.00221/0.00652"
@@ -597,8 +633,8 @@ fn disks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
     let id = "impact-disks";
     let p = models::disks().map_err(|e| fail(id, e))?;
     let (ap, _) = ap_vs(&p, id)?;
-    let res = run_set(id, ctx, &p, 1.0, 10, samples(ctx, 20, 8))?;
-    common_checks(&p, &res, out);
+    let (res, seconds) = run_set(id, ctx, &p, 1.0, 10, samples(ctx, 20, 8))?;
+    common_checks(&p, &res, seconds, out);
     let k0 = p.kinetic_energy(&p.v);
     let all_dissipative = res
         .outputs
@@ -618,6 +654,7 @@ fn disks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         0.3 * 9.04,
         "Table 3 (±30 %, as the other scenes' checks)",
     );
+    table3_row(out, "Disk Stacking", [9.04, 1.1e-2, 1.3e-3]);
     out.expect("all_dissipative", 1.0, 0.0, "paper E5");
     out.expect(
         "non_rest_fraction",
@@ -654,7 +691,7 @@ fn disks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
 fn compliant_sweep(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     let id = "impact-compliant-sweep";
     let p = models::rocking_block().map_err(|e| fail(id, e))?;
-    let res = run_set(id, ctx, &p, 0.3, 10, samples(ctx, 14, 10))?;
+    let (res, _) = run_set(id, ctx, &p, 0.3, 10, samples(ctx, 14, 10))?;
     let count = if ctx.quick { 11 } else { 51 };
     let mut outcomes = Vec::new();
     for j in 0..count {

@@ -171,6 +171,16 @@ measure, they do not pass){} — total run time {:.1} s.</p>\n",
                 ReportEntry::Ran(o) => render_outcome(&mut html, o, dir),
             }
         }
+        let merged = merged_tables(entries.iter().filter_map(|e| match e {
+            ReportEntry::Ran(o) if paper_of(e) == **paper => Some(o.as_ref()),
+            _ => None,
+        }));
+        if !merged.is_empty() {
+            html.push_str("<h3>Tables across experiments</h3>\n");
+            for t in &merged {
+                render_paper_table(&mut html, t);
+            }
+        }
     }
     // Marks the page with the number of figures that failed to render, for headless checks
     // (scripts/report_check.sh); inline SVG cannot fail, linked images can.
@@ -288,6 +298,34 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
     }
 }
 
+/// The tables that several experiments fill row by row (a row per scene, e.g. seed 001's
+/// Table 3), merged in experiment order into one table per name and columns; tables of a
+/// single experiment are left to it.
+pub fn merged_tables<'a>(
+    outcomes: impl Iterator<Item = &'a ExperimentOutcome>,
+) -> Vec<crate::PaperTable> {
+    let mut merged: Vec<(crate::PaperTable, usize)> = Vec::new();
+    for o in outcomes {
+        for t in &o.tables {
+            match merged
+                .iter_mut()
+                .find(|(m, _)| m.name == t.name && m.columns == t.columns)
+            {
+                Some((m, n)) => {
+                    m.rows.extend(t.rows.iter().cloned());
+                    *n += 1;
+                }
+                None => merged.push((t.clone(), 1)),
+            }
+        }
+    }
+    merged
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(t, _)| t)
+        .collect()
+}
+
 /// A paper's table beside ours: each cell "paper / ours", marked agree or disagree, and the
 /// agreement count under it.
 fn render_paper_table(html: &mut String, t: &crate::PaperTable) {
@@ -349,6 +387,38 @@ pub fn write_report(path: &Path, entries: &[ReportEntry], quick: bool) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_filled_by_several_experiments_is_merged_with_its_agreement() {
+        let scene = |id: &str, ours: f64| {
+            let mut o = ExperimentOutcome {
+                id: id.into(),
+                paper: "Seed 9".into(),
+                ..Default::default()
+            };
+            o.metric("lcps", ours);
+            o.paper_table(
+                "table3",
+                "Table 3",
+                &["LCPs"],
+                vec![(id.into(), vec![Some(("lcps".into(), 2.0, 0.5))])],
+            );
+            o
+        };
+        let (a, b) = (scene("a", 2.2), scene("b", 4.0));
+        let merged = merged_tables([&a, &b].into_iter());
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].rows.len(), 2);
+        assert_eq!(merged[0].agreement(), (1, 2));
+        // a table of one experiment only stays with it
+        assert!(merged_tables([&a].into_iter()).is_empty());
+        let html = render_report(
+            &[ReportEntry::Ran(Box::new(a)), ReportEntry::Ran(Box::new(b))],
+            false,
+        );
+        assert!(html.contains("Tables across experiments"), "{html}");
+        assert!(html.contains("1 of 2 measured cells agree"), "{html}");
+    }
 
     #[test]
     fn a_paper_table_counts_agreeing_measured_cells_and_shows_each() {
