@@ -5,7 +5,8 @@
 //! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_particle.toml` and
 //! `examples/ocp_hopper.toml` (`[model] kind = "hopper"`). Outputs: trajectory CSVs in
 //! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
-//! (trajectory, controls; hopper: the animation frame strip `frames.svg`) and the NLP's
+//! (trajectory, controls; hopper: the animation frame strip `frames.svg`; a problem on a
+//! model file: the offline trajectory viewer `viewer.html`) and the NLP's
 //! primal point `point.json` (`{"variables": n, "x": [...]}`, rewritten after every
 //! converged NLP while the run goes on, so an interrupted run leaves its last converged
 //! point), from which `--start` runs the homotopy again (e.g. another σ₀ or κ after a long
@@ -97,10 +98,37 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
                     state: p.state_names.clone(),
                     controls: p.control_names.clone(),
                 },
-                extra: &|_, _| Ok(()),
+                extra: &|sol, dir| model_viewer(p.tf.cls.model(), sol, dir),
             },
         ),
     }
+}
+
+/// `viewer.html`: the optimal motion of a model-file problem in the offline trajectory viewer
+/// (the stage points in physical time; frozen impact phases collapse to their end).
+fn model_viewer(
+    model: &nonsmooth_core::Model,
+    sol: &OcpSolution,
+    dir: &Path,
+) -> Result<(), CliError> {
+    let (nq, nv) = (model.nq(), model.nv());
+    let mut states: Vec<nonsmooth_core::State> = Vec::new();
+    for y in &sol.traj.y {
+        let t = y[nq + nv];
+        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
+            continue;
+        }
+        states.push(nonsmooth_core::State {
+            q: nalgebra::DVector::from_column_slice(&y[..nq]),
+            v: nalgebra::DVector::from_column_slice(&y[nq..nq + nv]),
+            t,
+        });
+    }
+    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
+    let scene =
+        nonsmooth_sim::viewer::scene(model, &traj, format!("{}: optimal motion", model.name));
+    nonsmooth_report::viewer::write_viewer_html(&dir.join("viewer.html"), &scene)?;
+    Ok(())
 }
 
 /// What a problem adds to the common outputs: column names and model-specific files.

@@ -412,6 +412,31 @@ fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
     assert!(quiet.status.success() && quiet.stdout.is_empty());
 }
 
+/// A problem on a model file: outputs named after the model's coordinates and actuators, and
+/// the optimal motion in the offline viewer.
+#[test]
+fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
+    let out_dir = scratch("ocp-model");
+    run_ok(
+        bin()
+            .args([
+                "ocp",
+                example("ocp_particle_model.toml").to_str().unwrap(),
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out_dir),
+    );
+    let read = |f: &str| std::fs::read_to_string(out_dir.join(f)).expect(f);
+    let header = |f: &str| read(f).lines().next().unwrap_or_default().to_string();
+    assert_eq!(header("trajectory_physical_time.csv"), "t,x.q,y.q,x.v,y.v");
+    assert_eq!(header("controls.csv"), "t_start,s,force_x");
+    let page = read("viewer.html");
+    assert!(page.contains("particle: optimal motion"), "viewer title");
+    let summary: serde_json::Value = serde_json::from_str(&read("summary.json")).expect("JSON");
+    assert_eq!(summary["converged"], serde_json::Value::Bool(true));
+}
+
 /// The particle example with the terminal x(T) = `target` reached through the continuation
 /// `waypoints` (a TOML array), written into `dir`.
 fn particle_continuation(
