@@ -27,3 +27,11 @@ def test_mismatched_arrays_are_a_value_error(examples):
     with pytest.raises(ValueError, match="rows"):
         ns.view(model, {"t": traj["t"][:-1], "q": traj["q"], "v": traj["v"]})
     assert np.all(np.isfinite(traj["q"]))
+
+
+def test_an_optimal_control_result_shows_its_motion(examples):
+    # The particle of seed 002 Ex. 5 on its model file: the optimal motion in physical time.
+    model = ns.load_model(str(examples / "particle.toml"))
+    sol = ns.solve_ocp(path=str(examples / "ocp_particle_model.toml"))
+    page = ns.view(model, sol, title="particle OCP").page
+    assert "nonsmoothViewer" in page and "particle OCP" in page and "optimal control" in page
