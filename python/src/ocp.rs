@@ -47,6 +47,7 @@ fn solve_ocp<'py>(
         }
     }
     .map_err(ocp_err)?;
+    let names = problem.names();
     match &problem {
         Problem::PointMass(p) => solve(
             py,
@@ -55,7 +56,7 @@ fn solve_ocp<'py>(
             &p.options,
             p.continuation.as_ref(),
             None,
-            None,
+            &names,
         ),
         Problem::Hopper(p) => solve(
             py,
@@ -64,17 +65,9 @@ fn solve_ocp<'py>(
             &p.options,
             p.continuation.as_ref(),
             p.growth.as_ref(),
-            None,
+            &names,
         ),
-        Problem::Model(p) => solve(
-            py,
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            None,
-            None,
-            Some((&p.state_names, &p.control_names)),
-        ),
+        Problem::Model(p) => solve(py, &p.tf, &p.horizon, &p.options, None, None, &names),
     }
 }
 
@@ -86,22 +79,13 @@ fn solve<'py, C: Cls>(
     options: &FesdOptions,
     plan: Option<&ContinuationPlan>,
     growth: Option<&Growth<C>>,
-    names: Option<(&[String], &[String])>,
+    names: &(Vec<String>, Vec<String>),
 ) -> PyResult<Bound<'py, PyDict>> {
     let sol = py
         .detach(|| solve_with_plan(tf, horizon, options, plan, growth, &mut |_, _| {}))
         .map_err(|f| crate::errors::OcpError::new_err(f.to_string()))?;
     let ny = tf.ny();
-    let (state_names, control_names): (Vec<String>, Vec<String>) = match names {
-        Some((s, c)) => (s.to_vec(), c.to_vec()),
-        None => {
-            let nq = (ny - 1) / 2;
-            let mut s: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
-            s.extend((0..nq).map(|i| format!("v{}", i + 1)));
-            s.push("t".into());
-            (s, (0..tf.cls.nu()).map(|i| format!("u{}", i + 1)).collect())
-        }
-    };
+    let (state_names, control_names) = names.clone();
     let d = PyDict::new(py);
     d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;
     let y: Vec<DVector<f64>> = sol

@@ -61,6 +61,10 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     let problem = Problem::from_file(&args.problem).map_err(usage)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
+    let names = || {
+        let (state, controls) = problem.names();
+        Names { state, controls }
+    };
     match &problem {
         Problem::PointMass(p) => solve_and_write(
             &p.tf,
@@ -70,7 +74,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             None,
             args,
             &Outputs {
-                names: Names::numbered(p.tf.ny(), p.tf.cls.nu()),
+                names: names(),
                 extra: &|_, _| Ok(()),
             },
         ),
@@ -82,7 +86,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             p.growth.as_ref(),
             args,
             &Outputs {
-                names: Names::numbered(p.tf.ny(), p.tf.cls.nu()),
+                names: names(),
                 extra: &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
             },
         ),
@@ -94,10 +98,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             None,
             args,
             &Outputs {
-                names: Names {
-                    state: p.state_names.clone(),
-                    controls: p.control_names.clone(),
-                },
+                names: names(),
                 extra: &|sol, dir| model_viewer(p.tf.cls.model(), sol, dir),
             },
         ),
@@ -141,20 +142,6 @@ struct Outputs<'a> {
 struct Names {
     state: Vec<String>,
     controls: Vec<String>,
-}
-
-impl Names {
-    /// `q1 … v1 … t` and `u1 …` for the built-in models.
-    fn numbered(ny: usize, nu: usize) -> Self {
-        let nq = (ny - 1) / 2;
-        let mut state: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
-        state.extend((0..nq).map(|i| format!("v{}", i + 1)));
-        state.push("t".into());
-        Names {
-            state,
-            controls: (0..nu).map(|i| format!("u{}", i + 1)).collect(),
-        }
-    }
 }
 
 /// Type of the model-specific extra output (the hopper's frame strip).

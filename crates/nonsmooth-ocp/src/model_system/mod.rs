@@ -350,10 +350,26 @@ impl ModelSystem {
     /// Generalized force `Pᵀ u + f_passive(v) − h(q, v)` (RNEA with gravity).
     fn forces<T: Real>(&self, q: &DVector<T>, v: &DVector<T>, u: &[T]) -> DVector<T> {
         let mut f = passive_force(&self.model, v) - bias_force(&self.model, q, v);
+        self.add_controls(f.as_mut_slice(), u);
+        f
+    }
+
+    /// Adds the actuator forces `Pᵀ u` to the generalized force `f`.
+    fn add_controls<T: Real>(&self, f: &mut [T], u: &[T]) {
         for (&(k, gear), &uk) in self.controls.iter().zip(u) {
             f[k] += uk * T::from(gear);
         }
-        f
+    }
+
+    /// The entries of M(q)⁻¹, row major (the identity when M cannot be factored, so that an
+    /// NLP evaluation stays finite).
+    fn minv_entries<T: Real>(&self, q: &[T]) -> Vec<T> {
+        let nq = q.len();
+        let m = self
+            .factor(&DVector::from_column_slice(q))
+            .map(|c| c.inverse())
+            .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
+        (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
     }
 
     /// The Cholesky factor of M(q) (CRBA, RBDA §6.2); a singular M (massless chain) leaves
@@ -378,19 +394,11 @@ impl ModelSystem {
     pub(crate) fn q_terms<T: Real>(&self, q: &[T]) -> Vec<T> {
         let nq = q.len();
         let (gap, n, b) = self.direct_contact_frame(q, true);
-        let minv = self
-            .factor(&DVector::from_column_slice(q))
-            .map(|c| c.inverse())
-            .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
         let mut out = Vec::with_capacity(1 + 2 * nq + nq * nq + self.path.len());
         out.push(gap);
         out.extend(n);
         out.extend(b);
-        for i in 0..nq {
-            for j in 0..nq {
-                out.push(minv[(i, j)]);
-            }
-        }
+        out.extend(self.minv_entries(q));
         out.extend(self.direct_path(q));
         out
     }
@@ -472,12 +480,7 @@ impl ModelSystem {
             let all: Vec<T> = std::iter::once(gap).chain(n).chain(b).collect();
             all[outputs].to_vec()
         } else if outputs == minv {
-            let nq = q.len();
-            let m = self
-                .factor(&DVector::from_column_slice(q))
-                .map(|c| c.inverse())
-                .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
-            (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
+            self.minv_entries(q)
         } else if outputs == path {
             self.direct_path(q)
         } else {
@@ -544,9 +547,7 @@ impl Cls for ModelSystem {
                 .collect();
             return (free, rs);
         };
-        for (&(k, gear), &uk) in self.controls.iter().zip(u) {
-            f[k] += uk * T::from(gear);
-        }
+        self.add_controls(&mut f, u);
         let [_, _, _, range, _] = self.ranges();
         let minv = self.q_outputs(q, range);
         let nq = q.len();

@@ -739,6 +739,25 @@ impl Problem {
         }
     }
 
+    /// Names of the state y = (q, v, t) and of the controls: the model's coordinates and
+    /// actuators for a problem on a model file, `q1 … v1 … t` and `u1 …` for the built-in
+    /// models.
+    pub fn names(&self) -> (Vec<String>, Vec<String>) {
+        use crate::tf::Cls;
+        let numbered = |ny: usize, nu: usize| {
+            let nq = (ny - 1) / 2;
+            let mut state: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
+            state.extend((0..nq).map(|i| format!("v{}", i + 1)));
+            state.push("t".into());
+            (state, (0..nu).map(|i| format!("u{}", i + 1)).collect())
+        };
+        match self {
+            Self::PointMass(p) => numbered(p.tf.ny(), p.tf.cls.nu()),
+            Self::Hopper(p) => numbered(p.tf.ny(), p.tf.cls.nu()),
+            Self::Model(p) => (p.state_names.clone(), p.control_names.clone()),
+        }
+    }
+
     /// Reads and parses a problem file of either model.
     ///
     /// # Errors
