@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system libraries nonsmooth needs (OpenBLAS/LAPACK for Clarabel's SDP cones,
-# IPOPT for the optimal-control NLPs, pkg-config, Python 3 with venv for the bindings), if any
-# is missing. Idempotent.
+# IPOPT for the optimal-control NLPs, cmake, a C++ compiler and libclang to build HiGHS for the
+# MPCC active-set method's LPECs, pkg-config, Python 3 with venv for the bindings), if any is
+# missing. Idempotent.
 set -euo pipefail
 packages=(pkg-config libopenblas-dev liblapack-dev libblas-dev coinor-libipopt-dev gfortran
+          cmake g++ libclang-dev
           python3 python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do

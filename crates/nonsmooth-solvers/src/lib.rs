@@ -6,7 +6,10 @@
 //!   reduction;
 //! - [`conic`]: thin wrappers over Clarabel for QPs, QPs with second-order cones and (with
 //!   the `sdp` feature) semidefinite programs;
-//! - [`nlp`]: smooth nonlinear programs through IPOPT (with the `ipopt` feature).
+//! - [`nlp`]: smooth nonlinear programs through IPOPT (with the `ipopt` feature);
+//! - [`milp`]: mixed-integer linear programs through HiGHS (with the `milp` feature);
+//! - [`mpcc`]: programs with complementarity constraints to exact complementarity, by an
+//!   active-set method with LPECs (with the `mpcc` feature).
 //!
 //! Every solver returns a [`SolveStatus`], the solution and measured [`Residuals`], or a typed
 //! [`SolverError`].
@@ -18,6 +21,10 @@
 
 pub mod conic;
 pub mod lcp;
+#[cfg(feature = "milp")]
+pub mod milp;
+#[cfg(feature = "mpcc")]
+pub mod mpcc;
 pub mod nlp;
 pub mod status;
 

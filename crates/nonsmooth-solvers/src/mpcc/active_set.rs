@@ -1,0 +1,478 @@
+//! The active-set method's driver: phase I (relax, project, first feasible branch) and
+//! phase II (LPEC certificate or a better branch), see the [module docs](super).
+
+use super::branch::solve_branch;
+use super::lpec::{solve_lpec, LpecObjective};
+use super::relaxed::ScholtesNlp;
+use super::{ActiveSetSettings, Mpcc, MpccError, Side};
+use crate::nlp::cpu_clock::thread_cpu_seconds;
+use crate::nlp::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
+
+/// The stationarity verdict of a returned point.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// d = 0 solves the LPEC at the point: B-stationary for the MPCC linearized at the point.
+    BStationary {
+        /// The LPEC's optimal value (≥ −tol · ρ · max(1, ‖∇f‖∞)).
+        lpec_objective: f64,
+        /// The trust-region radius of the certifying LPEC.
+        trust_region: f64,
+    },
+    /// No certificate; the reason says why (trust region collapsed, iteration limit).
+    NotCertified {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// True for [`Verdict::BStationary`].
+    pub fn is_b_stationary(&self) -> bool {
+        matches!(self, Self::BStationary { .. })
+    }
+}
+
+/// One subproblem of the method.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ActiveSetLog {
+    /// `"relaxed"` (a Scholtes NLP), `"projection"` (phase I's LPEC), `"lpec"` (phase II)
+    /// or `"bnlp"`.
+    pub kind: &'static str,
+    /// σ of a relaxed NLP, ρ of an LPEC, 0 for a BNLP.
+    pub parameter: f64,
+    /// Objective: f for NLPs, the LPEC's optimal value for LPECs.
+    pub objective: f64,
+    /// Whether the subproblem succeeded (a BNLP: solved and accepted).
+    pub ok: bool,
+    /// Details (IPOPT's failure, the number of undecided pairs of an LPEC, …).
+    pub detail: String,
+    /// CPU seconds of the subproblem.
+    pub cpu_seconds: f64,
+}
+
+/// A point of the MPCC with exact complementarity and its verdict.
+#[derive(Debug, Clone)]
+pub struct MpccSolution {
+    /// The last accepted BNLP's solution (point, multipliers, objective).
+    pub solution: IpoptSolution,
+    /// Its branch (`true`: G_i = 0).
+    pub branch: Vec<bool>,
+    /// B-stationary or why not.
+    pub verdict: Verdict,
+    /// Largest |G_i H_i| (or negative side) at the point.
+    pub comp_residual: f64,
+    /// LPECs solved (phase I's projections included).
+    pub lpec_count: usize,
+    /// BNLPs solved.
+    pub bnlp_count: usize,
+    /// Relaxed NLPs of phase I (0 from a caller's relaxed point).
+    pub relaxed_count: usize,
+    /// Every subproblem in order.
+    pub log: Vec<ActiveSetLog>,
+    /// CPU seconds of the whole method.
+    pub cpu_seconds: f64,
+}
+
+/// Counters and log shared by the phases.
+struct Run<'s> {
+    settings: &'s ActiveSetSettings,
+    start: f64,
+    lpec: usize,
+    bnlp: usize,
+    relaxed: usize,
+    log: Vec<ActiveSetLog>,
+}
+
+impl Run<'_> {
+    fn elapsed(&self) -> f64 {
+        thread_cpu_seconds() - self.start
+    }
+
+    fn note(
+        &mut self,
+        kind: &'static str,
+        parameter: f64,
+        objective: f64,
+        ok: bool,
+        detail: String,
+        t0: f64,
+    ) {
+        let entry = ActiveSetLog {
+            kind,
+            parameter,
+            objective,
+            ok,
+            detail,
+            cpu_seconds: thread_cpu_seconds() - t0,
+        };
+        if self.settings.verbose {
+            eprintln!(
+                "active set: {:<10} {:>9.2e}  objective {:>14.8e}  {}  {} ({:.2} s)",
+                entry.kind,
+                entry.parameter,
+                entry.objective,
+                if entry.ok { "ok " } else { "no " },
+                entry.detail,
+                entry.cpu_seconds
+            );
+        }
+        self.log.push(entry);
+    }
+}
+
+/// Phase I by the Scholtes relaxation from `x0` (σ = σ₀ κ^k), projecting each relaxed point
+/// whose largest min(G_i, H_i) is at most the projection threshold; then phase II.
+pub fn solve(
+    mpcc: &Mpcc<'_>,
+    x0: &[f64],
+    settings: &ActiveSetSettings,
+) -> Result<MpccSolution, MpccError> {
+    mpcc.validate()?;
+    settings.validate()?;
+    let mut run = Run {
+        settings,
+        start: thread_cpu_seconds(),
+        lpec: 0,
+        bnlp: 0,
+        relaxed: 0,
+        log: vec![],
+    };
+    let mut relaxed = ScholtesNlp::new(mpcc, settings.sigma0).map_err(MpccError::InvalidInput)?;
+    let mut x = relaxed.clamp(x0);
+    let mut reason = String::from("no relaxed NLP was solved");
+    let mut sigma = settings.sigma0;
+    let options = relaxed_options(&settings.bnlp);
+    for _ in 0..settings.n_relaxations.max(1) {
+        relaxed.sigma = sigma;
+        let t0 = thread_cpu_seconds();
+        run.relaxed += 1;
+        match ipopt_solve(&relaxed, &x, None, &options) {
+            Ok(s) => {
+                run.note("relaxed", sigma, s.objective, true, String::new(), t0);
+                x = s.x;
+            }
+            Err(e) => {
+                run.note("relaxed", sigma, f64::NAN, false, e.to_string(), t0);
+                reason = format!("relaxed NLP at σ = {sigma:.1e}: {e}");
+            }
+        }
+        if largest_min_side(mpcc, &x) <= settings.projection_threshold {
+            match project(mpcc, &x, &mut run) {
+                Ok((branch, sol)) => return phase_two(mpcc, branch, sol, &mut run),
+                Err(e) => reason = e,
+            }
+        }
+        if run.elapsed() > settings.time_limit {
+            return Err(MpccError::TimeLimit {
+                limit: settings.time_limit,
+                x: vec![],
+            });
+        }
+        sigma *= settings.kappa;
+    }
+    Err(MpccError::NoFeasibleBranch { reason, relaxed: x })
+}
+
+/// Phase I from a caller's relaxed point (e.g. the end of a relaxation homotopy): the
+/// projection LPEC and its BNLP, then phase II.
+pub fn solve_from_relaxed(
+    mpcc: &Mpcc<'_>,
+    x_relaxed: &[f64],
+    settings: &ActiveSetSettings,
+) -> Result<MpccSolution, MpccError> {
+    mpcc.validate()?;
+    settings.validate()?;
+    if x_relaxed.len() != mpcc.nlp.num_vars() {
+        return Err(MpccError::InvalidInput(format!(
+            "relaxed point has {} entries, the NLP {} variables",
+            x_relaxed.len(),
+            mpcc.nlp.num_vars()
+        )));
+    }
+    let mut run = Run {
+        settings,
+        start: thread_cpu_seconds(),
+        lpec: 0,
+        bnlp: 0,
+        relaxed: 0,
+        log: vec![],
+    };
+    match project(mpcc, x_relaxed, &mut run) {
+        Ok((branch, sol)) => phase_two(mpcc, branch, sol, &mut run),
+        Err(reason) => Err(MpccError::NoFeasibleBranch {
+            reason,
+            relaxed: x_relaxed.to_vec(),
+        }),
+    }
+}
+
+/// IPOPT options of phase I's relaxed NLPs: the BNLP options with exact bounds.
+fn relaxed_options(base: &IpoptOptions) -> IpoptOptions {
+    let mut o = base.clone();
+    o.num.push(("bound_relax_factor".into(), 0.0));
+    o
+}
+
+/// max_i min(G_i(x), H_i(x)), the distance of x from complementarity in the sides.
+fn largest_min_side(mpcc: &Mpcc<'_>, x: &[f64]) -> f64 {
+    mpcc.pairs
+        .iter()
+        .map(|p| p.g.value(x).min(p.h.value(x)).max(0.0))
+        .fold(0.0, f64::max)
+}
+
+/// Projects a relaxed point: the ‖d‖₁ LPEC (radius twice the largest min side, at least the
+/// phase-II radius, grown tenfold up to three times while infeasible), then the BNLP of its
+/// branch from x + d.
+fn project(
+    mpcc: &Mpcc<'_>,
+    x: &[f64],
+    run: &mut Run<'_>,
+) -> Result<(Vec<bool>, IpoptSolution), String> {
+    let s = run.settings;
+    let mut rho = (2.0 * largest_min_side(mpcc, x)).max(s.trust_region);
+    let mut last = String::new();
+    for _ in 0..4 {
+        let t0 = thread_cpu_seconds();
+        run.lpec += 1;
+        match solve_lpec(mpcc, x, rho, LpecObjective::Distance, None, &s.lpec) {
+            Ok(l) => {
+                run.note(
+                    "projection",
+                    rho,
+                    l.objective,
+                    true,
+                    format!("{} undecided pairs", l.undecided),
+                    t0,
+                );
+                let start: Vec<f64> = x.iter().zip(&l.d).map(|(a, b)| a + b).collect();
+                let t0 = thread_cpu_seconds();
+                run.bnlp += 1;
+                return match solve_branch(mpcc, &l.branch, &[], &start, &s.bnlp) {
+                    Ok(sol) => {
+                        run.note("bnlp", 0.0, sol.objective, true, "phase I".into(), t0);
+                        let sol = tighten(mpcc, &l.branch, sol, run);
+                        Ok((l.branch, sol))
+                    }
+                    Err(e) => {
+                        run.note("bnlp", 0.0, f64::NAN, false, e.clone(), t0);
+                        Err(format!("the projected branch's NLP failed: {e}"))
+                    }
+                };
+            }
+            Err(e) => {
+                run.note("projection", rho, f64::NAN, false, e.to_string(), t0);
+                last = e.to_string();
+                rho *= 10.0;
+            }
+        }
+    }
+    Err(format!("projection LPEC: {last}"))
+}
+
+/// Phase II from a feasible branch point.
+fn phase_two(
+    mpcc: &Mpcc<'_>,
+    mut branch: Vec<bool>,
+    mut sol: IpoptSolution,
+    run: &mut Run<'_>,
+) -> Result<MpccSolution, MpccError> {
+    let s = run.settings;
+    let mut rho = s.trust_region;
+    let n = mpcc.nlp.num_vars();
+    let mut grad = vec![0.0; n];
+    let verdict = loop {
+        if run.elapsed() > s.time_limit {
+            return Err(MpccError::TimeLimit {
+                limit: s.time_limit,
+                x: sol.x,
+            });
+        }
+        if run.lpec >= s.max_iterations {
+            break Verdict::NotCertified {
+                reason: format!("{} LPECs, the iteration limit", run.lpec),
+            };
+        }
+        if !mpcc.nlp.gradient(&sol.x, &mut grad) {
+            return Err(MpccError::InvalidInput(
+                "gradient evaluation failed at a branch point".into(),
+            ));
+        }
+        let scale = grad.iter().fold(1.0_f64, |a, g| a.max(g.abs()));
+        let t0 = thread_cpu_seconds();
+        run.lpec += 1;
+        let l = match solve_lpec(
+            mpcc,
+            &sol.x,
+            rho,
+            LpecObjective::Gradient,
+            Some(&branch),
+            &s.lpec,
+        ) {
+            Ok(l) => l,
+            Err(source) => {
+                run.note("lpec", rho, f64::NAN, false, source.to_string(), t0);
+                return Err(MpccError::Lpec { source, x: sol.x });
+            }
+        };
+        let threshold = -s.stationarity_tol * rho * scale;
+        let certified = l.objective >= threshold;
+        run.note(
+            "lpec",
+            rho,
+            l.objective,
+            true,
+            format!(
+                "{} undecided pairs{}",
+                l.undecided,
+                if certified { ", d = 0 optimal" } else { "" }
+            ),
+            t0,
+        );
+        if certified {
+            break Verdict::BStationary {
+                lpec_objective: l.objective,
+                trust_region: rho,
+            };
+        }
+        let start: Vec<f64> = sol.x.iter().zip(&l.d).map(|(a, b)| a + b).collect();
+        let t0 = thread_cpu_seconds();
+        run.bnlp += 1;
+        let f = sol.objective;
+        let need = f - s.decrease_tol * f.abs().max(1.0);
+        match solve_branch(mpcc, &l.branch, &[], &start, &s.bnlp) {
+            Ok(new) if new.objective <= need => {
+                run.note("bnlp", 0.0, new.objective, true, "accepted".into(), t0);
+                sol = tighten(mpcc, &l.branch, new, run);
+                branch = l.branch;
+            }
+            Ok(new) => {
+                run.note(
+                    "bnlp",
+                    0.0,
+                    new.objective,
+                    false,
+                    format!("no decrease from {f:.8e}"),
+                    t0,
+                );
+                rho *= s.trust_region_shrink;
+            }
+            Err(e) => {
+                run.note("bnlp", 0.0, f64::NAN, false, e, t0);
+                rho *= s.trust_region_shrink;
+            }
+        }
+        if rho < s.trust_region_min {
+            break Verdict::NotCertified {
+                reason: format!(
+                    "trust region {rho:.1e} below its minimum {:.1e}: the LPEC predicts a \
+                     decrease ({:.3e}) that no branch NLP realizes",
+                    s.trust_region_min, l.objective
+                ),
+            };
+        }
+    };
+    let comp_residual = mpcc.comp_residual(&sol.x);
+    Ok(MpccSolution {
+        solution: sol,
+        branch,
+        verdict,
+        comp_residual,
+        lpec_count: run.lpec,
+        bnlp_count: run.bnlp,
+        relaxed_count: run.relaxed,
+        log: std::mem::take(&mut run.log),
+        cpu_seconds: run.elapsed(),
+    })
+}
+
+/// Fixes the free sides of a BNLP solution that lie within `active_tol` of zero (see
+/// [`ActiveSetSettings::active_tol`]): snapped when the constraints stay within the BNLP's
+/// tolerance, otherwise re-solved with those sides fixed; kept when f grows by at most
+/// `decrease_tol`, else the original point is returned.
+fn tighten(
+    mpcc: &Mpcc<'_>,
+    branch: &[bool],
+    sol: IpoptSolution,
+    run: &mut Run<'_>,
+) -> IpoptSolution {
+    let s = run.settings;
+    let extra: Vec<Side> = mpcc
+        .pairs
+        .iter()
+        .zip(branch)
+        .filter_map(|(p, g_side)| {
+            let free = if *g_side { p.h } else { p.g };
+            let v = free.value(&sol.x);
+            (v > 0.0 && v <= s.active_tol).then_some(free)
+        })
+        .collect();
+    if extra.is_empty() {
+        return sol;
+    }
+    let allowed = sol.objective + s.decrease_tol * sol.objective.abs().max(1.0);
+    let mut x = sol.x.clone();
+    for side in &extra {
+        x[side.var] = side.zero_at();
+    }
+    let tol = bnlp_tol(&s.bnlp);
+    if let (Some(f), Some(violation)) = (mpcc.nlp.objective(&x), violation(mpcc, &x)) {
+        if violation <= tol && f <= allowed {
+            let mut snapped = sol;
+            snapped.x = x;
+            snapped.objective = f;
+            snapped.constraint_violation = violation;
+            return snapped;
+        }
+    }
+    let t0 = thread_cpu_seconds();
+    run.bnlp += 1;
+    match solve_branch(mpcc, branch, &extra, &x, &s.bnlp) {
+        Ok(new) if new.objective <= allowed => {
+            run.note(
+                "bnlp",
+                0.0,
+                new.objective,
+                true,
+                format!("{} biactive sides fixed", extra.len()),
+                t0,
+            );
+            new
+        }
+        other => {
+            let detail = match other {
+                Ok(new) => format!("biactive sides fixed: f grew to {:.8e}", new.objective),
+                Err(e) => format!("biactive sides fixed: {e}"),
+            };
+            run.note("bnlp", 0.0, f64::NAN, false, detail, t0);
+            sol
+        }
+    }
+}
+
+/// The `tol` of IPOPT options (1e-8 when absent).
+pub(crate) fn bnlp_tol(o: &IpoptOptions) -> f64 {
+    o.num
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "tol")
+        .map_or(1e-8, |(_, v)| *v)
+}
+
+/// Largest violation of the constraint and variable bounds at `x` (`None` if an evaluation
+/// fails).
+fn violation(mpcc: &Mpcc<'_>, x: &[f64]) -> Option<f64> {
+    use crate::nlp::ipopt::interval_violation;
+    let nlp = mpcc.nlp;
+    let (n, m) = (nlp.num_vars(), nlp.num_cons());
+    let mut g = vec![0.0; m];
+    if !nlp.constraints(x, &mut g) {
+        return None;
+    }
+    let (mut gl, mut gu) = (vec![-1e20; m], vec![1e20; m]);
+    nlp.con_bounds(&mut gl, &mut gu);
+    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
+    nlp.var_bounds(&mut xl, &mut xu);
+    Some(interval_violation(&g, &gl, &gu).max(interval_violation(x, &xl, &xu)))
+}
