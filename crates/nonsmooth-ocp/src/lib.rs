@@ -77,6 +77,16 @@ pub enum OcpError {
         /// Every NLP of the phases run so far, the failed ones included.
         log: Vec<fesd::NlpLog>,
     },
+    /// The active-set MPCC method ([`fesd::MpccMethod::ActiveSet`]) stopped: an LPEC that
+    /// HiGHS could not solve, no feasible branch NLP, or its time limit.
+    #[error("{message}")]
+    ActiveSet {
+        /// What stopped it.
+        message: String,
+        /// The last feasible branch point (exactly complementary), or phase I's relaxed
+        /// point when no branch was feasible; empty when there is none.
+        x: Vec<f64>,
+    },
 }
 
 impl OcpError {
@@ -86,6 +96,7 @@ impl OcpError {
         match self {
             OcpError::HomotopyStalled { x, .. } | OcpError::GrowthStalled { x, .. } => Some(x),
             OcpError::Ipopt { solution, .. } => Some(&solution.x),
+            OcpError::ActiveSet { x, .. } => (!x.is_empty()).then_some(x.as_slice()),
             OcpError::InvalidInput(_) => None,
         }
     }

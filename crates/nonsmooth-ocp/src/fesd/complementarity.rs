@@ -48,6 +48,38 @@ fn visit_comp_products(
     cross: bool,
     visit: &mut dyn FnMut(CompProduct),
 ) {
+    visit_pairs(layout, cross, &mut |p| {
+        let a = x[p.alpha];
+        let first = if p.one_minus { 1.0 - a } else { a };
+        visit(CompProduct {
+            element: p.element,
+            interval: p.interval,
+            stage: p.stage,
+            point: p.point,
+            switch: p.switch,
+            side: p.side,
+            value: (first * x[p.lambda]).abs(),
+        });
+    });
+}
+
+/// One complementarity pair of the FESD MPCC: where it sits and its variables,
+/// (α or 1 − α) ⊥ λ.
+struct PairAt {
+    element: usize,
+    interval: usize,
+    stage: usize,
+    point: usize,
+    switch: usize,
+    side: &'static str,
+    alpha: usize,
+    one_minus: bool,
+    lambda: usize,
+}
+
+/// Calls `visit` with every complementarity pair (cross pairs when `cross`, stage-wise
+/// otherwise): α_{j'} ⊥ λⁿ_j and (1 − α_{j'}) ⊥ λᵖ_j, or θ ⊥ λ for Stewart's reformulation.
+fn visit_pairs(layout: &Layout, cross: bool, visit: &mut dyn FnMut(PairAt)) {
     let (_, nc, _, ns) = layout.dims;
     for (element, e) in layout.elems.iter().enumerate() {
         for stage in 0..ns {
@@ -56,27 +88,43 @@ fn visit_comp_products(
                     if !comp_pair(cross && switch < layout.n_cross, stage, point, ns) {
                         continue;
                     }
-                    let at = |side, value: f64| CompProduct {
+                    let at = |side, one_minus, lambda: usize| PairAt {
                         element,
                         interval: e.step,
                         stage,
                         point,
                         switch,
                         side,
-                        value: value.abs(),
+                        alpha: e.alpha[stage] + switch,
+                        one_minus,
+                        lambda: lambda + switch,
                     };
-                    let a = x[e.alpha[stage] + switch];
                     if layout.dcs == Dcs::Stewart {
-                        visit(at("theta*lambda", a * x[e.lp[point] + switch]));
+                        visit(at("theta*lambda", false, e.lp[point]));
                         continue;
                     }
-                    visit(at("alpha*lambda_n", a * x[e.ln[point] + switch]));
-                    visit(at(
-                        "(1-alpha)*lambda_p",
-                        (1.0 - a) * x[e.lp[point] + switch],
-                    ));
+                    visit(at("alpha*lambda_n", false, e.ln[point]));
+                    visit(at("(1-alpha)*lambda_p", true, e.lp[point]));
                 }
             }
         }
     }
+}
+
+/// The complementarity pairs of the FESD MPCC for the active-set method
+/// ([`nonsmooth_solvers::mpcc`]): G = α (or 1 − α, or Stewart's θ), H = λ.
+pub fn mpcc_pairs(layout: &Layout, cross: bool) -> Vec<nonsmooth_solvers::mpcc::Pair> {
+    use nonsmooth_solvers::mpcc::{Pair, Side};
+    let mut out = vec![];
+    visit_pairs(layout, cross, &mut |p| {
+        out.push(Pair {
+            g: if p.one_minus {
+                Side::one_minus(p.alpha)
+            } else {
+                Side::var(p.alpha)
+            },
+            h: Side::var(p.lambda),
+        });
+    });
+    out
 }

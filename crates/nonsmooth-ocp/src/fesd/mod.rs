@@ -32,6 +32,7 @@
 // residual), `homotopy` (the MPCC homotopy), `polish` (the active-set end game),
 // `integrator` (simulate and its fixed-mode prediction) and `solve` (the OCP).
 
+pub mod active_set;
 mod blocks;
 mod build;
 mod complementarity;
@@ -45,7 +46,7 @@ mod tableau;
 
 pub use blocks::FesdBlock;
 pub use build::{build, Built};
-pub use complementarity::{comp_products, comp_residual, CompProduct};
+pub use complementarity::{comp_products, comp_residual, mpcc_pairs, CompProduct};
 pub(crate) use homotopy::relaxed_nlp_options;
 pub use homotopy::{homotopy, NlpLog};
 pub use integrator::{
@@ -54,8 +55,8 @@ pub use integrator::{
 pub use layout::{Clock, ElementIdx, Horizon, Layout, Tracking};
 pub(crate) use options::write_checkpoint;
 pub use options::{
-    CutStep, Discretization, DiscretizationBuilder, FesdOptions, MpccStrategy, MpccStrategyBuilder,
-    NlpSettings, NlpSettingsBuilder, CUT_OFF,
+    ActiveSetOptions, CutStep, Discretization, DiscretizationBuilder, FesdOptions, MpccMethod,
+    MpccStrategy, MpccStrategyBuilder, NlpSettings, NlpSettingsBuilder, CUT_OFF,
 };
 pub use polish::{polish, solve_on_active_set};
 pub(crate) use solve::copy_interval_vars;

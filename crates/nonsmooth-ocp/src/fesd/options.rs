@@ -356,6 +356,111 @@ pub struct MpccStrategy {
     /// α = ½(1 + tanh(c / w)) at every stage point with shrinking widths w, then the
     /// homotopy from the smoothed trajectory ([`crate::smoothing`]).
     pub smoothing: Option<Smoothing>,
+    /// The MPCC method: the relaxation homotopy alone, or the homotopy as phase I of the
+    /// exact active-set method ([`MpccMethod::ActiveSet`], [`crate::fesd::active_set`]).
+    pub method: MpccMethod,
+    /// Settings of the active-set method (used with [`MpccMethod::ActiveSet`]).
+    pub active_set: ActiveSetOptions,
+}
+
+/// How the MPCC of the FESD discretization is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MpccMethod {
+    /// The relaxation homotopy (Scholtes or ℓ1 penalty) with its polish.
+    #[default]
+    Homotopy,
+    /// The homotopy down to [`ActiveSetOptions::phase_one_tol`] as phase I, then the
+    /// active-set method with LPECs ([`nonsmooth_solvers::mpcc`]): exact complementarity and a
+    /// B-stationarity verdict.
+    ActiveSet,
+}
+
+impl MpccMethod {
+    /// The method named `"homotopy"` or `"active-set"`.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] for any other name.
+    pub fn from_name(name: &str) -> Result<Self, OcpError> {
+        match name {
+            "homotopy" => Ok(Self::Homotopy),
+            "active-set" => Ok(Self::ActiveSet),
+            other => Err(invalid(format!(
+                "mpcc method must be \"homotopy\" or \"active-set\", got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Settings of the active-set method on the FESD MPCC (the branch NLPs use
+/// [`NlpSettings`]'s tolerance and iteration limit).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ActiveSetOptions {
+    /// The homotopy (phase I) stops at this complementarity residual (> 0) or at its own
+    /// end, and its point is projected onto a branch.
+    pub phase_one_tol: f64,
+    /// Initial trust-region radius of the phase-II LPECs (> 0).
+    pub trust_region: f64,
+    /// Smallest radius before phase II stops without a certificate (> 0).
+    pub trust_region_min: f64,
+    /// Most LPECs.
+    pub max_lpecs: usize,
+    /// CPU seconds of the active-set phases (> 0).
+    pub time_limit: f64,
+    /// Wall seconds of one LPEC (HiGHS's time limit, > 0).
+    pub lpec_time_limit: f64,
+    /// Biactivity tolerance of the BNLP points (≥ 0, see
+    /// [`nonsmooth_solvers::mpcc::ActiveSetSettings::active_tol`]).
+    pub active_tol: f64,
+}
+
+impl Default for ActiveSetOptions {
+    fn default() -> Self {
+        Self {
+            phase_one_tol: 1e-4,
+            trust_region: 1e-1,
+            trust_region_min: 1e-8,
+            max_lpecs: 30,
+            time_limit: 600.0,
+            lpec_time_limit: 60.0,
+            active_tol: 1e-5,
+        }
+    }
+}
+
+impl ActiveSetOptions {
+    /// Positive, finite values (`active_tol` ≥ 0), `trust_region_min ≤ trust_region`.
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] naming the field and its rule.
+    pub fn validate(&self) -> Result<(), OcpError> {
+        self.validate_named("active_set.")
+    }
+
+    /// [`ActiveSetOptions::validate`] with the fields named `{prefix}{field}` (a problem
+    /// file's `[mpcc]` keys).
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] naming the field and its rule.
+    pub fn validate_named(&self, prefix: &str) -> Result<(), OcpError> {
+        let name = |field: &str| format!("{prefix}{field}");
+        positive(&name("phase_one_tol"), self.phase_one_tol)?;
+        positive(&name("trust_region"), self.trust_region)?;
+        positive(&name("trust_region_min"), self.trust_region_min)?;
+        positive(&name("time_limit"), self.time_limit)?;
+        positive(&name("lpec_time_limit"), self.lpec_time_limit)?;
+        nonnegative(&name("active_tol"), self.active_tol)?;
+        if self.trust_region_min > self.trust_region {
+            return Err(invalid(format!(
+                "{} ({}) must not exceed {} ({})",
+                name("trust_region_min"),
+                self.trust_region_min,
+                name("trust_region"),
+                self.trust_region
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Default for MpccStrategy {
@@ -381,6 +486,8 @@ impl Default for MpccStrategy {
             flight_cut_v: None,
             cut_schedule: vec![],
             smoothing: None,
+            method: MpccMethod::Homotopy,
+            active_set: ActiveSetOptions::default(),
         }
     }
 }
@@ -417,6 +524,7 @@ impl MpccStrategy {
         if let Some(sm) = &self.smoothing {
             sm.validate(sm.widths.len())?;
         }
+        self.active_set.validate()?;
         Ok(())
     }
 
@@ -473,6 +581,8 @@ group_builder!(
     into flight_cut_v: Option<f64>,
     plain cut_schedule: Vec<CutStep>,
     into smoothing: Option<Smoothing>,
+    plain method: MpccMethod,
+    plain active_set: ActiveSetOptions,
 );
 
 /// The NLP settings: IPOPT's options for every NLP of the homotopy (tolerance, iteration

@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
+use super::active_set::{solve_active_set, ActiveSetSummary};
 use super::blocks::FesdBlock;
 use super::build::build;
 use super::complementarity::comp_residual;
 use super::homotopy::{homotopy, NlpLog};
 use super::integrator::{trajectory, Trajectory};
 use super::layout::{Clock, Horizon, Layout};
-use super::options::FesdOptions;
+use super::options::{write_checkpoint, FesdOptions, MpccMethod};
 use super::tableau::{Dcs, Scheme};
 use crate::ipopt::thread_cpu_seconds;
 use crate::nlp::BlockNlp;
@@ -45,6 +46,8 @@ pub struct OcpSolution {
     /// The NLP's primal point (layout of [`build`]), e.g. a warm start for
     /// [`solve_built`] on a neighbouring horizon.
     pub x: Vec<f64>,
+    /// What the active-set method did ([`MpccMethod::ActiveSet`]; `None` for the homotopy).
+    pub active_set: Option<ActiveSetSummary>,
 }
 
 /// Solves the OCP (seed 002 eq. 35) of horizon `hz` (speed of time, stage clock constraints,
@@ -101,10 +104,51 @@ pub fn solve_built<C: Cls>(
     layout: &Layout,
     x0: Vec<f64>,
 ) -> Result<OcpSolution, OcpError> {
+    if o.mpcc.method == MpccMethod::ActiveSet {
+        return solve_built_active_set(tf, hz, o, nlp, layout, x0);
+    }
     let (sol, log) = homotopy(&mut nlp, layout, x0, o)?;
     let mut out = extract_ocp(tf, hz, layout, &sol.x, o)?;
     out.nlp_iterations = log.iter().map(|l| l.iterations).sum();
     out.log = log;
+    Ok(out)
+}
+
+/// [`solve_built`] with the active-set method: the homotopy down to
+/// [`ActiveSetOptions::phase_one_tol`](super::ActiveSetOptions::phase_one_tol) (or its end,
+/// without the polish) as phase I, then [`solve_active_set`] from its point. The exact point
+/// is written to the checkpoint file, and so is the last feasible branch point of a failure.
+fn solve_built_active_set<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    mut nlp: BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+) -> Result<OcpSolution, OcpError> {
+    let phase_one = {
+        let mut p = o.clone();
+        p.mpcc.comp_tol = o.mpcc.comp_tol.max(o.mpcc.active_set.phase_one_tol);
+        p.mpcc.accept_relaxed = true;
+        p.mpcc.polish = false;
+        p
+    };
+    let (relaxed, log) = homotopy(&mut nlp, layout, x0, &phase_one)?;
+    let comp = comp_residual(layout, &relaxed.x, o.discretization.fesd);
+    let (exact, summary) = match solve_active_set(&mut nlp, layout, &relaxed.x, comp, o) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(x) = e.last_iterate() {
+                write_checkpoint(o, x)?;
+            }
+            return Err(e);
+        }
+    };
+    write_checkpoint(o, &exact.x)?;
+    let mut out = extract_ocp(tf, hz, layout, &exact.x, o)?;
+    out.nlp_iterations = log.iter().map(|l| l.iterations).sum::<usize>() + exact.iterations;
+    out.log = log;
+    out.active_set = Some(summary);
     Ok(out)
 }
 
@@ -302,5 +346,6 @@ pub fn extract_ocp<C: Cls>(
         log: vec![],
         cpu_seconds: 0.0,
         x: x.to_vec(),
+        active_set: None,
     })
 }

@@ -250,6 +250,55 @@ struct FesdSpec {
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
+/// The optional `[mpcc]` table of every problem file: `method = "homotopy"` (default) or
+/// `"active-set"` ([`MpccMethod`](crate::fesd::MpccMethod)) and the active-set method's
+/// settings ([`ActiveSetOptions`](crate::fesd::ActiveSetOptions)): `phase_one_tol`,
+/// `trust_region`, `trust_region_min`, `max_lpecs`, `time_limit` (CPU seconds),
+/// `lpec_time_limit` (seconds per LPEC), `active_tol`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MpccSpec {
+    method: Option<String>,
+    phase_one_tol: Option<f64>,
+    trust_region: Option<f64>,
+    trust_region_min: Option<f64>,
+    max_lpecs: Option<usize>,
+    time_limit: Option<f64>,
+    lpec_time_limit: Option<f64>,
+    active_tol: Option<f64>,
+}
+
+impl MpccSpec {
+    /// Applies the keys to `o`; errors name the key under `mpcc.`.
+    pub(crate) fn apply(
+        &self,
+        mut o: FesdOptions,
+        bad: &dyn Fn(String) -> OcpError,
+    ) -> Result<FesdOptions, OcpError> {
+        let section = |e: OcpError| in_section("mpcc.", e, bad);
+        if let Some(m) = &self.method {
+            o.mpcc.method = crate::fesd::MpccMethod::from_name(m).map_err(section)?;
+        }
+        let a = &mut o.mpcc.active_set;
+        let set = |target: &mut f64, value: Option<f64>| {
+            if let Some(v) = value {
+                *target = v;
+            }
+        };
+        set(&mut a.phase_one_tol, self.phase_one_tol);
+        set(&mut a.trust_region, self.trust_region);
+        set(&mut a.trust_region_min, self.trust_region_min);
+        set(&mut a.time_limit, self.time_limit);
+        set(&mut a.lpec_time_limit, self.lpec_time_limit);
+        set(&mut a.active_tol, self.active_tol);
+        if let Some(n) = self.max_lpecs {
+            a.max_lpecs = n;
+        }
+        a.validate_named("").map_err(section)?;
+        Ok(o)
+    }
+}
+
 /// One `[[fesd.cut_schedule]]` entry ([`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -377,6 +426,8 @@ struct ProblemSpec {
     ocp: OcpSpec,
     #[serde(default)]
     fesd: FesdSpec,
+    #[serde(default)]
+    mpcc: MpccSpec,
 }
 
 /// A parsed problem file: the time-freezing system, the horizon and the discretization.
@@ -470,7 +521,9 @@ impl OcpProblem {
             horizon.global_speed,
             &bad,
         )?;
-        let options = p.fesd.apply(point_mass_options(), &bad)?;
+        let options = p
+            .mpcc
+            .apply(p.fesd.apply(point_mass_options(), &bad)?, &bad)?;
         Ok(Self {
             tf,
             horizon,
@@ -546,6 +599,8 @@ struct HopperSpec {
     ocp: HopperOcpSpec,
     #[serde(default)]
     fesd: FesdSpec,
+    #[serde(default)]
+    mpcc: MpccSpec,
 }
 
 #[derive(Deserialize)]
@@ -662,7 +717,9 @@ impl HopperProblem {
         if let Some(st) = tf.stance {
             hopper::rest_on_stabilized_ground(&mut horizon, st.depth);
         }
-        let options = p.fesd.apply(hopper::paper_options(), &bad)?;
+        let options = p
+            .mpcc
+            .apply(p.fesd.apply(hopper::paper_options(), &bad)?, &bad)?;
         let continuation = continuation_spec(
             ContinuationKeys {
                 values: &o.continuation,

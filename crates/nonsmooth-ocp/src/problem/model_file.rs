@@ -35,7 +35,7 @@
 //! The initial state is the model's `[initial]` at t = 0, the clock stagewise (`ocp.clock`
 //! and `ocp.global_speed` as in the other problem files).
 
-use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, StanceSpec};
+use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, MpccSpec, StanceSpec};
 use crate::fesd::{FesdOptions, Horizon, Tracking};
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::tf::TimeFreezing;
@@ -63,6 +63,8 @@ struct Spec {
     time_freezing: TfKeys,
     #[serde(default)]
     fesd: FesdSpec,
+    #[serde(default)]
+    mpcc: MpccSpec,
 }
 
 #[derive(Deserialize)]
@@ -464,7 +466,9 @@ impl ModelProblem {
             control_weight: weight * effort,
             tracking,
         };
-        let options = spec.fesd.apply(point_mass_options(), &bad)?;
+        let options = spec
+            .mpcc
+            .apply(spec.fesd.apply(point_mass_options(), &bad)?, &bad)?;
         let state_names = q_names
             .iter()
             .chain(v_names.iter())
