@@ -50,6 +50,12 @@ pub struct OcpArgs {
     /// refined onto the file's mesh.
     #[arg(long)]
     pub start: Option<PathBuf>,
+    /// The MPCC method, overriding the problem file's `[mpcc] method`: `homotopy` (the
+    /// relaxation homotopy) or `active-set` (the homotopy as phase I, then the active-set
+    /// method with LPECs: exact complementarity and a B-stationarity verdict, written to
+    /// `summary.json` and `active_set.json`).
+    #[arg(long, value_parser = ["homotopy", "active-set"])]
+    pub mpcc: Option<String>,
     /// --quiet (no summary line) / --json (print summary.json on standard output).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
@@ -166,6 +172,9 @@ fn solve_and_write<C: Cls>(
     // continuation plan, whose waypoints are other problems)
     let o = &{
         let mut o = o.clone();
+        if let Some(m) = &args.mpcc {
+            o.mpcc.method = nonsmooth_ocp::fesd::MpccMethod::from_name(m).map_err(usage)?;
+        }
         o.nlp.verbose = o.nlp.verbose || !quiet;
         o.nlp.checkpoint = plan.is_none().then(|| args.out.join("point.json"));
         o
@@ -369,14 +378,24 @@ fn write_outputs(
         .collect();
     write_csv(&args.out.join("controls.csv"), &ch, &crow)?;
     write_json(&args.out.join("homotopy.json"), &sol.log)?;
-    let summary = serde_json::json!({
+    let mut summary = serde_json::json!({
         "objective": sol.objective,
         "terminal_error": sol.terminal_error,
         "comp_residual": sol.comp_residual,
         "nlp_iterations": sol.nlp_iterations,
         "cpu_seconds": sol.cpu_seconds,
         "converged": converged,
+        "mpcc_method": if sol.active_set.is_some() { "active-set" } else { "homotopy" },
     });
+    if let Some(a) = &sol.active_set {
+        summary["b_stationary"] = serde_json::json!(a.verdict.is_b_stationary());
+        summary["verdict"] = serde_json::to_value(&a.verdict)
+            .map_err(|e| CliError::Usage(format!("summary: {e}")))?;
+        summary["lpec_count"] = serde_json::json!(a.lpec_count);
+        summary["bnlp_count"] = serde_json::json!(a.bnlp_count);
+        summary["phase_one_comp"] = serde_json::json!(a.phase_one_comp);
+        write_json(&args.out.join("active_set.json"), a)?;
+    }
     write_json(&args.out.join("summary.json"), &summary)?;
     let point = serde_json::json!({ "variables": sol.x.len(), "x": sol.x });
     write_json(&args.out.join("point.json"), &point)?;
@@ -414,6 +433,20 @@ fn write_outputs(
             sol.nlp_iterations,
             sol.cpu_seconds
         );
+        if let Some(a) = &sol.active_set {
+            outln!(
+                "active set: {}, {} LPECs, {} branch NLPs (phase I ended at complementarity {:.2e})",
+                match &a.verdict {
+                    nonsmooth_ocp::fesd::active_set::Verdict::BStationary { .. } =>
+                        "B-stationary (certified by the LPEC)".to_string(),
+                    nonsmooth_ocp::fesd::active_set::Verdict::NotCertified { reason } =>
+                        format!("not certified: {reason}"),
+                },
+                a.lpec_count,
+                a.bnlp_count,
+                a.phase_one_comp
+            );
+        }
     }
     Ok(())
 }

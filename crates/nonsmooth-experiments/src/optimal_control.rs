@@ -703,6 +703,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         out.expect("hop_count", 3.0, 0.0, "digest E6: about three hops");
     }
     out.notes.push(settings);
+    active_set_beside(ctx, id, &tf, &hz, &o, &sol, converged, out)?;
     // trajectory in physical time
     let pick = |f: &dyn Fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
         sol.traj.y.iter().map(|y| (y[8], f(y))).collect()
@@ -747,6 +748,119 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     );
     nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
     out.player("viewer.html");
+    Ok(())
+}
+
+/// The active-set MPCC method ([`nonsmooth_ocp::fesd::MpccMethod::ActiveSet`]) from the
+/// homotopy's end point (converged or its last iterate, so the homotopy is phase I and runs
+/// once), beside the homotopy: `b_stationary` (1/0), `lpec_count`, `bnlp_count` and the
+/// active-set point's objective, complementarity, terminal error, hops and hole clearance as
+/// `active_set_*` metrics, both methods in `methods.csv`, the verdict in a note.
+#[allow(clippy::too_many_arguments)]
+fn active_set_beside(
+    ctx: &RunContext,
+    id: &str,
+    tf: &Arc<TimeFreezing<Hopper>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    homotopy: &nonsmooth_ocp::fesd::OcpSolution,
+    homotopy_converged: bool,
+    out: &mut ExperimentOutcome,
+) -> Result<(), ReportError> {
+    use nonsmooth_ocp::hopper;
+    let hop = &tf.cls;
+    let row = |name: &str, sol: &nonsmooth_ocp::fesd::OcpSolution, certified: Option<bool>| {
+        let clearance = hopper::min_hole_clearance(hop, &sol.traj.y).unwrap_or(0.0);
+        vec![
+            name.to_string(),
+            format!("{:.9}", sol.objective),
+            format!("{:.3e}", sol.comp_residual),
+            format!("{:.3e}", sol.terminal_error),
+            hopper::hop_count(hop, &sol.traj.y, 1e-3).to_string(),
+            format!("{:.3e}", (-clearance).max(0.0)),
+            certified.map_or("-".into(), |c| u8::from(c).to_string()),
+            sol.active_set
+                .as_ref()
+                .map_or("-".into(), |a| a.lpec_count.to_string()),
+            sol.active_set
+                .as_ref()
+                .map_or("-".into(), |a| a.bnlp_count.to_string()),
+            format!("{:.1}", sol.cpu_seconds),
+        ]
+    };
+    let mut rows = vec![row(
+        if homotopy_converged {
+            "homotopy"
+        } else {
+            "homotopy (stalled)"
+        },
+        homotopy,
+        None,
+    )];
+    match nonsmooth_ocp::fesd::solve_active_set_from_point(tf, hz, o, &homotopy.x) {
+        Ok(exact) => {
+            let a = exact
+                .active_set
+                .as_ref()
+                .ok_or_else(|| fail(id, "the active-set method returned no summary"))?;
+            let clearance = hopper::min_hole_clearance(hop, &exact.traj.y).unwrap_or(0.0);
+            out.metric("b_stationary", a.b_stationary());
+            out.metric("lpec_count", a.lpec_count as f64);
+            out.metric("bnlp_count", a.bnlp_count as f64);
+            out.metric("active_set_objective", exact.objective);
+            out.metric("active_set_comp_residual", exact.comp_residual);
+            out.metric("active_set_terminal_error", exact.terminal_error);
+            out.metric(
+                "active_set_hop_count",
+                hopper::hop_count(hop, &exact.traj.y, 1e-3) as f64,
+            );
+            out.metric("active_set_hole_violation", (-clearance).max(0.0));
+            out.metric("active_set_cpu_seconds", exact.cpu_seconds);
+            out.notes.push(match &a.verdict {
+                nonsmooth_ocp::fesd::active_set::Verdict::BStationary {
+                    lpec_objective,
+                    trust_region,
+                } => format!(
+                    "active set from the homotopy's point: B-stationary (the LPEC's optimum \
+                     {lpec_objective:.2e} at trust region {trust_region:.0e} is 0 within its \
+                     tolerance), exact complementarity; {} LPECs, {} branch NLPs",
+                    a.lpec_count, a.bnlp_count
+                ),
+                nonsmooth_ocp::fesd::active_set::Verdict::NotCertified { reason } => format!(
+                    "active set from the homotopy's point: not certified ({reason}); {} LPECs, \
+                     {} branch NLPs",
+                    a.lpec_count, a.bnlp_count
+                ),
+            });
+            rows.push(row("active set", &exact, Some(a.verdict.is_b_stationary())));
+        }
+        Err(e) => {
+            out.metric("b_stationary", 0.0);
+            out.notes
+                .push(format!("active set from the homotopy's point: {e}"));
+        }
+    }
+    out.expect(
+        "b_stationary",
+        1.0,
+        0.0,
+        "issue: a B-stationarity certificate (or the LPEC's reason, in the notes)",
+    );
+    let header = [
+        "method",
+        "objective",
+        "comp_residual",
+        "terminal_error",
+        "hops",
+        "hole_violation",
+        "b_stationary",
+        "lpecs",
+        "bnlps",
+        "cpu_seconds",
+    ]
+    .map(String::from);
+    nonsmooth_report::table::write_csv_cells(&ctx.path("methods.csv"), &header, &rows)?;
+    out.files.push("methods.csv".into());
     Ok(())
 }
 

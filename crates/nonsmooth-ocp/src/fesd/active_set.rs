@@ -13,9 +13,8 @@
 //!
 //! [`MpccMethod::ActiveSet`]: super::MpccMethod::ActiveSet
 
-use nonsmooth_solvers::mpcc::{
-    self, ActiveSetLog, ActiveSetSettings, Mpcc, MpccError, MpccSolution, Verdict,
-};
+use nonsmooth_solvers::mpcc::{self, ActiveSetSettings, Mpcc, MpccError, MpccSolution};
+pub use nonsmooth_solvers::mpcc::{ActiveSetLog, Verdict};
 
 use super::blocks::FesdBlock;
 use super::complementarity::mpcc_pairs;

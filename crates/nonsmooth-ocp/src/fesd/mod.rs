@@ -61,7 +61,8 @@ pub use options::{
 pub use polish::{polish, solve_on_active_set};
 pub(crate) use solve::copy_interval_vars;
 pub use solve::{
-    extract_ocp, solve_built, solve_from_point, solve_ocp, transfer_point, OcpSolution,
+    extract_ocp, solve_active_set_from_point, solve_built, solve_from_point, solve_ocp,
+    transfer_point, OcpSolution,
 };
 pub use tableau::{comp_pair, comp_pair_rows, gauss_legendre, radau_iia, Dcs, Scheme, Tableau};
 

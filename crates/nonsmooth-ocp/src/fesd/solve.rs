@@ -134,8 +134,56 @@ fn solve_built_active_set<C: Cls>(
         p
     };
     let (relaxed, log) = homotopy(&mut nlp, layout, x0, &phase_one)?;
-    let comp = comp_residual(layout, &relaxed.x, o.discretization.fesd);
-    let (exact, summary) = match solve_active_set(&mut nlp, layout, &relaxed.x, comp, o) {
+    exact_from_relaxed(tf, hz, o, nlp, layout, &relaxed.x, log)
+}
+
+/// The active-set method alone ([`solve_active_set`]) from `x_relaxed`, a primal point of the
+/// NLP that [`build`] makes for `hz` (e.g. the end of a homotopy run with other options, or
+/// the last iterate of a stalled one): exact complementarity and a verdict without a second
+/// homotopy.
+///
+/// # Errors
+/// [`OcpError::InvalidInput`] for a point of another length or with a non-finite entry;
+/// [`OcpError::ActiveSet`] as [`solve_active_set`].
+pub fn solve_active_set_from_point<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    x_relaxed: &[f64],
+) -> Result<OcpSolution, OcpError> {
+    let start = thread_cpu_seconds();
+    let (nlp, layout, fresh) = build(tf, hz, o)?;
+    if x_relaxed.len() != fresh.len() {
+        return Err(OcpError::InvalidInput(format!(
+            "the start point has {} entries, this problem's NLP has {} variables",
+            x_relaxed.len(),
+            fresh.len()
+        )));
+    }
+    if let Some(i) = x_relaxed.iter().position(|v| !v.is_finite()) {
+        return Err(OcpError::InvalidInput(format!(
+            "the start point's entry {i} is {}",
+            x_relaxed[i]
+        )));
+    }
+    let mut out = exact_from_relaxed(tf, hz, o, nlp, &layout, x_relaxed, vec![])?;
+    out.cpu_seconds = thread_cpu_seconds() - start;
+    Ok(out)
+}
+
+/// [`solve_active_set`] from a relaxed point, the checkpoints written, the solution read;
+/// `log` is the homotopy's (phase I's) log.
+fn exact_from_relaxed<C: Cls>(
+    tf: &Arc<TimeFreezing<C>>,
+    hz: &Horizon,
+    o: &FesdOptions,
+    mut nlp: BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x_relaxed: &[f64],
+    log: Vec<NlpLog>,
+) -> Result<OcpSolution, OcpError> {
+    let comp = comp_residual(layout, x_relaxed, o.discretization.fesd);
+    let (exact, summary) = match solve_active_set(&mut nlp, layout, x_relaxed, comp, o) {
         Ok(r) => r,
         Err(e) => {
             if let Some(x) = e.last_iterate() {

@@ -36,6 +36,7 @@
 pub mod active_set;
 pub mod branch;
 pub mod lpec;
+pub mod macmpec;
 pub mod relaxed;
 
 use crate::milp::MilpSettings;
