@@ -24,6 +24,7 @@ __all__ = [
     "StabilityResult",
     "ModelStabilityResult",
     "WalkResult",
+    "ActiveSetResult",
     "HomotopyStep",
     "OcpResult",
     "Residuals",
@@ -177,6 +178,18 @@ class HomotopyStep(TypedDict):
     status: str
 
 
+class ActiveSetResult(TypedDict):
+    """The exact MPCC method of ``solve_ocp`` (``[mpcc] method = "active-set"``)."""
+
+    b_stationary: bool
+    verdict: str
+    reason: Optional[str]
+    lpec_count: int
+    bnlp_count: int
+    phase_one_comp: float
+    cpu_seconds: float
+
+
 class OcpResult(TypedDict):
     """``solve_ocp``: the optimal trajectory and how the homotopy went."""
 
@@ -193,6 +206,7 @@ class OcpResult(TypedDict):
     nlp_iterations: int
     cpu_seconds: float
     homotopy: List[HomotopyStep]
+    active_set: Optional[ActiveSetResult]
 
 
 class Residuals(TypedDict):

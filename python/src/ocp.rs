@@ -27,7 +27,10 @@ use std::sync::Arc;
 /// `y`), `u` (controls per interval), `control_names` (the actuators), `s` (speed of time
 /// per interval), `objective`,
 /// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
-/// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`).
+/// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`),
+/// `active_set` (`None` for the homotopy; with `[mpcc] method = "active-set"` a dict
+/// `b_stationary`, `verdict`, `reason` (why not certified, else `None`), `lpec_count`,
+/// `bnlp_count`, `phase_one_comp`, `cpu_seconds`).
 /// Raises `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
 /// IPOPT failure, stalled homotopy, the failed waypoint of an `ocp.continuation`).
 #[pyfunction]
@@ -124,6 +127,29 @@ fn solve<'py, C: Cls>(
         log.append(e)?;
     }
     d.set_item("homotopy", log)?;
+    match &sol.active_set {
+        None => d.set_item("active_set", py.None())?,
+        Some(a) => {
+            use nonsmooth_ocp::fesd::active_set::Verdict;
+            let e = PyDict::new(py);
+            e.set_item("b_stationary", a.verdict.is_b_stationary())?;
+            match &a.verdict {
+                Verdict::BStationary { .. } => {
+                    e.set_item("verdict", "b_stationary")?;
+                    e.set_item("reason", py.None())?;
+                }
+                Verdict::NotCertified { reason } => {
+                    e.set_item("verdict", "not_certified")?;
+                    e.set_item("reason", reason)?;
+                }
+            }
+            e.set_item("lpec_count", a.lpec_count)?;
+            e.set_item("bnlp_count", a.bnlp_count)?;
+            e.set_item("phase_one_comp", a.phase_one_comp)?;
+            e.set_item("cpu_seconds", a.cpu_seconds)?;
+            d.set_item("active_set", e)?;
+        }
+    }
     Ok(d)
 }
 

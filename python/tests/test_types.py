@@ -55,6 +55,16 @@ def test_the_ocp_result_and_its_homotopy_steps(examples):
     check(result, types.OcpResult)
     for step in result["homotopy"]:
         check(step, types.HomotopyStep)
+    assert result["active_set"] is None
+
+
+def test_the_active_set_result(examples):
+    text = (examples / "ocp_particle.toml").read_text() + '\n[mpcc]\nmethod = "active-set"\n'
+    result = ns.solve_ocp(text=text)
+    check(result, types.OcpResult)
+    check(result["active_set"], types.ActiveSetResult)
+    assert result["active_set"]["b_stationary"]
+    assert result["comp_residual"] == 0.0
 
 
 def test_contact_records_have_the_keys_of_their_type(examples):

@@ -413,7 +413,8 @@ fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
 }
 
 /// A problem on a model file: outputs named after the model's coordinates and actuators, and
-/// the optimal motion in the offline viewer.
+/// the optimal motion in the offline viewer; solved by the exact active-set method
+/// (`--mpcc active-set`), whose verdict and counts land in `summary.json`.
 #[test]
 fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
     let out_dir = scratch("ocp-model");
@@ -423,6 +424,8 @@ fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
                 "ocp",
                 example("ocp_particle_model.toml").to_str().unwrap(),
                 "--quiet",
+                "--mpcc",
+                "active-set",
                 "--out",
             ])
             .arg(&out_dir),
@@ -435,6 +438,22 @@ fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
     assert!(page.contains("particle: optimal motion"), "viewer title");
     let summary: serde_json::Value = serde_json::from_str(&read("summary.json")).expect("JSON");
     assert_eq!(summary["converged"], serde_json::Value::Bool(true));
+    assert_eq!(summary["mpcc_method"], "active-set");
+    assert_eq!(
+        summary["b_stationary"],
+        serde_json::Value::Bool(true),
+        "{summary}"
+    );
+    assert_eq!(summary["comp_residual"].as_f64(), Some(0.0), "{summary}");
+    assert!(
+        summary["lpec_count"].as_u64().unwrap_or(0) >= 1,
+        "{summary}"
+    );
+    let log: serde_json::Value = serde_json::from_str(&read("active_set.json")).expect("JSON");
+    assert!(
+        log["log"].as_array().is_some_and(|l| !l.is_empty()),
+        "{log}"
+    );
 }
 
 /// The particle example with the terminal x(T) = `target` reached through the continuation
