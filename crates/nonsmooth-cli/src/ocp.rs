@@ -47,7 +47,8 @@ pub struct OcpArgs {
     /// point during a run), skipping the smoothing phase and model growth; the problem
     /// file's `[fesd]` homotopy settings (σ₀, κ, N_homotopy) apply. A point of the same
     /// problem with fewer elements per interval (`n_fe` a divisor of the file's) is first
-    /// refined onto the file's mesh.
+    /// refined onto the file's mesh. With the active-set method the point is phase I's
+    /// result: it is projected onto a branch at once, without a homotopy.
     #[arg(long)]
     pub start: Option<PathBuf>,
     /// The MPCC method, overriding the problem file's `[mpcc] method`: `homotopy` (the
@@ -200,7 +201,13 @@ fn solve_and_write<C: Cls>(
                 ));
             }
             let x0 = read_point(file)?;
-            solve_from_point(tf, hz, o, x0).map_err(|error| PlanFailure {
+            let solved = if o.mpcc.method == nonsmooth_ocp::fesd::MpccMethod::ActiveSet {
+                // the earlier run was phase I: project its point and go on from there
+                nonsmooth_ocp::fesd::solve_active_set_from_point(tf, hz, o, &x0)
+            } else {
+                solve_from_point(tf, hz, o, x0)
+            };
+            solved.map_err(|error| PlanFailure {
                 error,
                 horizon: Box::new(hz.clone()),
                 waypoint: None,

@@ -62,7 +62,7 @@ fn phase_two_leaves_a_branch_optimum_that_is_not_b_stationary() {
         nlp: &nlp,
         pairs: vec![pair(0, 1)],
     };
-    let s = solve_from_relaxed(&mpcc, &[0.0, 0.5], &ActiveSetSettings::default()).unwrap();
+    let s = solve_from_relaxed(&mpcc, &[0.0, 0.5], None, &ActiveSetSettings::default()).unwrap();
     let first = s.log.iter().find(|l| l.kind == "bnlp").unwrap();
     assert!((first.objective - 1.0).abs() < 1e-6, "{:?}", s.log);
     assert!(s.solution.objective.abs() < 1e-9, "{s:?}");

@@ -108,9 +108,10 @@ pub fn settings(o: &FesdOptions) -> ActiveSetSettings {
     s
 }
 
-/// Runs the active-set method from the homotopy's (relaxed) point `x_relaxed` on the MPCC of
-/// `nlp` (turned into its smooth part, [`make_smooth_part`]), whose complementarity residual
-/// there is `phase_one_comp`. Returns the last BNLP's
+/// Runs the active-set method from the homotopy's (relaxed) point `x_relaxed` (and, when
+/// known, the homotopy's point before it, `x_previous`) on the MPCC of `nlp` (turned into its
+/// smooth part, [`make_smooth_part`]), whose complementarity residual there is
+/// `phase_one_comp`. Returns the last BNLP's
 /// solution (on `nlp`'s variables, exactly complementary) and the summary.
 ///
 /// # Errors
@@ -121,6 +122,7 @@ pub fn solve_active_set<C: Cls>(
     nlp: &mut BlockNlp<FesdBlock<C>>,
     layout: &Layout,
     x_relaxed: &[f64],
+    x_previous: Option<&[f64]>,
     phase_one_comp: f64,
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, ActiveSetSummary), OcpError> {
@@ -130,7 +132,7 @@ pub fn solve_active_set<C: Cls>(
         pairs: mpcc_pairs(layout, o.discretization.fesd),
     };
     let s = settings(o);
-    match mpcc::solve_from_relaxed(&problem, x_relaxed, &s) {
+    match mpcc::solve_from_relaxed(&problem, x_relaxed, x_previous, &s) {
         Ok(MpccSolution {
             solution,
             verdict,

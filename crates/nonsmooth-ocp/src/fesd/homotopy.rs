@@ -41,6 +41,18 @@ pub fn homotopy<C: Cls>(
     x0: Vec<f64>,
     o: &FesdOptions,
 ) -> Result<(IpoptSolution, Vec<NlpLog>), OcpError> {
+    homotopy_with_trail(nlp, layout, x0, o).map(|(sol, log, _)| (sol, log))
+}
+
+/// [`homotopy`] that also returns the converged point before the last one (the start point
+/// when only one NLP converged): the active-set method's phase I reads from the two which
+/// side of each pair shrinks along the homotopy.
+pub fn homotopy_with_trail<C: Cls>(
+    nlp: &mut BlockNlp<FesdBlock<C>>,
+    layout: &Layout,
+    x0: Vec<f64>,
+    o: &FesdOptions,
+) -> Result<(IpoptSolution, Vec<NlpLog>, Vec<f64>), OcpError> {
     let mut log = vec![];
     let mut x = match &o.mpcc.smoothing {
         Some(sm) if layout.smoothing => {
@@ -51,6 +63,7 @@ pub fn homotopy<C: Cls>(
     // the smoothed point, kept for the error when the first NLP fails from it (the loop
     // below fixes the terminal entries of `x`)
     let smoothed = (o.mpcc.smoothing.is_some() && layout.smoothing).then(|| x.clone());
+    let mut previous = x.clone();
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.mpcc.sigma0;
     let mut polished = false;
@@ -169,7 +182,7 @@ pub fn homotopy<C: Cls>(
             cpu_seconds: sol.cpu_seconds,
             status: sol.status,
         });
-        x = sol.x.clone();
+        previous = std::mem::replace(&mut x, sol.x.clone());
         write_checkpoint(o, &x)?;
         let done = comp <= o.mpcc.comp_tol;
         if !done && o.mpcc.polish && comp <= o.mpcc.polish_tol {
@@ -206,7 +219,7 @@ pub fn homotopy<C: Cls>(
             log,
         });
     }
-    Ok((sol, log))
+    Ok((sol, log, previous))
 }
 
 /// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance

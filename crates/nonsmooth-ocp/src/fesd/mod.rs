@@ -48,7 +48,7 @@ pub use blocks::FesdBlock;
 pub use build::{build, Built};
 pub use complementarity::{comp_products, comp_residual, mpcc_pairs, CompProduct};
 pub(crate) use homotopy::relaxed_nlp_options;
-pub use homotopy::{homotopy, NlpLog};
+pub use homotopy::{homotopy, homotopy_with_trail, NlpLog};
 pub use integrator::{
     initial_mode, simulate, solve_fixed_mode, trajectory, Mode, SimResult, Trajectory,
 };

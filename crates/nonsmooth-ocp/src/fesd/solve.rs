@@ -8,7 +8,7 @@ use super::active_set::{solve_active_set, ActiveSetSummary};
 use super::blocks::FesdBlock;
 use super::build::build;
 use super::complementarity::comp_residual;
-use super::homotopy::{homotopy, NlpLog};
+use super::homotopy::{homotopy, homotopy_with_trail, NlpLog};
 use super::integrator::{trajectory, Trajectory};
 use super::layout::{Clock, Horizon, Layout};
 use super::options::{write_checkpoint, FesdOptions, MpccMethod};
@@ -115,8 +115,8 @@ pub fn solve_built<C: Cls>(
 }
 
 /// [`solve_built`] with the active-set method: the homotopy down to
-/// [`ActiveSetOptions::phase_one_tol`](super::ActiveSetOptions::phase_one_tol) (or its end,
-/// without the polish) as phase I, then [`solve_active_set`] from its point. The exact point
+/// [`ActiveSetOptions::phase_one_tol`](super::ActiveSetOptions::phase_one_tol) (or its end; its
+/// polish, when it succeeds, hands over an exact point) as phase I, then [`solve_active_set`] from its point. The exact point
 /// is written to the checkpoint file, and so is the last feasible branch point of a failure.
 fn solve_built_active_set<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
@@ -130,11 +130,10 @@ fn solve_built_active_set<C: Cls>(
         let mut p = o.clone();
         p.mpcc.comp_tol = o.mpcc.comp_tol.max(o.mpcc.active_set.phase_one_tol);
         p.mpcc.accept_relaxed = true;
-        p.mpcc.polish = false;
         p
     };
-    let (relaxed, log) = homotopy(&mut nlp, layout, x0, &phase_one)?;
-    exact_from_relaxed(tf, hz, o, nlp, layout, &relaxed.x, log)
+    let (relaxed, log, previous) = homotopy_with_trail(&mut nlp, layout, x0, &phase_one)?;
+    exact_from_relaxed(tf, hz, o, nlp, layout, (&relaxed.x, Some(&previous)), log)
 }
 
 /// The active-set method alone ([`solve_active_set`]) from `x_relaxed`, a primal point of the
@@ -166,24 +165,25 @@ pub fn solve_active_set_from_point<C: Cls>(
             x_relaxed[i]
         )));
     }
-    let mut out = exact_from_relaxed(tf, hz, o, nlp, &layout, x_relaxed, vec![])?;
+    let mut out = exact_from_relaxed(tf, hz, o, nlp, &layout, (x_relaxed, None), vec![])?;
     out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
 }
 
-/// [`solve_active_set`] from a relaxed point, the checkpoints written, the solution read;
-/// `log` is the homotopy's (phase I's) log.
+/// [`solve_active_set`] from a relaxed point (and the homotopy's point before it), the
+/// checkpoints written, the solution read; `log` is the homotopy's (phase I's) log.
 fn exact_from_relaxed<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,
     o: &FesdOptions,
     mut nlp: BlockNlp<FesdBlock<C>>,
     layout: &Layout,
-    x_relaxed: &[f64],
+    (x_relaxed, x_previous): (&[f64], Option<&[f64]>),
     log: Vec<NlpLog>,
 ) -> Result<OcpSolution, OcpError> {
     let comp = comp_residual(layout, x_relaxed, o.discretization.fesd);
-    let (exact, summary) = match solve_active_set(&mut nlp, layout, x_relaxed, comp, o) {
+    let solved = solve_active_set(&mut nlp, layout, x_relaxed, x_previous, comp, o);
+    let (exact, summary) = match solved {
         Ok(r) => r,
         Err(e) => {
             if let Some(x) = e.last_iterate() {

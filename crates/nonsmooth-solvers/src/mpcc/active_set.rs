@@ -140,6 +140,7 @@ pub fn solve(
     };
     let mut relaxed = ScholtesNlp::new(mpcc, settings.sigma0).map_err(MpccError::InvalidInput)?;
     let mut x = relaxed.clamp(x0);
+    let mut previous: Option<Vec<f64>> = None;
     let mut reason = String::from("no relaxed NLP was solved");
     let mut sigma = settings.sigma0;
     let options = relaxed_options(&settings.bnlp);
@@ -150,7 +151,7 @@ pub fn solve(
         match ipopt_solve(&relaxed, &x, None, &options) {
             Ok(s) => {
                 run.note("relaxed", sigma, s.objective, true, String::new(), t0);
-                x = s.x;
+                previous = Some(std::mem::replace(&mut x, s.x));
             }
             Err(e) => {
                 run.note("relaxed", sigma, f64::NAN, false, e.to_string(), t0);
@@ -158,7 +159,7 @@ pub fn solve(
             }
         }
         if largest_min_side(mpcc, &x) <= settings.projection_threshold {
-            match project(mpcc, &x, &mut run) {
+            match project(mpcc, &x, previous.as_deref(), &mut run) {
                 Ok((branch, sol)) => return phase_two(mpcc, branch, sol, &mut run),
                 Err(e) => reason = e,
             }
@@ -174,11 +175,13 @@ pub fn solve(
     Err(MpccError::NoFeasibleBranch { reason, relaxed: x })
 }
 
-/// Phase I from a caller's relaxed point (e.g. the end of a relaxation homotopy): the
-/// projection LPEC and its BNLP, then phase II.
+/// Phase I from a caller's relaxed point (e.g. the end of a relaxation homotopy; with the
+/// relaxed point before it, `x_previous`, the trend of the sides along the homotopy is one
+/// more projection candidate): the projection and its BNLP, then phase II.
 pub fn solve_from_relaxed(
     mpcc: &Mpcc<'_>,
     x_relaxed: &[f64],
+    x_previous: Option<&[f64]>,
     settings: &ActiveSetSettings,
 ) -> Result<MpccSolution, MpccError> {
     mpcc.validate()?;
@@ -198,7 +201,12 @@ pub fn solve_from_relaxed(
         relaxed: 0,
         log: vec![],
     };
-    match project(mpcc, x_relaxed, &mut run) {
+    if x_previous.is_some_and(|p| p.len() != x_relaxed.len()) {
+        return Err(MpccError::InvalidInput(
+            "the previous relaxed point has another length".into(),
+        ));
+    }
+    match project(mpcc, x_relaxed, x_previous, &mut run) {
         Ok((branch, sol)) => phase_two(mpcc, branch, sol, &mut run),
         Err(reason) => Err(MpccError::NoFeasibleBranch {
             reason,
@@ -214,6 +222,24 @@ fn relaxed_options(base: &IpoptOptions) -> IpoptOptions {
     o
 }
 
+/// max_i min(G_i(x), H_i(x)) over the pairs whose both sides the NLP's bounds let reach zero
+/// (a pair with one side on a fixed variable moves its other side beyond the trust region,
+/// see [`solve_lpec`]).
+fn largest_reachable_side(mpcc: &Mpcc<'_>, x: &[f64]) -> f64 {
+    let n = mpcc.nlp.num_vars();
+    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
+    mpcc.nlp.var_bounds(&mut xl, &mut xu);
+    let reach = |s: super::Side| {
+        let z = s.zero_at();
+        z >= xl[s.var] && z <= xu[s.var]
+    };
+    mpcc.pairs
+        .iter()
+        .filter(|p| reach(p.g) && reach(p.h))
+        .map(|p| p.g.value(x).min(p.h.value(x)).max(0.0))
+        .fold(0.0, f64::max)
+}
+
 /// max_i min(G_i(x), H_i(x)), the distance of x from complementarity in the sides.
 fn largest_min_side(mpcc: &Mpcc<'_>, x: &[f64]) -> f64 {
     mpcc.pairs
@@ -222,17 +248,21 @@ fn largest_min_side(mpcc: &Mpcc<'_>, x: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Projects a relaxed point: the ‖d‖₁ LPEC (radius twice the largest min side, at least the
-/// phase-II radius, grown tenfold up to three times while infeasible), then the BNLP of its
-/// branch from x + d.
+/// Projects a relaxed point onto a feasible branch: first the branch of the ‖d‖₁ LPEC
+/// (radius twice the largest min(G_i, H_i), at least the phase-II radius, grown tenfold up to
+/// three times while infeasible) solved from x + d, then, while the BNLPs fail, the branch of
+/// the sides that shrink fastest from `previous` to x (when given) and the nearest branch by
+/// rounding ([`rounded_branch`]), both solved from x.
 fn project(
     mpcc: &Mpcc<'_>,
     x: &[f64],
+    previous: Option<&[f64]>,
     run: &mut Run<'_>,
 ) -> Result<(Vec<bool>, IpoptSolution), String> {
     let s = run.settings;
-    let mut rho = (2.0 * largest_min_side(mpcc, x)).max(s.trust_region);
-    let mut last = String::new();
+    let mut rho = (2.0 * largest_reachable_side(mpcc, x)).max(s.trust_region);
+    let mut reasons = vec![];
+    let mut candidate = None;
     for _ in 0..4 {
         let t0 = thread_cpu_seconds();
         run.lpec += 1;
@@ -243,32 +273,111 @@ fn project(
                     rho,
                     l.objective,
                     true,
-                    format!("{} undecided pairs", l.undecided),
+                    format!(
+                        "{} undecided pairs, largest elastic slack {:.1e}",
+                        l.undecided, l.elastic
+                    ),
                     t0,
                 );
                 let start: Vec<f64> = x.iter().zip(&l.d).map(|(a, b)| a + b).collect();
-                let t0 = thread_cpu_seconds();
-                run.bnlp += 1;
-                return match solve_branch(mpcc, &l.branch, &[], &start, &s.bnlp) {
-                    Ok(sol) => {
-                        run.note("bnlp", 0.0, sol.objective, true, "phase I".into(), t0);
-                        let sol = tighten(mpcc, &l.branch, sol, run);
-                        Ok((l.branch, sol))
-                    }
-                    Err(e) => {
-                        run.note("bnlp", 0.0, f64::NAN, false, e.clone(), t0);
-                        Err(format!("the projected branch's NLP failed: {e}"))
-                    }
-                };
+                candidate = Some((l.branch, start));
+                break;
             }
             Err(e) => {
                 run.note("projection", rho, f64::NAN, false, e.to_string(), t0);
-                last = e.to_string();
+                reasons.push(format!("projection LPEC at ρ = {rho:.1e}: {e}"));
                 rho *= 10.0;
             }
         }
     }
-    Err(format!("projection LPEC: {last}"))
+    let mut candidates: Vec<(Vec<bool>, Vec<f64>, &str)> = candidate
+        .into_iter()
+        .map(|(b, st)| (b, st, "LPEC branch"))
+        .collect();
+    if let Some(prev) = previous {
+        candidates.push((
+            rounded_branch(mpcc, x, Some(prev)),
+            x.to_vec(),
+            "trend branch",
+        ));
+    }
+    candidates.push((rounded_branch(mpcc, x, None), x.to_vec(), "rounded branch"));
+    let mut tried: Vec<Vec<bool>> = vec![];
+    for (branch, start, what) in candidates {
+        if tried.contains(&branch) {
+            continue;
+        }
+        tried.push(branch.clone());
+        let t0 = thread_cpu_seconds();
+        run.bnlp += 1;
+        match solve_branch(mpcc, &branch, &[], &start, &s.bnlp) {
+            Ok(sol) => {
+                run.note(
+                    "bnlp",
+                    0.0,
+                    sol.objective,
+                    true,
+                    format!("phase I, {what}"),
+                    t0,
+                );
+                let sol = tighten(mpcc, &branch, sol, run);
+                return Ok((branch, sol));
+            }
+            Err(e) => {
+                run.note(
+                    "bnlp",
+                    0.0,
+                    f64::NAN,
+                    false,
+                    format!("phase I, {what}: {e}"),
+                    t0,
+                );
+                reasons.push(format!("the {what}'s NLP failed: {e}"));
+            }
+        }
+    }
+    Err(reasons.join("; "))
+}
+
+/// The branch that fixes, for every pair, the side nearer to zero (among the sides the NLP's
+/// bounds let reach zero) or, with `previous`, the side that shrank more from `previous` to x
+/// (the smaller ratio side(x)/side(previous): along a relaxation homotopy the active side goes
+/// to zero while the inactive one stays, however small it is), switching to the other side
+/// where the chosen one's variable is already fixed at another value by an earlier pair.
+fn rounded_branch(mpcc: &Mpcc<'_>, x: &[f64], previous: Option<&[f64]>) -> Vec<bool> {
+    let n = mpcc.nlp.num_vars();
+    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
+    mpcc.nlp.var_bounds(&mut xl, &mut xu);
+    let reach = |s: Side| {
+        let z = s.zero_at();
+        z >= xl[s.var] && z <= xu[s.var]
+    };
+    let mut fixed: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    let conflicts = |fixed: &std::collections::HashMap<usize, f64>, s: Side| {
+        fixed.get(&s.var).is_some_and(|v| *v != s.zero_at())
+    };
+    mpcc.pairs
+        .iter()
+        .map(|p| {
+            let score = |side: Side| {
+                let v = side.value(x).max(0.0);
+                match previous {
+                    Some(prev) => v / side.value(prev).max(1e-300),
+                    None => v,
+                }
+            };
+            let g_first = match (reach(p.g), reach(p.h)) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => score(p.g) <= score(p.h),
+            };
+            let (first, second) = if g_first { (p.g, p.h) } else { (p.h, p.g) };
+            let take_first = !conflicts(&fixed, first) || conflicts(&fixed, second);
+            let chosen = if take_first { first } else { second };
+            fixed.insert(chosen.var, chosen.zero_at());
+            g_first == take_first
+        })
+        .collect()
 }
 
 /// Phase II from a feasible branch point.

@@ -15,7 +15,9 @@
 //!
 //! Objectives: [`LpecObjective::Gradient`] (phase II: cᵀd = ∇f(x)ᵀd, the first-order change
 //! of f) and [`LpecObjective::Distance`] (phase I's projection: ‖d‖₁ through auxiliary
-//! columns t_j ≥ |d_j|).
+//! columns t_j ≥ |d_j|, with the linearized rows elastic: their violation costs 1e4 per
+//! unit, so a relaxed point whose linearization has no complementary point in the box still
+//! gets the nearest branch; the BNLP then decides).
 
 use super::Mpcc;
 use crate::milp::{Milp, MilpSettings, MilpStatus};
@@ -23,6 +25,18 @@ use crate::status::SolverError;
 
 /// Bounds at or beyond this magnitude are infinite (IPOPT's convention).
 const INF: f64 = 1e19;
+
+/// Cost per unit of violation of a linearized row in the projection LPEC (against 1 per unit
+/// of ‖d‖₁).
+const ELASTIC_WEIGHT: f64 = 1e4;
+
+/// The step of `side`'s variable that zeroes it, if it lies within `[lo, hi]`.
+fn zeroing_step(side: super::Side, x: &[f64], lo: &[f64], hi: &[f64]) -> Option<f64> {
+    let step = -side.value(x) / side.sign;
+    let tol = 1e-12 * (1.0 + step.abs());
+    (step >= lo[side.var] - tol && step <= hi[side.var] + tol)
+        .then(|| step.clamp(lo[side.var], hi[side.var]))
+}
 
 /// What an LPEC minimizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +60,9 @@ pub struct LpecSolution {
     pub undecided: usize,
     /// HiGHS's status (optimal or the time limit with a feasible point).
     pub status: MilpStatus,
+    /// Largest slack of an elastic row ([`LpecObjective::Distance`]; 0 when the linearized
+    /// constraints hold).
+    pub elastic: f64,
     /// CPU-less wall seconds of the MILP solve.
     pub seconds: f64,
 }
@@ -84,12 +101,31 @@ pub fn solve_lpec(
         side_bound(&mut lo, &mut hi, p.g);
         side_bound(&mut lo, &mut hi, p.h);
     }
-    // decided pairs fix the zero side's variable; undecided ones get a binary
+    // a pair with one side on a variable whose NLP bounds keep it from zero (e.g. a fixed
+    // initial multiplier) forces the other side to zero however far it is: that move is
+    // allowed beyond the trust region, which bounds the free part of the step only
+    let full_lo: Vec<f64> = (0..n).map(|j| (xl[j] - x[j]).min(0.0)).collect();
+    let full_hi: Vec<f64> = (0..n).map(|j| (xu[j] - x[j]).max(0.0)).collect();
+    for p in &mpcc.pairs {
+        let g_ok = zeroing_step(p.g, x, &full_lo, &full_hi);
+        let h_ok = zeroing_step(p.h, x, &full_lo, &full_hi);
+        let forced = match (g_ok, h_ok) {
+            (Some(step), None) => Some((p.g.var, step)),
+            (None, Some(step)) => Some((p.h.var, step)),
+            _ => None,
+        };
+        if let Some((var, step)) = forced {
+            lo[var] = lo[var].min(step);
+            hi[var] = hi[var].max(step);
+        }
+    }
+    // decided pairs fix the zero side's variable; undecided ones get a binary. A side can
+    // reach zero when the step that zeroes it lies within its column's bounds (the NLP's
+    // bounds and the trust region).
     let mut decided: Vec<Option<bool>> = vec![None; mpcc.pairs.len()];
     for (i, p) in mpcc.pairs.iter().enumerate() {
-        let (g, h) = (p.g.value(x), p.h.value(x));
-        let g_can = g <= rho * (1.0 + 1e-12);
-        let h_can = h <= rho * (1.0 + 1e-12);
+        let g_can = zeroing_step(p.g, x, &lo, &hi).is_some();
+        let h_can = zeroing_step(p.h, x, &lo, &hi).is_some();
         let choice = match (g_can, h_can) {
             (true, true) => None,
             (true, false) => Some(true),
@@ -98,24 +134,25 @@ pub fn solve_lpec(
                 return Err(SolverError::PrimalInfeasible {
                     solver: "LPEC",
                     detail: format!(
-                        ": pair {i} has G = {g:.3e} and H = {h:.3e}, neither reachable within \
-                         the trust region {rho:.3e}"
+                        ": pair {i} has G = {:.3e} and H = {:.3e}, neither reachable within \
+                         the bounds and the trust region {rho:.3e}",
+                        p.g.value(x),
+                        p.h.value(x)
                     ),
                 })
             }
         };
         if let Some(g_side) = choice {
             let s = if g_side { p.g } else { p.h };
-            let step = -s.value(x) / s.sign; // d_var that zeroes the side
-            if step < lo[s.var] - 1e-12 || step > hi[s.var] + 1e-12 {
+            let Some(step) = zeroing_step(s, x, &lo, &hi) else {
                 return Err(SolverError::PrimalInfeasible {
                     solver: "LPEC",
                     detail: format!(
-                        ": pair {i} must fix x[{}] by {step:.3e}, outside [{:.3e}, {:.3e}]",
-                        s.var, lo[s.var], hi[s.var]
+                        ": pair {i} cannot fix x[{}] (another pair fixed it elsewhere)",
+                        s.var
                     ),
                 });
-            }
+            };
             lo[s.var] = step;
             hi[s.var] = step;
         }
@@ -172,7 +209,9 @@ pub fn solve_lpec(
         entries[p.h.var].push((rh, p.h.sign));
         binary_rows.push((i, rg, rh, mg, mh));
     }
-    // ‖d‖₁: t_j − d_j ≥ 0, t_j + d_j ≥ 0 for the free columns
+    // ‖d‖₁: t_j − d_j ≥ 0, t_j + d_j ≥ 0 for the free columns, and elastic rows (slacks
+    // of weight ELASTIC_WEIGHT) so that a relaxed point whose linearization has no
+    // complementary point in the box still gets the nearest branch
     let mut dist_rows = vec![None; n];
     if objective == LpecObjective::Distance {
         for j in 0..n {
@@ -214,6 +253,14 @@ pub fn solve_lpec(
             milp.add_column(1.0, 0.0, hi[j] - lo[j], false, vec![(*a, 1.0), (*b, 1.0)]);
         }
     }
+    let end_t = milp.num_cols();
+    if objective == LpecObjective::Distance {
+        for r in row_of.iter().filter(|r| **r != usize::MAX) {
+            for sign in [1.0, -1.0] {
+                milp.add_column(ELASTIC_WEIGHT, 0.0, f64::INFINITY, false, vec![(*r, sign)]);
+            }
+        }
+    }
     if let Some(branch) = start {
         if objective == LpecObjective::Gradient {
             let mut s = vec![0.0; milp.num_cols()];
@@ -237,14 +284,16 @@ pub fn solve_lpec(
     }
     let objective_value = match objective {
         LpecObjective::Gradient => sol.objective,
-        LpecObjective::Distance => sol.x[first_t..].iter().sum(),
+        LpecObjective::Distance => sol.x[first_t..end_t].iter().sum(),
     };
+    let elastic = sol.x[end_t..].iter().fold(0.0_f64, |a, v| a.max(v.abs()));
     Ok(LpecSolution {
         d,
         objective: objective_value,
         branch,
         undecided: binary_rows.len(),
         status: sol.status,
+        elastic,
         seconds: clock.elapsed().as_secs_f64(),
     })
 }
