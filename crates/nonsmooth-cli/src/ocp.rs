@@ -485,6 +485,7 @@ mod tests {
             problem,
             out: dir.join("out"),
             start: None,
+            mpcc: None,
             output: crate::progress::OutputFlags {
                 quiet: true,
                 json: false,
@@ -540,6 +541,7 @@ mod tests {
         let args = OcpArgs {
             problem,
             out: dir.join(name),
+            mpcc: None,
             start: Some(point.to_path_buf()),
             output: like.output,
         };
@@ -580,6 +582,7 @@ mod tests {
             let bad = dir.join("bad_point.json");
             std::fs::write(&bad, content).unwrap();
             let args = OcpArgs {
+                mpcc: None,
                 start: Some(bad),
                 ..args.clone()
             };

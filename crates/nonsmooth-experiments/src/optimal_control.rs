@@ -12,7 +12,9 @@
 //!   impact, sliding on the ground), digest E4;
 //! - `tf-hopper-ocp`: the planar hopper of Sec. 6 (T = 2.5, |u| ≤ 60, N = 20, N_FE = 3,
 //!   three elliptic holes) solved from y0 everywhere and u = 0 through the smoothing phase
-//!   with the holes grown from nothing ([`HOPPER_PROBLEM`]);
+//!   with the holes grown from nothing ([`HOPPER_PROBLEM`]), then the exact active-set MPCC
+//!   method from the homotopy's point (`b_stationary`, `lpec_count`, `bnlp_count`, both
+//!   methods side by side in `methods.csv`);
 //! - `tf-bouncing-ball`: ball dropped from 1 m, a_n = 100, n_s = 3, 20 steps × 3 elements.
 
 use std::sync::Arc;

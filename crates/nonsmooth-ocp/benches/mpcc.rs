@@ -5,16 +5,15 @@
 //!   relaxation G·H ≤ σ, σ = 1 … 1e-11 by factors of 10, each NLP warm-started from the
 //!   last);
 //! - the particle OCP of seed 002 Ex. 5 on its model file (`examples/ocp_particle_model.toml`);
-//! - the hopper of Sec. 6 without holes from the trivial initialization
-//!   (`examples/ocp_hopper_smoothing.toml` with `holes = []`: smoothing phase, homotopy; the
-//!   active-set method with the homotopy as phase I), printed once: one solve takes minutes.
+//! - the hopper of `tf-hopper-ocp --quick` (4 intervals, one hole, the start pose as target).
 //!
-//! The hopper over its three holes is `nonsmooth reproduce tf-hopper-ocp` (both methods in
-//! its `methods.csv`). Run with `cargo bench -p nonsmooth-ocp --bench mpcc`.
+//! The hopper over its three holes takes ≈ 20 minutes of homotopy: `nonsmooth reproduce
+//! tf-hopper-ocp` runs the active-set method from the homotopy's point and writes both
+//! methods to its `methods.csv`. Run with `cargo bench -p nonsmooth-ocp --bench mpcc`.
 
 use nonsmooth_ocp::fesd::{solve_ocp, MpccMethod, OcpSolution};
 use nonsmooth_ocp::ipopt::thread_cpu_seconds;
-use nonsmooth_ocp::problem::{HopperProblem, ModelProblem};
+use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_solvers::mpcc::macmpec::cases;
 use nonsmooth_solvers::mpcc::relaxed::ScholtesNlp;
 use nonsmooth_solvers::mpcc::{solve, ActiveSetSettings, Mpcc};
@@ -127,34 +126,27 @@ fn particle() {
     }
 }
 
-fn hopper_without_holes() {
-    let Ok(text) = std::fs::read_to_string(examples().join("ocp_hopper_smoothing.toml")) else {
-        println!("hopper problem file unreadable");
+/// The hopper of `tf-hopper-ocp --quick`: 4 intervals, one hole, the start pose as target,
+/// N_FE = 2, n_s = 1, Scholtes homotopy with polish.
+fn hopper_quick() {
+    use nonsmooth_ocp::hopper::{self, Hopper};
+    use nonsmooth_ocp::tf::TimeFreezing;
+    let hop = Hopper {
+        holes: vec![0.5],
+        ..Hopper::default()
+    };
+    let Ok(tf) = TimeFreezing::new(hop, 200.0) else {
+        println!("hopper: invalid a_n");
         return;
     };
-    let text: String = text
-        .lines()
-        .filter(|l| !l.starts_with("hole_growth") && !l.starts_with("hole_axes"))
-        .map(|l| {
-            if l.starts_with("holes =") {
-                "holes = []"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let tf = std::sync::Arc::new(tf);
+    let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
     for method in [MpccMethod::Homotopy, MpccMethod::ActiveSet] {
-        let Ok(mut p) = HopperProblem::from_toml_str(&text, Some("hopper without holes")) else {
-            println!("hopper problem unreadable");
-            return;
-        };
-        p.options.mpcc.method = method;
-        report(
-            "hopper, no holes",
-            method,
-            solve_ocp(&p.tf, &p.horizon, &p.options),
-        );
+        let mut o = hopper::paper_options();
+        o.discretization.n_s = 1;
+        o.discretization.n_fe = 2;
+        o.mpcc.method = method;
+        report("hopper (quick)", method, solve_ocp(&tf, &hz, &o));
     }
 }
 
@@ -165,5 +157,5 @@ fn main() {
     );
     macmpec();
     particle();
-    hopper_without_holes();
+    hopper_quick();
 }

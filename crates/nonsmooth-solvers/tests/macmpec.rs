@@ -99,3 +99,41 @@ fn bad_pairs_and_settings_are_named() {
     let e = solve(&ok, &[0.0, 0.0], &settings).unwrap_err();
     assert!(e.to_string().contains("trust_region_shrink"), "{e}");
 }
+
+/// A time limit reached is a typed error carrying the last feasible branch point (exactly
+/// complementary); a problem without a feasible branch is a typed error carrying the relaxed
+/// point.
+#[test]
+fn time_limit_and_infeasible_branches_are_typed_errors_with_their_points() {
+    use nonsmooth_solvers::mpcc::MpccError;
+    let case = cases().into_iter().find(|c| c.name == "kth2").unwrap();
+    let mpcc = Mpcc {
+        nlp: &case.nlp,
+        pairs: case.pairs.clone(),
+    };
+    let settings = ActiveSetSettings {
+        time_limit: 1e-12,
+        ..ActiveSetSettings::default()
+    };
+    let e = solve_from_relaxed(&mpcc, &[0.0, 1.0], None, &settings).unwrap_err();
+    assert!(matches!(e, MpccError::TimeLimit { .. }), "{e}");
+    let x = e.last_point().expect("the branch point");
+    assert_eq!(mpcc.comp_residual(x), 0.0);
+    // x + y = 1 with 0 ≤ x ⊥ y ≥ 0 and x ≥ 2: no branch is feasible
+    let nlp = Quadratic::new(2)
+        .row(&[(0, 1.0), (1, 1.0)], 1.0, 1.0)
+        .row(&[(0, 1.0)], 2.0, 1e20);
+    let infeasible = Mpcc {
+        nlp: &nlp,
+        pairs: vec![pair(0, 1)],
+    };
+    let e = solve_from_relaxed(
+        &infeasible,
+        &[0.5, 0.5],
+        None,
+        &ActiveSetSettings::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, MpccError::NoFeasibleBranch { .. }), "{e}");
+    assert_eq!(e.last_point(), Some(&[0.5, 0.5][..]));
+}
