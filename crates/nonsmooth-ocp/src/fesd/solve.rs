@@ -159,15 +159,21 @@ pub fn solve_active_set_from_point<C: Cls>(
             fresh.len()
         )));
     }
-    if let Some(i) = x_relaxed.iter().position(|v| !v.is_finite()) {
-        return Err(OcpError::InvalidInput(format!(
-            "the start point's entry {i} is {}",
-            x_relaxed[i]
-        )));
-    }
+    check_finite_start(x_relaxed)?;
     let mut out = exact_from_relaxed(tf, hz, o, nlp, &layout, (x_relaxed, None), vec![])?;
     out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
+}
+
+/// `InvalidInput` naming the first non-finite entry of a start point.
+fn check_finite_start(x: &[f64]) -> Result<(), OcpError> {
+    match x.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(OcpError::InvalidInput(format!(
+            "the start point's entry {i} is {}",
+            x[i]
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// [`solve_active_set`] from a relaxed point (and the homotopy's point before it), the
@@ -226,12 +232,7 @@ pub fn solve_from_point<C: Cls>(
         o.mpcc.smoothing = None;
         o
     };
-    if let Some(i) = x0.iter().position(|v| !v.is_finite()) {
-        return Err(OcpError::InvalidInput(format!(
-            "the start point's entry {i} is {}",
-            x0[i]
-        )));
-    }
+    check_finite_start(&x0)?;
     let (nlp, layout, fresh) = build(tf, hz, &o)?;
     let x0 = if x0.len() == fresh.len() {
         x0

@@ -84,7 +84,18 @@ struct Run<'s> {
     log: Vec<ActiveSetLog>,
 }
 
-impl Run<'_> {
+impl<'s> Run<'s> {
+    fn new(settings: &'s ActiveSetSettings) -> Self {
+        Self {
+            settings,
+            start: thread_cpu_seconds(),
+            lpec: 0,
+            bnlp: 0,
+            relaxed: 0,
+            log: vec![],
+        }
+    }
+
     fn elapsed(&self) -> f64 {
         thread_cpu_seconds() - self.start
     }
@@ -130,14 +141,7 @@ pub fn solve(
 ) -> Result<MpccSolution, MpccError> {
     mpcc.validate()?;
     settings.validate()?;
-    let mut run = Run {
-        settings,
-        start: thread_cpu_seconds(),
-        lpec: 0,
-        bnlp: 0,
-        relaxed: 0,
-        log: vec![],
-    };
+    let mut run = Run::new(settings);
     let mut relaxed = ScholtesNlp::new(mpcc, settings.sigma0).map_err(MpccError::InvalidInput)?;
     let mut x = relaxed.clamp(x0);
     let mut previous: Option<Vec<f64>> = None;
@@ -193,14 +197,7 @@ pub fn solve_from_relaxed(
             mpcc.nlp.num_vars()
         )));
     }
-    let mut run = Run {
-        settings,
-        start: thread_cpu_seconds(),
-        lpec: 0,
-        bnlp: 0,
-        relaxed: 0,
-        log: vec![],
-    };
+    let mut run = Run::new(settings);
     if x_previous.is_some_and(|p| p.len() != x_relaxed.len()) {
         return Err(MpccError::InvalidInput(
             "the previous relaxed point has another length".into(),
