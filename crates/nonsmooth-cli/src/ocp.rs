@@ -443,12 +443,7 @@ fn write_outputs(
         if let Some(a) = &sol.active_set {
             outln!(
                 "active set: {}, {} LPECs, {} branch NLPs (phase I ended at complementarity {:.2e})",
-                match &a.verdict {
-                    nonsmooth_ocp::fesd::active_set::Verdict::BStationary { .. } =>
-                        "B-stationary (certified by the LPEC)".to_string(),
-                    nonsmooth_ocp::fesd::active_set::Verdict::NotCertified { reason } =>
-                        format!("not certified: {reason}"),
-                },
+                a.verdict,
                 a.lpec_count,
                 a.bnlp_count,
                 a.phase_one_comp

@@ -818,22 +818,11 @@ fn active_set_beside(
             );
             out.metric("active_set_hole_violation", (-clearance).max(0.0));
             out.metric("active_set_cpu_seconds", exact.cpu_seconds);
-            out.notes.push(match &a.verdict {
-                nonsmooth_ocp::fesd::active_set::Verdict::BStationary {
-                    lpec_objective,
-                    trust_region,
-                } => format!(
-                    "active set from the homotopy's point: B-stationary (the LPEC's optimum \
-                     {lpec_objective:.2e} at trust region {trust_region:.0e} is 0 within its \
-                     tolerance), exact complementarity; {} LPECs, {} branch NLPs",
-                    a.lpec_count, a.bnlp_count
-                ),
-                nonsmooth_ocp::fesd::active_set::Verdict::NotCertified { reason } => format!(
-                    "active set from the homotopy's point: not certified ({reason}); {} LPECs, \
-                     {} branch NLPs",
-                    a.lpec_count, a.bnlp_count
-                ),
-            });
+            out.notes.push(format!(
+                "active set from the homotopy's point: {}; exact complementarity; {} LPECs, \
+                 {} branch NLPs",
+                a.verdict, a.lpec_count, a.bnlp_count
+            ));
             rows.push(row("active set", &exact, Some(a.verdict.is_b_stationary())));
         }
         Err(e) => {

@@ -115,9 +115,10 @@ pub fn solve_built<C: Cls>(
 }
 
 /// [`solve_built`] with the active-set method: the homotopy down to
-/// [`ActiveSetOptions::phase_one_tol`](super::ActiveSetOptions::phase_one_tol) (or its end; its
-/// polish, when it succeeds, hands over an exact point) as phase I, then [`solve_active_set`] from its point. The exact point
-/// is written to the checkpoint file, and so is the last feasible branch point of a failure.
+/// [`ActiveSetOptions::phase_one_tol`](super::ActiveSetOptions::phase_one_tol) (or its end;
+/// its polish, when it succeeds, hands over an exact point) as phase I, then
+/// [`solve_active_set`] from its point. The exact point is written to the checkpoint file,
+/// and so is the last feasible branch point of a failure.
 fn solve_built_active_set<C: Cls>(
     tf: &Arc<TimeFreezing<C>>,
     hz: &Horizon,

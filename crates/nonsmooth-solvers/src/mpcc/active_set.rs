@@ -4,7 +4,7 @@
 use super::branch::solve_branch;
 use super::lpec::{solve_lpec, LpecObjective};
 use super::relaxed::ScholtesNlp;
-use super::{ActiveSetSettings, Mpcc, MpccError, Side};
+use super::{con_bounds, var_bounds, ActiveSetSettings, Mpcc, MpccError, Side};
 use crate::nlp::cpu_clock::thread_cpu_seconds;
 use crate::nlp::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
 
@@ -24,6 +24,22 @@ pub enum Verdict {
         /// Why.
         reason: String,
     },
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BStationary {
+                lpec_objective,
+                trust_region,
+            } => write!(
+                f,
+                "B-stationary (the LPEC's optimum {lpec_objective:.2e} at trust region \
+                 {trust_region:.0e} is 0 within its tolerance)"
+            ),
+            Self::NotCertified { reason } => write!(f, "not certified: {reason}"),
+        }
+    }
 }
 
 impl Verdict {
@@ -223,9 +239,7 @@ fn relaxed_options(base: &IpoptOptions) -> IpoptOptions {
 /// (a pair with one side on a fixed variable moves its other side beyond the trust region,
 /// see [`solve_lpec`]).
 fn largest_reachable_side(mpcc: &Mpcc<'_>, x: &[f64]) -> f64 {
-    let n = mpcc.nlp.num_vars();
-    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
-    mpcc.nlp.var_bounds(&mut xl, &mut xu);
+    let (xl, xu) = var_bounds(mpcc.nlp);
     let reach = |s: super::Side| {
         let z = s.zero_at();
         z >= xl[s.var] && z <= xu[s.var]
@@ -342,9 +356,7 @@ fn project(
 /// to zero while the inactive one stays, however small it is), switching to the other side
 /// where the chosen one's variable is already fixed at another value by an earlier pair.
 fn rounded_branch(mpcc: &Mpcc<'_>, x: &[f64], previous: Option<&[f64]>) -> Vec<bool> {
-    let n = mpcc.nlp.num_vars();
-    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
-    mpcc.nlp.var_bounds(&mut xl, &mut xu);
+    let (xl, xu) = var_bounds(mpcc.nlp);
     let reach = |s: Side| {
         let z = s.zero_at();
         z >= xl[s.var] && z <= xu[s.var]
@@ -571,14 +583,11 @@ pub(crate) fn bnlp_tol(o: &IpoptOptions) -> f64 {
 fn violation(mpcc: &Mpcc<'_>, x: &[f64]) -> Option<f64> {
     use crate::nlp::ipopt::interval_violation;
     let nlp = mpcc.nlp;
-    let (n, m) = (nlp.num_vars(), nlp.num_cons());
-    let mut g = vec![0.0; m];
+    let mut g = vec![0.0; nlp.num_cons()];
     if !nlp.constraints(x, &mut g) {
         return None;
     }
-    let (mut gl, mut gu) = (vec![-1e20; m], vec![1e20; m]);
-    nlp.con_bounds(&mut gl, &mut gu);
-    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
-    nlp.var_bounds(&mut xl, &mut xu);
+    let (gl, gu) = con_bounds(nlp);
+    let (xl, xu) = var_bounds(nlp);
     Some(interval_violation(&g, &gl, &gu).max(interval_violation(x, &xl, &xu)))
 }

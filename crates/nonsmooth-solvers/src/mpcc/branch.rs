@@ -27,8 +27,7 @@ pub fn branch_bounds(
     extra: &[Side],
 ) -> Result<(Vec<f64>, Vec<f64>), String> {
     let n = nlp.num_vars();
-    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
-    nlp.var_bounds(&mut xl, &mut xu);
+    let (mut xl, mut xu) = super::var_bounds(nlp);
     for p in pairs {
         for s in [p.g, p.h] {
             // offset + sign x ≥ 0

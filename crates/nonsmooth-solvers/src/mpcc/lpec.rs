@@ -63,7 +63,7 @@ pub struct LpecSolution {
     /// Largest slack of an elastic row ([`LpecObjective::Distance`]; 0 when the linearized
     /// constraints hold).
     pub elastic: f64,
-    /// CPU-less wall seconds of the MILP solve.
+    /// Wall seconds of the MILP solve.
     pub seconds: f64,
 }
 
@@ -84,8 +84,7 @@ pub fn solve_lpec(
         reason,
     };
     // column bounds of d: the NLP's bounds and the trust region, widened to contain 0
-    let (mut xl, mut xu) = (vec![-1e20; n], vec![1e20; n]);
-    nlp.var_bounds(&mut xl, &mut xu);
+    let (xl, xu) = super::var_bounds(nlp);
     let mut lo: Vec<f64> = (0..n).map(|j| (xl[j] - x[j]).max(-rho).min(0.0)).collect();
     let mut hi: Vec<f64> = (0..n).map(|j| (xu[j] - x[j]).min(rho).max(0.0)).collect();
     // every side ≥ 0 (widened to contain d = 0 when a side is slightly negative at x)
@@ -160,8 +159,7 @@ pub fn solve_lpec(
     }
     // the rows of the linearized constraints
     let mut g = vec![0.0; m];
-    let (mut gl, mut gu) = (vec![-1e20; m], vec![1e20; m]);
-    nlp.con_bounds(&mut gl, &mut gu);
+    let (gl, gu) = super::con_bounds(nlp);
     if !nlp.constraints(x, &mut g) {
         return Err(failed("constraint evaluation failed".into()));
     }

@@ -149,6 +149,22 @@ impl Mpcc<'_> {
     }
 }
 
+/// The variable bounds of `nlp` (unset entries unbounded, ±1e20).
+pub(crate) fn var_bounds(nlp: &dyn Nlp) -> (Vec<f64>, Vec<f64>) {
+    let n = nlp.num_vars();
+    let (mut lo, mut hi) = (vec![-1e20; n], vec![1e20; n]);
+    nlp.var_bounds(&mut lo, &mut hi);
+    (lo, hi)
+}
+
+/// The constraint bounds of `nlp` (unset entries unbounded, ±1e20).
+pub(crate) fn con_bounds(nlp: &dyn Nlp) -> (Vec<f64>, Vec<f64>) {
+    let m = nlp.num_cons();
+    let (mut lo, mut hi) = (vec![-1e20; m], vec![1e20; m]);
+    nlp.con_bounds(&mut lo, &mut hi);
+    (lo, hi)
+}
+
 /// Settings of the active-set method (validated by [`ActiveSetSettings::validate`]).
 #[derive(Debug, Clone)]
 pub struct ActiveSetSettings {
