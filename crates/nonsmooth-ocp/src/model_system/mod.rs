@@ -30,7 +30,7 @@ use crate::tf::Cls;
 use crate::OcpError;
 use nalgebra::{DVector, Vector3};
 use nonsmooth_core::dynamics::{
-    bias_force, kinematics, mass_matrix, passive_force, point_jacobian, point_position,
+    bias_force, kinematics, mass_matrix, passive_force, point_jacobian, point_position, Kinematics,
 };
 use nonsmooth_core::{ActuatorKind, Dimension, JointKind, Model, Shape};
 use std::ops::Range;
@@ -112,9 +112,46 @@ pub struct ModelSystem {
     /// Per control: (velocity index, gear).
     controls: Vec<(usize, f64)>,
     path: Vec<PathTerm>,
+    /// Per coordinate: a translation (see [`translation_coordinates`]).
+    translation: Vec<bool>,
+    /// The other coordinates: the variables of the derivative evaluation of [`taylor`].
+    shape_coords: Vec<usize>,
+    /// (k, ∂f_c/∂q_k) of the translation coordinates (constants).
+    gap_slopes: Vec<(usize, f64)>,
+    /// Per path term: (k, world (x, y) of its point per unit q_k) of the translation
+    /// coordinates (constants).
+    path_slopes: Vec<Vec<(usize, [f64; 2])>>,
     /// Identity of this system's functions for the derivative cache of [`taylor`] (a new
     /// one whenever they change).
     id: usize,
+}
+
+/// Per coordinate, whether it is a translation: the coordinate of a prismatic joint with only
+/// prismatic or fixed joints between it and the world. Moving it translates its subtree
+/// rigidly along a constant world axis, so M(q), the gravity force, the contact Jacobian and
+/// the point Jacobians do not depend on it, h(q, v) depends neither on it nor on its velocity
+/// (Galilean invariance), and the gap and every point are affine in it with constant slopes.
+/// The derivative evaluation of [`taylor`] therefore runs over the other coordinates only.
+fn translation_coordinates(model: &Model) -> Vec<bool> {
+    let mut out = vec![false; model.nq()];
+    for joint in model
+        .joints
+        .iter()
+        .filter(|j| j.kind == JointKind::Prismatic)
+    {
+        let mut parent = joint.parent;
+        let mut translation = true;
+        while let Some(body) = parent {
+            let above = &model.joints[body];
+            if !matches!(above.kind, JointKind::Prismatic | JointKind::Fixed) {
+                translation = false;
+                break;
+            }
+            parent = above.parent;
+        }
+        out[joint.q_index] = translation;
+    }
+    out
 }
 
 /// The body-side collider of a candidate pair: (body, point in the body frame, radius).
@@ -289,13 +326,41 @@ impl ModelSystem {
             tangent,
             friction,
         };
-        Ok(Self {
+        let translation = translation_coordinates(&model);
+        let shape_coords = (0..translation.len())
+            .filter(|&k| !translation[k])
+            .collect();
+        let mut sys = Self {
             model,
             contact,
             controls: mapped,
             path: Vec::new(),
+            translation,
+            shape_coords,
+            gap_slopes: Vec::new(),
+            path_slopes: Vec::new(),
             id: taylor::fresh_id(),
-        })
+        };
+        let (body, point) = (sys.contact.body, sys.contact.point);
+        sys.gap_slopes = sys
+            .translation_slopes(body, &point)
+            .into_iter()
+            .map(|(k, d)| (k, d.dot(&sys.contact.normal)))
+            .collect();
+        Ok(sys)
+    }
+
+    /// (k, world displacement of `point` of `body` per unit q_k) of the translation
+    /// coordinates that move the body (constant: the columns of the point Jacobian).
+    fn translation_slopes(&self, body: usize, point: &Vector3<f64>) -> Vec<(usize, Vector3<f64>)> {
+        let nq = self.model.nq();
+        let kin = kinematics(&self.model, &DVector::zeros(nq), &DVector::zeros(nq));
+        let p = point_position(&kin, Some(body), point);
+        let jac = point_jacobian(&self.model, &kin, Some(body), &p);
+        (0..nq)
+            .filter(|&k| self.translation[k] && jac.column(k).norm() > 0.0)
+            .map(|k| (k, jac.column(k).into_owned()))
+            .collect()
     }
 
     /// Sets the path constraints on points of bodies ([`Cls::path`], in this order).
@@ -332,6 +397,16 @@ impl ModelSystem {
                 }
             }
         }
+        self.path_slopes = path
+            .iter()
+            .map(|term| {
+                let (body, point) = term.point();
+                self.translation_slopes(body, point)
+                    .into_iter()
+                    .map(|(k, d)| (k, [d.x, d.y]))
+                    .collect()
+            })
+            .collect();
         self.path = path;
         self.id = taylor::fresh_id();
         Ok(self)
@@ -361,17 +436,6 @@ impl ModelSystem {
         }
     }
 
-    /// The entries of M(q)⁻¹, row major (the identity when M cannot be factored, so that an
-    /// NLP evaluation stays finite).
-    fn minv_entries<T: Real>(&self, q: &[T]) -> Vec<T> {
-        let nq = q.len();
-        let m = self
-            .factor(&DVector::from_column_slice(q))
-            .map(|c| c.inverse())
-            .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
-        (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
-    }
-
     /// The Cholesky factor of M(q) (CRBA, RBDA §6.2); a singular M (massless chain) leaves
     /// the identity so that the NLP evaluation stays finite (the model's validation rejects
     /// such models before).
@@ -389,18 +453,45 @@ fn solve<T: Real>(chol: &Option<nalgebra::Cholesky<T, nalgebra::Dyn>>, r: DVecto
 }
 
 impl ModelSystem {
-    /// The functions of q alone, in the order of [`taylor::QTerms`]: f_c, n, b, M⁻¹ (row
-    /// major) and the path constraints, computed directly at the scalar `T`.
-    pub(crate) fn q_terms<T: Real>(&self, q: &[T]) -> Vec<T> {
+    /// The inner variables of the q-terms: the coordinates that are not translations (see
+    /// [`translation_coordinates`]), gathered from the full q.
+    fn shape_of<T: Real>(&self, q: &[T]) -> Vec<T> {
+        self.shape_coords.iter().map(|&k| q[k]).collect()
+    }
+
+    /// The full coordinate vector of the shape coordinates `z`, translations at zero.
+    fn expand<T: Real>(&self, z: &[T]) -> DVector<T> {
+        let mut q = DVector::from_element(self.translation.len(), T::from(0.0));
+        for (&k, &x) in self.shape_coords.iter().zip(z) {
+            q[k] = x;
+        }
+        q
+    }
+
+    /// The functions of the shape coordinates z alone (translations at zero), in the order
+    /// of [`ModelSystem::ranges`]: f_c, n, b, M⁻¹ (row major) and the world (x, y) of every
+    /// path term's point, computed directly at the scalar `T`.
+    pub(crate) fn q_terms<T: Real>(&self, z: &[T]) -> Vec<T> {
+        let q = self.expand(z);
         let nq = q.len();
-        let (gap, n, b) = self.direct_contact_frame(q, true);
-        let mut out = Vec::with_capacity(1 + 2 * nq + nq * nq + self.path.len());
+        let kin = kinematics(&self.model, &q, &DVector::zeros(nq));
+        let (gap, n, b) = self.contact_frame_at(&kin, true);
+        let mut out = Vec::with_capacity(1 + 2 * nq + nq * nq + 2 * self.path.len());
         out.push(gap);
         out.extend(n);
         out.extend(b);
-        out.extend(self.minv_entries(q));
-        out.extend(self.direct_path(q));
+        out.extend(self.minv_entries(&q));
+        out.extend(self.path_points_at(&kin));
         out
+    }
+
+    /// `−h(q, v)` (RNEA with gravity) of the shape coordinates and their velocities
+    /// z = (q_s, v_s), translations and their velocities at zero, computed directly at the
+    /// scalar `T`.
+    pub(crate) fn bias_terms<T: Real>(&self, z: &[T]) -> Vec<T> {
+        let ns = self.shape_coords.len();
+        let (q, v) = (self.expand(&z[..ns]), self.expand(&z[ns..]));
+        (-bias_force(&self.model, &q, &v)).as_slice().to_vec()
     }
 
     /// The free acceleration `M⁻¹ (Pᵀ u + f_passive − h)` of the variables (q, v, u),
@@ -413,25 +504,23 @@ impl ModelSystem {
         solve(&chol, self.forces(&qd, &vd, &z[2 * nq..]))
     }
 
-    /// `f_passive(v) − h(q, v)` of the variables z = (q, v) (RNEA with gravity), computed
-    /// directly at the scalar `T`.
-    pub(crate) fn passive_minus_bias<T: Real>(&self, z: &[T]) -> Vec<T> {
-        let nq = self.model.nq();
-        let qd = DVector::from_column_slice(&z[..nq]);
-        let vd = DVector::from_column_slice(&z[nq..2 * nq]);
-        (passive_force(&self.model, &vd) - bias_force(&self.model, &qd, &vd))
-            .as_slice()
-            .to_vec()
+    /// The entries of M(q)⁻¹, row major (the identity when M cannot be factored, so that an
+    /// NLP evaluation stays finite).
+    fn minv_entries<T: Real>(&self, q: &DVector<T>) -> Vec<T> {
+        let nq = q.len();
+        let m = self
+            .factor(q)
+            .map(|c| c.inverse())
+            .unwrap_or_else(|| nalgebra::DMatrix::identity(nq, nq));
+        (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
     }
 
-    /// (f_c, n, b) in one kinematics pass (b empty unless `tangent`).
-    fn direct_contact_frame<T: Real>(&self, q: &[T], tangent: bool) -> (T, Vec<T>, Vec<T>) {
+    /// (f_c, n, b) from the kinematics (b empty unless `tangent`).
+    fn contact_frame_at<T: Real>(&self, kin: &Kinematics<T>, tangent: bool) -> (T, Vec<T>, Vec<T>) {
         let c = &self.contact;
-        let qd = DVector::from_column_slice(q);
-        let kin = kinematics(&self.model, &qd, &DVector::zeros(q.len()));
-        let p = point_position(&kin, Some(c.body), &c.point.map(T::from));
+        let p = point_position(kin, Some(c.body), &c.point.map(T::from));
         let gap = (p - c.plane_point.map(T::from)).dot(&c.normal.map(T::from)) - T::from(c.radius);
-        let jac = point_jacobian(&self.model, &kin, Some(c.body), &p);
+        let jac = point_jacobian(&self.model, kin, Some(c.body), &p);
         let row = |d: &Vector3<f64>| {
             let d = d.map(T::from);
             (0..jac.ncols())
@@ -442,53 +531,51 @@ impl ModelSystem {
         (gap, row(&c.normal), b)
     }
 
-    /// The path constraint values at q.
-    fn direct_path<T: Real>(&self, q: &[T]) -> Vec<T> {
-        if self.path.is_empty() {
-            return Vec::new();
-        }
-        let qd = DVector::from_column_slice(q);
-        let kin = kinematics(&self.model, &qd, &DVector::zeros(q.len()));
+    /// World (x, y) of every path term's point from the kinematics.
+    fn path_points_at<T: Real>(&self, kin: &Kinematics<T>) -> Vec<T> {
         self.path
             .iter()
-            .map(|term| {
+            .flat_map(|term| {
                 let (body, point) = term.point();
-                let p = point_position(&kin, Some(body), &point.map(T::from));
-                match term {
-                    PathTerm::OutsideEllipse(o) => {
-                        let dx = (p.x - T::from(o.center[0])) / T::from(o.axes[0]);
-                        let dy = (p.y - T::from(o.center[1])) / T::from(o.axes[1]);
-                        dx * dx + dy * dy
-                    }
-                    PathTerm::Point(b) => p[b.axis],
-                }
+                let p = point_position(kin, Some(body), &point.map(T::from));
+                [p.x, p.y]
             })
             .collect()
     }
 
-    /// The entries `outputs` of the q-terms ([`ModelSystem::q_terms`]) at the NLP's
-    /// scalar: by the second-order Taylor composition of [`taylor`] when the model is small
-    /// enough, else directly.
+    /// The entries `outputs` of the q-terms ([`ModelSystem::q_terms`]) at the full q: by the
+    /// second-order Taylor composition of [`taylor`] when the model is small enough, else
+    /// directly, computing only the asked group.
     fn q_outputs<T: Real>(&self, q: &[T], outputs: Range<usize>) -> Vec<T> {
-        if let Some(out) = taylor::q_terms(self, q, outputs.clone()) {
+        let z = self.shape_of(q);
+        if let Some(out) = taylor::q_terms(self, &z, outputs.clone()) {
             return out;
         }
-        // directly, computing only the asked group
+        let qz = self.expand(&z);
         let [_, _, tangent, minv, path] = self.ranges();
         if outputs.end <= tangent.end {
-            let (gap, n, b) = self.direct_contact_frame(q, outputs.end > tangent.start);
+            let kin = kinematics(&self.model, &qz, &DVector::zeros(qz.len()));
+            let (gap, n, b) = self.contact_frame_at(&kin, outputs.end > tangent.start);
             let all: Vec<T> = std::iter::once(gap).chain(n).chain(b).collect();
             all[outputs].to_vec()
         } else if outputs == minv {
-            self.minv_entries(q)
+            self.minv_entries(&qz)
         } else if outputs == path {
-            self.direct_path(q)
+            let kin = kinematics(&self.model, &qz, &DVector::zeros(qz.len()));
+            self.path_points_at(&kin)
         } else {
-            self.q_terms(q)[outputs].to_vec()
+            self.q_terms(&z)[outputs].to_vec()
         }
     }
 
-    /// Index ranges of the q-terms: (gap, normal, tangent, M⁻¹, path).
+    /// `f_c` at translations zero plus the translations' exact linear part.
+    fn gap<T: Real>(&self, gap_at_zero: T, q: &[T]) -> T {
+        self.gap_slopes
+            .iter()
+            .fold(gap_at_zero, |g, &(k, s)| g + q[k] * T::from(s))
+    }
+
+    /// Index ranges of the q-terms: (gap, normal, tangent, M⁻¹, path points).
     fn ranges(&self) -> [Range<usize>; 5] {
         let nq = self.model.nq();
         let m0 = 1 + 2 * nq;
@@ -497,7 +584,7 @@ impl ModelSystem {
             1..1 + nq,
             1 + nq..m0,
             m0..m0 + nq * nq,
-            m0 + nq * nq..m0 + nq * nq + self.path.len(),
+            m0 + nq * nq..m0 + nq * nq + 2 * self.path.len(),
         ]
     }
 
@@ -534,10 +621,14 @@ impl Cls for ModelSystem {
         u: &[T],
         rs: &[Vec<T>],
     ) -> (Vec<T>, Vec<Vec<T>>) {
-        let qv: Vec<T> = q.iter().chain(v).copied().collect();
-        let Some(mut f) = taylor::passive_minus_bias(self, &qv) else {
+        let z: Vec<T> = self
+            .shape_of(q)
+            .into_iter()
+            .chain(self.shape_of(v))
+            .collect();
+        let Some(mut f) = taylor::bias_terms(self, &z) else {
             // large models and plain values: CRBA, RNEA and the Cholesky solves directly
-            let z: Vec<T> = qv.iter().chain(u).copied().collect();
+            let z: Vec<T> = q.iter().chain(v).chain(u).copied().collect();
             let free = self.free_acceleration(&z);
             let qd = DVector::from_column_slice(q);
             let chol = self.factor(&qd);
@@ -547,6 +638,11 @@ impl Cls for ModelSystem {
                 .collect();
             return (free, rs);
         };
+        // the passive force is linear in v: added in the NLP's scalars
+        let passive = passive_force(&self.model, &DVector::from_column_slice(v));
+        for (fk, pk) in f.iter_mut().zip(passive.iter()) {
+            *fk += *pk;
+        }
         self.add_controls(&mut f, u);
         let [_, _, _, range, _] = self.ranges();
         let minv = self.q_outputs(q, range);
@@ -557,7 +653,7 @@ impl Cls for ModelSystem {
         )
     }
     fn f_c<T: Real>(&self, q: &[T]) -> T {
-        self.q_outputs(q, 0..1)[0]
+        self.gap(self.q_outputs(q, 0..1)[0], q)
     }
     fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [_, normal, ..] = self.ranges();
@@ -576,14 +672,40 @@ impl Cls for ModelSystem {
         } else {
             Vec::new()
         };
-        (terms[0], terms[1..1 + nq].to_vec(), b)
+        (self.gap(terms[0], q), terms[1..1 + nq].to_vec(), b)
     }
     fn n_path(&self) -> usize {
         self.path.len()
     }
     fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [.., path] = self.ranges();
-        self.q_outputs(q, path)
+        let points = self.q_outputs(q, path);
+        self.path
+            .iter()
+            .zip(&self.path_slopes)
+            .enumerate()
+            .map(|(k, (term, slopes))| {
+                let (mut x, mut y) = (points[2 * k], points[2 * k + 1]);
+                for &(j, [sx, sy]) in slopes {
+                    x += q[j] * T::from(sx);
+                    y += q[j] * T::from(sy);
+                }
+                match term {
+                    PathTerm::OutsideEllipse(o) => {
+                        let dx = (x - T::from(o.center[0])) / T::from(o.axes[0]);
+                        let dy = (y - T::from(o.center[1])) / T::from(o.axes[1]);
+                        dx * dx + dy * dy
+                    }
+                    PathTerm::Point(b) => {
+                        if b.axis == 0 {
+                            x
+                        } else {
+                            y
+                        }
+                    }
+                }
+            })
+            .collect()
     }
     fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
         self.path

@@ -4,11 +4,14 @@
 //! The NLP differentiates its blocks with dual numbers over up to 16 block variables
 //! (second-order vector duals for the Hessian, [`crate::nlp`]); run on those, CRBA, RNEA and
 //! the kinematics cost hundreds of times their `f64` price. But the model's functions depend
-//! only on z = (q) (gap, normal, tangent, M⁻¹, path constraints) or z = (q, v) (the passive
-//! and bias forces; the free acceleration is then M⁻¹ (Pᵀu + f_passive − h) in the NLP's
-//! scalars). So each group of functions is evaluated once at the real point with
-//! second-order duals over z alone — value F₀, gradient g and Hessian H — and composed with
-//! the NLP's scalars by the second-order Taylor polynomial
+//! only on the shape coordinates z = q_s (gap and path points at zero translation, normal,
+//! tangent, M⁻¹) or z = (q_s, v_s) (the bias force −h), where q_s leaves out the translation
+//! coordinates (`translation_coordinates` in the parent module: the gap and the points are
+//! affine in those with constant slopes, added in the NLP's scalars, and M, h, the Jacobians
+//! do not depend on them), and the free acceleration is M⁻¹ (Pᵀu + f_passive − h) with the
+//! linear passive force in the NLP's scalars. So each group of functions is evaluated once
+//! at the real point with second-order duals over z alone — value F₀, gradient g and
+//! Hessian H — and composed with the NLP's scalars by the second-order Taylor polynomial
 //!
 //! ```text
 //! F(z) = F₀ + Σᵢ gᵢ δᵢ + ½ Σᵢⱼ Hᵢⱼ δᵢ δⱼ,   δᵢ = zᵢ − re(zᵢ),
@@ -21,15 +24,17 @@
 
 use super::ModelSystem;
 use crate::nlp::Real;
-use num_dual::{Dual2SVec64, Dual64};
+use nalgebra::SMatrix;
+use num_dual::{Derivative, Dual2SVec64, Dual64};
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Largest number of inner variables (2 n_q + n_u for the free acceleration) handled by the
-/// composition; larger models are evaluated directly.
+/// Largest number of inner variables (2 n_s for the bias force, n_s shape coordinates) handled
+/// by the composition; larger models are evaluated directly.
 pub(super) const MAX_INNER: usize = 24;
 /// Cached inner evaluations per thread (the cache is emptied when full): enough for every
 /// stage point of a large FESD discretization, so that the Jacobian and Hessian passes at an
@@ -74,7 +79,8 @@ fn inner(sys: &ModelSystem, group: Group, z0: &[f64]) -> Option<Rc<Vec<Taylor>>>
         return hit;
     }
     let terms = Rc::new(match z0.len() {
-        0..=4 => evaluate::<4>(sys, group, z0),
+        0..=2 => evaluate::<2>(sys, group, z0),
+        3..=4 => evaluate::<4>(sys, group, z0),
         5..=8 => evaluate::<8>(sys, group, z0),
         9..=12 => evaluate::<12>(sys, group, z0),
         13..=16 => evaluate::<16>(sys, group, z0),
@@ -101,7 +107,7 @@ fn evaluate<const N: usize>(sys: &ModelSystem, group: Group, z0: &[f64]) -> Vec<
         .collect();
     let out = match group {
         Group::QTerms => sys.q_terms(&z),
-        Group::Forces => sys.passive_minus_bias(&z),
+        Group::Forces => sys.bias_terms(&z),
     };
     out.iter()
         .map(|o| {
@@ -136,16 +142,24 @@ fn compose<T: Real>(
     outputs: Range<usize>,
 ) -> Option<Vec<T>> {
     // plain values need no derivatives: the direct f64 evaluation is the cheapest
-    if z.len() > MAX_INNER || std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() {
+    if z.len() > MAX_INNER || is::<T, f64>() {
         return None;
     }
     let z0: Vec<f64> = z.iter().map(|x| x.re()).collect();
     let terms = inner(sys, group, &z0)?;
+    let terms = &terms[outputs];
+    // the Hessian pass's second-order vector duals: the chain rule on their parts
+    if let Some(out) = chain_rule::<T, 4>(terms, z)
+        .or_else(|| chain_rule::<T, 8>(terms, z))
+        .or_else(|| chain_rule::<T, 16>(terms, z))
+    {
+        return Some(out);
+    }
     let m = z.len();
     let d: Vec<T> = z.iter().zip(&z0).map(|(x, x0)| *x - T::from(*x0)).collect();
     // δᵢδⱼ once for all functions; they vanish for first-order duals (the Jacobian pass),
     // which then skip the second-order terms
-    let first_order = std::any::TypeId::of::<T>() == std::any::TypeId::of::<Dual64>();
+    let first_order = is::<T, Dual64>();
     let mut products = Vec::with_capacity(if first_order { 0 } else { m * (m + 1) / 2 });
     if !first_order {
         for i in 0..m {
@@ -155,7 +169,7 @@ fn compose<T: Real>(
         }
     }
     Some(
-        terms[outputs]
+        terms
             .iter()
             .map(|t| {
                 let mut acc = T::from(t.value);
@@ -175,20 +189,86 @@ fn compose<T: Real>(
     )
 }
 
-/// The entries `outputs` of [`ModelSystem::q_terms`] at q by the composition (`None`:
-/// evaluate directly).
-pub(super) fn q_terms<T: Real>(
-    sys: &ModelSystem,
-    q: &[T],
-    outputs: Range<usize>,
-) -> Option<Vec<T>> {
-    compose(sys, Group::QTerms, q, outputs)
+/// Whether `T` is `U`: the size, a constant, decides most cases without the run-time
+/// comparison of type identities (which showed in profiles of the composition).
+fn is<T: 'static, U: 'static>() -> bool {
+    std::mem::size_of::<T>() == std::mem::size_of::<U>() && TypeId::of::<T>() == TypeId::of::<U>()
 }
 
-/// [`ModelSystem::passive_minus_bias`] at z = (q, v) by the composition (`None`: evaluate
+/// The composition for second-order vector duals `T = Dual2SVec64<N>` (`None` for any
+/// other scalar) by the chain rule on the parts of z: value F₀, gradient Σᵢ gᵢ Jᵢ and
+/// Hessian Σᵢ gᵢ Kᵢ + Jᵀ H J, with Jᵢ and Kᵢ the first- and second-order parts of zᵢ —
+/// the numbers the Taylor polynomial gives in the dual arithmetic, without its products of
+/// N×N duals (the parts of the NLP's variables are sparse: unit seeds, no second order).
+fn chain_rule<T: Real, const N: usize>(terms: &[Taylor], z: &[T]) -> Option<Vec<T>> {
+    if !is::<T, Dual2SVec64<N>>() {
+        return None;
+    }
+    let z: Box<dyn Any> = Box::new(z.to_vec());
+    let z = *z.downcast::<Vec<Dual2SVec64<N>>>().ok()?;
+    let jac: Vec<Vec<(usize, f64)>> = z
+        .iter()
+        .map(|x| match &x.v1.0 {
+            Some(row) => (0..N)
+                .filter(|&a| row[(0, a)] != 0.0)
+                .map(|a| (a, row[(0, a)]))
+                .collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    let out: Vec<Dual2SVec64<N>> = terms
+        .iter()
+        .map(|t| {
+            let mut grad = SMatrix::<f64, 1, N>::zeros();
+            let mut hess = SMatrix::<f64, N, N>::zeros();
+            for (i, &g) in t.grad.iter().enumerate().filter(|(_, g)| **g != 0.0) {
+                for &(a, e) in &jac[i] {
+                    grad[(0, a)] += g * e;
+                }
+                if let Some(k) = &z[i].v2.0 {
+                    hess += k * g;
+                }
+            }
+            // Jᵀ H J from the packed lower triangle (diagonal halved)
+            for i in 0..z.len() {
+                for j in 0..=i {
+                    let h = t.hess[i * (i + 1) / 2 + j];
+                    if h == 0.0 {
+                        continue;
+                    }
+                    let h = if i == j { 2.0 * h } else { h };
+                    for &(a, ea) in &jac[i] {
+                        for &(b, eb) in &jac[j] {
+                            let v = h * ea * eb;
+                            hess[(a, b)] += v;
+                            if i != j {
+                                hess[(b, a)] += v;
+                            }
+                        }
+                    }
+                }
+            }
+            Dual2SVec64::new(t.value, Derivative::some(grad), Derivative::some(hess))
+        })
+        .collect();
+    let out: Box<dyn Any> = Box::new(out);
+    out.downcast::<Vec<T>>().ok().map(|b| *b)
+}
+
+/// The entries `outputs` of [`ModelSystem::q_terms`] at the shape coordinates z by the
+/// composition (`None`: evaluate directly).
+pub(super) fn q_terms<T: Real>(
+    sys: &ModelSystem,
+    z: &[T],
+    outputs: Range<usize>,
+) -> Option<Vec<T>> {
+    compose(sys, Group::QTerms, z, outputs)
+}
+
+/// [`ModelSystem::bias_terms`] at z = (q_s, v_s) by the composition (`None`: evaluate
 /// directly).
-pub(super) fn passive_minus_bias<T: Real>(sys: &ModelSystem, z: &[T]) -> Option<Vec<T>> {
-    compose(sys, Group::Forces, z, 0..z.len() / 2)
+pub(super) fn bias_terms<T: Real>(sys: &ModelSystem, z: &[T]) -> Option<Vec<T>> {
+    compose(sys, Group::Forces, z, 0..sys.model().nq())
 }
 
 #[cfg(test)]
@@ -198,21 +278,52 @@ mod tests {
     use nonsmooth_core::Model;
 
     /// The composed functions carry the same value, gradient and Hessian as the rigid-body
-    /// algorithms run directly on the second-order duals (the hopper: 4 coordinates, 2
-    /// controls; a point where every term is nonlinear).
+    /// algorithms run directly on the second-order duals at the full coordinates (the
+    /// hopper: 4 coordinates of which 2 are translations, 2 controls; a point where every
+    /// term is nonlinear, and a path with a hole and a point bound).
     #[test]
     fn composition_has_the_direct_derivatives() {
+        use crate::model_system::{EllipseObstacle, PathTerm, PointBound};
+        use nalgebra::{DVector, Vector3};
+        use nonsmooth_core::dynamics::{kinematics, mass_matrix, point_jacobian, point_position};
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/hopper.toml");
         let model = Model::from_file(path).unwrap();
-        let sys = ModelSystem::new(model, None, &["hip".into(), "knee".into()]).unwrap();
+        let shank = model.body_index("shank").unwrap();
+        let foot = Vector3::new(0.0, -0.2, 0.0);
+        let sys = ModelSystem::new(model.clone(), None, &["hip".into(), "knee".into()])
+            .unwrap()
+            .with_path(vec![
+                PathTerm::OutsideEllipse(EllipseObstacle {
+                    body: shank,
+                    point: foot,
+                    center: [0.5, 0.0],
+                    axes: [0.25, 0.1],
+                }),
+                PathTerm::Point(PointBound {
+                    body: shank,
+                    point: foot,
+                    axis: 1,
+                    bounds: (0.0, 1.0),
+                }),
+            ])
+            .unwrap();
+        assert_eq!(sys.shape_coords.len(), 2, "base x and z are translations");
         let z0 = [0.3, 0.45, 0.4, -0.7, 0.5, -0.2, 1.5, -2.0, 12.0, -7.0];
-        // every variable seeded on a combination of the 10 (as the NLP's group duals are)
-        let z: Vec<Dual2SVec64<10>> = z0
+        // the NLP's Hessian-pass scalars (16 seeds), each variable with a second-order part
+        // as well, so that both parts of the chain rule are exercised
+        type D = Dual2SVec64<16>;
+        let seeds: Vec<D> = z0
             .iter()
             .enumerate()
-            .map(|(i, &x)| Dual2SVec64::<10>::from(x).derivative(i) * (1.0 + 0.1 * i as f64))
+            .map(|(i, &x)| D::from(x).derivative(i + 3) * (1.0 + 0.1 * i as f64))
             .collect();
-        let compare = |a: &[Dual2SVec64<10>], b: &[Dual2SVec64<10>]| {
+        let z: Vec<D> = (0..10)
+            .map(|i| {
+                let j = (i + 1) % 10;
+                seeds[i] + (seeds[i] - z0[i]) * (seeds[j] - z0[j]) * 0.05
+            })
+            .collect();
+        let compare = |a: &[D], b: &[D]| {
             assert_eq!(a.len(), b.len());
             for (x, y) in a.iter().zip(b) {
                 let scale = 1.0 + y.re.abs();
@@ -225,12 +336,32 @@ mod tests {
                 assert!((h1 - h2).amax() < 1e-9 * hs, "Hessian {h1} vs {h2}");
             }
         };
-        let direct = sys.q_terms(&z[..4]);
-        let composed = q_terms(&sys, &z[..4], 0..direct.len()).unwrap();
-        compare(&composed, &direct);
-        let composed = passive_minus_bias(&sys, &z[..8]).unwrap();
-        compare(&composed, &sys.passive_minus_bias(&z[..8]));
-        // through the Cls interface as well (the cache serves the second call)
+        // the direct reference at the full coordinates
+        let q = DVector::from_column_slice(&z[..4]);
+        let kin = kinematics(&model, &q, &DVector::zeros(4));
+        let c = sys.contact();
+        let p = point_position(&kin, Some(c.body), &c.point.map(D::from));
+        let gap = (p - c.plane_point.map(D::from)).dot(&c.normal.map(D::from)) - D::from(c.radius);
+        let jac = point_jacobian(&model, &kin, Some(c.body), &p);
+        let row = |d: &Vector3<f64>| -> Vec<D> {
+            (0..4).map(|k| jac.column(k).dot(&d.map(D::from))).collect()
+        };
+        let (g, n, b) = sys.contact_frame(&z[..4]);
+        compare(&[g], &[gap]);
+        compare(&n, &row(&c.normal));
+        compare(&b, &row(&c.tangent));
+        let foot_p = point_position(&kin, Some(shank), &foot.map(D::from));
+        let (dx, dy) = ((foot_p.x - D::from(0.5)) / 0.25, foot_p.y / 0.1);
+        compare(&sys.path(&z[..4]), &[dx * dx + dy * dy, foot_p.y]);
+        let minv = mass_matrix(&model, &q).cholesky().unwrap().inverse();
+        let r = &z[4..8];
+        let expected: Vec<D> = (0..4)
+            .map(|i| (0..4).fold(D::from(0.0), |s, j| s + minv[(i, j)] * r[j]))
+            .collect();
+        compare(&sys.minv(&z[..4], r), &expected);
+        // the free acceleration through the Cls interface (the cache serves the second call)
+        let (fv, _) = sys.accelerations(&z[..4], &z[4..8], z[0], &z[8..], &[]);
+        compare(&fv, &sys.free_acceleration(&z));
         let (fv, _) = sys.accelerations(&z[..4], &z[4..8], z[0], &z[8..], &[]);
         compare(&fv, &sys.free_acceleration(&z));
     }
