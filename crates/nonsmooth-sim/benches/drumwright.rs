@@ -3,9 +3,9 @@
 //! and the Winkler foundation with 100 and 900 elements under the 50 N circling load
 //! (§5.5, Table 1; examples/drumwright_foundation.toml, E = 1e7, h = 10 ms), and the box
 //! sliding down the incline (§6.4, Fig 9; examples/drumwright_incline.toml, the paper's 1 s
-//! run timed whole: 0.14 ms per step on this 2-core machine against a goal of 0.1 ms; its
-//! sliding feet send every friction stage to Clarabel, the block path solving only
-//! sticking friction). Each scene is
+//! run timed whole; goal ≤ 0.1 ms per step: 0.092 ms on this 2-core machine with the
+//! block path's sliding friction solve, 0.141 ms when every sliding friction stage went to
+//! Clarabel). Each scene is
 //! first run for a while (outside the timing); the printed figure is the mean wall time of
 //! one step. Stack: the default options (block fast path: `BlockSnapshot`, sparse Delassus
 //! matrix, pivoting / sticking solvers with Clarabel fallback) and "clarabel" (fast path

@@ -525,33 +525,76 @@ pub fn friction_residual(
 /// The all-sticking solution of the friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` (rows of
 /// contacts with b_c = 0 fixed at zero), accepted when it lies in every disk
 /// `‖λ_c‖ ≤ b_c`, in which case it is the constrained optimum (the constraints are then
-/// inactive and the objective is strictly convex). Solved through the symmetric
-/// quasi-definite augmented system `[I Eᵀ; E −I] [λ; β] = [0; −e]` (β = Eλ + e), factored
-/// by [`Skyline::factor_signed`] with λ_i and β_i interleaved, so the condition number is
-/// that of E, not of EᵀE; one step of iterative refinement, then a normwise backward-error
-/// check (≤ `tol`). Returns `None` when the solution leaves a disk or the check fails
-/// (the caller then uses Clarabel).
+/// inactive and the objective is strictly convex). Returns `None` when the solution leaves a
+/// disk or the linear solve fails its check ([`solve_friction_fixed`]; the caller then uses
+/// [`solve_friction_sliding`] or Clarabel).
 pub fn solve_friction_sticking(
     e_rows: &[Vec<(usize, f64)>],
     e: &DVector<f64>,
     blocks: &[(Vec<usize>, f64)],
     tol: f64,
 ) -> Option<DVector<f64>> {
-    let n = e_rows.len();
-    let mut free = vec![true; n];
+    let fixed = zero_disk_rows(e_rows.len(), blocks);
+    let lambda = solve_friction_fixed(e_rows, e, &fixed, tol)?;
+    blocks
+        .iter()
+        .all(|(rows, b)| block_norm(&lambda, rows) <= *b)
+        .then_some(lambda)
+}
+
+/// Rows of contacts whose disk has radius b_c ≤ 0, fixed at zero.
+fn zero_disk_rows(n: usize, blocks: &[(Vec<usize>, f64)]) -> Vec<Option<f64>> {
+    let mut fixed = vec![None; n];
     for (rows, b) in blocks {
         if *b <= 0.0 {
             for &i in rows {
-                free[i] = false;
+                fixed[i] = Some(0.0);
             }
         }
     }
+    fixed
+}
+
+/// `‖λ_c‖` of one contact's tangent rows.
+fn block_norm(lambda: &DVector<f64>, rows: &[usize]) -> f64 {
+    rows.iter()
+        .map(|&i| lambda[i] * lambda[i])
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The minimizer of the friction-stage objective `½‖λ‖² + ½‖Eλ + e‖²` over the rows that
+/// are not `fixed` (the others held at their given values). Solved through the symmetric
+/// quasi-definite augmented system `[I Eᵀ; E −I] [λ; β] = [0; −e']` (β = Eλ + e', e' = e +
+/// E λ_fixed), factored by [`Skyline::factor_signed`] with λ_i and β_i interleaved, so the
+/// condition number is that of E, not of EᵀE; one step of iterative refinement, then a
+/// normwise backward-error check (≤ `tol`; `None` when it fails).
+pub fn solve_friction_fixed(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    fixed: &[Option<f64>],
+    tol: f64,
+) -> Option<DVector<f64>> {
+    solve_friction_shifted(e_rows, e, fixed, &vec![0.0; e_rows.len()], tol).map(|(x, _)| x)
+}
+
+/// [`solve_friction_fixed`] with `shift[i] ≥ 0` added to the Hessian's diagonal on row i:
+/// the stationarity conditions `(I + EᵀE + diag(ν)) λ = −Eᵀe` of contacts held on their
+/// circles by the multipliers ν of [`solve_friction_sliding`].
+fn solve_friction_shifted(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    fixed: &[Option<f64>],
+    shift: &[f64],
+    tol: f64,
+) -> Option<(DVector<f64>, ShiftedSystem)> {
+    let n = e_rows.len();
     // Unknown positions: λ_i (free rows) then β_i, interleaved row by row.
     let mut pos_l = vec![usize::MAX; n];
     let mut pos_b = vec![0; n];
     let mut dim = 0;
     for i in 0..n {
-        if free[i] {
+        if fixed[i].is_none() {
             pos_l[i] = dim;
             dim += 1;
         }
@@ -560,25 +603,27 @@ pub fn solve_friction_sticking(
     }
     let mut trip = Vec::new();
     let mut positive = vec![false; dim];
+    let mut rhs = DVector::zeros(dim);
     for i in 0..n {
-        if free[i] {
-            trip.push((pos_l[i], pos_l[i], 1.0));
+        if fixed[i].is_none() {
+            trip.push((pos_l[i], pos_l[i], 1.0 + shift[i]));
             positive[pos_l[i]] = true;
         }
         trip.push((pos_b[i], pos_b[i], -1.0));
+        let mut ei = e[i];
         for &(j, v) in &e_rows[i] {
-            if free[j] {
-                trip.push((pos_b[i], pos_l[j], v));
-                trip.push((pos_l[j], pos_b[i], v));
+            match fixed[j] {
+                None => {
+                    trip.push((pos_b[i], pos_l[j], v));
+                    trip.push((pos_l[j], pos_b[i], v));
+                }
+                Some(x) => ei += v * x,
             }
         }
+        rhs[pos_b[i]] = -ei;
     }
     let k = SymSparse::from_triplets(dim, &trip);
     let f = Skyline::factor_signed(&k, None, &|i| positive[i])?;
-    let mut rhs = DVector::zeros(dim);
-    for i in 0..n {
-        rhs[pos_b[i]] = -e[i];
-    }
     let mut x = rhs.as_slice().to_vec();
     f.solve_mut(&mut x);
     let mut x = DVector::from_vec(x);
@@ -596,15 +641,258 @@ pub fn solve_friction_sticking(
     if backward.is_nan() || backward > tol {
         return None;
     }
-    let lambda = DVector::from_iterator(n, (0..n).map(|i| if free[i] { x[pos_l[i]] } else { 0.0 }));
-    let inside = blocks.iter().all(|(rows, b)| {
-        rows.iter()
-            .map(|&i| lambda[i] * lambda[i])
-            .sum::<f64>()
-            .sqrt()
-            <= *b
-    });
-    inside.then_some(lambda)
+    let lambda = DVector::from_iterator(n, (0..n).map(|i| fixed[i].unwrap_or_else(|| x[pos_l[i]])));
+    Some((lambda, ShiftedSystem { k, f, pos_l }))
+}
+
+/// The factored augmented system of [`solve_friction_shifted`], for further right-hand sides.
+struct ShiftedSystem {
+    k: SymSparse,
+    f: Skyline,
+    pos_l: Vec<usize>,
+}
+
+impl ShiftedSystem {
+    /// `(I + EᵀE + diag(ν))⁻¹ v` on the free rows (v in λ-space; fixed rows of v ignored,
+    /// their entries of the result zero): the augmented system with v on the λ rows and zero
+    /// on the β rows, one step of iterative refinement.
+    fn solve(&self, v: &DVector<f64>) -> DVector<f64> {
+        let mut rhs = DVector::zeros(self.k.rows.len());
+        for (i, &p) in self.pos_l.iter().enumerate() {
+            if p != usize::MAX {
+                rhs[p] = v[i];
+            }
+        }
+        let mut x = rhs.as_slice().to_vec();
+        self.f.solve_mut(&mut x);
+        let mut x = DVector::from_vec(x);
+        let mut d = (&rhs - self.k.mul(&x)).as_slice().to_vec();
+        self.f.solve_mut(&mut d);
+        x += DVector::from_vec(d);
+        DVector::from_iterator(
+            v.len(),
+            self.pos_l
+                .iter()
+                .map(|&p| if p == usize::MAX { 0.0 } else { x[p] }),
+        )
+    }
+}
+
+/// The friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` over the disks `‖λ_c‖ ≤ b_c` when contacts
+/// slide, through the stationarity conditions `(I + EᵀE + diag(ν)) λ = −Eᵀe` with a
+/// multiplier ν_c ≥ 0 per contact (ν_c = 0: sticking), solved exactly for all rows at once
+/// ([`solve_friction_shifted`]). Each round then updates ν: a sticking contact that leaves
+/// its disk starts to slide with the multiplier of its own disk, the others held
+/// ([`disk_minimizer`] with its block H_cc = I + (EᵀE)_cc); the sliding ones take one
+/// Newton step together on `φ_c(ν) = 1/‖λ_c(ν)‖ − 1/b_c` (Moré–Sorensen's secular
+/// equation, nearly linear in ν), its Jacobian `∂φ_c/∂ν_d = λ_cᵀ w_d,c / ‖λ_c‖³` from
+/// `w_d = (H + diag ν)⁻¹ P_d λ`, one back-solve per sliding contact with the factored system
+/// (the feet of one body are strongly coupled: a step per contact alone converges only
+/// linearly there); a contact sticks again when ν_c reaches 0. `warm` holds the multipliers of the previous solve (used
+/// when it had as many contacts) and receives the final ones. More than `max_sliding`
+/// contacts that can slide (b_c > 0) give `None` at once (the Jacobian costs one
+/// back-solve per sliding contact and a dense factorization per round: a toppling pile is
+/// Clarabel's). Accepted when the natural KKT
+/// residual of [`friction_residual`] is at most `kkt_tol` and no disk is violated; `None`
+/// when no round reaches that within `max_iter` or a solve fails (the caller then uses
+/// Clarabel).
+pub fn solve_friction_sliding(
+    e_rows: &[Vec<(usize, f64)>],
+    e: &DVector<f64>,
+    blocks: &[(Vec<usize>, f64)],
+    solve_tol: f64,
+    kkt_tol: f64,
+    max_iter: usize,
+    max_sliding: usize,
+    warm: &mut Vec<f64>,
+) -> Option<DVector<f64>> {
+    if blocks.iter().filter(|(_, b)| *b > 0.0).count() > max_sliding {
+        return None;
+    }
+    let n = e_rows.len();
+    let base = zero_disk_rows(n, blocks);
+    // the Hessian's diagonal blocks I + (EᵀE)_cc, from the rows of E
+    let mut block_of = vec![usize::MAX; n];
+    for (c, (rows, _)) in blocks.iter().enumerate() {
+        for (k, &i) in rows.iter().enumerate() {
+            block_of[i] = c * 2 + k.min(1);
+        }
+    }
+    let mut h_blocks: Vec<[[f64; 2]; 2]> = blocks
+        .iter()
+        .map(|(rows, _)| {
+            let mut h = [[0.0; 2]; 2];
+            for (k, row) in h.iter_mut().enumerate().take(rows.len()) {
+                row[k] = 1.0;
+            }
+            h
+        })
+        .collect();
+    for row in e_rows {
+        for &(j, vj) in row {
+            for &(k, vk) in row {
+                let (bj, bk) = (block_of[j], block_of[k]);
+                if bj != usize::MAX && bj / 2 == bk / 2 {
+                    h_blocks[bj / 2][bj % 2][bk % 2] += vj * vk;
+                }
+            }
+        }
+    }
+    // per block: the multiplier ν_c of its circle (0 while it sticks), from the previous
+    // solve when it had as many contacts (a wrong start costs rounds, never the answer)
+    let mut nu = if warm.len() == blocks.len() {
+        std::mem::take(warm)
+    } else {
+        vec![0.0; blocks.len()]
+    };
+    let bmax = blocks.iter().map(|b| b.1).fold(0.0, f64::max);
+    let mut shift = vec![0.0; n];
+    for _ in 0..max_iter {
+        for ((rows, _), &nc) in blocks.iter().zip(&nu) {
+            for &i in rows {
+                shift[i] = nc;
+            }
+        }
+        let (lambda, system) = solve_friction_shifted(e_rows, e, &base, &shift, solve_tol)?;
+        let (kkt, cone) = friction_residual(e_rows, e, blocks, &lambda);
+        if kkt <= kkt_tol && cone <= kkt_tol * bmax.max(f64::MIN_POSITIVE) {
+            *warm = nu;
+            return Some(lambda);
+        }
+        // Newton on φ_c(ν) = 1/‖λ_c(ν)‖ − 1/b_c over the sliding contacts, all coupled:
+        // dλ/dν_d = −(H + diag ν)⁻¹ P_d λ, so dφ_c/dν_d = λ_cᵀ w_d,c / ‖λ_c‖³ with
+        // w_d = (H + diag ν)⁻¹ P_d λ
+        let sliding: Vec<usize> = (0..blocks.len())
+            .filter(|&c| nu[c] > 0.0 && blocks[c].1 > 0.0)
+            .collect();
+
+        let norms: Vec<f64> = blocks
+            .iter()
+            .map(|(rows, _)| block_norm(&lambda, rows))
+            .collect();
+        let mut step = None;
+        if !sliding.is_empty() && sliding.iter().all(|&c| norms[c] > 0.0) {
+            let m = sliding.len();
+            let mut jac = DMatrix::zeros(m, m);
+            let mut phi = DVector::zeros(m);
+            for (a, &d) in sliding.iter().enumerate() {
+                let mut v = DVector::zeros(n);
+                for &i in &blocks[d].0 {
+                    v[i] = lambda[i];
+                }
+                let w = system.solve(&v);
+                for (r, &c) in sliding.iter().enumerate() {
+                    let dot: f64 = blocks[c].0.iter().map(|&i| lambda[i] * w[i]).sum();
+                    jac[(r, a)] = dot / norms[c].powi(3);
+                }
+                phi[a] = 1.0 / norms[d] - 1.0 / blocks[d].1;
+            }
+            step = jac.lu().solve(&(-phi));
+        }
+        if let Some(step) = &step {
+            for (a, &c) in sliding.iter().enumerate() {
+                nu[c] = (nu[c] + step[a]).max(0.0);
+            }
+        }
+        let grad = friction_gradient(e_rows, e, &lambda);
+        for (((rows, b), nc), h) in blocks.iter().zip(nu.iter_mut()).zip(&h_blocks) {
+            if *b <= 0.0 || rows.len() > 2 {
+                continue;
+            }
+            let m = rows.len();
+            let x: Vec<f64> = rows.iter().map(|&i| lambda[i]).collect();
+            let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if *nc == 0.0 {
+                // a sticking contact starts to slide with the multiplier of its own disk
+                // (the others held): r_c = ∇_c − H_cc λ_c
+                if norm > *b {
+                    let r: Vec<f64> = (0..m)
+                        .map(|k| grad[rows[k]] - (0..m).map(|l| h[k][l] * x[l]).sum::<f64>())
+                        .collect();
+                    *nc = disk_minimizer(h, &r, *b).2;
+                }
+                continue;
+            }
+            if step.is_some() {
+                continue;
+            }
+            // without the coupled step: Newton with the contact's own block,
+            // dλ_c/dν ≈ −(H_cc + ν I)⁻¹ λ_c
+            let (a, off, c) = (
+                h[0][0] + *nc,
+                if m == 2 { h[0][1] } else { 0.0 },
+                h[1][1] + *nc,
+            );
+            let quad = if m == 1 {
+                x[0] * x[0] / a
+            } else {
+                let det = a * c - off * off;
+                (c * x[0] * x[0] - 2.0 * off * x[0] * x[1] + a * x[1] * x[1]) / det
+            };
+            if norm == 0.0 {
+                *nc = 0.0;
+                continue;
+            }
+            let phi = 1.0 / norm - 1.0 / b;
+            let dphi = quad / (norm * norm * norm);
+            *nc = (*nc - phi / dphi).max(0.0);
+        }
+    }
+    None
+}
+
+/// The minimizer of `½ yᵀH y + rᵀy` over the disk `‖y‖ ≤ b` (the interval when `r` has one
+/// entry; H symmetric positive definite, the leading block used), and whether it lies on
+/// the boundary: the unconstrained minimizer when inside, else `(H + νI) y = −r` with
+/// ‖y‖ = b, ν > 0 found by Newton's method on `1/‖y(ν)‖ − 1/b` in H's eigenbasis (Moré and
+/// Sorensen's secular equation; monotone convergence from ν = 0).
+fn disk_minimizer(h: &[[f64; 2]; 2], r: &[f64], b: f64) -> ([f64; 2], bool, f64) {
+    if r.len() == 1 {
+        let y = -r[0] / h[0][0];
+        return if y.abs() <= b {
+            ([y, 0.0], false, 0.0)
+        } else {
+            // (h + ν) b = |r|
+            (
+                [b * y.signum(), 0.0],
+                true,
+                (r[0].abs() / b - h[0][0]).max(0.0),
+            )
+        };
+    }
+    let (a, off, c) = (h[0][0], h[0][1], h[1][1]);
+    let det = a * c - off * off;
+    let free = [
+        -(c * r[0] - off * r[1]) / det,
+        -(a * r[1] - off * r[0]) / det,
+    ];
+    if (free[0] * free[0] + free[1] * free[1]).sqrt() <= b {
+        return (free, false, 0.0);
+    }
+    // eigenvectors of the 2×2 block
+    let theta = 0.5 * (2.0 * off).atan2(a - c);
+    let (cs, sn) = (theta.cos(), theta.sin());
+    let l1 = a * cs * cs + 2.0 * off * cs * sn + c * sn * sn;
+    let l2 = a * sn * sn - 2.0 * off * cs * sn + c * cs * cs;
+    let (p1, p2) = (cs * r[0] + sn * r[1], -sn * r[0] + cs * r[1]);
+    let mut nu = 0.0f64;
+    for _ in 0..100 {
+        let (d1, d2) = (l1 + nu, l2 + nu);
+        let norm2 = (p1 / d1).powi(2) + (p2 / d2).powi(2);
+        let norm = norm2.sqrt();
+        // φ(ν) = 1/‖y‖ − 1/b, φ'(ν) = (Σ pᵢ²/dᵢ³)/‖y‖³
+        let phi = 1.0 / norm - 1.0 / b;
+        let dphi = ((p1 * p1) / (d1 * d1 * d1) + (p2 * p2) / (d2 * d2 * d2)) / (norm2 * norm);
+        let step = phi / dphi;
+        nu = (nu - step).max(0.0);
+        if step.abs() <= 1e-15 * nu.max(l1.min(l2)) {
+            break;
+        }
+    }
+    let (y1, y2) = (-p1 / (l1 + nu), -p2 / (l2 + nu));
+    let y = [cs * y1 - sn * y2, sn * y1 + cs * y2];
+    let norm = (y[0] * y[0] + y[1] * y[1]).sqrt();
+    ([y[0] * b / norm, y[1] * b / norm], true, nu)
 }
 
 #[cfg(test)]
@@ -676,5 +964,108 @@ mod tests {
     fn non_positive_pivot_is_reported() {
         let a = sparse(&DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 1.0]));
         assert!(Skyline::factor(&a, None).is_none());
+    }
+
+    /// A projected-gradient reference for the friction stage (slow, plain): `iters` steps of
+    /// length 1/L on `½‖λ‖² + ½‖Eλ + e‖²` over the disks.
+    fn projected_gradient(
+        e_rows: &[Vec<(usize, f64)>],
+        e: &DVector<f64>,
+        blocks: &[(Vec<usize>, f64)],
+        iters: usize,
+    ) -> DVector<f64> {
+        let n = e_rows.len();
+        let dense = DMatrix::from_fn(n, n, |i, j| {
+            e_rows[i]
+                .iter()
+                .filter(|x| x.0 == j)
+                .map(|x| x.1)
+                .sum::<f64>()
+        });
+        let lip = 1.0 + dense.norm_squared();
+        let mut x = DVector::zeros(n);
+        for _ in 0..iters {
+            x -= friction_gradient(e_rows, e, &x) / lip;
+            for (rows, b) in blocks {
+                let mut v: Vec<f64> = rows.iter().map(|&i| x[i]).collect();
+                project_disk(&mut v, *b);
+                for (k, &i) in rows.iter().enumerate() {
+                    x[i] = v[k];
+                }
+            }
+        }
+        x
+    }
+
+    /// Sliding contacts (intervals of one row as in planar models, and disks of two rows
+    /// with weak and with strong coupling): where the active set on the disks returns a
+    /// point, it has a natural KKT residual below its tolerance, lies inside every disk with
+    /// some contacts on their circle, and has the objective of a long projected-gradient run
+    /// (the problem is strictly convex); here it returns one in every case.
+    #[test]
+    fn sliding_friction_solve_is_the_constrained_optimum() {
+        let cases = [
+            (3u64, 1usize, 1.0, true),
+            (4, 1, 1.0, true),
+            (6, 2, 0.1, true),
+            (7, 2, 0.1, true),
+            (1, 2, 1.0, true),
+            (2, 2, 1.0, true),
+        ];
+        for (seed, width, coupling, must_converge) in cases {
+            let contacts = 4;
+            let n = contacts * width;
+            let a = random_spd(n, seed) * coupling;
+            let e_rows: Vec<Vec<(usize, f64)>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| (j, a[(i, j)] + if i == j { 1.0 } else { 0.0 }))
+                        .collect()
+                })
+                .collect();
+            let e = DVector::from_fn(n, |i, _| 3.0 * (i as f64 - 1.5).sin());
+            let blocks: Vec<(Vec<usize>, f64)> = (0..contacts)
+                .map(|c| {
+                    (
+                        (c * width..(c + 1) * width).collect(),
+                        0.05 + 0.2 * c as f64,
+                    )
+                })
+                .collect();
+            assert!(solve_friction_sticking(&e_rows, &e, &blocks, 1e-13).is_none());
+            let mut warm = Vec::new();
+            let Some(x) =
+                solve_friction_sliding(&e_rows, &e, &blocks, 1e-13, 1e-10, 30, 64, &mut warm)
+            else {
+                assert!(
+                    !must_converge,
+                    "seed {seed}: the active set did not converge"
+                );
+                continue;
+            };
+            let (kkt, cone) = friction_residual(&e_rows, &e, &blocks, &x);
+            assert!(
+                kkt <= 1e-10 && cone <= 1e-10,
+                "seed {seed}: {kkt:e} {cone:e}"
+            );
+            let on_circle = blocks
+                .iter()
+                .filter(|(rows, b)| (block_norm(&x, rows) - b).abs() < 1e-10)
+                .count();
+            assert!(on_circle > 0, "seed {seed}: no contact slides");
+            let reference = projected_gradient(&e_rows, &e, &blocks, 200_000);
+            let (f, f_ref) = (
+                friction_objective(&e_rows, &e, &x),
+                friction_objective(&e_rows, &e, &reference),
+            );
+            assert!(
+                f <= f_ref + 1e-9 * f_ref.abs().max(1.0),
+                "seed {seed}: {f} vs {f_ref}"
+            );
+            assert!(
+                (&x - &reference).amax() < 1e-5,
+                "seed {seed}: {x} vs {reference}"
+            );
+        }
     }
 }

@@ -1,10 +1,23 @@
 //! The block fast path of the `drumwright` stepper (see the parent module's docs, "Block fast
 //! path"): the step from a [`BlockSnapshot`] with the sparse Delassus matrix assembled body by
 //! body, the normal stage by block principal pivoting and the friction stage by the
-//! all-sticking solve, each verified, with the dense Clarabel programs as the fallback.
+//! all-sticking solve or, when contacts slide, the active set on the friction disks, each
+//! verified, with the dense Clarabel programs as the fallback.
 
 use super::*;
 use nonsmooth_core::dynamics::quaternion_rate_rows;
+
+/// Natural KKT residual (relative to max(1, |λ|∞)) at which the sliding friction solve is
+/// accepted: far tighter than the interior-point tolerances of the Clarabel fallback, so that
+/// a symmetric slide does not drift sideways by the tolerance over many steps (the incline
+/// box: 1e-12 m across its slide in 100 s).
+const SLIDING_KKT_TOL: f64 = 1e-12;
+/// Rounds of the active set on the friction disks before the Clarabel fallback.
+const SLIDING_MAX_ROUNDS: usize = 30;
+/// Most frictional contacts the sliding friction solve takes on (its Newton step costs a
+/// back-solve per sliding contact and a dense factorization): the feet of a robot or a box,
+/// not a toppling pile, whose friction stages stay with Clarabel.
+const SLIDING_MAX_CONTACTS: usize = 16;
 
 /// Whether a Delassus matrix of `rows` rows with about `entries` nonzeros (Σ over bodies of
 /// the squared number of rows on the body) is worth the block fast path: at most
@@ -624,7 +637,19 @@ impl DrumwrightStepper {
             } else {
                 let mut disks = std::mem::take(&mut p.disks);
                 Self::disks_into(&p, &lu_new, &mut disks);
-                let fast = solve_friction_sticking(&p.e_rows, &e_vec, &disks, 1e-13);
+                let fast =
+                    solve_friction_sticking(&p.e_rows, &e_vec, &disks, 1e-13).or_else(|| {
+                        solve_friction_sliding(
+                            &p.e_rows,
+                            &e_vec,
+                            &disks,
+                            1e-13,
+                            SLIDING_KKT_TOL,
+                            SLIDING_MAX_ROUNDS,
+                            SLIDING_MAX_CONTACTS,
+                            &mut p.friction_nu,
+                        )
+                    });
                 p.disks = disks;
                 match fast {
                     Some(x) => {
@@ -772,6 +797,8 @@ pub(super) struct BlockProgram {
     gv: Vec<f64>,
     /// Scratch: the Coulomb disks of the friction stage.
     disks: Vec<(Vec<usize>, f64)>,
+    /// The disk multipliers of the last sliding friction solve (its warm start).
+    friction_nu: Vec<f64>,
 }
 
 impl BlockProgram {
