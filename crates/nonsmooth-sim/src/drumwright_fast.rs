@@ -678,6 +678,20 @@ impl ShiftedSystem {
     }
 }
 
+/// Tolerances and limits of [`solve_friction_sliding`].
+#[derive(Debug, Clone, Copy)]
+pub struct SlidingSettings {
+    /// Normwise backward error accepted for each linear solve.
+    pub solve_tol: f64,
+    /// Natural KKT residual (relative to max(1, |λ|∞)) at which the result is accepted; the
+    /// disks may be exceeded by at most this times the largest radius.
+    pub kkt_tol: f64,
+    /// Rounds (factorizations) before giving up.
+    pub max_rounds: usize,
+    /// Most contacts that can slide (b_c > 0) taken on.
+    pub max_contacts: usize,
+}
+
 /// The friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` over the disks `‖λ_c‖ ≤ b_c` when contacts
 /// slide, through the stationarity conditions `(I + EᵀE + diag(ν)) λ = −Eᵀe` with a
 /// multiplier ν_c ≥ 0 per contact (ν_c = 0: sticking), solved exactly for all rows at once
@@ -689,7 +703,7 @@ impl ShiftedSystem {
 /// `w_d = (H + diag ν)⁻¹ P_d λ`, one back-solve per sliding contact with the factored system
 /// (the feet of one body are strongly coupled: a step per contact alone converges only
 /// linearly there); a contact sticks again when ν_c reaches 0. `warm` holds the multipliers of the previous solve (used
-/// when it had as many contacts) and receives the final ones. More than `max_sliding`
+/// when it had as many contacts) and receives the final ones. More than `max_contacts`
 /// contacts that can slide (b_c > 0) give `None` at once (the Jacobian costs one
 /// back-solve per sliding contact and a dense factorization per round: a toppling pile is
 /// Clarabel's). Accepted when the natural KKT
@@ -700,12 +714,15 @@ pub fn solve_friction_sliding(
     e_rows: &[Vec<(usize, f64)>],
     e: &DVector<f64>,
     blocks: &[(Vec<usize>, f64)],
-    solve_tol: f64,
-    kkt_tol: f64,
-    max_iter: usize,
-    max_sliding: usize,
+    settings: &SlidingSettings,
     warm: &mut Vec<f64>,
 ) -> Option<DVector<f64>> {
+    let SlidingSettings {
+        solve_tol,
+        kkt_tol,
+        max_rounds: max_iter,
+        max_contacts: max_sliding,
+    } = *settings;
     if blocks.iter().filter(|(_, b)| *b > 0.0).count() > max_sliding {
         return None;
     }
@@ -966,6 +983,13 @@ mod tests {
         assert!(Skyline::factor(&a, None).is_none());
     }
 
+    const TEST_SETTINGS: SlidingSettings = SlidingSettings {
+        solve_tol: 1e-13,
+        kkt_tol: 1e-10,
+        max_rounds: 30,
+        max_contacts: 64,
+    };
+
     /// A projected-gradient reference for the friction stage (slow, plain): `iters` steps of
     /// length 1/L on `½‖λ‖² + ½‖Eλ + e‖²` over the disks.
     fn projected_gradient(
@@ -1034,8 +1058,7 @@ mod tests {
                 .collect();
             assert!(solve_friction_sticking(&e_rows, &e, &blocks, 1e-13).is_none());
             let mut warm = Vec::new();
-            let Some(x) =
-                solve_friction_sliding(&e_rows, &e, &blocks, 1e-13, 1e-10, 30, 64, &mut warm)
+            let Some(x) = solve_friction_sliding(&e_rows, &e, &blocks, &TEST_SETTINGS, &mut warm)
             else {
                 assert!(
                     !must_converge,

@@ -7,17 +7,18 @@
 use super::*;
 use nonsmooth_core::dynamics::quaternion_rate_rows;
 
-/// Natural KKT residual (relative to max(1, |λ|∞)) at which the sliding friction solve is
-/// accepted: far tighter than the interior-point tolerances of the Clarabel fallback, so that
-/// a symmetric slide does not drift sideways by the tolerance over many steps (the incline
-/// box: 1e-12 m across its slide in 100 s).
-const SLIDING_KKT_TOL: f64 = 1e-12;
-/// Rounds of the active set on the friction disks before the Clarabel fallback.
-const SLIDING_MAX_ROUNDS: usize = 30;
-/// Most frictional contacts the sliding friction solve takes on (its Newton step costs a
-/// back-solve per sliding contact and a dense factorization): the feet of a robot or a box,
-/// not a toppling pile, whose friction stages stay with Clarabel.
-const SLIDING_MAX_CONTACTS: usize = 16;
+/// The sliding friction solve of the block path: accepted at a natural KKT residual of
+/// 1e-12, far tighter than the interior-point tolerances of the Clarabel fallback, so that a
+/// symmetric slide does not drift sideways by the tolerance over many steps (the incline box:
+/// 1e-12 m across its slide in 100 s); 30 rounds; at most 16 frictional contacts (its
+/// Newton step costs a back-solve per sliding contact and a dense factorization: the feet of
+/// a robot or a box, not a toppling pile, whose friction stages stay with Clarabel).
+const SLIDING: SlidingSettings = SlidingSettings {
+    solve_tol: 1e-13,
+    kkt_tol: 1e-12,
+    max_rounds: 30,
+    max_contacts: 16,
+};
 
 /// Whether a Delassus matrix of `rows` rows with about `entries` nonzeros (Σ over bodies of
 /// the squared number of rows on the body) is worth the block fast path: at most
@@ -643,10 +644,7 @@ impl DrumwrightStepper {
                             &p.e_rows,
                             &e_vec,
                             &disks,
-                            1e-13,
-                            SLIDING_KKT_TOL,
-                            SLIDING_MAX_ROUNDS,
-                            SLIDING_MAX_CONTACTS,
+                            &SLIDING,
                             &mut p.friction_nu,
                         )
                     });

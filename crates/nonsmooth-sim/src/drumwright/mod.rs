@@ -114,7 +114,7 @@
 use crate::drumwright_fast::{
     friction_gradient, friction_objective, friction_residual, lcp_residual,
     min_norm_certificate_factored, solve_friction_sliding, solve_friction_sticking,
-    solve_lcp_factored, SymSparse,
+    solve_lcp_factored, SlidingSettings, SymSparse,
 };
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
