@@ -695,9 +695,9 @@ pub struct SlidingSettings {
 /// The friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` over the disks `‖λ_c‖ ≤ b_c` when contacts
 /// slide, through the stationarity conditions `(I + EᵀE + diag(ν)) λ = −Eᵀe` with a
 /// multiplier ν_c ≥ 0 per contact (ν_c = 0: sticking), solved exactly for all rows at once
-/// ([`solve_friction_shifted`]). Each round then updates ν: a sticking contact that leaves
+/// (`solve_friction_shifted`). Each round then updates ν: a sticking contact that leaves
 /// its disk starts to slide with the multiplier of its own disk, the others held
-/// ([`disk_minimizer`] with its block H_cc = I + (EᵀE)_cc); the sliding ones take one
+/// (`disk_minimizer` with its block H_cc = I + (EᵀE)_cc); the sliding ones take one
 /// Newton step together on `φ_c(ν) = 1/‖λ_c(ν)‖ − 1/b_c` (Moré–Sorensen's secular
 /// equation, nearly linear in ν), its Jacobian `∂φ_c/∂ν_d = λ_cᵀ w_d,c / ‖λ_c‖³` from
 /// `w_d = (H + diag ν)⁻¹ P_d λ`, one back-solve per sliding contact with the factored system
