@@ -695,20 +695,20 @@ pub struct SlidingSettings {
 /// The friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` over the disks `‖λ_c‖ ≤ b_c` when contacts
 /// slide, through the stationarity conditions `(I + EᵀE + diag(ν)) λ = −Eᵀe` with a
 /// multiplier ν_c ≥ 0 per contact (ν_c = 0: sticking), solved exactly for all rows at once
-/// (`solve_friction_shifted`). Each round then updates ν: a sticking contact that leaves
-/// its disk starts to slide with the multiplier of its own disk, the others held
-/// (`disk_minimizer` with its block H_cc = I + (EᵀE)_cc); the sliding ones take one
-/// Newton step together on `φ_c(ν) = 1/‖λ_c(ν)‖ − 1/b_c` (Moré–Sorensen's secular
-/// equation, nearly linear in ν), its Jacobian `∂φ_c/∂ν_d = λ_cᵀ w_d,c / ‖λ_c‖³` from
+/// (`solve_friction_shifted`). Each round then updates ν: a sticking contact that leaves its
+/// disk starts to slide with the multiplier of its own disk, the others held
+/// (`disk_multiplier` with its block H_cc = I + (EᵀE)_cc); the sliding ones take one Newton
+/// step together on `φ_c(ν) = 1/‖λ_c(ν)‖ − 1/b_c` (Moré–Sorensen's secular equation, nearly
+/// linear in ν), its Jacobian `∂φ_c/∂ν_d = λ_cᵀ w_d,c / ‖λ_c‖³` from
 /// `w_d = (H + diag ν)⁻¹ P_d λ`, one back-solve per sliding contact with the factored system
 /// (the feet of one body are strongly coupled: a step per contact alone converges only
-/// linearly there); a contact sticks again when ν_c reaches 0. `warm` holds the multipliers of the previous solve (used
-/// when it had as many contacts) and receives the final ones. More than `max_contacts`
-/// contacts that can slide (b_c > 0) give `None` at once (the Jacobian costs one
-/// back-solve per sliding contact and a dense factorization per round: a toppling pile is
-/// Clarabel's). Accepted when the natural KKT
+/// linearly there); a contact sticks again when ν_c reaches 0.
+///
+/// `warm` holds the multipliers of the previous solve (used when it had as many contacts)
+/// and receives the final ones. More than `max_contacts` contacts that can slide (b_c > 0)
+/// give `None` at once (a toppling pile is Clarabel's). Accepted when the natural KKT
 /// residual of [`friction_residual`] is at most `kkt_tol` and no disk is violated; `None`
-/// when no round reaches that within `max_iter` or a solve fails (the caller then uses
+/// when no round reaches that within `max_rounds` or a solve fails (the caller then uses
 /// Clarabel).
 pub fn solve_friction_sliding(
     e_rows: &[Vec<(usize, f64)>],
@@ -720,10 +720,10 @@ pub fn solve_friction_sliding(
     let SlidingSettings {
         solve_tol,
         kkt_tol,
-        max_rounds: max_iter,
-        max_contacts: max_sliding,
+        max_rounds,
+        max_contacts,
     } = *settings;
-    if blocks.iter().filter(|(_, b)| *b > 0.0).count() > max_sliding {
+    if blocks.iter().filter(|(_, b)| *b > 0.0).count() > max_contacts {
         return None;
     }
     let n = e_rows.len();
@@ -764,7 +764,7 @@ pub fn solve_friction_sliding(
     };
     let bmax = blocks.iter().map(|b| b.1).fold(0.0, f64::max);
     let mut shift = vec![0.0; n];
-    for _ in 0..max_iter {
+    for _ in 0..max_rounds {
         for ((rows, _), &nc) in blocks.iter().zip(&nu) {
             for &i in rows {
                 shift[i] = nc;
@@ -782,7 +782,6 @@ pub fn solve_friction_sliding(
         let sliding: Vec<usize> = (0..blocks.len())
             .filter(|&c| nu[c] > 0.0 && blocks[c].1 > 0.0)
             .collect();
-
         let norms: Vec<f64> = blocks
             .iter()
             .map(|(rows, _)| block_norm(&lambda, rows))
@@ -826,7 +825,7 @@ pub fn solve_friction_sliding(
                     let r: Vec<f64> = (0..m)
                         .map(|k| grad[rows[k]] - (0..m).map(|l| h[k][l] * x[l]).sum::<f64>())
                         .collect();
-                    *nc = disk_minimizer(h, &r, *b).2;
+                    *nc = disk_multiplier(h, &r, *b);
                 }
                 continue;
             }
@@ -858,24 +857,15 @@ pub fn solve_friction_sliding(
     None
 }
 
-/// The minimizer of `½ yᵀH y + rᵀy` over the disk `‖y‖ ≤ b` (the interval when `r` has one
-/// entry; H symmetric positive definite, the leading block used), and whether it lies on
-/// the boundary: the unconstrained minimizer when inside, else `(H + νI) y = −r` with
-/// ‖y‖ = b, ν > 0 found by Newton's method on `1/‖y(ν)‖ − 1/b` in H's eigenbasis (Moré and
-/// Sorensen's secular equation; monotone convergence from ν = 0).
-fn disk_minimizer(h: &[[f64; 2]; 2], r: &[f64], b: f64) -> ([f64; 2], bool, f64) {
+/// The multiplier ν ≥ 0 of the disk `‖y‖ ≤ b` at the minimizer of `½ yᵀH y + rᵀy` over
+/// it (the interval when `r` has one entry; H symmetric positive definite, the leading block
+/// used): 0 when the unconstrained minimizer lies inside, else the ν > 0 with
+/// `‖(H + νI)⁻¹ r‖ = b`, found by Newton's method on `1/‖y(ν)‖ − 1/b` in H's eigenbasis
+/// (Moré and Sorensen's secular equation; monotone convergence from ν = 0).
+fn disk_multiplier(h: &[[f64; 2]; 2], r: &[f64], b: f64) -> f64 {
     if r.len() == 1 {
-        let y = -r[0] / h[0][0];
-        return if y.abs() <= b {
-            ([y, 0.0], false, 0.0)
-        } else {
-            // (h + ν) b = |r|
-            (
-                [b * y.signum(), 0.0],
-                true,
-                (r[0].abs() / b - h[0][0]).max(0.0),
-            )
-        };
+        // (h + ν) b = |r| when −r/h leaves the interval
+        return (r[0].abs() / b - h[0][0]).max(0.0);
     }
     let (a, off, c) = (h[0][0], h[0][1], h[1][1]);
     let det = a * c - off * off;
@@ -884,9 +874,9 @@ fn disk_minimizer(h: &[[f64; 2]; 2], r: &[f64], b: f64) -> ([f64; 2], bool, f64)
         -(a * r[1] - off * r[0]) / det,
     ];
     if (free[0] * free[0] + free[1] * free[1]).sqrt() <= b {
-        return (free, false, 0.0);
+        return 0.0;
     }
-    // eigenvectors of the 2×2 block
+    // eigenvalues of the 2×2 block and r in its eigenbasis
     let theta = 0.5 * (2.0 * off).atan2(a - c);
     let (cs, sn) = (theta.cos(), theta.sin());
     let l1 = a * cs * cs + 2.0 * off * cs * sn + c * sn * sn;
@@ -906,10 +896,7 @@ fn disk_minimizer(h: &[[f64; 2]; 2], r: &[f64], b: f64) -> ([f64; 2], bool, f64)
             break;
         }
     }
-    let (y1, y2) = (-p1 / (l1 + nu), -p2 / (l2 + nu));
-    let y = [cs * y1 - sn * y2, sn * y1 + cs * y2];
-    let norm = (y[0] * y[0] + y[1] * y[1]).sqrt();
-    ([y[0] * b / norm, y[1] * b / norm], true, nu)
+    nu
 }
 
 #[cfg(test)]

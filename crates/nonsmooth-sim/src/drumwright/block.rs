@@ -1,8 +1,8 @@
 //! The block fast path of the `drumwright` stepper (see the parent module's docs, "Block fast
 //! path"): the step from a [`BlockSnapshot`] with the sparse Delassus matrix assembled body by
 //! body, the normal stage by block principal pivoting and the friction stage by the
-//! all-sticking solve or, when contacts slide, the active set on the friction disks, each
-//! verified, with the dense Clarabel programs as the fallback.
+//! all-sticking solve or, when contacts slide, Newton's method on the multipliers of the
+//! friction disks, each verified, with the dense Clarabel programs as the fallback.
 
 use super::*;
 use nonsmooth_core::dynamics::quaternion_rate_rows;

@@ -81,9 +81,11 @@
 //! - friction stage: the all-sticking minimizer of ½‖λ_t‖² + ½‖Eλ_t + e‖²
 //!   (E = I + S_t W_tt) from the quasi-definite augmented system `[I Eᵀ; E −I]`
 //!   (envelope LDLᵀ, one refinement step, normwise backward error ≤ 1e-13), accepted when
-//!   it lies in every Coulomb disk (then it is the constrained optimum).
+//!   it lies in every Coulomb disk (then it is the constrained optimum); when contacts slide
+//!   (at most 16 frictional contacts), Newton's method on the multipliers of the disks
+//!   (`drumwright_fast::solve_friction_sliding`), accepted at a KKT residual ≤ 1e-12.
 //!
-//! A stage that fails its check (a sliding contact, a min-norm solution that differs from
+//! A stage that fails its check (sliding in a pile, a min-norm solution that differs from
 //! the LCP one) is solved by Clarabel on the dense program instead; the step's
 //! [`StepReport::fast_solves`] and [`StepReport::fallbacks`] count both. The test file
 //! `tests/fast_solver.rs` checks each stage against Clarabel on the stack (N = 1, 10, 25),
