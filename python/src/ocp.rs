@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// Solves the optimal-control problem of a problem file (`path`) or of its TOML text
 /// (`text`); the format is that of `nonsmooth ocp`: a problem on a model file
 /// (`examples/ocp_ball_brake.toml`; from `text`, a relative model path is taken from the
-/// working directory) or on a built-in model (`examples/ocp_particle.toml`, the hopper).
+/// working directory) or on the built-in point mass (`examples/ocp_particle.toml`).
 ///
 /// Returns a dict: `tau` (numerical time of the stage points), `y` (states (q, v, t) at the
 /// stage points, one row each), `state_names` (the columns of `y`: the model's coordinate
@@ -61,7 +61,7 @@ fn solve_ocp<'py>(
             None,
             &names,
         ),
-        Problem::Hopper(p) => solve(
+        Problem::Model(p) => solve(
             py,
             &p.tf,
             &p.horizon,
@@ -70,7 +70,6 @@ fn solve_ocp<'py>(
             p.growth.as_ref(),
             &names,
         ),
-        Problem::Model(p) => solve(py, &p.tf, &p.horizon, &p.options, None, None, &names),
     }
 }
 

@@ -1,12 +1,13 @@
-//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a point mass or of the planar
-//! hopper (seed 002 Sec. 6) through impacts by time-freezing, FESD and an MPCC homotopy over
+//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a model file's system (or of the
+//! built-in point mass) through impacts by time-freezing, FESD and an MPCC homotopy over
 //! IPOPT.
 //!
-//! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_particle.toml` and
-//! `examples/ocp_hopper.toml` (`[model] kind = "hopper"`). Outputs: trajectory CSVs in
+//! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_ball_brake.toml` and
+//! `examples/ocp_hopper.toml` (`[ocp] model = "hopper.toml"`). Outputs: trajectory CSVs in
 //! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
-//! (trajectory, controls; hopper: the animation frame strip `frames.svg`; a problem on a
-//! model file: the offline trajectory viewer `viewer.html`) and the NLP's
+//! (trajectory, controls; a problem on a model file: the offline trajectory viewer
+//! `viewer.html`, the motion's metrics `motion.json` and, for a planar model, the animation
+//! frame strip `frames.svg`) and the NLP's
 //! primal point `point.json` (`{"variables": n, "x": [...]}`, rewritten after every
 //! converged NLP while the run goes on, so an interrupted run leaves its last converged
 //! point), from which `--start` runs the homotopy again (e.g. another σ₀ or κ after a long
@@ -21,8 +22,8 @@ use nonsmooth_ocp::fesd::{
     build, comp_products, extract_ocp, solve_from_point, CompProduct, FesdOptions, Horizon, Layout,
     OcpSolution,
 };
-use nonsmooth_ocp::figures::hopper_frame_strip;
-use nonsmooth_ocp::hopper::Hopper;
+use nonsmooth_ocp::figures::frame_strip;
+use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::Problem;
 use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
@@ -85,7 +86,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
                 extra: &|_, _| Ok(()),
             },
         ),
-        Problem::Hopper(p) => solve_and_write(
+        Problem::Model(p) => solve_and_write(
             &p.tf,
             &p.horizon,
             &p.options,
@@ -94,19 +95,10 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
             args,
             &Outputs {
                 names: names(),
-                extra: &|sol, dir| frame_strip(&p.tf.cls, p.target_x, p.horizon.n_steps, sol, dir),
-            },
-        ),
-        Problem::Model(p) => solve_and_write(
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            None,
-            None,
-            args,
-            &Outputs {
-                names: names(),
-                extra: &|sol, dir| model_viewer(p.tf.cls.model(), sol, dir),
+                extra: &|sol, dir| {
+                    model_viewer(p.tf.cls.model(), sol, dir)?;
+                    motion_figures(&p.tf.cls, &p.horizon, sol, dir)
+                },
             },
         ),
     }
@@ -313,23 +305,31 @@ fn read_point(file: &Path) -> Result<Vec<f64>, CliError> {
         .collect()
 }
 
-/// The hopper's animation frame strip (`frames.svg`, the figure of `tf-hopper-ocp`) and its
-/// task metrics (`hopper.json`: the hop count, foot above 1 mm, as `tf-hopper-ocp` counts
-/// it, and [`nonsmooth_ocp::hopper::min_hole_clearance`] over the stage points, null
-/// without holes).
-fn frame_strip(
-    hop: &Hopper,
-    target_x: f64,
-    n: usize,
+/// For a planar model, the frame strip of the motion (`frames.svg`, the figure of
+/// `tf-hopper-ocp`); for every model the motion's metrics (`motion.json`: the number of
+/// flight phases, contact gap above 1 mm, as `tf-hopper-ocp` counts hops, and
+/// [`ModelSystem::min_obstacle_clearance`] over the stage points, null without obstacles).
+fn motion_figures(
+    sys: &ModelSystem,
+    hz: &Horizon,
     sol: &OcpSolution,
     dir: &Path,
 ) -> Result<(), CliError> {
-    hopper_frame_strip(hop, target_x, n, sol).write_svg(&dir.join("frames.svg"))?;
+    if sys.model().dimension == nonsmooth_core::Dimension::Planar {
+        // the ground drawn to the farthest x that a terminal constraint names
+        let x_end = hz
+            .terminal
+            .iter()
+            .filter(|(i, _)| *i < sys.model().nq())
+            .map(|(_, x)| *x)
+            .fold(0.0, f64::max);
+        frame_strip(sys, x_end, hz.n_steps, sol).write_svg(&dir.join("frames.svg"))?;
+    }
     let metrics = serde_json::json!({
-        "hop_count": nonsmooth_ocp::hopper::hop_count(hop, &sol.traj.y, 1e-3),
-        "min_hole_clearance": nonsmooth_ocp::hopper::min_hole_clearance(hop, &sol.traj.y),
+        "flight_phases": sys.flight_phases(&sol.traj.y, 1e-3),
+        "min_obstacle_clearance": sys.min_obstacle_clearance(&sol.traj.y),
     });
-    write_json(&dir.join("hopper.json"), &metrics)?;
+    write_json(&dir.join("motion.json"), &metrics)?;
     Ok(())
 }
 
@@ -465,16 +465,17 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("nonsmooth-ocp-cli-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/ocp_hopper.toml"
-        ))
-        .unwrap()
-        .replace("\nN = 20\n", "\nN = 2\n")
-        .replace("\ntarget_x = 3.0\n", "\ntarget_x = 0.0\n")
-        .replace("\nholes = [0.5, 1.5, 2.5]\n", "\nholes = [0.5]\n")
-        .replace("\nn_s = 3\nn_fe = 3", "\nn_s = 1\nn_fe = 1\nn_homotopy = 1");
-        let problem = dir.join("hopper.toml");
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let text = std::fs::read_to_string(format!("{examples}/ocp_hopper.toml"))
+            .unwrap()
+            .replace("\nN = 20\n", "\nN = 2\n")
+            .replace("q.base_x = 3.0", "q.base_x = 0.0")
+            .replace("center = [1.5, 0.0]", "center = [0.5, 0.0]")
+            .replace("center = [2.5, 0.0]", "center = [0.5, 0.0]")
+            .replace("n_s = 3\nn_fe = 3", "n_s = 1\nn_fe = 1")
+            .replace("n_homotopy = 40", "n_homotopy = 1");
+        std::fs::copy(format!("{examples}/hopper.toml"), dir.join("hopper.toml")).unwrap();
+        let problem = dir.join("problem.toml");
         std::fs::write(&problem, &text).unwrap();
         let args = OcpArgs {
             problem,
@@ -497,7 +498,8 @@ mod tests {
             "trajectory.svg",
             "controls.svg",
             "frames.svg",
-            "hopper.json",
+            "motion.json",
+            "viewer.html",
             "point.json",
             "complementarity.csv",
         ] {
@@ -508,11 +510,11 @@ mod tests {
                 .unwrap();
         assert_eq!(summary["converged"], serde_json::Value::Bool(false));
         assert!(summary["comp_residual"].as_f64().unwrap() > 1e-9);
-        let hopper: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(args.out.join("hopper.json")).unwrap())
+        let motion: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(args.out.join("motion.json")).unwrap())
                 .unwrap();
-        assert!(hopper["hop_count"].is_u64(), "{hopper}");
-        assert!(hopper.get("min_hole_clearance").is_some(), "{hopper}");
+        assert!(motion["flight_phases"].is_u64(), "{motion}");
+        assert!(motion["min_obstacle_clearance"].is_f64(), "{motion}");
         // The log of the NLPs solved before the stall (here the one relaxed NLP) is kept.
         let log: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(args.out.join("homotopy.json")).unwrap())

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use crate::fail;
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
-use nonsmooth_ocp::figures::hopper_frame_strip;
-use nonsmooth_ocp::hopper::Hopper;
+use nonsmooth_ocp::figures::frame_strip;
+use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
 use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
@@ -545,100 +545,163 @@ fn order(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
     Ok(())
 }
 
-/// The problem of `tf-hopper-ocp` in full mode: `examples/ocp_hopper_smoothing.toml`, the
-/// paper's hopper (T = 2.5, |u| ≤ 60, N = 20, N_FE = 3, three holes) through the smoothing
-/// phase with the holes grown from nothing (deviations from the paper in that file's header
-/// and in docs/decisions/002-time-freezing.md, "`tf-hopper-ocp` settings").
+/// The problem of `tf-hopper-ocp` in full mode: `examples/ocp_hopper_smoothing.toml` on the
+/// model file `examples/hopper.toml`, the paper's hopper (T = 2.5, |u| ≤ 60, N = 20,
+/// N_FE = 3, three holes) through the smoothing phase with the holes grown from nothing
+/// (deviations from the paper in that file's header and in
+/// docs/decisions/002-time-freezing.md, "`tf-hopper-ocp` settings").
 pub const HOPPER_PROBLEM: &str = include_str!("../../../examples/ocp_hopper_smoothing.toml");
+/// The hopper of seed 002 Sec. 6 as a model file.
+pub const HOPPER_MODEL: &str = include_str!("../../../examples/hopper.toml");
+
+/// Quick mode's problem: a smoke test of the machinery (model, path and hole constraints,
+/// homotopy, polish) on a short horizon whose target is the start pose (4 intervals, one
+/// hole, the direct Scholtes homotopy with the hopper's settings).
+const HOPPER_QUICK_PROBLEM: &str = r#"
+[ocp]
+model = "hopper.toml"
+N = 4
+T = 2.5
+s_max = 5.0
+[ocp.terminal]
+q.base_x = 0.0
+q.base_z = 0.4
+q.hip_joint = 0.0
+q.knee_joint = 0.0
+[ocp.path]
+q.base_x = [-0.05, inf]
+q.base_z = [0.2, 0.55]
+q.hip_joint = [-1.1780972450961724, 1.1780972450961724]
+q.knee_joint = [-1.5707963267948966, 1.5707963267948966]
+[[ocp.path.point]]
+body = "shank"
+point = [0.0, -0.2, 0.0]
+x = [-0.05, inf]
+[[ocp.path.point]]
+body = "thigh"
+point = [0.0, -0.2, 0.0]
+x = [-0.05, inf]
+y = [0.05, inf]
+[[ocp.path.point]]
+body = "shank"
+point = [0.0, -0.2, 0.0]
+y = [-0.005, 0.2]
+[[ocp.path.outside_ellipse]]
+body = "shank"
+point = [0.0, -0.2, 0.0]
+center = [0.5, 0.0]
+axes = [0.25, 0.1]
+[time_freezing]
+a_n = 200.0
+[fesd]
+n_s = 1
+n_fe = 2
+cross_components = 1
+rho_sot = 100.0
+relaxation = "scholtes"
+n_homotopy = 40
+homotopy_retries = 2
+tol = 1e-8
+max_iter = 3000
+"#;
 
 /// A hopper OCP as `tf-hopper-ocp` solves it: system, horizon, options, the hole growth of
 /// the smoothing phase (if any), the target x and a description of the settings.
 struct HopperSetup {
-    tf: Arc<TimeFreezing<Hopper>>,
+    tf: Arc<TimeFreezing<ModelSystem>>,
     hz: Horizon,
     o: FesdOptions,
-    growth: Option<nonsmooth_ocp::smoothing::Growth<Hopper>>,
+    growth: Option<nonsmooth_ocp::smoothing::Growth<ModelSystem>>,
     target_x: f64,
     settings: String,
 }
 
-/// Quick mode: a smoke test of the machinery (model, path and hole constraints, homotopy,
-/// polish) on a short horizon whose target is the start pose (4 intervals, one hole, the
-/// direct Scholtes homotopy). Full mode: [`HOPPER_PROBLEM`].
+/// Quick mode: [`HOPPER_QUICK_PROBLEM`]. Full mode: [`HOPPER_PROBLEM`]; both on
+/// [`HOPPER_MODEL`].
 fn hopper_setup(quick: bool) -> Result<HopperSetup, nonsmooth_ocp::OcpError> {
-    use nonsmooth_ocp::hopper;
-    if quick {
-        let hop = Hopper {
-            holes: vec![0.5],
-            ..Hopper::default()
-        };
-        let tf = Arc::new(TimeFreezing::new(hop, 200.0)?);
-        // speed of time s ∈ [1, 5] with the penalty ρ_sot Σ (s − 1)² (nosnoc's hopper)
-        let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
-        let o = {
-            let mut o = hopper::paper_options();
-            o.discretization.n_s = 1;
-            o.discretization.n_fe = 2;
-            o
-        };
-        return Ok(HopperSetup {
-            tf,
-            hz,
-            o,
-            growth: None,
-            target_x: 0.0,
-            settings: "quick mode: smoke test that keeps the start pose, no hop; N = 4, N_FE = 2, \
-                       n_s = 1, one hole, Scholtes homotopy (σ₀ = 1, κ = 0.1) with cross \
-                       complementarity on the gap only, s ∈ [1, 5] with ρ_sot = 100, \
-                       active-set polish, from y0 everywhere and u = 0"
-                .into(),
-        });
-    }
-    let p = nonsmooth_ocp::problem::HopperProblem::from_toml_str(
-        HOPPER_PROBLEM,
-        Some("examples/ocp_hopper_smoothing.toml"),
-    )?;
+    let model = nonsmooth_core::Model::from_toml_str(HOPPER_MODEL, Some("examples/hopper.toml"))
+        .map_err(|e| nonsmooth_ocp::OcpError::InvalidInput(e.to_string()))?;
+    let (text, source) = if quick {
+        (HOPPER_QUICK_PROBLEM, "tf-hopper-ocp quick problem")
+    } else {
+        (HOPPER_PROBLEM, "examples/ocp_hopper_smoothing.toml")
+    };
+    let p = ModelProblem::with_model(text, Some(source), model)?;
+    let base_x = p
+        .state_names
+        .iter()
+        .position(|n| n.starts_with("base_x"))
+        .unwrap_or(0);
+    let target_x = p
+        .horizon
+        .terminal
+        .iter()
+        .find(|(i, _)| *i == base_x)
+        .map_or(0.0, |(_, x)| *x);
     let o = &p.options;
-    let stab = p.tf.stance.map_or("none".to_string(), |s| {
-        format!("k = {} /s, δ = {} m", s.rate, s.depth)
-    });
-    let (widths, factors) = o
-        .mpcc
-        .smoothing
-        .as_ref()
-        .map_or((vec![], vec![]), |s| (s.widths.clone(), s.factors.clone()));
-    let settings = format!(
-        "examples/ocp_hopper_smoothing.toml: N = {}, N_FE = {}, n_s = {} (paper: 3), T = {}, \
-         target x = {}, holes at {:?} with semi-axes {:?}, terminal clock and one speed of time \
-         (the authors' code), stance stabilization {stab}, smoothing phase (widths {:?} × {:?}) \
-         with the holes grown over the scales {:?} and full size, then the Scholtes homotopy \
-         from σ₀ = {} with κ = {}, ρ_sot = {}, IPOPT/MUMPS, from y0 everywhere and u = 0",
-        p.horizon.n_steps,
-        o.discretization.n_fe,
-        o.discretization.n_s,
-        p.t_final,
-        p.target_x,
-        p.tf.cls.holes,
-        p.tf.cls.hole_axes,
-        widths,
-        factors,
-        p.growth.as_ref().map_or(vec![], |g| g.scales.clone()),
-        o.mpcc.sigma0,
-        o.mpcc.kappa,
-        o.discretization.rho_sot
-    );
+    let holes: Vec<([f64; 2], [f64; 2])> = p
+        .tf
+        .cls
+        .path_terms()
+        .iter()
+        .filter_map(|t| match t {
+            nonsmooth_ocp::model_system::PathTerm::OutsideEllipse(e) => Some((e.center, e.axes)),
+            nonsmooth_ocp::model_system::PathTerm::Point(_) => None,
+        })
+        .collect();
+    let settings = if quick {
+        format!(
+            "quick mode: smoke test that keeps the start pose, no hop; N = {}, N_FE = {}, \
+             n_s = {}, {} hole, Scholtes homotopy (σ₀ = {}, κ = {}) with cross complementarity \
+             on the gap only, s ∈ [1, 5] with ρ_sot = {}, active-set polish, from y0 \
+             everywhere and u = 0",
+            p.horizon.n_steps,
+            o.discretization.n_fe,
+            o.discretization.n_s,
+            holes.len(),
+            o.mpcc.sigma0,
+            o.mpcc.kappa,
+            o.discretization.rho_sot
+        )
+    } else {
+        let stab = p.tf.stance.map_or("none".to_string(), |s| {
+            format!("k = {} /s, δ = {} m", s.rate, s.depth)
+        });
+        let (widths, factors) = o
+            .mpcc
+            .smoothing
+            .as_ref()
+            .map_or((vec![], vec![]), |s| (s.widths.clone(), s.factors.clone()));
+        format!(
+            "examples/ocp_hopper_smoothing.toml on examples/hopper.toml: N = {}, N_FE = {}, \
+             n_s = {} (paper: 3), T = {}, target x = {target_x}, holes (centre, semi-axes) \
+             {holes:?}, terminal clock and one speed of time (the authors' code), stance \
+             stabilization {stab}, smoothing phase (widths {:?} × {:?}) with the holes grown \
+             over the scales {:?} and full size, then the Scholtes homotopy from σ₀ = {} with \
+             κ = {}, ρ_sot = {}, IPOPT/MUMPS, from y0 everywhere and u = 0",
+            p.horizon.n_steps,
+            o.discretization.n_fe,
+            o.discretization.n_s,
+            p.t_final,
+            widths,
+            factors,
+            p.growth.as_ref().map_or(vec![], |g| g.scales.clone()),
+            o.mpcc.sigma0,
+            o.mpcc.kappa,
+            o.discretization.rho_sot
+        )
+    };
     Ok(HopperSetup {
         tf: p.tf,
         hz: p.horizon,
         o: p.options,
         growth: p.growth,
-        target_x: p.target_x,
+        target_x,
         settings,
     })
 }
 
 fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
-    use nonsmooth_ocp::hopper;
     let id = "tf-hopper-ocp";
     let HopperSetup {
         tf,
@@ -648,7 +711,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         target_x,
         settings,
     } = hopper_setup(ctx.quick).map_err(|e| fail(id, e))?;
-    let hop = tf.cls.clone();
+    let hop = &tf.cls;
     let n = hz.n_steps;
     let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
     let result = match &growth {
@@ -676,8 +739,8 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             (sol, false)
         }
     };
-    let min_clear = hopper::min_hole_clearance(&hop, &sol.traj.y).unwrap_or(0.0);
-    let hops = hopper::hop_count(&hop, &sol.traj.y, 1e-3);
+    let min_clear = hop.min_obstacle_clearance(&sol.traj.y).unwrap_or(0.0);
+    let hops = hop.flight_phases(&sol.traj.y, 1e-3);
     out.metric("objective", sol.objective);
     out.metric("terminal_error", sol.terminal_error);
     out.metric("comp_residual", sol.comp_residual);
@@ -710,6 +773,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     let pick = |f: &dyn Fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
         sol.traj.y.iter().map(|y| (y[8], f(y))).collect()
     };
+    let foot = |y: &[f64]| hop.contact_point(&y[..4]);
     let fig = Figure::new(
         "Hopper OCP: trajectory (Fig. 7)",
         "physical time t",
@@ -717,8 +781,8 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     )
     .with(Series::line("hip x", pick(&|y| y[0])))
     .with(Series::line("hip z", pick(&|y| y[1])))
-    .with(Series::line("foot x", pick(&|y| hop.foot(y)[0])))
-    .with(Series::line("foot z", pick(&|y| hop.foot(y)[1])));
+    .with(Series::line("foot x", pick(&|y| foot(y)[0])))
+    .with(Series::line("foot z", pick(&|y| foot(y)[1])));
     fig.write_svg(&ctx.path("trajectory.svg"))?;
     out.figure("trajectory.svg");
     let fig = Figure::new(
@@ -737,13 +801,18 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     fig.write_svg(&ctx.path("controls.svg"))?;
     out.figure("controls.svg");
     // animation frame strip: the leg at the control-interval boundaries, ground and holes
-    let fig = hopper_frame_strip(&hop, target_x, n, &sol);
+    let fig = frame_strip(hop, target_x, n, &sol);
     fig.write_svg(&ctx.path("frames.svg"))?;
     out.figure("frames.svg");
+    let holes = hop
+        .path_terms()
+        .iter()
+        .filter(|t| matches!(t, PathTerm::OutsideEllipse(_)))
+        .count();
     let scene = hopper_scene(
-        &hop,
+        hop,
         &sol.traj.y,
-        match hop.holes.len() {
+        match holes {
             1 => "Hopper OCP solution over one hole (Sec. 6)".to_string(),
             n => format!("Hopper OCP solution over {n} holes (Sec. 6)"),
         },
@@ -762,23 +831,22 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
 fn active_set_beside(
     ctx: &RunContext,
     id: &str,
-    tf: &Arc<TimeFreezing<Hopper>>,
+    tf: &Arc<TimeFreezing<ModelSystem>>,
     hz: &Horizon,
     o: &FesdOptions,
     homotopy: &nonsmooth_ocp::fesd::OcpSolution,
     homotopy_converged: bool,
     out: &mut ExperimentOutcome,
 ) -> Result<(), ReportError> {
-    use nonsmooth_ocp::hopper;
     let hop = &tf.cls;
     let row = |name: &str, sol: &nonsmooth_ocp::fesd::OcpSolution, certified: Option<bool>| {
-        let clearance = hopper::min_hole_clearance(hop, &sol.traj.y).unwrap_or(0.0);
+        let clearance = hop.min_obstacle_clearance(&sol.traj.y).unwrap_or(0.0);
         vec![
             name.to_string(),
             format!("{:.9}", sol.objective),
             format!("{:.3e}", sol.comp_residual),
             format!("{:.3e}", sol.terminal_error),
-            hopper::hop_count(hop, &sol.traj.y, 1e-3).to_string(),
+            hop.flight_phases(&sol.traj.y, 1e-3).to_string(),
             format!("{:.3e}", (-clearance).max(0.0)),
             certified.map_or("-".into(), |c| u8::from(c).to_string()),
             sol.active_set
@@ -805,7 +873,7 @@ fn active_set_beside(
                 .active_set
                 .as_ref()
                 .ok_or_else(|| fail(id, "the active-set method returned no summary"))?;
-            let clearance = hopper::min_hole_clearance(hop, &exact.traj.y).unwrap_or(0.0);
+            let clearance = hop.min_obstacle_clearance(&exact.traj.y).unwrap_or(0.0);
             out.metric("b_stationary", a.b_stationary());
             out.metric("lpec_count", a.lpec_count as f64);
             out.metric("bnlp_count", a.bnlp_count as f64);
@@ -814,7 +882,7 @@ fn active_set_beside(
             out.metric("active_set_terminal_error", exact.terminal_error);
             out.metric(
                 "active_set_hop_count",
-                hopper::hop_count(hop, &exact.traj.y, 1e-3) as f64,
+                hop.flight_phases(&exact.traj.y, 1e-3) as f64,
             );
             out.metric("active_set_hole_violation", (-clearance).max(0.0));
             out.metric("active_set_cpu_seconds", exact.cpu_seconds);
@@ -855,153 +923,73 @@ fn active_set_beside(
     Ok(())
 }
 
-/// `[x, y, z, qw, qx, qy, qz]` of a point of the planar viewer's x–y plane rotated by `angle`
-/// about z.
-fn planar_pose(x: f64, y: f64, angle: f64) -> [f64; 7] {
-    [
-        x,
-        y,
-        0.0,
-        (0.5 * angle).cos(),
-        0.0,
-        0.0,
-        (0.5 * angle).sin(),
-    ]
-}
-
-/// The trajectory viewer's scene of a hopper solution `y` (stage points `(q, v, t)`, q =
-/// hip x, hip z, thigh angle, knee angle), drawn directly from the hopper's kinematics (the
-/// OCP's hopper has no model file): the hip as a disk, thigh and shank as bars, the foot as
-/// a small disk, the ground with the holes' outlines (dots), and the foot's contact when it
-/// touches the ground. The viewer's x–y plane is the hopper's x–z plane; the time axis is the
-/// physical time (frozen during the time-freezing phases, which the player passes at once).
-fn hopper_scene(hop: &Hopper, y: &[Vec<f64>], title: String) -> ViewerScene {
-    use nonsmooth_report::viewer::{ViewerContact, ViewerRun, ViewerShape, ViewerShapeKind};
-    let bar = |name: &str, body: usize, length: f64| ViewerShape {
-        name: name.to_string(),
-        body: Some(body),
-        offset: planar_pose(0.0, -0.5 * length, 0.0),
-        kind: ViewerShapeKind::Box {
-            half_extents: [0.012, 0.5 * length, 0.012],
-        },
-    };
-    let (a, b) = hop.hole_axes;
-    let outline: Vec<[f64; 3]> = hop
-        .holes
+/// The trajectory viewer's scene of a hopper solution `y` (stage points `(q, v, t)`): the
+/// model's own scene ([`nonsmooth_sim::viewer::scene`]) over the stage points in physical
+/// time (frozen impact phases collapse to their end), with the outlines of the holes
+/// (dots) of the path constraints.
+fn hopper_scene(sys: &ModelSystem, y: &[Vec<f64>], title: String) -> ViewerScene {
+    use nonsmooth_report::viewer::{ViewerShape, ViewerShapeKind};
+    let model = sys.model();
+    let (nq, nv) = (model.nq(), model.nv());
+    let mut states: Vec<nonsmooth_core::State> = Vec::new();
+    for y in y.iter().filter(|y| y.len() > nq + nv) {
+        let t = y[nq + nv];
+        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
+            continue;
+        }
+        states.push(nonsmooth_core::State {
+            q: nalgebra::DVector::from_column_slice(&y[..nq]),
+            v: nalgebra::DVector::from_column_slice(&y[nq..nq + nv]),
+            t,
+        });
+    }
+    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
+    let mut scene = nonsmooth_sim::viewer::scene(model, &traj, title);
+    let outline: Vec<[f64; 3]> = sys
+        .path_terms()
         .iter()
-        .flat_map(|xc| {
+        .filter_map(|t| match t {
+            PathTerm::OutsideEllipse(e) => Some(e),
+            PathTerm::Point(_) => None,
+        })
+        .flat_map(|e| {
             (0..=16).map(move |k| {
                 let phi = std::f64::consts::PI * (1.0 + k as f64 / 16.0);
-                [xc + a * phi.cos(), b * phi.sin(), 0.0]
+                [
+                    e.center[0] + e.axes[0] * phi.cos(),
+                    e.center[1] + e.axes[1] * phi.sin(),
+                    0.0,
+                ]
             })
         })
         .collect();
-    let mut shapes = vec![
-        ViewerShape {
-            name: "ground".into(),
-            body: None,
-            offset: IDENTITY_POSE,
-            kind: ViewerShapeKind::Plane {
-                normal: [0.0, 1.0, 0.0],
-            },
-        },
-        ViewerShape {
-            name: "hip".into(),
-            body: Some(0),
-            offset: IDENTITY_POSE,
-            kind: ViewerShapeKind::Sphere { radius: 0.05 },
-        },
-        bar("thigh", 1, hop.l_thigh),
-        bar("shank", 2, hop.l_shank),
-        ViewerShape {
-            name: "foot".into(),
-            body: Some(2),
-            offset: planar_pose(0.0, -hop.l_shank, 0.0),
-            kind: ViewerShapeKind::Sphere { radius: 0.015 },
-        },
-    ];
     if !outline.is_empty() {
-        shapes.push(ViewerShape {
+        scene.shapes.push(ViewerShape {
             name: "holes".into(),
             body: None,
             offset: IDENTITY_POSE,
             kind: ViewerShapeKind::Points { points: outline },
         });
+        scene
+            .notes
+            .push("The dots outline the holes that the foot must stay out of.".into());
     }
-    let ok: Vec<&Vec<f64>> = y.iter().filter(|y| y.len() > 8).collect();
-    // Physical time, made non-decreasing against round-off.
-    let mut clock = f64::NEG_INFINITY;
-    let times: Vec<f64> = ok
-        .iter()
-        .map(|y| {
-            clock = clock.max(y[8]);
-            clock
-        })
-        .collect();
-    let poses = ok
-        .iter()
-        .map(|y| {
-            let knee = hop.knee(&y[..4]);
-            vec![
-                planar_pose(y[0], y[1], 0.0),
-                planar_pose(y[0], y[1], -y[2]),
-                planar_pose(knee[0], knee[1], -(y[2] + y[3])),
-            ]
-        })
-        .collect();
-    let contacts = ok
-        .iter()
-        .map(|y| {
-            let foot = hop.foot(&y[..4]);
-            if foot[1] <= 1e-3 {
-                vec![ViewerContact {
-                    point: [foot[0], 0.0, 0.0],
-                    normal: [0.0, 1.0, 0.0],
-                    gap: foot[1],
-                    force: None,
-                }]
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let series_names = ["hip x", "hip z", "thigh angle", "knee angle"];
-    let series = (0..series_names.len())
-        .map(|j| ok.iter().map(|y| y[j]).collect())
-        .collect();
-    ViewerScene {
-        title,
-        planar: true,
-        bodies: vec!["hip".into(), "thigh".into(), "shank".into()],
-        shapes,
-        series_names: series_names.iter().map(|s| s.to_string()).collect(),
-        runs: vec![ViewerRun {
-            name: "OCP solution".into(),
-            status: String::new(),
-            times,
-            poses,
-            series,
-            contacts,
-        }],
-        notes: vec![
-            "Drawn from the OCP's hopper kinematics (x right, z up); the dots outline the \
-             holes; the foot's contact is shown where it touches the ground (no forces)."
-                .into(),
-        ],
-    }
+    scene
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Size of the holes of `stage` relative to those of `full` (0 without holes).
-    fn hole_scale(stage: &Hopper, full: &Hopper) -> f64 {
-        if stage.holes.is_empty() {
-            0.0
-        } else {
-            stage.hole_axes.0 / full.hole_axes.0
-        }
+    /// Semi-axes of the ellipses of a system's path constraints.
+    fn hole_axes(sys: &ModelSystem) -> Vec<[f64; 2]> {
+        sys.path_terms()
+            .iter()
+            .filter_map(|t| match t {
+                PathTerm::OutsideEllipse(e) => Some(e.axes),
+                PathTerm::Point(_) => None,
+            })
+            .collect()
     }
 
     /// Full mode's problem (`examples/ocp_hopper_smoothing.toml`) parses into the paper's
@@ -1013,11 +1001,14 @@ mod tests {
             (s.hz.n_steps, s.o.discretization.n_fe, s.target_x),
             (20, 3, 3.0)
         );
-        assert_eq!(s.tf.cls.holes, vec![0.5, 1.5, 2.5]);
+        assert_eq!(hole_axes(&s.tf.cls), vec![[0.25, 0.1]; 3]);
         let g = s.growth.expect("hole growth");
         assert_eq!(g.scales, vec![0.0, 0.25, 0.5, 0.75]);
         let grown: Vec<f64> = (0..g.scales.len())
-            .map(|k| hole_scale(&g.stage(k).expect("stage").cls, &s.tf.cls))
+            .map(|k| {
+                let stage = g.stage(k).expect("stage");
+                hole_axes(&stage.cls).first().map_or(0.0, |a| a[0] / 0.25)
+            })
             .collect();
         assert_eq!(grown, g.scales);
         for part in [

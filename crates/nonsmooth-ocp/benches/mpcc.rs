@@ -126,27 +126,37 @@ fn particle() {
     }
 }
 
-/// The hopper of `tf-hopper-ocp --quick`: 4 intervals, one hole, the start pose as target,
-/// N_FE = 2, n_s = 1, Scholtes homotopy with polish.
+/// The hopper of `tf-hopper-ocp --quick` on `examples/hopper.toml`: 4 intervals, one hole,
+/// the start pose as target, N_FE = 2, n_s = 1, Scholtes homotopy with polish
+/// (`examples/ocp_hopper.toml` cut short).
 fn hopper_quick() {
-    use nonsmooth_ocp::hopper::{self, Hopper};
-    use nonsmooth_ocp::tf::TimeFreezing;
-    let hop = Hopper {
-        holes: vec![0.5],
-        ..Hopper::default()
-    };
-    let Ok(tf) = TimeFreezing::new(hop, 200.0) else {
-        println!("hopper: invalid a_n");
+    let Ok(text) = std::fs::read_to_string(examples().join("ocp_hopper.toml")) else {
+        println!("hopper problem file unreadable");
         return;
     };
-    let tf = std::sync::Arc::new(tf);
-    let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
+    let hole = "[[ocp.path.outside_ellipse]]";
+    let parts: Vec<&str> = text.split(hole).collect();
+    let (Some(first), Some(last)) = (parts.get(1), parts.last()) else {
+        println!("hopper problem file without holes");
+        return;
+    };
+    let rest = last.find("[time_freezing]").map_or("", |at| &last[at..]);
+    let text = format!("{}{hole}{first}{rest}", parts[0])
+        .replace("\nN = 20\n", "\nN = 4\n")
+        .replace("q.base_x = 3.0", "q.base_x = 0.0")
+        .replace("n_s = 3\nn_fe = 3", "n_s = 1\nn_fe = 2");
+    let source = examples().join("ocp_hopper.toml").display().to_string();
+    let p = match ModelProblem::from_toml_str(&text, Some(&source)) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("hopper problem: {e}");
+            return;
+        }
+    };
     for method in [MpccMethod::Homotopy, MpccMethod::ActiveSet] {
-        let mut o = hopper::paper_options();
-        o.discretization.n_s = 1;
-        o.discretization.n_fe = 2;
+        let mut o = p.options.clone();
         o.mpcc.method = method;
-        report("hopper (quick)", method, solve_ocp(&tf, &hz, &o));
+        report("hopper (quick)", method, solve_ocp(&p.tf, &p.horizon, &o));
     }
 }
 

@@ -9,12 +9,12 @@
 //! - [`ipopt`]: hand-written FFI to IPOPT's C interface and a safe [`ipopt::Nlp`] wrapper;
 //! - [`nlp`]: block-structured NLPs with exact sparse derivatives by dual numbers;
 //! - [`tf`]: complementarity Lagrangian systems and their time-freezing PSS;
-//! - [`hopper`]: the planar hopping robot of Sec. 6;
+//! - [`model_system`]: a complementarity Lagrangian system read from a model file;
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
 //! - [`continuation`]: continuation of an OCP in its terminal constraints;
 //! - [`refine`]: a point of a coarse FESD mesh carried to a finer one;
 //! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`;
-//! - [`figures`]: the hopper's frame strip.
+//! - [`figures`]: the frame strip of a planar model's optimal motion.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -25,7 +25,6 @@
 pub mod continuation;
 pub mod fesd;
 pub mod figures;
-pub mod hopper;
 pub mod ipopt;
 pub mod model_system;
 pub mod nlp;

@@ -1,9 +1,10 @@
 //! Exact sparse derivatives of the FESD NLP against central finite differences.
 
+mod common;
+
 use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{build, Discretization, FesdOptions, Horizon, MpccStrategy, Scheme};
-use nonsmooth_ocp::hopper::{self, Hopper};
 use nonsmooth_ocp::ipopt::Nlp;
 use nonsmooth_ocp::tf::{Cls, PointMass, TimeFreezing};
 
@@ -77,8 +78,14 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
 /// collocation blocks and the sparse complementarity Hessian against finite differences.
 #[test]
 fn hopper_jacobian_and_hessian_match_finite_differences() {
-    let tf = Arc::new(TimeFreezing::new(Hopper::default(), 200.0).unwrap());
-    let mut hz = hopper::horizon(2, 0.25, 0.2, 60.0, 25.0);
+    let p = common::hopper_problem(&common::HopperSpec {
+        n: 2,
+        t: 0.25,
+        target_x: 0.2,
+        s_max: 25.0,
+        ..common::HopperSpec::default()
+    });
+    let (tf, mut hz) = (p.tf.clone(), p.horizon.clone());
     hz.y0 = vec![0.05, 0.41, 0.2, -0.3, 0.3, -0.2, 0.5, 1.0, 0.0];
     // n_s = 1 and 3; the elastic mode (slack in every complementarity constraint) and the
     // speed-of-time penalty with n_s = 2
@@ -102,7 +109,7 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
     }
     // one Scholtes row per product, the soft terminal penalty and scaled switching functions
     let tf = Arc::new(
-        TimeFreezing::new(Hopper::default(), 200.0)
+        TimeFreezing::new(p.tf.cls.clone(), 200.0)
             .unwrap()
             .with_switch_scale(vec![10.0, 1.0, 0.5])
             .unwrap(),

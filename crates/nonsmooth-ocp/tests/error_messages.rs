@@ -237,9 +237,6 @@ fn each_options_builder_names_the_invalid_field() {
     );
     let elastic = MpccStrategy::builder().penalty(false).elastic(true).build();
     assert!(elastic.expect("valid").elastic);
-    nonsmooth_ocp::hopper::paper_options()
-        .validate()
-        .expect("valid preset");
     nonsmooth_ocp::problem::point_mass_options()
         .validate()
         .expect("valid preset");

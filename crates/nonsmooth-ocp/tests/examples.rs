@@ -23,10 +23,10 @@ fn every_ocp_example_file_parses() {
         }
     }
     let holes6 = dir.join("ocp_hopper_holes6.toml");
-    let Ok(Problem::Hopper(h)) = Problem::from_file(&holes6) else {
-        panic!("{} is a hopper problem", holes6.display());
+    let Ok(Problem::Model(h)) = Problem::from_file(&holes6) else {
+        panic!("{} is a problem on a model file", holes6.display());
     };
-    let g = h.growth.expect("hole growth");
+    let g = h.growth.as_ref().expect("hole growth");
     assert_eq!(
         (
             h.options.discretization.n_fe,

@@ -1,74 +1,31 @@
-//! The planar hopper of seed 002 Sec. 6: its Lagrangian dynamics conserve energy up to the
-//! actuator power, and its contact normal/tangent are the gradients of the foot position.
+//! The planar hopper of seed 002 Sec. 6 on its model file (`examples/hopper.toml`): flight,
+//! stance, the stance stabilization, cut continuation, hole growth and repeatable solves.
 
-use nonsmooth_ocp::hopper::Hopper;
-use nonsmooth_ocp::nlp::Real;
+mod common;
+
+use common::{hopper_problem, hopper_system, HopperSpec};
+use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::tf::Cls;
-use num_dual::Dual64;
 
-fn energy<T: Real>(h: &Hopper, q: &[T], v: &[T]) -> T {
-    let m = h.mass_matrix(q);
-    let mut e = T::from(0.0);
-    for r in 0..4 {
-        for c in 0..4 {
-            e += v[r] * m[r][c] * v[c] * T::from(0.5);
-        }
-    }
-    // potential: Σ m_i g z_i with the centres of mass
-    let (a1, a2) = (q[2], q[2] + q[3]);
-    let zt = q[1] - a1.cos() * h.s_thigh;
-    let zs = q[1] - a1.cos() * h.l_thigh - a2.cos() * h.s_shank;
-    e + (q[1] * h.m_hip + zt * h.m_thigh + zs * h.m_shank) * h.gravity
-}
+/// Thigh and shank lengths of the hopper (m).
+const L_THIGH: f64 = 0.2;
+const L_SHANK: f64 = 0.2;
+/// Gravity of the model (m/s²).
+const GRAVITY: f64 = 9.81;
 
-#[test]
-fn energy_rate_equals_actuator_power() {
-    let h = Hopper::default();
-    let q = [0.3f64, 0.45, 0.4, -0.7];
-    let v = [0.8f64, -0.3, 1.7, -2.2];
-    let u = [5.0f64, -3.0];
-    let vdot = h.f_v(&q, &v, 0.0, &u);
-    // dE/dt = ∂E/∂q · v + ∂E/∂v · v̇ by dual numbers
-    let mut rate = 0.0;
-    for i in 0..4 {
-        let mut qd: Vec<Dual64> = q.iter().map(|x| Dual64::from(*x)).collect();
-        let vd: Vec<Dual64> = v.iter().map(|x| Dual64::from(*x)).collect();
-        qd[i].eps = 1.0;
-        rate += energy(&h, &qd, &vd).eps * v[i];
-        let qd: Vec<Dual64> = q.iter().map(|x| Dual64::from(*x)).collect();
-        let mut vd: Vec<Dual64> = v.iter().map(|x| Dual64::from(*x)).collect();
-        vd[i].eps = 1.0;
-        rate += energy(&h, &qd, &vd).eps * vdot[i];
-    }
-    let power = u[0] * v[2] + u[1] * v[3];
-    assert!((rate - power).abs() < 1e-10, "{rate} vs {power}");
-}
-
-#[test]
-fn normal_and_tangent_are_foot_gradients() {
-    let h = Hopper::default();
-    let q = [0.1f64, 0.38, -0.5, 0.9];
-    let n = h.normal(&q);
-    let b = h.tangent(&q);
-    for i in 0..4 {
-        let mut qd: Vec<Dual64> = q.iter().map(|x| Dual64::from(*x)).collect();
-        qd[i].eps = 1.0;
-        let f = h.foot(&qd);
-        assert!((f[1].eps - n[i]).abs() < 1e-14);
-        assert!((f[0].eps - b[i]).abs() < 1e-14);
-    }
-    // the nominal stance has the foot on the ground, outside the holes (width 0.5: the
-    // first hole spans x ∈ [0.25, 0.75])
-    let q0 = [0.0f64, 0.4, 0.0, 0.0];
-    assert!(h.f_c(&q0).abs() < 1e-15);
-    let holes = h.hole_values(&q0);
-    assert!((holes[0] - 4.0).abs() < 1e-12 && holes[1] > 1.0 && holes[2] > 1.0);
-    let q_edge = [0.25f64, 0.4, 0.0, 0.0];
-    assert!((h.hole_values(&q_edge)[0] - 1.0).abs() < 1e-12);
+/// World (x, y) of the knee (the thigh's end) at q.
+fn knee(sys: &ModelSystem, q: &[f64]) -> [f64; 2] {
+    use nalgebra::{DVector, Vector3};
+    use nonsmooth_core::dynamics::{kinematics, point_position};
+    let model = sys.model();
+    let kin = kinematics(model, &DVector::from_column_slice(q), &DVector::zeros(4));
+    let thigh = model.body_index("thigh").expect("thigh");
+    let p = point_position(&kin, Some(thigh), &Vector3::new(0.0, -0.2, 0.0));
+    [p.x, p.y]
 }
 
 /// Explicit RK4 of the smooth flight ODE q' = v, v' = M⁻¹(f_v + Bu) with u = 0.
-fn rk4_flight(h: &Hopper, y0: &[f64], t_end: f64, n: usize) -> Vec<f64> {
+fn rk4_flight(h: &ModelSystem, y0: &[f64], t_end: f64, n: usize) -> Vec<f64> {
     let f = |y: &[f64]| -> Vec<f64> {
         let a = h.f_v(&y[..4], &y[4..8], 0.0, &[0.0, 0.0]);
         y[4..8].iter().chain(&a).copied().collect()
@@ -102,9 +59,9 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     use nonsmooth_ocp::tf::TimeFreezing;
     use std::sync::Arc;
 
-    let hop = Hopper::default();
+    let hop = hopper_system();
     let q0 = [0.0, 0.5, 0.3, -0.6];
-    assert!(hop.knee(&q0)[0] < -0.05);
+    assert!(knee(&hop, &q0)[0] < -0.05);
     let tf = Arc::new(TimeFreezing::new(hop.clone(), 200.0).expect("time-freezing system"));
     let y0 = [0.0, 0.5, 0.3, -0.6, 0.5, 0.0, 0.0, 0.0, 0.0];
     let o = {
@@ -127,11 +84,11 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
             );
         }
         // free fall: x = 0.5 τ, z = 0.5 − g τ²/2, angles and angular velocities unchanged
-        assert!((r[1] - (0.5 - 0.5 * hop.gravity * tau * tau)).abs() < 1e-12);
+        assert!((r[1] - (0.5 - 0.5 * GRAVITY * tau * tau)).abs() < 1e-12);
         assert!((r[2] - 0.3).abs() < 1e-12 && r[6].abs() < 1e-12);
         assert!((y[8] - tau).abs() < 1e-9, "clock {} at τ = {tau}", y[8]);
         assert!(th.is_nan() || (th - 1.0).abs() < 1e-12);
-        assert!(hop.f_c(&y[..4]) > 0.05);
+        assert!(hop.f_c::<f64>(&y[..4]) > 0.05);
     }
 }
 
@@ -143,16 +100,13 @@ fn flight_step_outside_ocp_path_bounds_is_free_fall() {
 #[test]
 fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
     use nonsmooth_ocp::fesd::{build, homotopy, CutStep, FesdBlock, CUT_OFF};
-    use nonsmooth_ocp::hopper;
-    use nonsmooth_ocp::tf::TimeFreezing;
-    use std::sync::Arc;
 
-    let hop = Hopper {
+    let p = hopper_problem(&HopperSpec {
         holes: vec![0.5],
-        ..Hopper::default()
-    };
-    let tf = Arc::new(TimeFreezing::new(hop, 200.0).expect("time-freezing system"));
-    let hz = hopper::horizon(4, 2.5, 0.0, 60.0, 5.0);
+        fesd: "n_s = 1\nn_fe = 2".into(),
+        ..HopperSpec::default()
+    });
+    let (tf, hz) = (p.tf, p.horizon);
     let sched = vec![
         CutStep {
             sigma: 1.0,
@@ -171,9 +125,7 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
         },
     ];
     let o = {
-        let mut o = hopper::paper_options();
-        o.discretization.n_s = 1;
-        o.discretization.n_fe = 2;
+        let mut o = p.options;
         o.mpcc.cut_schedule = sched.clone();
         o
     };
@@ -240,7 +192,7 @@ fn cut_schedule_drives_sigma_and_the_cut_thresholds() {
 /// height bound p_foot,z ≥ −0.005 (or ≥ 0) forbids after one or two elements.
 #[test]
 fn implicit_euler_stance_step_lowers_the_foot() {
-    let h = Hopper::default();
+    let h = hopper_system();
     let qe = [0.1f64, 0.36, -0.5, 0.9];
     let n = h.normal(&qe);
     // a rotation of the hip about the standing foot: Δφ_h = 0.2, Δφ_k chosen with nᵀΔ = 0
@@ -250,10 +202,10 @@ fn implicit_euler_stance_step_lowers_the_foot() {
     let d = [0.0, 0.0, dh, dk];
     assert!(n.iter().zip(&d).map(|(a, b)| a * b).sum::<f64>().abs() < 1e-15);
     let qs: Vec<f64> = qe.iter().zip(&d).map(|(q, d)| q - d).collect();
-    let drop = h.f_c(&qs) - h.f_c(&qe);
+    let drop = h.f_c::<f64>(&qs) - h.f_c::<f64>(&qe);
     // ½ ΔᵀHΔ with H = l_t cos φ_h e_h e_hᵀ + l_s cos(φ_h + φ_k)(e_h + e_k)(e_h + e_k)ᵀ
     let (a1, a2) = (qe[2], qe[2] + qe[3]);
-    let quad = 0.5 * (h.l_thigh * a1.cos() * dh * dh + h.l_shank * a2.cos() * (dh + dk).powi(2));
+    let quad = 0.5 * (L_THIGH * a1.cos() * dh * dh + L_SHANK * a2.cos() * (dh + dk).powi(2));
     assert!(drop > 8e-3 && drop < 1e-2, "foot lowered by {drop}");
     assert!((drop - quad).abs() < 0.1 * quad, "{drop} vs ½ΔᵀHΔ = {quad}");
 }
@@ -275,11 +227,11 @@ fn stabilized_stance_with_leg_rotation_is_exact() {
     use nonsmooth_ocp::OcpError;
     use std::sync::Arc;
 
-    let hop = Hopper::default();
+    let hop = hopper_system();
     let (ph, pk) = (0.3, -0.6);
-    let qz = hop.l_thigh * f64::cos(ph) + hop.l_shank * f64::cos(ph + pk);
+    let qz = L_THIGH * f64::cos(ph) + L_SHANK * f64::cos(ph + pk);
     let y0 = [0.0, qz, ph, pk, 0.0, 0.0, 0.0, 0.0, 0.0];
-    assert!(hop.f_c(&y0[..4]).abs() < 1e-15);
+    assert!(hop.f_c::<f64>(&y0[..4]).abs() < 1e-15);
     let o = {
         let mut o = FesdOptions::default();
         o.discretization.n_s = 2;
@@ -309,13 +261,13 @@ fn stabilized_stance_with_leg_rotation_is_exact() {
     assert!(last[8] > 0.15, "clock {}", last[8]);
     assert!(last[1] < qz - 0.01, "the hip sinks: {} vs {qz}", last[1]);
     assert!(last[3] < pk - 0.05, "the knee bends: {}", last[3]);
-    let foot_x0 = hop.foot(&y0[..4])[0];
+    let foot_x0 = hop.contact_point(&y0[..4])[0];
     let mut prev_t = 0.0;
     for y in &sim.traj.y {
         let fc: f64 = hop.f_c(&y[..4]);
         assert!(fc <= 1e-12 && fc >= -1.05 * depth, "f_c = {fc}");
         assert!(
-            (hop.foot(&y[..4])[0] - foot_x0).abs() < 1e-6,
+            (hop.contact_point(&y[..4])[0] - foot_x0).abs() < 1e-6,
             "the foot slides"
         );
         assert!(y[8] >= prev_t - 1e-12, "the clock runs backwards");
@@ -329,7 +281,7 @@ fn stabilized_stance_with_leg_rotation_is_exact() {
 fn stance_stabilization_shifts_only_the_normal_switching_function() {
     use nonsmooth_ocp::tf::TimeFreezing;
 
-    let hop = Hopper::default();
+    let hop = hopper_system();
     let y: [f64; 9] = [0.1, 0.35, 0.2, -0.5, 0.3, -0.2, 0.7, -1.1, 0.4];
     let plain = TimeFreezing::new(hop.clone(), 200.0).expect("plain");
     let stab = plain
@@ -360,10 +312,11 @@ fn stance_stabilization_shifts_only_the_normal_switching_function() {
 /// Stance stabilization depth δ of the short hole-growth problem.
 const GROWTH_DEPTH: f64 = 1e-3;
 
-/// The hopper with a stabilized stance (k = 30 /s, δ = [`GROWTH_DEPTH`]) and a_n = 200.
-fn stabilized(h: Hopper) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing<Hopper>> {
+/// The hopper system with a stabilized stance (k = 30 /s, δ = [`GROWTH_DEPTH`]) and
+/// a_n = 200.
+fn stabilized(sys: ModelSystem) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing<ModelSystem>> {
     std::sync::Arc::new(
-        nonsmooth_ocp::tf::TimeFreezing::new(h, 200.0)
+        nonsmooth_ocp::tf::TimeFreezing::new(sys, 200.0)
             .and_then(|t| t.with_stance_stabilization(30.0, GROWTH_DEPTH))
             .expect("time-freezing system"),
     )
@@ -372,28 +325,20 @@ fn stabilized(h: Hopper) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing<Hoppe
 /// A short hole-growth problem: 4 intervals of a 0.5 s horizon, target = the start pose,
 /// one hole next to the foot, n_s = 1, N_FE = 2, smoothing widths × 10, 1, 0.1.
 fn short_growth_problem() -> (
-    Hopper,
+    ModelSystem,
     nonsmooth_ocp::fesd::Horizon,
     nonsmooth_ocp::fesd::FesdOptions,
 ) {
-    use nonsmooth_ocp::fesd::Clock;
-    use nonsmooth_ocp::hopper;
-    use nonsmooth_ocp::smoothing::Smoothing;
-    let hop = Hopper {
+    let p = hopper_problem(&HopperSpec {
+        t: 0.5,
         holes: vec![0.3],
-        ..Hopper::default()
-    };
-    let t_end = 0.5;
-    let mut hz = hopper::horizon(4, t_end, 0.0, 60.0, 5.0);
-    hz.clock = Clock::Terminal(t_end);
-    hz.control_weight = 1.0;
-    hz.global_speed = true;
-    hopper::rest_on_stabilized_ground(&mut hz, GROWTH_DEPTH);
-    let mut o = hopper::paper_options();
-    o.discretization.n_s = 1;
-    o.discretization.n_fe = 2;
-    o.mpcc.sigma0 = 1e-3;
-    o.mpcc.smoothing = Some(Smoothing {
+        terminal_clock: true,
+        stance: Some((30.0, GROWTH_DEPTH)),
+        fesd: "n_s = 1\nn_fe = 2\nsigma0 = 1e-3".into(),
+        ..HopperSpec::default()
+    });
+    let mut o = p.options;
+    o.mpcc.smoothing = Some(nonsmooth_ocp::smoothing::Smoothing {
         widths: vec![1e-3, 0.05, 0.05],
         factors: vec![10.0, 1.0, 0.1],
         lambda_weight: 1e-3,
@@ -401,7 +346,18 @@ fn short_growth_problem() -> (
         terminal_weight: 100.0,
         max_iter: None,
     });
-    (hop, hz, o)
+    (p.tf.cls.clone(), p.horizon, o)
+}
+
+/// The semi-axes of the ellipses of a system's path constraints.
+fn hole_axes(sys: &ModelSystem) -> Vec<[f64; 2]> {
+    sys.path_terms()
+        .iter()
+        .filter_map(|t| match t {
+            nonsmooth_ocp::model_system::PathTerm::OutsideEllipse(e) => Some(e.axes),
+            nonsmooth_ocp::model_system::PathTerm::Point(_) => None,
+        })
+        .collect()
 }
 
 /// Hole growth in the smoothing phase (`smoothing::solve_ocp_with_growth`) on a short
@@ -419,13 +375,16 @@ fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
     let base = hop.clone();
     let growth = Growth {
         scales: vec![0.0, 0.5],
-        system: Arc::new(move |s| Ok(stabilized(base.with_hole_scale(s)))),
+        system: Arc::new(move |s| Ok(stabilized(base.with_obstacle_scale(s)?))),
         factors: vec![1.0, 0.1],
         bisections: 0,
         close_stages: false,
     };
-    assert!(growth.stage(0).unwrap().cls.holes.is_empty());
-    assert_eq!(growth.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));
+    assert!(hole_axes(&growth.stage(0).unwrap().cls).is_empty());
+    assert_eq!(
+        hole_axes(&growth.stage(1).unwrap().cls),
+        vec![[0.125, 0.05]]
+    );
     let tf = stabilized(hop.clone());
     let sol = solve_ocp_with_growth(&tf, &hz, &o, &growth).expect("exact solution");
     let phases: Vec<f64> = sol.log.iter().take(8).map(|l| l.sigma).collect();
@@ -437,13 +396,8 @@ fn hole_growth_runs_the_smoothing_phase_on_every_stage_and_ends_exact() {
     );
     assert!(sol.comp_residual <= 1e-9, "{}", sol.comp_residual);
     assert!(sol.terminal_error <= 1e-6, "{}", sol.terminal_error);
-    let clearance = sol
-        .traj
-        .y
-        .iter()
-        .flat_map(|y| hop.hole_values(y))
-        .fold(f64::INFINITY, f64::min);
-    assert!(clearance >= 1.0 - 1e-9, "{clearance}");
+    let clearance = hop.min_obstacle_clearance(&sol.traj.y).expect("a hole");
+    assert!(clearance >= -1e-9, "{clearance}");
     assert_eq!(
         sol.nlp_iterations,
         sol.log.iter().map(|l| l.iterations).sum::<usize>()
@@ -470,7 +424,7 @@ fn a_failing_growth_stage_is_bisected_and_the_failure_keeps_the_last_point() {
             if s > 0.3 {
                 return Err(OcpError::InvalidInput(format!("no system at scale {s}")));
             }
-            Ok(stabilized(base.with_hole_scale(s)))
+            Ok(stabilized(base.with_obstacle_scale(s)?))
         }),
         factors: vec![1.0, 0.1],
         bisections: 2,
@@ -529,7 +483,7 @@ fn a_failing_first_homotopy_nlp_after_the_growth_keeps_the_smoothed_point() {
     let base = hop.clone();
     let growth = Growth {
         scales: vec![0.0],
-        system: Arc::new(move |s| Ok(stabilized(base.with_hole_scale(s)))),
+        system: Arc::new(move |s| Ok(stabilized(base.with_obstacle_scale(s)?))),
         factors: vec![0.1],
         bisections: 0,
         close_stages: false,
@@ -569,15 +523,13 @@ fn the_same_solve_twice_gives_the_same_point() {
     let cut = text.find("[fesd.smoothing]").unwrap();
     // without the smoothing phase (and so without the hole growth)
     let text: String = text[..cut]
-        .replace("max_iter = 3000", "max_iter = 5\nn_homotopy = 1")
+        .replace("max_iter = 3000", "max_iter = 5")
+        .replace("n_homotopy = 40", "n_homotopy = 1")
         .lines()
-        .filter(|l| !l.starts_with("hole_growth"))
+        .filter(|l| !l.starts_with("obstacle_growth"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let p = match nonsmooth_ocp::problem::Problem::from_toml_str(&text, None) {
-        Ok(nonsmooth_ocp::problem::Problem::Hopper(p)) => p,
-        other => panic!("not a hopper problem: {:?}", other.err()),
-    };
+    let p = common::parse_in_examples(&text);
     let solve = || match nonsmooth_ocp::fesd::solve_ocp(&p.tf, &p.horizon, &p.options) {
         Ok(sol) => sol.x,
         Err(e) => e

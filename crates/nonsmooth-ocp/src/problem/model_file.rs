@@ -35,9 +35,14 @@
 //! The initial state is the model's `[initial]` at t = 0, the clock stagewise (`ocp.clock`
 //! and `ocp.global_speed` as in the other problem files).
 
-use super::{clock_spec, point_mass_options, time_freezing, FesdSpec, MpccSpec, StanceSpec};
+use super::{
+    clock_spec, point_mass_options, time_freezing, FesdSpec, MpccSpec, StanceSpec,
+    DEFAULT_CONTINUATION_SIGMA0, DEFAULT_GROWTH_BISECTIONS,
+};
+use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{FesdOptions, Horizon, Tracking};
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
+use crate::smoothing::{Growth, SystemAt};
 use crate::tf::TimeFreezing;
 use crate::OcpError;
 use nalgebra::Vector3;
@@ -83,9 +88,37 @@ struct OcpKeys {
     #[serde(default)]
     cost: CostKeys,
     #[serde(default)]
+    initial: CoordinateValues<f64>,
+    #[serde(default)]
     terminal: CoordinateValues<f64>,
     #[serde(default)]
     path: PathKeys,
+    continuation: Option<ContinuationTable>,
+}
+
+/// `[ocp.continuation]`: waypoints of one terminal coordinate and the plan's settings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContinuationTable {
+    #[serde(default)]
+    q: BTreeMap<String, Vec<f64>>,
+    #[serde(default)]
+    v: BTreeMap<String, Vec<f64>>,
+    sigma0: Option<f64>,
+    mode: Option<ContinuationMode>,
+    #[serde(default)]
+    local_speed: bool,
+}
+
+/// `ocp.path.obstacle_growth`: the ellipses grown from the scales to full size in the
+/// smoothing phase ([`Growth`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GrowthKeys {
+    scales: Vec<f64>,
+    factors: Vec<f64>,
+    bisections: Option<usize>,
+    close_stages: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -132,6 +165,7 @@ struct PathKeys {
     outside_ellipse: Vec<EllipseKeys>,
     #[serde(default)]
     point: Vec<PointKeys>,
+    obstacle_growth: Option<GrowthKeys>,
 }
 
 #[derive(Deserialize)]
@@ -179,6 +213,12 @@ pub struct ModelProblem {
     pub state_names: Vec<String>,
     /// Names of the controls (actuators).
     pub control_names: Vec<String>,
+    /// Continuation in one terminal coordinate (`[ocp.continuation]`), `None` for a direct
+    /// solve.
+    pub continuation: Option<ContinuationPlan>,
+    /// Obstacle growth in the smoothing phase (`ocp.path.obstacle_growth`), `None` for a
+    /// direct solve.
+    pub growth: Option<Growth<ModelSystem>>,
 }
 
 /// Where a key sits: "source:line: ocp.terminal.q.x".
@@ -431,7 +471,7 @@ impl ModelProblem {
             OcpError::InvalidInput(m) => at.err(path, m),
             other => other,
         };
-        let y0: Vec<f64> = model
+        let mut y0: Vec<f64> = model
             .initial_state
             .q
             .iter()
@@ -439,17 +479,50 @@ impl ModelProblem {
             .copied()
             .chain([0.0])
             .collect();
+        for (kind, map) in [("q", &ocp.initial.q), ("v", &ocp.initial.v)] {
+            for (key, &value) in map {
+                let i = index("initial", kind, key)?;
+                if !value.is_finite() {
+                    return Err(at.err(&["ocp", "initial", kind, key], "is not finite".into()));
+                }
+                y0[i] = value;
+            }
+        }
         let system = ModelSystem::new(model, pair, &control_names)
             .map_err(|e| tf_err(&["time_freezing", "contact"], e))?
             .with_path(path)
             .map_err(|e| tf_err(&["ocp", "path"], e))?;
         let a_n = spec.time_freezing.a_n.unwrap_or(DEFAULT_A_N);
-        let tf = time_freezing(
-            system,
-            a_n,
-            spec.time_freezing.stance_stabilization.as_ref(),
-            &|m| at.err(&["time_freezing"], m),
-        )?;
+        let stance = spec.time_freezing.stance_stabilization;
+        let growth = match &ocp.path.obstacle_growth {
+            None => None,
+            Some(g) => {
+                let here = |e: OcpError| match e {
+                    OcpError::InvalidInput(m) => at.err(&["ocp", "path", "obstacle_growth"], m),
+                    other => other,
+                };
+                let base = system.clone();
+                let plain = |m: String| OcpError::InvalidInput(m);
+                let at_scale: SystemAt<ModelSystem> = Arc::new(move |s| {
+                    time_freezing(base.with_obstacle_scale(s)?, a_n, stance.as_ref(), &plain)
+                });
+                let growth = Growth {
+                    scales: g.scales.clone(),
+                    system: at_scale,
+                    factors: g.factors.clone(),
+                    bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
+                    close_stages: g.close_stages.unwrap_or(true),
+                };
+                growth.validate().map_err(here)?;
+                for k in 0..growth.scales.len() {
+                    growth.stage(k).map_err(here)?;
+                }
+                Some(growth)
+            }
+        };
+        let tf = time_freezing(system, a_n, stance.as_ref(), &|m| {
+            at.err(&["time_freezing"], m)
+        })?;
         let n = ocp.N;
         let (clock, weight) = clock_spec(ocp.clock.as_deref(), ocp.global_speed, ocp.T, n, &bad)?;
         let horizon = Horizon {
@@ -469,6 +542,59 @@ impl ModelProblem {
         let options = spec
             .mpcc
             .apply(spec.fesd.apply(point_mass_options(), &bad)?, &bad)?;
+        let continuation = match &ocp.continuation {
+            None => None,
+            Some(c) => {
+                let keys: Vec<(&str, &String, &Vec<f64>)> =
+                    c.q.iter()
+                        .map(|(k, v)| ("q", k, v))
+                        .chain(c.v.iter().map(|(k, v)| ("v", k, v)))
+                        .collect();
+                let [(kind, key, values)] = keys.as_slice() else {
+                    return Err(at.err(
+                        &["ocp", "continuation"],
+                        format!(
+                            "needs the waypoints of exactly one coordinate (e.g. q.x = [0.5, 1.0]), got {}",
+                            keys.len()
+                        ),
+                    ));
+                };
+                let i = index("continuation", kind, key)?;
+                let plan = ContinuationPlan::in_component(
+                    &horizon.terminal,
+                    i,
+                    values,
+                    c.sigma0.unwrap_or(DEFAULT_CONTINUATION_SIGMA0),
+                )
+                .map_err(|e| match e {
+                    OcpError::InvalidInput(m) => at.err(&["ocp", "continuation", kind, key], m),
+                    other => other,
+                })?;
+                if c.local_speed && !ocp.global_speed {
+                    return Err(at.err(
+                        &["ocp", "continuation", "local_speed"],
+                        "needs ocp.global_speed = true (the speed of time is already per interval)"
+                            .into(),
+                    ));
+                }
+                Some(ContinuationPlan {
+                    local_speed_after_first: c.local_speed,
+                    ..plan.with_mode(c.mode.unwrap_or_default())
+                })
+            }
+        };
+        if growth.is_some() && options.mpcc.smoothing.is_none() {
+            return Err(at.err(
+                &["ocp", "path", "obstacle_growth"],
+                "needs the smoothing phase ([fesd.smoothing])".into(),
+            ));
+        }
+        if growth.is_some() && continuation.is_some() {
+            return Err(at.err(
+                &["ocp", "continuation"],
+                "cannot be combined with ocp.path.obstacle_growth".into(),
+            ));
+        }
         let state_names = q_names
             .iter()
             .chain(v_names.iter())
@@ -483,6 +609,8 @@ impl ModelProblem {
             model_path,
             state_names,
             control_names,
+            continuation,
+            growth,
         })
     }
 
