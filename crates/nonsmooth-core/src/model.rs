@@ -117,6 +117,16 @@ pub struct JointLimit {
     pub damping: Option<f64>,
 }
 
+/// A linear spring on the coordinate of a revolute or prismatic joint: the passive force
+/// `−k (q − q_ref)` (MJCF's `stiffness` and `springref`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointSpring {
+    /// Stiffness k ≥ 0 (N·m/rad or N/m).
+    pub stiffness: f64,
+    /// Rest coordinate q_ref (rad or m) where the spring exerts no force.
+    pub reference: f64,
+}
+
 /// A joint connecting `parent` (or the world) to body `child`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Joint {
@@ -137,6 +147,8 @@ pub struct Joint {
     pub limit: Option<JointLimit>,
     /// Viscous joint damping (N·m·s/rad or N·s/m), applied as a passive force in f.
     pub damping: f64,
+    /// Spring on the coordinate of a one-DOF joint, applied as a passive force in f.
+    pub spring: Option<JointSpring>,
     /// Armature (reflected rotor inertia, kg·m² or kg), added to the mass matrix's diagonal
     /// on each of the joint's velocity coordinates (MJCF's `armature`, Drake's rotor
     /// inertia × gear²).
@@ -552,6 +564,7 @@ impl Joint {
             axis: Vector3::z_axis(),
             limit: None,
             damping: 0.0,
+            spring: None,
             armature: 0.0,
             q_index: 0,
             v_index: 0,

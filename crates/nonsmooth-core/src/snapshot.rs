@@ -324,7 +324,7 @@ impl<T: Scalar> ContactSnapshot<T> {
         let nv = model.nv();
         let kin = kinematics(model, q, v);
         let mass = mass_matrix(model, q);
-        let forces = passive_force(model, v) - bias_force(model, q, v);
+        let forces = passive_force(model, q, v) - bias_force(model, q, v);
         let contacts = Self::build_contacts(model, &kin, &resolve_margins(model, margins, &kin))?;
         let bilateral = Self::build_bilateral(model, &kin, v)?;
         let limits = Self::build_limits(model, q, nv);
@@ -905,6 +905,9 @@ impl BlockSnapshot {
             }
             for k in 0..n {
                 blk.force[k] = -j.damping * v[j.v_index + k] - bias[j.v_index + k];
+            }
+            if let Some(s) = &j.spring {
+                blk.force[0] -= s.stiffness * (q[j.q_index] - s.reference);
             }
             block_of_body[i] = Some(nblocks - 1);
         }

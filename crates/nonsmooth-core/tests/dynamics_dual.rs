@@ -111,7 +111,7 @@ fn power_balance_along_forward_dynamics() {
         let dq = velocity_map(&model, &q) * &v;
         let (qd, vd) = (dual(&q, &dq), dual(&v, &vdot));
         let energy = kinetic_energy(&model, &qd, &vd) + potential_energy(&model, &qd);
-        let power = v.dot(&(&tau + passive_force(&model, &v)));
+        let power = v.dot(&(&tau + passive_force(&model, &q, &v)));
         worst = worst.max((energy.eps - power).abs() / power.abs().max(1.0));
         let m = mass_matrix(&model, &q);
         worst_ke = worst_ke.max((kinetic_energy(&model, &q, &v) - 0.5 * v.dot(&(m * &v))).abs());

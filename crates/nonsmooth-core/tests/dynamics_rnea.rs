@@ -9,7 +9,7 @@ use nonsmooth_core::dynamics::{
     bias_force, forward_dynamics, frame_jacobian, inverse_dynamics, kinematics, mass_matrix,
     passive_force, point_jacobian, point_jdot_v,
 };
-use nonsmooth_core::Model;
+use nonsmooth_core::{JointKind, JointSpring, Model};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use support::{random_state, random_vector, tree_family};
@@ -40,7 +40,7 @@ fn forward_dynamics_inverts_inverse_dynamics() {
         let (q, v) = random_state(&mut rng, &model);
         let vdot = random_vector(&mut rng, model.nv());
         // M v̇ + h = τ + passive  ⇒  τ = ID(v̇) − passive.
-        let tau = inverse_dynamics(&model, &q, &v, &vdot) - passive_force(&model, &v);
+        let tau = inverse_dynamics(&model, &q, &v, &vdot) - passive_force(&model, &q, &v);
         let back = forward_dynamics(&model, &q, &v, &tau).expect("valid model");
         worst = worst.max(rel(&back, &vdot));
     }
@@ -77,16 +77,32 @@ fn bias_force_matches_projected_newton_euler() {
     assert!(worst <= 1e-11, "RNEA bias vs Newton–Euler oracle: {worst}");
 }
 
+/// The passive force is `−d v` on every velocity coordinate, plus `−k (q − q_ref)` on the
+/// coordinate of a one-DOF joint with a spring.
 #[test]
-fn passive_force_is_minus_damping_times_velocity() {
+fn passive_force_is_damping_and_springs() {
     let mut rng = ChaCha8Rng::seed_from_u64(24);
-    let model = &tree_family(7, 3, true)[1];
-    let (_, v) = random_state(&mut rng, model);
-    let f = passive_force(model, &v);
+    let mut model = tree_family(7, 3, true)[1].clone();
+    let sprung: Vec<usize> = (0..model.joints.len())
+        .filter(|&i| matches!(model.joints[i].kind, JointKind::Revolute | JointKind::Prismatic))
+        .collect();
+    assert!(!sprung.is_empty());
+    for (n, &i) in sprung.iter().enumerate() {
+        model.joints[i].spring = Some(JointSpring {
+            stiffness: 2.0 + n as f64,
+            reference: 0.1 * n as f64,
+        });
+    }
+    let (q, v) = random_state(&mut rng, &model);
+    let f = passive_force(&model, &q, &v);
     for j in &model.joints {
         for k in 0..j.kind.nv() {
             let i = j.v_index + k;
-            assert_eq!(f[i], -j.damping * v[i]);
+            let spring = match (k, j.spring) {
+                (0, Some(s)) => -s.stiffness * (q[j.q_index] - s.reference),
+                _ => 0.0,
+            };
+            assert!((f[i] - (-j.damping * v[i] + spring)).abs() < 1e-14);
         }
     }
 }

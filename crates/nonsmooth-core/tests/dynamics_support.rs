@@ -81,6 +81,7 @@ pub fn joint(
         axis: Unit::new_normalize(axis),
         limit: None,
         damping,
+        spring: None,
         armature: 0.0,
         q_index: 0,
         v_index: 0,

@@ -262,6 +262,7 @@ fn programmatic_model_round_trips_exactly() {
         axis: nalgebra::Unit::new_normalize(Vector3::new(1.0, 2.0, 3.0)),
         limit: None,
         damping: 0.0,
+        spring: None,
         armature: 0.0,
         q_index: 0,
         v_index: 0,

@@ -51,6 +51,7 @@ fn add_body(
         axis: Vector3::z_axis(),
         limit: None,
         damping: 0.0,
+        spring: None,
         armature: 0.0,
         q_index: 0,
         v_index: 0,

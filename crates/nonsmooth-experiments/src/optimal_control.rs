@@ -24,7 +24,7 @@ use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
 use nonsmooth_ocp::figures::frame_strip;
 use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::tf::{Oscillator, PointMass, TimeFreezing};
+use nonsmooth_ocp::tf::TimeFreezing;
 use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
 use nonsmooth_report::{
     staircase, Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series,
@@ -74,25 +74,41 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
+/// The system of a model file's text (`source` names it in errors) with the motors
+/// `controls`.
+fn model_system(
+    id: &str,
+    text: &str,
+    source: &str,
+    controls: &[&str],
+) -> Result<ModelSystem, ReportError> {
+    let model = nonsmooth_core::Model::from_toml_str(text, Some(source)).map_err(|e| fail(id, e))?;
+    let names: Vec<String> = controls.iter().map(|c| c.to_string()).collect();
+    ModelSystem::new(model, None, &names).map_err(|e| fail(id, e))
+}
+
+/// The guiding particle of Ex. 1–4 on `examples/particle.toml` (friction μ if given):
+/// a horizontal force of 7 N, and from t = 1 on (τ = 2, the end of step 8) the vertical
+/// force 2g(t − 1) that lifts it off at t = 1.5, as motor efforts affine in the physical
+/// clock ([`ModelSystem::with_clock_rates`]: controls (u_x, u_y, r_x, r_y)).
 fn run_particle(
     id: &str,
     mu: Option<f64>,
     steps: usize,
     n_fe: usize,
 ) -> Result<SimResult, ReportError> {
-    let pm = PointMass {
-        dim: 2,
-        mass: 1.0,
-        gravity: G,
-        mu,
+    let text = match mu {
+        Some(mu) => PARTICLE_MODEL.replace("friction = 0.0", &format!("friction = {mu}")),
+        None => PARTICLE_MODEL.to_string(),
     };
-    let tf = Arc::new(TimeFreezing::new(pm, G).map_err(|e| fail(id, e))?);
+    let sys = model_system(id, &text, "examples/particle.toml", &["force_x", "force_y"])?;
+    let tf = Arc::new(TimeFreezing::new(sys.with_clock_rates(), G).map_err(|e| fail(id, e))?);
     let step = 0.25;
     let controls = move |k: usize| {
         if k as f64 * step >= 2.0 - 1e-12 {
-            vec![7.0, 0.0, 2.0 * G]
+            vec![7.0, -2.0 * G, 0.0, 2.0 * G]
         } else {
-            vec![7.0, 0.0, 0.0]
+            vec![7.0, 0.0, 0.0, 0.0]
         }
     };
     simulate(&tf, &[0.0, 1.0, 0.0, 0.0, 0.0], step, steps, &controls, &{
@@ -286,16 +302,14 @@ fn particle_friction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<()
     )
 }
 
+/// The falling point of `tf-bouncing-ball` (`examples/falling_point.toml`).
+const FALLING_POINT_MODEL: &str = include_str!("../../../examples/falling_point.toml");
+
 fn bouncing_ball(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     let id = "tf-bouncing-ball";
     let a_n = 100.0;
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: G,
-        mu: None,
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, a_n).map_err(|e| fail(id, e))?);
+    let sys = model_system(id, FALLING_POINT_MODEL, "examples/falling_point.toml", &[])?;
+    let tf = Arc::new(TimeFreezing::new(sys, a_n).map_err(|e| fail(id, e))?);
     let ts = (2.0 / G).sqrt();
     let horizon = ts + (2.0 * G).sqrt() / a_n + (1.0 - ts) * (a_n + G) / a_n;
     let steps = 20;
@@ -304,7 +318,7 @@ fn bouncing_ball(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
         &[1.0, 0.0, 0.0],
         horizon / steps as f64,
         steps,
-        &|_| vec![0.0],
+        &|_| vec![],
         &FesdOptions::default(),
     )
     .map_err(|e| fail(id, e))?;
@@ -428,19 +442,22 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     Ok(())
 }
 
-/// Problem of `tf-order`: ω = 2, spring rest at −1, q(0) = 1, a_n = 10, horizon τ = 2
-/// (impact at t = π/6 with v⁻ = −2√3, frozen jump of 0.346, then resting on the ground).
-const ORDER_OSC: Oscillator = Oscillator {
-    omega: 2.0,
-    rest: -1.0,
-};
+/// Problem of `tf-order`: the spring-loaded mass of `examples/spring_mass.toml` (ω = 2,
+/// spring rest at −1, q(0) = 1), a_n = 10, horizon τ = 2 (impact at t = π/6 with
+/// v⁻ = −2√3, frozen jump of 0.346, then resting on the ground).
+const SPRING_MASS_MODEL: &str = include_str!("../../../examples/spring_mass.toml");
+const ORDER_OMEGA: f64 = 2.0;
+const ORDER_REST: f64 = -1.0;
 const ORDER_AN: f64 = 10.0;
 const ORDER_TAU: f64 = 2.0;
 const ORDER_NFE: usize = 3;
 
 /// Global error max_i |y_i(τ_end) − y_i,exact| of the integrator with `n_steps` steps.
 pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String> {
-    let tf = Arc::new(TimeFreezing::new(ORDER_OSC, ORDER_AN).map_err(|e| e.to_string())?);
+    let model = nonsmooth_core::Model::from_toml_str(SPRING_MASS_MODEL, Some("examples/spring_mass.toml"))
+        .map_err(|e| e.to_string())?;
+    let sys = ModelSystem::new(model, None, &[]).map_err(|e| e.to_string())?;
+    let tf = Arc::new(TimeFreezing::new(sys, ORDER_AN).map_err(|e| e.to_string())?);
     let mut o = FesdOptions::default();
     o.discretization.n_s = n_s;
     o.discretization.n_fe = ORDER_NFE;
@@ -451,16 +468,37 @@ pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String
         &[1.0, 0.0, 0.0],
         ORDER_TAU / n_steps as f64,
         n_steps,
-        &|_| vec![0.0],
+        &|_| vec![],
         &o,
     )
     .map_err(|e| e.to_string())?;
     let y = r.traj.y.last().cloned().unwrap_or_default();
-    let ex = ORDER_OSC.exact(1.0, ORDER_AN, ORDER_TAU);
+    let ex = spring_mass_exact(1.0, ORDER_AN, ORDER_TAU);
     Ok(y.iter()
         .zip(ex)
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max))
+}
+
+/// Exact time-freezing state (q, v, t) of the spring-loaded mass (q̈ = −ω² (q − q_rest),
+/// q_rest < 0) at numerical time τ from q(0) = q0 > 0, v(0) = 0 with auxiliary acceleration
+/// a_n: cosine fall, frozen jump of length |v⁻|/a_n, then resting on the ground with
+/// dt/dτ = γ = a_n/(a_n + ω²|q_rest|) (Thm 4 with D = 1).
+pub fn spring_mass_exact(q0: f64, a_n: f64, tau: f64) -> [f64; 3] {
+    let (w, r) = (ORDER_OMEGA, ORDER_REST);
+    let amp = q0 - r;
+    let t_imp = (-r / amp).acos() / w;
+    if tau <= t_imp {
+        return [r + amp * (w * tau).cos(), -amp * w * (w * tau).sin(), tau];
+    }
+    let v_imp = -amp * w * (w * t_imp).sin();
+    let tau_jump = -v_imp / a_n;
+    if tau <= t_imp + tau_jump {
+        return [0.0, v_imp + a_n * (tau - t_imp), t_imp];
+    }
+    let phi = -w * w * r.abs();
+    let gamma = a_n / (a_n - phi);
+    [0.0, 0.0, t_imp + gamma * (tau - t_imp - tau_jump)]
 }
 
 /// One `tf-order` series: (metric, n_s, FESD?, quick step counts, full step counts).

@@ -151,16 +151,21 @@ pub fn bias_force<T: Scalar>(model: &Model, q: &DVector<T>, v: &DVector<T>) -> D
 }
 
 /// Passive generalized force of viscous joint damping, `−d_j v` on every velocity
-/// coordinate of joint `j`.
+/// coordinate of joint `j`, and of joint springs, `−k_j (q − q_ref)` on the coordinate of a
+/// one-DOF joint with a [`crate::JointSpring`].
 ///
 /// # Panics
-/// If `v.len() != model.nv()`.
-pub fn passive_force<T: Scalar>(model: &Model, v: &DVector<T>) -> DVector<T> {
+/// If `q.len() != model.nq()` or `v.len() != model.nv()`.
+pub fn passive_force<T: Scalar>(model: &Model, q: &DVector<T>, v: &DVector<T>) -> DVector<T> {
     let mut f = DVector::zeros(model.nv());
     for joint in &model.joints {
         let d: T = lift(joint.damping);
         for k in 0..joint.kind.nv() {
             f[joint.v_index + k] = -(d * v[joint.v_index + k]);
+        }
+        if let Some(s) = &joint.spring {
+            let stretch = q[joint.q_index] - lift::<T>(s.reference);
+            f[joint.v_index] -= lift::<T>(s.stiffness) * stretch;
         }
     }
     f
@@ -199,7 +204,7 @@ pub fn forward_dynamics<T: Scalar>(
     let mut m = DMatrix::zeros(model.nv(), model.nv());
     let mut h = DVector::zeros(model.nv());
     mass_matrix_and_bias_into(model, q, v, &mut ws, &mut m, &mut h);
-    let rhs = tau - h + passive_force(model, v);
+    let rhs = tau - h + passive_force(model, q, v);
     let chol = nalgebra::Cholesky::new(m).ok_or_else(|| ModelError::InvalidValue {
         location: Location::field("mass_matrix"),
         reason: "joint-space mass matrix is not positive definite".into(),

@@ -212,9 +212,23 @@ pub struct FileJoint {
     /// Viscous damping (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping: Option<f64>,
+    /// Linear spring on the joint coordinate (revolute and prismatic joints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spring: Option<FileSpring>,
     /// Armature: reflected rotor inertia added to the mass matrix's diagonal (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub armature: Option<f64>,
+}
+
+/// `spring = { stiffness, reference }`: the passive force −k (q − reference).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpring {
+    /// Stiffness k ≥ 0.
+    pub stiffness: f64,
+    /// Rest coordinate (default 0).
+    #[serde(default)]
+    pub reference: f64,
 }
 
 /// `limit = { lower, upper, stiffness, damping }`.

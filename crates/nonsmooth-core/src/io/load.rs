@@ -569,6 +569,10 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
                         damping: l.damping,
                     }),
                     damping: fj.damping.unwrap_or(0.0),
+                    spring: fj.spring.as_ref().map(|s| JointSpring {
+                        stiffness: s.stiffness,
+                        reference: s.reference,
+                    }),
                     armature: fj.armature.unwrap_or(0.0),
                     q_index: 0,
                     v_index: 0,

@@ -71,6 +71,10 @@ pub fn to_file(model: &Model) -> FileModel {
                 damping: l.damping,
             }),
             damping: Some(j.damping),
+            spring: j.spring.map(|s| FileSpring {
+                stiffness: s.stiffness,
+                reference: s.reference,
+            }),
             armature: (j.armature != 0.0).then_some(j.armature),
         })
         .collect();

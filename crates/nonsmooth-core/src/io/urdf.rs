@@ -566,6 +566,7 @@ impl Model {
                             stiffness: None,
                             damping: None,
                         }),
+                        spring: None,
                         damping: uj.dynamics.as_ref().map_or(0.0, |d| d.damping),
                         armature: 0.0,
                         q_index: 0,

@@ -393,6 +393,18 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         unit_vector(loc, &pj.key("axis"), &joint.axis)?;
         non_negative(loc, &pj.key("damping"), joint.damping, "joint damping")?;
         non_negative(loc, &pj.key("armature"), joint.armature, "joint armature")?;
+        if let Some(spring) = &joint.spring {
+            let ps = pj.key("spring");
+            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
+                return Err(invalid(
+                    loc,
+                    &ps,
+                    "springs apply to revolute and prismatic joints only",
+                ));
+            }
+            non_negative(loc, &ps.key("stiffness"), spring.stiffness, "spring stiffness")?;
+            finite(loc, &ps.key("reference"), &[spring.reference])?;
+        }
         if let Some(limit) = &joint.limit {
             let pl = pj.key("limit");
             if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {

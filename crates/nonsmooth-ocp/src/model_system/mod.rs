@@ -109,8 +109,10 @@ impl PathTerm {
 pub struct ModelSystem {
     model: Model,
     contact: PlaneContact,
-    /// Per control: (velocity index, gear).
+    /// Per motor: (velocity index, gear).
     controls: Vec<(usize, f64)>,
+    /// Controls affine in the physical clock ([`ModelSystem::with_clock_rates`]).
+    clock_rates: bool,
     path: Vec<PathTerm>,
     /// Per coordinate: a translation (see [`translation_coordinates`]).
     translation: Vec<bool>,
@@ -334,6 +336,7 @@ impl ModelSystem {
             model,
             contact,
             controls: mapped,
+            clock_rates: false,
             path: Vec::new(),
             translation,
             shape_coords,
@@ -487,6 +490,27 @@ impl ModelSystem {
         [p.x, p.y]
     }
 
+    /// The same system with motor efforts affine in the physical clock t: the control vector
+    /// is (u, r), twice the motors, and motor i exerts u_i + r_i t (times its gear). Constant
+    /// controls per step then reproduce an input that grows with physical time, which the
+    /// frozen phases of time-freezing must not advance (seed 002 Ex. 3: u₂ = 2g(t − 1) is
+    /// u = −2g, r = 2g).
+    pub fn with_clock_rates(mut self) -> Self {
+        self.clock_rates = true;
+        self.id = taylor::fresh_id();
+        self
+    }
+
+    /// The motor efforts at the clock t: u itself, or u_i + r_i t with clock rates.
+    fn efforts<T: Real>(&self, t: T, u: &[T]) -> Vec<T> {
+        let n = self.controls.len();
+        if self.clock_rates {
+            (0..n).map(|i| u[i] + u[n + i] * t).collect()
+        } else {
+            u[..n.min(u.len())].to_vec()
+        }
+    }
+
     /// The path constraints ([`Cls::path`], in this order).
     pub fn path_terms(&self) -> &[PathTerm] {
         &self.path
@@ -504,7 +528,7 @@ impl ModelSystem {
 
     /// Generalized force `Pᵀ u + f_passive(v) − h(q, v)` (RNEA with gravity).
     fn forces<T: Real>(&self, q: &DVector<T>, v: &DVector<T>, u: &[T]) -> DVector<T> {
-        let mut f = passive_force(&self.model, v) - bias_force(&self.model, q, v);
+        let mut f = passive_force(&self.model, q, v) - bias_force(&self.model, q, v);
         self.add_controls(f.as_mut_slice(), u);
         f
     }
@@ -681,7 +705,7 @@ impl Cls for ModelSystem {
         self.model.nq()
     }
     fn nu(&self) -> usize {
-        self.controls.len()
+        self.controls.len() * if self.clock_rates { 2 } else { 1 }
     }
     fn friction(&self) -> Option<f64> {
         (self.contact.friction > 0.0).then_some(self.contact.friction)
@@ -697,10 +721,11 @@ impl Cls for ModelSystem {
         &self,
         q: &[T],
         v: &[T],
-        _t: T,
+        t: T,
         u: &[T],
         rs: &[Vec<T>],
     ) -> (Vec<T>, Vec<Vec<T>>) {
+        let u = &self.efforts(t, u);
         let z: Vec<T> = self
             .shape_of(q)
             .into_iter()
@@ -718,8 +743,12 @@ impl Cls for ModelSystem {
                 .collect();
             return (free, rs);
         };
-        // the passive force is linear in v: added in the NLP's scalars
-        let passive = passive_force(&self.model, &DVector::from_column_slice(v));
+        // the passive force is linear in (q, v): added in the NLP's scalars
+        let passive = passive_force(
+            &self.model,
+            &DVector::from_column_slice(q),
+            &DVector::from_column_slice(v),
+        );
         for (fk, pk) in f.iter_mut().zip(passive.iter()) {
             *fk += *pk;
         }

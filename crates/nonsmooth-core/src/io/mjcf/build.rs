@@ -236,6 +236,11 @@ impl Builder<'_> {
             });
             joint.damping = j.damping;
             joint.armature = j.armature;
+            // our coordinate is MuJoCo's minus ref: the spring's rest moves with it
+            joint.spring = j.spring.map(|(stiffness, springref)| JointSpring {
+                stiffness,
+                reference: springref - j.reference,
+            });
             if j.reference != 0.0 {
                 self.warnings.push(format!(
                     "{}: joint `{jname}` has ref = {}: our coordinate is MuJoCo's minus ref \

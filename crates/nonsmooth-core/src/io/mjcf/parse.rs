@@ -95,8 +95,10 @@ pub(crate) struct MjJoint {
     pub damping: f64,
     pub armature: f64,
     pub reference: f64,
-    /// Attributes that are read but not imported (`stiffness`, `frictionloss`, a ball
-    /// joint's `range`), for the warnings.
+    /// Spring (`stiffness`, `springref` in MuJoCo's coordinate; hinge/slide only).
+    pub spring: Option<(f64, f64)>,
+    /// Attributes that are read but not imported (a free or ball joint's `stiffness`,
+    /// `frictionloss`, a ball joint's `range`), for the warnings.
     pub dropped: Vec<&'static str>,
 }
 
@@ -986,6 +988,7 @@ impl Parser<'_> {
                 damping: r.num("damping")?.unwrap_or(0.0),
                 armature: r.num("armature")?.unwrap_or(0.0),
                 reference: 0.0,
+                spring: None,
                 dropped,
             });
         }
@@ -1024,14 +1027,25 @@ impl Parser<'_> {
         } else {
             None
         };
-        for attr in ["stiffness", "frictionloss"] {
-            if r.num(attr)?.is_some_and(|x| x != 0.0) {
-                dropped.push(attr);
-            }
+        if r.num("frictionloss")?.is_some_and(|x| x != 0.0) {
+            dropped.push("frictionloss");
         }
+        let stiffness = r.num("stiffness")?.unwrap_or(0.0);
+        let spring = if stiffness == 0.0 {
+            None
+        } else if kind == JointType::Ball {
+            dropped.push("stiffness");
+            None
+        } else {
+            Some((stiffness, scale(r.num("springref")?.unwrap_or(0.0))))
+        };
         let damping = r.num("damping")?.unwrap_or(0.0);
         let armature = r.num("armature")?.unwrap_or(0.0);
-        for (attr, v) in [("damping", damping), ("armature", armature)] {
+        for (attr, v) in [
+            ("damping", damping),
+            ("armature", armature),
+            ("stiffness", stiffness),
+        ] {
             if v < 0.0 {
                 return Err(el.error(Some(attr), format!("must be ≥ 0, got {v}")));
             }
@@ -1046,6 +1060,7 @@ impl Parser<'_> {
             damping,
             armature,
             reference: scale(r.num("ref")?.unwrap_or(0.0)),
+            spring,
             dropped,
         })
     }
