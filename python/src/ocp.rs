@@ -6,7 +6,7 @@ use crate::errors::ocp_err;
 use nalgebra::DVector;
 use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan};
 use nonsmooth_ocp::fesd::{FesdOptions, Horizon};
-use nonsmooth_ocp::problem::Problem;
+use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use numpy::IntoPyArray;
@@ -18,12 +18,12 @@ use std::sync::Arc;
 
 /// Solves the optimal-control problem of a problem file (`path`) or of its TOML text
 /// (`text`); the format is that of `nonsmooth ocp`: a problem on a model file
-/// (`examples/ocp_ball_brake.toml`; from `text`, a relative model path is taken from the
-/// working directory) or on the built-in point mass (`examples/ocp_particle.toml`).
+/// (`examples/ocp_ball_brake.toml`, `examples/ocp_particle.toml`; from `text`, a relative
+/// model path is taken from the working directory).
 ///
 /// Returns a dict: `tau` (numerical time of the stage points), `y` (states (q, v, t) at the
 /// stage points, one row each), `state_names` (the columns of `y`: the model's coordinate
-/// names, `q1 …` for the built-in models), `t` (the physical clock, the last column of
+/// names), `t` (the physical clock, the last column of
 /// `y`), `u` (controls per interval), `control_names` (the actuators), `s` (speed of time
 /// per interval), `objective`,
 /// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
@@ -40,9 +40,9 @@ fn solve_ocp<'py>(
     path: Option<&str>,
     text: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let problem = match (path, text) {
-        (Some(p), None) => Problem::from_file(Path::new(p)),
-        (None, Some(t)) => Problem::from_toml_str(t, None),
+    let p = match (path, text) {
+        (Some(p), None) => ModelProblem::from_file(Path::new(p)),
+        (None, Some(t)) => ModelProblem::from_toml_str(t, None),
         _ => {
             return Err(PyValueError::new_err(
                 "give exactly one of `path` and `text`",
@@ -50,27 +50,16 @@ fn solve_ocp<'py>(
         }
     }
     .map_err(ocp_err)?;
-    let names = problem.names();
-    match &problem {
-        Problem::PointMass(p) => solve(
-            py,
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            p.continuation.as_ref(),
-            None,
-            &names,
-        ),
-        Problem::Model(p) => solve(
-            py,
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            p.continuation.as_ref(),
-            p.growth.as_ref(),
-            &names,
-        ),
-    }
+    let names = (p.state_names.clone(), p.control_names.clone());
+    solve(
+        py,
+        &p.tf,
+        &p.horizon,
+        &p.options,
+        p.continuation.as_ref(),
+        p.growth.as_ref(),
+        &names,
+    )
 }
 
 /// Solves one problem and builds the result dict of [`solve_ocp`].

@@ -60,6 +60,7 @@ def test_the_ocp_result_and_its_homotopy_steps(examples):
 
 def test_the_active_set_result(examples):
     text = (examples / "ocp_particle.toml").read_text() + '\n[mpcc]\nmethod = "active-set"\n'
+    text = text.replace('model = "particle.toml"', f'model = "{examples / "particle.toml"}"')
     result = ns.solve_ocp(text=text)
     check(result, types.OcpResult)
     check(result["active_set"], types.ActiveSetResult)

@@ -1,13 +1,11 @@
-//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a model file's system (or of the
-//! built-in point mass) through impacts by time-freezing, FESD and an MPCC homotopy over
-//! IPOPT.
+//! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a model file's system through
+//! impacts by time-freezing, FESD and an MPCC homotopy over IPOPT.
 //!
 //! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_ball_brake.toml` and
 //! `examples/ocp_hopper.toml` (`[ocp] model = "hopper.toml"`). Outputs: trajectory CSVs in
 //! numerical and physical time, controls CSV, homotopy log and summary JSON, plots
-//! (trajectory, controls; a problem on a model file: the offline trajectory viewer
-//! `viewer.html`, the motion's metrics `motion.json` and, for a planar model, the animation
-//! frame strip `frames.svg`) and the NLP's
+//! (trajectory, controls), the offline trajectory viewer `viewer.html`, the motion's
+//! metrics `motion.json` and, for a planar model, the animation frame strip `frames.svg` and the NLP's
 //! primal point `point.json` (`{"variables": n, "x": [...]}`, rewritten after every
 //! converged NLP while the run goes on, so an interrupted run leaves its last converged
 //! point), from which `--start` runs the homotopy again (e.g. another σ₀ or κ after a long
@@ -24,7 +22,7 @@ use nonsmooth_ocp::fesd::{
 };
 use nonsmooth_ocp::figures::frame_strip;
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::problem::Problem;
+use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
 use nonsmooth_ocp::tf::{Cls, TimeFreezing};
 use nonsmooth_ocp::OcpError;
@@ -66,42 +64,27 @@ pub struct OcpArgs {
 /// Runs the subcommand.
 pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
-    let problem = Problem::from_file(&args.problem).map_err(usage)?;
+    let p = ModelProblem::from_file(&args.problem).map_err(usage)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
-    let names = || {
-        let (state, controls) = problem.names();
-        Names { state, controls }
-    };
-    match &problem {
-        Problem::PointMass(p) => solve_and_write(
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            p.continuation.as_ref(),
-            None,
-            args,
-            &Outputs {
-                names: names(),
-                extra: &|_, _| Ok(()),
+    solve_and_write(
+        &p.tf,
+        &p.horizon,
+        &p.options,
+        p.continuation.as_ref(),
+        p.growth.as_ref(),
+        args,
+        &Outputs {
+            names: Names {
+                state: p.state_names.clone(),
+                controls: p.control_names.clone(),
             },
-        ),
-        Problem::Model(p) => solve_and_write(
-            &p.tf,
-            &p.horizon,
-            &p.options,
-            p.continuation.as_ref(),
-            p.growth.as_ref(),
-            args,
-            &Outputs {
-                names: names(),
-                extra: &|sol, dir| {
-                    model_viewer(p.tf.cls.model(), sol, dir)?;
-                    motion_figures(&p.tf.cls, &p.horizon, sol, dir)
-                },
+            extra: &|sol, dir| {
+                model_viewer(p.tf.cls.model(), sol, dir)?;
+                motion_figures(&p.tf.cls, &p.horizon, sol, dir)
             },
-        ),
-    }
+        },
+    )
 }
 
 /// `viewer.html`: the optimal motion of a model-file problem in the offline trajectory viewer

@@ -422,7 +422,7 @@ fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
         bin()
             .args([
                 "ocp",
-                example("ocp_particle_model.toml").to_str().unwrap(),
+                example("ocp_particle.toml").to_str().unwrap(),
                 "--quiet",
                 "--mpcc",
                 "active-set",
@@ -457,17 +457,21 @@ fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
 }
 
 /// The particle example with the terminal x(T) = `target` reached through the continuation
-/// `waypoints` (a TOML array), written into `dir`.
-fn particle_continuation(
-    dir: &std::path::Path,
-    target: f64,
-    waypoints: &str,
-) -> std::path::PathBuf {
+/// `keys` (the `[ocp.continuation]` lines), written into `dir`.
+fn particle_continuation(dir: &std::path::Path, target: f64, keys: &str) -> std::path::PathBuf {
+    let model = example("particle.toml");
     let text = std::fs::read_to_string(example("ocp_particle.toml"))
         .expect("example")
-        .replace("[0, 3.0]", &format!("[0, {target:?}]"))
-        .replace("[ocp]\n", &format!("[ocp]\ncontinuation = {waypoints}\n"));
-    assert!(text.contains(&format!("[0, {target:?}]")) && text.contains("continuation"));
+        .replace(
+            "model = \"particle.toml\"",
+            &format!("model = {:?}", model.to_str().unwrap()),
+        )
+        .replace("q.x = 3.0", &format!("q.x = {target:?}"))
+        .replace(
+            "[ocp.terminal]",
+            &format!("[ocp.continuation]\n{keys}\n[ocp.terminal]"),
+        );
+    assert!(text.contains(&format!("q.x = {target:?}")) && text.contains("continuation"));
     std::fs::create_dir_all(dir).expect("scratch dir");
     let file = dir.join("particle_continuation.toml");
     std::fs::write(&file, text).expect("problem file");
@@ -476,12 +480,9 @@ fn particle_continuation(
 
 #[test]
 fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
-    for (name, mode) in [
-        ("homotopy", ""),
-        ("active-set", "\ncontinuation_mode = \"active-set\""),
-    ] {
+    for (name, mode) in [("homotopy", ""), ("active-set", "\nmode = \"active-set\"")] {
         let out_dir = scratch(&format!("ocp-continuation-{name}"));
-        let file = particle_continuation(&out_dir, 4.0, &format!("[3.0, 3.5]{mode}"));
+        let file = particle_continuation(&out_dir, 4.0, &format!("q.x = [3.0, 3.5]{mode}"));
         let run = bin()
             .args(["ocp", file.to_str().unwrap(), "--json", "--out"])
             .arg(&out_dir)
@@ -514,7 +515,7 @@ fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
 fn ocp_continuation_failure_names_the_waypoint_and_writes_the_iterate() {
     let out_dir = scratch("ocp-continuation-fail");
     // x(T) = 100 in T = 2 with |u| ≤ 10 is out of reach: the second waypoint fails
-    let file = particle_continuation(&out_dir, 100.0, "[3.0]");
+    let file = particle_continuation(&out_dir, 100.0, "q.x = [3.0]");
     let run = bin()
         .args(["ocp", file.to_str().unwrap(), "--out"])
         .arg(&out_dir)

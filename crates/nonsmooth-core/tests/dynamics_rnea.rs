@@ -84,7 +84,12 @@ fn passive_force_is_damping_and_springs() {
     let mut rng = ChaCha8Rng::seed_from_u64(24);
     let mut model = tree_family(7, 3, true)[1].clone();
     let sprung: Vec<usize> = (0..model.joints.len())
-        .filter(|&i| matches!(model.joints[i].kind, JointKind::Revolute | JointKind::Prismatic))
+        .filter(|&i| {
+            matches!(
+                model.joints[i].kind,
+                JointKind::Revolute | JointKind::Prismatic
+            )
+        })
         .collect();
     assert!(!sprung.is_empty());
     for (n, &i) in sprung.iter().enumerate() {

@@ -727,3 +727,26 @@ fn a_frame_places_its_bodies_and_geoms_like_the_same_poses_written_out() {
         a.import_warnings
     );
 }
+
+/// A hinge's `stiffness` and `springref` (degrees, like every angle) import as a joint spring
+/// whose rest is in our coordinate, MuJoCo's minus `ref`; a ball joint's stiffness is dropped
+/// with a warning.
+#[test]
+fn joint_stiffness_imports_as_a_spring_about_springref() {
+    let src = r#"<mujoco><worldbody>
+        <body name="b"><joint name="h" axis="0 1 0" stiffness="4" springref="30" ref="10"/>
+          <geom type="sphere" size="0.05" pos="1 0 0"/>
+          <body name="c" pos="1 0 0"><joint name="s" type="ball" stiffness="2"/>
+            <geom type="sphere" size="0.05"/></body>
+        </body></worldbody></mujoco>"#;
+    let m = import(src).unwrap();
+    let spring = m.joints[0].spring.expect("hinge spring");
+    assert_eq!(spring.stiffness, 4.0);
+    assert!((spring.reference - 20f64.to_radians()).abs() < 1e-14);
+    assert!(m.joints[1].spring.is_none());
+    assert!(
+        m.import_warnings.iter().any(|w| w.contains("stiffness")),
+        "{:?}",
+        m.import_warnings
+    );
+}

@@ -82,7 +82,8 @@ fn model_system(
     source: &str,
     controls: &[&str],
 ) -> Result<ModelSystem, ReportError> {
-    let model = nonsmooth_core::Model::from_toml_str(text, Some(source)).map_err(|e| fail(id, e))?;
+    let model =
+        nonsmooth_core::Model::from_toml_str(text, Some(source)).map_err(|e| fail(id, e))?;
     let names: Vec<String> = controls.iter().map(|c| c.to_string()).collect();
     ModelSystem::new(model, None, &names).map_err(|e| fail(id, e))
 }
@@ -367,7 +368,7 @@ pub fn discrete_double_integrator_optimum(n: usize, t: f64, q_target: f64) -> f6
 
 /// The particle of seed 002 Ex. 5 as a model file, and its OCP (`tf-particle-ocp`).
 const PARTICLE_MODEL: &str = include_str!("../../../examples/particle.toml");
-const PARTICLE_PROBLEM: &str = include_str!("../../../examples/ocp_particle_model.toml");
+const PARTICLE_PROBLEM: &str = include_str!("../../../examples/ocp_particle.toml");
 
 fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
     let id = "tf-particle-ocp";
@@ -375,12 +376,8 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     let model =
         nonsmooth_core::Model::from_toml_str(PARTICLE_MODEL, Some("examples/particle.toml"))
             .map_err(|e| fail(id, e))?;
-    let p = ModelProblem::with_model(
-        PARTICLE_PROBLEM,
-        Some("examples/ocp_particle_model.toml"),
-        model,
-    )
-    .map_err(|e| fail(id, e))?;
+    let p = ModelProblem::with_model(PARTICLE_PROBLEM, Some("examples/ocp_particle.toml"), model)
+        .map_err(|e| fail(id, e))?;
     let (tf, hz, o) = (p.tf, p.horizon, p.options);
     let (n, t_end) = (hz.n_steps, p.t_final);
     let sol = solve_ocp(&tf, &hz, &o).map_err(|e| fail(id, e))?;
@@ -454,8 +451,9 @@ const ORDER_NFE: usize = 3;
 
 /// Global error max_i |y_i(τ_end) − y_i,exact| of the integrator with `n_steps` steps.
 pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String> {
-    let model = nonsmooth_core::Model::from_toml_str(SPRING_MASS_MODEL, Some("examples/spring_mass.toml"))
-        .map_err(|e| e.to_string())?;
+    let model =
+        nonsmooth_core::Model::from_toml_str(SPRING_MASS_MODEL, Some("examples/spring_mass.toml"))
+            .map_err(|e| e.to_string())?;
     let sys = ModelSystem::new(model, None, &[]).map_err(|e| e.to_string())?;
     let tf = Arc::new(TimeFreezing::new(sys, ORDER_AN).map_err(|e| e.to_string())?);
     let mut o = FesdOptions::default();

@@ -11,7 +11,7 @@ fn examples() -> PathBuf {
 }
 
 fn particle(extra: &str) -> Result<ModelProblem, nonsmooth_ocp::OcpError> {
-    let text = std::fs::read_to_string(examples().join("ocp_particle_model.toml")).unwrap();
+    let text = std::fs::read_to_string(examples().join("ocp_particle.toml")).unwrap();
     let source = examples().join("edited_problem.toml");
     ModelProblem::from_toml_str(
         &format!("{text}\n{extra}"),

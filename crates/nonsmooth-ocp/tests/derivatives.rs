@@ -6,23 +6,36 @@ use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{build, Discretization, FesdOptions, Horizon, MpccStrategy, Scheme};
 use nonsmooth_ocp::ipopt::Nlp;
-use nonsmooth_ocp::tf::{Cls, PointMass, TimeFreezing};
+use nonsmooth_ocp::model_system::ModelSystem;
+use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+
+/// The particle of `examples/particle.toml` at 1.3 kg with friction μ = 0.6 and both forces
+/// affine in the physical clock (so the dynamics depend on t, too).
+fn heavy_particle() -> ModelSystem {
+    let model = common::example_model(
+        "particle.toml",
+        &[
+            (
+                "name = \"point\"\nmass = 1.0",
+                "name = \"point\"\nmass = 1.3",
+            ),
+            ("friction = 0.0", "friction = 0.6"),
+        ],
+    );
+    ModelSystem::new(model, None, &["force_x".into(), "force_y".into()])
+        .unwrap()
+        .with_clock_rates()
+}
 
 #[test]
 fn fesd_jacobian_and_hessian_match_finite_differences() {
-    let pm = PointMass {
-        dim: 2,
-        mass: 1.3,
-        gravity: 9.81,
-        mu: Some(0.6),
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, 9.81).unwrap());
+    let tf = Arc::new(TimeFreezing::new(heavy_particle(), 9.81).unwrap());
     let hz = Horizon {
         y0: vec![0.1, 0.3, 0.5, -1.0, 0.0],
         lam0: None,
         n_steps: 2,
         step_len: 0.2,
-        u_bounds: vec![(vec![-1.0; 3], vec![1.0; 3]); 2],
+        u_bounds: vec![(vec![-1.0; 4], vec![1.0; 4]); 2],
         s_bounds: (1.0, 5.0),
         clock: nonsmooth_ocp::fesd::Clock::Stagewise(0.4),
         global_speed: false,
@@ -231,20 +244,15 @@ fn check_derivatives<C: Cls>(
 
 #[test]
 fn bad_inputs_are_typed_errors() {
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: 9.81,
-        mu: None,
-    };
-    assert!(TimeFreezing::new(pm, -1.0).is_err());
-    let tf = Arc::new(TimeFreezing::new(pm, 10.0).unwrap());
+    let point = common::falling_point();
+    assert!(TimeFreezing::new(point.clone(), -1.0).is_err());
+    let tf = Arc::new(TimeFreezing::new(point, 10.0).unwrap());
     let mut hz = Horizon {
         y0: vec![1.0, 0.0],
         lam0: None,
         n_steps: 1,
         step_len: 0.1,
-        u_bounds: vec![(vec![0.0], vec![0.0])],
+        u_bounds: vec![(vec![], vec![])],
         s_bounds: (1.0, 1.0),
         clock: nonsmooth_ocp::fesd::Clock::Free,
         global_speed: false,
@@ -269,19 +277,13 @@ fn bad_inputs_are_typed_errors() {
 #[test]
 fn infeasible_ocp_reports_violation() {
     // the ball cannot be at q = 0.5 at rest after 0.2 s without control
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: 9.81,
-        mu: None,
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, 10.0).unwrap());
+    let tf = Arc::new(TimeFreezing::new(common::falling_point(), 10.0).unwrap());
     let hz = Horizon {
         y0: vec![1.0, 0.0, 0.0],
         lam0: None,
         n_steps: 2,
         step_len: 0.1,
-        u_bounds: vec![(vec![0.0], vec![0.0]); 2],
+        u_bounds: vec![(vec![], vec![]); 2],
         s_bounds: (1.0, 1.0),
         clock: nonsmooth_ocp::fesd::Clock::Free,
         global_speed: false,

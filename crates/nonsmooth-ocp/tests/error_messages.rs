@@ -1,19 +1,17 @@
 //! Every `OcpError` a user can trigger, with what its message must name (the IPOPT failure of
 //! an infeasible OCP is in `derivatives.rs`).
 
+mod common;
+
 use nonsmooth_ocp::fesd::{build, solve_ocp, FesdOptions, Horizon};
-use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+use nonsmooth_ocp::model_system::ModelSystem;
+use nonsmooth_ocp::tf::TimeFreezing;
 use nonsmooth_ocp::OcpError;
 use std::sync::Arc;
 
-fn ball() -> Arc<TimeFreezing<PointMass>> {
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: 9.81,
-        mu: None,
-    };
-    Arc::new(TimeFreezing::new(pm, 10.0).expect("valid time-freezing system"))
+/// The falling point of `examples/falling_point.toml` (no controls), a_n = 10.
+fn ball() -> Arc<TimeFreezing<ModelSystem>> {
+    Arc::new(TimeFreezing::new(common::falling_point(), 10.0).expect("valid time-freezing system"))
 }
 
 fn drop_horizon() -> Horizon {
@@ -22,7 +20,7 @@ fn drop_horizon() -> Horizon {
         lam0: None,
         n_steps: 2,
         step_len: 0.4,
-        u_bounds: vec![(vec![0.0], vec![0.0]); 2],
+        u_bounds: vec![(vec![], vec![]); 2],
         s_bounds: (1.0, 1.0),
         clock: nonsmooth_ocp::fesd::Clock::Free,
         global_speed: false,
@@ -237,7 +235,7 @@ fn each_options_builder_names_the_invalid_field() {
     );
     let elastic = MpccStrategy::builder().penalty(false).elastic(true).build();
     assert!(elastic.expect("valid").elastic);
-    nonsmooth_ocp::problem::point_mass_options()
+    nonsmooth_ocp::problem::default_options()
         .validate()
         .expect("valid preset");
     // the same rule for options set field by field, when the NLP is built

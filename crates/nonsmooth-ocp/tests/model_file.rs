@@ -4,7 +4,7 @@
 //! where the OCP ends; bad problem files are typed errors naming the key and its line.
 
 use nonsmooth_ocp::fesd::solve_ocp;
-use nonsmooth_ocp::problem::{ModelProblem, Problem};
+use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::tf::Cls;
 use nonsmooth_sim::Simulator;
 use std::path::{Path, PathBuf};
@@ -25,8 +25,8 @@ fn parse(text: &str) -> Result<ModelProblem, nonsmooth_ocp::OcpError> {
 
 #[test]
 fn ball_brakes_on_the_ground_and_the_simulator_agrees() {
-    let p = match Problem::from_file(&examples().join("ocp_ball_brake.toml")).unwrap() {
-        Problem::Model(p) => p,
+    let p = match ModelProblem::from_file(&examples().join("ocp_ball_brake.toml")) {
+        Ok(p) => p,
         _ => panic!("a problem on a model file"),
     };
     assert_eq!(p.state_names, ["x.q", "y.q", "x.v", "y.v", "t"]);
@@ -212,32 +212,27 @@ fn hopper_model_file_has_the_papers_kinematics() {
     }
 }
 
-/// The particle of `examples/particle.toml` is the hand-coded point mass of Ex. 5 (with its
-/// horizontal force; the vertical controls of the hand-coded model are fixed to zero there).
+/// The particle of `examples/particle.toml` is the point mass of Ex. 1–5: gap q_y, normal
+/// (0, 1), free acceleration (u_x, u_y + r_y t)/m − (0, g) with the clock-affine forces.
 #[test]
-fn particle_model_file_is_the_hand_coded_point_mass() {
+fn particle_model_file_is_the_papers_point_mass() {
     use nonsmooth_ocp::model_system::ModelSystem;
-    use nonsmooth_ocp::tf::PointMass;
     let model = nonsmooth_core::Model::from_file(examples().join("particle.toml")).unwrap();
-    let sys = ModelSystem::new(model, None, &["force_x".into()]).unwrap();
-    let hand = PointMass {
-        dim: 2,
-        mass: 1.0,
-        gravity: 9.81,
-        mu: None,
-    };
-    assert_eq!(sys.friction(), None);
+    let sys = ModelSystem::new(model, None, &["force_x".into(), "force_y".into()])
+        .unwrap()
+        .with_clock_rates();
+    assert_eq!((sys.friction(), sys.nu()), (None, 4));
     let mut seed = 11;
     for _ in 0..10 {
         let q = samples(2, -1.0, 1.0, &mut seed);
         let v = samples(2, -2.0, 2.0, &mut seed);
-        let u = samples(1, -10.0, 10.0, &mut seed);
-        close(&[sys.f_c::<f64>(&q)], &[hand.f_c::<f64>(&q)], "gap");
-        close(&sys.normal::<f64>(&q), &hand.normal::<f64>(&q), "normal");
-        let full_u = [u[0], 0.0, 0.0];
+        let u = samples(4, -10.0, 10.0, &mut seed);
+        let t = 0.7;
+        close(&[sys.f_c::<f64>(&q)], &[q[1]], "gap");
+        close(&sys.normal::<f64>(&q), &[0.0, 1.0], "normal");
         close(
-            &sys.f_v::<f64>(&q, &v, 1.0, &u),
-            &hand.f_v::<f64>(&q, &v, 1.0, &full_u),
+            &sys.f_v::<f64>(&q, &v, t, &u),
+            &[u[0] + u[2] * t, u[1] + u[3] * t - 9.81],
             "f_v",
         );
     }

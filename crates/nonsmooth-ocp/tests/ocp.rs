@@ -1,13 +1,15 @@
 //! Particle OCP of seed 002 Ex. 5 (frictionless sanity variant of digest E5).
 
+mod common;
+
 use std::sync::Arc;
 
+use common::G;
 use nonsmooth_ocp::fesd::{
     solve_ocp, Discretization, FesdOptions, Horizon, MpccStrategy, NlpSettings, Scheme,
 };
-use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
-
-const G: f64 = 9.81;
+use nonsmooth_ocp::model_system::ModelSystem;
+use nonsmooth_ocp::tf::TimeFreezing;
 
 /// Discrete optimum of min Σ Δ u_k² s.t. q(T) = 3, v(T) = 0 for a double integrator with
 /// piecewise-constant u on N intervals of length Δ (minimum-norm solution).
@@ -45,21 +47,16 @@ fn grid_optimum(grid: &[f64]) -> f64 {
     b[0] * y[0] + b[1] * y[1]
 }
 
-/// The particle OCP of Ex. 5 (frictionless): time-freezing system and horizon (N = 20).
-fn particle(n: usize) -> (Arc<TimeFreezing<PointMass>>, Horizon) {
-    let pm = PointMass {
-        dim: 2,
-        mass: 1.0,
-        gravity: G,
-        mu: None,
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, G).unwrap());
+/// The particle OCP of Ex. 5 (frictionless, `examples/particle.toml` with its horizontal
+/// force): time-freezing system and horizon (N = 20).
+fn particle(n: usize) -> (Arc<TimeFreezing<ModelSystem>>, Horizon) {
+    let tf = Arc::new(TimeFreezing::new(common::particle(None), G).unwrap());
     let hz = Horizon {
         y0: vec![0.0, 1.0, 0.0, 0.0, 0.0],
         lam0: None,
         n_steps: n,
         step_len: 2.0 / n as f64,
-        u_bounds: vec![(vec![-10.0, 0.0, 0.0], vec![10.0, 0.0, 0.0]); n],
+        u_bounds: vec![(vec![-10.0], vec![10.0]); n],
         s_bounds: (1.0, 10.0),
         clock: nonsmooth_ocp::fesd::Clock::Stagewise(2.0),
         global_speed: false,

@@ -1,22 +1,31 @@
 //! Integration order of the FESD integrator (digest E4) on the spring-loaded mass falling
-//! onto the ground (`Oscillator`): Radau IIA with switch detection keeps its order 2n_s − 1
+//! onto the ground (`examples/spring_mass.toml`): Radau IIA with switch detection keeps its order 2n_s − 1
 //! across the impact, the same IRK on a fixed grid drops to order 1. Also checks that the
 //! active-set polishing makes the frozen jump and the rest on the ground exact.
+
+mod common;
 
 use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{simulate, FesdOptions, Scheme};
-use nonsmooth_ocp::tf::{Oscillator, TimeFreezing};
+use nonsmooth_ocp::model_system::ModelSystem;
+use nonsmooth_ocp::tf::TimeFreezing;
 
-const OSC: Oscillator = Oscillator {
-    omega: 2.0,
-    rest: -1.0,
-};
 const A_N: f64 = 10.0;
+
+/// The spring-loaded mass with a_n = [`A_N`].
+fn system() -> Arc<TimeFreezing<ModelSystem>> {
+    Arc::new(TimeFreezing::new(common::spring_mass(), A_N).unwrap())
+}
+
+/// The exact state at τ from q0 ([`common::spring_mass_exact`]).
+fn exact(q0: f64, tau: f64) -> [f64; 3] {
+    common::spring_mass_exact(q0, A_N, tau)
+}
 const TAU: f64 = 2.0;
 
 fn error(n_s: usize, fesd: bool, n: usize) -> (f64, [f64; 3]) {
-    let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
+    let tf = system();
     let o = {
         let mut o = FesdOptions::default();
         o.discretization.n_s = n_s;
@@ -25,9 +34,9 @@ fn error(n_s: usize, fesd: bool, n: usize) -> (f64, [f64; 3]) {
         o.mpcc.accept_relaxed = !fesd;
         o
     };
-    let r = simulate(&tf, &[1.0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![0.0], &o).unwrap();
+    let r = simulate(&tf, &[1.0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![], &o).unwrap();
     let y = r.traj.y.last().unwrap();
-    let ex = OSC.exact(1.0, A_N, TAU);
+    let ex = exact(1.0, TAU);
     let d = [y[0] - ex[0], y[1] - ex[1], y[2] - ex[2]];
     (d.iter().map(|v| v.abs()).fold(0.0, f64::max), d)
 }
@@ -36,10 +45,10 @@ fn error(n_s: usize, fesd: bool, n: usize) -> (f64, [f64; 3]) {
 fn exact_solution_is_consistent() {
     // impact at t = π/6 with v = −2√3; sliding with γ = a_n/(a_n + ω²)
     let t_imp = std::f64::consts::PI / 6.0;
-    let y = OSC.exact(1.0, A_N, t_imp - 1e-12);
+    let y = exact(1.0, t_imp - 1e-12);
     assert!(y[0].abs() < 1e-10 && (y[1] + 2.0 * 3f64.sqrt()).abs() < 1e-9);
     let jump = 2.0 * 3f64.sqrt() / A_N;
-    let y = OSC.exact(1.0, A_N, t_imp + jump + 1.0);
+    let y = exact(1.0, t_imp + jump + 1.0);
     assert!((y[2] - (t_imp + A_N / (A_N + 4.0))).abs() < 1e-12);
 }
 
@@ -66,7 +75,7 @@ fn fixed_grid_irk_is_first_order() {
 }
 
 fn endpoint(q0: f64, n_s: usize, fesd: bool, n: usize) -> Vec<f64> {
-    let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
+    let tf = system();
     let o = {
         let mut o = FesdOptions::default();
         o.discretization.n_s = n_s;
@@ -75,7 +84,7 @@ fn endpoint(q0: f64, n_s: usize, fesd: bool, n: usize) -> Vec<f64> {
         o.mpcc.accept_relaxed = !fesd;
         o
     };
-    let r = simulate(&tf, &[q0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![0.0], &o).unwrap();
+    let r = simulate(&tf, &[q0, 0.0, 0.0], TAU / n as f64, n, &|_| vec![], &o).unwrap();
     r.traj.y.last().unwrap().clone()
 }
 
@@ -89,7 +98,7 @@ fn endpoint(q0: f64, n_s: usize, fesd: bool, n: usize) -> Vec<f64> {
 fn sensitivities_across_the_impact_match_the_exact_ones() {
     let d = 1e-3;
     let exact: Vec<f64> = (0..3)
-        .map(|i| (OSC.exact(1.0 + d, A_N, TAU)[i] - OSC.exact(1.0 - d, A_N, TAU)[i]) / (2.0 * d))
+        .map(|i| (exact(1.0 + d, TAU)[i] - exact(1.0 - d, TAU)[i]) / (2.0 * d))
         .collect();
     let fd = |fesd: bool| -> Vec<f64> {
         let (p, m) = (endpoint(1.0 + d, 2, fesd, 8), endpoint(1.0 - d, 2, fesd, 8));
@@ -109,7 +118,7 @@ fn sensitivities_across_the_impact_match_the_exact_ones() {
 }
 
 fn gl_end(n_s: usize, n: usize, tau: f64) -> Vec<f64> {
-    let tf = Arc::new(TimeFreezing::new(OSC, A_N).unwrap());
+    let tf = system();
     let o = {
         let mut o = FesdOptions::default();
         o.discretization.n_s = n_s;
@@ -117,7 +126,7 @@ fn gl_end(n_s: usize, n: usize, tau: f64) -> Vec<f64> {
         o.discretization.scheme = Scheme::GaussLegendre;
         o
     };
-    let r = simulate(&tf, &[1.0, 0.0, 0.0], tau / n as f64, n, &|_| vec![0.0], &o).unwrap();
+    let r = simulate(&tf, &[1.0, 0.0, 0.0], tau / n as f64, n, &|_| vec![], &o).unwrap();
     r.traj.y.last().unwrap().clone()
 }
 
@@ -129,7 +138,7 @@ fn max_err(y: &[f64], ex: [f64; 3]) -> f64 {
 fn gauss_legendre_has_order_2ns_on_the_smooth_part() {
     // τ = 0.4 < t_imp = π/6: the cosine fall only
     let tau = 0.4;
-    let ex = OSC.exact(1.0, A_N, tau);
+    let ex = exact(1.0, tau);
     for (n_s, want) in [(1usize, 2.0), (2, 4.0)] {
         let e1 = max_err(&gl_end(n_s, 1, tau), ex);
         let e2 = max_err(&gl_end(n_s, 2, tau), ex);
@@ -143,7 +152,7 @@ fn gauss_legendre_has_order_2ns_on_the_smooth_part() {
 fn gauss_legendre_fesd_is_accurate_across_the_impact() {
     // with switch detection the impact and jump end fall on element boundaries: the error
     // after the impact keeps the order 2n_s (far above the fixed grid's order 1)
-    let ex = OSC.exact(1.0, A_N, TAU);
+    let ex = exact(1.0, TAU);
     let e4 = max_err(&gl_end(2, 4, TAU), ex);
     let e8 = max_err(&gl_end(2, 8, TAU), ex);
     let p = (e4 / e8).log2();

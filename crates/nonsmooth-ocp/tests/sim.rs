@@ -1,34 +1,28 @@
 //! FESD integrator on the time-freezing particle (seed 002 Ex. 1–4) against the analytic
 //! solution of digest E1/E2.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::G;
 use nonsmooth_ocp::fesd::{simulate, Dcs, FesdOptions, Scheme};
-use nonsmooth_ocp::tf::{PointMass, TimeFreezing};
+use nonsmooth_ocp::model_system::ModelSystem;
+use nonsmooth_ocp::tf::TimeFreezing;
 
-const G: f64 = 9.81;
-
-fn particle(mu: Option<f64>) -> Arc<TimeFreezing<PointMass>> {
-    Arc::new(
-        TimeFreezing::new(
-            PointMass {
-                dim: 2,
-                mass: 1.0,
-                gravity: G,
-                mu,
-            },
-            G,
-        )
-        .unwrap(),
-    )
+/// The guiding particle of `examples/particle.toml` with clock-affine forces, a_n = g.
+fn particle(mu: Option<f64>) -> Arc<TimeFreezing<ModelSystem>> {
+    Arc::new(TimeFreezing::new(common::guided_particle(mu), G).unwrap())
 }
 
+/// (u_x, u_y, r_x, r_y): 7 N horizontally, and from τ = 2 (t = 1) the vertical force
+/// 2g (t − 1).
 fn controls(step_len: f64) -> impl Fn(usize) -> Vec<f64> {
     move |k| {
         if (k as f64) * step_len >= 2.0 - 1e-12 {
-            vec![7.0, 0.0, 2.0 * G]
+            vec![7.0, -2.0 * G, 0.0, 2.0 * G]
         } else {
-            vec![7.0, 0.0, 0.0]
+            vec![7.0, 0.0, 0.0, 0.0]
         }
     }
 }
@@ -110,13 +104,7 @@ fn particle_matches_analytic_solution_gauss_legendre() {
 #[test]
 fn bouncing_ball_comes_to_rest() {
     let a_n = 100.0;
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: G,
-        mu: None,
-    };
-    let tf = Arc::new(TimeFreezing::new(pm, a_n).unwrap());
+    let tf = Arc::new(TimeFreezing::new(common::falling_point(), a_n).unwrap());
     let ts = (2.0 / G).sqrt();
     let horizon = ts + (2.0 * G).sqrt() / a_n + (1.0 - ts) * (a_n + G) / a_n;
     let r = simulate(
@@ -124,7 +112,7 @@ fn bouncing_ball_comes_to_rest() {
         &[1.0, 0.0, 0.0],
         horizon / 20.0,
         20,
-        &|_| vec![0.0],
+        &|_| vec![],
         &FesdOptions::default(),
     )
     .unwrap();
@@ -141,14 +129,9 @@ fn bouncing_ball_comes_to_rest() {
 #[test]
 fn elastic_ball_bounces_to_e_squared_h() {
     let (e, h, tau_j) = (0.5, 1.0, 0.1);
-    let pm = PointMass {
-        dim: 1,
-        mass: 1.0,
-        gravity: G,
-        mu: None,
-    };
-    assert!(TimeFreezing::elastic(pm, 1.5, tau_j).is_err());
-    let tf = Arc::new(TimeFreezing::elastic(pm, e, tau_j).unwrap());
+    let point = common::falling_point();
+    assert!(TimeFreezing::elastic(point.clone(), 1.5, tau_j).is_err());
+    let tf = Arc::new(TimeFreezing::elastic(point, e, tau_j).unwrap());
     let t_fall = (2.0 * h / G).sqrt();
     // to just before the apex of the rebound
     let tau_end = t_fall + tau_j + 0.9 * e * t_fall;
@@ -158,7 +141,7 @@ fn elastic_ball_bounces_to_e_squared_h() {
         &[h, 0.0, 0.0],
         tau_end / n as f64,
         n,
-        &|_| vec![0.0],
+        &|_| vec![],
         &FesdOptions::default(),
     )
     .unwrap();

@@ -402,7 +402,12 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
                     "springs apply to revolute and prismatic joints only",
                 ));
             }
-            non_negative(loc, &ps.key("stiffness"), spring.stiffness, "spring stiffness")?;
+            non_negative(
+                loc,
+                &ps.key("stiffness"),
+                spring.stiffness,
+                "spring stiffness",
+            )?;
             finite(loc, &ps.key("reference"), &[spring.reference])?;
         }
         if let Some(limit) = &joint.limit {

@@ -1,86 +1,52 @@
-//! OCP problem files (TOML) for a point mass through inelastic impacts (seed 002, Ex. 5):
+//! OCP problem files (TOML) on the user's model file: the sections, keys and defaults of
+//! [`ModelProblem`] (its docs show a whole file), and the option keys shared by every
+//! problem file.
 //!
-//! ```toml
-//! [model]            # dim (1 or 2), mass, gravity, a_n (auxiliary normal acceleration),
-//! dim = 2            # mu (optional: Coulomb friction of the auxiliary dynamics)
-//! mass = 1.0
-//! gravity = 9.81
-//! a_n = 9.81
-//! [ocp]              # N control intervals over physical time T, speed of time s ∈ [1, s_max],
-//! N = 20             # y0 = (q, v, t), control bounds, terminal = [[state index, value], …]
-//! T = 2.0
-//! s_max = 10.0
-//! y0 = [0.0, 1.0, 0.0, 0.0, 0.0]
-//! u_lo = [-10.0, 0.0, 0.0]
-//! u_hi = [10.0, 0.0, 0.0]
-//! terminal = [[0, 3.0], [1, 0.0], [2, 0.0], [3, 0.0]]
-//! [fesd]             # optional: Radau IIA stages and finite elements per interval
-//! n_s = 2
-//! n_fe = 3
-//! ```
+//! The running cost is Σ_k (T/N)‖u_k‖² with stage clocks (the stage clock constraints make
+//! every interval last T/N of physical time, see `docs/decisions/002-time-freezing.md`,
+//! "Running cost"). Used by `nonsmooth ocp` and the Python `solve_ocp`. Optional `[ocp]`
+//! keys: `clock = "terminal"` imposes only t(T̃) = T instead of the stage clock constraints
+//! (the running cost is then Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral),
+//! and `global_speed = true` (terminal clock only) uses one speed of time for the whole
+//! horizon — the two settings of the authors' hopper code (nosnoc
+//! `stagewise_clock_constraint = 0`, `local_speed_of_time_variable = 0`).
+//! `[ocp.continuation]` solves the problem for a series of waypoints of one terminal
+//! coordinate from the trivial initialization ([`crate::continuation`]; `mode =
+//! "active-set"`: [`ContinuationMode::ActiveSet`]; `local_speed = true`:
+//! [`ContinuationPlan::local_speed_after_first`]).
 //!
-//! The running cost is Σ_k (T/N)‖u_k‖² (the stage clock constraints make every interval last
-//! T/N of physical time, see `docs/decisions/002-time-freezing.md`, "Running cost"). Used by
-//! `nonsmooth ocp` and the Python `solve_ocp`. Optional `[ocp]` keys of both models:
-//! `clock = "terminal"` imposes only t(T̃) = T instead of the stage clock constraints (the
-//! running cost is then Σ_k ‖u_k‖² (t_{k+1} − t_k), still the physical-time integral), and
-//! `global_speed = true` (terminal clock only) uses one speed of time for the whole
-//! horizon — the two settings of the authors' hopper code (nosnoc `stagewise_clock_constraint = 0`,
-//! `local_speed_of_time_variable = 0`). `continuation = [x₁, x₂, …]` solves the problem for
-//! the terminal q_x = x₁ from the trivial initialization, then x₂, … and finally the file's
-//! own target, each warm-started from the previous solution with σ₀ =
-//! `continuation_sigma0` (default 1e-2; [`crate::continuation`]);
-//! `continuation_mode = "active-set"` solves each further waypoint on the previous
-//! solution's active set instead ([`ContinuationMode::ActiveSet`]), and
-//! `continuation_local_speed = true` (with `global_speed = true`) gives every interval its
-//! own speed of time after the first waypoint
-//! ([`ContinuationPlan::local_speed_after_first`]).
-//!
-//! Optional `[fesd]` keys of both models: `scheme = "radau"` (default) or
-//! `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`, `sigma0`,
-//! `kappa` (σ ← κσ), `homotopy_retries` ([`MpccStrategy::homotopy_retries`](crate::fesd::MpccStrategy::homotopy_retries)), `max_iter`
-//! (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, [`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty))
-//! or `"elastic"` ([`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic); default: the model's), `polish_tol`
-//! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)), `mu_adaptive` ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
-//! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase `[fesd.smoothing]`
-//! ([`crate::smoothing::Smoothing`]),
-//! `path_at_stages = false` (path constraints only at the control-interval ends),
-//! `cross_components` ([`Discretization::cross_components`]: 1 = switch detection on the
-//! contact gap only), `rho_sot` ([`Discretization::rho_sot`]), `tol` (IPOPT, per NLP), and the cut
-//! continuation `cut_schedule = [{ sigma = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]`
-//! (optional `delta`, `delta_v` per entry; see [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
-//!
-//! Problems on a model file (`[ocp] model = "hopper.toml"`, the hopper of Sec. 6 among
-//! them) are [`ModelProblem`]s.
+//! Optional `[fesd]` keys: `n_s` (default 2), `n_fe` (default 3), `scheme = "radau"`
+//! (default) or `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
+//! `sigma0`, `kappa` (σ ← κσ), `homotopy_retries`
+//! ([`MpccStrategy::homotopy_retries`](crate::fesd::MpccStrategy::homotopy_retries)),
+//! `max_iter` and `tol` (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, the
+//! default, [`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) or `"elastic"`
+//! ([`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic)), `polish_tol`
+//! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)), `mu_adaptive`
+//! ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
+//! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase
+//! `[fesd.smoothing]` ([`crate::smoothing::Smoothing`]), `path_at_stages = false` (path
+//! constraints only at the control-interval ends), `cross_components`
+//! ([`Discretization::cross_components`]: 1 = switch detection on the contact gap only),
+//! `rho_sot` ([`Discretization::rho_sot`]), and the cut continuation `cut_schedule = [{ sigma
+//! = 1.0 }, { sigma = 1.0, delta = 0.05 }, …]` (optional `delta`, `delta_v` per entry; see
+//! [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 
 mod model_file;
 
 pub use model_file::{ModelProblem, DEFAULT_A_N, DEFAULT_S_MAX};
 
+#[cfg(doc)]
 use crate::continuation::{ContinuationMode, ContinuationPlan};
-use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Horizon, Scheme};
+use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Scheme};
 #[cfg(doc)]
 use crate::fesd::{MpccStrategy, NlpSettings};
-use crate::tf::{PointMass, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 use serde::Deserialize;
-use std::path::Path;
 use std::sync::Arc;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ModelSpec {
-    #[serde(default)]
-    kind: Option<String>,
-    dim: usize,
-    mass: f64,
-    gravity: f64,
-    mu: Option<f64>,
-    a_n: f64,
-    stance_stabilization: Option<StanceSpec>,
-}
-
-/// `model.stance_stabilization = { rate = k, depth = δ }`: the Baumgarte-stabilized normal
+/// `time_freezing.stance_stabilization = { rate = k, depth = δ }`: the Baumgarte-stabilized normal
 /// switching function c₂ = nᵀv + k (f_c + δ) ([`crate::tf::StanceStabilization`]).
 #[derive(Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
@@ -98,57 +64,6 @@ fn in_section(section: &str, e: OcpError, bad: &dyn Fn(String) -> OcpError) -> O
     }
 }
 
-/// The plan of `ocp.continuation` (waypoints of the terminal q_x),
-/// `ocp.continuation_sigma0` (default 1e-2) and `ocp.continuation_mode` (`"homotopy"`, the
-/// default, or `"active-set"`); `None` without waypoints.
-fn continuation_spec(
-    keys: ContinuationKeys,
-    terminal: &[(usize, f64)],
-    global_speed: bool,
-    bad: &dyn Fn(String) -> OcpError,
-) -> Result<Option<ContinuationPlan>, OcpError> {
-    let needs = |key: &str| Err(bad(format!("ocp.{key} needs ocp.continuation waypoints")));
-    if keys.values.is_empty() {
-        return match keys {
-            ContinuationKeys {
-                sigma0: Some(_), ..
-            } => needs("continuation_sigma0"),
-            ContinuationKeys { mode: Some(_), .. } => needs("continuation_mode"),
-            ContinuationKeys {
-                local_speed: true, ..
-            } => needs("continuation_local_speed"),
-            _ => Ok(None),
-        };
-    }
-    if keys.local_speed && !global_speed {
-        return Err(bad(
-            "ocp.continuation_local_speed needs ocp.global_speed = true (the speed of time is already per interval)".into(),
-        ));
-    }
-    ContinuationPlan::in_component(
-        terminal,
-        0,
-        keys.values,
-        keys.sigma0.unwrap_or(DEFAULT_CONTINUATION_SIGMA0),
-    )
-    .map(|plan| {
-        Some(ContinuationPlan {
-            local_speed_after_first: keys.local_speed,
-            ..plan.with_mode(keys.mode.unwrap_or_default())
-        })
-    })
-    .map_err(|e| in_section("ocp.", e, bad))
-}
-
-/// The `ocp.continuation*` keys of a problem file.
-struct ContinuationKeys<'a> {
-    values: &'a [f64],
-    sigma0: Option<f64>,
-    mode: Option<ContinuationMode>,
-    local_speed: bool,
-}
-
-/// The time-freezing system of `cls` with the file's a_n and optional stance stabilization.
 fn time_freezing<C: crate::tf::Cls>(
     cls: C,
     a_n: f64,
@@ -162,29 +77,6 @@ fn time_freezing<C: crate::tf::Cls>(
             .map_err(|e| in_section("model.", e, bad))?;
     }
     Ok(Arc::new(tf))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(non_snake_case)]
-struct OcpSpec {
-    N: usize,
-    T: f64,
-    s_max: f64,
-    y0: Vec<f64>,
-    u_lo: Vec<f64>,
-    u_hi: Vec<f64>,
-    terminal: Vec<(usize, f64)>,
-    #[serde(default)]
-    clock: Option<String>,
-    #[serde(default)]
-    global_speed: bool,
-    #[serde(default)]
-    continuation: Vec<f64>,
-    continuation_sigma0: Option<f64>,
-    continuation_mode: Option<ContinuationMode>,
-    #[serde(default)]
-    continuation_local_speed: bool,
 }
 
 /// The horizon's clock (`ocp.clock`: `"stagewise"`, the default, or `"terminal"`), whether
@@ -397,9 +289,9 @@ impl FesdSpec {
     }
 }
 
-/// The options of a point-mass problem file before its `[fesd]` keys: Radau IIA with
-/// n_s = 2, N_FE = 3, the other fields at their defaults ([`FesdOptions::default`]).
-pub fn point_mass_options() -> FesdOptions {
+/// The options of a problem file before its `[fesd]` keys: Radau IIA with n_s = 2,
+/// N_FE = 3, the other fields at their defaults ([`FesdOptions::default`]).
+pub fn default_options() -> FesdOptions {
     // valid by construction (checked in tests/error_messages.rs)
     FesdOptions {
         discretization: Discretization {
@@ -411,132 +303,6 @@ pub fn point_mass_options() -> FesdOptions {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProblemSpec {
-    model: ModelSpec,
-    ocp: OcpSpec,
-    #[serde(default)]
-    fesd: FesdSpec,
-    #[serde(default)]
-    mpcc: MpccSpec,
-}
-
-/// A parsed problem file: the time-freezing system, the horizon and the discretization.
-pub struct OcpProblem {
-    /// The time-freezing reformulation of the point mass.
-    pub tf: Arc<TimeFreezing<PointMass>>,
-    /// Horizon, bounds, terminal constraints and the control weight.
-    pub horizon: Horizon,
-    /// FESD and homotopy options ([`point_mass_options`]: `n_s` default 2, `n_fe` default 3).
-    pub options: FesdOptions,
-    /// Physical horizon T.
-    pub t_final: f64,
-    /// Continuation in the terminal q_x (`ocp.continuation`), `None` for a direct solve.
-    pub continuation: Option<ContinuationPlan>,
-}
-
-impl OcpProblem {
-    /// Parses a problem from TOML text; `source` names the file in error messages.
-    ///
-    /// # Errors
-    /// [`OcpError::InvalidInput`] naming the source, and the line and field for TOML errors,
-    /// for malformed files, unknown fields, `dim` ∉ {1, 2}, `N = 0`, `T ≤ 0` or non-finite
-    /// numbers, and the time-freezing system's own checks.
-    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
-        let name = source.unwrap_or("<problem>");
-        let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
-        let p: ProblemSpec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
-        if let Some(kind) = p.model.kind.as_deref().filter(|k| *k != "point-mass") {
-            return Err(bad(format!(
-                "model.kind = \"{kind}\" is not a point mass (use Problem::from_toml_str)"
-            )));
-        }
-        if p.model.dim != 1 && p.model.dim != 2 {
-            return Err(bad(format!(
-                "model.dim must be 1 or 2, got {}",
-                p.model.dim
-            )));
-        }
-        if p.ocp.N == 0 {
-            return Err(bad("ocp.N must be positive".into()));
-        }
-        if !(p.ocp.T.is_finite() && p.ocp.T > 0.0) {
-            return Err(bad(format!("ocp.T must be positive, got {}", p.ocp.T)));
-        }
-        if !(p.ocp.s_max.is_finite() && p.ocp.s_max >= 1.0) {
-            return Err(bad(format!("ocp.s_max must be ≥ 1, got {}", p.ocp.s_max)));
-        }
-        let finite = |field: &str, v: &[f64]| {
-            if v.iter().all(|x| x.is_finite()) {
-                Ok(())
-            } else {
-                Err(bad(format!("{field} has a non-finite entry")))
-            }
-        };
-        finite("ocp.y0", &p.ocp.y0)?;
-        finite("ocp.u_lo", &p.ocp.u_lo)?;
-        finite("ocp.u_hi", &p.ocp.u_hi)?;
-        let pm = PointMass {
-            dim: p.model.dim,
-            mass: p.model.mass,
-            gravity: p.model.gravity,
-            mu: p.model.mu,
-        };
-        let tf = time_freezing(pm, p.model.a_n, p.model.stance_stabilization.as_ref(), &bad)?;
-        let n = p.ocp.N;
-        let dt = p.ocp.T / n as f64;
-        let (clock, control_weight) =
-            clock_spec(p.ocp.clock.as_deref(), p.ocp.global_speed, p.ocp.T, n, &bad)?;
-        let horizon = Horizon {
-            y0: p.ocp.y0,
-            lam0: None,
-            n_steps: n,
-            step_len: dt,
-            u_bounds: vec![(p.ocp.u_lo, p.ocp.u_hi); n],
-            s_bounds: (1.0, p.ocp.s_max),
-            clock,
-            global_speed: p.ocp.global_speed,
-            terminal: p.ocp.terminal,
-            y_bounds: None,
-            control_weight,
-            tracking: vec![],
-        };
-        let continuation = continuation_spec(
-            ContinuationKeys {
-                values: &p.ocp.continuation,
-                sigma0: p.ocp.continuation_sigma0,
-                mode: p.ocp.continuation_mode,
-                local_speed: p.ocp.continuation_local_speed,
-            },
-            &horizon.terminal,
-            horizon.global_speed,
-            &bad,
-        )?;
-        let options = p
-            .mpcc
-            .apply(p.fesd.apply(point_mass_options(), &bad)?, &bad)?;
-        Ok(Self {
-            tf,
-            horizon,
-            options,
-            t_final: p.ocp.T,
-            continuation,
-        })
-    }
-
-    /// Reads and parses a problem file.
-    ///
-    /// # Errors
-    /// [`OcpError::InvalidInput`] when the file cannot be read, or as
-    /// [`OcpProblem::from_toml_str`].
-    pub fn from_file(path: &Path) -> Result<Self, OcpError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
-        Self::from_toml_str(&text, Some(&path.display().to_string()))
-    }
-}
-
 /// σ₀ of the warm-started solves of a continuation plan when the file does not set it.
 pub const DEFAULT_CONTINUATION_SIGMA0: f64 = 1e-2;
 
@@ -545,87 +311,10 @@ pub const DEFAULT_CONTINUATION_SIGMA0: f64 = 1e-2;
 /// iterations, so a few.
 pub const DEFAULT_GROWTH_BISECTIONS: usize = 3;
 
-#[derive(Deserialize)]
-struct KindProbe {
-    model: KindOnly,
-}
-
-#[derive(Deserialize)]
-struct KindOnly {
-    kind: Option<String>,
-}
-
-/// A problem file: on a model file (`[ocp] model = "…"`, [`ModelProblem`]) or on the built-in
-/// point mass (`[model] kind = "point-mass"`, the default).
-pub enum Problem {
-    /// The point mass ([`OcpProblem`]).
-    PointMass(OcpProblem),
-    /// A model file ([`ModelProblem`]).
-    Model(ModelProblem),
-}
-
-impl Problem {
-    /// Parses a problem of either model from TOML text.
-    ///
-    /// # Errors
-    /// As [`OcpProblem::from_toml_str`] /
-    /// [`ModelProblem::from_toml_str`], and for an unknown `model.kind`.
-    pub fn from_toml_str(text: &str, source: Option<&str>) -> Result<Self, OcpError> {
-        let name = source.unwrap_or("<problem>");
-        let value: toml::Table =
-            toml::from_str(text).map_err(|e| OcpError::InvalidInput(format!("{name}: {e}")))?;
-        let on_model_file = value
-            .get("ocp")
-            .and_then(|o| o.get("model"))
-            .is_some_and(|m| m.is_str());
-        if on_model_file {
-            return Ok(Self::Model(ModelProblem::from_toml_str(text, source)?));
-        }
-        let probe: KindProbe =
-            toml::from_str(text).map_err(|e| OcpError::InvalidInput(format!("{name}: {e}")))?;
-        match probe.model.kind.as_deref() {
-            None | Some("point-mass") => {
-                Ok(Self::PointMass(OcpProblem::from_toml_str(text, source)?))
-            }
-            Some(other) => Err(OcpError::InvalidInput(format!(
-                "{name}: model.kind must be \"point-mass\" (or [ocp] model = \"file\"), got \"{other}\""
-            ))),
-        }
-    }
-
-    /// Names of the state y = (q, v, t) and of the controls: the model's coordinates and
-    /// actuators for a problem on a model file, `q1 … v1 … t` and `u1 …` for the built-in
-    /// models.
-    pub fn names(&self) -> (Vec<String>, Vec<String>) {
-        use crate::tf::Cls;
-        let numbered = |ny: usize, nu: usize| {
-            let nq = (ny - 1) / 2;
-            let mut state: Vec<String> = (0..nq).map(|i| format!("q{}", i + 1)).collect();
-            state.extend((0..nq).map(|i| format!("v{}", i + 1)));
-            state.push("t".into());
-            (state, (0..nu).map(|i| format!("u{}", i + 1)).collect())
-        };
-        match self {
-            Self::PointMass(p) => numbered(p.tf.ny(), p.tf.cls.nu()),
-            Self::Model(p) => (p.state_names.clone(), p.control_names.clone()),
-        }
-    }
-
-    /// Reads and parses a problem file of either model.
-    ///
-    /// # Errors
-    /// [`OcpError::InvalidInput`] when the file cannot be read, or as
-    /// [`Problem::from_toml_str`].
-    pub fn from_file(path: &Path) -> Result<Self, OcpError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
-        Self::from_toml_str(&text, Some(&path.display().to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::continuation::ContinuationMode;
 
     /// A short hopper problem on `examples/hopper.toml`: `ocp` goes into `[ocp]`, `rest` after
     /// the problem's own sections (e.g. `[fesd]` keys).
@@ -646,10 +335,7 @@ mod tests {
     /// `examples/hopper.toml`).
     fn parse(text: &str, name: &str) -> Result<ModelProblem, OcpError> {
         let source = format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"));
-        match Problem::from_toml_str(text, Some(&source))? {
-            Problem::Model(p) => Ok(p),
-            _ => panic!("not parsed as a model problem"),
-        }
+        ModelProblem::from_toml_str(text, Some(&source))
     }
 
     #[test]
@@ -938,32 +624,10 @@ mod tests {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             if name.starts_with("ocp_") && name.ends_with(".toml") {
-                Problem::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+                ModelProblem::from_file(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
                 n += 1;
             }
         }
         assert!(n >= 4, "{n} OCP examples");
-    }
-
-    #[test]
-    fn point_mass_file_is_unchanged() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/ocp_particle.toml"
-        ))
-        .unwrap();
-        let Ok(Problem::PointMass(p)) = Problem::from_toml_str(&text, None) else {
-            panic!("not parsed as a point mass");
-        };
-        let q = OcpProblem::from_toml_str(&text, None).unwrap();
-        assert_eq!(p.options, q.options);
-        assert_eq!(
-            (
-                p.options.discretization.n_s,
-                p.options.discretization.scheme,
-                p.options.discretization.dcs
-            ),
-            (2, Scheme::RadauIIA, Dcs::Step)
-        );
     }
 }

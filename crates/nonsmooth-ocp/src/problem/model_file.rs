@@ -1,42 +1,7 @@
-//! Problem files that reference a model file: optimal control of the user's own model by
-//! time-freezing ([`crate::model_system::ModelSystem`]).
-//!
-//! ```toml
-//! [ocp]
-//! model = "ball_on_ground.toml"  # relative to this file (TOML, URDF or MJCF)
-//! N = 15                         # control intervals
-//! T = 1.5                        # physical horizon (s)
-//! s_max = 10.0                   # speed of time s ∈ [1, s_max] (default 10)
-//! controls = ["thrust"]          # optional: the model's motors, default all; each needs
-//!                                #   effort_limit (the control bounds)
-//! [ocp.cost]
-//! effort = 1.0                   # weight of ∫ ‖u‖² dt (default 1)
-//! track.q.y = { target = 0.3, weight = 10.0 }   # + Σ_k (T/N) w (y(t_k) − target)²
-//! [ocp.terminal]                 # final values of named coordinates
-//! q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
-//! v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
-//! [ocp.path]                     # bounds at every stage point
-//! q.y = [0.0, 2.0]               # (inf for no bound: [-0.05, inf])
-//! [[ocp.path.point]]             # a point of a body within bounds (world x and/or y)
-//! body = "shank"
-//! point = [0.0, -0.2, 0.0]
-//! x = [-0.05, 1e20]
-//! [[ocp.path.outside_ellipse]]   # a point of a body kept outside an ellipse (holes)
-//! body = "foot"
-//! point = [0.0, 0.0, 0.0]
-//! center = [0.5, 0.0]
-//! axes = [0.1, 0.05]
-//! [time_freezing]
-//! a_n = 50.0                     # auxiliary normal acceleration (m/s², default 100)
-//! contact = ["ball_shape", "ground"]  # optional when the model has one body–plane pair
-//! [fesd]                         # as in every problem file (n_s default 2, n_fe 3)
-//! ```
-//!
-//! The initial state is the model's `[initial]` at t = 0, the clock stagewise (`ocp.clock`
-//! and `ocp.global_speed` as in the other problem files).
+//! The problem file's parser: [`ModelProblem`] (the file format in its docs).
 
 use super::{
-    clock_spec, point_mass_options, time_freezing, FesdSpec, MpccSpec, StanceSpec,
+    clock_spec, default_options, time_freezing, FesdSpec, MpccSpec, StanceSpec,
     DEFAULT_CONTINUATION_SIGMA0, DEFAULT_GROWTH_BISECTIONS,
 };
 use crate::continuation::{ContinuationMode, ContinuationPlan};
@@ -196,7 +161,53 @@ struct TfKeys {
     stance_stabilization: Option<StanceSpec>,
 }
 
-/// A parsed problem file on a model file.
+/// A parsed problem file: optimal control of the user's own model by time-freezing
+/// ([`crate::model_system::ModelSystem`]).
+///
+/// ```toml
+/// [ocp]
+/// model = "ball_on_ground.toml"  # relative to this file (TOML, URDF or MJCF)
+/// N = 15                         # control intervals
+/// T = 1.5                        # physical horizon (s)
+/// s_max = 10.0                   # speed of time s ∈ [1, s_max] (default 10)
+/// controls = ["thrust"]          # optional: the model's motors, default all; each needs
+///                                #   effort_limit (the control bounds)
+/// [ocp.cost]
+/// effort = 1.0                   # weight of ∫ ‖u‖² dt (default 1)
+/// track.q.y = { target = 0.3, weight = 10.0 }   # + Σ_k (T/N) w (y(t_k) − target)²
+/// [ocp.initial]                  # optional: starts that differ from the model's [initial]
+/// q.y = 0.3
+/// [ocp.terminal]                 # final values of named coordinates
+/// q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
+/// v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
+/// [ocp.path]                     # bounds at every stage point
+/// q.y = [0.0, 2.0]               # (inf for no bound: [-0.05, inf])
+/// obstacle_growth = { scales = [0.0, 0.5], factors = [1.0, 0.1] }  # optional, with
+///                                #   [fesd.smoothing]: the ellipses grown in the smoothing
+///                                #   phase ([`crate::smoothing::Growth`])
+/// [[ocp.path.point]]             # a point of a body within bounds (world x and/or y)
+/// body = "shank"
+/// point = [0.0, -0.2, 0.0]
+/// x = [-0.05, 1e20]
+/// [[ocp.path.outside_ellipse]]   # a point of a body kept outside an ellipse (holes)
+/// body = "foot"
+/// point = [0.0, 0.0, 0.0]
+/// center = [0.5, 0.0]
+/// axes = [0.1, 0.05]
+/// [ocp.continuation]             # optional: waypoints of one terminal coordinate
+/// q.x = [1.0, 2.0]               #   solved in turn, then the file's own target
+/// sigma0 = 1e-2                  #   σ₀ of the warm solves; mode = "active-set";
+///                                #   local_speed = true
+/// [time_freezing]
+/// a_n = 50.0                     # auxiliary normal acceleration (m/s², default 100)
+/// contact = ["ball_shape", "ground"]  # optional when the model has one body–plane pair
+/// stance_stabilization = { rate = 100.0, depth = 1e-3 }  # optional
+/// [fesd]                         # the module docs' keys (n_s default 2, n_fe 3)
+/// [mpcc]                         # method = "active-set" and its settings
+/// ```
+///
+/// The initial state is the model's `[initial]` at t = 0 with the `[ocp.initial]` changes,
+/// the clock stagewise unless `ocp.clock = "terminal"`.
 pub struct ModelProblem {
     /// The time-freezing reformulation of the model.
     pub tf: Arc<TimeFreezing<ModelSystem>>,
@@ -282,6 +293,15 @@ impl ModelProblem {
     fn parse(text: &str, source: Option<&str>, given: Option<Model>) -> Result<Self, OcpError> {
         let name = source.unwrap_or("<problem>");
         let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
+        if toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("model")) {
+            return Err(bad(
+                "a problem file names its model file in [ocp] (model = \"particle.toml\"); the \
+                 [model] section of the built-in point mass and hopper is gone: \
+                 examples/ocp_particle.toml and examples/ocp_hopper.toml are their model-file \
+                 forms"
+                    .into(),
+            ));
+        }
         let spec: Spec = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let at = Locator {
             name,
@@ -541,7 +561,7 @@ impl ModelProblem {
         };
         let options = spec
             .mpcc
-            .apply(spec.fesd.apply(point_mass_options(), &bad)?, &bad)?;
+            .apply(spec.fesd.apply(default_options(), &bad)?, &bad)?;
         let continuation = match &ocp.continuation {
             None => None,
             Some(c) => {

@@ -116,3 +116,72 @@ pub fn hopper_system() -> ModelSystem {
     let model = nonsmooth_core::Model::from_file(examples().join("hopper.toml")).expect("model");
     ModelSystem::new(model, None, &["hip".into(), "knee".into()]).expect("system")
 }
+
+/// Gravity of the example models (m/s²).
+pub const G: f64 = 9.81;
+
+/// A model file of `examples/` with `edits` (text replacements) applied.
+pub fn example_model(file: &str, edits: &[(&str, &str)]) -> nonsmooth_core::Model {
+    let path = examples().join(file);
+    let mut text = std::fs::read_to_string(&path).expect("example model");
+    for (from, to) in edits {
+        assert!(text.contains(from), "{file} has no `{from}`");
+        text = text.replace(from, to);
+    }
+    nonsmooth_core::Model::from_toml_str(&text, Some(&path.display().to_string()))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The guiding particle of seed 002 Ex. 1–5 (`examples/particle.toml`, 1 kg, frictionless
+/// unless `mu`) with the horizontal force only (one control).
+pub fn particle(mu: Option<f64>) -> ModelSystem {
+    particle_with(mu, &["force_x"])
+}
+
+/// The particle with the motors `controls` (`"force_x"`, `"force_y"`).
+pub fn particle_with(mu: Option<f64>, controls: &[&str]) -> ModelSystem {
+    let friction = format!("friction = {}", mu.unwrap_or(0.0));
+    let model = example_model("particle.toml", &[("friction = 0.0", &friction)]);
+    let names: Vec<String> = controls.iter().map(|c| c.to_string()).collect();
+    ModelSystem::new(model, None, &names).expect("particle system")
+}
+
+/// The particle of Ex. 1–4 driven by a horizontal and a vertical force affine in the
+/// physical clock: controls (u_x, u_y, r_x, r_y), efforts u + r t
+/// ([`ModelSystem::with_clock_rates`]).
+pub fn guided_particle(mu: Option<f64>) -> ModelSystem {
+    particle_with(mu, &["force_x", "force_y"]).with_clock_rates()
+}
+
+/// The 1 kg point of `examples/falling_point.toml` on its vertical slide, no controls.
+pub fn falling_point() -> ModelSystem {
+    let model = example_model("falling_point.toml", &[]);
+    ModelSystem::new(model, None, &[]).expect("falling point")
+}
+
+/// The spring-loaded mass of `examples/spring_mass.toml` (ω = 2, spring rest at −1, no
+/// gravity, no controls).
+pub fn spring_mass() -> ModelSystem {
+    let model = example_model("spring_mass.toml", &[]);
+    ModelSystem::new(model, None, &[]).expect("spring-mass system")
+}
+
+/// Exact time-freezing state (q, v, t) of [`spring_mass`] (q̈ = −ω² (q − q_rest)) at
+/// numerical time τ from q(0) = q0 > 0, v(0) = 0 with auxiliary acceleration a_n: cosine
+/// fall, frozen jump of length |v⁻|/a_n, then resting on the ground with
+/// dt/dτ = a_n/(a_n + ω²|q_rest|) (seed 002 Thm 4 with D = 1).
+pub fn spring_mass_exact(q0: f64, a_n: f64, tau: f64) -> [f64; 3] {
+    let (w, r) = (2.0_f64, -1.0_f64);
+    let amp = q0 - r;
+    let t_imp = (-r / amp).acos() / w;
+    if tau <= t_imp {
+        return [r + amp * (w * tau).cos(), -amp * w * (w * tau).sin(), tau];
+    }
+    let v_imp = -amp * w * (w * t_imp).sin();
+    let tau_jump = -v_imp / a_n;
+    if tau <= t_imp + tau_jump {
+        return [0.0, v_imp + a_n * (tau - t_imp), t_imp];
+    }
+    let gamma = a_n / (a_n + w * w * r.abs());
+    [0.0, 0.0, t_imp + gamma * (tau - t_imp - tau_jump)]
+}

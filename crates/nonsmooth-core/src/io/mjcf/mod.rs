@@ -20,7 +20,8 @@
 //! - `<worldbody>`: bodies (`pos` and `quat`/`axisangle`/`euler`/`xyaxes`/`zaxis`,
 //!   `childclass`), `<inertial>` (`diaginertia` rotated by its orientation, or
 //!   `fullinertia`), joints (`hinge`, `slide`, `ball`, `free`, `<freejoint/>`; `pos`, `axis`,
-//!   `range`, `limited`, `damping`, `armature`, `ref`), geoms (`plane`, `sphere`, `capsule`,
+//!   `range`, `limited`, `damping`, `armature`, `ref`, `stiffness` and `springref` of hinges
+//!   and slides as a [`JointSpring`]), geoms (`plane`, `sphere`, `capsule`,
 //!   `cylinder`, `box`, `ellipsoid`, `mesh`; `size`, `fromto`, `pos`, orientation, `mass`,
 //!   `density`, `friction`, `condim`, `contype`, `conaffinity`, `group`); sites are ignored;
 //! - `<asset><mesh name file scale>` (STL or OBJ, read by [`crate::io::mesh`]);
@@ -84,7 +85,8 @@
 //!   servo's are `forcerange` (its `ctrlrange`, a bound on the commanded position, is not
 //!   enforced: warning). `limited`/`ctrllimited`/`forcelimited` follow `autolimits`.
 //! - **Joint limits** of hinges are in degrees unless `angle="radian"`, as all angles; a
-//!   ball joint's cone `range`, joint `stiffness` and `frictionloss` are dropped (warning).
+//!   ball joint's cone `range` and `stiffness`, and joint `frictionloss` are dropped
+//!   (warning).
 //!
 //! # Not imported
 //! Tendons, equality constraints, sensors, keyframes, contact pairs, other actuator types
