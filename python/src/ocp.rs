@@ -8,7 +8,7 @@ use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan};
 use nonsmooth_ocp::fesd::{FesdOptions, Horizon};
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+use nonsmooth_ocp::tf::TimeFreezing;
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -63,13 +63,13 @@ fn solve_ocp<'py>(
 }
 
 /// Solves one problem and builds the result dict of [`solve_ocp`].
-fn solve<'py, C: Cls>(
+fn solve<'py>(
     py: Python<'py>,
-    tf: &Arc<TimeFreezing<C>>,
+    tf: &Arc<TimeFreezing>,
     horizon: &Horizon,
     options: &FesdOptions,
     plan: Option<&ContinuationPlan>,
-    growth: Option<&Growth<C>>,
+    growth: Option<&Growth>,
     names: &(Vec<String>, Vec<String>),
 ) -> PyResult<Bound<'py, PyDict>> {
     let sol = py

@@ -24,7 +24,7 @@ use nonsmooth_ocp::figures::frame_strip;
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+use nonsmooth_ocp::tf::TimeFreezing;
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
@@ -131,12 +131,12 @@ type Extra<'a> = dyn Fn(&OcpSolution, &Path) -> Result<(), CliError> + 'a;
 
 /// Solves the OCP and writes the outputs; on a stalled homotopy or an IPOPT failure the
 /// last iterate is written and the typed error is returned as the command's failure.
-fn solve_and_write<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn solve_and_write(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     plan: Option<&ContinuationPlan>,
-    growth: Option<&Growth<C>>,
+    growth: Option<&Growth>,
     args: &OcpArgs,
     outputs: &Outputs,
 ) -> Result<ExitCode, CliError> {

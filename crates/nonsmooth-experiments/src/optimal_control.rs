@@ -644,10 +644,10 @@ max_iter = 3000
 /// A hopper OCP as `tf-hopper-ocp` solves it: system, horizon, options, the hole growth of
 /// the smoothing phase (if any), the target x and a description of the settings.
 struct HopperSetup {
-    tf: Arc<TimeFreezing<ModelSystem>>,
+    tf: Arc<TimeFreezing>,
     hz: Horizon,
     o: FesdOptions,
-    growth: Option<nonsmooth_ocp::smoothing::Growth<ModelSystem>>,
+    growth: Option<nonsmooth_ocp::smoothing::Growth>,
     target_x: f64,
     settings: String,
 }
@@ -867,7 +867,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
 fn active_set_beside(
     ctx: &RunContext,
     id: &str,
-    tf: &Arc<TimeFreezing<ModelSystem>>,
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     homotopy: &nonsmooth_ocp::fesd::OcpSolution,

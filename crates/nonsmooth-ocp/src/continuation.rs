@@ -29,7 +29,7 @@ use crate::fesd::{
 };
 use crate::ipopt::{thread_cpu_seconds, IpoptSolution, Nlp};
 use crate::smoothing::{solve_ocp_with_growth, Growth};
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 /// A continuation of a problem file (`ocp.continuation`, `ocp.continuation_sigma0`): the
@@ -78,8 +78,8 @@ const ACTIVE_SET_MU_INIT: f64 = 1e-2;
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] when `prev` does not fit the NLP of `hz`.
-pub fn solve_near<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_near(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     prev: &[f64],
@@ -118,8 +118,8 @@ fn interpolate_terminal(from: &[(usize, f64)], to: &[(usize, f64)], f: f64) -> V
 /// One waypoint of [`ContinuationMode::ActiveSet`]: active-set steps from the point `start`
 /// (which solves `from`) towards `to`, bisected on failure, the homotopy with σ₀ = `warm_sigma0` at
 /// the smallest step. The returned solution's log holds every NLP solved on the way.
-fn active_set_waypoint<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn active_set_waypoint(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     warm_sigma0: f64,
@@ -264,8 +264,8 @@ pub struct Continuation {
 /// # Errors
 /// [`OcpError::InvalidInput`] for an empty waypoint list, a terminal index outside y, a
 /// non-finite target, or `warm_sigma0` not in (0, ∞).
-pub fn solve_by_terminal_continuation<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_by_terminal_continuation(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     plan: &ContinuationPlan,
@@ -347,8 +347,8 @@ pub fn solve_by_terminal_continuation<C: Cls>(
 /// The start point of warm waypoint `w` from the previous solution `prev`: its NLP point,
 /// carried over to the NLP of `step` ([`transfer_point`]) when waypoint 1 changes the speed
 /// of time structure of the first waypoint's horizon `first`.
-fn warm_start_point<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn warm_start_point(
+    tf: &Arc<TimeFreezing>,
     first: &Horizon,
     step: &Horizon,
     o: &FesdOptions,
@@ -394,12 +394,12 @@ impl std::fmt::Display for PlanFailure {
 ///
 /// # Errors
 /// A [`PlanFailure`] with the solve's error, its horizon and the failed waypoint.
-pub fn solve_with_plan<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_with_plan(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     plan: Option<&ContinuationPlan>,
-    growth: Option<&Growth<C>>,
+    growth: Option<&Growth>,
     on_step: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<OcpSolution, PlanFailure> {
     let fail = |error, horizon: &Horizon, waypoint| PlanFailure {

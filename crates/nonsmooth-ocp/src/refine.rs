@@ -36,7 +36,7 @@
 use std::sync::Arc;
 
 use crate::fesd::{build, copy_interval_vars, Dcs, FesdOptions, Horizon, Layout};
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 /// The refinement factor r = fine elements / coarse elements when `to` is `from` with every
@@ -153,8 +153,8 @@ pub fn refine_point(
 ///
 /// # Errors
 /// [`build`]'s errors for the coarse NLP.
-pub fn from_coarser_mesh<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn from_coarser_mesh(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     x: &[f64],

@@ -45,7 +45,7 @@ use crate::fesd::{
 };
 use crate::ipopt::{solve, thread_cpu_seconds, IpoptSolution};
 use crate::nlp::{BlockNlp, Real};
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 /// Options of the smoothing phase ([`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing); problem files:
@@ -148,8 +148,8 @@ pub fn heaviside<T: Real>(c: T, width: f64) -> T {
 /// only if IPOPT converges). The smoothing rows are released and the multiplier cost
 /// switched off before returning, so the NLP is the plain MPCC relaxation again. A failing
 /// NLP ends the phase at the last converged point; a failure of the first one is an error.
-pub fn run_phase<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn run_phase(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: Vec<f64>,
     o: &FesdOptions,
@@ -234,8 +234,8 @@ pub fn run_phase<C: Cls>(
 
 /// Widths w = base × `factor`, the multiplier cost on, the ℓ1 complementarity penalty off
 /// and the soft-terminal weight `terminal_weight`.
-fn set_phase_weights<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+fn set_phase_weights(
+    nlp: &mut BlockNlp<FesdBlock>,
     sm: &Smoothing,
     factor: f64,
     terminal_weight: f64,
@@ -256,8 +256,8 @@ fn set_phase_weights<C: Cls>(
 }
 
 /// One NLP of the phase, warm-started from `warm` when given; logged (also when it fails).
-fn solve_step<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+fn solve_step(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x: &[f64],
     warm: Option<&IpoptSolution>,
@@ -308,10 +308,7 @@ fn solve_step<C: Cls>(
 
 /// Violation max(l − g, g − u, 0) of every constraint row of `nlp` at `x`, with its block
 /// index, output index within the block and value g: (violation, block, output, value).
-fn row_violations<C: Cls>(
-    nlp: &BlockNlp<FesdBlock<C>>,
-    x: &[f64],
-) -> Vec<(f64, usize, usize, f64)> {
+fn row_violations(nlp: &BlockNlp<FesdBlock>, x: &[f64]) -> Vec<(f64, usize, usize, f64)> {
     let (_, g) = nlp.eval_all(x);
     let mut rows = vec![];
     for (bi, b) in nlp.blocks.iter().enumerate() {
@@ -326,7 +323,7 @@ fn row_violations<C: Cls>(
 
 /// Diagnostic print to standard error: the 15 most violated constraint rows of `nlp` at `x`
 /// with their block kinds (printed after a failed first NLP of a verbose run).
-pub(crate) fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) {
+pub(crate) fn print_worst_rows(nlp: &BlockNlp<FesdBlock>, x: &[f64]) {
     let mut rows: Vec<_> = row_violations(nlp, x)
         .into_iter()
         .filter(|r| r.0 > 0.0)
@@ -348,19 +345,19 @@ pub(crate) fn print_worst_rows<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) 
 
 /// The system of a model continuation at a scale s ∈ [0, 1) (1 is the problem's own
 /// system), e.g. the hopper with its holes' semi-axes scaled by s.
-pub type SystemAt<C> = Arc<dyn Fn(f64) -> Result<Arc<TimeFreezing<C>>, OcpError> + Send + Sync>;
+pub type SystemAt = Arc<dyn Fn(f64) -> Result<Arc<TimeFreezing>, OcpError> + Send + Sync>;
 
 /// Systems that the smoothing phase passes through before the problem's own, each phase
 /// warm-started from the previous one's point (a continuation in the model, e.g. obstacles
 /// grown from nothing to full size). The systems must have the problem's dimensions, so
 /// that the NLPs share their variables; they may differ in their path constraints.
 #[derive(Clone)]
-pub struct Growth<C> {
+pub struct Growth {
     /// Scales of the stages before the problem's own (scale 1), increasing in [0, 1); the
     /// first starts from the trivial initialization with the widths [`Smoothing::factors`].
     pub scales: Vec<f64>,
     /// The system at a scale below 1.
-    pub system: SystemAt<C>,
+    pub system: SystemAt,
     /// Width factors of the phase of every later system, the problem's own included
     /// (re-tightened from a wider sigmoid, e.g. 3, 1, 0.3, 0.1).
     pub factors: Vec<f64>,
@@ -372,7 +369,7 @@ pub struct Growth<C> {
     pub close_stages: bool,
 }
 
-impl<C> std::fmt::Debug for Growth<C> {
+impl std::fmt::Debug for Growth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Growth")
             .field("scales", &self.scales)
@@ -383,7 +380,7 @@ impl<C> std::fmt::Debug for Growth<C> {
     }
 }
 
-impl<C> Growth<C> {
+impl Growth {
     /// Checks the scales (at least one, increasing, in [0, 1)) and the later phases' width
     /// factors (positive, finite, at least one).
     pub fn validate(&self) -> Result<(), OcpError> {
@@ -409,7 +406,7 @@ impl<C> Growth<C> {
     ///
     /// # Errors
     /// `k` out of range, or the error of [`Growth::system`].
-    pub fn stage(&self, k: usize) -> Result<Arc<TimeFreezing<C>>, OcpError> {
+    pub fn stage(&self, k: usize) -> Result<Arc<TimeFreezing>, OcpError> {
         let s = self.scales.get(k).ok_or_else(|| {
             OcpError::InvalidInput(format!(
                 "growth has {} stages, stage {k} asked for",
@@ -498,11 +495,11 @@ pub fn bisect_continuation<E>(
 /// then also holds the earlier phases; when the homotopy's first NLP fails,
 /// [`OcpError::HomotopyStalled`] with the smoothed point (the last converged one), its
 /// constraint violation and the log of every phase and of the failed NLP.
-pub fn solve_ocp_with_growth<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_ocp_with_growth(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
-    growth: &Growth<C>,
+    growth: &Growth,
 ) -> Result<OcpSolution, OcpError> {
     let start = thread_cpu_seconds();
     let sm = o.mpcc.smoothing.clone().ok_or_else(|| {
@@ -650,7 +647,7 @@ pub(crate) fn stalled_at_start(
 
 /// Largest violation of the constraint rows (the complementarity rows excepted: their
 /// residual is reported on its own) and variable bounds of `nlp` at `x`.
-pub(crate) fn max_violation<C: Cls>(nlp: &BlockNlp<FesdBlock<C>>, x: &[f64]) -> f64 {
+pub(crate) fn max_violation(nlp: &BlockNlp<FesdBlock>, x: &[f64]) -> f64 {
     let bounds = x
         .iter()
         .zip(nlp.xl.iter().zip(&nlp.xu))

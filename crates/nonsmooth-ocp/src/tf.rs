@@ -9,70 +9,8 @@
 //! θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃, θ₃ = (1−α₁)(1−α₂)(1−α₃) (the digest's corrected
 //! eq. 32; frictionless: θ₂ = (1−α₁)(1−α₂)).
 
+use crate::model_system::ModelSystem;
 use crate::nlp::Real;
-
-/// A complementarity Lagrangian system with one unilateral constraint (seed 002 eq. 3).
-/// Generic in the scalar so that derivatives come from dual numbers. `Send + Sync`: the
-/// NLP's derivative blocks are evaluated on several threads.
-pub trait Cls: Send + Sync {
-    /// Number of generalized coordinates n_q.
-    fn nq(&self) -> usize;
-    /// Number of control inputs n_u.
-    fn nu(&self) -> usize;
-    /// Coulomb friction coefficient μ (planar friction with tangent b) or `None`.
-    fn friction(&self) -> Option<f64>;
-    /// M(q)⁻¹ r.
-    fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T>;
-    /// f_v(q, v, t, u) = M⁻¹ (all non-contact forces).
-    fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T>;
-    /// Gap function f_c(q) (≥ 0 feasible).
-    fn f_c<T: Real>(&self, q: &[T]) -> T;
-    /// Contact normal n(q) = ∇f_c(q).
-    fn normal<T: Real>(&self, q: &[T]) -> Vec<T>;
-    /// Tangent b(q) (used only with friction).
-    fn tangent<T: Real>(&self, q: &[T]) -> Vec<T>;
-    /// The contact geometry at q in one call: (f_c(q), n(q), b(q)), b empty without
-    /// friction. Default: [`Cls::f_c`], [`Cls::normal`] and [`Cls::tangent`]; a model whose
-    /// kinematics is costly computes them in one pass.
-    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
-        let b = if self.friction().is_some() {
-            self.tangent(q)
-        } else {
-            Vec::new()
-        };
-        (self.f_c(q), self.normal(q), b)
-    }
-    /// f_v(q, v, t, u) and M(q)⁻¹ r for each r of `rs` in one call (default: [`Cls::f_v`]
-    /// and [`Cls::minv`] per right-hand side; a model with a configuration-dependent mass
-    /// matrix overrides it to factor M(q) once).
-    fn accelerations<T: Real>(
-        &self,
-        q: &[T],
-        v: &[T],
-        t: T,
-        u: &[T],
-        rs: &[Vec<T>],
-    ) -> (Vec<T>, Vec<Vec<T>>) {
-        (
-            self.f_v(q, v, t, u),
-            rs.iter().map(|r| self.minv(q, r)).collect(),
-        )
-    }
-    /// Number of general path constraints g(q) imposed at every stage point (default 0).
-    fn n_path(&self) -> usize {
-        0
-    }
-    /// General path constraints g(q) (length [`Cls::n_path`]), bounded by
-    /// [`Cls::path_bounds`] at every stage point of the OCP (seed 002 eq. 33: g(x) ≥ 0);
-    /// the integrator (`fesd::simulate`) does not impose them.
-    fn path<T: Real>(&self, _q: &[T]) -> Vec<T> {
-        vec![]
-    }
-    /// Lower and upper bounds of the path constraints.
-    fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
-        (vec![], vec![])
-    }
-}
 
 /// Elastic auxiliary dynamics (the time-freezing predecessor, Nurkanović et al. 2021, cited
 /// as ref. 29 in seed 002; digest §2.2): inside the obstacle the normal coordinate ξ = f_c(q)
@@ -106,9 +44,9 @@ impl ElasticAux {
 /// The time-freezing PSS of a CLS with inelastic auxiliary dynamics (constant a_n) or, with
 /// [`TimeFreezing::elastic`], elastic auxiliary dynamics with a coefficient of restitution.
 #[derive(Debug, Clone)]
-pub struct TimeFreezing<C> {
+pub struct TimeFreezing {
     /// The system.
-    pub cls: C,
+    pub cls: ModelSystem,
     /// Auxiliary normal acceleration a_n > 0 (inelastic auxiliary dynamics).
     pub a_n: f64,
     /// Elastic auxiliary dynamics instead of the inelastic ones: one switching function
@@ -147,9 +85,9 @@ pub struct StanceStabilization {
     pub depth: f64,
 }
 
-impl<C: Cls> TimeFreezing<C> {
+impl TimeFreezing {
     /// Builds the reformulation; a_n must be positive and finite.
-    pub fn new(cls: C, a_n: f64) -> Result<Self, crate::OcpError> {
+    pub fn new(cls: ModelSystem, a_n: f64) -> Result<Self, crate::OcpError> {
         if !(a_n.is_finite() && a_n > 0.0) {
             return Err(crate::OcpError::InvalidInput(format!(
                 "a_n = {a_n} must be > 0"
@@ -165,7 +103,7 @@ impl<C: Cls> TimeFreezing<C> {
     }
     /// Builds the elastic reformulation with coefficient of restitution `e` and impact
     /// duration `tau_jump` (frictionless systems only).
-    pub fn elastic(cls: C, e: f64, tau_jump: f64) -> Result<Self, crate::OcpError> {
+    pub fn elastic(cls: ModelSystem, e: f64, tau_jump: f64) -> Result<Self, crate::OcpError> {
         if cls.friction().is_some() {
             return Err(crate::OcpError::InvalidInput(
                 "the elastic auxiliary dynamics are frictionless".into(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use nonsmooth_ocp::fesd::{build, Discretization, FesdOptions, Horizon, MpccStrategy, Scheme};
 use nonsmooth_ocp::ipopt::Nlp;
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::tf::{Cls, TimeFreezing};
+use nonsmooth_ocp::tf::TimeFreezing;
 
 /// The particle of `examples/particle.toml` at 1.3 kg with friction μ = 0.6 and both forces
 /// affine in the physical clock (so the dynamics depend on t, too).
@@ -180,8 +180,8 @@ fn hopper_jacobian_and_hessian_match_finite_differences() {
     assert!(build(&tf, &hz, &bad).is_err());
 }
 
-fn check_derivatives<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn check_derivatives(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     tol_j: f64,

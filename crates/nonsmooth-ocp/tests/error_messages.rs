@@ -4,13 +4,12 @@
 mod common;
 
 use nonsmooth_ocp::fesd::{build, solve_ocp, FesdOptions, Horizon};
-use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::tf::TimeFreezing;
 use nonsmooth_ocp::OcpError;
 use std::sync::Arc;
 
 /// The falling point of `examples/falling_point.toml` (no controls), a_n = 10.
-fn ball() -> Arc<TimeFreezing<ModelSystem>> {
+fn ball() -> Arc<TimeFreezing> {
     Arc::new(TimeFreezing::new(common::falling_point(), 10.0).expect("valid time-freezing system"))
 }
 

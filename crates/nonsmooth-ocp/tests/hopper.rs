@@ -5,7 +5,6 @@ mod common;
 
 use common::{hopper_problem, hopper_system, HopperSpec};
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::tf::Cls;
 
 /// Thigh and shank lengths of the hopper (m).
 const L_THIGH: f64 = 0.2;
@@ -314,7 +313,7 @@ const GROWTH_DEPTH: f64 = 1e-3;
 
 /// The hopper system with a stabilized stance (k = 30 /s, δ = [`GROWTH_DEPTH`]) and
 /// a_n = 200.
-fn stabilized(sys: ModelSystem) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing<ModelSystem>> {
+fn stabilized(sys: ModelSystem) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing> {
     std::sync::Arc::new(
         nonsmooth_ocp::tf::TimeFreezing::new(sys, 200.0)
             .and_then(|t| t.with_stance_stabilization(30.0, GROWTH_DEPTH))

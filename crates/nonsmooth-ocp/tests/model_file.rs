@@ -5,7 +5,6 @@
 
 use nonsmooth_ocp::fesd::solve_ocp;
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::tf::Cls;
 use nonsmooth_sim::Simulator;
 use std::path::{Path, PathBuf};
 

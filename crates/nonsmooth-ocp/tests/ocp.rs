@@ -8,7 +8,6 @@ use common::G;
 use nonsmooth_ocp::fesd::{
     solve_ocp, Discretization, FesdOptions, Horizon, MpccStrategy, NlpSettings, Scheme,
 };
-use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::tf::TimeFreezing;
 
 /// Discrete optimum of min Σ Δ u_k² s.t. q(T) = 3, v(T) = 0 for a double integrator with
@@ -49,7 +48,7 @@ fn grid_optimum(grid: &[f64]) -> f64 {
 
 /// The particle OCP of Ex. 5 (frictionless, `examples/particle.toml` with its horizontal
 /// force): time-freezing system and horizon (N = 20).
-fn particle(n: usize) -> (Arc<TimeFreezing<ModelSystem>>, Horizon) {
+fn particle(n: usize) -> (Arc<TimeFreezing>, Horizon) {
     let tf = Arc::new(TimeFreezing::new(common::particle(None), G).unwrap());
     let hz = Horizon {
         y0: vec![0.0, 1.0, 0.0, 0.0, 0.0],

@@ -8,13 +8,12 @@ mod common;
 use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{simulate, FesdOptions, Scheme};
-use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::tf::TimeFreezing;
 
 const A_N: f64 = 10.0;
 
 /// The spring-loaded mass with a_n = [`A_N`].
-fn system() -> Arc<TimeFreezing<ModelSystem>> {
+fn system() -> Arc<TimeFreezing> {
     Arc::new(TimeFreezing::new(common::spring_mass(), A_N).unwrap())
 }
 

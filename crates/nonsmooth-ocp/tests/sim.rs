@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use common::G;
 use nonsmooth_ocp::fesd::{simulate, Dcs, FesdOptions, Scheme};
-use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::tf::TimeFreezing;
 
 /// The guiding particle of `examples/particle.toml` with clock-affine forces, a_n = g.
-fn particle(mu: Option<f64>) -> Arc<TimeFreezing<ModelSystem>> {
+fn particle(mu: Option<f64>) -> Arc<TimeFreezing> {
     Arc::new(TimeFreezing::new(common::guided_particle(mu), G).unwrap())
 }
 

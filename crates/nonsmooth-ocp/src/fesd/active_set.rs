@@ -22,7 +22,6 @@ use super::layout::Layout;
 use super::options::{FesdOptions, CUT_OFF};
 use crate::ipopt::{IpoptOptions, IpoptSolution};
 use crate::nlp::BlockNlp;
-use crate::tf::Cls;
 use crate::OcpError;
 
 /// What the active-set method did, reported with the solution.
@@ -52,7 +51,7 @@ impl ActiveSetSummary {
 /// Turns `p` into the smooth part of the FESD MPCC: its complementarity rows lifted, every
 /// penalty of the homotopy off (ℓ1 and elastic weights 0, the elastic slack fixed at 0, soft
 /// terminal off and the terminal constraint hard), flight cuts and smoothing rows inactive.
-pub fn make_smooth_part<C: Cls>(p: &mut BlockNlp<FesdBlock<C>>, layout: &Layout) {
+pub fn make_smooth_part(p: &mut BlockNlp<FesdBlock>, layout: &Layout) {
     for r in &layout.comp_rows {
         for i in 0..layout.comp_row_len {
             p.gl[r + i] = -1e20;
@@ -118,8 +117,8 @@ pub fn settings(o: &FesdOptions) -> ActiveSetSettings {
 /// [`OcpError::ActiveSet`] with the last feasible branch point (or the relaxed point when
 /// no branch was feasible) when an LPEC fails, no branch NLP is feasible or the time limit is
 /// reached.
-pub fn solve_active_set<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn solve_active_set(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x_relaxed: &[f64],
     x_previous: Option<&[f64]>,

@@ -7,19 +7,19 @@ use std::sync::Arc;
 use super::tableau::comp_pair;
 use crate::nlp::{BlockFn, Real};
 use crate::smoothing::heaviside;
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 
 #[cfg(doc)]
 use super::{comp_pair_rows, FesdOptions, Tableau};
 
 /// The smooth pieces of the FESD NLP.
 #[derive(Debug, Clone)]
-pub enum FesdBlock<C> {
+pub enum FesdBlock {
     /// Y_j − y_n − h s Σ_l a_jl F(Y_l, α_l, u) = 0 for the n_r ≥ n_s rows of `a` (row n_s + 1,
     /// if present, is bᵀ with Y_{n_s+1} = y_end); vars [y_n, Y_1..Y_{n_r}, α_1..α_{n_s}, h, s, u].
     Collocation {
         /// The time-freezing system.
-        tf: Arc<TimeFreezing<C>>,
+        tf: Arc<TimeFreezing>,
         /// Rows of the Butcher matrix (n_r × n_s, see [`Tableau::rows`]).
         a: Arc<Vec<Vec<f64>>>,
         /// Stewart's θ (length [`TimeFreezing::n_stewart`]) per stage instead of α.
@@ -28,7 +28,7 @@ pub enum FesdBlock<C> {
     /// Stewart: g(Y) − λ − μ𝟙 = 0; vars [Y, λ (n_θ), μ].
     StewartAlgebraic {
         /// The time-freezing system.
-        tf: Arc<TimeFreezing<C>>,
+        tf: Arc<TimeFreezing>,
     },
     /// Stewart (cross) complementarity per region r: Σ θ_{j',r} λ_{j,r} over the pairs of
     /// [`comp_pair`]; vars [θ (n_s×n_θ), λ (n_λ×n_θ)][, s_e].
@@ -49,7 +49,7 @@ pub enum FesdBlock<C> {
     /// c(Y) − λᵖ + λⁿ = 0; vars [Y, λᵖ, λⁿ].
     Algebraic {
         /// The time-freezing system.
-        tf: Arc<TimeFreezing<C>>,
+        tf: Arc<TimeFreezing>,
     },
     /// Aggregated (cross) complementarity per component; vars [α (n_s×n_c), λᵖ (n_λ×n_c),
     /// λⁿ (n_λ×n_c)] with n_λ = n_s + 1 (Radau) or n_s + 2 (with the end point).
@@ -78,10 +78,10 @@ pub enum FesdBlock<C> {
         /// Weight ρ = 1/σ.
         weight: f64,
     },
-    /// General path constraints g(q) of the system ([`Cls::path`]); vars `[q]`.
+    /// General path constraints g(q) of the system ([`ModelSystem::path`](crate::model_system::ModelSystem::path)); vars `[q]`.
     Path {
         /// The time-freezing system.
-        tf: Arc<TimeFreezing<C>>,
+        tf: Arc<TimeFreezing>,
     },
     /// Flight cut (1 − α)(λᵖ − δ) ≤ 0 at one stage point ([`MpccStrategy::flight_cut`](crate::fesd::MpccStrategy::flight_cut));
     /// vars `[α_i, λᵖ_i]`.
@@ -140,7 +140,7 @@ pub enum FesdBlock<C> {
     },
 }
 
-impl<C: Cls> BlockFn for FesdBlock<C> {
+impl BlockFn for FesdBlock {
     fn eval<T: Real>(&self, x: &[T], out: &mut [T]) {
         match self {
             FesdBlock::Collocation { tf, a, stewart } => {
@@ -550,7 +550,7 @@ fn split_elastic<T: Real>(x: &[T], elastic: bool) -> (&[T], Option<T>) {
 }
 
 /// Width of a stage's switching variables: n_c (α) or n_θ (Stewart's θ).
-pub(super) fn colloc_width<C: Cls>(tf: &TimeFreezing<C>, stewart: bool) -> usize {
+pub(super) fn colloc_width(tf: &TimeFreezing, stewart: bool) -> usize {
     if stewart {
         tf.n_stewart()
     } else {
@@ -559,13 +559,7 @@ pub(super) fn colloc_width<C: Cls>(tf: &TimeFreezing<C>, stewart: bool) -> usize
 }
 
 /// The right-hand side from α (step) or θ (Stewart).
-fn colloc_rhs<C: Cls, T: Real>(
-    tf: &TimeFreezing<C>,
-    stewart: bool,
-    y: &[T],
-    w: &[T],
-    u: &[T],
-) -> Vec<T> {
+fn colloc_rhs<T: Real>(tf: &TimeFreezing, stewart: bool, y: &[T], w: &[T], u: &[T]) -> Vec<T> {
     if stewart {
         tf.rhs_stewart(y, w, u)
     } else {

@@ -8,35 +8,31 @@ use super::layout::{Clock, ElementIdx, Horizon, Layout};
 use super::options::{CutStep, FesdOptions, CUT_OFF};
 use super::tableau::{comp_pair_rows, Dcs, Tableau};
 use crate::nlp::BlockNlp;
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 #[cfg(doc)]
 use super::simulate;
 
 /// The FESD NLP, its layout and an initial guess.
-pub type Built<C> = (BlockNlp<FesdBlock<C>>, Layout, Vec<f64>);
+pub type Built = (BlockNlp<FesdBlock>, Layout, Vec<f64>);
 
 /// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½),
-/// with the system's path constraints ([`Cls::path`]) at every stage point.
-pub fn build<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
-    hz: &Horizon,
-    o: &FesdOptions,
-) -> Result<Built<C>, OcpError> {
+/// with the system's path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) at every stage point.
+pub fn build(tf: &Arc<TimeFreezing>, hz: &Horizon, o: &FesdOptions) -> Result<Built, OcpError> {
     build_nlp(tf, hz, o, true)
 }
 
-/// [`build`] with the path constraints ([`Cls::path`]) optional: the integrator
+/// [`build`] with the path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) optional: the integrator
 /// ([`simulate`]) leaves them out, since they are constraints of the OCP, not of the
 /// dynamics (a state outside them, e.g. the hopper's knee at q_x − l_t sin φ_hip < −0.05,
 /// would make the exact flow infeasible).
-pub(super) fn build_nlp<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub(super) fn build_nlp(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     path_constraints: bool,
-) -> Result<Built<C>, OcpError> {
+) -> Result<Built, OcpError> {
     // every group's rules (the fields are public, so they are checked here too)
     o.validate()?;
     let st = o.discretization.dcs == Dcs::Stewart;
@@ -109,17 +105,14 @@ pub(super) fn build_nlp<C: Cls>(
     let a = Arc::new(tab.rows());
     let mut nlp = BlockNlp::default();
     let mut x0 = vec![];
-    let push = |nlp: &mut BlockNlp<FesdBlock<C>>,
-                x0: &mut Vec<f64>,
-                vals: &[f64],
-                lo: &[f64],
-                hi: &[f64]| {
-        let s = nlp.add_vars(vals.len(), 0.0, 0.0);
-        nlp.xl[s..s + vals.len()].copy_from_slice(&lo[..vals.len()]);
-        nlp.xu[s..s + vals.len()].copy_from_slice(&hi[..vals.len()]);
-        x0.extend_from_slice(vals);
-        s
-    };
+    let push =
+        |nlp: &mut BlockNlp<FesdBlock>, x0: &mut Vec<f64>, vals: &[f64], lo: &[f64], hi: &[f64]| {
+            let s = nlp.add_vars(vals.len(), 0.0, 0.0);
+            nlp.xl[s..s + vals.len()].copy_from_slice(&lo[..vals.len()]);
+            nlp.xu[s..s + vals.len()].copy_from_slice(&hi[..vals.len()]);
+            x0.extend_from_slice(vals);
+            s
+        };
     let y0 = push(&mut nlp, &mut x0, &hz.y0, &hz.y0, &hz.y0);
     let c0 = tf.switching(&hz.y0);
     let (lp0v, ln0v) = if st {

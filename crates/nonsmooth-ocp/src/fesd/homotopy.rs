@@ -8,7 +8,6 @@ use super::options::{write_checkpoint, FesdOptions, CUT_OFF};
 use super::polish::polish;
 use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
 use crate::nlp::BlockNlp;
-use crate::tf::Cls;
 use crate::OcpError;
 
 /// One NLP of the homotopy.
@@ -35,8 +34,8 @@ pub struct NlpLog {
 /// phase, the error is [`OcpError::HomotopyStalled`] with the smoothed point (the last
 /// converged one), not IPOPT's failed iterate; without a smoothing phase it is IPOPT's
 /// error with that iterate.
-pub fn homotopy<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn homotopy(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: Vec<f64>,
     o: &FesdOptions,
@@ -47,8 +46,8 @@ pub fn homotopy<C: Cls>(
 /// [`homotopy`] that also returns the converged point before the last one (the start point
 /// when only one NLP converged): the active-set method's phase I reads from the two which
 /// side of each pair shrinks along the homotopy.
-pub fn homotopy_with_trail<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn homotopy_with_trail(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: Vec<f64>,
     o: &FesdOptions,

@@ -13,7 +13,7 @@ use super::options::FesdOptions;
 use super::tableau::{Dcs, Tableau};
 use crate::ipopt::{solve, thread_cpu_seconds, IpoptOptions, IpoptSolution};
 use crate::nlp::BlockNlp;
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 /// Fixed-point sweeps of the collocation equations in the initial guess of
@@ -46,9 +46,9 @@ pub enum Mode {
 /// mode of the wrong length); the caller then runs the homotopy. This is an active-set
 /// prediction for the integrator: the accepted point is a solution of the FESD equations
 /// with exact complementarity.
-pub fn solve_fixed_mode<C: Cls>(
-    tf: &TimeFreezing<C>,
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn solve_fixed_mode(
+    tf: &TimeFreezing,
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: &[f64],
     mode: &[Mode],
@@ -177,8 +177,8 @@ pub fn solve_fixed_mode<C: Cls>(
 /// Stage states of one Radau IIA element of length `hs` (h times the speed of time) from
 /// `yn` with fixed step-function values `alphas` per stage, by [`PREDICT_SWEEPS`] fixed-point
 /// sweeps of the collocation equations (the initial guess of [`solve_fixed_mode`]).
-fn picard_element<C: Cls>(
-    tf: &TimeFreezing<C>,
+fn picard_element(
+    tf: &TimeFreezing,
     a: &[Vec<f64>],
     yn: &[f64],
     alphas: &[Vec<f64>],
@@ -199,8 +199,8 @@ fn picard_element<C: Cls>(
 }
 
 /// End state y_n + h s Σ bᵢ F(Yᵢ) of a non-stiffly-accurate element from its stages.
-fn end_state<C: Cls>(
-    tf: &TimeFreezing<C>,
+fn end_state(
+    tf: &TimeFreezing,
     b: &[f64],
     yn: &[f64],
     ys: &[Vec<f64>],
@@ -220,8 +220,8 @@ fn end_state<C: Cls>(
 /// prediction ([`picard_element`] on the nominal elements) keeps every switching function
 /// on the side of `mode` (interior components take `alpha`, else ½).
 #[allow(clippy::too_many_arguments)]
-fn predicted_run<C: Cls>(
-    tf: &TimeFreezing<C>,
+fn predicted_run(
+    tf: &TimeFreezing,
     y0: &[f64],
     mode: &[Mode],
     alpha: Option<&[f64]>,
@@ -279,7 +279,7 @@ fn predicted_run<C: Cls>(
 /// a switching function that vanishes at y0 takes the sign it has after a short explicit
 /// step of the provisional mode. `None` when that sign is still undetermined (e.g. at rest
 /// on the ground: the homotopy decides).
-pub fn initial_mode<C: Cls>(tf: &TimeFreezing<C>, y0: &[f64], u: &[f64]) -> Option<Vec<Mode>> {
+pub fn initial_mode(tf: &TimeFreezing, y0: &[f64], u: &[f64]) -> Option<Vec<Mode>> {
     let c = tf.switching(y0);
     let alpha: Vec<f64> = c
         .iter()
@@ -316,7 +316,7 @@ pub struct Trajectory {
 }
 
 /// θ₁ of one stage's switching variables (α or Stewart's θ).
-fn theta1<C: Cls>(tf: &TimeFreezing<C>, layout: &Layout, w: &[f64]) -> f64 {
+fn theta1(tf: &TimeFreezing, layout: &Layout, w: &[f64]) -> f64 {
     if layout.dcs == Dcs::Stewart {
         tf.stewart_fields(w)[0]
     } else {
@@ -325,12 +325,7 @@ fn theta1<C: Cls>(tf: &TimeFreezing<C>, layout: &Layout, w: &[f64]) -> f64 {
 }
 
 /// Extracts the stage-point trajectory of a solved horizon starting at τ₀.
-pub fn trajectory<C: Cls>(
-    tf: &TimeFreezing<C>,
-    layout: &Layout,
-    x: &[f64],
-    tau0: f64,
-) -> Trajectory {
+pub fn trajectory(tf: &TimeFreezing, layout: &Layout, x: &[f64], tau0: f64) -> Trajectory {
     let (ny, nc, _, ns) = layout.dims;
     let mut tr = Trajectory::default();
     tr.tau.push(tau0);
@@ -379,9 +374,9 @@ pub struct SimResult {
 
 /// Integrates the time-freezing system with fixed controls `controls(k)` on `n_steps` steps
 /// of numerical length `step_len`, one homotopy per step (FESD as an integrator). The
-/// system's path constraints ([`Cls::path`]) are not imposed.
-pub fn simulate<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+/// system's path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are not imposed.
+pub fn simulate(
+    tf: &Arc<TimeFreezing>,
     y0: &[f64],
     step_len: f64,
     n_steps: usize,

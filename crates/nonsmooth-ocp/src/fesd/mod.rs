@@ -13,7 +13,7 @@
 //! complementarity only (the order-1 baseline of digest E4). After the homotopy an active-set
 //! polish ([`polish`](fn@polish)) fixes the complementarity pairs' active sides and re-solves
 //! the smooth NLP, so that the products vanish exactly. General path constraints of the system
-//! ([`Cls::path`]) are imposed at every stage point of the OCP (not in the integrator, which
+//! ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are imposed at every stage point of the OCP (not in the integrator, which
 //! follows the dynamics wherever they lead). The integrator ([`simulate`]) first predicts the
 //! mode of the coming steps ([`solve_fixed_mode`]): runs of steps without a switch are solved
 //! as one smooth NLP with the active set fixed, and only the steps with a switch go through the
@@ -67,4 +67,4 @@ pub use solve::{
 pub use tableau::{comp_pair, comp_pair_rows, gauss_legendre, radau_iia, Dcs, Scheme, Tableau};
 
 #[cfg(doc)]
-use crate::tf::Cls;
+use crate::model_system::ModelSystem;

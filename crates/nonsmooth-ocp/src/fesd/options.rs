@@ -29,7 +29,7 @@ use crate::OcpError;
 #[cfg(doc)]
 use super::{build, polish::polish, solve_fixed_mode, solve_from_point};
 #[cfg(doc)]
-use crate::tf::Cls;
+use crate::model_system::ModelSystem;
 
 /// All options of the FESD discretization and its solution: what NLP is built
 /// ([`Discretization`]), how its complementarity constraints are relaxed and driven to zero
@@ -176,7 +176,7 @@ pub struct Discretization {
     /// `rho_sot`): frozen time must be caught up by s > 1 under the clock constraints, so the
     /// penalty makes unphysical use of the auxiliary dynamics in the relaxed NLPs expensive.
     pub rho_sot: f64,
-    /// The system's path constraints ([`Cls::path`]) at every stage point (default) or only
+    /// The system's path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) at every stage point (default) or only
     /// at the control-interval ends (nosnoc's default `g_ineq_at_stg = 0`,
     /// `g_ineq_at_fe = 0`, which the authors' hopper code keeps). State bounds stay at every
     /// stage point either way.

@@ -10,7 +10,6 @@ use super::options::FesdOptions;
 use super::tableau::{comp_pair, Dcs};
 use crate::ipopt::{solve, IpoptSolution};
 use crate::nlp::BlockNlp;
-use crate::tf::Cls;
 
 /// Threshold below which α (or 1 − α) counts as at its bound in [`polish`].
 const POLISH_ALPHA: f64 = 1e-3;
@@ -32,8 +31,8 @@ const POLISH_MAX_VIOLATION: f64 = 1e-8;
 /// them free it converged at σ = 2e-9). Returns `None` (keep the relaxed
 /// solution) when the classification would fix a multiplier larger than a small threshold,
 /// when IPOPT fails, or when the polished point is not better.
-pub fn polish<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn polish(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     sol: &IpoptSolution,
     o: &FesdOptions,
@@ -67,8 +66,8 @@ const POLISH_MAX_ITER: i32 = 500;
 /// complementarity (λᵖ = max(c, 0), λⁿ = max(−c, 0), α = 1 or 0 by the sign of c), which
 /// leaves θ and every constraint unchanged. Only pairs without cross complementarity are
 /// freed, and only for the Scholtes rows of the step representation.
-pub fn solve_on_active_set<C: Cls>(
-    nlp: &mut BlockNlp<FesdBlock<C>>,
+pub fn solve_on_active_set(
+    nlp: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     sol: &IpoptSolution,
     o: &FesdOptions,
@@ -93,8 +92,8 @@ struct IdlePair {
 /// Frees the pairs that the fixed α of a stage point make irrelevant (see
 /// [`solve_on_active_set`]) and lifts the Scholtes rows they sit in; `orig` are the bounds
 /// before the active set was fixed.
-fn free_idle_pairs<C: Cls>(
-    p: &mut BlockNlp<FesdBlock<C>>,
+fn free_idle_pairs(
+    p: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     o: &FesdOptions,
     orig: &(Vec<f64>, Vec<f64>),
@@ -155,8 +154,8 @@ fn project_idle_pairs(x: &mut [f64], pairs: &[IdlePair]) {
     }
 }
 
-fn polish_inner<C: Cls>(
-    p: &mut BlockNlp<FesdBlock<C>>,
+fn polish_inner(
+    p: &mut BlockNlp<FesdBlock>,
     layout: &Layout,
     sol: &IpoptSolution,
     o: &FesdOptions,
@@ -171,7 +170,7 @@ fn polish_inner<C: Cls>(
     let root = comp_residual(layout, x, o.discretization.fesd).sqrt();
     let tol_l = POLISH_LAMBDA.max(10.0 * root);
     let tol_a = POLISH_ALPHA.max(10.0 * root).min(0.25);
-    let fix = |idx: usize, val: f64, p: &mut BlockNlp<FesdBlock<C>>| -> bool {
+    let fix = |idx: usize, val: f64, p: &mut BlockNlp<FesdBlock>| -> bool {
         if (x[idx] - val).abs() > tol_l {
             return false;
         }

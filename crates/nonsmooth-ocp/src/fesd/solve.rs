@@ -15,7 +15,7 @@ use super::options::{write_checkpoint, FesdOptions, MpccMethod};
 use super::tableau::{Dcs, Scheme};
 use crate::ipopt::thread_cpu_seconds;
 use crate::nlp::BlockNlp;
-use crate::tf::{Cls, TimeFreezing};
+use crate::tf::TimeFreezing;
 use crate::OcpError;
 
 /// Solution of a time-freezing OCP.
@@ -61,8 +61,8 @@ pub struct OcpSolution {
 /// f_c = 0.2152 with α₁ = 0, for every σ₀ measured), which no larger ρ leaves; the Scholtes
 /// homotopy reaches the exact solution (docs/decisions/002-time-freezing.md, "Gauss–Legendre
 /// runs Scholtes first").
-pub fn solve_ocp<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_ocp(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
@@ -84,8 +84,8 @@ pub fn solve_ocp<C: Cls>(
 }
 
 /// One homotopy of [`solve_ocp`] with the options as given.
-fn solve_ocp_once<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn solve_ocp_once(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
 ) -> Result<OcpSolution, OcpError> {
@@ -96,11 +96,11 @@ fn solve_ocp_once<C: Cls>(
 /// Runs the [`homotopy`] on an NLP made by [`build`] for `hz` (possibly with a changed
 /// initial guess `x0` or bounds, e.g. a warm start) and reads the solution with its log
 /// and IPOPT iteration count (`cpu_seconds` is left to the caller).
-pub fn solve_built<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_built(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
-    mut nlp: BlockNlp<FesdBlock<C>>,
+    mut nlp: BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: Vec<f64>,
 ) -> Result<OcpSolution, OcpError> {
@@ -119,11 +119,11 @@ pub fn solve_built<C: Cls>(
 /// its polish, when it succeeds, hands over an exact point) as phase I, then
 /// [`solve_active_set`] from its point. The exact point is written to the checkpoint file,
 /// and so is the last feasible branch point of a failure.
-fn solve_built_active_set<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn solve_built_active_set(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
-    mut nlp: BlockNlp<FesdBlock<C>>,
+    mut nlp: BlockNlp<FesdBlock>,
     layout: &Layout,
     x0: Vec<f64>,
 ) -> Result<OcpSolution, OcpError> {
@@ -145,8 +145,8 @@ fn solve_built_active_set<C: Cls>(
 /// # Errors
 /// [`OcpError::InvalidInput`] for a point of another length or with a non-finite entry;
 /// [`OcpError::ActiveSet`] as [`solve_active_set`].
-pub fn solve_active_set_from_point<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_active_set_from_point(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     x_relaxed: &[f64],
@@ -179,11 +179,11 @@ fn check_finite_start(x: &[f64]) -> Result<(), OcpError> {
 
 /// [`solve_active_set`] from a relaxed point (and the homotopy's point before it), the
 /// checkpoints written, the solution read; `log` is the homotopy's (phase I's) log.
-fn exact_from_relaxed<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+fn exact_from_relaxed(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
-    mut nlp: BlockNlp<FesdBlock<C>>,
+    mut nlp: BlockNlp<FesdBlock>,
     layout: &Layout,
     (x_relaxed, x_previous): (&[f64], Option<&[f64]>),
     log: Vec<NlpLog>,
@@ -221,8 +221,8 @@ fn exact_from_relaxed<C: Cls>(
 /// failure of its first NLP is [`OcpError::HomotopyStalled`] carrying the start point (as
 /// given, or refined onto this mesh) and that NLP in its log, so the written partial
 /// solution is still the start point.
-pub fn solve_from_point<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn solve_from_point(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     o: &FesdOptions,
     x0: Vec<f64>,
@@ -333,8 +333,8 @@ pub(crate) fn copy_interval_vars(from: &Layout, x: &[f64], to: &Layout, x_to: &m
 /// Reads an [`OcpSolution`] (trajectory, controls, objective, residuals; empty log) from a
 /// primal point `x` of the NLP that [`build`] makes for `hz`, e.g. the last iterate carried
 /// by [`OcpError::HomotopyStalled`] (pass the layout of a fresh `build` of the same horizon).
-pub fn extract_ocp<C: Cls>(
-    tf: &Arc<TimeFreezing<C>>,
+pub fn extract_ocp(
+    tf: &Arc<TimeFreezing>,
     hz: &Horizon,
     layout: &Layout,
     x: &[f64],

@@ -26,7 +26,6 @@
 mod taylor;
 
 use crate::nlp::Real;
-use crate::tf::Cls;
 use crate::OcpError;
 use nalgebra::{DVector, Vector3};
 use nonsmooth_core::dynamics::{
@@ -86,7 +85,7 @@ pub struct PointBound {
     pub bounds: (f64, f64),
 }
 
-/// A path constraint of a [`ModelSystem`] ([`Cls::path`]).
+/// A path constraint of a [`ModelSystem`] ([`ModelSystem::path`](crate::model_system::ModelSystem::path)).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PathTerm {
     /// A point kept outside an ellipse.
@@ -104,7 +103,7 @@ impl PathTerm {
     }
 }
 
-/// A [`Cls`] built from a [`Model`] (see the module docs).
+/// The complementarity Lagrangian system of a [`Model`] (see the module docs).
 #[derive(Debug, Clone)]
 pub struct ModelSystem {
     model: Model,
@@ -366,7 +365,7 @@ impl ModelSystem {
             .collect()
     }
 
-    /// Sets the path constraints on points of bodies ([`Cls::path`], in this order).
+    /// Sets the path constraints on points of bodies ([`ModelSystem::path`](crate::model_system::ModelSystem::path), in this order).
     ///
     /// # Errors
     /// [`OcpError::InvalidInput`] naming the term's index for a body out of range,
@@ -511,7 +510,7 @@ impl ModelSystem {
         }
     }
 
-    /// The path constraints ([`Cls::path`], in this order).
+    /// The path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path), in this order).
     pub fn path_terms(&self) -> &[PathTerm] {
         &self.path
     }
@@ -700,24 +699,33 @@ impl ModelSystem {
     }
 }
 
-impl Cls for ModelSystem {
-    fn nq(&self) -> usize {
+/// The complementarity Lagrangian system (seed 002 eq. 3) that time-freezing reformulates.
+impl ModelSystem {
+    /// Number of generalized coordinates n_q (= n_v: no quaternion joints).
+    pub fn nq(&self) -> usize {
         self.model.nq()
     }
-    fn nu(&self) -> usize {
+    /// Number of controls n_u: the motors, twice with [`ModelSystem::with_clock_rates`].
+    pub fn nu(&self) -> usize {
         self.controls.len() * if self.clock_rates { 2 } else { 1 }
     }
-    fn friction(&self) -> Option<f64> {
+    /// Coulomb friction coefficient μ of the contact (planar friction with tangent b), or
+    /// `None` without friction.
+    pub fn friction(&self) -> Option<f64> {
         (self.contact.friction > 0.0).then_some(self.contact.friction)
     }
-    fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
+    /// M(q)⁻¹ r.
+    pub fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
         let [_, _, _, minv, _] = self.ranges();
         Self::apply_minv(&self.q_outputs(q, minv), q.len(), r)
     }
-    fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T> {
+    /// f_v(q, v, t, u) = M⁻¹ (Pᵀ τ(t, u) + f_passive − h): the acceleration of all non-contact
+    /// forces (seed 002 eq. 3).
+    pub fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T> {
         self.accelerations(q, v, t, u, &[]).0
     }
-    fn accelerations<T: Real>(
+    /// f_v(q, v, t, u) and M(q)⁻¹ r for each r of `rs` in one call (M factored once).
+    pub fn accelerations<T: Real>(
         &self,
         q: &[T],
         v: &[T],
@@ -761,18 +769,22 @@ impl Cls for ModelSystem {
             rs.iter().map(|r| Self::apply_minv(&minv, nq, r)).collect(),
         )
     }
-    fn f_c<T: Real>(&self, q: &[T]) -> T {
+    /// Gap function f_c(q) (≥ 0 feasible).
+    pub fn f_c<T: Real>(&self, q: &[T]) -> T {
         self.gap(self.q_outputs(q, 0..1)[0], q)
     }
-    fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
+    /// Contact normal n(q) = ∇f_c(q).
+    pub fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [_, normal, ..] = self.ranges();
         self.q_outputs(q, normal)
     }
-    fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
+    /// Tangent b(q) = J_p(q)ᵀ t (used only with friction).
+    pub fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [_, _, tangent, ..] = self.ranges();
         self.q_outputs(q, tangent)
     }
-    fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+    /// The contact geometry at q in one pass: (f_c(q), n(q), b(q)), b empty without friction.
+    pub fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
         let nq = q.len();
         let friction = self.friction().is_some();
         let terms = self.q_outputs(q, 0..if friction { 1 + 2 * nq } else { 1 + nq });
@@ -783,10 +795,14 @@ impl Cls for ModelSystem {
         };
         (self.gap(terms[0], q), terms[1..1 + nq].to_vec(), b)
     }
-    fn n_path(&self) -> usize {
+    /// Number of path constraints g(q) imposed at every stage point of an OCP.
+    pub fn n_path(&self) -> usize {
         self.path.len()
     }
-    fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
+    /// Path constraints g(q) (length [`ModelSystem::n_path`]) within
+    /// [`ModelSystem::path_bounds`] at every stage point of an OCP (seed 002 eq. 33); the
+    /// integrator (`fesd::simulate`) does not impose them.
+    pub fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [.., path] = self.ranges();
         let points = self.q_outputs(q, path);
         self.path
@@ -816,7 +832,8 @@ impl Cls for ModelSystem {
             })
             .collect()
     }
-    fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
+    /// Lower and upper bounds of the path constraints.
+    pub fn path_bounds(&self) -> (Vec<f64>, Vec<f64>) {
         self.path
             .iter()
             .map(|term| match term {

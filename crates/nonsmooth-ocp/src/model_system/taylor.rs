@@ -274,7 +274,7 @@ pub(super) fn bias_terms<T: Real>(sys: &ModelSystem, z: &[T]) -> Option<Vec<T>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tf::Cls;
+    use crate::model_system::ModelSystem;
     use nonsmooth_core::Model;
 
     /// The composed functions carry the same value, gradient and Hessian as the rigid-body
@@ -359,7 +359,7 @@ mod tests {
             .map(|i| (0..4).fold(D::from(0.0), |s, j| s + minv[(i, j)] * r[j]))
             .collect();
         compare(&sys.minv(&z[..4], r), &expected);
-        // the free acceleration through the Cls interface (the cache serves the second call)
+        // the free acceleration through the public interface (the cache serves the second call)
         let (fv, _) = sys.accelerations(&z[..4], &z[4..8], z[0], &z[8..], &[]);
         compare(&fv, &sys.free_acceleration(&z));
         let (fv, _) = sys.accelerations(&z[..4], &z[4..8], z[0], &z[8..], &[]);

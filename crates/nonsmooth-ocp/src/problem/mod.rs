@@ -41,6 +41,7 @@ use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Scheme};
 #[cfg(doc)]
 use crate::fesd::{MpccStrategy, NlpSettings};
+use crate::model_system::ModelSystem;
 use crate::tf::TimeFreezing;
 use crate::OcpError;
 use serde::Deserialize;
@@ -64,12 +65,12 @@ fn in_section(section: &str, e: OcpError, bad: &dyn Fn(String) -> OcpError) -> O
     }
 }
 
-fn time_freezing<C: crate::tf::Cls>(
-    cls: C,
+fn time_freezing(
+    cls: ModelSystem,
     a_n: f64,
     stance: Option<&StanceSpec>,
     bad: &dyn Fn(String) -> OcpError,
-) -> Result<Arc<TimeFreezing<C>>, OcpError> {
+) -> Result<Arc<TimeFreezing>, OcpError> {
     let mut tf = TimeFreezing::new(cls, a_n).map_err(|e| in_section("model.", e, bad))?;
     if let Some(st) = stance {
         tf = tf

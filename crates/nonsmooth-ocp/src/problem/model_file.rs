@@ -210,7 +210,7 @@ struct TfKeys {
 /// the clock stagewise unless `ocp.clock = "terminal"`.
 pub struct ModelProblem {
     /// The time-freezing reformulation of the model.
-    pub tf: Arc<TimeFreezing<ModelSystem>>,
+    pub tf: Arc<TimeFreezing>,
     /// Horizon: initial state from the model, control bounds from the actuators' effort
     /// limits, terminal constraints and state bounds from the file.
     pub horizon: Horizon,
@@ -229,7 +229,7 @@ pub struct ModelProblem {
     pub continuation: Option<ContinuationPlan>,
     /// Obstacle growth in the smoothing phase (`ocp.path.obstacle_growth`), `None` for a
     /// direct solve.
-    pub growth: Option<Growth<ModelSystem>>,
+    pub growth: Option<Growth>,
 }
 
 /// Where a key sits: "source:line: ocp.terminal.q.x".
@@ -523,7 +523,7 @@ impl ModelProblem {
                 };
                 let base = system.clone();
                 let plain = |m: String| OcpError::InvalidInput(m);
-                let at_scale: SystemAt<ModelSystem> = Arc::new(move |s| {
+                let at_scale: SystemAt = Arc::new(move |s| {
                     time_freezing(base.with_obstacle_scale(s)?, a_n, stance.as_ref(), &plain)
                 });
                 let growth = Growth {
