@@ -14,7 +14,7 @@ use nonsmooth_report::{Figure, Series};
 /// obstacles of the path constraints ([`PathTerm::OutsideEllipse`]) cut into the ground.
 ///
 /// The skeleton joins the origins of bodies linked by revolute or fixed joints (prismatic
-/// joints are not links), and each body to the contact point it carries; `x_end` extends the
+/// joints are not links), and each body to the contact points it carries; `x_end` extends the
 /// drawn ground (e.g. to the target).
 pub fn frame_strip(sys: &ModelSystem, x_end: f64, n: usize, sol: &OcpSolution) -> Figure {
     let model = sys.model();
@@ -83,7 +83,7 @@ fn is_link(model: &nonsmooth_core::Model, b: usize) -> bool {
 }
 
 /// Appends the skeleton below body `b`: its origin, each linked child's skeleton and back,
-/// and the contact point if `b` carries it.
+/// and each contact point that `b` carries and back.
 fn walk(
     model: &nonsmooth_core::Model,
     sys: &ModelSystem,
@@ -100,9 +100,9 @@ fn walk(
             points.push((here.x, here.y));
         }
     }
-    let c = sys.contact();
-    if c.body == b {
+    for c in sys.contacts().iter().filter(|c| c.body == b) {
         let p = point_position(kin, Some(b), &c.point);
         points.push((p.x, p.y));
+        points.push((here.x, here.y));
     }
 }

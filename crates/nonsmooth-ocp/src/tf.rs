@@ -8,6 +8,14 @@
 //! a_t = μ a_n; Filippov weights θ(α) from the step representation with α ∈ [0, 1]^{n_c}:
 //! θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃, θ₃ = (1−α₁)(1−α₂)(1−α₃) (the digest's corrected
 //! eq. 32; frictionless: θ₂ = (1−α₁)(1−α₂)).
+//!
+//! Several contacts (nosnoc's inelastic multi-contact time-freezing): the switching functions
+//! are grouped, c = (f_c,1 … f_c,k, n₁ᵀv … n_kᵀv[, b₁ᵀv … b_kᵀv]); the free flight keeps
+//! θ₀ = Π_i β_i with β_i = α_q,i + (1 − α_q,i) α_v,i, and every contact adds its own
+//! auxiliary field weighted by (1 − α_q,i)(1 − α_v,i) (split by α_t,i into the two
+//! frictional fields), y' = θ₀ f₁ + Σ_i θ_i f_aux,i: the auxiliary accelerations of
+//! simultaneously active contacts add, and the clock stops while any contact is active. With
+//! one contact this is the single-contact PSS above.
 
 use crate::model_system::ModelSystem;
 use crate::nlp::Real;
@@ -104,6 +112,12 @@ impl TimeFreezing {
     /// Builds the elastic reformulation with coefficient of restitution `e` and impact
     /// duration `tau_jump` (frictionless systems only).
     pub fn elastic(cls: ModelSystem, e: f64, tau_jump: f64) -> Result<Self, crate::OcpError> {
+        if cls.n_contacts() > 1 {
+            return Err(crate::OcpError::InvalidInput(format!(
+                "the elastic auxiliary dynamics take one contact, the system has {}",
+                cls.n_contacts()
+            )));
+        }
         if cls.friction().is_some() {
             return Err(crate::OcpError::InvalidInput(
                 "the elastic auxiliary dynamics are frictionless".into(),
@@ -121,21 +135,29 @@ impl TimeFreezing {
     pub fn ny(&self) -> usize {
         2 * self.cls.nq() + 1
     }
-    /// Number of switching functions n_c (2, or 3 with friction).
+    /// Number of switching functions n_c: 2 per contact, 3 with friction (1 for the elastic
+    /// auxiliary dynamics).
     pub fn nc(&self) -> usize {
         if self.elastic.is_some() {
             1
         } else if self.cls.friction().is_some() {
-            3
+            3 * self.cls.n_contacts()
         } else {
-            2
+            2 * self.cls.n_contacts()
         }
     }
-    /// Number of regions (vector fields).
+    /// Number of vector fields: the free flight and 1 (2 with friction) auxiliary field per
+    /// contact.
     pub fn nf(&self) -> usize {
-        self.nc()
+        if self.elastic.is_some() {
+            2
+        } else if self.cls.friction().is_some() {
+            1 + 2 * self.cls.n_contacts()
+        } else {
+            1 + self.cls.n_contacts()
+        }
     }
-    /// Switching functions c(y).
+    /// Switching functions c(y), grouped by kind over the contacts (module docs).
     pub fn switching<T: Real>(&self, y: &[T]) -> Vec<T> {
         let nq = self.cls.nq();
         let (q, v) = (&y[..nq], &y[nq..2 * nq]);
@@ -143,15 +165,16 @@ impl TimeFreezing {
         let mut c = if self.elastic.is_some() {
             vec![self.cls.f_c(q)]
         } else {
-            let (gap, n, b) = self.cls.contact_frame(q);
-            let mut normal = dot(&n, v);
-            if let Some(st) = self.stance {
-                normal += (gap + T::from(st.depth)) * T::from(st.rate);
+            let (gaps, normals, tangents) = self.cls.contact_frames(q);
+            let mut c = gaps.clone();
+            for (n, gap) in normals.iter().zip(&gaps) {
+                let mut normal = dot(n, v);
+                if let Some(st) = self.stance {
+                    normal += (*gap + T::from(st.depth)) * T::from(st.rate);
+                }
+                c.push(normal);
             }
-            let mut c = vec![gap, normal];
-            if self.cls.friction().is_some() {
-                c.push(dot(&b, v));
-            }
+            c.extend(tangents.iter().map(|b| dot(b, v)));
             c
         };
         for (c, k) in c.iter_mut().zip(&self.switch_scale) {
@@ -189,24 +212,40 @@ impl TimeFreezing {
         self.stance = Some(StanceStabilization { rate, depth });
         Ok(self)
     }
-    /// Filippov weights θ(α) of the step representation.
+    /// Filippov weights θ(α) of the step representation: θ₀ of the free flight, then per
+    /// contact its auxiliary field's weight (frictionless) or its two frictional fields'
+    /// (module docs).
     pub fn theta<T: Real>(&self, a: &[T]) -> Vec<T> {
         let one = T::from(1.0);
         if self.elastic.is_some() {
             return vec![a[0], one - a[0]];
         }
-        let t1 = a[0] + (one - a[0]) * a[1];
-        let rest = (one - a[0]) * (one - a[1]);
-        if self.cls.friction().is_some() {
-            vec![t1, rest * a[2], rest * (one - a[2])]
-        } else {
-            vec![t1, rest]
+        let k = self.cls.n_contacts();
+        let friction = self.cls.friction().is_some();
+        let mut th = vec![one];
+        for i in 0..k {
+            let (aq, av) = (a[i], a[k + i]);
+            th[0] *= aq + (one - aq) * av;
+            let rest = (one - aq) * (one - av);
+            if friction {
+                let at = a[2 * k + i];
+                th.push(rest * at);
+                th.push(rest * (one - at));
+            } else {
+                th.push(rest);
+            }
         }
+        th
     }
     /// Number of Stewart regions 2^{n_c}: one per sign vector S ∈ {±1}^{n_c} of the
     /// switching functions (Stewart's reformulation of the DCS, seed 002 §4 / FESD paper).
     pub fn n_stewart(&self) -> usize {
         1 << self.nc()
+    }
+    /// Whether Stewart's reformulation applies: one contact (its field map is the
+    /// single-contact PSS; several contacts would need 2^{n_c} regions of mixed fields).
+    pub fn stewart_applies(&self) -> bool {
+        self.elastic.is_some() || self.cls.n_contacts() == 1
     }
     /// Vector field of Stewart region `r` (bit k of r set ⇔ S_k = +1, i.e. c_k > 0): f₁
     /// where c₁ > 0 or c₂ > 0 (the union region of the time-freezing PSS), otherwise f₂
@@ -241,7 +280,7 @@ impl TimeFreezing {
     }
     /// Field weights (θ₁, θ₂[, θ₃]) from Stewart's region multipliers θ_r (sum per field).
     pub fn stewart_fields<T: Real>(&self, th: &[T]) -> Vec<T> {
-        let mut w = vec![T::from(0.0); if self.elastic.is_some() { 2 } else { self.nc() }];
+        let mut w = vec![T::from(0.0); self.nf()];
         for (r, t) in th.iter().enumerate() {
             let f = self.stewart_field(r);
             w[f] += *t;
@@ -260,12 +299,12 @@ impl TimeFreezing {
     pub fn rhs_weights<T: Real>(&self, y: &[T], th: Vec<T>, u: &[T]) -> Vec<T> {
         let nq = self.cls.nq();
         let (q, v, t) = (&y[..nq], &y[nq..2 * nq], y[2 * nq]);
-        let (xi, n, b) = self.cls.contact_frame(q);
         let an = T::from(self.a_n);
         let mut out = vec![T::from(0.0); self.ny()];
         if let Some(el) = self.elastic {
             // f₁ = (v, f_v, 1); f₂ = (v, M⁻¹ n (−k ξ − c ξ')/D, 0) with ξ = f_c, ξ' = nᵀv,
             // D = nᵀM⁻¹n (the normal coordinate follows the damped oscillator)
+            let (xi, n, _) = self.cls.contact_frame(q);
             let xid = n.iter().zip(v).fold(T::from(0.0), |s, (n, v)| s + *n * *v);
             let (fv, a) = self.cls.accelerations(q, v, t, u, std::slice::from_ref(&n));
             let d = n
@@ -283,23 +322,27 @@ impl TimeFreezing {
         for i in 0..nq {
             out[i] = th[0] * v[i];
         }
-        match self.cls.friction() {
-            None => {
-                let push: Vec<T> = n.iter().map(|n| *n * an).collect();
-                let (fv, a) = self.cls.accelerations(q, v, t, u, &[push]);
-                for i in 0..nq {
-                    out[nq + i] = th[0] * fv[i] + th[1] * a[0][i];
-                }
+        // the auxiliary forces, in the order of θ: n_i a_n (frictionless) or
+        // n_i a_n ∓ b_i μ_i a_n per contact
+        let (_, normals, tangents) = self.cls.contact_frames(q);
+        let mus = self.cls.frictions();
+        let mut pushes: Vec<Vec<T>> = Vec::with_capacity(th.len() - 1);
+        for (i, n) in normals.iter().enumerate() {
+            if tangents.is_empty() {
+                pushes.push(n.iter().map(|n| *n * an).collect());
+            } else {
+                let at = an * mus[i];
+                let b = &tangents[i];
+                pushes.push(n.iter().zip(b).map(|(n, b)| *n * an - *b * at).collect());
+                pushes.push(n.iter().zip(b).map(|(n, b)| *n * an + *b * at).collect());
             }
-            Some(mu) => {
-                let at = an * mu;
-                let f2: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an - *b * at).collect();
-                let f3: Vec<T> = n.iter().zip(&b).map(|(n, b)| *n * an + *b * at).collect();
-                let (fv, a) = self.cls.accelerations(q, v, t, u, &[f2, f3]);
-                for i in 0..nq {
-                    out[nq + i] = th[0] * fv[i] + th[1] * a[0][i] + th[2] * a[1][i];
-                }
-            }
+        }
+        let (fv, a) = self.cls.accelerations(q, v, t, u, &pushes);
+        for i in 0..nq {
+            out[nq + i] = a
+                .iter()
+                .zip(&th[1..])
+                .fold(th[0] * fv[i], |s, (a, w)| s + *w * a[i]);
         }
         out[2 * nq] = th[0];
         out

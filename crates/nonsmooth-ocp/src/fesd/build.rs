@@ -36,6 +36,13 @@ pub(super) fn build_nlp(
     // every group's rules (the fields are public, so they are checked here too)
     o.validate()?;
     let st = o.discretization.dcs == Dcs::Stewart;
+    if st && !tf.stewart_applies() {
+        return Err(OcpError::InvalidInput(format!(
+            "dcs = \"stewart\" takes one contact, the system has {} (Stewart's reformulation \
+             needs 2^n_c regions); use the step representation (dcs = \"step\")",
+            tf.cls.n_contacts()
+        )));
+    }
     let (ny, nc, nu) = (tf.ny(), colloc_width(tf, st), tf.cls.nu());
     let tab = Tableau::new(o.discretization.scheme, o.discretization.n_s)?;
     let cnodes = tab.c.clone();

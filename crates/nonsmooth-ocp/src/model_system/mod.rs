@@ -1,27 +1,29 @@
 //! A complementarity Lagrangian system (seed 002 eq. 3) read from a model file: the mass
 //! matrix, bias and actuator forces from `nonsmooth-core`'s scalar-generic dynamics
 //! (CRBA and RNEA, Featherstone RBDA ch. 5–6), evaluated with the NLP's dual numbers so that
-//! the FESD derivatives are exact, and one unilateral contact of a point or sphere of a body
-//! against a world plane:
+//! the FESD derivatives are exact, and unilateral contacts of points of bodies against world
+//! planes, each
 //!
 //! ```text
-//! f_c(q) = nᵀ (p(q) − p₀) − r,   ∇f_c(q) = J_p(q)ᵀ n,   b(q) = J_p(q)ᵀ t,
-//! M(q) v̇ = Pᵀ u + f_passive(v) − h(q, v)   (away from contact),
+//! f_c,i(q) = nᵀ (p_i(q) − p₀) − r,   ∇f_c,i(q) = J_i(q)ᵀ n,   b_i(q) = J_i(q)ᵀ t,
+//! M(q) v̇ = Pᵀ u + f_passive(q, v) − h(q, v)   (away from contact),
 //! ```
 //!
-//! with p the contact point (the collider's origin on its body), r the sphere's radius
-//! (0 for a point), n the plane's outward normal, t = n rotated by −90° about z (the
-//! planar tangent, +x on a ground with normal +y), J_p the point Jacobian and Pᵀ the
-//! actuation matrix of the chosen motors. The time-freezing reformulation
-//! ([`crate::tf::TimeFreezing`]) then needs q̇ = v: every joint must be revolute, prismatic,
-//! planar or fixed (no quaternion coordinates).
+//! with p_i the contact point (a point's or sphere's origin, every point of a `points`
+//! collider, every corner of a box), r the sphere's radius (0 otherwise), n the plane's
+//! outward normal, t = n rotated by −90° about z (the planar tangent, +x on a ground with
+//! normal +y), J_i the point Jacobian and Pᵀ the actuation matrix of the chosen motors.
+//! Several contacts go through nosnoc's multi-contact time-freezing
+//! ([`crate::tf::TimeFreezing`], module docs). The reformulation needs q̇ = v: every joint
+//! must be revolute, prismatic, planar or fixed (no quaternion coordinates).
 //!
-//! Limits of the construction (typed errors, [`ModelSystem::new`]): one contact (nosnoc's
-//! multi-contact time-freezing is not implemented here: a model with several candidate
-//! pairs must name one), a point or sphere against a plane (a box touches a plane at
-//! several corners), friction only in planar models (seed 002 Def. 6: the tangential jump
-//! of the auxiliary dynamics is planar), motor actuators with effort bounds, no joint
-//! limits and no bilateral constraints.
+//! Limits of the construction (typed errors, [`ModelSystem::new`]): point contacts only
+//! (a capsule, cylinder or mesh touches a plane along a line or a surface), at most
+//! [`MAX_CONTACTS`] contact points, friction only in planar models (seed 002 Def. 6: the
+//! tangential jump of the auxiliary dynamics is planar), motor actuators with effort bounds,
+//! no joint limits and no bilateral constraints; with several contacts neither the elastic
+//! auxiliary dynamics nor Stewart's reformulation (errors of `TimeFreezing::elastic` and of
+//! the NLP's build).
 
 mod taylor;
 
@@ -39,6 +41,8 @@ use std::ops::Range;
 pub struct PlaneContact {
     /// Name of the body-side collider.
     pub collider: String,
+    /// Index of the point on that collider (a box's corner; 0 for a point or sphere).
+    pub corner: usize,
     /// Name of the plane collider.
     pub plane: String,
     /// Body carrying the point.
@@ -107,7 +111,7 @@ impl PathTerm {
 #[derive(Debug, Clone)]
 pub struct ModelSystem {
     model: Model,
-    contact: PlaneContact,
+    contacts: Vec<PlaneContact>,
     /// Per motor: (velocity index, gear).
     controls: Vec<(usize, f64)>,
     /// Controls affine in the physical clock ([`ModelSystem::with_clock_rates`]).
@@ -117,8 +121,8 @@ pub struct ModelSystem {
     translation: Vec<bool>,
     /// The other coordinates: the variables of the derivative evaluation of [`taylor`].
     shape_coords: Vec<usize>,
-    /// (k, ∂f_c/∂q_k) of the translation coordinates (constants).
-    gap_slopes: Vec<(usize, f64)>,
+    /// Per contact: (k, ∂f_c/∂q_k) of the translation coordinates (constants).
+    gap_slopes: Vec<Vec<(usize, f64)>>,
     /// Per path term: (k, world (x, y) of its point per unit q_k) of the translation
     /// coordinates (constants).
     path_slopes: Vec<Vec<(usize, [f64; 2])>>,
@@ -155,16 +159,37 @@ fn translation_coordinates(model: &Model) -> Vec<bool> {
     out
 }
 
-/// The body-side collider of a candidate pair: (body, point in the body frame, radius).
-fn contact_point(model: &Model, collider: usize) -> Option<(usize, Vector3<f64>, f64)> {
+/// Most contact points of a [`ModelSystem`]: the free-flight weight of the multi-contact
+/// time-freezing PSS is a product over the contacts, and every contact adds 2 (3 with
+/// friction) switching functions per stage point.
+pub const MAX_CONTACTS: usize = 8;
+
+/// The contact points of a body-side collider: (body, point in the body frame, radius) of a
+/// point or sphere, of every point of a `points` collider, of every corner of a box (4 in
+/// the x–y plane of a planar model, 8 in a spatial one); `None` for other shapes or a
+/// collider of the world.
+fn contact_points(model: &Model, collider: usize) -> Option<Vec<(usize, Vector3<f64>, f64)>> {
     let c = &model.colliders[collider];
     let body = c.body?;
-    let origin = c.pose.translation.vector;
+    let at = |p: Vector3<f64>| c.pose.transform_point(&p.into()).coords;
     match &c.shape {
-        Shape::Sphere { radius } => Some((body, origin, *radius)),
-        Shape::Point => Some((body, origin, 0.0)),
-        Shape::Points { points } if points.len() == 1 => {
-            Some((body, c.pose.transform_point(&points[0].into()).coords, 0.0))
+        Shape::Sphere { radius } => Some(vec![(body, at(Vector3::zeros()), *radius)]),
+        Shape::Point => Some(vec![(body, at(Vector3::zeros()), 0.0)]),
+        Shape::Points { points } => Some(points.iter().map(|p| (body, at(*p), 0.0)).collect()),
+        Shape::Box { half_extents: h } => {
+            let zs: &[f64] = if model.dimension == Dimension::Planar {
+                &[0.0]
+            } else {
+                &[-1.0, 1.0]
+            };
+            let mut out = Vec::new();
+            for &sz in zs {
+                for (sx, sy) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                    let p = Vector3::new(sx * h.x, sy * h.y, sz * h.z);
+                    out.push((body, at(p), 0.0));
+                }
+            }
+            Some(out)
         }
         _ => None,
     }
@@ -177,18 +202,21 @@ fn is_world_plane(model: &Model, i: usize) -> bool {
 }
 
 impl ModelSystem {
-    /// The system of `model` with the contact between the colliders `pair` (body side, plane;
-    /// `None`: the model's only pair of a body collider with a world plane) and the motors
-    /// `controls` (actuator names, in control order).
+    /// The system of `model` with the contacts of the collider `pairs` (body side, plane;
+    /// `None`: every pair of a body collider with a world plane that the collision filters
+    /// allow) and the motors `controls` (actuator names, in control order). A point or sphere
+    /// is one contact point, a `points` collider one per point, a box one per corner (4 in a
+    /// planar model, 8 in a spatial one).
     ///
     /// # Errors
     /// [`OcpError::InvalidInput`] naming the model, joint, collider or actuator for the
     /// limits of the module docs: quaternion joints, joint limits, bilateral constraints,
-    /// no contact or several without a choice, a body shape other than a point or sphere,
-    /// friction in a spatial model, an unknown or non-motor actuator.
+    /// no contact, a body shape without point contacts (capsule, cylinder, mesh), more than
+    /// [`MAX_CONTACTS`] contact points, friction in a spatial model, an unknown or non-motor
+    /// actuator.
     pub fn new(
         model: Model,
-        pair: Option<(&str, &str)>,
+        pairs: Option<&[(&str, &str)]>,
         controls: &[String],
     ) -> Result<Self, OcpError> {
         let bad = |m: String| OcpError::InvalidInput(format!("model \"{}\": {m}", model.name));
@@ -223,26 +251,27 @@ impl ModelSystem {
                 .position(|c| c.name == name)
                 .ok_or_else(|| bad(format!("no collider named \"{name}\"")))
         };
-        let (ci, pi) = match pair {
-            Some((a, b)) => {
-                let (ia, ib) = (index(a)?, index(b)?);
-                if !is_world_plane(&model, ib) {
-                    return Err(bad(format!(
-                        "collider \"{b}\" is not a world plane (the contact's second collider)"
-                    )));
+        let chosen: Vec<(usize, usize)> = match pairs {
+            Some(list) => {
+                let mut out = Vec::with_capacity(list.len());
+                for &(a, b) in list {
+                    let (ia, ib) = (index(a)?, index(b)?);
+                    if !is_world_plane(&model, ib) {
+                        return Err(bad(format!(
+                            "collider \"{b}\" is not a world plane (the contact's second collider)"
+                        )));
+                    }
+                    out.push((ia, ib));
                 }
-                (ia, ib)
+                out
             }
             None => {
                 let planes: Vec<usize> = (0..model.colliders.len())
                     .filter(|&i| is_world_plane(&model, i))
                     .collect();
-                let bodies: Vec<usize> = (0..model.colliders.len())
+                (0..model.colliders.len())
                     .filter(|&i| model.colliders[i].body.is_some())
-                    .collect();
-                let pairs: Vec<(usize, usize)> = bodies
-                    .iter()
-                    .flat_map(|&a| planes.iter().map(move |&p| (a, p)))
+                    .flat_map(|a| planes.iter().map(move |&p| (a, p)))
                     .filter(|&(a, p)| {
                         model.colliders[a].filter.allows(&model.colliders[p].filter)
                             && !model
@@ -250,58 +279,66 @@ impl ModelSystem {
                                 .iter()
                                 .any(|&(x, y)| (x, y) == (a, p) || (y, x) == (a, p))
                     })
-                    .collect();
-                match pairs.as_slice() {
-                    [] => {
-                        return Err(bad(
-                            "no contact: time-freezing needs a collider of a body (point or \
-                             sphere) and a world plane"
-                                .into(),
-                        ))
-                    }
-                    [one] => *one,
-                    several => {
-                        let names: Vec<String> = several
-                            .iter()
-                            .map(|&(a, p)| {
-                                format!("{}–{}", model.colliders[a].name, model.colliders[p].name)
-                            })
-                            .collect();
-                        return Err(bad(format!(
-                            "{} candidate contacts ({}): the time-freezing construction here \
-                             takes one contact; name it with time_freezing.contact = \
-                             [\"collider\", \"plane\"]",
-                            several.len(),
-                            names.join(", ")
-                        )));
-                    }
-                }
+                    .collect()
             }
         };
-        let collider = &model.colliders[ci];
-        let Some((body, point, radius)) = contact_point(&model, ci) else {
-            return Err(bad(format!(
-                "collider \"{}\" is not a point or sphere on a body: a box or mesh touches a \
-                 plane at several points, and the time-freezing construction here takes one",
-                collider.name
-            )));
-        };
-        let plane = &model.colliders[pi];
-        let Shape::Plane { normal } = &plane.shape else {
-            return Err(bad(format!("collider \"{}\" is not a plane", plane.name)));
-        };
-        let n = plane.pose.rotation * normal.into_inner();
-        let mut tangent = Vector3::new(n.y, -n.x, 0.0);
-        if tangent.norm() < 1e-12 {
-            tangent = Vector3::x();
+        if chosen.is_empty() {
+            return Err(bad(
+                "no contact: time-freezing needs a collider of a body (point, sphere, points or \
+                 box) and a world plane"
+                    .into(),
+            ));
         }
-        tangent.normalize_mut();
-        let friction = model.pair_material(ci, pi).friction;
-        if friction > 0.0 && model.dimension == Dimension::Spatial {
+        let mut contacts = Vec::new();
+        for (ci, pi) in chosen {
+            let collider = &model.colliders[ci];
+            let Some(points) = contact_points(&model, ci) else {
+                return Err(bad(format!(
+                    "collider \"{}\" touches a plane along a line or a surface: the \
+                     time-freezing construction takes point contacts (points, spheres, box \
+                     corners)",
+                    collider.name
+                )));
+            };
+            let plane = &model.colliders[pi];
+            let Shape::Plane { normal } = &plane.shape else {
+                return Err(bad(format!("collider \"{}\" is not a plane", plane.name)));
+            };
+            let n = plane.pose.rotation * normal.into_inner();
+            let mut tangent = Vector3::new(n.y, -n.x, 0.0);
+            if tangent.norm() < 1e-12 {
+                tangent = Vector3::x();
+            }
+            tangent.normalize_mut();
+            let friction = model.pair_material(ci, pi).friction;
+            if friction > 0.0 && model.dimension == Dimension::Spatial {
+                return Err(bad(format!(
+                    "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
+                     time-freezing is planar (seed 002 Def. 6); use a planar model or μ = 0",
+                    collider.name, plane.name
+                )));
+            }
+            for (corner, (body, point, radius)) in points.into_iter().enumerate() {
+                contacts.push(PlaneContact {
+                    collider: collider.name.clone(),
+                    corner,
+                    plane: plane.name.clone(),
+                    body,
+                    point,
+                    radius,
+                    plane_point: plane.pose.translation.vector,
+                    normal: n,
+                    tangent,
+                    friction,
+                });
+            }
+        }
+        if contacts.len() > MAX_CONTACTS {
             return Err(bad(format!(
-                "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
-                 time-freezing is planar (seed 002 Def. 6); use a planar model or μ = 0",
-                collider.name, plane.name
+                "{} contact points: the multi-contact time-freezing construction here takes at \
+                 most {MAX_CONTACTS} (its free-flight weight is a product over the contacts); \
+                 name the pairs with time_freezing.contacts",
+                contacts.len()
             )));
         }
         let mut mapped = Vec::with_capacity(controls.len());
@@ -316,24 +353,13 @@ impl ModelSystem {
             }
             mapped.push((model.joints[a.joint].v_index + a.dof, a.gear));
         }
-        let contact = PlaneContact {
-            collider: collider.name.clone(),
-            plane: plane.name.clone(),
-            body,
-            point,
-            radius,
-            plane_point: plane.pose.translation.vector,
-            normal: n,
-            tangent,
-            friction,
-        };
         let translation = translation_coordinates(&model);
         let shape_coords = (0..translation.len())
             .filter(|&k| !translation[k])
             .collect();
         let mut sys = Self {
             model,
-            contact,
+            contacts,
             controls: mapped,
             clock_rates: false,
             path: Vec::new(),
@@ -343,11 +369,15 @@ impl ModelSystem {
             path_slopes: Vec::new(),
             id: taylor::fresh_id(),
         };
-        let (body, point) = (sys.contact.body, sys.contact.point);
         sys.gap_slopes = sys
-            .translation_slopes(body, &point)
-            .into_iter()
-            .map(|(k, d)| (k, d.dot(&sys.contact.normal)))
+            .contacts
+            .iter()
+            .map(|c| {
+                sys.translation_slopes(c.body, &c.point)
+                    .into_iter()
+                    .map(|(k, d)| (k, d.dot(&c.normal)))
+                    .collect()
+            })
             .collect();
         Ok(sys)
     }
@@ -462,13 +492,14 @@ impl ModelSystem {
     }
 
     /// The number of flight phases over the states `ys` (each starting with q): maximal runs
-    /// of consecutive states with the contact gap f_c(q) above `tol`.
+    /// of consecutive states with every contact gap f_c,i(q) above `tol`.
     pub fn flight_phases(&self, ys: &[Vec<f64>], tol: f64) -> usize {
         let nq = self.model.nq();
         let mut count = 0;
         let mut flying = false;
         for y in ys {
-            let up = self.f_c::<f64>(&y[..nq]) > tol;
+            let (gaps, _, _) = self.contact_frames::<f64>(&y[..nq]);
+            let up = gaps.iter().all(|g| *g > tol);
             if up && !flying {
                 count += 1;
             }
@@ -477,7 +508,7 @@ impl ModelSystem {
         count
     }
 
-    /// World (x, y) of the contact point at the coordinates q (the foot of a hopper).
+    /// World (x, y) of the first contact point at the coordinates q (the foot of a hopper).
     pub fn contact_point(&self, q: &[f64]) -> [f64; 2] {
         let nq = self.model.nq();
         let kin = kinematics(
@@ -485,7 +516,8 @@ impl ModelSystem {
             &DVector::from_column_slice(&q[..nq]),
             &DVector::zeros(nq),
         );
-        let p = point_position(&kin, Some(self.contact.body), &self.contact.point);
+        let c = &self.contacts[0];
+        let p = point_position(&kin, Some(c.body), &c.point);
         [p.x, p.y]
     }
 
@@ -520,9 +552,14 @@ impl ModelSystem {
         &self.model
     }
 
-    /// The contact.
+    /// The first contact.
     pub fn contact(&self) -> &PlaneContact {
-        &self.contact
+        &self.contacts[0]
+    }
+
+    /// Every contact point, in the order of the switching functions.
+    pub fn contacts(&self) -> &[PlaneContact] {
+        &self.contacts
     }
 
     /// Generalized force `Pᵀ u + f_passive(v) − h(q, v)` (RNEA with gravity).
@@ -578,11 +615,9 @@ impl ModelSystem {
         let q = self.expand(z);
         let nq = q.len();
         let kin = kinematics(&self.model, &q, &DVector::zeros(nq));
-        let (gap, n, b) = self.contact_frame_at(&kin, true);
-        let mut out = Vec::with_capacity(1 + 2 * nq + nq * nq + 2 * self.path.len());
-        out.push(gap);
-        out.extend(n);
-        out.extend(b);
+        let [.., path] = self.ranges();
+        let mut out = self.contact_frames_at(&kin, true);
+        out.reserve(path.end - out.len());
         out.extend(self.minv_entries(&q));
         out.extend(self.path_points_at(&kin));
         out
@@ -618,20 +653,34 @@ impl ModelSystem {
         (0..nq * nq).map(|k| m[(k / nq, k % nq)]).collect()
     }
 
-    /// (f_c, n, b) from the kinematics (b empty unless `tangent`).
-    fn contact_frame_at<T: Real>(&self, kin: &Kinematics<T>, tangent: bool) -> (T, Vec<T>, Vec<T>) {
-        let c = &self.contact;
-        let p = point_position(kin, Some(c.body), &c.point.map(T::from));
-        let gap = (p - c.plane_point.map(T::from)).dot(&c.normal.map(T::from)) - T::from(c.radius);
-        let jac = point_jacobian(&self.model, kin, Some(c.body), &p);
-        let row = |d: &Vector3<f64>| {
-            let d = d.map(T::from);
-            (0..jac.ncols())
-                .map(|k| jac.column(k).dot(&d))
-                .collect::<Vec<T>>()
-        };
-        let b = if tangent { row(&c.tangent) } else { Vec::new() };
-        (gap, row(&c.normal), b)
+    /// The contact frames from the kinematics, grouped: every contact's gap f_c,i (at
+    /// translations zero), then every normal n_i, then (if `tangent`) every tangent b_i.
+    fn contact_frames_at<T: Real>(&self, kin: &Kinematics<T>, tangent: bool) -> Vec<T> {
+        let k = self.contacts.len();
+        let nq = self.model.nq();
+        let mut gaps = Vec::with_capacity(k);
+        let mut normals = Vec::with_capacity(k * nq);
+        let mut tangents = Vec::with_capacity(if tangent { k * nq } else { 0 });
+        for c in &self.contacts {
+            let p = point_position(kin, Some(c.body), &c.point.map(T::from));
+            gaps.push(
+                (p - c.plane_point.map(T::from)).dot(&c.normal.map(T::from)) - T::from(c.radius),
+            );
+            let jac = point_jacobian(&self.model, kin, Some(c.body), &p);
+            let row = |d: &Vector3<f64>| {
+                let d = d.map(T::from);
+                (0..jac.ncols())
+                    .map(|k| jac.column(k).dot(&d))
+                    .collect::<Vec<T>>()
+            };
+            normals.extend(row(&c.normal));
+            if tangent {
+                tangents.extend(row(&c.tangent));
+            }
+        }
+        gaps.extend(normals);
+        gaps.extend(tangents);
+        gaps
     }
 
     /// World (x, y) of every path term's point from the kinematics.
@@ -658,8 +707,7 @@ impl ModelSystem {
         let [_, _, tangent, minv, path] = self.ranges();
         if outputs.end <= tangent.end {
             let kin = kinematics(&self.model, &qz, &DVector::zeros(qz.len()));
-            let (gap, n, b) = self.contact_frame_at(&kin, outputs.end > tangent.start);
-            let all: Vec<T> = std::iter::once(gap).chain(n).chain(b).collect();
+            let all = self.contact_frames_at(&kin, outputs.end > tangent.start);
             all[outputs].to_vec()
         } else if outputs == minv {
             self.minv_entries(&qz)
@@ -671,21 +719,23 @@ impl ModelSystem {
         }
     }
 
-    /// `f_c` at translations zero plus the translations' exact linear part.
-    fn gap<T: Real>(&self, gap_at_zero: T, q: &[T]) -> T {
-        self.gap_slopes
+    /// Contact `i`'s gap: f_c,i at translations zero plus the translations' exact linear part.
+    fn gap<T: Real>(&self, i: usize, gap_at_zero: T, q: &[T]) -> T {
+        self.gap_slopes[i]
             .iter()
             .fold(gap_at_zero, |g, &(k, s)| g + q[k] * T::from(s))
     }
 
-    /// Index ranges of the q-terms: (gap, normal, tangent, M⁻¹, path points).
+    /// Index ranges of the q-terms: (gaps, normals, tangents, M⁻¹, path points), the
+    /// contact groups holding every contact in order.
     fn ranges(&self) -> [Range<usize>; 5] {
         let nq = self.model.nq();
-        let m0 = 1 + 2 * nq;
+        let k = self.contacts.len();
+        let m0 = k + 2 * k * nq;
         [
-            0..1,
-            1..1 + nq,
-            1 + nq..m0,
+            0..k,
+            k..k + k * nq,
+            k + k * nq..m0,
             m0..m0 + nq * nq,
             m0 + nq * nq..m0 + nq * nq + 2 * self.path.len(),
         ]
@@ -709,10 +759,19 @@ impl ModelSystem {
     pub fn nu(&self) -> usize {
         self.controls.len() * if self.clock_rates { 2 } else { 1 }
     }
-    /// Coulomb friction coefficient μ of the contact (planar friction with tangent b), or
-    /// `None` without friction.
+    /// Whether any contact has Coulomb friction (planar friction with tangents b_i): the
+    /// largest coefficient μ, or `None` without friction.
     pub fn friction(&self) -> Option<f64> {
-        (self.contact.friction > 0.0).then_some(self.contact.friction)
+        let mu = self.contacts.iter().map(|c| c.friction).fold(0.0, f64::max);
+        (mu > 0.0).then_some(mu)
+    }
+    /// The friction coefficient μ_i of every contact (0 for a frictionless one).
+    pub fn frictions(&self) -> Vec<f64> {
+        self.contacts.iter().map(|c| c.friction).collect()
+    }
+    /// Number of contact points.
+    pub fn n_contacts(&self) -> usize {
+        self.contacts.len()
     }
     /// M(q)⁻¹ r.
     pub fn minv<T: Real>(&self, q: &[T], r: &[T]) -> Vec<T> {
@@ -769,31 +828,46 @@ impl ModelSystem {
             rs.iter().map(|r| Self::apply_minv(&minv, nq, r)).collect(),
         )
     }
-    /// Gap function f_c(q) (≥ 0 feasible).
+    /// Gap function f_c(q) of the first contact (≥ 0 feasible; every contact's:
+    /// [`ModelSystem::contact_frames`]).
     pub fn f_c<T: Real>(&self, q: &[T]) -> T {
-        self.gap(self.q_outputs(q, 0..1)[0], q)
+        self.gap(0, self.q_outputs(q, 0..1)[0], q)
     }
-    /// Contact normal n(q) = ∇f_c(q).
+    /// The first contact's normal n(q) = ∇f_c(q).
     pub fn normal<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [_, normal, ..] = self.ranges();
-        self.q_outputs(q, normal)
+        self.q_outputs(q, normal.start..normal.start + q.len())
     }
-    /// Tangent b(q) = J_p(q)ᵀ t (used only with friction).
+    /// The first contact's tangent b(q) = J_p(q)ᵀ t (used only with friction).
     pub fn tangent<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [_, _, tangent, ..] = self.ranges();
-        self.q_outputs(q, tangent)
+        self.q_outputs(q, tangent.start..tangent.start + q.len())
     }
-    /// The contact geometry at q in one pass: (f_c(q), n(q), b(q)), b empty without friction.
+    /// The first contact's geometry at q in one pass: (f_c(q), n(q), b(q)), b empty without
+    /// friction.
     pub fn contact_frame<T: Real>(&self, q: &[T]) -> (T, Vec<T>, Vec<T>) {
+        let (gaps, normals, tangents) = self.contact_frames(q);
+        let b = tangents.into_iter().next().unwrap_or_default();
+        let n = normals.into_iter().next().unwrap_or_default();
+        (gaps[0], n, b)
+    }
+    /// Every contact's geometry at q in one pass: the gaps f_c,i(q), the normals
+    /// n_i(q) = ∇f_c,i(q) and the tangents b_i(q) (none without friction).
+    #[allow(clippy::type_complexity)]
+    pub fn contact_frames<T: Real>(&self, q: &[T]) -> (Vec<T>, Vec<Vec<T>>, Vec<Vec<T>>) {
         let nq = q.len();
+        let k = self.contacts.len();
         let friction = self.friction().is_some();
-        let terms = self.q_outputs(q, 0..if friction { 1 + 2 * nq } else { 1 + nq });
-        let b = if friction {
-            terms[1 + nq..].to_vec()
-        } else {
-            Vec::new()
+        let [_, normal, tangent, ..] = self.ranges();
+        let terms = self.q_outputs(q, 0..if friction { tangent.end } else { normal.end });
+        let gaps = (0..k).map(|i| self.gap(i, terms[i], q)).collect();
+        let rows = |range: Range<usize>| -> Vec<Vec<T>> {
+            (0..k)
+                .map(|i| terms[range.start + i * nq..range.start + (i + 1) * nq].to_vec())
+                .collect()
         };
-        (self.gap(terms[0], q), terms[1..1 + nq].to_vec(), b)
+        let tangents = if friction { rows(tangent) } else { Vec::new() };
+        (gaps, rows(normal), tangents)
     }
     /// Number of path constraints g(q) imposed at every stage point of an OCP.
     pub fn n_path(&self) -> usize {
@@ -847,6 +921,7 @@ impl ModelSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tf::TimeFreezing;
 
     const BALL: &str = r#"
 [model]
@@ -931,8 +1006,8 @@ q.y = 0.5
         let model = Model::from_toml_str(BALL, None).unwrap();
         let e = ModelSystem::new(model.clone(), None, &["jet".into()]).unwrap_err();
         assert!(e.to_string().contains("no actuator named \"jet\""), "{e}");
-        let e =
-            ModelSystem::new(model.clone(), Some(("ball_shape", "ball_shape")), &[]).unwrap_err();
+        let e = ModelSystem::new(model.clone(), Some(&[("ball_shape", "ball_shape")]), &[])
+            .unwrap_err();
         assert!(e.to_string().contains("not a world plane"), "{e}");
         let no_ground = BALL.replace(
             "[[colliders]]\nname = \"ground\"\nshape = { plane = [0.0, 1.0, 0.0] }\nmaterial = \"rough\"\n",
@@ -941,12 +1016,57 @@ q.y = 0.5
         let m = Model::from_toml_str(&no_ground, None).unwrap();
         let e = ModelSystem::new(m, None, &[]).unwrap_err();
         assert!(e.to_string().contains("no contact"), "{e}");
+        let capsule = BALL.replace(
+            "shape = { sphere = 0.1 }",
+            "shape = { capsule = { radius = 0.1, half_length = 0.2 } }",
+        );
+        let m = Model::from_toml_str(&capsule, None).unwrap();
+        let e = ModelSystem::new(m, None, &[]).unwrap_err();
+        assert!(e.to_string().contains("point contacts"), "{e}");
+        let e = TimeFreezing::elastic(box_system(), 0.5, 0.1).unwrap_err();
+        assert!(e.to_string().contains("one contact"), "{e}");
+    }
+
+    /// The ball's body carrying a box of half-extents 0.2 × 0.1 instead of the sphere.
+    fn box_system() -> ModelSystem {
         let boxed = BALL.replace(
             "shape = { sphere = 0.1 }",
-            "shape = { box = [0.1, 0.1, 0.1] }",
+            "shape = { box = [0.2, 0.1, 0.1] }",
         );
         let m = Model::from_toml_str(&boxed, None).unwrap();
-        let e = ModelSystem::new(m, None, &[]).unwrap_err();
-        assert!(e.to_string().contains("several points"), "{e}");
+        ModelSystem::new(m, None, &["thrust".into()]).unwrap()
+    }
+
+    /// A box touches a plane at its 4 corners (planar model): one contact each, with the
+    /// corner's gap, normal and tangent; the time-freezing PSS then has 3 switching functions
+    /// per corner and the free flight weight is the product over the corners.
+    #[test]
+    fn box_corners_are_contacts() {
+        let sys = box_system();
+        assert_eq!(sys.n_contacts(), 4);
+        let q = [0.3_f64, 0.25];
+        let (gaps, normals, tangents) = sys.contact_frames(&q);
+        let mut sorted = gaps.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert!((sorted[0] - 0.15).abs() < 1e-14 && (sorted[3] - 0.35).abs() < 1e-14);
+        assert!(normals.iter().all(|n| n == &vec![0.0, 1.0]));
+        assert!(tangents.iter().all(|b| b == &vec![1.0, 0.0]));
+        let tf = TimeFreezing::new(sys, 10.0).unwrap();
+        assert_eq!((tf.nc(), tf.nf()), (12, 9));
+        // α: gaps 1, normals 0.5, tangents 0.25 → β_i = 1, free flight only
+        let mut a = vec![1.0; 4];
+        a.extend([0.5; 4]);
+        a.extend([0.25; 4]);
+        let th = tf.theta(&a);
+        assert_eq!(th[0], 1.0);
+        assert!(th[1..].iter().all(|t| *t == 0.0));
+        // one corner in contact (α_q = α_v = 0): its two frictional fields share (1 − 0)
+        a[2] = 0.0;
+        a[6] = 0.0;
+        let th = tf.theta(&a);
+        assert_eq!(th[0], 0.0);
+        assert_eq!((th[5], th[6]), (0.25, 0.75));
+        // dcs = "stewart" is refused for several contacts
+        assert!(!tf.stewart_applies());
     }
 }

@@ -617,6 +617,46 @@ mod tests {
         );
     }
 
+    /// `time_freezing.contacts` names several pairs (a box: one contact per corner);
+    /// `contact` and `contacts` together, or an unknown collider, are named errors.
+    #[test]
+    fn contacts_key_names_several_pairs() {
+        let model_text = "[model]\nname = \"box\"\ndimension = \"planar\"\n\
+            [[colliders]]\nname = \"floor\"\nshape = { plane = [0.0, 1.0, 0.0] }\n\
+            [[bodies]]\nname = \"box\"\nmass = 1.0\ninertia = { solid_box = [0.2, 0.1, 0.1] }\n\
+            [[joints]]\nname = \"base\"\nkind = \"planar\"\nparent = \"world\"\nchild = \"box\"\n\
+            [[colliders]]\nname = \"shell\"\nbody = \"box\"\nshape = { box = [0.2, 0.1, 0.1] }\n\
+            [initial]\nq.base = [0.0, 0.6, 0.0]\n";
+        let model = nonsmooth_core::Model::from_toml_str(model_text, None).unwrap();
+        let problem = |tf: &str| {
+            format!(
+                "[ocp]\nmodel = \"box.toml\"\nN = 2\nT = 0.5\n[time_freezing]\n{tf}[fesd]\ncross_components = 4\n"
+            )
+        };
+        let p = ModelProblem::with_model(
+            &problem("contacts = [[\"shell\", \"floor\"]]\n"),
+            Some("b.toml"),
+            model.clone(),
+        )
+        .unwrap();
+        assert_eq!(p.tf.cls.n_contacts(), 4);
+        // the default material has friction (μ = 0.5): 3 switching functions per corner
+        assert_eq!(p.tf.nc(), 12);
+        let both =
+            problem("contact = [\"shell\", \"floor\"]\ncontacts = [[\"shell\", \"floor\"]]\n");
+        let e = ModelProblem::with_model(&both, Some("b.toml"), model.clone()).err();
+        assert!(
+            matches!(&e, Some(OcpError::InvalidInput(m)) if m.contains("time_freezing.contacts") && m.contains("not both")),
+            "{e:?}"
+        );
+        let unknown = problem("contacts = [[\"lid\", \"floor\"]]\n");
+        let e = ModelProblem::with_model(&unknown, Some("b.toml"), model).err();
+        assert!(
+            matches!(&e, Some(OcpError::InvalidInput(m)) if m.contains("time_freezing.contacts") && m.contains("lid")),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn every_ocp_example_parses() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");

@@ -158,6 +158,7 @@ struct EllipseKeys {
 struct TfKeys {
     a_n: Option<f64>,
     contact: Option<(String, String)>,
+    contacts: Option<Vec<(String, String)>>,
     stance_stabilization: Option<StanceSpec>,
 }
 
@@ -200,7 +201,9 @@ struct TfKeys {
 ///                                #   local_speed = true
 /// [time_freezing]
 /// a_n = 50.0                     # auxiliary normal acceleration (m/s², default 100)
-/// contact = ["ball_shape", "ground"]  # optional when the model has one body–plane pair
+/// contact = ["ball_shape", "ground"]  # optional: one pair (default: every body collider
+///                                #   against every world plane), or several:
+///                                #   contacts = [["box", "ground"], ["foot", "ground"]]
 /// stance_stabilization = { rate = 100.0, depth = 1e-3 }  # optional
 /// [fesd]                         # the module docs' keys (n_s default 2, n_fe 3)
 /// [mpcc]                         # method = "active-set" and its settings
@@ -482,11 +485,25 @@ impl ModelProblem {
                 axes: e.axes,
             }));
         }
-        let pair = spec
-            .time_freezing
-            .contact
-            .as_ref()
-            .map(|(a, b)| (a.as_str(), b.as_str()));
+        let tfk = &spec.time_freezing;
+        let pairs: Option<Vec<(&str, &str)>> = match (&tfk.contact, &tfk.contacts) {
+            (Some(_), Some(_)) => {
+                return Err(at.err(
+                    &["time_freezing", "contacts"],
+                    "give either contact (one pair) or contacts (a list of pairs), not both".into(),
+                ))
+            }
+            (Some((a, b)), None) => Some(vec![(a.as_str(), b.as_str())]),
+            (None, Some(list)) => {
+                Some(list.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
+            }
+            (None, None) => None,
+        };
+        let contact_key = if tfk.contacts.is_some() {
+            "contacts"
+        } else {
+            "contact"
+        };
         let tf_err = |path: &[&str], e: OcpError| match e {
             OcpError::InvalidInput(m) => at.err(path, m),
             other => other,
@@ -508,8 +525,8 @@ impl ModelProblem {
                 y0[i] = value;
             }
         }
-        let system = ModelSystem::new(model, pair, &control_names)
-            .map_err(|e| tf_err(&["time_freezing", "contact"], e))?
+        let system = ModelSystem::new(model, pairs.as_deref(), &control_names)
+            .map_err(|e| tf_err(&["time_freezing", contact_key], e))?
             .with_path(path)
             .map_err(|e| tf_err(&["ocp", "path"], e))?;
         let a_n = spec.time_freezing.a_n.unwrap_or(DEFAULT_A_N);
