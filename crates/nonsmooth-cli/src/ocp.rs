@@ -20,7 +20,7 @@ use nonsmooth_ocp::fesd::{
     build, comp_products, extract_ocp, solve_from_point, CompProduct, FesdOptions, Horizon, Layout,
     OcpSolution,
 };
-use nonsmooth_ocp::figures::frame_strip;
+use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
@@ -80,7 +80,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
                 controls: p.control_names.clone(),
             },
             extra: &|sol, dir| {
-                model_viewer(p.tf.cls.model(), sol, dir)?;
+                model_viewer(&p.tf.cls, sol, dir)?;
                 motion_figures(&p.tf.cls, &p.horizon, sol, dir)
             },
         },
@@ -88,28 +88,24 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
 }
 
 /// `viewer.html`: the optimal motion of a model-file problem in the offline trajectory viewer
-/// (the stage points in physical time; frozen impact phases collapse to their end).
-fn model_viewer(
-    model: &nonsmooth_core::Model,
-    sol: &OcpSolution,
-    dir: &Path,
-) -> Result<(), CliError> {
-    let (nq, nv) = (model.nq(), model.nv());
-    let mut states: Vec<nonsmooth_core::State> = Vec::new();
-    for y in &sol.traj.y {
-        let t = y[nq + nv];
-        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
-            continue;
-        }
-        states.push(nonsmooth_core::State {
-            q: nalgebra::DVector::from_column_slice(&y[..nq]),
-            v: nalgebra::DVector::from_column_slice(&y[nq..nq + nv]),
-            t,
+/// (the stage points in physical time; frozen impact phases collapse to their end), with the
+/// outlines of the `outside_ellipse` obstacles.
+fn model_viewer(sys: &ModelSystem, sol: &OcpSolution, dir: &Path) -> Result<(), CliError> {
+    use nonsmooth_report::viewer::{ViewerShape, ViewerShapeKind, IDENTITY_POSE};
+    let model = sys.model();
+    let states = physical_time_states(model.nq(), model.nv(), &sol.traj.y);
+    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
+    let mut scene =
+        nonsmooth_sim::viewer::scene(model, &traj, format!("{}: optimal motion", model.name));
+    let outline = obstacle_outline(sys);
+    if !outline.is_empty() {
+        scene.shapes.push(ViewerShape {
+            name: "obstacles".into(),
+            body: None,
+            offset: IDENTITY_POSE,
+            kind: ViewerShapeKind::Points { points: outline },
         });
     }
-    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
-    let scene =
-        nonsmooth_sim::viewer::scene(model, &traj, format!("{}: optimal motion", model.name));
     nonsmooth_report::viewer::write_viewer_html(&dir.join("viewer.html"), &scene)?;
     Ok(())
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::fail;
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
-use nonsmooth_ocp::figures::frame_strip;
+use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::tf::TimeFreezing;
@@ -966,39 +966,10 @@ fn active_set_beside(
 fn hopper_scene(sys: &ModelSystem, y: &[Vec<f64>], title: String) -> ViewerScene {
     use nonsmooth_report::viewer::{ViewerShape, ViewerShapeKind};
     let model = sys.model();
-    let (nq, nv) = (model.nq(), model.nv());
-    let mut states: Vec<nonsmooth_core::State> = Vec::new();
-    for y in y.iter().filter(|y| y.len() > nq + nv) {
-        let t = y[nq + nv];
-        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
-            continue;
-        }
-        states.push(nonsmooth_core::State {
-            q: nalgebra::DVector::from_column_slice(&y[..nq]),
-            v: nalgebra::DVector::from_column_slice(&y[nq..nq + nv]),
-            t,
-        });
-    }
+    let states = physical_time_states(model.nq(), model.nv(), y);
     let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
     let mut scene = nonsmooth_sim::viewer::scene(model, &traj, title);
-    let outline: Vec<[f64; 3]> = sys
-        .path_terms()
-        .iter()
-        .filter_map(|t| match t {
-            PathTerm::OutsideEllipse(e) => Some(e),
-            PathTerm::Point(_) => None,
-        })
-        .flat_map(|e| {
-            (0..=16).map(move |k| {
-                let phi = std::f64::consts::PI * (1.0 + k as f64 / 16.0);
-                [
-                    e.center[0] + e.axes[0] * phi.cos(),
-                    e.center[1] + e.axes[1] * phi.sin(),
-                    0.0,
-                ]
-            })
-        })
-        .collect();
+    let outline = obstacle_outline(sys);
     if !outline.is_empty() {
         scene.shapes.push(ViewerShape {
             name: "holes".into(),

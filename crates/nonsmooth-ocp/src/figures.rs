@@ -1,5 +1,6 @@
 //! Figures of optimal-control solutions, drawn with `nonsmooth-report`: the frame strip of a
-//! planar model's motion (seed 002 Fig. 7), shared by `nonsmooth ocp` and the
+//! planar model's motion (seed 002 Fig. 7), the motion's states in physical time and the
+//! obstacles' outlines for the trajectory viewer, shared by `nonsmooth ocp` and the
 //! `tf-hopper-ocp` experiment.
 
 use crate::fesd::OcpSolution;
@@ -105,4 +106,45 @@ fn walk(
         points.push((p.x, p.y));
         points.push((here.x, here.y));
     }
+}
+
+/// The stage points `ys` (each (q, v, t)) as states in physical time for a model with `nq`
+/// coordinates and `nv` velocities: a frozen impact phase (the clock not advancing)
+/// collapses to its end.
+pub fn physical_time_states(nq: usize, nv: usize, ys: &[Vec<f64>]) -> Vec<nonsmooth_core::State> {
+    let mut states: Vec<nonsmooth_core::State> = Vec::new();
+    for y in ys.iter().filter(|y| y.len() > nq + nv) {
+        let t = y[nq + nv];
+        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
+            continue;
+        }
+        states.push(nonsmooth_core::State {
+            q: DVector::from_column_slice(&y[..nq]),
+            v: DVector::from_column_slice(&y[nq..nq + nv]),
+            t,
+        });
+    }
+    states
+}
+
+/// Points along the lower half of every [`PathTerm::OutsideEllipse`] obstacle of `sys`
+/// (world x, y, 0), 17 per ellipse: the holes' outlines for a picture.
+pub fn obstacle_outline(sys: &ModelSystem) -> Vec<[f64; 3]> {
+    sys.path_terms()
+        .iter()
+        .filter_map(|t| match t {
+            PathTerm::OutsideEllipse(e) => Some(e),
+            PathTerm::Point(_) => None,
+        })
+        .flat_map(|e| {
+            (0..=16).map(move |k| {
+                let phi = std::f64::consts::PI * (1.0 + k as f64 / 16.0);
+                [
+                    e.center[0] + e.axes[0] * phi.cos(),
+                    e.center[1] + e.axes[1] * phi.sin(),
+                    0.0,
+                ]
+            })
+        })
+        .collect()
 }
