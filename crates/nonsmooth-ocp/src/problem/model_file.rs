@@ -180,7 +180,7 @@ struct TfKeys {
 /// q.y = 0.3
 /// [ocp.terminal]                 # final values of named coordinates
 /// q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
-/// v.x = 0.0                      #   coordinate's full name ("base.x", "hip.q", "x.v")
+/// v.x = 0.0                      #   coordinate's full name, quoted (q."base.x")
 /// [ocp.path]                     # bounds at every stage point
 /// q.y = [0.0, 2.0]               # (inf for no bound: [-0.05, inf])
 /// obstacle_growth = { scales = [0.0, 0.5], factors = [1.0, 0.1] }  # optional, with
