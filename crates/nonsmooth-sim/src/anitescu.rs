@@ -35,7 +35,8 @@
 //!    `1/√(JᵀM⁻¹J)ᵢᵢ` (unit Delassus diagonal), the γ column by the inverse mean of its
 //!    pyramid rows' scales (unit `E` entries) and the γ row by the inverse of its largest
 //!    entry;
-//! 3. polishes each Lemke candidate on its support (`M_SS z_S = −q_S` by SVD) and checks it
+//! 3. polishes each Lemke candidate on its support (`M_SS z_S = −q_S` by LU, SVD where that
+//!    fails) and checks it
 //!    on the *unscaled* LCP: residual `max(‖(−z)⁺‖∞, ‖(−w)⁺‖∞, maxᵢ|zᵢwᵢ|)` at most
 //!    [`AnitescuPotraStepper::residual_tol`]` · (1 + ‖q‖∞)(1 + ‖z‖∞)`, and the step's
 //!    energy identity: with complementarity,
@@ -167,10 +168,15 @@ pub struct ApStepReport {
     pub contact_impulses: Vec<crate::ContactImpulse>,
 }
 
+/// Residual of a Lemke candidate (relative to `(1 + ‖q‖∞)(1 + ‖z‖∞)`) below which
+/// [`polish`] leaves it as it is.
+const POLISH_SKIP: f64 = 1e-13;
+
 /// Active-set polish of a Lemke solution of `LCP(M, q)` (unregularized): with the
 /// support `S = {i : zᵢ > wᵢ}` read off the candidate, solves the complementary system
-/// `M_SS z_S = −q_S` by an SVD least-squares solve (minimum-norm on a singular `M_SS`, e.g.
-/// opposite pyramid directions) and keeps the result when its residual is smaller. Lemke's
+/// `M_SS z_S = −q_S` by LU, or where that fails or does not improve by an SVD least-squares
+/// solve (minimum-norm on a singular `M_SS`, e.g. opposite pyramid directions), and keeps
+/// the result when its residual is smaller. Lemke's
 /// product-form basis inverse loses accuracy over long degenerate pivot sequences; the
 /// support it finds is still right, and this recovers the solution to round-off.
 fn polish(mat: &DMatrix<f64>, q: &DVector<f64>, z: DVector<f64>) -> DVector<f64> {
@@ -180,33 +186,54 @@ fn polish(mat: &DMatrix<f64>, q: &DVector<f64>, z: DVector<f64>) -> DVector<f64>
         lcp_residuals(z, &w).max()
     };
     let mut best_r = res(&z);
+    // a candidate already at round-off needs no polish (the acceptance tolerance,
+    // `residual_tol`, is orders of magnitude above this)
+    let round_off = POLISH_SKIP * (1.0 + q.amax()) * (1.0 + z.amax());
     let mut best = z;
+    let mut solved: Option<Vec<usize>> = None;
     for _ in 0..2 {
-        if best_r == 0.0 {
+        if best_r <= round_off {
             break;
         }
         let mut w = q.clone();
         w.gemv(1.0, mat, &best, 1.0);
         let support: Vec<usize> = (0..q.len()).filter(|&i| best[i] > w[i]).collect();
-        if support.is_empty() {
+        // the same support as the last solve gives the same system: nothing to gain
+        if support.is_empty() || solved.as_ref() == Some(&support) {
             break;
         }
         let k = support.len();
         let a = DMatrix::from_fn(k, k, |i, j| mat[(support[i], support[j])]);
         let b = DVector::from_fn(k, |i, _| -q[support[i]]);
-        let svd = a.svd(true, true);
-        let eps = 1e-13 * svd.singular_values.max();
-        let Ok(zs) = svd.solve(&b, eps) else {
-            break;
+        let candidate = |zs: &DVector<f64>| {
+            let mut cand = DVector::zeros(q.len());
+            for (i, &si) in support.iter().enumerate() {
+                cand[si] = zs[i].max(0.0);
+            }
+            cand
         };
-        let mut cand = DVector::zeros(q.len());
-        for (i, &si) in support.iter().enumerate() {
-            cand[si] = zs[i].max(0.0);
-        }
-        let r = res(&cand);
+        // LU first (a nonsingular support, the common case), the SVD's minimum-norm solve
+        // when LU fails or does not improve (a singular M_SS)
+        let lu = a.clone().lu().solve(&b).map(|zs| {
+            let cand = candidate(&zs);
+            (res(&cand), cand)
+        });
+        let (r, cand) = match lu {
+            Some((r, cand)) if r < best_r => (r, cand),
+            _ => {
+                let svd = a.svd(true, true);
+                let eps = 1e-13 * svd.singular_values.max();
+                let Ok(zs) = svd.solve(&b, eps) else {
+                    break;
+                };
+                let cand = candidate(&zs);
+                (res(&cand), cand)
+            }
+        };
         if r < best_r {
             best_r = r;
             best = cand;
+            solved = Some(support);
         } else {
             break;
         }
@@ -393,7 +420,7 @@ impl AnitescuPotraStepper {
     fn assemble(
         &self,
         snap: &ContactSnapshot<f64>,
-        chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+        chol: &crate::rigid_setup::MassSolver,
         v_free: &DVector<f64>,
         h: f64,
     ) -> Option<StepLcp> {
