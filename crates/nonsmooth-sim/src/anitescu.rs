@@ -488,8 +488,7 @@ impl AnitescuPotraStepper {
         for (k, (_, d)) in dirs.iter().enumerate() {
             j.set_column(m + k, d);
         }
-        let minv_j = chol.solve(&j);
-        let jmj = j.transpose() * &minv_j;
+        let (minv_j, jmj) = chol.delassus(&j);
         let mut mat = DMatrix::zeros(n, n);
         mat.view_mut((0, 0), (ni, ni)).copy_from(&jmj);
         let mut q = DVector::zeros(n);

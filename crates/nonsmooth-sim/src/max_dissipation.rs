@@ -225,8 +225,7 @@ impl Stepper for MaxDissipationStepper {
             rmat.set_column(nc + l, &row.row);
             phi[nc + l] = row.phi;
         }
-        let minv_r = chol.solve(&rmat);
-        let hess = rmat.transpose() * &minv_r;
+        let (minv_r, hess) = chol.delassus(&rmat);
         let hess = (&hess + hess.transpose()) * 0.5;
         let lin = rmat.transpose() * &v_free / h;
         // Rows of G f ≤ b: non-penetration (m), sign (nz Coulomb, m no-slip), pyramid (nc).
