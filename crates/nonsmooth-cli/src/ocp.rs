@@ -295,12 +295,13 @@ fn motion_figures(
     dir: &Path,
 ) -> Result<(), CliError> {
     if sys.model().dimension == nonsmooth_core::Dimension::Planar {
-        // the ground drawn to the farthest x that a terminal constraint names
-        let x_end = hz
-            .terminal
+        // the ground drawn past the farthest x the first contact point reaches
+        let nq = sys.model().nq();
+        let x_end = sol
+            .traj
+            .y
             .iter()
-            .filter(|(i, _)| *i < sys.model().nq())
-            .map(|(_, x)| *x)
+            .map(|y| sys.contact_point(&y[..nq])[0])
             .fold(0.0, f64::max);
         frame_strip(sys, x_end, hz.n_steps, sol).write_svg(&dir.join("frames.svg"))?;
     }

@@ -451,10 +451,13 @@ const ORDER_NFE: usize = 3;
 
 /// Global error max_i |y_i(τ_end) − y_i,exact| of the integrator with `n_steps` steps.
 pub fn order_error(n_s: usize, fesd: bool, n_steps: usize) -> Result<f64, String> {
-    let model =
-        nonsmooth_core::Model::from_toml_str(SPRING_MASS_MODEL, Some("examples/spring_mass.toml"))
-            .map_err(|e| e.to_string())?;
-    let sys = ModelSystem::new(model, None, &[]).map_err(|e| e.to_string())?;
+    let sys = model_system(
+        "tf-order",
+        SPRING_MASS_MODEL,
+        "examples/spring_mass.toml",
+        &[],
+    )
+    .map_err(|e| e.to_string())?;
     let tf = Arc::new(TimeFreezing::new(sys, ORDER_AN).map_err(|e| e.to_string())?);
     let mut o = FesdOptions::default();
     o.discretization.n_s = n_s;
