@@ -657,6 +657,8 @@ pub struct BlockContact {
     pub stiffness: Option<f64>,
     /// Normal damping B where the pair is compliant.
     pub damping: Option<f64>,
+    /// Newton restitution coefficient where the pair has one.
+    pub restitution: Option<f64>,
     /// Compliance law of the pair.
     pub law: ComplianceLaw,
 }
@@ -689,33 +691,29 @@ pub struct BlockSnapshot {
 /// parts u_k).
 type BodyColumns = (usize, [Vector3<f64>; 6], [Vector3<f64>; 6]);
 
-/// (μ, K, B, law) of a collider pair's material.
-type PairLaw = (f64, Option<f64>, Option<f64>, ComplianceLaw);
-
-/// [`Model::pair_material`] of colliders `a`, `b` as a [`PairLaw`], memoized in `cache` per
-/// ordered pair of material indices for pairs without an override (the combination
+/// [`Model::pair_material`] of colliders `a`, `b`, memoized in `cache` per ordered pair of
+/// material indices for pairs without an override (the combination
 /// [`crate::ContactMaterial::combine`] depends only on the two materials).
 fn pair_material_cached(
     model: &Model,
     a: usize,
     b: usize,
-    cache: &mut Vec<((usize, usize), PairLaw)>,
-) -> PairLaw {
-    let law = |m: crate::ContactMaterial| (m.friction, m.stiffness, m.damping, m.law);
+    cache: &mut Vec<((usize, usize), crate::ContactMaterial)>,
+) -> crate::ContactMaterial {
     let (lo, hi) = (a.min(b), a.max(b));
     let overridden = model
         .pair_overrides
         .iter()
         .any(|o| o.collider_a.min(o.collider_b) == lo && o.collider_a.max(o.collider_b) == hi);
     if overridden {
-        return law(model.pair_material(a, b));
+        return model.pair_material(a, b);
     }
     let key = (model.colliders[a].material, model.colliders[b].material);
     if let Some((_, m)) = cache.iter().find(|(k, _)| *k == key) {
-        return *m;
+        return m.clone();
     }
-    let m = law(model.pair_material(a, b));
-    cache.push((key, m));
+    let m = model.pair_material(a, b);
+    cache.push((key, m.clone()));
     m
 }
 
@@ -791,6 +789,31 @@ impl BlockSnapshot {
             contacts: Vec::new(),
         };
         Ok(out.update(model, q, v, t)?.then_some(out))
+    }
+
+    /// [`BlockSnapshot::new`] with the contacts detected within `margins` (see
+    /// [`ContactSnapshot::with_contact_margins`]).
+    ///
+    /// # Errors
+    /// As [`BlockSnapshot::new`].
+    pub fn with_contact_margins(
+        model: &Model,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        t: f64,
+        margins: &ContactMargins,
+    ) -> Result<Option<Self>, ModelError> {
+        let mut out = BlockSnapshot {
+            dimension: model.dimension,
+            t,
+            nv: 0,
+            blocks: Vec::new(),
+            block_of_body: Vec::new(),
+            contacts: Vec::new(),
+        };
+        Ok(out
+            .update_with_contact_margins(model, q, v, t, margins)?
+            .then_some(out))
     }
 
     /// Recomputes the block view in place at (q, v, t), reusing the storage of its mass
@@ -1024,10 +1047,11 @@ impl BlockSnapshot {
                         rows_b: DMatrix::zeros(0, 0),
                         normal_row_dot_v: 0.0,
                         tangent_rows_dot_v: DVector::zeros(0),
-                        friction: material.0,
-                        stiffness: material.1,
-                        damping: material.2,
-                        law: material.3,
+                        friction: material.friction,
+                        stiffness: material.stiffness,
+                        damping: material.damping,
+                        restitution: material.restitution,
+                        law: material.law,
                     });
                 }
                 let contact = &mut contacts[ncontacts];
@@ -1049,10 +1073,11 @@ impl BlockSnapshot {
                     *x = t.dot(&jdot_v);
                 }
                 contact.tangents = tangents;
-                contact.friction = material.0;
-                contact.stiffness = material.1;
-                contact.damping = material.2;
-                contact.law = material.3;
+                contact.friction = material.friction;
+                contact.stiffness = material.stiffness;
+                contact.damping = material.damping;
+                contact.restitution = material.restitution;
+                contact.law = material.law;
                 let bad = !contact.gap.is_finite()
                     || !contact.rows_a.as_slice().iter().all(|x| x.is_finite())
                     || !contact.rows_b.as_slice().iter().all(|x| x.is_finite());

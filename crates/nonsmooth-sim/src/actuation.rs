@@ -170,12 +170,25 @@ impl Actuation {
         v: &DVector<f64>,
         h: f64,
     ) {
+        self.apply_implicit_with(|i, d| mass[(i, i)] += d, forces, q, v, h);
+    }
+
+    /// [`Actuation::apply_implicit`] for a mass matrix stored in any form: the servos'
+    /// diagonal terms `h D + h² K` go to `add_to_diagonal(i, value)`.
+    pub(crate) fn apply_implicit_with(
+        &self,
+        mut add_to_diagonal: impl FnMut(usize, f64),
+        forces: &mut DVector<f64>,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        h: f64,
+    ) {
         if !self.force.is_empty() {
             *forces += &self.force;
         }
         for s in &self.servos {
             let i = s.v_index;
-            mass[(i, i)] += h * s.damping + h * h * s.stiffness;
+            add_to_diagonal(i, h * s.damping + h * h * s.stiffness);
             forces[i] +=
                 s.constant - s.stiffness * q[s.q_index] - (h * s.stiffness + s.damping) * v[i];
         }

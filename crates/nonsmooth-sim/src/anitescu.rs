@@ -17,6 +17,13 @@
 //! ignored); the φ₀/h term is the usual constraint stabilization. Bilateral constraints are
 //! not supported by this stepper (a typed error).
 //!
+//! # Groups of coupled contacts
+//! The LCP splits into independent LCPs, one per connected component of the Delassus matrix
+//! `JᵀM⁻¹J` (contacts that share no body, directly or through other contacts, do not
+//! interact within a step): a pile scattered over the ground is many small LCPs rather than
+//! one large one. Each group is assembled from the columns each body touches and solved with
+//! the robust cascade below; the step's report sums or maximizes over the groups.
+//!
 //! # Robust solve
 //! The LCP matrix `[[JᵀM⁻¹J, E], [μ, −Eᵀ, 0]]` (J = [G_nᵀ, D]) is copositive, and the LCP
 //! is solvable and processed by Lemke's method whenever `zᵀq ≥ 0` for every `z ≥ 0` with
@@ -61,11 +68,11 @@
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).
 
+use crate::rigid_setup::{RigidContact, SparseRow};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::geometry::ContactMargins;
-use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Dimension, Model, State};
 use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LemkeOptions};
 use nonsmooth_solvers::SolverError;
@@ -131,15 +138,17 @@ pub enum Restart {
 /// Diagnostics of one [`AnitescuPotraStepper`] step.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApStepReport {
-    /// Size of the LCP (0 when no contact or limit row was active).
+    /// Size of the LCP (0 when no contact or limit row was active), summed over its groups
+    /// of coupled contacts (each group is solved on its own, see the module docs).
     pub lcp_size: usize,
-    /// Lemke pivots of the accepted solve.
+    /// Lemke pivots of the accepted solves, summed over the groups.
     pub pivots: usize,
-    /// Solves tried (1 when the first, scaled and unregularized, solve was accepted).
+    /// Solves tried, summed over the groups (one per group when each first, scaled and
+    /// unregularized, solve was accepted).
     pub attempts: usize,
-    /// How the accepted Lemke run was started.
+    /// How the accepted Lemke run was started (the first group that needed a restart).
     pub restart: Restart,
-    /// Tikhonov term of the accepted solve (0 for none).
+    /// Largest Tikhonov term of the accepted solves (0 for none).
     pub regularization: f64,
     /// Whether the penetration part of the stabilization had to be dropped.
     pub stabilization_dropped: bool,
@@ -242,30 +251,23 @@ fn polish(mat: &DMatrix<f64>, q: &DVector<f64>, z: DVector<f64>) -> DVector<f64>
 }
 
 /// Whether two contacts are the same constraint up to round-off (relative `1e-12`).
-fn same_contact(
-    a: &nonsmooth_core::snapshot::Contact<f64>,
-    b: &nonsmooth_core::snapshot::Contact<f64>,
-) -> bool {
+fn same_contact(a: &RigidContact, b: &RigidContact) -> bool {
     let close = |x: f64, y: f64, scale: f64| (x - y).abs() <= 1e-12 * (1.0 + scale);
-    let sn = a.normal_row.amax();
+    let tol = 1e-12 * (1.0 + a.normal.amax());
     a.friction == b.friction
         && close(a.gap, b.gap, a.gap.abs())
-        && a.normal_row.len() == b.normal_row.len()
-        && a.tangent_rows.shape() == b.tangent_rows.shape()
-        && a.normal_row
+        && a.tangents.len() == b.tangents.len()
+        && a.normal.close_to(&b.normal, tol)
+        && a.tangents
             .iter()
-            .zip(b.normal_row.iter())
-            .all(|(&x, &y)| close(x, y, sn))
-        && a.tangent_rows
-            .iter()
-            .zip(b.tangent_rows.iter())
-            .all(|(&x, &y)| close(x, y, sn))
+            .zip(&b.tangents)
+            .all(|(x, y)| x.close_to(y, tol))
 }
 
-/// The assembled LCP of one step.
+/// The assembled LCP of one group of coupled contacts (a connected component of the
+/// Delassus matrix: contacts that share no body, directly or through other contacts, have
+/// independent LCPs).
 struct StepLcp {
-    /// Contacts dropped as exact duplicates of an earlier one.
-    duplicates: usize,
     /// Snapshot index of the contact of each contact normal row (the limit rows follow).
     contacts: Vec<usize>,
     /// Per pyramid direction: its normal row and its components along the contact's
@@ -283,12 +285,27 @@ struct StepLcp {
     m: usize,
     /// Number of impulse unknowns (normal rows + pyramid directions).
     ni: usize,
-    /// `M⁻¹ J`.
-    minv_j: DMatrix<f64>,
+    /// `M⁻¹ J`, column by column.
+    minv_j: Vec<SparseRow>,
+    /// `J v_free`.
+    jv: DVector<f64>,
+    /// Kinetic energy of `v_free` on the bodies of the group.
+    ke_free: f64,
     /// Column (and row) scaling of the equilibrated LCP.
     col_scale: DVector<f64>,
     /// Row scaling of the equilibrated LCP.
     row_scale: DVector<f64>,
+}
+
+/// One normal row of a step before the split into groups.
+struct NormalRow {
+    row: SparseRow,
+    gap: f64,
+    /// Constant term b of the row (`w = J v⁺ + b ≥ 0`).
+    offset: f64,
+    friction: f64,
+    /// Snapshot index of its contact (`None` for a joint limit).
+    contact: Option<usize>,
 }
 
 impl StepLcp {
@@ -369,47 +386,49 @@ impl AnitescuPotraStepper {
                 reason: format!("must be positive and finite, got {}", self.residual_tol),
             });
         }
-        let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-            crate::rigid_setup::free_motion(model, state, input, h, "anitescu-potra", true)?;
+        let free = crate::rigid_setup::free_motion(model, state, input, h, SOLVER, true)?;
         let mut report = ApStepReport::default();
-        let v1 = match self.assemble(&snap, &chol, &v_free, h) {
-            None => v_free,
-            Some(lcp) => {
-                report.lcp_size = lcp.mat.nrows();
-                report.duplicates_dropped = lcp.duplicates;
-                let acc = self.solve(&lcp, &snap.mass_matrix, &v_free, h, &mut report, state.t);
-                let acc = acc?;
-                report.pivots = acc.pivots;
-                report.residual = acc.residual;
-                report.energy_gain = acc.energy_gain;
-                report.energy_bound = acc.energy_bound;
-                report.max_impulse = acc.z.rows(0, lcp.ni).amax();
-                report.contact_impulses = lcp.contact_impulses(&acc.z);
-                v_free + &lcp.minv_j * acc.z.rows(0, lcp.ni)
+        let (groups, duplicates) = self.assemble(&free, &state.v, h);
+        report.duplicates_dropped = duplicates;
+        let mut v1 = free.v_free.clone();
+        for lcp in &groups {
+            let mut part = ApStepReport::default();
+            let acc = self.solve(lcp, h, &mut part, state.t)?;
+            report.lcp_size += lcp.mat.nrows();
+            report.attempts += part.attempts;
+            report.pivots += acc.pivots;
+            report.residual = report.residual.max(acc.residual);
+            report.energy_gain += acc.energy_gain;
+            report.energy_bound += acc.energy_bound;
+            report.max_impulse = report.max_impulse.max(acc.z.rows(0, lcp.ni).amax());
+            report.regularization = report.regularization.max(part.regularization);
+            report.stabilization_dropped |= part.stabilization_dropped;
+            report.inexact |= part.inexact;
+            if report.restart == Restart::Cold {
+                report.restart = part.restart;
             }
-        };
+            report.contact_impulses.extend(lcp.contact_impulses(&acc.z));
+            for (k, col) in lcp.minv_j.iter().enumerate() {
+                col.add_scaled_to(acc.z[k], &mut v1);
+            }
+        }
+        report.contact_impulses.sort_by_key(|c| c.contact);
         let q1 = integrate_configuration(model, &state.q, &v1, h);
         let next = crate::stepper::finished_state(SOLVER, state, q1, v1, h)?;
         Ok((next, report))
     }
 
-    /// Builds the LCP of the step and its equilibration; `None` without active rows.
     /// Constant term b of a contact's normal row `w = J_n v⁺ + b ≥ 0`: φ/h (the gap may close
     /// within the step), or, for a contact with restitution e > 0 that closes within the step
     /// at more than [`AnitescuPotraStepper::restitution_threshold`], Newton's law
     /// `v_n⁺ ≥ −e v_n⁻` (`b = e v_n⁻`): the bounce starts at the step that would close the
     /// gap, up to h·|v_n⁻| before the surfaces touch.
-    fn row_offset(
-        &self,
-        c: &nonsmooth_core::snapshot::Contact<f64>,
-        v: &DVector<f64>,
-        h: f64,
-    ) -> f64 {
+    fn row_offset(&self, c: &RigidContact, v: &DVector<f64>, h: f64) -> f64 {
         let phi_h = c.gap / h;
         let Some(e) = c.restitution.filter(|e| *e > 0.0) else {
             return phi_h;
         };
-        let vn = c.normal_row.dot(v);
+        let vn = c.normal.dot(v);
         if vn < -self.restitution_threshold && c.gap + h * vn < 0.0 {
             e * vn
         } else {
@@ -417,144 +436,180 @@ impl AnitescuPotraStepper {
         }
     }
 
+    /// Builds the LCPs of the step, one per group of coupled contacts (see [`StepLcp`]), with
+    /// their equilibration; none without active rows. Also returns the number of contacts
+    /// dropped as exact duplicates of an earlier one.
     fn assemble(
         &self,
-        snap: &ContactSnapshot<f64>,
-        chol: &crate::rigid_setup::MassSolver,
-        v_free: &DVector<f64>,
+        free: &crate::rigid_setup::FreeMotion,
+        v: &DVector<f64>,
         h: f64,
-    ) -> Option<StepLcp> {
-        let nv = snap.nv();
-        // Normal rows: contacts then limits.
-        // (row, gap φ, constant term b of the row: w = J v⁺ + b ≥ 0)
-        let mut normals: Vec<(DVector<f64>, f64, f64)> = Vec::new();
-        let mut dirs: Vec<(usize, DVector<f64>)> = Vec::new();
-        let mut directions: Vec<(usize, Vec<f64>)> = Vec::new();
-        let mut mus: Vec<f64> = Vec::new();
-        let mut kept: Vec<usize> = Vec::new();
+    ) -> (Vec<StepLcp>, usize) {
+        let v_free = &free.v_free;
+        // Normal rows: contacts then limits; pyramid directions (normal row, column,
+        // components along the tangents).
+        let mut normals: Vec<NormalRow> = Vec::new();
+        let mut dirs: Vec<(usize, SparseRow, Vec<f64>)> = Vec::new();
+        let mut kept: Vec<&RigidContact> = Vec::new();
         let mut duplicates = 0;
-        for (ci, c) in snap.contacts.iter().enumerate() {
-            if kept.iter().any(|&k| same_contact(&snap.contacts[k], c)) {
+        for c in &free.contacts {
+            if kept.iter().any(|k| same_contact(k, c)) {
                 duplicates += 1;
                 continue;
             }
-            kept.push(ci);
+            kept.push(c);
             let i = normals.len();
-            normals.push((c.normal_row.clone(), c.gap, self.row_offset(c, &snap.v, h)));
-            mus.push(c.friction);
+            normals.push(NormalRow {
+                row: c.normal.clone(),
+                gap: c.gap,
+                offset: self.row_offset(c, v, h),
+                friction: c.friction,
+                contact: Some(c.index),
+            });
             if c.friction > 0.0 {
-                match snap.dimension {
+                match free.dimension {
                     Dimension::Planar => {
-                        let t = c.tangent_rows.row(0).transpose();
-                        dirs.push((i, t.clone()));
-                        dirs.push((i, -t));
-                        directions.push((i, vec![1.0]));
-                        directions.push((i, vec![-1.0]));
+                        let t = &c.tangents[0];
+                        dirs.push((i, t.clone(), vec![1.0]));
+                        dirs.push((i, t.scaled(-1.0), vec![-1.0]));
                     }
                     Dimension::Spatial => {
-                        let t1 = c.tangent_rows.row(0).transpose();
-                        let t2 = c.tangent_rows.row(1).transpose();
+                        let (t1, t2) = (&c.tangents[0], &c.tangents[1]);
                         for k in 0..self.directions {
                             let a = 2.0 * std::f64::consts::PI * k as f64 / self.directions as f64;
-                            dirs.push((i, &t1 * a.cos() + &t2 * a.sin()));
-                            directions.push((i, vec![a.cos(), a.sin()]));
+                            let d = SparseRow::combine(a.cos(), t1, a.sin(), t2);
+                            dirs.push((i, d, vec![a.cos(), a.sin()]));
                         }
                     }
                 }
             }
         }
-        for l in &snap.limits {
-            normals.push((l.row.clone(), l.phi, l.phi / h));
-            mus.push(0.0);
+        for l in &free.limits {
+            normals.push(NormalRow {
+                row: l.row.clone(),
+                gap: l.phi,
+                offset: l.phi / h,
+                friction: 0.0,
+                contact: None,
+            });
         }
-        let m = normals.len();
-        if m == 0 {
-            return None;
+        let m_all = normals.len();
+        if m_all == 0 {
+            return (Vec::new(), duplicates);
         }
-        let friction_contacts: Vec<usize> = {
-            let mut f: Vec<usize> = dirs.iter().map(|d| d.0).collect();
-            f.dedup();
-            f
-        };
-        let nd = dirs.len();
-        let ng = friction_contacts.len();
-        let ni = m + nd;
-        let n = ni + ng;
-        // Columns of the impulse map J (nv × (m + nd)).
-        let mut j = DMatrix::zeros(nv, ni);
-        for (k, (row, _, _)) in normals.iter().enumerate() {
-            j.set_column(k, row);
+        // Columns of the impulse map J: normal rows, then pyramid directions.
+        let columns: Vec<SparseRow> = normals
+            .iter()
+            .map(|n| n.row.clone())
+            .chain(dirs.iter().map(|d| d.1.clone()))
+            .collect();
+        let delassus = free.mass.delassus(&columns);
+        let mut entries_of: Vec<Vec<(usize, usize, f64)>> =
+            vec![Vec::new(); delassus.components.len()];
+        for &e in &delassus.entries {
+            entries_of[delassus.component_of[e.0]].push(e);
         }
-        for (k, (_, d)) in dirs.iter().enumerate() {
-            j.set_column(m + k, d);
-        }
-        let (minv_j, jmj) = chol.delassus(&j);
-        let mut mat = DMatrix::zeros(n, n);
-        mat.view_mut((0, 0), (ni, ni)).copy_from(&jmj);
-        let mut q = DVector::zeros(n);
-        let jv = j.transpose() * v_free;
-        for k in 0..m {
-            q[k] = jv[k] + normals[k].2;
-        }
-        for k in 0..nd {
-            q[m + k] = jv[m + k];
-        }
-        // Equilibration: unit Delassus diagonal for the impulses.
-        let mut col_scale = DVector::from_element(n, 1.0);
-        let dmax = (0..ni).fold(0.0_f64, |a, i| a.max(jmj[(i, i)]));
-        for i in 0..ni {
-            let d = jmj[(i, i)];
-            if d > 1e-14 * dmax && d.is_finite() {
-                col_scale[i] = 1.0 / d.sqrt();
-            } else if dmax > 0.0 {
-                col_scale[i] = 1.0 / dmax.sqrt();
+        let mut local = vec![0usize; columns.len()];
+        let mut groups = Vec::with_capacity(delassus.components.len());
+        for (comp, entries) in delassus.components.iter().zip(&entries_of) {
+            for (k, &c) in comp.columns.iter().enumerate() {
+                local[c] = k;
             }
-        }
-        let mut row_scale = col_scale.clone();
-        for (g, &ci) in friction_contacts.iter().enumerate() {
-            let col = ni + g;
-            let mut sum = 0.0;
-            let mut cnt = 0.0;
-            let mut big = mus[ci] * col_scale[ci];
-            for (k, (c, _)) in dirs.iter().enumerate() {
-                if *c == ci {
-                    mat[(m + k, col)] = 1.0;
-                    mat[(col, m + k)] = -1.0;
-                    sum += row_scale[m + k];
-                    cnt += 1.0;
-                    big = big.max(col_scale[m + k]);
+            // the group's columns are increasing: its normal rows (contacts, then limits)
+            // come first, then its pyramid directions, each contact's consecutively
+            let m = comp.columns.iter().filter(|&&c| c < m_all).count();
+            let ni = comp.columns.len();
+            let group_dirs: Vec<usize> = comp.columns[m..].iter().map(|&c| c - m_all).collect();
+            let friction_rows: Vec<usize> = {
+                let mut f: Vec<usize> = group_dirs.iter().map(|&d| local[dirs[d].0]).collect();
+                f.dedup();
+                f
+            };
+            let ng = friction_rows.len();
+            let n = ni + ng;
+            let mut mat = DMatrix::zeros(n, n);
+            for &(i, j, w) in entries {
+                mat[(local[i], local[j])] += w;
+            }
+            let jv = DVector::from_fn(ni, |k, _| columns[comp.columns[k]].dot(v_free));
+            let mut q = DVector::zeros(n);
+            for k in 0..ni {
+                q[k] = jv[k];
+            }
+            for k in 0..m {
+                q[k] += normals[comp.columns[k]].offset;
+            }
+            // Equilibration: unit Delassus diagonal for the impulses.
+            let mut col_scale = DVector::from_element(n, 1.0);
+            let dmax = (0..ni).fold(0.0_f64, |a, i| a.max(mat[(i, i)]));
+            for i in 0..ni {
+                let d = mat[(i, i)];
+                if d > 1e-14 * dmax && d.is_finite() {
+                    col_scale[i] = 1.0 / d.sqrt();
+                } else if dmax > 0.0 {
+                    col_scale[i] = 1.0 / dmax.sqrt();
                 }
             }
-            mat[(col, ci)] = mus[ci];
-            col_scale[col] = if sum > 0.0 { cnt / sum } else { 1.0 };
-            row_scale[col] = if big > 0.0 { 1.0 / big } else { 1.0 };
+            let mut row_scale = col_scale.clone();
+            for (g, &row) in friction_rows.iter().enumerate() {
+                let col = ni + g;
+                let mut sum = 0.0;
+                let mut cnt = 0.0;
+                let mu = normals[comp.columns[row]].friction;
+                let mut big = mu * col_scale[row];
+                for (k, &d) in group_dirs.iter().enumerate() {
+                    if local[dirs[d].0] == row {
+                        mat[(m + k, col)] = 1.0;
+                        mat[(col, m + k)] = -1.0;
+                        sum += row_scale[m + k];
+                        cnt += 1.0;
+                        big = big.max(col_scale[m + k]);
+                    }
+                }
+                mat[(col, row)] = mu;
+                col_scale[col] = if sum > 0.0 { cnt / sum } else { 1.0 };
+                row_scale[col] = if big > 0.0 { 1.0 / big } else { 1.0 };
+            }
+            let rows = || comp.columns[..m].iter().map(|&c| &normals[c]);
+            groups.push(StepLcp {
+                contacts: rows().filter_map(|n| n.contact).collect(),
+                directions: group_dirs
+                    .iter()
+                    .map(|&d| (local[dirs[d].0], dirs[d].2.clone()))
+                    .collect(),
+                mat,
+                q,
+                // a bouncing row has no penetration correction to drop
+                gaps: rows()
+                    .map(|n| {
+                        if n.offset == n.gap / h {
+                            n.gap
+                        } else {
+                            n.gap.max(0.0)
+                        }
+                    })
+                    .collect(),
+                offsets: rows().map(|n| n.offset).collect(),
+                m,
+                ni,
+                minv_j: comp
+                    .columns
+                    .iter()
+                    .map(|&c| delassus.minv_columns[c].clone())
+                    .collect(),
+                jv,
+                ke_free: free.mass.kinetic_energy_of(v_free, &comp.blocks),
+                col_scale,
+                row_scale,
+            });
         }
-        Some(StepLcp {
-            duplicates,
-            contacts: kept,
-            directions,
-            mat,
-            q,
-            // a bouncing row has no penetration correction to drop
-            gaps: normals
-                .iter()
-                .map(|n| if n.2 == n.1 / h { n.1 } else { n.1.max(0.0) })
-                .collect(),
-            offsets: normals.iter().map(|n| n.2).collect(),
-            m,
-            ni,
-            minv_j,
-            col_scale,
-            row_scale,
-        })
+        (groups, duplicates)
     }
 
     /// The solve cascade of the module docs; returns the first checked solution.
     fn solve(
         &self,
         lcp: &StepLcp,
-        mass: &DMatrix<f64>,
-        v_free: &DVector<f64>,
         h: f64,
         report: &mut ApStepReport,
         t: f64,
@@ -618,16 +673,14 @@ impl AnitescuPotraStepper {
                             energy_gain,
                             energy_bound,
                         };
-                        self.check(lcp, q, &z, mass, v_free, 1.0)
-                            .map(accept)
-                            .inspect_err(|_| {
-                                if inexact.is_none() {
-                                    inexact = self
-                                        .check(lcp, q, &z, mass, v_free, INEXACT_FACTOR)
-                                        .ok()
-                                        .map(|checked| (accept(checked), eps, drop, restart));
-                                }
-                            })
+                        self.check(lcp, q, &z, 1.0).map(accept).inspect_err(|_| {
+                            if inexact.is_none() {
+                                inexact = self
+                                    .check(lcp, q, &z, INEXACT_FACTOR)
+                                    .ok()
+                                    .map(|checked| (accept(checked), eps, drop, restart));
+                            }
+                        })
                     });
                 match cand {
                     Ok(acc) => {
@@ -662,13 +715,13 @@ impl AnitescuPotraStepper {
 
     /// Residual and energy checks of a candidate `z` on the unscaled LCP with vector `q`.
     /// Returns `(residual, energy gain, energy bound)` or why the candidate is rejected.
+    /// The kinetic-energy change of the impulses `λ = z_{0..ni}` is
+    /// `½‖v_free + M⁻¹Jλ‖²_M − ½‖v_free‖²_M = λᵀ J v_free + ½ λᵀ (Jᵀ M⁻¹ J) λ`.
     fn check(
         &self,
         lcp: &StepLcp,
         q: &DVector<f64>,
         z: &DVector<f64>,
-        mass: &DMatrix<f64>,
-        v_free: &DVector<f64>,
         tol_factor: f64,
     ) -> Result<(f64, f64, f64), String> {
         if z.iter().any(|x| !x.is_finite()) {
@@ -682,14 +735,14 @@ impl AnitescuPotraStepper {
         if residual.is_nan() || residual > tol {
             return Err(format!("residual {residual:e} above {tol:e}"));
         }
-        let dv = &lcp.minv_j * z.rows(0, lcp.ni);
-        let v1 = v_free + &dv;
-        let ke = |v: &DVector<f64>| 0.5 * v.dot(&(mass * v));
-        let gain = ke(&v1) - ke(v_free);
+        let ni = lcp.ni;
+        let lambda = z.rows(0, ni);
+        let ke_impulse = 0.5 * lambda.dot(&(lcp.mat.view((0, 0), (ni, ni)) * lambda));
+        let gain = lambda.dot(&lcp.jv) + ke_impulse;
         // −λᵀb⁺ is the work of the rows' constant terms: a penetration correction (φ < 0)
         // or a restitution target (e v_n⁻ < 0)
         let bound: f64 = (0..lcp.m).map(|k| z[k] * (-lcp.offsets[k]).max(0.0)).sum();
-        let slack = 1e-8 * (ke(v_free) + ke(&dv) + bound) + 1e-12;
+        let slack = 1e-8 * (lcp.ke_free + ke_impulse + bound) + 1e-12;
         if gain.is_nan() || gain > bound + slack {
             return Err(format!(
                 "kinetic energy gain {gain:e} J above its bound {bound:e} J"

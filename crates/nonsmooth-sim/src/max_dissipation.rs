@@ -24,7 +24,8 @@
 //! velocity (φ + h·row·v* ≤ 0) enter: without complementarity a contact anywhere inside the
 //! model's contact margin would otherwise be pushed "at a distance" whenever that lowers
 //! the kinetic energy.
-//! Solved by Clarabel ([`nonsmooth_solvers::conic::Qp`]); the returned impulses are checked
+//! Solved by Clarabel as a sparse QP (the Hessian `Rᵀ M⁻¹ R` assembled from the columns each
+//! body touches, so a pile costs O(contacts)); the returned impulses are checked
 //! against the constraints (relative residual ≤ [`MaxDissipationStepper::tolerance`]).
 //!
 //! Known property of the complementarity-free model (not a bug): a contact that slides
@@ -33,11 +34,12 @@
 //! edge along the sliding direction the optimum has `v⁺_n = μ v⁺_t` (a small lift-off),
 //! see `tests/max_dissipation.rs`.
 
+use crate::rigid_setup::SparseRow;
 use crate::{SimError, Stepper};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{Model, State};
-use nonsmooth_solvers::conic::{ConicOptions, Qp};
+use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
 /// The `qp-max-dissipation` stepper.
@@ -165,22 +167,25 @@ impl Stepper for MaxDissipationStepper {
         // Its own active set (rows within `active_gap` or closing under the free velocity)
         // decides which contacts act; velocity margins would add separating rows that take
         // impulses at a distance.
-        let crate::rigid_setup::FreeMotion { snap, chol, v_free } =
-            crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", false)?;
+        let crate::rigid_setup::FreeMotion {
+            contacts: all_contacts,
+            limits: all_limits,
+            mass,
+            v_free,
+            ..
+        } = crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", false)?;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
         // gap could otherwise receive a normal impulse "at a distance" whenever that lowers
         // the kinetic energy (e.g. catch a falling foot anywhere inside the contact margin).
         let gap = self.active_gap;
-        let closing =
-            |phi: f64, row: &DVector<f64>| phi <= gap || phi + h * row.dot(&v_free) <= 0.0;
-        let active: Vec<usize> = (0..snap.contacts.len())
-            .filter(|&i| closing(snap.contacts[i].gap, &snap.contacts[i].normal_row))
+        let closing = |phi: f64, row: &SparseRow| phi <= gap || phi + h * row.dot(&v_free) <= 0.0;
+        let contacts: Vec<_> = all_contacts
+            .into_iter()
+            .filter(|c| closing(c.gap, &c.normal))
             .collect();
-        let contacts: Vec<_> = active.iter().map(|&i| &snap.contacts[i]).collect();
-        let limits: Vec<_> = snap
-            .limits
-            .iter()
+        let limits: Vec<_> = all_limits
+            .into_iter()
             .filter(|l| closing(l.phi, &l.row))
             .collect();
         let nc = contacts.len();
@@ -189,12 +194,8 @@ impl Stepper for MaxDissipationStepper {
         if m == 0 {
             return finish(model, state, v_free, h);
         }
-        let nv = snap.nv();
-        let ntan = contacts
-            .first()
-            .map(|c| c.tangent_rows.nrows())
-            .unwrap_or(0);
-        if contacts.iter().any(|c| c.tangent_rows.nrows() != ntan) {
+        let ntan = contacts.first().map(|c| c.tangents.len()).unwrap_or(0);
+        if contacts.iter().any(|c| c.tangents.len() != ntan) {
             return Err(SimError::Unsupported {
                 stepper: "qp-max-dissipation",
                 reason: "contacts with different numbers of tangent directions".into(),
@@ -206,52 +207,62 @@ impl Stepper for MaxDissipationStepper {
         let nf = if coulomb { 2 * ntan * nc } else { ntan * nc };
         let nz = m + nf;
         // R = [Nᵀ Fᵀ]: normal columns (contacts, limits), then the friction blocks.
-        let mut rmat = DMatrix::zeros(nv, nz);
+        let mut columns = vec![SparseRow::default(); nz];
         let mut phi = DVector::zeros(m);
         for (i, c) in contacts.iter().enumerate() {
-            rmat.set_column(i, &c.normal_row);
+            columns[i] = c.normal.clone();
             phi[i] = c.gap;
-            for j in 0..ntan {
-                let t = c.tangent_rows.row(j).transpose();
+            for (j, t) in c.tangents.iter().enumerate() {
                 if coulomb {
-                    rmat.set_column(m + 2 * j * nc + i, &t);
-                    rmat.set_column(m + (2 * j + 1) * nc + i, &(-&t));
+                    columns[m + 2 * j * nc + i] = t.clone();
+                    columns[m + (2 * j + 1) * nc + i] = t.scaled(-1.0);
                 } else {
-                    rmat.set_column(m + j * nc + i, &t);
+                    columns[m + j * nc + i] = t.clone();
                 }
             }
         }
         for (l, row) in limits.iter().enumerate() {
-            rmat.set_column(nc + l, &row.row);
+            columns[nc + l] = row.row.clone();
             phi[nc + l] = row.phi;
         }
-        let (minv_r, hess) = chol.delassus(&rmat);
-        let hess = (&hess + hess.transpose()) * 0.5;
-        let lin = rmat.transpose() * &v_free / h;
-        // Rows of G f ≤ b: non-penetration (m), sign (nz Coulomb, m no-slip), pyramid (nc).
-        let nmat = rmat.columns(0, m).transpose();
+        let delassus = mass.delassus(&columns);
+        let upper: Vec<_> = delassus
+            .entries
+            .iter()
+            .copied()
+            .filter(|&(i, j, _)| i <= j)
+            .collect();
+        let lin: Vec<f64> = columns.iter().map(|c| c.dot(&v_free) / h).collect();
+        // G f ≤ b: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), sign (nz Coulomb,
+        // m no-slip), pyramid (nc).
         let nsign = if coulomb { nz } else { m };
         let npyr = if coulomb { nc } else { 0 };
         let rows = m + nsign + npyr;
-        let mut g = DMatrix::zeros(rows, nz);
+        let mut g: Vec<(usize, usize, f64)> = delassus
+            .entries
+            .iter()
+            .filter(|&&(i, _, _)| i < m)
+            .map(|&(i, j, w)| (i, j, -w))
+            .collect();
         let mut b = DVector::zeros(rows);
-        g.rows_mut(0, m).copy_from(&(-(&nmat * &minv_r)));
-        b.rows_mut(0, m)
-            .copy_from(&((&nmat * &v_free + &phi / h) / h));
-        for k in 0..nsign {
-            g[(m + k, k)] = -1.0;
+        for k in 0..m {
+            // lin = Rᵀv*/h, so (N v* + φ/h)/h = lin + φ/h²
+            b[k] = lin[k] + phi[k] / (h * h);
         }
+        g.extend((0..nsign).map(|k| (m + k, k, -1.0)));
         if coulomb {
             for (i, c) in contacts.iter().enumerate() {
                 let r = m + nz + i;
-                g[(r, i)] = -c.friction;
-                for e in 0..2 * ntan {
-                    g[(r, m + e * nc + i)] = 1.0;
-                }
+                g.push((r, i, -c.friction));
+                g.extend((0..2 * ntan).map(|e| (r, m + e * nc + i, 1.0)));
             }
         }
-        let qp = Qp::new(hess, lin).with_inequalities(g.clone(), b.clone());
-        let sol = qp.solve(&self.conic)?;
+        let sol = ConicProblemBuilder::new(nz)
+            .quadratic_upper_triplets(&upper)?
+            .linear(&lin)?
+            .constraint_triplets(Cone::Nonnegative(rows), &g, b.as_slice())?
+            .build()?
+            .solve(&self.conic)?;
 
         if sol.status == SolveStatus::MaxIterations {
             return Err(SimError::Solver(SolverError::Failed {
@@ -270,7 +281,11 @@ impl Stepper for MaxDissipationStepper {
             });
         }
         // Residual check on the constraints themselves.
-        let viol = (&g * &f - &b).max().max(0.0);
+        let mut gf = -&b;
+        for &(i, j, v) in &g {
+            gf[i] += v * f[j];
+        }
+        let viol = gf.max().max(0.0);
         let scale = 1.0 + b.amax();
         if viol > self.tolerance * scale {
             return Err(SimError::Solver(SolverError::Failed {
@@ -282,8 +297,11 @@ impl Stepper for MaxDissipationStepper {
                 ),
             }));
         }
-        let v1 = &v_free + &minv_r * &f * h;
-        let ke = 0.5 * v1.dot(&(&snap.mass_matrix * &v1));
+        let mut v1 = v_free;
+        for (k, col) in delassus.minv_columns.iter().enumerate() {
+            col.add_scaled_to(f[k] * h, &mut v1);
+        }
+        let ke = mass.kinetic_energy(&v1);
         let next = finish(model, state, v1, h)?;
         let edges = if coulomb {
             f.rows(m, nf).into_owned()
@@ -300,7 +318,7 @@ impl Stepper for MaxDissipationStepper {
         };
         self.last = Some(MaxDissipationImpulses {
             normal: f.rows(0, m).into_owned(),
-            contacts: active,
+            contacts: contacts.iter().map(|c| c.index).collect(),
             edges,
             ntan,
             kinetic_energy: ke,
