@@ -7,9 +7,9 @@ mod support;
 
 use nalgebra::{DVector, Isometry3, Matrix3, Vector3};
 use nonsmooth_core::dynamics::{
-    bias_force, check_state, forward_dynamics, integrate_configuration, inverse_dynamics,
-    kinematics, mass_matrix, neutral_configuration, normalize_configuration, point_jacobian,
-    potential_energy, velocity_map,
+    bias_force, check_state, configuration_rate, forward_dynamics, integrate_configuration,
+    inverse_dynamics, kinematics, mass_matrix, neutral_configuration, normalize_configuration,
+    point_jacobian, potential_energy, velocity_map,
 };
 use nonsmooth_core::{Body, JointKind, Location, ModelError};
 use support::{assemble, joint};
@@ -160,6 +160,18 @@ fn velocity_map_and_integration_of_quaternions() {
     assert!((qk[0] - 1.0).abs() <= 1e-12);
     let norm = qk.fixed_rows::<4>(3).norm();
     assert!((norm - 1.0).abs() <= 1e-14);
+    // The joint-by-joint rate equals the product with the velocity map, off the identity too.
+    for kind in [JointKind::Floating, JointKind::Ball] {
+        let model = free_body(kind);
+        let mut q = neutral_configuration(&model);
+        let nq = q.len();
+        q.rows_mut(nq - 4, 4)
+            .copy_from_slice(&[0.8, 0.1, -0.5, 0.3]);
+        normalize_configuration(&model, &mut q).unwrap();
+        let v = DVector::from_fn(model.nv(), |i, _| 0.7 - 0.4 * i as f64);
+        let dense = velocity_map(&model, &q) * &v;
+        assert!((configuration_rate(&model, &q, &v) - dense).amax() <= 1e-15);
+    }
 }
 
 #[test]

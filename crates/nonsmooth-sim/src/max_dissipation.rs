@@ -9,14 +9,21 @@
 //! subject to velocity-level non-penetration with the same φ/h stabilization as the
 //! controller and the Anitescu–Potra stepper, and to the friction pyramid; there is **no**
 //! complementarity between the normal impulse and the separation velocity. In force units
-//! f = z/h with `R = [Nᵀ Fᵀ]`, `F = [T₁; −T₁; T₂; −T₂]` (spatial; `[T; −T]` planar) stacked
-//! in direction blocks as in the controller (erratum E12):
+//! f = z/h with `R = [Nᵀ Tᵀ]` (normal rows, then the tangent rows T₁, T₂ — one planar —
+//! stacked in direction blocks as in the controller, erratum E12):
 //!
 //! ```text
 //! v* = v + h M⁻¹ f_ext,   v⁺ = v* + h M⁻¹ R f,
 //! min_f  ½ fᵀ (Rᵀ M⁻¹ R) f + fᵀ Rᵀ v* / h          (= ½ v⁺ᵀ M v⁺ / h² + const)
-//! s.t.   N v⁺ ≥ −φ/h,   f ≥ 0,   Σ_edges f_F,i ≤ μᵢ f_N,i   (the pyramid; dropped when no_slip)
+//! s.t.   N v⁺ ≥ −φ/h,   f_N ≥ 0,   Σ_j |f_T,j,i| ≤ μᵢ f_N,i   (the pyramid; dropped when no_slip)
 //! ```
+//!
+//! The pyramid is the controller's, spanned by the edges `[T₁; −T₁; T₂; −T₂]` with edge forces
+//! `f_F ≥ 0`, `Σ_edges f_F,i ≤ μᵢ f_N,i`: the net tangential forces it admits are exactly the
+//! set above, written as its 2^k faces `Σ_j s_j f_T,j,i ≤ μᵢ f_N,i` (s ∈ {±1}^k) so that the
+//! unknowns are the net forces (3 per spatial contact instead of 5, and a Hessian without the
+//! edges' rank deficiency). [`MaxDissipationImpulses::edges`] reports the edge forces of the
+//! net forces (`f⁺`, `f⁻`).
 //!
 //! then `q₁ = q₀ + h N(q₀) v⁺`. Joint-limit rows enter as frictionless normal rows. Only
 //! rows within [`MaxDissipationStepper::active_gap`] (0.1 mm by default, the contact set of
@@ -48,7 +55,9 @@ pub struct MaxDissipationStepper {
     /// Drop the friction pyramid (unbounded tangential impulses, the forward model of
     /// ID_QP,∞); default `false` (the pyramid with each contact's μ, the model of ID_QP,μ).
     pub no_slip: bool,
-    /// Clarabel options.
+    /// Clarabel options; by default without iterative refinement (a quarter of a solve
+    /// saved), a step whose solve then fails or does not pass the constraint check is solved
+    /// again with it ([`MaxDissipationStepper::refined_resolves`]).
     pub conic: ConicOptions,
     /// Rows with a gap at most this (m) are always active (default 1e-4 m, the contact
     /// set of the inverse-dynamics controllers); rows farther away enter only when they
@@ -58,16 +67,21 @@ pub struct MaxDissipationStepper {
     /// `1 + max|right-hand side|` (force units).
     pub tolerance: f64,
     last: Option<MaxDissipationImpulses>,
+    refined_resolves: usize,
 }
 
 impl Default for MaxDissipationStepper {
     fn default() -> Self {
         Self {
             no_slip: false,
-            conic: ConicOptions::default(),
+            conic: ConicOptions {
+                iterative_refinement: false,
+                ..ConicOptions::default()
+            },
             tolerance: 1e-6,
             active_gap: 1e-4,
             last: None,
+            refined_resolves: 0,
         }
     }
 }
@@ -111,6 +125,12 @@ impl MaxDissipationStepper {
             no_slip,
             ..Self::default()
         }
+    }
+
+    /// Steps whose QP was solved a second time with Clarabel's iterative refinement after
+    /// the solve without it failed or did not pass the constraint check.
+    pub fn refined_resolves(&self) -> usize {
+        self.refined_resolves
     }
 
     /// The impulses of the last successful step (`None` before the first one or after a
@@ -202,23 +222,18 @@ impl Stepper for MaxDissipationStepper {
             });
         }
         let coulomb = !self.no_slip;
-        // Friction unknowns: pyramid edges ≥ 0 (Coulomb) or free tangential forces (no slip;
-        // split edges would leave an unbounded optimal face).
-        let nf = if coulomb { 2 * ntan * nc } else { ntan * nc };
+        // Unknowns: normal forces (contacts, limits), then the net tangential forces in
+        // direction blocks (`m + j·nc + i`: contact i, tangent j).
+        let nf = ntan * nc;
         let nz = m + nf;
-        // R = [Nᵀ Fᵀ]: normal columns (contacts, limits), then the friction blocks.
+        // R = [Nᵀ Tᵀ]: normal columns (contacts, limits), then the tangent blocks.
         let mut columns = vec![SparseRow::default(); nz];
         let mut phi = DVector::zeros(m);
         for (i, c) in contacts.iter().enumerate() {
             columns[i] = c.normal.clone();
             phi[i] = c.gap;
             for (j, t) in c.tangents.iter().enumerate() {
-                if coulomb {
-                    columns[m + 2 * j * nc + i] = t.clone();
-                    columns[m + (2 * j + 1) * nc + i] = t.scaled(-1.0);
-                } else {
-                    columns[m + j * nc + i] = t.clone();
-                }
+                columns[m + j * nc + i] = t.clone();
             }
         }
         for (l, row) in limits.iter().enumerate() {
@@ -233,11 +248,21 @@ impl Stepper for MaxDissipationStepper {
             .filter(|&(i, j, _)| i <= j)
             .collect();
         let lin: Vec<f64> = columns.iter().map(|c| c.dot(&v_free) / h).collect();
-        // G f ≤ b: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), sign (nz Coulomb,
-        // m no-slip), pyramid (nc).
-        let nsign = if coulomb { nz } else { m };
-        let npyr = if coulomb { nc } else { 0 };
-        let rows = m + nsign + npyr;
+        // G f ≤ b: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), with Coulomb
+        // friction the pyramid's faces Σ_j s_j f_T,j,i ≤ μᵢ f_N,i for every sign pattern s
+        // (2^ntan rows per contact; they hold the tangential forces of a frictionless
+        // contact at 0), and f_N ≥ 0 for the rows the faces do not bound (they imply
+        // μᵢ f_N,i ≥ 0): limits, frictionless contacts, every contact without slip.
+        let faces = 1usize << ntan;
+        let pyramid: Vec<usize> = if coulomb {
+            (0..nc).collect()
+        } else {
+            Vec::new()
+        };
+        let signed: Vec<usize> = (0..m)
+            .filter(|&k| !coulomb || k >= nc || contacts[k].friction <= 0.0)
+            .collect();
+        let rows = m + signed.len() + faces * pyramid.len();
         let mut g: Vec<(usize, usize, f64)> = delassus
             .entries
             .iter()
@@ -249,73 +274,88 @@ impl Stepper for MaxDissipationStepper {
             // lin = Rᵀv*/h, so (N v* + φ/h)/h = lin + φ/h²
             b[k] = lin[k] + phi[k] / (h * h);
         }
-        g.extend((0..nsign).map(|k| (m + k, k, -1.0)));
-        if coulomb {
-            for (i, c) in contacts.iter().enumerate() {
-                let r = m + nz + i;
-                g.push((r, i, -c.friction));
-                g.extend((0..2 * ntan).map(|e| (r, m + e * nc + i, 1.0)));
+        g.extend(signed.iter().enumerate().map(|(r, &k)| (m + r, k, -1.0)));
+        let first_face = m + signed.len();
+        for (p, &i) in pyramid.iter().enumerate() {
+            for s in 0..faces {
+                let r = first_face + faces * p + s;
+                g.push((r, i, -contacts[i].friction));
+                g.extend((0..ntan).map(|j| {
+                    let sign = if s >> j & 1 == 1 { -1.0 } else { 1.0 };
+                    (r, m + j * nc + i, sign)
+                }));
             }
         }
-        let sol = ConicProblemBuilder::new(nz)
+        let problem = ConicProblemBuilder::new(nz)
             .quadratic_upper_triplets(&upper)?
             .linear(&lin)?
             .constraint_triplets(Cone::Nonnegative(rows), &g, b.as_slice())?
-            .build()?
-            .solve(&self.conic)?;
-
-        if sol.status == SolveStatus::MaxIterations {
-            return Err(SimError::Solver(SolverError::Failed {
-                solver: "clarabel",
-                reason: format!(
-                    "maximal-dissipation QP stopped at the iteration limit (residuals {:?})",
-                    sol.residuals
-                ),
-            }));
-        }
-        let f = sol.x;
-        if !f.iter().all(|x| x.is_finite()) {
-            return Err(SimError::Diverged {
-                t: state.t,
-                reason: "maximal-dissipation QP returned non-finite impulses".into(),
-            });
-        }
-        // Residual check on the constraints themselves.
-        let mut gf = -&b;
-        for &(i, j, v) in &g {
-            gf[i] += v * f[j];
-        }
-        let viol = gf.max().max(0.0);
-        let scale = 1.0 + b.amax();
-        if viol > self.tolerance * scale {
-            return Err(SimError::Solver(SolverError::Failed {
-                solver: "clarabel",
-                reason: format!(
-                    "maximal-dissipation impulses violate the constraints by {viol:.3e} \
-                     (tolerance {:.3e})",
-                    self.tolerance * scale
-                ),
-            }));
-        }
+            .build()?;
+        let checked = |options: &ConicOptions| -> Result<DVector<f64>, SimError> {
+            let sol = problem.solve(options)?;
+            if sol.status == SolveStatus::MaxIterations {
+                return Err(SimError::Solver(SolverError::Failed {
+                    solver: "clarabel",
+                    reason: format!(
+                        "maximal-dissipation QP stopped at the iteration limit (residuals {:?})",
+                        sol.residuals
+                    ),
+                }));
+            }
+            let f = sol.x;
+            if !f.iter().all(|x| x.is_finite()) {
+                return Err(SimError::Diverged {
+                    t: state.t,
+                    reason: "maximal-dissipation QP returned non-finite impulses".into(),
+                });
+            }
+            // Residual check on the constraints themselves.
+            let mut gf = -&b;
+            for &(i, j, v) in &g {
+                gf[i] += v * f[j];
+            }
+            let viol = gf.max().max(0.0);
+            let scale = 1.0 + b.amax();
+            if viol > self.tolerance * scale {
+                return Err(SimError::Solver(SolverError::Failed {
+                    solver: "clarabel",
+                    reason: format!(
+                        "maximal-dissipation impulses violate the constraints by {viol:.3e} \
+                         (tolerance {:.3e})",
+                        self.tolerance * scale
+                    ),
+                }));
+            }
+            Ok(f)
+        };
+        // A solve without iterative refinement that fails or does not pass the checks is
+        // repeated with it (and counted) before the step fails.
+        let f = match checked(&self.conic) {
+            Ok(f) => f,
+            Err(_) if !self.conic.iterative_refinement => {
+                self.refined_resolves += 1;
+                checked(&ConicOptions {
+                    iterative_refinement: true,
+                    ..self.conic.clone()
+                })?
+            }
+            Err(e) => return Err(e),
+        };
         let mut v1 = v_free;
         for (k, col) in delassus.minv_columns.iter().enumerate() {
             col.add_scaled_to(f[k] * h, &mut v1);
         }
         let ke = mass.kinetic_energy(&v1);
         let next = finish(model, state, v1, h)?;
-        let edges = if coulomb {
-            f.rows(m, nf).into_owned()
-        } else {
-            let mut e = DVector::zeros(2 * nf);
-            for j in 0..ntan {
-                for i in 0..nc {
-                    let t = f[m + j * nc + i];
-                    e[2 * j * nc + i] = t.max(0.0);
-                    e[(2 * j + 1) * nc + i] = (-t).max(0.0);
-                }
+        // the pyramid edges of the net tangential forces (`[T₁; −T₁; T₂; −T₂]` blocks)
+        let mut edges = DVector::zeros(2 * nf);
+        for j in 0..ntan {
+            for i in 0..nc {
+                let t = f[m + j * nc + i];
+                edges[2 * j * nc + i] = t.max(0.0);
+                edges[(2 * j + 1) * nc + i] = (-t).max(0.0);
             }
-            e
-        };
+        }
         self.last = Some(MaxDissipationImpulses {
             normal: f.rows(0, m).into_owned(),
             contacts: contacts.iter().map(|c| c.index).collect(),

@@ -60,6 +60,47 @@ pub fn velocity_map<T: Scalar>(model: &Model, q: &DVector<T>) -> DMatrix<T> {
     n
 }
 
+/// The configuration rate `q̇ = N(q) v`, joint by joint (the product with [`velocity_map`]
+/// without forming the nq × nv matrix).
+///
+/// # Panics
+/// If `q.len() != model.nq()` or `v.len() != model.nv()`.
+pub fn configuration_rate<T: Scalar>(model: &Model, q: &DVector<T>, v: &DVector<T>) -> DVector<T> {
+    let mut out = DVector::zeros(model.nq());
+    let half: T = lift(0.5);
+    for joint in &model.joints {
+        let (iq, iv) = (joint.q_index, joint.v_index);
+        match joint.kind {
+            JointKind::Revolute | JointKind::Prismatic => out[iq] = v[iv],
+            JointKind::Fixed => {}
+            JointKind::Planar => {
+                for k in 0..3 {
+                    out[iq + k] = v[iv + k];
+                }
+            }
+            JointKind::Floating | JointKind::Ball => {
+                let (qo, vo) = if joint.kind == JointKind::Floating {
+                    for k in 0..3 {
+                        out[iq + k] = v[iv + k];
+                    }
+                    (iq + 3, iv + 3)
+                } else {
+                    (iq, iv)
+                };
+                let rows = quaternion_rate_rows([q[qo], q[qo + 1], q[qo + 2], q[qo + 3]]);
+                for (r, row) in rows.iter().enumerate() {
+                    let mut rate = T::zero();
+                    for (c, val) in row.iter().enumerate() {
+                        rate += half * *val * v[vo + c];
+                    }
+                    out[qo + r] = rate;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Explicit step `q + h N(q) v`, then every floating joint's quaternion is renormalized
 /// (left unchanged if its norm vanishes; see [`normalize_configuration`] for a checked
 /// version).
@@ -72,7 +113,7 @@ pub fn integrate_configuration<T: Scalar>(
     v: &DVector<T>,
     h: T,
 ) -> DVector<T> {
-    let mut out = q + velocity_map(model, q) * v * h;
+    let mut out = q + configuration_rate(model, q, v) * h;
     let tiny: T = lift(1e-300);
     for joint in &model.joints {
         if let Some(offset) = joint.kind.quaternion_offset() {

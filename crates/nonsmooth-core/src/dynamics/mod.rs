@@ -26,8 +26,8 @@ pub mod workspace;
 
 pub use com::{body_com_positions, center_of_mass, com_jacobian, total_mass};
 pub use configuration::{
-    check_state, integrate_configuration, neutral_configuration, normalize_configuration,
-    quaternion_rate_rows, velocity_map,
+    check_state, configuration_rate, integrate_configuration, neutral_configuration,
+    normalize_configuration, quaternion_rate_rows, velocity_map,
 };
 pub use crba::{mass_matrix, mass_matrix_into};
 pub use jacobian::{frame_jacobian, frame_jdot_v, point_jacobian, point_jdot_v};
