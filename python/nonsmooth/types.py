@@ -249,6 +249,7 @@ class Recoveries(TypedDict):
     step_halving: int
     substeps: int
     unconverged_steps: int
+    repeated_solves: int
 
 
 class SimulatorCounters(TypedDict):

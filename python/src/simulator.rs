@@ -134,7 +134,7 @@ impl PySimulator {
     }
 
     /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …,
-    /// "unconverged_steps": …}}`
+    /// "unconverged_steps": …, "repeated_solves": …}}`
     /// since construction or the last reset.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.counters();
@@ -145,6 +145,7 @@ impl PySimulator {
         r.set_item("step_halving", c.recoveries.step_halving)?;
         r.set_item("substeps", c.recoveries.substeps)?;
         r.set_item("unconverged_steps", c.recoveries.unconverged_steps)?;
+        r.set_item("repeated_solves", c.recoveries.repeated_solves)?;
         d.set_item("recoveries", r)?;
         Ok(d)
     }

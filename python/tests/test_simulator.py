@@ -41,7 +41,12 @@ def test_torque_balancing_gravity_holds_the_pendulum(examples, stepper):
     assert worst < 1e-6
     counters = sim.counters()
     assert counters["steps"] == 1000 and counters["clamped_commands"] == 0
-    assert counters["recoveries"] == {"step_halving": 0, "substeps": 0, "unconverged_steps": 0}
+    assert counters["recoveries"] == {
+        "step_halving": 0,
+        "substeps": 0,
+        "unconverged_steps": 0,
+        "repeated_solves": 0,
+    }
 
 
 def test_step_n_clamps_and_counts(examples):

@@ -515,6 +515,7 @@ mod all {
             "recovered_steps",
             "recovery_substeps",
             "unconverged_steps",
+            "repeated_solves",
             "detail",
         ]
         .iter()
@@ -542,6 +543,7 @@ mod all {
                     count(r.recoveries.step_halving),
                     count(r.recoveries.substeps),
                     count(r.recoveries.unconverged_steps),
+                    count(r.recoveries.repeated_solves),
                     r.outcome.detail().to_string(),
                 ]
             })

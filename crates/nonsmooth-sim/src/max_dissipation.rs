@@ -46,7 +46,9 @@ use crate::{SimError, Stepper};
 use nalgebra::DVector;
 use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{Model, State};
-use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
+use nonsmooth_solvers::conic::{
+    Cone, ConicOptions, ConicProblem, ConicProblemBuilder, ConicSolution, ConicSolver,
+};
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
 /// The `qp-max-dissipation` stepper.
@@ -57,7 +59,8 @@ pub struct MaxDissipationStepper {
     pub no_slip: bool,
     /// Clarabel options; by default without iterative refinement (a quarter of a solve
     /// saved), a step whose solve then fails or does not pass the constraint check is solved
-    /// again with it ([`MaxDissipationStepper::refined_resolves`]).
+    /// again with it ([`Stepper::last_step_repeated_solve`], counted by the
+    /// [`crate::Simulator`]).
     pub conic: ConicOptions,
     /// Rows with a gap at most this (m) are always active (default 1e-4 m, the contact
     /// set of the inverse-dynamics controllers); rows farther away enter only when they
@@ -67,7 +70,63 @@ pub struct MaxDissipationStepper {
     /// `1 + max|right-hand side|` (force units).
     pub tolerance: f64,
     last: Option<MaxDissipationImpulses>,
-    refined_resolves: usize,
+    repeated_solve: bool,
+    solver: CachedSolver,
+}
+
+/// The Clarabel solver of the last step, reused (data updated in place: no setup, no
+/// symbolic factorization) while the QP's structure — sizes, cones, sparsity patterns — and
+/// the options stay the same, as for a pile at rest. A clone starts without one.
+#[derive(Default)]
+struct CachedSolver(Option<(ConicSolver, ConicOptions)>);
+
+impl Clone for CachedSolver {
+    fn clone(&self) -> Self {
+        Self(None)
+    }
+}
+
+impl std::fmt::Debug for CachedSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CachedSolver")
+            .field(&self.0.as_ref().map(|(s, _)| s.problem().num_vars()))
+            .finish()
+    }
+}
+
+impl CachedSolver {
+    /// Solves `problem`, through the kept solver where its structure allows.
+    fn solve(
+        &mut self,
+        problem: &ConicProblem,
+        options: &ConicOptions,
+    ) -> Result<ConicSolution, SolverError> {
+        if let Some((solver, kept)) = &mut self.0 {
+            let old = solver.problem();
+            let same = kept == options
+                && old.cones() == problem.cones()
+                && old.num_vars() == problem.num_vars()
+                && old.p().colptr() == problem.p().colptr()
+                && old.p().rowval() == problem.p().rowval()
+                && old.a().colptr() == problem.a().colptr()
+                && old.a().rowval() == problem.a().rowval();
+            if same {
+                let updated = solver
+                    .update_q(problem.q())
+                    .and_then(|_| solver.update_b(problem.b()))
+                    .and_then(|_| solver.update_p_values(problem.p().nzval()))
+                    .and_then(|_| solver.update_a_values(problem.a().nzval()));
+                if updated.is_ok() {
+                    return solver.solve();
+                }
+            }
+        }
+        self.0 = None;
+        let mut solver = ConicSolver::new(problem.clone(), options)?;
+        let sol = solver.solve();
+        self.0 = Some((solver, options.clone()));
+        sol
+    }
 }
 
 impl Default for MaxDissipationStepper {
@@ -81,7 +140,8 @@ impl Default for MaxDissipationStepper {
             tolerance: 1e-6,
             active_gap: 1e-4,
             last: None,
-            refined_resolves: 0,
+            repeated_solve: false,
+            solver: CachedSolver::default(),
         }
     }
 }
@@ -127,12 +187,6 @@ impl MaxDissipationStepper {
         }
     }
 
-    /// Steps whose QP was solved a second time with Clarabel's iterative refinement after
-    /// the solve without it failed or did not pass the constraint check.
-    pub fn refined_resolves(&self) -> usize {
-        self.refined_resolves
-    }
-
     /// The impulses of the last successful step (`None` before the first one or after a
     /// step without contacts).
     pub fn last_impulses(&self) -> Option<&MaxDissipationImpulses> {
@@ -143,6 +197,10 @@ impl MaxDissipationStepper {
 impl Stepper for MaxDissipationStepper {
     fn name(&self) -> &'static str {
         "qp-max-dissipation"
+    }
+
+    fn last_step_repeated_solve(&self) -> bool {
+        self.repeated_solve
     }
 
     fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
@@ -171,6 +229,7 @@ impl Stepper for MaxDissipationStepper {
         h: f64,
     ) -> Result<State, SimError> {
         self.last = None;
+        self.repeated_solve = false;
         crate::stepper::check_step_size(h)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(SimError::InvalidOption {
@@ -291,8 +350,8 @@ impl Stepper for MaxDissipationStepper {
             .linear(&lin)?
             .constraint_triplets(Cone::Nonnegative(rows), &g, b.as_slice())?
             .build()?;
-        let checked = |options: &ConicOptions| -> Result<DVector<f64>, SimError> {
-            let sol = problem.solve(options)?;
+        let checked = |sol: Result<ConicSolution, SolverError>| -> Result<DVector<f64>, SimError> {
+            let sol = sol?;
             if sol.status == SolveStatus::MaxIterations {
                 return Err(SimError::Solver(SolverError::Failed {
                     solver: "clarabel",
@@ -330,14 +389,14 @@ impl Stepper for MaxDissipationStepper {
         };
         // A solve without iterative refinement that fails or does not pass the checks is
         // repeated with it (and counted) before the step fails.
-        let f = match checked(&self.conic) {
+        let f = match checked(self.solver.solve(&problem, &self.conic)) {
             Ok(f) => f,
             Err(_) if !self.conic.iterative_refinement => {
-                self.refined_resolves += 1;
-                checked(&ConicOptions {
+                self.repeated_solve = true;
+                checked(problem.solve(&ConicOptions {
                     iterative_refinement: true,
                     ..self.conic.clone()
-                })?
+                }))?
             }
             Err(e) => return Err(e),
         };

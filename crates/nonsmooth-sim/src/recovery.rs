@@ -25,6 +25,9 @@ pub struct Recoveries {
     /// Steps (or sub-steps) that ended at an iteration limit of the scheme and were
     /// accepted with their last iterate ([`Stepper::last_step_converged`]).
     pub unconverged_steps: usize,
+    /// Steps (or sub-steps) whose solve failed its check and was repeated with more accurate
+    /// solver settings before the step was accepted ([`Stepper::last_step_repeated_solve`]).
+    pub repeated_solves: usize,
 }
 
 impl Recoveries {
@@ -33,6 +36,13 @@ impl Recoveries {
         self.step_halving += other.step_halving;
         self.substeps += other.substeps;
         self.unconverged_steps += other.unconverged_steps;
+        self.repeated_solves += other.repeated_solves;
+    }
+
+    /// Counts the last successful step of `stepper`.
+    fn count_step(&mut self, stepper: &dyn Stepper) {
+        self.unconverged_steps += usize::from(!stepper.last_step_converged());
+        self.repeated_solves += usize::from(stepper.last_step_repeated_solve());
     }
 }
 
@@ -68,7 +78,7 @@ pub fn step_with_recovery(
 ) -> Result<State, SimError> {
     match stepper.step_actuated(model, state, input, h) {
         Ok(next) => {
-            recoveries.unconverged_steps += usize::from(!stepper.last_step_converged());
+            recoveries.count_step(stepper);
             Ok(next)
         }
         Err(e) if !recoverable(&e) => Err(e),
@@ -99,7 +109,7 @@ fn halved(
         s = match stepper.step_actuated(model, &s, input, half) {
             Ok(next) => {
                 counts.substeps += 1;
-                counts.unconverged_steps += usize::from(!stepper.last_step_converged());
+                counts.count_step(stepper);
                 next
             }
             Err(e) if !recoverable(&e) || depth <= 1 => return Err(e),

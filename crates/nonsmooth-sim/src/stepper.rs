@@ -51,6 +51,14 @@ pub trait Stepper: Send + Sync {
         true
     }
 
+    /// Whether the last successful step repeated its solve with more accurate settings after
+    /// the first solve failed its check (`qp-max-dissipation`: Clarabel's iterative
+    /// refinement). Counted by the [`crate::Simulator`] and the run loop
+    /// ([`crate::Recoveries::repeated_solves`]).
+    fn last_step_repeated_solve(&self) -> bool {
+        false
+    }
+
     /// Whether the scheme applies a material's Newton restitution coefficient (otherwise
     /// [`crate::warnings::model_warnings`] says so before a run).
     fn honours_restitution(&self) -> bool {
