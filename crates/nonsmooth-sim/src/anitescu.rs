@@ -503,7 +503,9 @@ impl AnitescuPotraStepper {
             .map(|n| n.row.clone())
             .chain(dirs.iter().map(|d| d.1.clone()))
             .collect();
-        let delassus = free.mass.delassus(&columns);
+        // a contact's normal and pyramid columns form one group (its γ couples them)
+        let owner: Vec<usize> = (0..m_all).chain(dirs.iter().map(|d| d.0)).collect();
+        let delassus = free.mass.delassus(&columns, &owner);
         let mut entries_of: Vec<Vec<(usize, usize, f64)>> =
             vec![Vec::new(); delassus.components.len()];
         for &e in &delassus.entries {

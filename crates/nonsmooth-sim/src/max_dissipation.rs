@@ -299,7 +299,11 @@ impl Stepper for MaxDissipationStepper {
             columns[nc + l] = row.row.clone();
             phi[nc + l] = row.phi;
         }
-        let delassus = mass.delassus(&columns);
+        // owners: contact i for its normal and tangent columns, each limit its own
+        let owner: Vec<usize> = (0..nz)
+            .map(|k| if k < m { k } else { (k - m) % nc })
+            .collect();
+        let delassus = mass.delassus(&columns, &owner);
         let upper: Vec<_> = delassus
             .entries
             .iter()

@@ -163,8 +163,8 @@ pub(crate) struct Delassus {
     /// orders; a position may repeat when the two columns share two blocks, and repeated
     /// positions sum).
     pub entries: Vec<(usize, usize, f64)>,
-    /// The connected components of W's pattern, in order of their first column; a column
-    /// that touches no block is a component of its own.
+    /// The connected components of W's pattern with the columns of one owner tied together,
+    /// in order of their first column.
     pub components: Vec<Component>,
     /// The component of each column.
     pub component_of: Vec<usize>,
@@ -252,21 +252,24 @@ impl MassSolver {
     /// columns `J`, block by block: each block solves and multiplies only the columns that
     /// touch it (a contact's columns touch the one or two bodies of the contact), so a pile
     /// costs O(contacts) small products.
-    pub(crate) fn delassus(&self, columns: &[SparseRow]) -> Delassus {
+    ///
+    /// `owner[c]` names the constraint column `c` belongs to (e.g. its contact): columns of
+    /// one owner are always in the same component, even where their rows touch different
+    /// blocks (the normal and the tangent rows of a planar body with a diagonal mass matrix).
+    pub(crate) fn delassus(&self, columns: &[SparseRow], owner: &[usize]) -> Delassus {
         let nb = self.blocks.len();
+        let owners = owner.iter().map(|&o| o + 1).max().unwrap_or(0);
         let mut touching: Vec<Vec<usize>> = vec![Vec::new(); nb];
-        let mut parent: Vec<usize> = (0..nb).collect();
+        // union-find over the blocks (0..nb) and the owners (nb..nb + owners)
+        let mut parent: Vec<usize> = (0..nb + owners).collect();
         for (c, col) in columns.iter().enumerate() {
-            let mut first = None;
+            let node = nb + owner[c];
             for &(i, _) in &col.entries {
                 let b = self.place[i].0;
                 if touching[b].last() != Some(&c) {
                     touching[b].push(c);
                 }
-                match first {
-                    None => first = Some(b),
-                    Some(f) => union(&mut parent, f, b),
-                }
+                union(&mut parent, node, b);
             }
         }
         let mut minv: Vec<Vec<(usize, f64)>> = vec![Vec::new(); columns.len()];
@@ -301,19 +304,11 @@ impl MassSolver {
             }
         }
         // components of the columns, in order of their first column
-        let mut label = vec![usize::MAX; nb];
+        let mut label = vec![usize::MAX; nb + owners];
         let mut components: Vec<Component> = Vec::new();
         let mut component_of = vec![0; columns.len()];
-        for (c, col) in columns.iter().enumerate() {
-            let Some(&(i, _)) = col.entries.first() else {
-                component_of[c] = components.len();
-                components.push(Component {
-                    columns: vec![c],
-                    blocks: Vec::new(),
-                });
-                continue;
-            };
-            let r = root(&mut parent, self.place[i].0);
+        for c in 0..columns.len() {
+            let r = root(&mut parent, nb + owner[c]);
             if label[r] == usize::MAX {
                 label[r] = components.len();
                 components.push(Component {
@@ -549,7 +544,7 @@ mod tests {
             DVector::from_row_slice(&[0.0, 0.0, 0.0, 0.0, -1.0, 0.0]),
         ];
         let columns: Vec<SparseRow> = dense_columns.iter().map(SparseRow::from_dense).collect();
-        let d = solver.delassus(&columns);
+        let d = solver.delassus(&columns, &[0, 1, 2, 3, 4]);
         let j = DMatrix::from_columns(&dense_columns);
         let minv_j = mass.clone().cholesky().unwrap().solve(&j);
         let w = j.transpose() * &minv_j;
@@ -568,6 +563,10 @@ mod tests {
         let groups: Vec<Vec<usize>> = d.components.iter().map(|c| c.columns.clone()).collect();
         assert_eq!(groups, vec![vec![0, 2], vec![1, 4], vec![3]]);
         assert_eq!(d.component_of, vec![0, 1, 0, 2, 1]);
+        // an owner ties columns of different components together
+        let tied = solver.delassus(&columns, &[0, 0, 2, 3, 4]);
+        let groups: Vec<Vec<usize>> = tied.components.iter().map(|c| c.columns.clone()).collect();
+        assert_eq!(groups, vec![vec![0, 1, 2, 4], vec![3]]);
         let v = DVector::from_fn(nv, |i, _| 0.3 * i as f64 - 0.4);
         let ke = 0.5 * v.dot(&(&mass * &v));
         assert!((solver.kinetic_energy(&v) - ke).abs() < 1e-12);

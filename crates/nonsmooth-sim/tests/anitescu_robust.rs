@@ -478,3 +478,24 @@ fn randomized_scenes_never_jump_and_solve_to_small_residual() {
     }
     assert_eq!(solved, 180);
 }
+
+/// A ball on two chained prismatic joints (a diagonal mass matrix: its normal and its
+/// tangent rows touch different blocks) slides on the ground and brakes at μ g: a contact's
+/// normal and pyramid rows stay one LCP group.
+#[test]
+fn sliding_ball_on_prismatic_joints_brakes_at_mu_g() {
+    let text = include_str!("../../../examples/ball_on_ground.toml");
+    let mut model = Model::from_toml_str(text, None).unwrap();
+    model.initial_state.q[1] = 0.1;
+    let stepper = AnitescuPotraStepper::default();
+    let mut state = model.initial_state.clone();
+    for _ in 0..500 {
+        let (next, r) = stepper.step_report(&model, &state, H).unwrap();
+        check_report(&r, "sliding ball");
+        assert_eq!(r.lcp_size, 4, "normal, two pyramid directions and γ");
+        state = next;
+    }
+    let expected = 3.0 - 0.3 * 9.81 * 0.5;
+    assert!((state.v[0] - expected).abs() < 1e-9, "v_x = {}", state.v[0]);
+    assert!((state.q[1] - 0.1).abs() < 1e-9, "y = {}", state.q[1]);
+}
