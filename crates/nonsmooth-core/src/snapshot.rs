@@ -780,15 +780,8 @@ impl BlockSnapshot {
         v: &DVector<f64>,
         t: f64,
     ) -> Result<Option<Self>, ModelError> {
-        let mut out = BlockSnapshot {
-            dimension: model.dimension,
-            t,
-            nv: 0,
-            blocks: Vec::new(),
-            block_of_body: Vec::new(),
-            contacts: Vec::new(),
-        };
-        Ok(out.update(model, q, v, t)?.then_some(out))
+        let margins = ContactMargins::uniform(model.contact_margin);
+        Self::with_contact_margins(model, q, v, t, &margins)
     }
 
     /// [`BlockSnapshot::new`] with the contacts detected within `margins` (see

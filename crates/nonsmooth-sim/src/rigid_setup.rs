@@ -111,6 +111,28 @@ pub(crate) struct RigidContact {
     pub tangents: Vec<SparseRow>,
 }
 
+impl RigidContact {
+    /// From the contact's scalars and `row(k)`: its normal row (k = 0) and its `ntan`
+    /// tangent rows (k = 1…ntan).
+    fn from_rows(
+        index: usize,
+        gap: f64,
+        friction: f64,
+        restitution: Option<f64>,
+        ntan: usize,
+        row: impl Fn(usize) -> SparseRow,
+    ) -> Self {
+        RigidContact {
+            index,
+            gap,
+            friction,
+            restitution,
+            normal: row(0),
+            tangents: (1..=ntan).map(row).collect(),
+        }
+    }
+}
+
 /// One joint-limit row of a rigid step (φ ≥ 0 enforced).
 #[derive(Debug, Clone)]
 pub(crate) struct RigidLimit {
@@ -408,15 +430,13 @@ fn dense_free_motion(
         .contacts
         .iter()
         .enumerate()
-        .map(|(index, c)| RigidContact {
-            index,
-            gap: c.gap,
-            friction: c.friction,
-            restitution: c.restitution,
-            normal: SparseRow::from_dense(&c.normal_row),
-            tangents: (0..c.tangent_rows.nrows())
-                .map(|k| SparseRow::from_dense(&c.tangent_rows.row(k).transpose()))
-                .collect(),
+        .map(|(index, c)| {
+            let row = |k: usize| match k {
+                0 => SparseRow::from_dense(&c.normal_row),
+                _ => SparseRow::from_dense(&c.tangent_rows.row(k - 1).transpose()),
+            };
+            let ntan = c.tangent_rows.nrows();
+            RigidContact::from_rows(index, c.gap, c.friction, c.restitution, ntan, row)
         })
         .collect();
     let limits = snap
@@ -483,13 +503,9 @@ fn block_free_motion(
         .contacts
         .iter()
         .enumerate()
-        .map(|(index, c)| RigidContact {
-            index,
-            gap: c.gap,
-            friction: c.friction,
-            restitution: c.restitution,
-            normal: row(c, 0),
-            tangents: (1..=c.tangents.len()).map(|k| row(c, k)).collect(),
+        .map(|(index, c)| {
+            let ntan = c.tangents.len();
+            RigidContact::from_rows(index, c.gap, c.friction, c.restitution, ntan, |k| row(c, k))
         })
         .collect();
     Ok(FreeMotion {
