@@ -30,7 +30,19 @@
 //! the inverse-dynamics controllers) or that would close during the step under the free
 //! velocity (φ + h·row·v* ≤ 0) enter: without complementarity a contact anywhere inside the
 //! model's contact margin would otherwise be pushed "at a distance" whenever that lowers
-//! the kinetic energy.
+//! the kinetic energy. Contacts are detected within the speculative margins (each
+//! collider's margin widened by its travel over the step). A row left out that the step's
+//! velocity would close (φ + h·row·v⁺ < 0: bodies driven into each other by the impulses of
+//! other contacts, as in a stack landing) joins the set and the QP is solved again, at most
+//! [`ACTIVE_SET_ROUNDS`] times; a step that still leaves such a row is accepted and counted
+//! as not converged ([`Stepper::last_step_converged`]). A joining contact brings along the
+//! contacts of its bodies that stay within the model's margin over the step (a landing stack
+//! stops in one round, not one sphere per round). When a body leaves the step faster than it
+//! entered it (by more than half the model's contact margin over the step, along some
+//! coordinate), contacts are detected once more within margins that cover both velocities,
+//! and those the step's velocity would close join (a sphere kicked towards the ground by a
+//! collision); their impulses act but are not reported, as they are not in the snapshot of
+//! the step's start state.
 //! Solved by Clarabel as a sparse QP (the Hessian `Rᵀ M⁻¹ R` assembled from the columns each
 //! body touches, so a pile costs O(contacts)); the returned impulses are checked
 //! against the constraints (relative residual ≤ [`MaxDissipationStepper::tolerance`]).
@@ -41,15 +53,20 @@
 //! edge along the sliding direction the optimum has `v⁺_n = μ v⁺_t` (a small lift-off),
 //! see `tests/max_dissipation.rs`.
 
-use crate::rigid_setup::SparseRow;
+use crate::rigid_setup::{MassSolver, RigidContact, RigidLimit, SparseRow};
 use crate::{SimError, Stepper};
 use nalgebra::DVector;
 use nonsmooth_core::dynamics::integrate_configuration;
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 use nonsmooth_solvers::conic::{
     Cone, ConicOptions, ConicProblem, ConicProblemBuilder, ConicSolution, ConicSolver,
 };
 use nonsmooth_solvers::{SolveStatus, SolverError};
+
+/// Most solves of one step's QP while rows that its velocity would close join the active set
+/// (module docs); a step that still leaves such rows is accepted as not converged.
+pub const ACTIVE_SET_ROUNDS: usize = 200;
 
 /// The `qp-max-dissipation` stepper.
 #[derive(Debug, Clone)]
@@ -71,6 +88,7 @@ pub struct MaxDissipationStepper {
     pub tolerance: f64,
     last: Option<MaxDissipationImpulses>,
     repeated_solve: bool,
+    converged: bool,
     solver: CachedSolver,
 }
 
@@ -141,6 +159,7 @@ impl Default for MaxDissipationStepper {
             active_gap: 1e-4,
             last: None,
             repeated_solve: false,
+            converged: true,
             solver: CachedSolver::default(),
         }
     }
@@ -156,7 +175,9 @@ pub struct MaxDissipationImpulses {
     /// free velocity (φ + h·row·v* ≤ 0).
     pub normal: DVector<f64>,
     /// Snapshot index of each active contact (the contacts of `normal`, in order), in the
-    /// snapshot of the step's start state within the model's contact margin.
+    /// snapshot of the step's start state within the speculative margins
+    /// ([`Stepper::contact_margins`]); `usize::MAX` for a contact that only the detection
+    /// after the step's impulses found (module docs).
     pub contacts: Vec<usize>,
     /// Pyramid edge forces in direction blocks (`[T₁; −T₁; T₂; −T₂]` spatial, `[T; −T]`
     /// planar), each block one entry per contact.
@@ -199,6 +220,15 @@ impl Stepper for MaxDissipationStepper {
         "qp-max-dissipation"
     }
 
+    /// The snapshot of a step detects contacts within the speculative margins.
+    fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
+        ContactMargins::speculative(model.contact_margin, h)
+    }
+
+    fn last_step_converged(&self) -> bool {
+        self.converged
+    }
+
     fn last_step_repeated_solve(&self) -> bool {
         self.repeated_solve
     }
@@ -212,6 +242,7 @@ impl Stepper for MaxDissipationStepper {
             last.contacts
                 .iter()
                 .enumerate()
+                .filter(|(_, &contact)| contact != usize::MAX)
                 .map(|(i, &contact)| crate::ContactImpulse {
                     contact,
                     normal: last.normal[i] * h,
@@ -230,6 +261,7 @@ impl Stepper for MaxDissipationStepper {
     ) -> Result<State, SimError> {
         self.last = None;
         self.repeated_solve = false;
+        self.converged = true;
         crate::stepper::check_step_size(h)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(SimError::InvalidOption {
@@ -243,35 +275,147 @@ impl Stepper for MaxDissipationStepper {
                 reason: format!("must be finite and non-negative, got {}", self.active_gap),
             });
         }
-        // Its own active set (rows within `active_gap` or closing under the free velocity)
-        // decides which contacts act; velocity margins would add separating rows that take
-        // impulses at a distance.
+        // Contacts are detected within the speculative margins (each collider's margin
+        // widened by its travel over the step), so that a fast body meets its contact before
+        // it passes through; the active set below then decides which of them act.
         let crate::rigid_setup::FreeMotion {
-            contacts: all_contacts,
+            contacts: mut all_contacts,
             limits: all_limits,
             mass,
             v_free,
             ..
-        } = crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", false)?;
+        } = crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", true)?;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
         // gap could otherwise receive a normal impulse "at a distance" whenever that lowers
         // the kinetic energy (e.g. catch a falling foot anywhere inside the contact margin).
+        // A row left out that the step's velocity would close (φ + h·row·v⁺ < 0: bodies
+        // driven into each other by the impulses of other contacts, a stack landing) joins
+        // the set and the QP is solved again, up to ACTIVE_SET_ROUNDS times.
         let gap = self.active_gap;
-        let closing = |phi: f64, row: &SparseRow| phi <= gap || phi + h * row.dot(&v_free) <= 0.0;
-        let contacts: Vec<_> = all_contacts
-            .into_iter()
-            .filter(|c| closing(c.gap, &c.normal))
+        let closing = |phi: f64, row: &SparseRow, v: &DVector<f64>| phi + h * row.dot(v) <= 0.0;
+        let mut on_contacts: Vec<bool> = all_contacts
+            .iter()
+            .map(|c| c.gap <= gap || closing(c.gap, &c.normal, &v_free))
             .collect();
-        let limits: Vec<_> = all_limits
-            .into_iter()
-            .filter(|l| closing(l.phi, &l.row))
+        let mut on_limits: Vec<bool> = all_limits
+            .iter()
+            .map(|l| l.phi <= gap || closing(l.phi, &l.row, &v_free))
             .collect();
+        let mut rounds = 0;
+        let mut redetected = false;
+        let (v1, impulses) = loop {
+            let contacts: Vec<&RigidContact> = all_contacts
+                .iter()
+                .zip(&on_contacts)
+                .filter_map(|(c, on)| on.then_some(c))
+                .collect();
+            let limits: Vec<&RigidLimit> = all_limits
+                .iter()
+                .zip(&on_limits)
+                .filter_map(|(l, on)| on.then_some(l))
+                .collect();
+            let (v1, impulses) =
+                self.solve_active(&contacts, &limits, &mass, &v_free, h, state.t)?;
+            rounds += 1;
+            let mut joined = false;
+            // coordinates of the bodies whose contacts join in this round
+            let mut touched = vec![false; v1.len()];
+            for (c, on) in all_contacts.iter().zip(on_contacts.iter_mut()) {
+                if !*on && closing(c.gap, &c.normal, &v1) {
+                    *on = true;
+                    joined = true;
+                    c.normal.entries.iter().for_each(|e| touched[e.0] = true);
+                }
+            }
+            // the cascade: a contact that stays within the model's margin over the step and
+            // shares a body with a joining contact joins too (a landing stack stops in one
+            // round instead of one sphere per round)
+            let mut spreading = joined;
+            while spreading {
+                spreading = false;
+                for (c, on) in all_contacts.iter().zip(on_contacts.iter_mut()) {
+                    let near = c.gap + h * c.normal.dot(&v1).max(0.0) <= model.contact_margin;
+                    if !*on && near && c.normal.entries.iter().any(|e| touched[e.0]) {
+                        *on = true;
+                        spreading = true;
+                        c.normal.entries.iter().for_each(|e| touched[e.0] = true);
+                    }
+                }
+            }
+            for (l, on) in all_limits.iter().zip(on_limits.iter_mut()) {
+                if !*on && closing(l.phi, &l.row, &v1) {
+                    *on = true;
+                    joined = true;
+                }
+            }
+            let sped_up = v1
+                .iter()
+                .zip(&state.v)
+                .any(|(a, b)| h * (a.abs() - b.abs()) > 0.5 * model.contact_margin);
+            if !joined && !redetected && sped_up {
+                // Some body leaves the step faster than it entered it (along a coordinate, by
+                // more than half the model's margin over the step): contacts beyond the
+                // speculative margins of the start velocity may now be in reach. Detect again within margins that cover both velocities and let those
+                // that the step's velocity would close join (their impulses are not reported:
+                // they are not in the snapshot of the step's start state).
+                redetected = true;
+                let cover = State {
+                    q: state.q.clone(),
+                    v: v1.zip_map(&state.v, |a, b| if a.abs() > b.abs() { a } else { b }),
+                    t: state.t,
+                };
+                let wider = crate::rigid_setup::free_motion(
+                    model,
+                    &cover,
+                    input,
+                    h,
+                    "qp-max-dissipation",
+                    true,
+                )?;
+                for mut c in wider.contacts {
+                    if closing(c.gap, &c.normal, &v1)
+                        && !all_contacts.iter().any(|k| k.pair == c.pair)
+                    {
+                        c.index = usize::MAX;
+                        all_contacts.push(c);
+                        on_contacts.push(true);
+                        joined = true;
+                    }
+                }
+            }
+            if !joined {
+                break (v1, impulses);
+            }
+            if rounds == ACTIVE_SET_ROUNDS {
+                // accepted with rows still closing: counted as not converged
+                self.converged = false;
+                break (v1, impulses);
+            }
+        };
+        let next = finish(model, state, v1, h)?;
+        self.last = impulses;
+        Ok(next)
+    }
+}
+
+impl MaxDissipationStepper {
+    /// The QP of the step on the active `contacts` and `limits` (module docs): the velocity
+    /// after the step and the impulses (`None` without active rows).
+    fn solve_active(
+        &mut self,
+        contacts: &[&RigidContact],
+        limits: &[&RigidLimit],
+        mass: &MassSolver,
+        v_free: &DVector<f64>,
+        h: f64,
+        t: f64,
+    ) -> Result<(DVector<f64>, Option<MaxDissipationImpulses>), SimError> {
         let nc = contacts.len();
         let nl = limits.len();
         let m = nc + nl;
         if m == 0 {
-            return finish(model, state, v_free, h);
+            return Ok((v_free.clone(), None));
         }
         let ntan = contacts.first().map(|c| c.tangents.len()).unwrap_or(0);
         if contacts.iter().any(|c| c.tangents.len() != ntan) {
@@ -310,7 +454,7 @@ impl Stepper for MaxDissipationStepper {
             .copied()
             .filter(|&(i, j, _)| i <= j)
             .collect();
-        let lin: Vec<f64> = columns.iter().map(|c| c.dot(&v_free) / h).collect();
+        let lin: Vec<f64> = columns.iter().map(|c| c.dot(v_free) / h).collect();
         // G f ≤ b: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), with Coulomb
         // friction the pyramid's faces Σ_j s_j f_T,j,i ≤ μᵢ f_N,i for every sign pattern s
         // (2^ntan rows per contact; they hold the tangential forces of a frictionless
@@ -368,7 +512,7 @@ impl Stepper for MaxDissipationStepper {
             let f = sol.x;
             if !f.iter().all(|x| x.is_finite()) {
                 return Err(SimError::Diverged {
-                    t: state.t,
+                    t,
                     reason: "maximal-dissipation QP returned non-finite impulses".into(),
                 });
             }
@@ -404,12 +548,10 @@ impl Stepper for MaxDissipationStepper {
             }
             Err(e) => return Err(e),
         };
-        let mut v1 = v_free;
+        let mut v1 = v_free.clone();
         for (k, col) in delassus.minv_columns.iter().enumerate() {
             col.add_scaled_to(f[k] * h, &mut v1);
         }
-        let ke = mass.kinetic_energy(&v1);
-        let next = finish(model, state, v1, h)?;
         // the pyramid edges of the net tangential forces (`[T₁; −T₁; T₂; −T₂]` blocks)
         let mut edges = DVector::zeros(2 * nf);
         for j in 0..ntan {
@@ -419,14 +561,14 @@ impl Stepper for MaxDissipationStepper {
                 edges[(2 * j + 1) * nc + i] = (-t).max(0.0);
             }
         }
-        self.last = Some(MaxDissipationImpulses {
+        let impulses = MaxDissipationImpulses {
             normal: f.rows(0, m).into_owned(),
             contacts: contacts.iter().map(|c| c.index).collect(),
             edges,
             ntan,
-            kinetic_energy: ke,
-        });
-        Ok(next)
+            kinetic_energy: mass.kinetic_energy(&v1),
+        };
+        Ok((v1, Some(impulses)))
     }
 }
 

@@ -99,6 +99,8 @@ pub(crate) struct RigidContact {
     /// Index in the snapshot of the step's start state (the order of
     /// [`ContactSnapshot::contacts`]).
     pub index: usize,
+    /// Colliders A and B and the feature of A: the contact's identity across snapshots.
+    pub pair: (usize, usize, usize),
     /// Signed gap φ.
     pub gap: f64,
     /// Coulomb friction coefficient μ.
@@ -116,6 +118,7 @@ impl RigidContact {
     /// tangent rows (k = 1…ntan).
     fn from_rows(
         index: usize,
+        pair: (usize, usize, usize),
         gap: f64,
         friction: f64,
         restitution: Option<f64>,
@@ -124,6 +127,7 @@ impl RigidContact {
     ) -> Self {
         RigidContact {
             index,
+            pair,
             gap,
             friction,
             restitution,
@@ -436,7 +440,8 @@ fn dense_free_motion(
                 _ => SparseRow::from_dense(&c.tangent_rows.row(k - 1).transpose()),
             };
             let ntan = c.tangent_rows.nrows();
-            RigidContact::from_rows(index, c.gap, c.friction, c.restitution, ntan, row)
+            let pair = (c.collider_a, c.collider_b, c.feature);
+            RigidContact::from_rows(index, pair, c.gap, c.friction, c.restitution, ntan, row)
         })
         .collect();
     let limits = snap
@@ -505,7 +510,10 @@ fn block_free_motion(
         .enumerate()
         .map(|(index, c)| {
             let ntan = c.tangents.len();
-            RigidContact::from_rows(index, c.gap, c.friction, c.restitution, ntan, |k| row(c, k))
+            let pair = (c.collider_a, c.collider_b, c.feature);
+            RigidContact::from_rows(index, pair, c.gap, c.friction, c.restitution, ntan, |k| {
+                row(c, k)
+            })
         })
         .collect();
     Ok(FreeMotion {
