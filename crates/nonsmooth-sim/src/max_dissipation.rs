@@ -318,70 +318,28 @@ impl Stepper for MaxDissipationStepper {
             let (v1, impulses) =
                 self.solve_active(&contacts, &limits, &mass, &v_free, h, state.t)?;
             rounds += 1;
-            let mut joined = false;
-            // coordinates of the bodies whose contacts join in this round
-            let mut touched = vec![false; v1.len()];
-            for (c, on) in all_contacts.iter().zip(on_contacts.iter_mut()) {
-                if !*on && closing(c.gap, &c.normal, &v1) {
-                    *on = true;
-                    joined = true;
-                    c.normal.entries.iter().for_each(|e| touched[e.0] = true);
-                }
-            }
-            // the cascade: a contact that stays within the model's margin over the step and
-            // shares a body with a joining contact joins too (a landing stack stops in one
-            // round instead of one sphere per round)
-            let mut spreading = joined;
-            while spreading {
-                spreading = false;
-                for (c, on) in all_contacts.iter().zip(on_contacts.iter_mut()) {
-                    let near = c.gap + h * c.normal.dot(&v1).max(0.0) <= model.contact_margin;
-                    if !*on && near && c.normal.entries.iter().any(|e| touched[e.0]) {
-                        *on = true;
-                        spreading = true;
-                        c.normal.entries.iter().for_each(|e| touched[e.0] = true);
-                    }
-                }
-            }
-            for (l, on) in all_limits.iter().zip(on_limits.iter_mut()) {
-                if !*on && closing(l.phi, &l.row, &v1) {
-                    *on = true;
-                    joined = true;
-                }
-            }
+            let mut joined = join_closing(
+                &all_contacts,
+                &mut on_contacts,
+                &all_limits,
+                &mut on_limits,
+                &v1,
+                h,
+                model.contact_margin,
+            );
+            // A body that leaves the step faster than it entered it (along a coordinate, by
+            // more than half the model's margin over the step) may reach contacts beyond the
+            // speculative margins of its start velocity: detect once more.
             let sped_up = v1
                 .iter()
                 .zip(&state.v)
                 .any(|(a, b)| h * (a.abs() - b.abs()) > 0.5 * model.contact_margin);
             if !joined && !redetected && sped_up {
-                // Some body leaves the step faster than it entered it (along a coordinate, by
-                // more than half the model's margin over the step): contacts beyond the
-                // speculative margins of the start velocity may now be in reach. Detect again within margins that cover both velocities and let those
-                // that the step's velocity would close join (their impulses are not reported:
-                // they are not in the snapshot of the step's start state).
                 redetected = true;
-                let cover = State {
-                    q: state.q.clone(),
-                    v: v1.zip_map(&state.v, |a, b| if a.abs() > b.abs() { a } else { b }),
-                    t: state.t,
-                };
-                let wider = crate::rigid_setup::free_motion(
-                    model,
-                    &cover,
-                    input,
-                    h,
-                    "qp-max-dissipation",
-                    true,
-                )?;
-                for mut c in wider.contacts {
-                    if closing(c.gap, &c.normal, &v1)
-                        && !all_contacts.iter().any(|k| k.pair == c.pair)
-                    {
-                        c.index = usize::MAX;
-                        all_contacts.push(c);
-                        on_contacts.push(true);
-                        joined = true;
-                    }
+                for c in contacts_in_reach(model, state, input, h, &v1, &all_contacts)? {
+                    all_contacts.push(c);
+                    on_contacts.push(true);
+                    joined = true;
                 }
             }
             if !joined {
@@ -570,6 +528,81 @@ impl MaxDissipationStepper {
         };
         Ok((v1, Some(impulses)))
     }
+}
+
+/// Marks as active (`on`) the rows left out that the step's velocity `v1` would close
+/// (φ + h·row·v1 < 0) and, in cascade, the contacts that stay within the model's `margin`
+/// over the step and share a body with a joining contact (a landing stack stops in one round
+/// instead of one sphere per round). Returns whether any row joined.
+fn join_closing(
+    contacts: &[RigidContact],
+    on_contacts: &mut [bool],
+    limits: &[RigidLimit],
+    on_limits: &mut [bool],
+    v1: &DVector<f64>,
+    h: f64,
+    margin: f64,
+) -> bool {
+    let closing = |phi: f64, row: &SparseRow| phi + h * row.dot(v1) <= 0.0;
+    let mut joined = false;
+    // velocity coordinates of the bodies whose contacts join
+    let mut touched = vec![false; v1.len()];
+    for (c, on) in contacts.iter().zip(on_contacts.iter_mut()) {
+        if !*on && closing(c.gap, &c.normal) {
+            *on = true;
+            joined = true;
+            c.normal.entries.iter().for_each(|e| touched[e.0] = true);
+        }
+    }
+    let mut spreading = joined;
+    while spreading {
+        spreading = false;
+        for (c, on) in contacts.iter().zip(on_contacts.iter_mut()) {
+            let near = c.gap + h * c.normal.dot(v1).max(0.0) <= margin;
+            if !*on && near && c.normal.entries.iter().any(|e| touched[e.0]) {
+                *on = true;
+                spreading = true;
+                c.normal.entries.iter().for_each(|e| touched[e.0] = true);
+            }
+        }
+    }
+    for (l, on) in limits.iter().zip(on_limits.iter_mut()) {
+        if !*on && closing(l.phi, &l.row) {
+            *on = true;
+            joined = true;
+        }
+    }
+    joined
+}
+
+/// The contacts not among `known` that the step's velocity `v1` would close, detected within
+/// speculative margins that cover both the start velocity and `v1`. They carry the index
+/// `usize::MAX`: they are not in the snapshot of the step's start state, so their impulses
+/// act but are not reported.
+fn contacts_in_reach(
+    model: &Model,
+    state: &State,
+    input: &crate::Actuation,
+    h: f64,
+    v1: &DVector<f64>,
+    known: &[RigidContact],
+) -> Result<Vec<RigidContact>, SimError> {
+    let cover = State {
+        q: state.q.clone(),
+        v: v1.zip_map(&state.v, |a, b| if a.abs() > b.abs() { a } else { b }),
+        t: state.t,
+    };
+    let wider =
+        crate::rigid_setup::free_motion(model, &cover, input, h, "qp-max-dissipation", true)?;
+    Ok(wider
+        .contacts
+        .into_iter()
+        .filter(|c| c.gap + h * c.normal.dot(v1) <= 0.0 && !known.iter().any(|k| k.pair == c.pair))
+        .map(|c| RigidContact {
+            index: usize::MAX,
+            ..c
+        })
+        .collect())
 }
 
 fn finish(model: &Model, state: &State, v1: DVector<f64>, h: f64) -> Result<State, SimError> {
