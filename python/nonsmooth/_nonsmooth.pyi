@@ -124,7 +124,7 @@ class Model:
 class Simulator:
     """A model stepped with a fixed ``dt`` by one stepper, driven by actuator commands."""
 
-    def __new__(cls, model: Model, stepper: str = "drumwright", dt: float = 1e-3) -> "Simulator": ...
+    def __new__(cls, model: Model, stepper: Optional[str] = None, dt: float = 1e-3) -> "Simulator": ...
     def reset(self, q: Optional[_ArrayLike] = None, v: Optional[_ArrayLike] = None) -> None:
         """Back to the model's initial state, or to (q, v)."""
     def step(self, u: Optional[_ArrayLike] = None) -> None:
@@ -141,6 +141,9 @@ class Simulator:
     def dt(self) -> float: ...
     @property
     def stepper(self) -> str: ...
+    @property
+    def stepper_choice(self) -> str:
+        """How the stepper was chosen (named, or the model's default and why)."""
     @property
     def warnings(self) -> List[str]:
         """What the stepper leaves out of the model (also emitted as ``UserWarning``)."""

@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// Simulates `model` from (q0, v0) (default: the model's initial state) with `stepper`
-/// (default: the model's `[simulation] stepper`, else `"penalty-symplectic"`), step `dt`
-/// (default: model, else 1e-3) for `duration` seconds (default: model, else 1), recording
+/// (default: the model's `[simulation] stepper`, else the one the model's contents call for,
+/// as `nonsmooth simulate` chooses it), step `dt` (default: model, else 1e-3) for `duration` seconds (default: model, else 1), recording
 /// every `record_every`-th step. Returns a dict with `t` (n), `q` (n×nq), `v` (n×nv),
 /// `q_names`, `v_names`, `stepper`, `steps`. Contact forces are not recorded by the Rust
 /// run loop yet, so they are not returned.
@@ -34,14 +34,12 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = &model.inner;
     let (q, v) = state_or_initial(m, q0, v0)?;
-    let name = stepper
-        .map(str::to_string)
-        .or_else(|| m.simulation.stepper.clone())
-        .unwrap_or_else(|| "penalty-symplectic".to_string());
-    let mut st = by_name(&name).map_err(sim_err)?;
+    let dt = dt.or(m.simulation.dt).unwrap_or(1e-3);
+    let choice = nonsmooth_sim::choose_stepper(m, stepper, dt);
+    let mut st = by_name(&choice.name).map_err(sim_err)?;
     crate::errors::warn_all(py, &nonsmooth_sim::model_warnings(m, st.as_ref()))?;
     let options = SimOptions {
-        dt: dt.or(m.simulation.dt).unwrap_or(1e-3),
+        dt,
         duration: duration.or(m.simulation.duration).unwrap_or(1.0),
         record_every,
     };
@@ -59,6 +57,7 @@ fn simulate<'py>(
     d.set_item("q_names", traj.q_names.clone())?;
     d.set_item("v_names", traj.v_names.clone())?;
     d.set_item("stepper", traj.stepper.clone())?;
+    d.set_item("stepper_choice", choice.describe())?;
     d.set_item("steps", traj.steps)?;
     d.set_item("recovered_steps", traj.recoveries.step_halving)?;
     Ok(d)

@@ -13,7 +13,8 @@ use pyo3::types::PyDict;
 const SIGNAL_CHECK_STEPS: usize = 256;
 
 /// A model stepped with a fixed step `dt` by one stepper, driven by actuator commands:
-/// `Simulator(model, stepper="drumwright", dt=1e-3)`, `.reset()`, `.step(u)`,
+/// `Simulator(model, stepper=None, dt=1e-3)` (no stepper: the model file's, else the one the
+/// model's contents call for, as `nonsmooth simulate` chooses it), `.reset()`, `.step(u)`,
 /// `.step_n(n, u)`, `.q`, `.v`, `.t`, `.body_poses()`, `.contacts()`. The GIL is released
 /// while stepping; Ctrl-C stops a long `step_n` between steps.
 #[pyclass(name = "Simulator", module = "nonsmooth")]
@@ -24,15 +25,21 @@ pub struct PySimulator {
 #[pymethods]
 impl PySimulator {
     #[new]
-    #[pyo3(signature = (model, stepper = "drumwright", dt = 1e-3))]
-    fn new(py: Python<'_>, model: &PyModel, stepper: &str, dt: f64) -> PyResult<Self> {
+    #[pyo3(signature = (model, stepper = None, dt = 1e-3))]
+    fn new(py: Python<'_>, model: &PyModel, stepper: Option<&str>, dt: f64) -> PyResult<Self> {
+        let choice = nonsmooth_sim::choose_stepper(&model.inner, stepper, dt);
+        let stepper = choice.name.as_str();
         if stepper == nonsmooth_impact::steppers::TIME_AS_STATE_DI {
             return Err(SimulationError::new_err(format!(
                 "stepper `{stepper}` advances an impulse-and-time variable, not physical time \
                  by dt; use simulate() for it, or a time-stepping scheme here"
             )));
         }
-        let inner = Simulator::new(model.inner.clone(), stepper, dt).map_err(sim_err)?;
+        let inner = match choice.source {
+            "default" => Simulator::with_default_stepper(model.inner.clone(), dt),
+            _ => Simulator::new(model.inner.clone(), stepper, dt),
+        }
+        .map_err(sim_err)?;
         crate::errors::warn_all(py, inner.warnings())?;
         Ok(Self { inner })
     }
@@ -131,6 +138,12 @@ impl PySimulator {
     #[getter]
     fn stepper(&self) -> &'static str {
         self.inner.stepper_name()
+    }
+
+    /// How the stepper was chosen: `"anitescu-potra (default: rigid contacts …)"`.
+    #[getter]
+    fn stepper_choice(&self) -> String {
+        self.inner.stepper_choice().describe()
     }
 
     /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …,

@@ -9,7 +9,7 @@ use nonsmooth_impact::steppers;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
 use nonsmooth_sim::{simulate, SimError, SimOptions, Trajectory};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -26,8 +26,10 @@ pub struct SimulateArgs {
     /// Output directory (created if missing).
     #[arg(long, default_value = "out/simulate")]
     pub out: PathBuf,
-    /// Time-stepping scheme (default: the model's `[simulation] stepper`, else
-    /// penalty-symplectic); `all` runs every stepper on the model and writes one comparison
+    /// Time-stepping scheme (default: the model's `[simulation] stepper`, else the one the
+    /// model's contents call for: rigid contacts or limits → anitescu-potra, constraints or
+    /// stiff compliance → drumwright, resolved springs → penalty-symplectic, smooth → rk45;
+    /// printed and in summary.json); `all` runs every stepper on the model and writes one comparison
     /// (`OUT/<stepper>/trajectory.csv`, comparison.csv, comparison.json, with --html one
     /// viewer.html overlaying the runs).
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stepper_choices()))]
@@ -125,12 +127,9 @@ fn run_stepper(
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     let model = Model::from_file(&args.model)?;
-    let stepper_name = args
-        .stepper
-        .clone()
-        .or_else(|| model.simulation.stepper.clone())
-        .unwrap_or_else(|| "penalty-symplectic".to_string());
     let (options, steps) = run_options(args, &model)?;
+    let choice = nonsmooth_sim::choose_stepper(&model, args.stepper.as_deref(), options.dt);
+    let stepper_name = choice.name.clone();
     std::fs::create_dir_all(&args.out)
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
     if stepper_name == ALL {
@@ -141,6 +140,9 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
+    if choice.source == "default" && !args.output.quiet && !args.output.json {
+        eprintln!("stepper: {}", choice.describe());
+    }
     let (result, wall) = run_stepper(args, &model, stepper.as_mut(), &options, steps);
     let (dt, duration) = (options.dt, options.duration);
     let traj = match result {
@@ -148,7 +150,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         Err(err) => {
             // Keep what was computed before the failing step, then report the failure.
             if let nonsmooth_sim::SimError::StepFailed { partial, .. } = &err {
-                write_outputs(&args.out, &model, partial, args, &options, wall, &warnings)?;
+                write_outputs(&model, partial, args, &options, wall, &warnings, &choice)?;
                 eprintln!(
                     "wrote the {} states computed before the failure to {}",
                     partial.t.len(),
@@ -158,7 +160,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             return Err(err.into());
         }
     };
-    let summary = write_outputs(&args.out, &model, &traj, args, &options, wall, &warnings)?;
+    let summary = write_outputs(&model, &traj, args, &options, wall, &warnings, &choice)?;
     if args.output.json {
         outln!("{summary}");
         return Ok(ExitCode::SUCCESS);
@@ -180,14 +182,15 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
 }
 
 fn write_outputs(
-    out: &Path,
     model: &Model,
     traj: &Trajectory,
     args: &SimulateArgs,
     options: &SimOptions,
     wall: f64,
     warnings: &[String],
+    choice: &nonsmooth_sim::StepperChoice,
 ) -> Result<serde_json::Value, CliError> {
+    let out = args.out.as_path();
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
     let mut files = vec!["trajectory.csv", "summary.json", "trajectory.svg"];
     if args.html {
@@ -205,6 +208,7 @@ fn write_outputs(
         "model": model.name,
         "model_file": args.model.display().to_string(),
         "stepper": traj.stepper,
+        "stepper_choice": { "source": choice.source, "reason": choice.reason },
         "dt": options.dt,
         "duration": options.duration,
         "steps": traj.steps,

@@ -21,7 +21,7 @@ use nonsmooth_core::dynamics::{kinetic_energy, potential_energy};
 use nonsmooth_core::{Model, State};
 use nonsmooth_report::table::write_json;
 use nonsmooth_report::{Figure, Series};
-use nonsmooth_sim::stepper_by_name;
+use nonsmooth_sim::Simulator;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -106,7 +106,9 @@ fn soak_one(
     args: &SoakArgs,
 ) -> Result<(serde_json::Value, bool), CliError> {
     let model = &setup.model;
-    let mut stepper = stepper_by_name(setup.stepper)?;
+    // The one time loop with its step recovery: the Simulator, commands at zero.
+    let mut sim = Simulator::new(model.clone(), setup.stepper, setup.h)?;
+    let zeros = vec![0.0; model.nu()];
     let mut state = model.initial_state.clone();
     let e0 = energy(model, &state);
     let settle = (steps / 10).max((setup.settle_time / setup.h).ceil() as usize);
@@ -122,8 +124,8 @@ fn soak_one(
     let start = Instant::now();
     let mut failure = None;
     for i in 1..=steps {
-        state = match stepper.step(model, &state, setup.h) {
-            Ok(s) => s,
+        state = match sim.step(&zeros) {
+            Ok(()) => sim.state().clone(),
             Err(e) => {
                 failure = Some(format!("step {i} at t = {}: {e}", state.t));
                 break;
@@ -177,6 +179,7 @@ fn soak_one(
         "wall_time_s": wall,
         "us_per_step": 1e6 * wall / steps.max(1) as f64,
         "failure": failure,
+        "recoveries": sim.counters().recoveries,
         "initial_energy": e0,
         "max_energy_rise": max_rise,
         "drift_after_settling": drift,

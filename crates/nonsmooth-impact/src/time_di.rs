@@ -20,7 +20,7 @@
 //! steps covers s = n·h and `state.t` reports the physical time.
 
 use nalgebra::DVector;
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
+use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{ContactSnapshot, Model, State};
 use nonsmooth_sim::{SimError, Stepper};
 
@@ -146,26 +146,17 @@ impl Stepper for TimeAsStateDi {
         "time-as-state-di"
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &nonsmooth_sim::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
+    /// `step.h` is the step of the time-as-state variable s, not of physical time: the
+    /// returned state's `t` advances by at most `h` (and not at all in an impact step), so the
+    /// [`nonsmooth_sim::Simulator`] refuses this scheme.
+    fn advance(&mut self, step: &nonsmooth_sim::Step<'_>) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         if !input.is_none() {
             return Err(SimError::Unsupported {
                 stepper: crate::steppers::TIME_AS_STATE_DI,
                 reason: "actuator inputs are not part of the time-as-state inclusion; use a \
                          time-stepping scheme (e.g. `anitescu-potra`) for actuated models"
                     .into(),
-            });
-        }
-        check_state(model, &state.q, &state.v)?;
-        if !(h.is_finite() && h > 0.0) {
-            return Err(SimError::InvalidOption {
-                option: "h",
-                reason: format!("step must be finite and > 0, got {h}"),
             });
         }
         self.s += h;

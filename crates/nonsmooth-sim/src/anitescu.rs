@@ -68,10 +68,9 @@
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).
 
-use crate::rigid_setup::{RigidContact, SparseRow};
+use crate::free_motion::{RigidContact, SparseRow};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Dimension, Model, State};
 use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LemkeOptions};
@@ -373,7 +372,16 @@ impl AnitescuPotraStepper {
         input: &crate::Actuation,
         h: f64,
     ) -> Result<(State, ApStepReport), SimError> {
-        crate::stepper::check_step_size(h)?;
+        let step = crate::pipeline::prepare(model, state, input, h)?;
+        self.check_options()?;
+        let free = crate::free_motion::free_motion(model, state, input, h, SOLVER)?;
+        let (v1, report) = self.solve_groups(&step, &free)?;
+        let next = crate::pipeline::integrate_and_finish(SOLVER, &step, v1)?;
+        Ok((next, report))
+    }
+
+    /// The stepper's options are in range.
+    fn check_options(&self) -> Result<(), SimError> {
         if self.directions < 3 {
             return Err(SimError::InvalidOption {
                 option: "directions",
@@ -386,9 +394,19 @@ impl AnitescuPotraStepper {
                 reason: format!("must be positive and finite, got {}", self.residual_tol),
             });
         }
-        let free = crate::rigid_setup::free_motion(model, state, input, h, SOLVER, true)?;
+        Ok(())
+    }
+
+    /// The contact-model stage: the post-step velocity from the free motion, one LCP per
+    /// group of coupled contacts, and the report of the solves.
+    fn solve_groups(
+        &self,
+        step: &crate::pipeline::Step<'_>,
+        free: &crate::free_motion::FreeMotion,
+    ) -> Result<(DVector<f64>, ApStepReport), SimError> {
+        let (state, h) = (step.state, step.h);
         let mut report = ApStepReport::default();
-        let (groups, duplicates) = self.assemble(&free, &state.v, h);
+        let (groups, duplicates) = self.assemble(free, &state.v, h);
         report.duplicates_dropped = duplicates;
         let mut v1 = free.v_free.clone();
         for lcp in &groups {
@@ -413,9 +431,7 @@ impl AnitescuPotraStepper {
             }
         }
         report.contact_impulses.sort_by_key(|c| c.contact);
-        let q1 = integrate_configuration(model, &state.q, &v1, h);
-        let next = crate::stepper::finished_state(SOLVER, state, q1, v1, h)?;
-        Ok((next, report))
+        Ok((v1, report))
     }
 
     /// Constant term b of a contact's normal row `w = J_n v⁺ + b ≥ 0`: φ/h (the gap may close
@@ -441,7 +457,7 @@ impl AnitescuPotraStepper {
     /// dropped as exact duplicates of an earlier one.
     fn assemble(
         &self,
-        free: &crate::rigid_setup::FreeMotion,
+        free: &crate::free_motion::FreeMotion,
         v: &DVector<f64>,
         h: f64,
     ) -> (Vec<StepLcp>, usize) {
@@ -754,6 +770,25 @@ impl AnitescuPotraStepper {
     }
 }
 
+impl crate::free_motion::ContactModel for AnitescuPotraStepper {
+    const NAME: &'static str = SOLVER;
+
+    fn check_options(&self) -> Result<(), SimError> {
+        AnitescuPotraStepper::check_options(self)
+    }
+
+    fn velocity(
+        &mut self,
+        step: &crate::pipeline::Step<'_>,
+        free: crate::free_motion::FreeMotion,
+    ) -> Result<DVector<f64>, SimError> {
+        let (v1, report) = self.solve_groups(step, &free)?;
+        self.last_inexact = report.inexact;
+        self.last_impulses = report.contact_impulses;
+        Ok(v1)
+    }
+}
+
 impl Stepper for AnitescuPotraStepper {
     fn name(&self) -> &'static str {
         "anitescu-potra"
@@ -763,18 +798,9 @@ impl Stepper for AnitescuPotraStepper {
         true
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
         self.last_impulses.clear();
-        let (next, report) = self.step_report_actuated(model, state, input, h)?;
-        self.last_inexact = report.inexact;
-        self.last_impulses = report.contact_impulses;
-        Ok(next)
+        crate::free_motion::rigid_step(self, step)
     }
 
     fn last_step_converged(&self) -> bool {

@@ -3,7 +3,8 @@
 //! Forward time stepping of models with contact, behind one [`Stepper`] trait, and the run
 //! loop that records a [`Trajectory`].
 //!
-//! Steppers available now (select by name with [`stepper_by_name`]):
+//! Steppers available now (select by name with [`stepper_by_name`]; with no name, the model
+//! decides: [`default_stepper`]):
 //! - `penalty-symplectic`: spring–damper contact, semi-implicit (symplectic) Euler;
 //! - `penalty-explicit`: spring–damper contact, explicit Euler;
 //! - `drumwright`: Drumwright's unconditionally stable first-order constraint solver
@@ -22,17 +23,19 @@
 
 pub mod actuation;
 pub mod anitescu;
+pub mod choice;
 pub mod contact_law;
 pub mod drumwright;
 pub mod drumwright_fast;
 pub mod error;
+mod free_motion;
 pub mod load;
 pub mod max_dissipation;
 pub mod ode;
 pub mod penalty;
+pub mod pipeline;
 pub mod recovery;
 pub mod registry;
-mod rigid_setup;
 pub mod run;
 pub mod simulator;
 pub mod stepper;
@@ -41,11 +44,13 @@ pub mod warnings;
 
 pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
+pub use choice::{choose_stepper, default_stepper, StepperChoice};
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
 pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};
 pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
+pub use pipeline::Step;
 pub use recovery::{step_with_recovery, Recoveries};
 pub use registry::{stepper_by_name, STEPPER_NAMES};
 pub use run::{simulate, simulate_recording_impulses, SimOptions, StepImpulses, Trajectory};

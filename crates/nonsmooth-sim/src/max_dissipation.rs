@@ -53,10 +53,11 @@
 //! edge along the sliding direction the optimum has `v⁺_n = μ v⁺_t` (a small lift-off),
 //! see `tests/max_dissipation.rs`.
 
-use crate::rigid_setup::{MassSolver, RigidContact, RigidLimit, SparseRow};
+use crate::free_motion::{
+    ContactModel, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
+};
 use crate::{SimError, Stepper};
 use nalgebra::DVector;
-use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 use nonsmooth_solvers::conic::{
@@ -252,17 +253,18 @@ impl Stepper for MaxDissipationStepper {
         )
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
         self.last = None;
         self.repeated_solve = false;
         self.converged = true;
-        crate::stepper::check_step_size(h)?;
+        crate::free_motion::rigid_step(self, step)
+    }
+}
+
+impl ContactModel for MaxDissipationStepper {
+    const NAME: &'static str = "qp-max-dissipation";
+
+    fn check_options(&self) -> Result<(), SimError> {
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(SimError::InvalidOption {
                 option: "tolerance",
@@ -275,16 +277,25 @@ impl Stepper for MaxDissipationStepper {
                 reason: format!("must be finite and non-negative, got {}", self.active_gap),
             });
         }
-        // Contacts are detected within the speculative margins (each collider's margin
-        // widened by its travel over the step), so that a fast body meets its contact before
-        // it passes through; the active set below then decides which of them act.
-        let crate::rigid_setup::FreeMotion {
+        Ok(())
+    }
+
+    /// Contacts come detected within the speculative margins (each collider's margin widened
+    /// by its travel over the step), so that a fast body meets its contact before it passes
+    /// through; the active set below then decides which of them act.
+    fn velocity(
+        &mut self,
+        step: &crate::pipeline::Step<'_>,
+        free: FreeMotion,
+    ) -> Result<DVector<f64>, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
+        let FreeMotion {
             contacts: mut all_contacts,
             limits: all_limits,
             mass,
             v_free,
             ..
-        } = crate::rigid_setup::free_motion(model, state, input, h, "qp-max-dissipation", true)?;
+        } = free;
         // Active set: rows within `active_gap` or that would close during the step under the
         // free velocity, φ + h·(row·v*) ≤ 0. Without complementarity a row with a positive
         // gap could otherwise receive a normal impulse "at a distance" whenever that lowers
@@ -351,9 +362,8 @@ impl Stepper for MaxDissipationStepper {
                 break (v1, impulses);
             }
         };
-        let next = finish(model, state, v1, h)?;
         self.last = impulses;
-        Ok(next)
+        Ok(v1)
     }
 }
 
@@ -592,8 +602,7 @@ fn contacts_in_reach(
         v: v1.zip_map(&state.v, |a, b| if a.abs() > b.abs() { a } else { b }),
         t: state.t,
     };
-    let wider =
-        crate::rigid_setup::free_motion(model, &cover, input, h, "qp-max-dissipation", true)?;
+    let wider = crate::free_motion::free_motion(model, &cover, input, h, "qp-max-dissipation")?;
     Ok(wider
         .contacts
         .into_iter()
@@ -603,9 +612,4 @@ fn contacts_in_reach(
             ..c
         })
         .collect())
-}
-
-fn finish(model: &Model, state: &State, v1: DVector<f64>, h: f64) -> Result<State, SimError> {
-    let q1 = integrate_configuration(model, &state.q, &v1, h);
-    crate::stepper::finished_state("qp-max-dissipation", state, q1, v1, h)
 }

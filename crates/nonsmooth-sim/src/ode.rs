@@ -20,7 +20,6 @@
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_core::dynamics::check_state;
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Model, State};
 
@@ -49,7 +48,7 @@ fn rhs(
     if !law.input.is_none() {
         force += law.input.generalized_force(&q, &v);
     }
-    let a = crate::rigid_setup::factor_mass(&snap.mass_matrix, t)?.solve(&force);
+    let a = crate::free_motion::factor_mass(&snap.mass_matrix, t)?.solve(&force);
     let qdot = &snap.velocity_map * &v;
     let mut out = DVector::zeros(nq + nv);
     out.rows_mut(0, nq).copy_from(&qdot);
@@ -76,12 +75,20 @@ fn pack(s: &State) -> DVector<f64> {
     y
 }
 
-fn unpack(model: &Model, y: &DVector<f64>, t: f64) -> State {
-    State {
-        q: y.rows(0, model.nq()).into_owned(),
-        v: y.rows(model.nq(), model.nv()).into_owned(),
-        t,
-    }
+/// The finish stage ([`crate::pipeline::finish`]) of `stepper` from the state vector `y` at
+/// the end of the step.
+fn finish(
+    stepper: &str,
+    step: &crate::pipeline::Step<'_>,
+    y: &DVector<f64>,
+) -> Result<State, SimError> {
+    let (nq, nv) = (step.model.nq(), step.model.nv());
+    crate::pipeline::finish(
+        stepper,
+        step,
+        y.rows(0, nq).into_owned(),
+        y.rows(nq, nv).into_owned(),
+    )
 }
 
 /// Weighted RMS norm of `e` with tolerances `atol + rtol·max(|a|, |b|)`.
@@ -207,15 +214,8 @@ impl Stepper for Rk45Stepper {
         "rk45"
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         self.law.input = input.clone();
         let mut y = pack(state);
         let mut t = state.t;
@@ -298,7 +298,7 @@ impl Stepper for Rk45Stepper {
             dt *= factor.clamp(0.2, 5.0);
         }
         self.h_next = Some(dt);
-        Ok(unpack(model, &y, t_end))
+        finish("rk45", step, &y)
     }
 }
 
@@ -385,15 +385,8 @@ impl Stepper for BdfStepper {
         "bdf"
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         self.law.input = input.clone();
         if self.max_order != 1 {
             return Err(SimError::InvalidOption {
@@ -458,7 +451,7 @@ impl Stepper for BdfStepper {
             dt *= factor.clamp(0.2, 4.0);
         }
         self.h_next = Some(dt);
-        Ok(unpack(model, &y, t_end))
+        finish("bdf", step, &y)
     }
 }
 
@@ -513,17 +506,11 @@ impl Stepper for ImplicitEulerStepper {
         "penalty-implicit"
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         self.law.input = input.clone();
-        self.step_subdivided(model, state, h, self.max_halvings)
+        let next = self.step_subdivided(model, state, h, self.max_halvings)?;
+        crate::pipeline::finish(self.name(), step, next.q, next.v)
     }
 }
 
@@ -568,7 +555,11 @@ impl ImplicitEulerStepper {
                 || err_norm(&res, &y, &y0, 1e-12, 1e-10) < 1e-2
             {
                 normalize(model, &mut y);
-                return Ok(unpack(model, &y, t1));
+                return Ok(State {
+                    q: y.rows(0, model.nq()).into_owned(),
+                    v: y.rows(model.nq(), model.nv()).into_owned(),
+                    t: t1,
+                });
             }
         }
         Err(SimError::Diverged {

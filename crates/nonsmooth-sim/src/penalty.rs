@@ -10,9 +10,9 @@
 //! given an arbitrary stiffness.
 
 use crate::contact_law::{normal_force, regularized_coulomb};
+use crate::pipeline::Step;
 use crate::{SimError, Stepper};
 use nalgebra::DVector;
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Model, State};
 
@@ -127,28 +127,20 @@ impl Stepper for PenaltyStepper {
         self.label()
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
+    fn advance(&mut self, step: &Step<'_>) -> Result<State, SimError> {
+        let (model, state, h) = (step.model, step.state, step.h);
         let snap = ContactSnapshot::from_state(model, state)?;
         let mut force = &snap.forces + self.constraint_force(model, &snap)?;
         let mut mass = snap.mass_matrix.clone();
-        input.apply_implicit(&mut mass, &mut force, &state.q, &state.v, h);
-        let chol = crate::rigid_setup::factor_mass(&mass, state.t)?;
+        step.input
+            .apply_implicit(&mut mass, &mut force, &state.q, &state.v, h);
+        let chol = crate::free_motion::factor_mass(&mass, state.t)?;
         let vdot = chol.solve(&force);
         let v1 = &state.v + vdot * h;
         let q1 = match self.integrator {
-            PenaltyIntegrator::ExplicitEuler => {
-                integrate_configuration(model, &state.q, &state.v, h)
-            }
-            PenaltyIntegrator::SymplecticEuler => integrate_configuration(model, &state.q, &v1, h),
+            PenaltyIntegrator::ExplicitEuler => crate::pipeline::integrate(step, &state.v),
+            PenaltyIntegrator::SymplecticEuler => crate::pipeline::integrate(step, &v1),
         };
-        crate::stepper::finished_state(self.label(), state, q1, v1, h)
+        crate::pipeline::finish(self.label(), step, q1, v1)
     }
 }

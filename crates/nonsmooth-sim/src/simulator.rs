@@ -77,6 +77,7 @@ pub struct Simulator {
     previous: Option<State>,
     counters: SimCounters,
     warnings: Vec<String>,
+    choice: crate::StepperChoice,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -99,8 +100,26 @@ impl Simulator {
     /// [`SimError::UnknownStepper`], or [`SimError::InvalidOption`] for a `dt` that is not
     /// positive and finite.
     pub fn new(model: Model, stepper: &str, dt: f64) -> Result<Self, SimError> {
-        let stepper = crate::stepper_by_name(stepper)?;
-        Self::with_stepper(model, stepper, dt)
+        let choice = crate::choose_stepper(&model, Some(stepper), dt);
+        Self::with_choice(model, choice, dt)
+    }
+
+    /// A simulator of `model` with the stepper its file names (`[simulation] stepper`), else
+    /// the one its contents call for ([`crate::default_stepper`]), and step `dt`.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownStepper`] for a model file naming an unknown stepper, or
+    /// [`SimError::InvalidOption`] for a `dt` that is not positive and finite.
+    pub fn with_default_stepper(model: Model, dt: f64) -> Result<Self, SimError> {
+        let choice = crate::choose_stepper(&model, None, dt);
+        Self::with_choice(model, choice, dt)
+    }
+
+    fn with_choice(model: Model, choice: crate::StepperChoice, dt: f64) -> Result<Self, SimError> {
+        let stepper = choice.build()?;
+        let mut sim = Self::with_stepper(model, stepper, dt)?;
+        sim.choice = choice;
+        Ok(sim)
     }
 
     /// A simulator with a stepper built by the caller (options set, or one of another crate).
@@ -112,9 +131,14 @@ impl Simulator {
         stepper: Box<dyn Stepper>,
         dt: f64,
     ) -> Result<Self, SimError> {
-        crate::stepper::check_step_size(dt)?;
+        crate::pipeline::check_step_size(dt)?;
         let state = model.initial_state.clone();
         let warnings = crate::model_warnings(&model, stepper.as_ref());
+        let choice = crate::StepperChoice {
+            name: stepper.name().to_string(),
+            source: "argument",
+            reason: "built by the caller".to_string(),
+        };
         Ok(Self {
             model,
             stepper,
@@ -123,6 +147,7 @@ impl Simulator {
             previous: None,
             counters: SimCounters::default(),
             warnings,
+            choice,
         })
     }
 
@@ -134,6 +159,11 @@ impl Simulator {
     /// The stepper's name.
     pub fn stepper_name(&self) -> &'static str {
         self.stepper.name()
+    }
+
+    /// How the stepper was chosen (named, or the model's default and why).
+    pub fn stepper_choice(&self) -> &crate::StepperChoice {
+        &self.choice
     }
 
     /// The step size (s).

@@ -1,8 +1,8 @@
 //! The [`Stepper`] trait every time-stepping scheme implements (selection by name:
 //! [`crate::registry`]).
 
+use crate::pipeline::Step;
 use crate::{Actuation, SimError};
-use nalgebra::DVector;
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 
@@ -25,18 +25,33 @@ pub trait Stepper: Send + Sync {
     /// The name used on the command line and in model files (see [`crate::registry`]).
     fn name(&self) -> &'static str;
 
-    /// Advances `state` by exactly `h` seconds of physical time with the actuation `input`
-    /// applied inside the step: in the velocity update of the time-stepping schemes (servos
-    /// implicitly, see [`crate::actuation`]), in the right-hand side of the ODE schemes.
-    /// Implementations check their inputs and report solver failures as errors; they never
-    /// return non-finite states silently.
+    /// The scheme's own stage of a step ([`crate::pipeline`]): advances the checked `step`
+    /// by exactly `step.h` seconds of physical time with `step.input` applied inside the
+    /// step (in the velocity update of the time-stepping schemes, servos implicitly, see
+    /// [`crate::actuation`]; in the right-hand side of the ODE schemes). Implementations
+    /// report solver failures as errors and end with [`crate::pipeline::finish`], so they
+    /// never return non-finite states. Callers step through [`Stepper::step_actuated`],
+    /// which prepares the step first.
+    fn advance(&mut self, step: &Step<'_>) -> Result<State, SimError>;
+
+    /// Advances `state` by exactly `h` seconds of physical time (the contract of every
+    /// scheme: `h` is physical time, and the returned state's `t` is `state.t + h`) with the
+    /// actuation `input`: [`crate::pipeline::prepare`] (checks `h` and the state once), then
+    /// the scheme's [`Stepper::advance`].
+    ///
+    /// # Errors
+    /// [`SimError::InvalidOption`] for a bad `h`, [`SimError::Model`] for a bad state, and
+    /// the scheme's own errors (unsupported models, solver failures, divergence).
     fn step_actuated(
         &mut self,
         model: &Model,
         state: &State,
         input: &Actuation,
         h: f64,
-    ) -> Result<State, SimError>;
+    ) -> Result<State, SimError> {
+        let step = crate::pipeline::prepare(model, state, input, h)?;
+        self.advance(&step)
+    }
 
     /// Advances `state` by `h` seconds without actuation.
     fn step(&mut self, model: &Model, state: &State, h: f64) -> Result<State, SimError> {
@@ -77,39 +92,5 @@ pub trait Stepper: Send + Sync {
     /// it sees the contacts the step used, in the same order.
     fn contact_margins(&self, model: &Model, _h: f64) -> ContactMargins {
         ContactMargins::uniform(model.contact_margin)
-    }
-}
-
-/// The state at `t + h` from a step's new configuration and velocity, or
-/// [`SimError::Diverged`] naming `stepper` when either is not finite.
-pub(crate) fn finished_state(
-    stepper: &str,
-    state: &State,
-    q1: DVector<f64>,
-    v1: DVector<f64>,
-    h: f64,
-) -> Result<State, SimError> {
-    if !(q1.iter().all(|x| x.is_finite()) && v1.iter().all(|x| x.is_finite())) {
-        return Err(SimError::Diverged {
-            t: state.t + h,
-            reason: format!("{stepper} produced a non-finite state"),
-        });
-    }
-    Ok(State {
-        q: q1,
-        v: v1,
-        t: state.t + h,
-    })
-}
-
-/// The step-size check of every stepper: `h` must be positive and finite.
-pub(crate) fn check_step_size(h: f64) -> Result<(), SimError> {
-    if h.is_finite() && h > 0.0 {
-        Ok(())
-    } else {
-        Err(SimError::InvalidOption {
-            option: "dt",
-            reason: format!("step size must be positive and finite, got {h}"),
-        })
     }
 }

@@ -369,14 +369,8 @@ fn a_stepper_that_does_not_cover_dt_is_refused() {
         fn name(&self) -> &'static str {
             "frozen"
         }
-        fn step_actuated(
-            &mut self,
-            _model: &Model,
-            state: &State,
-            _input: &Actuation,
-            _h: f64,
-        ) -> Result<State, SimError> {
-            Ok(state.clone())
+        fn advance(&mut self, step: &nonsmooth_sim::Step<'_>) -> Result<State, SimError> {
+            Ok(step.state.clone())
         }
     }
     let mut sim = Simulator::with_stepper(pendulum(), Box::new(Frozen), 1e-3).unwrap();
@@ -405,20 +399,14 @@ fn failed_steps_are_recovered_by_halving_and_counted() {
         fn name(&self) -> &'static str {
             "picky"
         }
-        fn step_actuated(
-            &mut self,
-            model: &Model,
-            state: &State,
-            input: &Actuation,
-            h: f64,
-        ) -> Result<State, SimError> {
-            if h > self.limit {
+        fn advance(&mut self, step: &nonsmooth_sim::Step<'_>) -> Result<State, SimError> {
+            if step.h > self.limit {
                 return Err(SimError::Solver(nonsmooth_solvers::SolverError::Failed {
                     solver: "picky",
                     reason: "too long a step".into(),
                 }));
             }
-            self.inner.step_actuated(model, state, input, h)
+            self.inner.advance(step)
         }
     }
     let picky = Picky {

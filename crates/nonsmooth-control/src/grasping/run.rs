@@ -222,6 +222,9 @@ pub struct GraspRecord {
     pub longest_reversal_run: usize,
     /// Whether the run stopped before the planned duration (box gone or failure).
     pub stopped_early: bool,
+    /// Plant steps that failed and were recovered by smaller steps, and the other
+    /// recoveries of the stepper ([`nonsmooth_sim::Recoveries`]).
+    pub recoveries: nonsmooth_sim::Recoveries,
 }
 
 fn mean(x: impl Iterator<Item = f64>) -> f64 {
@@ -383,16 +386,19 @@ fn sane(state: &State) -> bool {
             .all(|x| x.is_finite() && x.abs() <= PLANT_MAX_SPEED)
 }
 
-/// One step of the stepper plant; a speed above [`PLANT_MAX_SPEED`] is an error.
+/// One step of the stepper plant, a failed step recovered by smaller steps and counted in
+/// `recoveries` ([`nonsmooth_sim::step_with_recovery`]); a speed above [`PLANT_MAX_SPEED`] is
+/// an error.
 fn plant_step(
     stepper: &mut dyn Stepper,
     model: &Model,
     state: &State,
     gen_u: &DVector<f64>,
     dt: f64,
+    recoveries: &mut nonsmooth_sim::Recoveries,
 ) -> Result<State, GraspError> {
     let input = nonsmooth_sim::Actuation::from_generalized_force(gen_u.clone());
-    let next = stepper.step_actuated(model, state, &input, dt)?;
+    let next = nonsmooth_sim::step_with_recovery(stepper, model, state, &input, dt, recoveries)?;
     if sane(&next) {
         Ok(next)
     } else {
@@ -573,8 +579,16 @@ pub fn run_grasp(
             v: state.v.clone(),
             t,
         };
+        let halvings = rec.recoveries.step_halving;
         let next = match options.plant {
-            GraspPlant::Stepper => plant_step(stepper.as_mut(), model, &stepped, &gen_u, dt),
+            GraspPlant::Stepper => plant_step(
+                stepper.as_mut(),
+                model,
+                &stepped,
+                &gen_u,
+                dt,
+                &mut rec.recoveries,
+            ),
             GraspPlant::NoSlip => noslip_plant_step(model, &snap, &state, &u, dt, options),
         };
         let next = match next {
@@ -584,10 +598,13 @@ pub fn run_grasp(
                 break;
             }
         };
+        // after a recovery the stepper holds its last sub-step's impulses: not this step's
+        let recovered = rec.recoveries.step_halving != halvings;
         rec.impulses.push(match options.plant {
-            GraspPlant::Stepper => {
+            GraspPlant::Stepper if !recovered => {
                 nonsmooth_sim::StepImpulses::of_last_step(stepper.as_ref(), model, dt)
             }
+            GraspPlant::Stepper => None,
             GraspPlant::NoSlip => None,
         });
         // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.

@@ -398,6 +398,9 @@ pub struct LoopRecord {
     pub travel: f64,
     /// Distance the gait plan asked for over the same time ([`GaitPlanner::odometer`]) (m).
     pub planned_travel: f64,
+    /// Plant steps that failed and were recovered by smaller steps, and the other
+    /// recoveries of the stepper ([`nonsmooth_sim::Recoveries`]).
+    pub recoveries: nonsmooth_sim::Recoveries,
 }
 
 impl LoopRecord {
@@ -521,7 +524,7 @@ const TOI_MAX_SPLITS: usize = 4;
 /// of spreading it over the step's end and the next step.
 fn plant_substep(
     model: &Model,
-    stepper: &mut dyn Stepper,
+    plant: &mut Plant,
     state: &State,
     first: Option<(
         &ContactSnapshot<f64>,
@@ -555,7 +558,7 @@ fn plant_substep(
                 hs = t;
             }
         }
-        s = stepper.step_actuated(
+        s = plant.step(
             model,
             &s,
             &Actuation::from_generalized_force(gen_u.clone()),
@@ -569,6 +572,39 @@ fn plant_substep(
     Ok(s)
 }
 
+/// The plant's stepper, its failed steps recovered by smaller steps and counted
+/// ([`nonsmooth_sim::step_with_recovery`]).
+struct Plant {
+    stepper: Box<dyn Stepper>,
+    recoveries: nonsmooth_sim::Recoveries,
+}
+
+impl Plant {
+    fn new(stepper: Box<dyn Stepper>) -> Self {
+        Self {
+            stepper,
+            recoveries: nonsmooth_sim::Recoveries::default(),
+        }
+    }
+
+    fn step(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &Actuation,
+        h: f64,
+    ) -> Result<State, nonsmooth_sim::SimError> {
+        nonsmooth_sim::step_with_recovery(
+            self.stepper.as_mut(),
+            model,
+            state,
+            input,
+            h,
+            &mut self.recoveries,
+        )
+    }
+}
+
 /// One control step of the plant: `substeps` steps of `dt / substeps` ([`plant_substep`]),
 /// each with the same generalized actuator force `gen_u = Pᵀu` (zero-order hold of the torque
 /// over the control step). `snap` and `chol` are the snapshot and Cholesky factor at `state`
@@ -576,7 +612,7 @@ fn plant_substep(
 #[allow(clippy::too_many_arguments)]
 fn step_plant(
     model: &Model,
-    stepper: &mut dyn Stepper,
+    plant: &mut Plant,
     state: &State,
     snap: &ContactSnapshot<f64>,
     chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
@@ -588,7 +624,7 @@ fn step_plant(
     let h = dt / substeps as f64;
     let mut s = plant_substep(
         model,
-        stepper,
+        plant,
         state,
         Some((snap, chol)),
         gen_u,
@@ -596,7 +632,7 @@ fn step_plant(
         time_of_contact_split,
     )?;
     for _ in 1..substeps {
-        s = plant_substep(model, stepper, &s, None, gen_u, h, time_of_contact_split)?;
+        s = plant_substep(model, plant, &s, None, gen_u, h, time_of_contact_split)?;
     }
     Ok(s)
 }
@@ -632,13 +668,13 @@ pub fn run_closed_loop(
             options.dt, options.duration
         )));
     }
-    let mut stepper: Box<dyn Stepper> = if options.stepper == "penalty-symplectic" {
+    let mut plant = Plant::new(if options.stepper == "penalty-symplectic" {
         let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
         p.friction_regularization = options.friction_regularization;
         Box::new(p)
     } else {
         stepper_by_name(&options.stepper)?
-    };
+    });
     let dt = options.dt;
     let steps = (options.duration / dt).round() as usize;
     let nominal_height = model.initial_state.q[2];
@@ -722,7 +758,7 @@ pub fn run_closed_loop(
         };
         let next = match step_plant(
             model,
-            stepper.as_mut(),
+            &mut plant,
             &state,
             &snap,
             &chol,
@@ -766,6 +802,7 @@ pub fn run_closed_loop(
     }
     rec.travel = state.q[0] - model.initial_state.q[0];
     rec.planned_travel = planner.odometer(state.t);
+    rec.recoveries = plant.recoveries;
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = chatter.chatters(options.chatter_run_steps);
     rec.longest_reversal_run = chatter.longest_run();
@@ -817,19 +854,8 @@ mod tests {
         let chol = snap.mass_matrix.clone().cholesky().unwrap();
         let u = DVector::zeros(model.nv());
         let step = |split| {
-            let mut stepper = stepper_by_name("anitescu-potra").unwrap();
-            step_plant(
-                &model,
-                stepper.as_mut(),
-                &s,
-                &snap,
-                &chol,
-                &u,
-                1e-3,
-                1,
-                split,
-            )
-            .unwrap()
+            let mut plant = Plant::new(stepper_by_name("anitescu-potra").unwrap());
+            step_plant(&model, &mut plant, &s, &snap, &chol, &u, 1e-3, 1, split).unwrap()
         };
         // Fixed step: the stabilization φ/h closes the gaps at the step's end, and the feet
         // still approach the ground at φ/h = 0.5 m/s (their impact comes one step later).

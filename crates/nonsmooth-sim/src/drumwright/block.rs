@@ -5,7 +5,6 @@
 //! friction disks, each verified, with the dense Clarabel programs as the fallback.
 
 use super::*;
-use nonsmooth_core::dynamics::quaternion_rate_rows;
 
 /// The sliding friction solve of the block path: accepted at a natural KKT residual of
 /// 1e-12, far tighter than the interior-point tolerances of the Clarabel fallback, so that a
@@ -864,54 +863,4 @@ pub struct StageComparison {
     pub objective_clarabel: f64,
     /// Largest cone violation of `friction_clarabel`.
     pub cone_clarabel: f64,
-}
-
-/// `q + h N(q) v` with quaternion renormalization, joint by joint: the same arithmetic as
-/// [`integrate_configuration`] (the nonzero entries of `N(q) v` are summed in the same
-/// order) without forming the dense nq × nv velocity map, which dominates a step of the
-/// block fast path otherwise.
-pub(super) fn integrate_sparse(
-    model: &Model,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-    h: f64,
-) -> DVector<f64> {
-    let mut out = q.clone();
-    for joint in &model.joints {
-        let (iq, iv) = (joint.q_index, joint.v_index);
-        match joint.kind {
-            JointKind::Revolute | JointKind::Prismatic => out[iq] += v[iv] * h,
-            JointKind::Fixed => {}
-            JointKind::Planar => {
-                for k in 0..3 {
-                    out[iq + k] += v[iv + k] * h;
-                }
-            }
-            JointKind::Floating | JointKind::Ball => {
-                let (qo, vo) = if joint.kind == JointKind::Floating {
-                    for k in 0..3 {
-                        out[iq + k] += v[iv + k] * h;
-                    }
-                    (iq + 3, iv + 3)
-                } else {
-                    (iq, iv)
-                };
-                let rows = quaternion_rate_rows([q[qo], q[qo + 1], q[qo + 2], q[qo + 3]]);
-                for (r, row) in rows.iter().enumerate() {
-                    let dot: f64 = row
-                        .iter()
-                        .enumerate()
-                        .map(|(c, val)| 0.5 * val * v[vo + c])
-                        .sum();
-                    out[qo + r] += dot * h;
-                }
-                let mut quat = out.fixed_rows_mut::<4>(qo);
-                let norm = quat.norm();
-                if norm > 1e-300 {
-                    quat /= norm;
-                }
-            }
-        }
-    }
-    out
 }

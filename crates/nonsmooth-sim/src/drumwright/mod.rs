@@ -120,7 +120,6 @@ use crate::drumwright_fast::{
 };
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
-use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
@@ -130,8 +129,8 @@ use nonsmooth_solvers::{SolveStatus, SolverError};
 mod stages;
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
+use block::BlockProgram;
 pub use block::StageComparison;
-use block::{integrate_sparse, BlockProgram};
 
 /// Which constraint rows enter a step (decision D3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -988,10 +987,10 @@ impl DrumwrightStepper {
         h: f64,
         load: &crate::load::PointLoad,
     ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
+        let none = crate::Actuation::none();
+        let step = crate::pipeline::prepare(model, state, &none, h)?;
         let extra = load.generalized(model, &state.q, state.t)?;
-        self.step_with_forces(model, state, h, Some(&extra), &crate::Actuation::none())
+        self.step_with_forces(&step, Some(&extra))
     }
 
     /// One step with `extra` generalized forces (if any) and the actuation `input` added to
@@ -999,12 +998,10 @@ impl DrumwrightStepper {
     /// change M) and certifies its answer, else the dense Clarabel path.
     fn step_with_forces(
         &mut self,
-        model: &Model,
-        state: &State,
-        h: f64,
+        step: &crate::pipeline::Step<'_>,
         extra: Option<&DVector<f64>>,
-        input: &crate::Actuation,
     ) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         let mut block_extra = extra.cloned();
         if !input.is_none() && !input.has_servos() {
             let f = input.generalized_force(&state.q, &state.v);
@@ -1016,11 +1013,8 @@ impl DrumwrightStepper {
         } else {
             self.try_block_step(model, state, h, block_extra.as_ref(), &margins)?
         };
-        let (v1, q1) = match block {
-            Some(v1) => {
-                let q1 = integrate_sparse(model, &state.q, &v1, h);
-                (v1, q1)
-            }
+        let v1 = match block {
+            Some(v1) => v1,
             None => {
                 let mut snap = ContactSnapshot::with_contact_margins(
                     model, &state.q, &state.v, state.t, &margins,
@@ -1035,12 +1029,10 @@ impl DrumwrightStepper {
                     &state.v,
                     h,
                 );
-                let v1 = self.step_velocity(model, &snap, h)?;
-                let q1 = integrate_configuration(model, &state.q, &v1, h);
-                (v1, q1)
+                self.step_velocity(model, &snap, h)?
             }
         };
-        crate::stepper::finished_state("drumwright", state, q1, v1, h)
+        crate::pipeline::integrate_and_finish("drumwright", step, v1)
     }
 }
 
@@ -1049,16 +1041,8 @@ impl Stepper for DrumwrightStepper {
         "drumwright"
     }
 
-    fn step_actuated(
-        &mut self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<State, SimError> {
-        crate::stepper::check_step_size(h)?;
-        check_state(model, &state.q, &state.v)?;
-        self.step_with_forces(model, state, h, None, input)
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
+        self.step_with_forces(step, None)
     }
 
     fn last_step_converged(&self) -> bool {

@@ -1,6 +1,7 @@
-//! The start of a velocity-level rigid-contact step, shared by the `anitescu-potra` and
-//! `qp-max-dissipation` steppers: the step's contacts and joint-limit rows as rows sparse over
-//! the velocity coordinates, the mass matrix factored block by block and the free velocity
+//! The free-motion stage of a velocity-level rigid-contact step ([`crate::pipeline`]), shared
+//! by the `anitescu-potra` and `qp-max-dissipation` steppers, and the [`ContactModel`] trait
+//! of the stage that differs between them ([`rigid_step`] runs the stages in order): the
+//! step's contacts and joint-limit rows as rows sparse over the velocity coordinates, the mass matrix factored block by block and the free velocity
 //! `v_free = v + h M⁻¹ f`; and the mass-matrix factorization every explicit-force stepper
 //! (penalty, ODE baselines) shares.
 //!
@@ -17,6 +18,7 @@ use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::BlockSnapshot;
 use nonsmooth_core::{ContactSnapshot, Dimension, Model, State};
 
+use crate::pipeline::Step;
 use crate::SimError;
 use nonsmooth_core::dynamics::check_state;
 
@@ -388,13 +390,8 @@ pub(crate) fn free_motion(
     input: &crate::Actuation,
     h: f64,
     stepper: &'static str,
-    speculative: bool,
 ) -> Result<FreeMotion, SimError> {
-    let margins = if speculative {
-        ContactMargins::speculative(model.contact_margin, h)
-    } else {
-        ContactMargins::uniform(model.contact_margin)
-    };
+    let margins = ContactMargins::speculative(model.contact_margin, h);
     if let Some(snap) =
         BlockSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?
     {
@@ -523,6 +520,34 @@ fn block_free_motion(
         mass,
         v_free,
     })
+}
+
+/// The contact-model stage of a velocity-level rigid step: the one part that differs between
+/// the rigid schemes (`anitescu-potra`'s LCP, `qp-max-dissipation`'s QP). The stages around
+/// it ([`rigid_step`]) are shared.
+pub(crate) trait ContactModel {
+    /// The scheme's name (in errors).
+    const NAME: &'static str;
+
+    /// Checks the scheme's options before a step.
+    fn check_options(&self) -> Result<(), SimError>;
+
+    /// The velocity at the end of the step from the step's free motion (contacts and limits
+    /// as sparse rows, the factored mass matrix, `v_free`).
+    fn velocity(&mut self, step: &Step<'_>, free: FreeMotion) -> Result<DVector<f64>, SimError>;
+}
+
+/// A velocity-level rigid step of a prepared `step` ([`crate::pipeline`]): the free motion
+/// (contacts within the speculative margins, the mass matrix factored per block), the
+/// contact model's velocity, then the shared integrate and finish stages.
+pub(crate) fn rigid_step<C: ContactModel>(
+    contact_model: &mut C,
+    step: &Step<'_>,
+) -> Result<State, SimError> {
+    contact_model.check_options()?;
+    let free = free_motion(step.model, step.state, step.input, step.h, C::NAME)?;
+    let v1 = contact_model.velocity(step, free)?;
+    crate::pipeline::integrate_and_finish(C::NAME, step, v1)
 }
 
 /// The Cholesky factor of the mass matrix at time `t`; a matrix that is not positive

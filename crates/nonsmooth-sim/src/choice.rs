@@ -1,0 +1,192 @@
+//! The stepper a model runs under when the user names none: the choice follows what the model
+//! holds, so that every model a loader accepts runs (as MuJoCo's `simulate` runs any model it
+//! loads).
+//!
+//! | the model holds | default | why |
+//! |---|---|---|
+//! | bilateral constraints (loop closures) | `drumwright` | the one scheme with constraint rows (rigid or soft) |
+//! | compliant and rigid elements together | `drumwright` | regularized rows and rigid rows in one program |
+//! | only compliant elements, the step resolving the stiffest (linear) spring | `penalty-symplectic` | the force law as written, explicitly |
+//! | only compliant elements, the step not resolving them (or a Hertz / Hunt–Crossley law) | `drumwright` | stable for any stiffness (seed 003) |
+//! | only rigid contacts or joint limits | `anitescu-potra` | the velocity-level LCP: rigid contact, limits, Newton restitution |
+//! | no contact, limit or constraint (smooth dynamics) | `rk45` | adaptive Dormand–Prince over each step |
+//!
+//! A contact is "possible" for every collider pair the broad phase may ever pair
+//! ([`nonsmooth_core::geometry::may_touch`]); its material is the pair's
+//! ([`Model::pair_material`]). An element is compliant when it has a `stiffness`. The penalty
+//! scheme is used only where the step resolves every spring: h·√(K/m) ≤
+//! [`RESOLVED_STEP`] and h·B/m ≤ [`RESOLVED_STEP`] with m the lightest body's mass (an upper
+//! bound of the fastest mode), since an explicit spring is stable only for h·ω < 2 and
+//! accurate well below it.
+
+use crate::{SimError, Stepper};
+use nonsmooth_core::geometry::may_touch;
+use nonsmooth_core::{ComplianceLaw, Model};
+
+/// Largest h·ω (and h·B/m) at which the default keeps an explicit penalty scheme: about
+/// twelve steps per period of the stiffest spring.
+pub const RESOLVED_STEP: f64 = 0.5;
+
+/// The stepper chosen for a model and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepperChoice {
+    /// The stepper's name.
+    pub name: String,
+    /// Where the choice came from: `"argument"`, `"model file"` or `"default"`.
+    pub source: &'static str,
+    /// Why, in one phrase (for a default: what in the model decided it).
+    pub reason: String,
+}
+
+impl StepperChoice {
+    /// The stepper, with default options.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownStepper`] for a name that is not in [`crate::STEPPER_NAMES`]
+    /// (never for a [`default_stepper`]).
+    pub fn build(&self) -> Result<Box<dyn Stepper>, SimError> {
+        crate::stepper_by_name(&self.name)
+    }
+
+    /// One line for a summary: `anitescu-potra (default: rigid contacts)`.
+    pub fn describe(&self) -> String {
+        format!("{} ({}: {})", self.name, self.source, self.reason)
+    }
+}
+
+/// What a model holds that decides its default stepper.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Elements {
+    constraints: usize,
+    rigid_contacts: usize,
+    compliant_contacts: usize,
+    rigid_limits: usize,
+    compliant_limits: usize,
+    /// Largest h·√(K/m) and h·B/m over the compliant elements (∞ for a non-linear law).
+    stiffest: f64,
+}
+
+fn elements(model: &Model, dt: f64) -> Elements {
+    let lightest = model
+        .bodies
+        .iter()
+        .map(|b| b.mass)
+        .filter(|m| *m > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let lightest = if lightest.is_finite() { lightest } else { 1.0 };
+    let resolution = |k: f64, b: Option<f64>, law: ComplianceLaw| -> f64 {
+        if law != ComplianceLaw::Linear {
+            return f64::INFINITY;
+        }
+        (dt * (k / lightest).sqrt()).max(dt * b.unwrap_or(0.0) / lightest)
+    };
+    let mut e = Elements {
+        constraints: model.constraints.len(),
+        ..Elements::default()
+    };
+    let n = model.colliders.len();
+    for i in 0..n {
+        for j in i + 1..n {
+            if model.colliders[i].body.is_none() && model.colliders[j].body.is_none() {
+                continue;
+            }
+            if !may_touch(model, i, j) {
+                continue;
+            }
+            let material = model.pair_material(i, j);
+            match material.stiffness {
+                Some(k) => {
+                    e.compliant_contacts += 1;
+                    e.stiffest = e
+                        .stiffest
+                        .max(resolution(k, material.damping, material.law));
+                }
+                None => e.rigid_contacts += 1,
+            }
+        }
+    }
+    for limit in model.joints.iter().filter_map(|j| j.limit.as_ref()) {
+        match limit.stiffness {
+            Some(k) => {
+                e.compliant_limits += 1;
+                e.stiffest = e
+                    .stiffest
+                    .max(resolution(k, limit.damping, ComplianceLaw::Linear));
+            }
+            None => e.rigid_limits += 1,
+        }
+    }
+    e
+}
+
+/// The default stepper of `model` at step `dt` (module docs).
+pub fn default_stepper(model: &Model, dt: f64) -> StepperChoice {
+    let e = elements(model, dt);
+    let rigid = e.rigid_contacts + e.rigid_limits;
+    let compliant = e.compliant_contacts + e.compliant_limits;
+    let (name, reason) = if e.constraints > 0 {
+        (
+            "drumwright",
+            format!("{} bilateral constraint(s)", e.constraints),
+        )
+    } else if compliant > 0 && rigid > 0 {
+        (
+            "drumwright",
+            format!("{compliant} compliant and {rigid} rigid contact pair(s) or limit(s)"),
+        )
+    } else if compliant > 0 && e.stiffest <= RESOLVED_STEP {
+        (
+            "penalty-symplectic",
+            format!(
+                "compliant contacts/limits resolved by the step (h·ω ≤ {:.2})",
+                e.stiffest
+            ),
+        )
+    } else if compliant > 0 {
+        (
+            "drumwright",
+            if e.stiffest.is_finite() {
+                format!(
+                    "compliant contacts/limits too stiff for an explicit step (h·ω = {:.3})",
+                    e.stiffest
+                )
+            } else {
+                "compliant contacts with a Hertz or Hunt–Crossley law".to_string()
+            },
+        )
+    } else if rigid > 0 {
+        (
+            "anitescu-potra",
+            format!(
+                "rigid contacts ({} collider pair(s)) and limits ({})",
+                e.rigid_contacts, e.rigid_limits
+            ),
+        )
+    } else {
+        (
+            "rk45",
+            "smooth dynamics: no contact, limit or constraint".to_string(),
+        )
+    };
+    StepperChoice {
+        name: name.to_string(),
+        source: "default",
+        reason,
+    }
+}
+
+/// The stepper of a run: `requested` when given (an argument), else the model file's
+/// `[simulation] stepper`, else [`default_stepper`]. Names are not checked here: building
+/// the stepper does ([`StepperChoice::build`]).
+pub fn choose_stepper(model: &Model, requested: Option<&str>, dt: f64) -> StepperChoice {
+    let named = |name: &str, source: &'static str| StepperChoice {
+        name: name.to_string(),
+        source,
+        reason: "named".to_string(),
+    };
+    match (requested, model.simulation.stepper.as_deref()) {
+        (Some(name), _) => named(name, "argument"),
+        (None, Some(name)) => named(name, "model file"),
+        (None, None) => default_stepper(model, dt),
+    }
+}
