@@ -232,6 +232,8 @@ pub struct ZenoRun {
     /// The initial state, then the states of `trace` (physical time `t`), for the
     /// trajectory viewer.
     pub states: Vec<State>,
+    /// Failed steps recovered by smaller steps ([`nonsmooth_sim::step_with_recovery`]).
+    pub recoveries: nonsmooth_sim::Recoveries,
 }
 
 /// Runs the Zeno wobble (paper §4.3) of the block in `model` (planar, q = [x, y, θ]) with the
@@ -255,6 +257,7 @@ pub fn zeno_wobble_run(
         s: 0.0,
         trace: Vec::new(),
         states: vec![state.clone()],
+        recoveries: nonsmooth_sim::Recoveries::default(),
     };
     if state.q.len() < 3 || state.v.len() < 3 {
         return Err(SimError::Unsupported {
@@ -266,7 +269,14 @@ pub fn zeno_wobble_run(
     for i in 0..max_steps {
         let before = stepper.impact_steps;
         let prev = state.clone();
-        state = stepper.step(model, &state, h)?;
+        state = nonsmooth_sim::step_with_recovery(
+            &mut stepper,
+            model,
+            &state,
+            &nonsmooth_sim::Actuation::none(),
+            h,
+            &mut run.recoveries,
+        )?;
         let impact = stepper.impact_steps > before;
         if run.ratios.is_empty() {
             run.apex_angle = run.apex_angle.max(state.q[2].abs());

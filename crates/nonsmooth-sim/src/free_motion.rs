@@ -245,6 +245,37 @@ impl MassSolver {
         Ok(Self { blocks: out, place })
     }
 
+    /// A solver of no coordinates (for programs whose Delassus matrix is given).
+    pub(crate) fn empty() -> Self {
+        Self {
+            blocks: Vec::new(),
+            place: Vec::new(),
+        }
+    }
+
+    /// The dense Delassus matrix `G M⁻¹ Gᵀ` of the rows of `g` (m × nv), block by block: each
+    /// block multiplies only the rows that touch it.
+    pub(crate) fn delassus_dense(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
+        let m = g.nrows();
+        let mut w = DMatrix::zeros(m, m);
+        for blk in &self.blocks {
+            let rows: Vec<usize> = (0..m)
+                .filter(|&i| blk.idx.iter().any(|&k| g[(i, k)] != 0.0))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let sub = DMatrix::from_fn(rows.len(), blk.idx.len(), |a, k| g[(rows[a], blk.idx[k])]);
+            let prod = &sub * blk.chol.solve(&sub.transpose());
+            for (a, &i) in rows.iter().enumerate() {
+                for (b, &j) in rows.iter().enumerate() {
+                    w[(i, j)] += prod[(a, b)];
+                }
+            }
+        }
+        w
+    }
+
     /// `M⁻¹ b` for a vector.
     pub(crate) fn solve_vector(&self, b: &DVector<f64>) -> DVector<f64> {
         let mut out = DVector::zeros(self.place.len());

@@ -486,7 +486,7 @@ impl DrumwrightStepper {
             contacts: p.contacts.clone(),
             ..StepRows::default()
         };
-        let no_mass = MassSolver::Blocks(Vec::new());
+        let no_mass = MassSolver::empty();
         let mut report = StepReport::default();
         let lt0 = DVector::zeros(nt);
         let warm: Vec<bool> = p.rq.iter().map(|&x| x > 0.0).collect();
@@ -604,7 +604,7 @@ impl DrumwrightStepper {
         let mut report = StepReport::default();
         let mut dense_program: Option<Program> = None;
         let mut dense_rows: Option<StepRows> = None;
-        let no_mass = MassSolver::Blocks(Vec::new());
+        let no_mass = MassSolver::empty();
         let planar = bs.dimension == Dimension::Planar;
         let sweeps = match self.options.friction {
             FrictionCoupling::Staged { sweeps } => sweeps,

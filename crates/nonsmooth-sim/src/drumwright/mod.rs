@@ -129,6 +129,7 @@ use nonsmooth_solvers::{SolveStatus, SolverError};
 mod stages;
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
+use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
 
@@ -659,7 +660,7 @@ impl DrumwrightStepper {
             && !literal
             && (rows.tangents.is_empty() || self.options.sparse_with_friction);
         let aug_copy = if use_lift { Some(aug.clone()) } else { None };
-        let lam = MassSolver::new(model, aug, nb == 0)?;
+        let lam = MassSolver::new(&aug, snap.t)?;
         let mut a_b = DVector::zeros(nb);
         if nb > 0 {
             let gdot = self.options.bilateral_gdot;
@@ -684,7 +685,7 @@ impl DrumwrightStepper {
             }
         }
         let rhs = mass * v0 + f * h + gb.transpose() * &a_b * h;
-        let v_free = lam.solve(&rhs);
+        let v_free = lam.solve_vector(&rhs);
         let nu = rows.unilateral.len();
         let nt = rows.tangents.len();
         let mut all = rows.unilateral.clone();
@@ -702,7 +703,7 @@ impl DrumwrightStepper {
                 };
                 (DMatrix::zeros(0, 0), Some(lift))
             }
-            None => (lam.delassus(&gs), None),
+            None => (lam.delassus_dense(&gs), None),
         };
         let ugdot = self.options.unilateral_gdot;
         let gdv = DVector::from_iterator(
@@ -800,7 +801,7 @@ impl DrumwrightStepper {
                 x
             }
         };
-        let v1 = &v_free + lam.solve(&(gs.transpose() * &lambda)) * h;
+        let v1 = &v_free + lam.solve_vector(&(gs.transpose() * &lambda)) * h;
         if !v1.iter().all(|x| x.is_finite()) {
             return Err(SimError::Diverged {
                 t: snap.t + h,
@@ -840,83 +841,6 @@ impl DrumwrightStepper {
         }
         self.last = report;
         Ok(v1)
-    }
-}
-
-/// Solves with the (augmented) mass matrix: dense Cholesky, or per-body blocks when every
-/// joint is a root joint and no bilateral rows are eliminated (the mass matrix is then block
-/// diagonal, and W = G M⁻¹ Gᵀ is accumulated body by body: contacts couple only through
-/// shared bodies, the sparsity of the sphere stack and the foundation).
-enum MassSolver {
-    Dense(nalgebra::Cholesky<f64, nalgebra::Dyn>),
-    Blocks(Vec<(usize, nalgebra::Cholesky<f64, nalgebra::Dyn>)>),
-}
-
-impl MassSolver {
-    fn new(model: &Model, aug: DMatrix<f64>, may_block: bool) -> Result<Self, SimError> {
-        let bad = || invalid("augmented mass M + G_bᵀS_bG_b is not positive definite");
-        let all_roots = model.joints.iter().all(|j| j.parent.is_none());
-        if may_block && all_roots && model.joints.len() > 1 {
-            let mut blocks = Vec::new();
-            for j in &model.joints {
-                let n = j.kind.nv();
-                if n == 0 {
-                    continue;
-                }
-                let sub = aug.view((j.v_index, j.v_index), (n, n)).into_owned();
-                blocks.push((j.v_index, sub.cholesky().ok_or_else(bad)?));
-            }
-            return Ok(MassSolver::Blocks(blocks));
-        }
-        Ok(MassSolver::Dense(aug.cholesky().ok_or_else(bad)?))
-    }
-
-    fn solve(&self, b: &DVector<f64>) -> DVector<f64> {
-        match self {
-            MassSolver::Dense(c) => c.solve(b),
-            MassSolver::Blocks(blocks) => {
-                let mut out = DVector::zeros(b.len());
-                for (start, c) in blocks {
-                    let n = c.l_dirty().nrows();
-                    let x = c.solve(&b.rows(*start, n).into_owned());
-                    out.rows_mut(*start, n).copy_from(&x);
-                }
-                out
-            }
-        }
-    }
-
-    /// W = G M⁻¹ Gᵀ.
-    fn delassus(&self, g: &DMatrix<f64>) -> DMatrix<f64> {
-        match self {
-            MassSolver::Dense(c) => g * c.solve(&g.transpose()),
-            MassSolver::Blocks(blocks) => {
-                let m = g.nrows();
-                let mut w = DMatrix::zeros(m, m);
-                for (start, c) in blocks {
-                    let n = c.l_dirty().nrows();
-                    let rows: Vec<usize> = (0..m)
-                        .filter(|&i| (0..n).any(|k| g[(i, start + k)] != 0.0))
-                        .collect();
-                    if rows.is_empty() {
-                        continue;
-                    }
-                    let mut sub = DMatrix::zeros(rows.len(), n);
-                    for (a, &i) in rows.iter().enumerate() {
-                        for k in 0..n {
-                            sub[(a, k)] = g[(i, start + k)];
-                        }
-                    }
-                    let prod = &sub * c.solve(&sub.transpose());
-                    for (a, &i) in rows.iter().enumerate() {
-                        for (b, &j) in rows.iter().enumerate() {
-                            w[(i, j)] += prod[(a, b)];
-                        }
-                    }
-                }
-                w
-            }
-        }
     }
 }
 

@@ -25,7 +25,7 @@ impl Program {
     /// The dense form of a lifted program (fallback when a lifted solve fails).
     pub(super) fn dense(&self, lam: &MassSolver) -> Program {
         let w = match &self.lift {
-            Some(l) => lam.delassus(&l.gs),
+            Some(l) => lam.delassus_dense(&l.gs),
             None => self.w.clone(),
         };
         Program {
@@ -321,11 +321,11 @@ impl DrumwrightStepper {
         let mut rhs = p.rq.clone();
         if nt > 0 && lt.amax() > 0.0 {
             let gt = lift.gs.rows(nu, nt);
-            rhs -= gu * lam.solve(&(gt.transpose() * lt));
+            rhs -= gu * lam.solve_vector(&(gt.transpose() * lt));
         }
         if nu == 1 {
             let g = gu.row(0).transpose();
-            let aa = p.r[0] + g.dot(&lam.solve(&g));
+            let aa = p.r[0] + g.dot(&lam.solve_vector(&g));
             let val = if aa > 0.0 {
                 (rhs[0] / aa).max(0.0)
             } else {
@@ -406,7 +406,7 @@ impl DrumwrightStepper {
         let mut e_vec = p.d_t.clone();
         if nu > 0 && lu.amax() > 0.0 {
             let gu = lift.gs.rows(0, nu);
-            let c = gt * lam.solve(&(gu.transpose() * lu));
+            let c = gt * lam.solve_vector(&(gu.transpose() * lu));
             for i in 0..nt {
                 e_vec[i] += p.s_t[i] * c[i];
             }
