@@ -24,7 +24,6 @@ pub mod actuation;
 pub mod anitescu;
 pub mod contact_law;
 pub mod drumwright;
-pub mod drumwright_fast;
 pub mod error;
 pub mod load;
 pub mod max_dissipation;
