@@ -26,7 +26,6 @@ pub mod anitescu;
 pub mod choice;
 pub mod contact_law;
 pub mod drumwright;
-pub mod drumwright_fast;
 pub mod error;
 mod free_motion;
 pub mod load;

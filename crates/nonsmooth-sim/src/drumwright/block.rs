@@ -399,9 +399,9 @@ impl DrumwrightStepper {
     ) -> Option<DVector<f64>> {
         let c = &p.rq - sparse_mul(&p.wut, lt);
         let nu = p.rq.len();
-        solve_lcp_factored(&p.a_mat, &c, warm, 100 + 2 * nu)
+        block_pivoting_factored(&p.a_mat, &c, warm, 100 + 2 * nu)
             .filter(|s| {
-                lcp_residual(&p.a_mat, &c, &s.lambda) <= FAST_KKT_TOL
+                natural_residual(&p.a_mat, &c, &s.lambda) <= FAST_KKT_TOL
                     && (self.options.unilateral == UnilateralForm::MaxLcp
                         || min_norm_certificate_factored(
                             &p.a_mat,
@@ -498,7 +498,9 @@ impl DrumwrightStepper {
         });
         let normal_clarabel_lcp = lcp_form.normal_stage(&dense, &no_mass, &lt0, &mut report)?;
         let c = &p.rq - sparse_mul(&p.wut, &lt0);
-        let normal_residual = normal_fast.as_ref().map(|x| lcp_residual(&p.a_mat, &c, x));
+        let normal_residual = normal_fast
+            .as_ref()
+            .map(|x| natural_residual(&p.a_mat, &c, x));
         let planar = bs.dimension == Dimension::Planar;
         let (
             friction_fast,
@@ -572,8 +574,9 @@ impl DrumwrightStepper {
     }
 
     /// One step on a [`BlockSnapshot`]: the staged programs with a sparse Delassus matrix,
-    /// solved by the specialized solvers of [`crate::drumwright_fast`] with Clarabel as the
-    /// fallback.
+    /// solved by the specialized sparse solvers of
+    /// [`nonsmooth_solvers::lcp::block_pivoting`](mod@nonsmooth_solvers::lcp::block_pivoting)
+    /// and [`nonsmooth_solvers::friction`] with Clarabel as the fallback.
     pub(super) fn block_step(
         &mut self,
         bs: &BlockSnapshot,
@@ -835,7 +838,7 @@ pub struct StageComparison {
     /// Normal stage by Clarabel.
     pub normal_clarabel: DVector<f64>,
     /// Complementarity residual of `normal_fast` (see
-    /// [`crate::drumwright_fast::lcp_residual`]).
+    /// [`nonsmooth_solvers::lcp::natural_residual`]).
     pub normal_residual: Option<f64>,
     /// Friction stage (with the Clarabel normal forces) by the sticking solver (`None`:
     /// some contact slides, or the check failed).
@@ -843,21 +846,21 @@ pub struct StageComparison {
     /// Friction stage by Clarabel.
     pub friction_clarabel: DVector<f64>,
     /// (natural residual, cone violation) of `friction_fast`
-    /// ([`crate::drumwright_fast::friction_residual`]).
+    /// ([`nonsmooth_solvers::friction::friction_residual`]).
     pub friction_residual: Option<(f64, f64)>,
     /// The normal-stage matrix `R + W_uu` (sparse).
     pub normal_matrix: SymSparse,
     /// Normal stage by Clarabel in the LCP-equivalent form ([`UnilateralForm::MaxLcp`]),
     /// whose solution the pivoting method computes (and certifies as the min-norm
-    /// solution with [`crate::drumwright_fast::min_norm_certificate`]).
+    /// solution with [`nonsmooth_solvers::lcp::min_norm_certificate`]).
     pub normal_clarabel_lcp: DVector<f64>,
     /// `‖∇‖∞` of the friction objective at `friction_fast`, gradient in factored form
-    /// ([`crate::drumwright_fast::friction_gradient`]; zero at a sticking optimum).
+    /// ([`nonsmooth_solvers::friction::friction_gradient`]; zero at a sticking optimum).
     pub gradient_fast: Option<f64>,
     /// The same at `friction_clarabel`.
     pub gradient_clarabel: f64,
     /// Friction objective ½‖λ‖² + ½‖Eλ + e‖² at `friction_fast`
-    /// ([`crate::drumwright_fast::friction_objective`]).
+    /// ([`nonsmooth_solvers::friction::friction_objective`]).
     pub objective_fast: Option<f64>,
     /// The same at `friction_clarabel`.
     pub objective_clarabel: f64,

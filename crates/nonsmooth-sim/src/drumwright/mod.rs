@@ -71,7 +71,9 @@
 //! When W is not sparse (Σ over bodies of (rows on the body)² above max(16·rows + 1024,
 //! rows²/4), e.g.
 //! the 900 points of the foundation on one body) the Clarabel path is used unchanged.
-//! The two stages are solved by the specialized solvers of [`crate::drumwright_fast`]:
+//! The two stages are solved by the specialized sparse solvers of `nonsmooth-solvers`
+//! ([`nonsmooth_solvers::lcp::block_pivoting`](mod@nonsmooth_solvers::lcp::block_pivoting)
+//! and [`nonsmooth_solvers::friction`]):
 //! - normal stage: the LCP `λ ≥ 0 ⊥ (R + W_uu)λ − c ≥ 0` by block principal pivoting,
 //!   warm-started from the previous step's active contacts, each pivot one envelope
 //!   Cholesky factorization; accepted when the complementarity residual is ≤ 1e-9
@@ -83,7 +85,8 @@
 //!   (envelope LDLᵀ, one refinement step, normwise backward error ≤ 1e-13), accepted when
 //!   it lies in every Coulomb disk (then it is the constrained optimum); when contacts slide
 //!   (at most 16 frictional contacts), Newton's method on the multipliers of the disks
-//!   (`drumwright_fast::solve_friction_sliding`), accepted at a KKT residual ≤ 1e-12.
+//!   ([`nonsmooth_solvers::friction::solve_friction_sliding`]), accepted at a KKT residual
+//!   ≤ 1e-12.
 //!
 //! A stage that fails its check (sliding in a pile, a min-norm solution that differs from
 //! the LCP one) is solved by Clarabel on the dense program instead; the step's
@@ -113,17 +116,20 @@
 //! 0.92 M (kinematics, RNEA, narrow phase), assembling the sparse program 0.58 M, the
 //! normal stage 0.17 M.
 
-use crate::drumwright_fast::{
-    friction_gradient, friction_objective, friction_residual, lcp_residual,
-    min_norm_certificate_factored, solve_friction_sliding, solve_friction_sticking,
-    solve_lcp_factored, SlidingSettings, SymSparse,
-};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
 use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
+use nonsmooth_solvers::friction::{
+    friction_gradient, friction_objective, friction_residual, solve_friction_sliding,
+    solve_friction_sticking, SlidingSettings,
+};
+use nonsmooth_solvers::lcp::{
+    block_pivoting_factored, min_norm_certificate_factored, natural_residual,
+};
+use nonsmooth_solvers::sparse::SymSparse;
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
 mod stages;
@@ -223,9 +229,10 @@ pub struct DrumwrightOptions {
     /// no contact Ġ, build the step from a [`BlockSnapshot`] (block-diagonal M, Jacobian
     /// rows as per-body blocks, sparse Delassus matrix) and solve the normal stage by block
     /// principal pivoting and the friction stage by a sparse Cholesky / semismooth Newton
-    /// solver ([`crate::drumwright_fast`]), each verified by a KKT check (relative 1e-9),
-    /// with Clarabel as the fallback ([`StepReport::fallbacks`]). Skipped (the Clarabel path
-    /// is used) when the Delassus matrix is not sparse, e.g. many contacts on one body.
+    /// solver ([`nonsmooth_solvers::lcp::block_pivoting()`], [`nonsmooth_solvers::friction`]),
+    /// each verified by a KKT check (relative 1e-9), with Clarabel as the fallback
+    /// ([`StepReport::fallbacks`]). Skipped (the Clarabel path is used) when the Delassus
+    /// matrix is not sparse, e.g. many contacts on one body.
     pub fast_solver: bool,
     /// D3 for fast bodies: detect contacts within
     /// [`nonsmooth_core::snapshot::velocity_margins`] (each collider's margin widened by the

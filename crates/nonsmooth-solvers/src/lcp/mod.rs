@@ -13,6 +13,11 @@
 //! - [`lemke`]: Lemke's complementary pivoting method with a covering vector and the
 //!   lexicographic minimum-ratio test (Cottle–Pang–Stone §4.4 and the lexicographic degeneracy resolution of Ch. 4);
 //! - [`pgs`]: projected Gauss–Seidel / projected SOR (Cottle–Pang–Stone Ch. 5);
+//! - [`block_pivoting`](mod@block_pivoting): block principal pivoting (Júdice & Pires 1994)
+//!   for a sparse symmetric positive definite matrix ([`SymSparse`](crate::sparse::SymSparse)),
+//!   in the contact sign convention `λ ≥ 0, w = Aλ − c ≥ 0`, warm-started from a guessed
+//!   active set, with [`natural_residual`] and the minimum-norm certificate
+//!   [`min_norm_certificate`];
 //! - [`enumerate_all`]: brute-force enumeration of all complementary bases for `n ≤ 8`, used
 //!   as a test oracle and to list every solution of small LCPs;
 //! - [`Mlcp`] and [`solve_mlcp_lemke`]: the mixed LCP reduced to an LCP by a Schur complement
@@ -22,11 +27,16 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::status::{Residuals, SolveStatus, SolverError};
 
+pub mod block_pivoting;
 mod enumerate;
 mod lemke;
 mod mlcp;
 mod pgs;
 
+pub use block_pivoting::{
+    block_pivoting, block_pivoting_factored, min_norm_certificate, min_norm_certificate_factored,
+    natural_residual, PivotingSolution,
+};
 pub use enumerate::{enumerate_all, ENUMERATE_MAX_N};
 pub use lemke::{lemke, LemkeOptions};
 pub use mlcp::{solve_mlcp_lemke, Mlcp, MlcpSolution};

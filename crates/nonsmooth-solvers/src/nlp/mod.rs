@@ -1,4 +1,4 @@
-//! Nonlinear programming: [`ipopt`] (feature `ipopt`), a safe wrapper over IPOPT's C interface
+//! Nonlinear programming: `ipopt` (feature `ipopt`), a safe wrapper over IPOPT's C interface
 //! for smooth NLPs with sparse first and second derivatives (Wächter & Biegler 2006), and
 //! [`cpu_clock`], the CPU clock its solve times are measured with.
 //!
