@@ -10,8 +10,10 @@
 //!   by a floating joint if [`UrdfOptions::floating_base`], else by a fixed joint;
 //! - sphere, box, cylinder, capsule and mesh collision elements become colliders; a mesh is
 //!   read from an STL or OBJ file (`package://pkg/…` resolved against
-//!   [`UrdfOptions::package_paths`] and `ROS_PACKAGE_PATH`, `file://` absolute, anything else
-//!   relative to the URDF file); a COLLADA (`.dae`) mesh is skipped with a warning;
+//!   [`UrdfOptions::package_paths`], `ROS_PACKAGE_PATH`, then the folders above the URDF file,
+//!   a package being a folder whose `package.xml` names it or a folder called `pkg`;
+//!   `file://` absolute, anything else relative to the URDF file); a COLLADA (`.dae`) mesh is
+//!   skipped with a warning;
 //! - links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint` or
 //!   `camera_link`; a negative mass is an error) are merged into
 //!   their parent across fixed joints (their colliders and child joints move to the parent);
@@ -44,9 +46,11 @@ pub struct UrdfOptions {
     pub actuators: bool,
     /// Gravity (default (0, 0, −9.81) m/s²).
     pub gravity: Vector3<f64>,
-    /// Directories searched for `package://name/…` mesh paths: `<dir>/name/…`, or `<dir>/…`
-    /// when the directory itself is called `name` (default empty; `ROS_PACKAGE_PATH` is
-    /// searched after them).
+    /// Directories searched first for `package://name/…` mesh paths: `<dir>/…` when `<dir>`
+    /// is the package (its `package.xml` names it, or it has no manifest and is called
+    /// `name`), else `<child>/…` for a child folder that is (default empty;
+    /// `ROS_PACKAGE_PATH` is searched after them, then the URDF file's folder and every
+    /// folder above it).
     pub package_paths: Vec<PathBuf>,
 }
 
@@ -215,40 +219,82 @@ fn merge_massless_links(
     Ok(world)
 }
 
-/// The file of a URDF mesh `filename`: `package://name/rest` against `package_paths` then
-/// `ROS_PACKAGE_PATH`, `file://` absolute, otherwise relative to `base` (the URDF's
-/// directory). `Err` lists where it looked.
+/// The `<name>` of the ROS package manifest `dir/package.xml` (REP 149 / REP 127), if `dir`
+/// has one that parses.
+fn manifest_name(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.xml")).ok()?;
+    let doc = roxmltree::Document::parse(&text).ok()?;
+    doc.root_element()
+        .children()
+        .find(|n| n.has_tag_name("name"))
+        .and_then(|n| n.text())
+        .map(|t| t.trim().to_string())
+}
+
+/// The root of package `package` as seen from directory `dir`: `dir` itself when its
+/// `package.xml` names the package or (without a manifest) when it is called `package`;
+/// else a child directory with either property. Children are read once, without recursion.
+fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
+    let is_root = |d: &Path| match manifest_name(d) {
+        Some(name) => name == package,
+        None => d.file_name().and_then(|n| n.to_str()) == Some(package) && d.is_dir(),
+    };
+    if is_root(dir) {
+        return Some(dir.to_path_buf());
+    }
+    let named = dir.join(package);
+    if is_root(&named) {
+        return Some(named);
+    }
+    // A package folder need not be named after the package (ROS finds it by its manifest).
+    let mut children: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.join("package.xml").is_file())
+        .collect();
+    children.sort();
+    children
+        .into_iter()
+        .find(|c| manifest_name(c).as_deref() == Some(package))
+}
+
+/// The file of a URDF mesh `filename`: `package://name/rest` is `root/rest` for the first
+/// package root of `name` (see [`package_root_at`]) found in `package_paths`, then in
+/// `ROS_PACKAGE_PATH`, then upward from `base` (the URDF's directory) to the filesystem
+/// root, the way a URDF inside its ROS package or workspace finds its meshes; `file://` is
+/// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
     if let Some(rest) = filename.strip_prefix("package://") {
         let (package, relative) = rest.split_once('/').unwrap_or((rest, ""));
         let mut dirs: Vec<PathBuf> = package_paths.to_vec();
         if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
-            dirs.extend(std::env::split_paths(&ros));
+            dirs.extend(std::env::split_paths(&ros).filter(|d| !d.as_os_str().is_empty()));
         }
+        let absolute_base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+        dirs.extend(absolute_base.ancestors().map(Path::to_path_buf));
         let mut tried = Vec::new();
         for dir in &dirs {
-            let candidates = [
-                dir.join(package).join(relative),
-                if dir.file_name().and_then(|n| n.to_str()) == Some(package) {
-                    dir.join(relative)
-                } else {
-                    PathBuf::new()
-                },
-            ];
-            for c in candidates.into_iter().filter(|c| !c.as_os_str().is_empty()) {
-                if c.is_file() {
-                    return Ok(c);
-                }
-                tried.push(c.display().to_string());
+            let Some(root) = package_root_at(dir, package) else {
+                continue;
+            };
+            let candidate = root.join(relative);
+            if candidate.is_file() {
+                return Ok(candidate);
             }
+            tried.push(candidate.display().to_string());
         }
-        return Err(if dirs.is_empty() {
+        return Err(if tried.is_empty() {
             format!(
-                "`{filename}`: no package search path (give UrdfOptions::package_paths, \
-                 `--package-path`, or ROS_PACKAGE_PATH)"
+                "`{filename}`: package `{package}` not found (no folder named `{package}` and \
+                 no package.xml naming it in UrdfOptions::package_paths, `--package-path`, \
+                 ROS_PACKAGE_PATH, or the folders above {})",
+                absolute_base.display()
             )
         } else {
-            format!("`{filename}` not found (looked at {})", tried.join(", "))
+            format!(
+                "`{filename}` not found in package `{package}` (looked at {})",
+                tried.join(", ")
+            )
         });
     }
     let path = match filename.strip_prefix("file://") {
