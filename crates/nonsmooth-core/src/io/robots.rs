@@ -51,6 +51,7 @@ pub(super) fn attach_robots(
                         .flatten()
                         .map(|p| dir.join(p))
                         .collect(),
+                    ..UrdfOptions::default()
                 };
                 (Model::from_urdf_file(dir.join(urdf), &options)?, urdf)
             }

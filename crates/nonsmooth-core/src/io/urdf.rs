@@ -20,6 +20,12 @@
 //!   a massless root fixed to the world gives its colliders to the world; a massless floating
 //!   root hands the floating joint to its child across a fixed joint; a massless link on a
 //!   moving joint is an error;
+//! - a link with mass but a zero or singular inertia (point masses, rods: sensor frames)
+//!   welded by a fixed joint is merged the same way, its mass properties added to the
+//!   parent's (parallel-axis theorem); on a moving joint it is kept; principal moments that
+//!   violate the triangle inequality are kept (as Pinocchio does) or, with
+//!   [`UrdfOptions::balance_inertia`], set to their mean (MuJoCo's `balanceinertia`); each
+//!   such link gets a warning; only a singular mass matrix is refused (naming the joint);
 //! - `mimic` couplings and velocity limits are not enforced: one warning lists the joints;
 //! - what an import leaves out or approximates is in [`Model::import_warnings`];
 //! - colliders use the default material (μ = 0.5, rigid);
@@ -52,6 +58,10 @@ pub struct UrdfOptions {
     /// `ROS_PACKAGE_PATH` is searched after them, then the URDF file's folder and every
     /// folder above it).
     pub package_paths: Vec<PathBuf>,
+    /// Replace an inertia whose principal moments violate the triangle inequality by the
+    /// isotropic one with their mean, as MuJoCo's `<compiler balanceinertia="true">` does
+    /// (default `false`: kept as given, as Pinocchio does, with a warning).
+    pub balance_inertia: bool,
 }
 
 impl Default for UrdfOptions {
@@ -61,6 +71,7 @@ impl Default for UrdfOptions {
             actuators: true,
             gravity: Vector3::new(0.0, 0.0, -9.81),
             package_paths: Vec::new(),
+            balance_inertia: false,
         }
     }
 }
@@ -117,8 +128,67 @@ struct WorldCollision {
     geometry: urdf_rs::Geometry,
 }
 
-/// Merges the massless links (see the module docs). Returns the collisions given to the
-/// world; `fail(link, message)` builds the error of a massless moving link.
+/// The inertia of an `<inertial>` about its centre of mass, in link axes: I_link = R I Rᵀ.
+fn link_inertia(inertial: &urdf_rs::Inertial) -> Matrix3<f64> {
+    let i = &inertial.inertia;
+    let i_frame = Matrix3::new(
+        i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
+    );
+    let rot = UnitQuaternion::from_euler_angles(
+        inertial.origin.rpy[0],
+        inertial.origin.rpy[1],
+        inertial.origin.rpy[2],
+    )
+    .to_rotation_matrix();
+    rot.matrix() * i_frame * rot.matrix().transpose()
+}
+
+/// Adds the mass, centre of mass and inertia of link `from`, whose frame is `frame` in the
+/// frame of link `to`, to those of `to` (the composite rigid body: masses add, the centre of
+/// mass is their weighted mean, inertias move to it by the parallel-axis theorem,
+/// I_c = Σ Iₖ + mₖ (|dₖ|² 1 − dₖ dₖᵀ) with dₖ = cₖ − c).
+fn add_mass_properties(robot: &mut urdf_rs::Robot, from: usize, to: &str, frame: &Isometry3<f64>) {
+    let source = &robot.links[from].inertial;
+    let (m2, c2, i2) = (
+        source.mass.value,
+        frame * nalgebra::Point3::from(Vector3::from(source.origin.xyz.0)),
+        frame.rotation.to_rotation_matrix().matrix()
+            * link_inertia(source)
+            * frame.rotation.to_rotation_matrix().matrix().transpose(),
+    );
+    let Some(target) = robot.links.iter_mut().find(|l| l.name == to) else {
+        return;
+    };
+    let t = &mut target.inertial;
+    let (m1, c1, i1) = (t.mass.value, Vector3::from(t.origin.xyz.0), link_inertia(t));
+    let m = m1 + m2;
+    let c = if m > 0.0 {
+        (c1 * m1 + c2.coords * m2) / m
+    } else {
+        c1
+    };
+    let shift = |d: Vector3<f64>, mk: f64| {
+        (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * mk
+    };
+    let i = i1 + shift(c1 - c, m1) + i2 + shift(c2.coords - c, m2);
+    t.mass.value = m;
+    t.origin = urdf_rs::Pose {
+        xyz: urdf_rs::Vec3([c.x, c.y, c.z]),
+        rpy: urdf_rs::Vec3([0.0, 0.0, 0.0]),
+    };
+    t.inertia = urdf_rs::Inertia {
+        ixx: i[(0, 0)],
+        ixy: 0.5 * (i[(0, 1)] + i[(1, 0)]),
+        ixz: 0.5 * (i[(0, 2)] + i[(2, 0)]),
+        iyy: i[(1, 1)],
+        iyz: 0.5 * (i[(1, 2)] + i[(2, 1)]),
+        izz: i[(2, 2)],
+    };
+}
+
+/// Merges the massless links, and the links with a singular inertia welded by a fixed joint
+/// (see the module docs). Returns the collisions given to the world; `fail(link, message)`
+/// builds the error of a massless moving link.
 fn merge_massless_links(
     robot: &mut urdf_rs::Robot,
     floating_base: bool,
@@ -128,12 +198,32 @@ fn merge_massless_links(
     use urdf_rs::JointType;
     let mut world = Vec::new();
     let mut merged = Vec::new();
+    // A link with mass whose inertia is singular (a point mass, a rod: camera frames, sensor
+    // links), welded to its parent or to the world: merged like a massless one, its mass
+    // going to the parent. On a moving joint it stays (the mass matrix check decides).
+    let welded_singular = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
+        l.name != "world"
+            && l.inertial.mass.value > 0.0
+            && super::validate::inertia_is_singular(&link_inertia(&l.inertial))
+            && match robot.joints.iter().find(|j| j.child.link == l.name) {
+                Some(j) => j.joint_type == JointType::Fixed,
+                None => !floating_base,
+            }
+    };
     while let Some(li) = robot
         .links
         .iter()
         .position(|l| l.name != "world" && l.inertial.mass.value == 0.0)
+        .or_else(|| robot.links.iter().position(|l| welded_singular(robot, l)))
     {
         let name = robot.links[li].name.clone();
+        let massless = robot.links[li].inertial.mass.value == 0.0;
+        let defect = if massless {
+            String::new()
+        } else {
+            super::validate::inertia_defect(&link_inertia(&robot.links[li].inertial))
+                .unwrap_or_default()
+        };
         let parent_joint = robot.joints.iter().position(|j| j.child.link == name);
         let children: Vec<usize> = (0..robot.joints.len())
             .filter(|&j| robot.joints[j].parent.link == name)
@@ -155,12 +245,21 @@ fn merge_massless_links(
                     pose(&robot.joints[j].origin),
                     robot.joints[j].parent.link.clone(),
                 );
+                add_mass_properties(robot, li, &parent, &frame);
                 let moved = moved_collisions(robot, li, &frame);
                 if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
                     p.collision.extend(moved);
                 }
                 reparent(robot, &children, &parent, &frame);
-                merged.push(format!("{name} → {parent}"));
+                if massless {
+                    merged.push(format!("{name} → {parent}"));
+                } else {
+                    warnings.push(format!(
+                        "link `{name}`: {defect}; merged (mass, centre of mass and inertia) \
+                         into `{parent}` across fixed joint `{}`",
+                        robot.joints[j].name
+                    ));
+                }
                 robot.joints.remove(j);
             }
             _ if !floating_base || parent_joint.is_some() => {
@@ -175,7 +274,14 @@ fn merge_massless_links(
                     }
                 }));
                 reparent(robot, &children, "world", &frame);
-                merged.push(format!("{name} → world"));
+                if massless {
+                    merged.push(format!("{name} → world"));
+                } else {
+                    warnings.push(format!(
+                        "link `{name}`: {defect}; welded to the world, so merged into it \
+                         (its mass does not move)"
+                    ));
+                }
                 if let Some(j) = parent_joint {
                     robot.joints.remove(j);
                 }
@@ -198,6 +304,7 @@ fn merge_massless_links(
                     pose(&robot.joints[f].origin).inverse(),
                     robot.joints[f].child.link.clone(),
                 );
+                add_mass_properties(robot, li, &heir, &frame);
                 let moved = moved_collisions(robot, li, &frame);
                 if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
                     h.collision.extend(moved);
@@ -526,17 +633,22 @@ impl Model {
         for (m, &f) in order.iter().enumerate() {
             let link = links[f];
             let inertial = &link.inertial;
-            let i = &inertial.inertia;
-            let i_frame = Matrix3::new(
-                i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
-            );
-            let rot = UnitQuaternion::from_euler_angles(
-                inertial.origin.rpy[0],
-                inertial.origin.rpy[1],
-                inertial.origin.rpy[2],
-            )
-            .to_rotation_matrix();
-            let inertia = rot.matrix() * i_frame * rot.matrix().transpose();
+            let mut inertia = link_inertia(inertial);
+            if options.balance_inertia {
+                let given = inertia;
+                if super::validate::balance_inertia(&mut inertia) {
+                    let eig = given.symmetric_eigenvalues();
+                    warnings.push(format!(
+                        "link `{}`: principal moments ({}, {}, {}) violate the triangle \
+                         inequality; balanced to their mean {} (balance_inertia)",
+                        link.name,
+                        eig[0],
+                        eig[1],
+                        eig[2],
+                        inertia[(0, 0)]
+                    ));
+                }
+            }
             bodies.push(Body {
                 name: link.name.clone(),
                 mass: inertial.mass.value,
@@ -746,6 +858,12 @@ impl Model {
             locate(tag, &name, field)
         };
         validate_model(&model, &map)?;
+        let inertia_warnings = super::validate::inertia_warnings(
+            &model,
+            "link",
+            " (UrdfOptions::balance_inertia repairs it as MuJoCo's balanceinertia does)",
+        );
+        model.import_warnings.extend(inertia_warnings);
         Ok(model)
     }
 }
