@@ -393,7 +393,8 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
         return Err(if tried.is_empty() {
             format!(
                 "`{filename}`: package `{package}` not found (no folder named `{package}` and \
-                 no package.xml naming it in UrdfOptions::package_paths, `--package-path`, \
+                 no package.xml naming it in UrdfOptions::package_paths (`package_paths` of \
+                 `[[robots]]`), \
                  ROS_PACKAGE_PATH, or the folders above {})",
                 absolute_base.display()
             )
