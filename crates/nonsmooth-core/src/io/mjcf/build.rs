@@ -80,13 +80,18 @@ fn corrected(mut p: MassProperties, c: &Compiler) -> (MassProperties, bool) {
 
 /// The total mass `settotalmass` scales to: every MJCF body's (corrected) mass, except the
 /// bodies welded to the world when `fusestatic` fuses them into it (MuJoCo 4.0: their mass
-/// leaves the model). Bodies fused into a moving parent keep their mass in the total.
+/// leaves the model; a body another element refers to by name is not fused). Bodies fused
+/// into a moving parent keep their mass in the total.
 fn total_mass(mj: &MjModel, bodies: &[MjBody], welded: bool) -> Result<f64, ModelError> {
     let c = &mj.compiler;
     let mut total = 0.0;
     for b in bodies {
         let world_welded = welded && b.joints.is_empty() && !b.mocap;
-        if !(c.fuse_static && world_welded) {
+        let referenced = b
+            .name
+            .as_ref()
+            .is_some_and(|n| mj.referenced_bodies.contains(n));
+        if !(c.fuse_static && world_welded && !referenced) {
             let props = body_properties(b, c.inertia_from_geom, c.inertia_group_range, &mj.meshes)?;
             total += corrected(props, c).0.mass;
         }

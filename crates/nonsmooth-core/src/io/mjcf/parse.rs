@@ -3,7 +3,7 @@
 //! resolved, orientations turned into quaternions, `fromto` turned into pose and size, mesh
 //! assets read. Elements that are not imported are counted in [`MjModel::skipped`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use nalgebra::{Isometry3, Matrix3, Quaternion, Rotation3, Translation3, UnitQuaternion, Vector3};
@@ -227,6 +227,25 @@ pub(crate) struct MjModel {
     /// Element kinds left out, with their counts.
     pub skipped: BTreeMap<String, usize>,
     pub warnings: Vec<String>,
+    /// Names used by other elements to refer to a body (`body`, `body1`, `body2`,
+    /// `objname`, `refname` attributes anywhere, imported or not): MuJoCo's `fusestatic`
+    /// leaves such bodies alone.
+    pub referenced_bodies: HashSet<String>,
+}
+
+/// The values of the attributes by which MJCF elements refer to bodies, in the whole tree.
+fn body_references(el: &Element, out: &mut HashSet<String>) {
+    for a in &el.attrs {
+        if matches!(
+            a.name.as_str(),
+            "body" | "body1" | "body2" | "objname" | "refname"
+        ) {
+            out.insert(a.value.clone());
+        }
+    }
+    for c in &el.children {
+        body_references(c, out);
+    }
 }
 
 /// One default class: its parent and, per element tag, the attributes it sets.
@@ -608,7 +627,9 @@ pub(crate) fn parse(root: &Element, file: Option<&str>) -> Result<MjModel, Model
         excludes: Vec::new(),
         skipped: BTreeMap::new(),
         warnings: Vec::new(),
+        referenced_bodies: HashSet::new(),
     };
+    body_references(root, &mut model.referenced_bodies);
     let mut p = Parser {
         defaults: Defaults::collect(root)?,
         compiler,
