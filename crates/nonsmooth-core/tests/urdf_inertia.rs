@@ -221,3 +221,67 @@ fn a_singular_link_fixed_to_the_world_goes_to_the_world() {
     assert_eq!(m.nv(), 2);
     assert_mass_matrix_pd(&m);
 }
+
+#[test]
+fn a_massless_cross_between_two_hinges_is_a_joint_frame() {
+    // A universal joint: trunk → cross (massless, revolute about x) → paddle (revolute
+    // about y, 1 kg). Pinocchio loads it; so do we, the cross kept as a joint frame.
+    let src = robot(
+        r#"<link name="cross"/>
+  <link name="paddle">
+    <inertial><origin xyz="0 0 -0.2" rpy="0 0 0"/><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+  </link>
+  <joint name="u1" type="revolute">
+    <parent link="trunk"/><child link="cross"/><origin xyz="0 0 -0.1" rpy="0 0 0"/>
+    <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>
+  </joint>
+  <joint name="u2" type="revolute">
+    <parent link="cross"/><child link="paddle"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>
+  </joint>"#,
+    );
+    let m = Model::from_urdf_str(&src, None, &floating()).expect("loads");
+    let cross = m.body_index("cross").expect("the cross stays");
+    assert_eq!(m.bodies[cross].mass, 0.0);
+    assert_mass_matrix_pd(&m);
+    // Each hinge of the universal joint sees the paddle: 0.01 + 1 · 0.2² about x and y.
+    let m0 = mass_matrix(&m, &m.initial_state.q);
+    for name in ["u1", "u2"] {
+        let j = m.joints.iter().find(|j| j.name == name).unwrap();
+        assert!((m0[(j.v_index, j.v_index)] - 0.05).abs() < 1e-12, "{name}");
+    }
+    assert!(!m.import_warnings.iter().any(|w| w.contains("`cross`")));
+}
+
+#[test]
+fn a_robot_in_a_model_file_can_ask_for_balanced_inertias() {
+    let dir = std::env::temp_dir().join(format!("nonsmooth-balance-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("imperfect.urdf"), robot("")).unwrap();
+    std::fs::write(
+        dir.join("arm.xml"),
+        r#"<mujoco><worldbody><body name="b"><joint type="hinge"/><geom size="0.1"/></body></worldbody></mujoco>"#,
+    )
+    .unwrap();
+    let file = |robot: &str| {
+        format!(
+            "[model]\nname = \"m\"\ndimension = \"spatial\"\n\n[[robots]]\n{robot}\n\
+             balance_inertia = true\n"
+        )
+    };
+    let path = dir.join("scene.toml");
+    let load = |text: String| {
+        std::fs::write(&path, text).unwrap();
+        Model::from_file(&path)
+    };
+    let m = load(file("urdf = \"imperfect.urdf\"\nfloating = true")).expect("loads");
+    let arm = m.bodies.iter().find(|b| b.name == "arm").unwrap();
+    assert!((arm.inertia - Matrix3::identity() * (0.07 / 3.0)).norm() < 1e-15);
+    // An MJCF robot balances by its own <compiler>: the key is an error for it.
+    let e = load(file("mjcf = \"arm.xml\"")).expect_err("URDF only");
+    assert!(
+        e.to_string().contains("balance_inertia") && e.to_string().contains("scene.toml"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,7 +19,8 @@
 //!   their parent across fixed joints (their colliders and child joints move to the parent);
 //!   a massless root fixed to the world gives its colliders to the world; a massless floating
 //!   root hands the floating joint to its child across a fixed joint; a massless link on a
-//!   moving joint is an error;
+//!   moving joint is kept as a joint frame when it has no inertia and links hang from it
+//!   (the cross of a universal joint), else it is an error;
 //! - a link with mass but a zero or singular inertia (point masses, rods: sensor frames)
 //!   welded by a fixed joint is merged the same way, its mass properties added to the
 //!   parent's (parallel-axis theorem); on a moving joint it is kept; principal moments that
@@ -210,10 +211,21 @@ fn merge_massless_links(
                 None => !floating_base,
             }
     };
+    // A massless link without inertia between two moving joints (the cross of a universal
+    // joint) stays: a joint frame, as MJCF bodies with several joints import. The mass matrix
+    // check decides whether what hangs from it makes the dynamics computable.
+    let joint_frame = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
+        link_inertia(&l.inertial) == Matrix3::zeros()
+            && robot
+                .joints
+                .iter()
+                .any(|j| j.child.link == l.name && j.joint_type != JointType::Fixed)
+            && robot.joints.iter().any(|j| j.parent.link == l.name)
+    };
     while let Some(li) = robot
         .links
         .iter()
-        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0)
+        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0 && !joint_frame(robot, l))
         .or_else(|| robot.links.iter().position(|l| welded_singular(robot, l)))
     {
         let name = robot.links[li].name.clone();
@@ -234,7 +246,9 @@ fn merge_massless_links(
                     &name,
                     format!(
                         "link `{name}` has no mass but moves on joint `{}`: give it an \
-                         <inertial> (a moving body needs mass)",
+                         <inertial> (a moving link needs mass, unless it has no inertia \
+                         either and other links hang from it, as the cross of a universal \
+                         joint)",
                         robot.joints[j].name
                     ),
                 ));
