@@ -379,6 +379,42 @@ fn case(key: &str) -> Case {
             )),
             "frictionloss",
         ),
+        "joint actuatorfrcrange" => Warned(
+            load(&mjcf(
+                "",
+                "",
+                r#"<joint type="hinge" actuatorfrcrange="-1 1"/><geom type="sphere" size="0.1"/>"#,
+            )),
+            "actuatorfrcrange",
+        ),
+        "joint springdamper" => Warned(
+            load(&mjcf(
+                "",
+                "",
+                r#"<joint type="hinge" springdamper="0.5 1"/><geom type="sphere" size="0.1"/>"#,
+            )),
+            "springdamper",
+        ),
+        "body gravcomp" => Warned(
+            load(&mjcf("", "", BOX).replace(r#"pos="0 0 1">"#, r#"pos="0 0 1" gravcomp="1">"#)),
+            "gravcomp",
+        ),
+        "option density" | "option viscosity" | "option wind" => {
+            let attr = key.strip_prefix("option ").unwrap();
+            let value = if attr == "wind" { "1 0 0" } else { "1.2" };
+            let needle: &'static str = match attr {
+                "density" => "density not imported",
+                "viscosity" => "viscosity not imported",
+                _ => "wind not imported",
+            };
+            Warned(
+                load(&mjcf("", "", BOX).replace(
+                    "<worldbody>",
+                    &format!(r#"<option {attr}="{value}"/><worldbody>"#),
+                )),
+                needle,
+            )
+        }
         "geom density" => Honoured(
             load(&mjcf(
                 "",

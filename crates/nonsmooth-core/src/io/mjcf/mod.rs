@@ -95,8 +95,9 @@
 //!   servo's are `forcerange` (its `ctrlrange`, a bound on the commanded position, is not
 //!   enforced: warning). `limited`/`ctrllimited`/`forcelimited` follow `autolimits`.
 //! - **Joint limits** of hinges are in degrees unless `angle="radian"`, as all angles; a
-//!   ball joint's cone `range` and `stiffness`, and joint `frictionloss` are dropped
-//!   (warning).
+//!   ball joint's cone `range` and `stiffness`, joint `frictionloss`, `springdamper` and
+//!   `actuatorfrcrange`, body `gravcomp` and the fluid forces of `<option density
+//!   viscosity wind>` are dropped (warning).
 //!
 //! # Not imported
 //! Tendons, equality constraints, sensors, keyframes, contact pairs, other actuator types

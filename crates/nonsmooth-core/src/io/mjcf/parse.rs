@@ -835,6 +835,15 @@ impl Parser<'_> {
             }
             self.model.timestep = Some(dt);
         }
+        // Fluid forces (MuJoCo's inertia-box and ellipsoid models) are not modelled.
+        for attr in ["density", "viscosity", "wind"] {
+            if r.nums(attr)?.is_some_and(|v| v.iter().any(|x| *x != 0.0)) {
+                self.model.warnings.push(format!(
+                    "{}: {attr} not imported: no fluid forces act on the bodies",
+                    el.loc(Some(attr))
+                ));
+            }
+        }
         for c in &el.children {
             self.skip(&format!("option/{}", c.tag));
         }
@@ -1044,6 +1053,12 @@ impl Parser<'_> {
         let r = resolve(&self.defaults, el, 0, None);
         let pose = pose(&r, &self.compiler)?;
         let mocap = bool_attr(el, "mocap")?.unwrap_or(false);
+        if let Some(g) = r.num("gravcomp")?.filter(|g| *g != 0.0) {
+            self.model.warnings.push(format!(
+                "{}: gravcomp = {g} not imported: gravity acts on the body in full",
+                el.loc(Some("gravcomp"))
+            ));
+        }
         let mut body = MjBody {
             name: el.attr("name").map(str::to_string),
             src: Src::of(el),
@@ -1210,6 +1225,17 @@ impl Parser<'_> {
         };
         if r.num("frictionloss")?.is_some_and(|x| x != 0.0) {
             dropped.push("frictionloss");
+        }
+        // MuJoCo's joint-level actuator force clamp and its implicit spring-damper.
+        if r.nums("actuatorfrcrange")?.is_some()
+            && r.keyword("actuatorfrclimited", &["true", "false", "auto"])? != Some("false")
+        {
+            dropped.push("actuatorfrcrange");
+        }
+        if r.nums("springdamper")?
+            .is_some_and(|v| v.iter().any(|x| *x != 0.0))
+        {
+            dropped.push("springdamper");
         }
         let stiffness = r.num("stiffness")?.unwrap_or(0.0);
         let spring = if stiffness == 0.0 {
