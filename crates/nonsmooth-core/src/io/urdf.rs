@@ -850,14 +850,18 @@ impl Model {
                     _ => tail,
                 }
             };
+            let under = |prefix: String| match rest() {
+                r if r.is_empty() => prefix,
+                r => format!("{prefix}.{r}"),
+            };
             let (tag, name, field) = match (segs.first(), segs.get(1)) {
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "bodies" => {
                     let n = model.bodies.get(*i).map_or("", |b| b.name.as_str());
-                    ("link", n.to_string(), format!("links.{n}.{}", rest()))
+                    ("link", n.to_string(), under(format!("links.{n}")))
                 }
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "joints" => {
                     let n = model.joints.get(*i).map_or("", |j| j.name.as_str());
-                    ("joint", n.to_string(), format!("joints.{n}.{}", rest()))
+                    ("joint", n.to_string(), under(format!("joints.{n}")))
                 }
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "colliders" => {
                     let c = model.colliders.get(*i);

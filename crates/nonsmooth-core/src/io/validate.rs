@@ -211,9 +211,8 @@ fn check_mass_matrix(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError>
         return Ok(());
     }
     let m = crate::dynamics::crba::mass_matrix::<f64>(model, &model.initial_state.q);
-    let scale = (0..nv)
-        .map(|k| m[(k, k)].abs())
-        .fold(f64::MIN_POSITIVE, f64::max);
+    let largest = (0..nv).map(|k| m[(k, k)].abs()).fold(0.0, f64::max);
+    let scale = largest.max(f64::MIN_POSITIVE);
     let mut l = nalgebra::DMatrix::<f64>::zeros(nv, nv);
     let mut d = vec![0.0; nv];
     for k in 0..nv {
@@ -235,7 +234,7 @@ fn check_mass_matrix(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError>
                 reason: format!(
                     "moves body `{body}` (with what hangs from it) with no mass or inertia \
                      along that motion (mass-matrix pivot {dk:e} at velocity coordinate {} \
-                     of the joint, largest diagonal entry {scale:e})",
+                     of the joint, largest diagonal entry {largest:e})",
                     k - joint.v_index
                 ),
             });
