@@ -106,33 +106,35 @@ fn case(key: &str) -> Case {
                 ));
             }),
         ),
-        "compiler eulerseq" => Honoured(
-            load(&mjcf(
-                r#"eulerseq="ZYX""#,
-                "",
-                r#"<body name="c" euler="90 90 0"><joint type="hinge"/><geom size="0.1"/></body><geom size="0.1"/>"#,
-            )),
-            Box::new(|m| {
-                let (x, y) = (Vector3::x_axis(), Vector3::y_axis());
-                let half = std::f64::consts::FRAC_PI_2;
-                // Fixed axes Z, Y, X: first about z by 90°, then about the fixed y by 90°.
-                let fixed = UnitQuaternion::from_axis_angle(&y, half)
-                    * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), half);
-                let c = m.body_index("c").unwrap();
-                let r = m.joints[c].placement.rotation;
-                assert!(r.angle_to(&fixed) < 1e-12, "{r:?}");
-                // The default, moving x then y, differs.
-                let d = load(&mjcf(
-                    "",
-                    "",
-                    r#"<body name="c" euler="90 90 0"><joint type="hinge"/><geom size="0.1"/></body><geom size="0.1"/>"#,
-                ))
-                .unwrap();
-                let moving = UnitQuaternion::from_axis_angle(&x, half)
-                    * UnitQuaternion::from_axis_angle(&y, half);
-                assert!(d.joints[c].placement.rotation.angle_to(&moving) < 1e-12);
-            }),
-        ),
+        "compiler eulerseq" => {
+            // euler="30 60 90": MuJoCo 4.0 gives the quaternion (0.683013, −0.183013, 0.5, 0.5)
+            // for fixed axes XYZ = Rz(90°) Ry(60°) Rx(30°), and (0.5, 0.5, 0.183013,
+            // 0.683013) for the default moving axes xyz = Rx(30°) Ry(60°) Rz(90°).
+            let tilted = r#"<body name="c" euler="30 60 90"><joint type="hinge"/><geom size="0.1"/></body><geom size="0.1"/>"#;
+            Honoured(
+                load(&mjcf(r#"eulerseq="XYZ""#, "", tilted)),
+                Box::new(move |m| {
+                    let about = |axis: nalgebra::Unit<Vector3<f64>>, deg: f64| {
+                        UnitQuaternion::from_axis_angle(&axis, deg.to_radians())
+                    };
+                    let (x, y, z) = (Vector3::x_axis(), Vector3::y_axis(), Vector3::z_axis());
+                    let fixed = about(z, 90.0) * about(y, 60.0) * about(x, 30.0);
+                    let c = m.body_index("c").unwrap();
+                    let r = m.joints[c].placement.rotation;
+                    assert!(r.angle_to(&fixed) < 1e-12, "{r:?}");
+                    let mujoco = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                        0.683013, -0.183013, 0.5, 0.5,
+                    ));
+                    assert!(r.angle_to(&mujoco) < 1e-5);
+                    // The default, moving x, y, z, differs.
+                    let d = load(&mjcf("", "", tilted)).unwrap();
+                    let moving = about(x, 30.0) * about(y, 60.0) * about(z, 90.0);
+                    let rd = d.joints[c].placement.rotation;
+                    assert!(rd.angle_to(&moving) < 1e-12);
+                    assert!(rd.angle_to(&r) > 0.5);
+                }),
+            )
+        }
         "compiler meshdir" | "compiler assetdir" => {
             let attr = if key.ends_with("meshdir") {
                 r#"meshdir="meshes""#
