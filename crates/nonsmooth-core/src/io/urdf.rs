@@ -10,7 +10,8 @@
 //!   by a floating joint if [`UrdfOptions::floating_base`], else by a fixed joint;
 //! - sphere, box, cylinder, capsule and mesh collision elements become colliders; a mesh is
 //!   read from an STL or OBJ file (`package://pkg/…` resolved against
-//!   [`UrdfOptions::package_paths`], `ROS_PACKAGE_PATH`, then the folders above the URDF file,
+//!   [`UrdfOptions::package_paths`], `ROS_PACKAGE_PATH`, `AMENT_PREFIX_PATH`'s `share`
+//!   folders, then the folders above the URDF file,
 //!   a package being a folder whose `package.xml` names it or a folder called `pkg`;
 //!   `file://` absolute, anything else relative to the URDF file); a COLLADA (`.dae`) mesh is
 //!   skipped with a warning;
@@ -56,8 +57,8 @@ pub struct UrdfOptions {
     /// Directories searched first for `package://name/…` mesh paths: `<dir>/…` when `<dir>`
     /// is the package (its `package.xml` names it, or it has no manifest and is called
     /// `name`), else `<child>/…` for a child folder that is (default empty;
-    /// `ROS_PACKAGE_PATH` is searched after them, then the URDF file's folder and every
-    /// folder above it).
+    /// `ROS_PACKAGE_PATH` is searched after them, then `<prefix>/share` for each prefix of
+    /// `AMENT_PREFIX_PATH`, then the URDF file's folder and every folder above it).
     pub package_paths: Vec<PathBuf>,
     /// Replace an inertia whose principal moments violate the triangle inequality by the
     /// isotropic one with their mean, as MuJoCo's `<compiler balanceinertia="true">` does
@@ -381,7 +382,8 @@ fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
 
 /// The file of a URDF mesh `filename`: `package://name/rest` is `root/rest` for the first
 /// package root of `name` (see [`package_root_at`]) found in `package_paths`, then in
-/// `ROS_PACKAGE_PATH`, then upward from `base` (the URDF's directory) to the filesystem
+/// `ROS_PACKAGE_PATH`, then in `<prefix>/share` for each prefix of `AMENT_PREFIX_PATH`
+/// (ROS 2), then upward from `base` (the URDF's directory) to the filesystem
 /// root, the way a URDF inside its ROS package or workspace finds its meshes; `file://` is
 /// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
@@ -390,6 +392,14 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
         let mut dirs: Vec<PathBuf> = package_paths.to_vec();
         if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
             dirs.extend(std::env::split_paths(&ros).filter(|d| !d.as_os_str().is_empty()));
+        }
+        // ROS 2 (ament, REP 122): installed packages live in `<prefix>/share/<name>`.
+        if let Ok(ament) = std::env::var("AMENT_PREFIX_PATH") {
+            dirs.extend(
+                std::env::split_paths(&ament)
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map(|d| d.join("share")),
+            );
         }
         let absolute_base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
         dirs.extend(absolute_base.ancestors().map(Path::to_path_buf));
@@ -408,8 +418,8 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
             format!(
                 "`{filename}`: package `{package}` not found (no folder named `{package}` and \
                  no package.xml naming it in UrdfOptions::package_paths (`package_paths` of \
-                 `[[robots]]`), \
-                 ROS_PACKAGE_PATH, or the folders above {})",
+                 `[[robots]]`), ROS_PACKAGE_PATH, AMENT_PREFIX_PATH/share, or the \
+                 folders above {})",
                 absolute_base.display()
             )
         } else {
