@@ -83,12 +83,26 @@ pub enum ModelError {
         /// The offending mass.
         value: f64,
     },
-    /// A rotational inertia that is not symmetric positive definite.
-    #[error("{location}: inertia must be symmetric positive definite ({reason})")]
+    /// A rotational inertia that is not symmetric positive semidefinite.
+    #[error(
+        "{location}: inertia must be symmetric with non-negative principal moments ({reason})"
+    )]
     InertiaNotPositiveDefinite {
         /// Where.
         location: Location,
         /// Which check failed.
+        reason: String,
+    },
+    /// The joint-space mass matrix is singular at the initial configuration: a joint moves a
+    /// body (with what hangs from it) that has no mass or inertia along that motion, so no
+    /// acceleration can be computed.
+    #[error("{location}: the dynamics cannot be computed: joint `{joint}` {reason}")]
+    SingularMassMatrix {
+        /// Where (the joint).
+        location: Location,
+        /// The joint whose motion carries no inertia.
+        joint: String,
+        /// The joint's child body and the numbers.
         reason: String,
     },
     /// A negative friction coefficient.

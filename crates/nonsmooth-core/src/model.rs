@@ -508,7 +508,8 @@ pub struct Model {
     /// Default simulation settings (`[simulation]` in a model file).
     pub simulation: SimulationSettings,
     /// What the import that built the model left out or approximated (URDF elements
-    /// skipped, massless links merged), one line each; empty for model files. Shown with the
+    /// skipped, massless links merged, inertias kept although singular or violating the
+    /// triangle inequality), one line each; for model files only the inertia lines. Shown with the
     /// geometry warnings before a simulation (`nonsmooth_sim::model_warnings`). Not saved by
     /// [`Model::to_toml_string`] (a saved model is what was imported).
     pub import_warnings: Vec<String>,

@@ -195,16 +195,33 @@ fn inertia_not_positive_definite() {
         matches!(err, ModelError::InertiaNotPositiveDefinite { .. }),
         "{err:?}"
     );
-    // Positive definite but no rigid body has principal moments (0.1, 0.1, 0.3).
-    let err = expect_err(
-        &with_line(9, "inertia = [0.1, 0.1, 0.3]"),
-        9,
-        "bodies[0].inertia",
-    );
+    // Positive definite but no rigid body has principal moments (0.1, 0.1, 0.3): loaded as
+    // given (the dynamics are computable), with a warning naming the body and the defect.
+    let m = load(&with_line(9, "inertia = [0.1, 0.1, 0.3]")).expect("kept with a warning");
+    assert_eq!(m.bodies[0].inertia[(2, 2)], 0.3);
     assert!(
-        matches!(&err, ModelError::InertiaNotPositiveDefinite { reason, .. } if reason.contains("triangle")),
+        m.import_warnings
+            .iter()
+            .any(|w| w.contains("body `a`") && w.contains("triangle inequality")),
+        "{:?}",
+        m.import_warnings
+    );
+    // A point mass on its own hinge axis: the mass matrix is singular, refused naming the
+    // joint and the body.
+    let err = load(&with_line(14, "inertia = [0, 0, 0]")).expect_err("singular");
+    assert!(
+        matches!(&err, ModelError::SingularMassMatrix { joint, reason, .. }
+            if joint == "hinge" && reason.contains("body `b`")),
         "{err:?}"
     );
+    assert!(err.to_string().contains(FILE), "{err}");
+    // The free body `a` without rotational inertia is fine: `b` hanging 1 m away turns with
+    // it, so the composite inertia is positive definite.
+    let m = load(&with_line(9, "inertia = [0, 0, 0]")).expect("composite is PD");
+    assert!(m
+        .import_warnings
+        .iter()
+        .any(|w| w.contains("body `a`: zero inertia")));
     // Non-symmetric full matrix.
     let err = expect_err(
         &with_line(9, "inertia = [[0.1, 0.01, 0], [0, 0.1, 0], [0, 0, 0.1]]"),

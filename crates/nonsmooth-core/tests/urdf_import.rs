@@ -185,3 +185,128 @@ fn a_urdf_robot_sits_in_a_model_file_next_to_its_ground() {
         "{e}"
     );
 }
+
+/// A fresh empty directory under the system's temporary folder.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nonsmooth-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn manifest(dir: &std::path::Path, package: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("package.xml"),
+        format!(
+            "<?xml version=\"1.0\"?>\n<package format=\"3\">\n  <name> {package} </name>\n  \
+             <version>0.1.0</version>\n</package>\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// The mesh collider's source file of the one mesh in `m`.
+fn mesh_file(m: &Model) -> PathBuf {
+    m.colliders
+        .iter()
+        .find_map(|c| match &c.shape {
+            Shape::Mesh(mesh) => mesh.source().map(|s| PathBuf::from(&s.file)),
+            _ => None,
+        })
+        .expect("a mesh collider with its file")
+}
+
+#[test]
+fn packages_are_found_above_the_urdf_as_ros_finds_them() {
+    // A catkin/colcon workspace: src/walker_pkg (manifest `walker_description`) holds the
+    // URDF and its meshes; src/parts (manifest `walker_parts`) is a sibling package; a
+    // decoy folder named `walker_parts` whose manifest names another package.
+    let ws = scratch("ros-ws");
+    let pkg = ws.join("src/walker_pkg");
+    manifest(&pkg, "walker_description");
+    manifest(&ws.join("src/parts"), "walker_parts");
+    manifest(&ws.join("src/walker_parts"), "something_else");
+    let cube = examples().join("meshes/cube.stl");
+    std::fs::create_dir_all(pkg.join("meshes")).unwrap();
+    std::fs::create_dir_all(pkg.join("urdf")).unwrap();
+    std::fs::create_dir_all(ws.join("src/parts/feet")).unwrap();
+    std::fs::copy(&cube, pkg.join("meshes/foot.stl")).unwrap();
+    std::fs::copy(&cube, ws.join("src/parts/feet/foot.stl")).unwrap();
+    std::fs::copy(&cube, ws.join("src/walker_parts/foot.stl")).unwrap();
+    let file = pkg.join("urdf/walker.urdf");
+    let no_paths = UrdfOptions {
+        floating_base: true,
+        ..UrdfOptions::default()
+    };
+
+    // The URDF's own package, found by its manifest (the folder has another name).
+    let src = robot("package://walker_description/meshes/foot.stl");
+    let m = Model::from_urdf_str(&src, file.to_str(), &no_paths).expect("own package");
+    assert_eq!(
+        mesh_file(&m).canonicalize().unwrap(),
+        pkg.join("meshes/foot.stl").canonicalize().unwrap()
+    );
+    // A sibling package, found by its manifest; the decoy folder is not taken.
+    let src = robot("package://walker_parts/feet/foot.stl");
+    let m = Model::from_urdf_str(&src, file.to_str(), &no_paths).expect("sibling package");
+    assert_eq!(
+        mesh_file(&m).canonicalize().unwrap(),
+        ws.join("src/parts/feet/foot.stl").canonicalize().unwrap()
+    );
+    // A package that is nowhere: the error names it and the folder searched from.
+    let src = robot("package://absent_pkg/foot.stl");
+    let e = Model::from_urdf_str(&src, file.to_str(), &no_paths).expect_err("absent");
+    let text = e.to_string();
+    assert!(
+        matches!(e, ModelError::Urdf { .. })
+            && text.contains("absent_pkg")
+            && text.contains("walker_pkg"),
+        "{text}"
+    );
+    // A package found but without the file: the error names the place looked at.
+    let src = robot("package://walker_description/meshes/hand.stl");
+    let e = Model::from_urdf_str(&src, file.to_str(), &no_paths).expect_err("no file");
+    assert!(
+        e.to_string().contains("meshes/hand.stl") && e.to_string().contains("walker_pkg"),
+        "{e}"
+    );
+    // Explicit package paths come first: a second copy of `walker_parts` given by option.
+    let other = scratch("ros-other");
+    manifest(&other.join("elsewhere"), "walker_parts");
+    std::fs::create_dir_all(other.join("elsewhere/feet")).unwrap();
+    std::fs::copy(&cube, other.join("elsewhere/feet/foot.stl")).unwrap();
+    let src = robot("package://walker_parts/feet/foot.stl");
+    let explicit = UrdfOptions {
+        package_paths: vec![other.clone()],
+        ..no_paths.clone()
+    };
+    let m = Model::from_urdf_str(&src, file.to_str(), &explicit).expect("explicit path");
+    assert_eq!(
+        mesh_file(&m).canonicalize().unwrap(),
+        other
+            .join("elsewhere/feet/foot.stl")
+            .canonicalize()
+            .unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&ws);
+    let _ = std::fs::remove_dir_all(&other);
+}
+
+#[test]
+fn the_shipped_quadruped_loads_without_package_options() {
+    // examples/urdf/box_quadruped.urdf uses package://meshes/…: the folder examples/meshes,
+    // next to the URDF's folder, is found by searching upward.
+    let path = examples().join("urdf/box_quadruped.urdf");
+    let m = Model::from_file(&path).expect("loads with default options");
+    let feet = m
+        .colliders
+        .iter()
+        .filter(|c| matches!(c.shape, Shape::Mesh(_)))
+        .count();
+    assert_eq!(feet, 4);
+    assert_eq!(
+        mesh_file(&m).canonicalize().unwrap(),
+        examples().join("meshes/cube.stl").canonicalize().unwrap()
+    );
+}

@@ -72,6 +72,11 @@ pub struct FileRobot {
     /// Directories (relative to the model file) searched for `package://` meshes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_paths: Option<Vec<String>>,
+    /// Balance inertias that violate the triangle inequality as MuJoCo's `balanceinertia`
+    /// does (default `false`: kept with a warning). URDF only: an MJCF robot says so in its
+    /// own `<compiler>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_inertia: Option<bool>,
     /// Material of the robot's colliders (default: `default` for URDF robots, the file's
     /// own friction materials for MJCF robots).
     #[serde(default, skip_serializing_if = "Option::is_none")]

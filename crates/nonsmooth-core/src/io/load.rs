@@ -11,7 +11,7 @@ use nalgebra::{
 
 use super::format::*;
 use super::spans::FieldPath;
-use super::validate::{validate_model, Locator, UNIT_TOL};
+use super::validate::{inertia_warnings, validate_model, Locator, UNIT_TOL};
 use crate::error::ModelError;
 use crate::model::*;
 
@@ -951,8 +951,9 @@ pub fn build(fm: &FileModel, loc: &Locator<'_>) -> Result<(Model, Provenance), M
 
 /// Builds and validates; validation errors are mapped back to file paths.
 pub fn build_and_validate(fm: &FileModel, loc: &Locator<'_>) -> Result<Model, ModelError> {
-    let (model, prov) = build(fm, loc)?;
+    let (mut model, prov) = build(fm, loc)?;
     let mapped = |path: &FieldPath| loc(&prov.to_file_path(path));
     validate_model(&model, &mapped)?;
+    model.import_warnings = inertia_warnings(&model, "body", "");
     Ok(model)
 }

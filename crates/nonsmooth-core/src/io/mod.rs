@@ -175,11 +175,14 @@ impl Model {
 
     /// Checks every invariant of a model, whether loaded or built in code: unique non-empty
     /// names; bodies in topological order with `joints[i].child == i` and consistent
-    /// coordinate offsets; positive masses; symmetric positive definite, physically
-    /// realizable inertias; finite numbers everywhere; unit quaternions and axes; μ ≥ 0,
-    /// restitution in [0, 1], positive stiffnesses, non-negative damping, radii and half
-    /// extents > 0; valid indices; initial state of length nq / nv with unit quaternions;
-    /// planar models restricted to motions in the x–y plane.
+    /// coordinate offsets; positive masses (zero only for joint frames that carry a body);
+    /// symmetric inertias without negative principal moments (singular ones, and ones that
+    /// violate the triangle inequality, pass: loaders warn about them); finite numbers
+    /// everywhere; unit quaternions and axes; μ ≥ 0, restitution in [0, 1], positive
+    /// stiffnesses, non-negative damping, radii and half extents > 0; valid indices; initial
+    /// state of length nq / nv with unit quaternions; planar models restricted to motions in
+    /// the x–y plane; a positive definite mass matrix at the initial configuration
+    /// ([`ModelError::SingularMassMatrix`] names the first joint whose motion has no inertia).
     pub fn validate(&self) -> Result<(), ModelError> {
         validate::validate_model(self, &|p: &FieldPath| Location::field(p.to_string()))
     }

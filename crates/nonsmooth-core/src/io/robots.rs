@@ -51,6 +51,7 @@ pub(super) fn attach_robots(
                         .flatten()
                         .map(|p| dir.join(p))
                         .collect(),
+                    balance_inertia: fr.balance_inertia.unwrap_or(false),
                 };
                 (Model::from_urdf_file(dir.join(urdf), &options)?, urdf)
             }
@@ -58,13 +59,15 @@ pub(super) fn attach_robots(
                 for (key, given) in [
                     ("floating", fr.floating.is_some()),
                     ("package_paths", fr.package_paths.is_some()),
+                    ("balance_inertia", fr.balance_inertia.is_some()),
                 ] {
                     if given {
                         return Err(invalid(
                             loc,
                             &pr.key(key),
                             "applies to URDF robots only (an MJCF robot floats by its own \
-                             <freejoint> and finds meshes through <compiler meshdir>)",
+                             <freejoint>, finds meshes through <compiler meshdir> and \
+                             balances inertias by <compiler balanceinertia>)",
                         ));
                     }
                 }

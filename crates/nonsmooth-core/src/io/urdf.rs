@@ -10,14 +10,24 @@
 //!   by a floating joint if [`UrdfOptions::floating_base`], else by a fixed joint;
 //! - sphere, box, cylinder, capsule and mesh collision elements become colliders; a mesh is
 //!   read from an STL or OBJ file (`package://pkg/…` resolved against
-//!   [`UrdfOptions::package_paths`] and `ROS_PACKAGE_PATH`, `file://` absolute, anything else
-//!   relative to the URDF file); a COLLADA (`.dae`) mesh is skipped with a warning;
+//!   [`UrdfOptions::package_paths`], `ROS_PACKAGE_PATH`, `AMENT_PREFIX_PATH`'s `share`
+//!   folders, then the folders above the URDF file,
+//!   a package being a folder whose `package.xml` names it or a folder called `pkg`;
+//!   `file://` absolute, anything else relative to the URDF file); a COLLADA (`.dae`) mesh is
+//!   skipped with a warning;
 //! - links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint` or
 //!   `camera_link`; a negative mass is an error) are merged into
 //!   their parent across fixed joints (their colliders and child joints move to the parent);
 //!   a massless root fixed to the world gives its colliders to the world; a massless floating
 //!   root hands the floating joint to its child across a fixed joint; a massless link on a
-//!   moving joint is an error;
+//!   moving joint is kept as a joint frame when it has no inertia and links hang from it
+//!   (the cross of a universal joint), else it is an error;
+//! - a link with mass but a zero or singular inertia (point masses, rods: sensor frames)
+//!   welded by a fixed joint is merged the same way, its mass properties added to the
+//!   parent's (parallel-axis theorem); on a moving joint it is kept; principal moments that
+//!   violate the triangle inequality are kept (as Pinocchio does) or, with
+//!   [`UrdfOptions::balance_inertia`], set to their mean (MuJoCo's `balanceinertia`); each
+//!   such link gets a warning; only a singular mass matrix is refused (naming the joint);
 //! - `mimic` couplings and velocity limits are not enforced: one warning lists the joints;
 //! - what an import leaves out or approximates is in [`Model::import_warnings`];
 //! - colliders use the default material (μ = 0.5, rigid);
@@ -44,10 +54,16 @@ pub struct UrdfOptions {
     pub actuators: bool,
     /// Gravity (default (0, 0, −9.81) m/s²).
     pub gravity: Vector3<f64>,
-    /// Directories searched for `package://name/…` mesh paths: `<dir>/name/…`, or `<dir>/…`
-    /// when the directory itself is called `name` (default empty; `ROS_PACKAGE_PATH` is
-    /// searched after them).
+    /// Directories searched first for `package://name/…` mesh paths: `<dir>/…` when `<dir>`
+    /// is the package (its `package.xml` names it, or it has no manifest and is called
+    /// `name`), else `<child>/…` for a child folder that is (default empty;
+    /// `ROS_PACKAGE_PATH` is searched after them, then `<prefix>/share` for each prefix of
+    /// `AMENT_PREFIX_PATH`, then the URDF file's folder and every folder above it).
     pub package_paths: Vec<PathBuf>,
+    /// Replace an inertia whose principal moments violate the triangle inequality by the
+    /// isotropic one with their mean, as MuJoCo's `<compiler balanceinertia="true">` does
+    /// (default `false`: kept as given, as Pinocchio does, with a warning).
+    pub balance_inertia: bool,
 }
 
 impl Default for UrdfOptions {
@@ -57,6 +73,7 @@ impl Default for UrdfOptions {
             actuators: true,
             gravity: Vector3::new(0.0, 0.0, -9.81),
             package_paths: Vec::new(),
+            balance_inertia: false,
         }
     }
 }
@@ -113,8 +130,67 @@ struct WorldCollision {
     geometry: urdf_rs::Geometry,
 }
 
-/// Merges the massless links (see the module docs). Returns the collisions given to the
-/// world; `fail(link, message)` builds the error of a massless moving link.
+/// The inertia of an `<inertial>` about its centre of mass, in link axes: I_link = R I Rᵀ.
+fn link_inertia(inertial: &urdf_rs::Inertial) -> Matrix3<f64> {
+    let i = &inertial.inertia;
+    let i_frame = Matrix3::new(
+        i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
+    );
+    let rot = UnitQuaternion::from_euler_angles(
+        inertial.origin.rpy[0],
+        inertial.origin.rpy[1],
+        inertial.origin.rpy[2],
+    )
+    .to_rotation_matrix();
+    rot.matrix() * i_frame * rot.matrix().transpose()
+}
+
+/// Adds the mass, centre of mass and inertia of link `from`, whose frame is `frame` in the
+/// frame of link `to`, to those of `to` (the composite rigid body: masses add, the centre of
+/// mass is their weighted mean, inertias move to it by the parallel-axis theorem,
+/// I_c = Σ Iₖ + mₖ (|dₖ|² 1 − dₖ dₖᵀ) with dₖ = cₖ − c).
+fn add_mass_properties(robot: &mut urdf_rs::Robot, from: usize, to: &str, frame: &Isometry3<f64>) {
+    let source = &robot.links[from].inertial;
+    let (m2, c2, i2) = (
+        source.mass.value,
+        frame * nalgebra::Point3::from(Vector3::from(source.origin.xyz.0)),
+        frame.rotation.to_rotation_matrix().matrix()
+            * link_inertia(source)
+            * frame.rotation.to_rotation_matrix().matrix().transpose(),
+    );
+    let Some(target) = robot.links.iter_mut().find(|l| l.name == to) else {
+        return;
+    };
+    let t = &mut target.inertial;
+    let (m1, c1, i1) = (t.mass.value, Vector3::from(t.origin.xyz.0), link_inertia(t));
+    let m = m1 + m2;
+    let c = if m > 0.0 {
+        (c1 * m1 + c2.coords * m2) / m
+    } else {
+        c1
+    };
+    let shift = |d: Vector3<f64>, mk: f64| {
+        (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * mk
+    };
+    let i = i1 + shift(c1 - c, m1) + i2 + shift(c2.coords - c, m2);
+    t.mass.value = m;
+    t.origin = urdf_rs::Pose {
+        xyz: urdf_rs::Vec3([c.x, c.y, c.z]),
+        rpy: urdf_rs::Vec3([0.0, 0.0, 0.0]),
+    };
+    t.inertia = urdf_rs::Inertia {
+        ixx: i[(0, 0)],
+        ixy: 0.5 * (i[(0, 1)] + i[(1, 0)]),
+        ixz: 0.5 * (i[(0, 2)] + i[(2, 0)]),
+        iyy: i[(1, 1)],
+        iyz: 0.5 * (i[(1, 2)] + i[(2, 1)]),
+        izz: i[(2, 2)],
+    };
+}
+
+/// Merges the massless links, and the links with a singular inertia welded by a fixed joint
+/// (see the module docs). Returns the collisions given to the world; `fail(link, message)`
+/// builds the error of a massless moving link.
 fn merge_massless_links(
     robot: &mut urdf_rs::Robot,
     floating_base: bool,
@@ -124,12 +200,43 @@ fn merge_massless_links(
     use urdf_rs::JointType;
     let mut world = Vec::new();
     let mut merged = Vec::new();
+    // A link with mass whose inertia is singular (a point mass, a rod: camera frames, sensor
+    // links), welded to its parent or to the world: merged like a massless one, its mass
+    // going to the parent. On a moving joint it stays (the mass matrix check decides).
+    let welded_singular = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
+        l.name != "world"
+            && l.inertial.mass.value > 0.0
+            && super::validate::inertia_is_singular(&link_inertia(&l.inertial))
+            && match robot.joints.iter().find(|j| j.child.link == l.name) {
+                Some(j) => j.joint_type == JointType::Fixed,
+                None => !floating_base,
+            }
+    };
+    // A massless link without inertia between two moving joints (the cross of a universal
+    // joint) stays: a joint frame, as MJCF bodies with several joints import. The mass matrix
+    // check decides whether what hangs from it makes the dynamics computable.
+    let joint_frame = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
+        link_inertia(&l.inertial) == Matrix3::zeros()
+            && robot
+                .joints
+                .iter()
+                .any(|j| j.child.link == l.name && j.joint_type != JointType::Fixed)
+            && robot.joints.iter().any(|j| j.parent.link == l.name)
+    };
     while let Some(li) = robot
         .links
         .iter()
-        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0)
+        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0 && !joint_frame(robot, l))
+        .or_else(|| robot.links.iter().position(|l| welded_singular(robot, l)))
     {
         let name = robot.links[li].name.clone();
+        let massless = robot.links[li].inertial.mass.value == 0.0;
+        let defect = if massless {
+            String::new()
+        } else {
+            super::validate::inertia_defect(&link_inertia(&robot.links[li].inertial))
+                .unwrap_or_default()
+        };
         let parent_joint = robot.joints.iter().position(|j| j.child.link == name);
         let children: Vec<usize> = (0..robot.joints.len())
             .filter(|&j| robot.joints[j].parent.link == name)
@@ -140,7 +247,9 @@ fn merge_massless_links(
                     &name,
                     format!(
                         "link `{name}` has no mass but moves on joint `{}`: give it an \
-                         <inertial> (a moving body needs mass)",
+                         <inertial> (a moving link needs mass, unless it has no inertia \
+                         either and other links hang from it, as the cross of a universal \
+                         joint)",
                         robot.joints[j].name
                     ),
                 ));
@@ -151,12 +260,21 @@ fn merge_massless_links(
                     pose(&robot.joints[j].origin),
                     robot.joints[j].parent.link.clone(),
                 );
+                add_mass_properties(robot, li, &parent, &frame);
                 let moved = moved_collisions(robot, li, &frame);
                 if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
                     p.collision.extend(moved);
                 }
                 reparent(robot, &children, &parent, &frame);
-                merged.push(format!("{name} → {parent}"));
+                if massless {
+                    merged.push(format!("{name} → {parent}"));
+                } else {
+                    warnings.push(format!(
+                        "link `{name}`: {defect}; merged (mass, centre of mass and inertia) \
+                         into `{parent}` across fixed joint `{}`",
+                        robot.joints[j].name
+                    ));
+                }
                 robot.joints.remove(j);
             }
             _ if !floating_base || parent_joint.is_some() => {
@@ -171,7 +289,14 @@ fn merge_massless_links(
                     }
                 }));
                 reparent(robot, &children, "world", &frame);
-                merged.push(format!("{name} → world"));
+                if massless {
+                    merged.push(format!("{name} → world"));
+                } else {
+                    warnings.push(format!(
+                        "link `{name}`: {defect}; welded to the world, so merged into it \
+                         (its mass does not move)"
+                    ));
+                }
                 if let Some(j) = parent_joint {
                     robot.joints.remove(j);
                 }
@@ -194,6 +319,7 @@ fn merge_massless_links(
                     pose(&robot.joints[f].origin).inverse(),
                     robot.joints[f].child.link.clone(),
                 );
+                add_mass_properties(robot, li, &heir, &frame);
                 let moved = moved_collisions(robot, li, &frame);
                 if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
                     h.collision.extend(moved);
@@ -215,40 +341,92 @@ fn merge_massless_links(
     Ok(world)
 }
 
-/// The file of a URDF mesh `filename`: `package://name/rest` against `package_paths` then
-/// `ROS_PACKAGE_PATH`, `file://` absolute, otherwise relative to `base` (the URDF's
-/// directory). `Err` lists where it looked.
+/// The `<name>` of the ROS package manifest `dir/package.xml` (REP 149 / REP 127), if `dir`
+/// has one that parses.
+fn manifest_name(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.xml")).ok()?;
+    let doc = roxmltree::Document::parse(&text).ok()?;
+    doc.root_element()
+        .children()
+        .find(|n| n.has_tag_name("name"))
+        .and_then(|n| n.text())
+        .map(|t| t.trim().to_string())
+}
+
+/// The root of package `package` as seen from directory `dir`: `dir` itself when its
+/// `package.xml` names the package or (without a manifest) when it is called `package`;
+/// else a child directory with either property. Children are read once, without recursion.
+fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
+    let is_root = |d: &Path| match manifest_name(d) {
+        Some(name) => name == package,
+        None => d.file_name().and_then(|n| n.to_str()) == Some(package) && d.is_dir(),
+    };
+    if is_root(dir) {
+        return Some(dir.to_path_buf());
+    }
+    let named = dir.join(package);
+    if is_root(&named) {
+        return Some(named);
+    }
+    // A package folder need not be named after the package (ROS finds it by its manifest).
+    let mut children: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.join("package.xml").is_file())
+        .collect();
+    children.sort();
+    children
+        .into_iter()
+        .find(|c| manifest_name(c).as_deref() == Some(package))
+}
+
+/// The file of a URDF mesh `filename`: `package://name/rest` is `root/rest` for the first
+/// package root of `name` (see [`package_root_at`]) found in `package_paths`, then in
+/// `ROS_PACKAGE_PATH`, then in `<prefix>/share` for each prefix of `AMENT_PREFIX_PATH`
+/// (ROS 2), then upward from `base` (the URDF's directory) to the filesystem
+/// root, the way a URDF inside its ROS package or workspace finds its meshes; `file://` is
+/// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
     if let Some(rest) = filename.strip_prefix("package://") {
         let (package, relative) = rest.split_once('/').unwrap_or((rest, ""));
         let mut dirs: Vec<PathBuf> = package_paths.to_vec();
         if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
-            dirs.extend(std::env::split_paths(&ros));
+            dirs.extend(std::env::split_paths(&ros).filter(|d| !d.as_os_str().is_empty()));
         }
+        // ROS 2 (ament, REP 122): installed packages live in `<prefix>/share/<name>`.
+        if let Ok(ament) = std::env::var("AMENT_PREFIX_PATH") {
+            dirs.extend(
+                std::env::split_paths(&ament)
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map(|d| d.join("share")),
+            );
+        }
+        let absolute_base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+        dirs.extend(absolute_base.ancestors().map(Path::to_path_buf));
         let mut tried = Vec::new();
         for dir in &dirs {
-            let candidates = [
-                dir.join(package).join(relative),
-                if dir.file_name().and_then(|n| n.to_str()) == Some(package) {
-                    dir.join(relative)
-                } else {
-                    PathBuf::new()
-                },
-            ];
-            for c in candidates.into_iter().filter(|c| !c.as_os_str().is_empty()) {
-                if c.is_file() {
-                    return Ok(c);
-                }
-                tried.push(c.display().to_string());
+            let Some(root) = package_root_at(dir, package) else {
+                continue;
+            };
+            let candidate = root.join(relative);
+            if candidate.is_file() {
+                return Ok(candidate);
             }
+            tried.push(candidate.display().to_string());
         }
-        return Err(if dirs.is_empty() {
+        return Err(if tried.is_empty() {
             format!(
-                "`{filename}`: no package search path (give UrdfOptions::package_paths, \
-                 `--package-path`, or ROS_PACKAGE_PATH)"
+                "`{filename}`: package `{package}` not found (no folder named `{package}` and \
+                 no package.xml naming it in UrdfOptions::package_paths (`package_paths` of \
+                 `[[robots]]`), ROS_PACKAGE_PATH, AMENT_PREFIX_PATH/share, or the \
+                 folders above {})",
+                absolute_base.display()
             )
         } else {
-            format!("`{filename}` not found (looked at {})", tried.join(", "))
+            format!(
+                "`{filename}` not found in package `{package}` (looked at {})",
+                tried.join(", ")
+            )
         });
     }
     let path = match filename.strip_prefix("file://") {
@@ -480,17 +658,22 @@ impl Model {
         for (m, &f) in order.iter().enumerate() {
             let link = links[f];
             let inertial = &link.inertial;
-            let i = &inertial.inertia;
-            let i_frame = Matrix3::new(
-                i.ixx, i.ixy, i.ixz, i.ixy, i.iyy, i.iyz, i.ixz, i.iyz, i.izz,
-            );
-            let rot = UnitQuaternion::from_euler_angles(
-                inertial.origin.rpy[0],
-                inertial.origin.rpy[1],
-                inertial.origin.rpy[2],
-            )
-            .to_rotation_matrix();
-            let inertia = rot.matrix() * i_frame * rot.matrix().transpose();
+            let mut inertia = link_inertia(inertial);
+            if options.balance_inertia {
+                let given = inertia;
+                if super::validate::balance_inertia(&mut inertia) {
+                    let eig = given.symmetric_eigenvalues();
+                    warnings.push(format!(
+                        "link `{}`: principal moments ({}, {}, {}) violate the triangle \
+                         inequality; balanced to their mean {} (balance_inertia)",
+                        link.name,
+                        eig[0],
+                        eig[1],
+                        eig[2],
+                        inertia[(0, 0)]
+                    ));
+                }
+            }
             bodies.push(Body {
                 name: link.name.clone(),
                 mass: inertial.mass.value,
@@ -677,14 +860,18 @@ impl Model {
                     _ => tail,
                 }
             };
+            let under = |prefix: String| match rest() {
+                r if r.is_empty() => prefix,
+                r => format!("{prefix}.{r}"),
+            };
             let (tag, name, field) = match (segs.first(), segs.get(1)) {
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "bodies" => {
                     let n = model.bodies.get(*i).map_or("", |b| b.name.as_str());
-                    ("link", n.to_string(), format!("links.{n}.{}", rest()))
+                    ("link", n.to_string(), under(format!("links.{n}")))
                 }
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "joints" => {
                     let n = model.joints.get(*i).map_or("", |j| j.name.as_str());
-                    ("joint", n.to_string(), format!("joints.{n}.{}", rest()))
+                    ("joint", n.to_string(), under(format!("joints.{n}")))
                 }
                 (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "colliders" => {
                     let c = model.colliders.get(*i);
@@ -700,6 +887,12 @@ impl Model {
             locate(tag, &name, field)
         };
         validate_model(&model, &map)?;
+        let inertia_warnings = super::validate::inertia_warnings(
+            &model,
+            "link",
+            " (UrdfOptions::balance_inertia repairs it as MuJoCo's balanceinertia does)",
+        );
+        model.import_warnings.extend(inertia_warnings);
         Ok(model)
     }
 }

@@ -103,9 +103,14 @@ fn unit_vector(
     Ok(())
 }
 
-/// Checks a rotational inertia: finite, symmetric, positive definite (Cholesky) and
-/// physically realizable (principal moments satisfy the triangle inequality
-/// I₁ + I₂ ≥ I₃, e.g. Featherstone RBDA §2.13 / any rigid mass distribution).
+/// Relative tolerance (of the largest principal moment) below which a principal moment
+/// counts as zero, and by which the triangle inequality may be missed.
+const INERTIA_TOL: f64 = 1e-9;
+
+/// Checks a rotational inertia: finite, symmetric and positive semidefinite (no negative
+/// principal moment). A singular inertia, or one whose principal moments violate the
+/// triangle inequality, passes (see [`inertia_defect`]): the dynamics stay computable as
+/// long as the mass matrix is positive definite, which [`validate_model`] checks.
 pub fn check_inertia(
     loc: &Locator<'_>,
     path: &FieldPath,
@@ -121,27 +126,123 @@ pub fn check_inertia(
     if asym > 1e-9 * scale {
         return Err(err(format!("not symmetric (asymmetry {asym:e})")));
     }
-    if inertia.cholesky().is_none() {
-        let eig = inertia.symmetric_eigenvalues();
-        return Err(err(format!(
-            "eigenvalues ({}, {}, {})",
-            eig[0], eig[1], eig[2]
-        )));
-    }
     let eig = inertia.symmetric_eigenvalues();
-    if eig.min() <= 0.0 {
+    if eig.min() < -INERTIA_TOL * scale {
         return Err(err(format!(
-            "eigenvalues ({}, {}, {})",
+            "eigenvalues ({}, {}, {}): a principal moment is negative",
             eig[0], eig[1], eig[2]
         )));
     }
-    let sum = eig.sum();
-    for k in 0..3 {
-        if sum - eig[k] < eig[k] - 1e-9 * scale {
-            return Err(err(format!(
-                "principal moments ({}, {}, {}) violate the triangle inequality",
-                eig[0], eig[1], eig[2]
-            )));
+    Ok(())
+}
+
+/// What keeps an inertia accepted by [`check_inertia`] from being that of a rigid body with
+/// volume: zero, singular (a rod or a point mass), or principal moments I₁ ≤ I₂ ≤ I₃ with
+/// I₁ + I₂ < I₃, which no mass distribution has (Featherstone RBDA §2.13). `None` for a
+/// physically realizable, positive definite inertia.
+pub fn inertia_defect(inertia: &Matrix3<f64>) -> Option<String> {
+    let mut eig: Vec<f64> = inertia.symmetric_eigenvalues().iter().copied().collect();
+    eig.sort_by(f64::total_cmp);
+    let (a, b, c) = (eig[0], eig[1], eig[2]);
+    if c <= 0.0 {
+        return Some("zero inertia".into());
+    }
+    if inertia_is_singular(inertia) {
+        return Some(format!(
+            "singular inertia (principal moments ({a}, {b}, {c}))"
+        ));
+    }
+    if a + b < c - INERTIA_TOL * c {
+        return Some(format!(
+            "principal moments ({a}, {b}, {c}) violate the triangle inequality I₁ + I₂ ≥ I₃"
+        ));
+    }
+    None
+}
+
+/// Whether `inertia` is zero or has a principal moment that vanishes (to [`INERTIA_TOL`] of
+/// the largest): a point mass or a rod. A clearly negative moment is not "singular" (it is
+/// refused by [`check_inertia`]).
+pub fn inertia_is_singular(inertia: &Matrix3<f64>) -> bool {
+    let eig = inertia.symmetric_eigenvalues();
+    let c = eig.max();
+    c <= 0.0 && eig.min() >= -f64::MIN_POSITIVE || c > 0.0 && eig.min().abs() <= INERTIA_TOL * c
+}
+
+/// `inertia` with its principal moments set to their mean where they violate the triangle
+/// inequality (MuJoCo's `<compiler balanceinertia="true">`); otherwise unchanged. Returns
+/// whether it changed.
+pub fn balance_inertia(inertia: &mut Matrix3<f64>) -> bool {
+    let violates = inertia_defect(inertia).is_some_and(|d| d.contains("triangle"));
+    if violates {
+        *inertia = Matrix3::identity() * (inertia.trace() / 3.0);
+    }
+    violates
+}
+
+/// One warning per body whose inertia has an [`inertia_defect`] (massless joint frames
+/// excepted), `noun` naming the body as the source format does (`body`, `link`).
+/// `repair` is appended to triangle-inequality warnings (how the format repairs them).
+pub fn inertia_warnings(model: &Model, noun: &str, repair: &str) -> Vec<String> {
+    model
+        .bodies
+        .iter()
+        .filter(|b| !(b.mass == 0.0 && b.inertia == Matrix3::zeros()))
+        .filter_map(|b| {
+            inertia_defect(&b.inertia).map(|d| {
+                let hint = if d.contains("triangle") { repair } else { "" };
+                format!(
+                    "{noun} `{}`: {d}; kept as given (the mass matrix of the model is \
+                     positive definite){hint}",
+                    b.name
+                )
+            })
+        })
+        .collect()
+}
+
+/// The mass matrix at the initial configuration must be positive definite, or no
+/// acceleration can be computed. An LDLᵀ factorization without pivoting finds the first
+/// velocity coordinate whose motion carries no inertia beyond what the earlier coordinates
+/// already account for: its joint and body are named in the error.
+fn check_mass_matrix(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
+    let nv = model.nv();
+    if nv == 0 {
+        return Ok(());
+    }
+    let m = crate::dynamics::crba::mass_matrix::<f64>(model, &model.initial_state.q);
+    let largest = (0..nv).map(|k| m[(k, k)].abs()).fold(0.0, f64::max);
+    let scale = largest.max(f64::MIN_POSITIVE);
+    let mut l = nalgebra::DMatrix::<f64>::zeros(nv, nv);
+    let mut d = vec![0.0; nv];
+    for k in 0..nv {
+        let dk = m[(k, k)] - (0..k).map(|j| l[(k, j)] * l[(k, j)] * d[j]).sum::<f64>();
+        if dk.is_nan() || dk <= 1e-12 * scale {
+            let ji = model
+                .joints
+                .iter()
+                .position(|j| (j.v_index..j.v_index + j.kind.nv()).contains(&k))
+                .unwrap_or(0);
+            let joint = &model.joints[ji];
+            let body = model
+                .bodies
+                .get(joint.child)
+                .map_or(String::new(), |b| b.name.clone());
+            return Err(ModelError::SingularMassMatrix {
+                location: loc(&p("joints").idx(ji)),
+                joint: joint.name.clone(),
+                reason: format!(
+                    "moves body `{body}` (with what hangs from it) with no mass or inertia \
+                     along that motion (mass-matrix pivot {dk:e} at velocity coordinate {} \
+                     of the joint, largest diagonal entry {largest:e})",
+                    k - joint.v_index
+                ),
+            });
+        }
+        d[k] = dk;
+        for i in k + 1..nv {
+            let s: f64 = (0..k).map(|j| l[(i, j)] * l[(k, j)] * d[j]).sum();
+            l[(i, k)] = (m[(i, k)] - s) / dk;
         }
     }
     Ok(())
@@ -647,7 +748,7 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             unit_norm(loc, &ps.key("q").idx(qi), norm)?;
         }
     }
-    Ok(())
+    check_mass_matrix(model, loc)
 }
 
 /// Planar models: revolute axes along ±z, prismatic axes in the x–y plane, joint frames

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use nalgebra::{Isometry3, Matrix3, Translation3, Unit, UnitQuaternion, Vector3};
 
-use super::inertia::body_properties;
-use super::parse::{ActuatorType, GeomType, JointType, MjBody, MjGeom, MjModel};
+use super::inertia::{body_properties, MassProperties};
+use super::parse::{ActuatorType, Compiler, GeomType, JointType, MjBody, MjGeom, MjModel};
 use super::MjcfOptions;
 use crate::error::{Location, ModelError};
 use crate::geometry::{ConvexHull, MeshSource, TriangleMesh};
@@ -52,6 +52,52 @@ struct Builder<'a> {
     shifted: Vec<String>,
     visual_only: usize,
     friction_materials: BTreeMap<u64, usize>,
+    /// `settotalmass`'s factor on every body's mass and inertia (1 without it).
+    mass_scale: f64,
+    /// Bodies whose inertia `balanceinertia` changed.
+    balanced: Vec<String>,
+}
+
+/// MuJoCo's per-body corrections of the compiled mass properties, in its order:
+/// `boundmass` (mass ≥ bound), `boundinertia` (each principal moment ≥ bound), then
+/// `balanceinertia` (moments violating the triangle inequality set to their mean). Returns
+/// whether balancing changed the inertia.
+fn corrected(mut p: MassProperties, c: &Compiler) -> (MassProperties, bool) {
+    if p.mass < c.bound_mass {
+        p.mass = c.bound_mass;
+    }
+    if c.bound_inertia > 0.0 {
+        let eig = p.inertia.symmetric_eigen();
+        if eig.eigenvalues.min() < c.bound_inertia {
+            let clamped = eig.eigenvalues.map(|x| x.max(c.bound_inertia));
+            let q = eig.eigenvectors;
+            p.inertia = q * Matrix3::from_diagonal(&clamped) * q.transpose();
+        }
+    }
+    let balanced = c.balance_inertia && crate::io::validate::balance_inertia(&mut p.inertia);
+    (p, balanced)
+}
+
+/// The total mass `settotalmass` scales to: every MJCF body's (corrected) mass, except the
+/// bodies welded to the world when `fusestatic` fuses them into it (MuJoCo 4.0: their mass
+/// leaves the model; a body another element refers to by name is not fused). Bodies fused
+/// into a moving parent keep their mass in the total.
+fn total_mass(mj: &MjModel, bodies: &[MjBody], welded: bool) -> Result<f64, ModelError> {
+    let c = &mj.compiler;
+    let mut total = 0.0;
+    for b in bodies {
+        let world_welded = welded && b.joints.is_empty() && !b.mocap;
+        let referenced = b
+            .name
+            .as_ref()
+            .is_some_and(|n| mj.referenced_bodies.contains(n));
+        if !(c.fuse_static && world_welded && !referenced) {
+            let props = body_properties(b, c.inertia_from_geom, c.inertia_group_range, &mj.meshes)?;
+            total += corrected(props, c).0.mass;
+        }
+        total += total_mass(mj, &b.children, world_welded)?;
+    }
+    Ok(total)
 }
 
 fn unique(names: &mut HashSet<String>, base: String) -> String {
@@ -85,7 +131,19 @@ pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelE
         shifted: Vec::new(),
         visual_only: 0,
         friction_materials: BTreeMap::new(),
+        mass_scale: 1.0,
+        balanced: Vec::new(),
     };
+    if let Some((target, src)) = &mj.compiler.set_total_mass {
+        let total = total_mass(mj, &mj.bodies, true)?;
+        if total <= 0.0 {
+            return Err(src.error(
+                None,
+                format!("settotalmass = {target}: the bodies have no mass to scale"),
+            ));
+        }
+        b.mass_scale = target / total;
+    }
     for (k, g) in mj.world_geoms.iter().enumerate() {
         b.add_collider(g, None, &Isometry3::identity(), 0, "world", k)?;
     }
@@ -96,6 +154,13 @@ pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelE
     b.add_actuators()?;
     b.add_exclusions()?;
     b.finish_warnings();
+    if !b.balanced.is_empty() {
+        let list = b.balanced.join(", ");
+        b.warnings.push(format!(
+            "balanceinertia: the principal moments of {list} violated the triangle inequality \
+             and were set to their mean"
+        ));
+    }
     let Builder {
         mut model,
         origins,
@@ -125,6 +190,12 @@ pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelE
         }
     };
     validate_model(&model, &map)?;
+    let inertia_warnings = crate::io::validate::inertia_warnings(
+        &model,
+        "body",
+        " (MuJoCo refuses it; <compiler balanceinertia=\"true\"> repairs it)",
+    );
+    model.import_warnings.extend(inertia_warnings);
     Ok(model)
 }
 
@@ -175,12 +246,20 @@ impl Builder<'_> {
             }
             return Ok(());
         }
-        let props = body_properties(
-            body,
-            self.mj.compiler.inertia_from_geom,
-            self.mj.compiler.inertia_group_range,
-            &self.mj.meshes,
-        )?;
+        let (mut props, balanced) = corrected(
+            body_properties(
+                body,
+                self.mj.compiler.inertia_from_geom,
+                self.mj.compiler.inertia_group_range,
+                &self.mj.meshes,
+            )?,
+            &self.mj.compiler,
+        );
+        if balanced {
+            self.balanced.push(name.clone());
+        }
+        props.mass *= self.mass_scale;
+        props.inertia *= self.mass_scale;
         if !moving && props.mass == 0.0 && props.inertia == Matrix3::zeros() {
             // A massless body fixed to a moving one: merged into it.
             self.merged_bodies.push(name.clone());

@@ -60,6 +60,25 @@ pub(crate) fn mesh_unit_properties(
     Some((volume, com, inertia / volume))
 }
 
+/// The convex hull of `points` as an outward-oriented triangle mesh (empty when degenerate).
+pub(crate) fn convex_hull(points: &[Vector3<f64>]) -> (Vec<Vector3<f64>>, Vec<[u32; 3]>) {
+    if points.len() < 4 || points.iter().any(|p| !p.iter().all(|x| x.is_finite())) {
+        return (Vec::new(), Vec::new());
+    }
+    let pts: Vec<parry3d_f64::math::Vector> = points
+        .iter()
+        .map(|p| parry3d_f64::math::Vector::new(p.x, p.y, p.z))
+        .collect();
+    parry3d_f64::shape::SharedShape::convex_hull(&pts)
+        .and_then(|shape| shape.as_convex_polyhedron().map(|hull| hull.to_trimesh()))
+        .map_or((Vec::new(), Vec::new()), |(v, t)| {
+            (
+                v.into_iter().map(|p| Vector3::new(p.x, p.y, p.z)).collect(),
+                t,
+            )
+        })
+}
+
 /// Mass properties of one geom in its body's frame (before `inertiagrouprange` filtering).
 pub(crate) fn geom_properties(g: &MjGeom, meshes: &[MjMesh]) -> Result<MassProperties, ModelError> {
     let s = g.size;
@@ -112,20 +131,17 @@ pub(crate) fn geom_properties(g: &MjGeom, meshes: &[MjMesh]) -> Result<MassPrope
         ),
         GeomType::Mesh => {
             let mesh = &meshes[g.mesh.unwrap_or(0)];
-            let (volume, com, inertia) =
-                mesh_unit_properties(&mesh.data.vertices, &mesh.data.triangles).ok_or_else(
-                    || {
-                        g.src.error(
-                            Some("mesh"),
-                            format!(
-                                "mesh `{}` encloses no positive volume (open or inward-oriented), \
+            let (volume, com, inertia) = mesh.unit.ok_or_else(|| {
+                g.src.error(
+                    Some("mesh"),
+                    format!(
+                        "mesh `{}` encloses no positive volume (open or inward-oriented), \
                              so it has no mass properties: give the body an <inertial> or the \
                              geom mass=\"0\"",
-                                mesh.name
-                            ),
-                        )
-                    },
-                )?;
+                        mesh.name
+                    ),
+                )
+            })?;
             centre = com;
             (volume, inertia)
         }

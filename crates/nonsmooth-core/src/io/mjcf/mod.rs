@@ -10,7 +10,17 @@
 //! - `<mujoco model>`, `<include file>` (relative to the including file, then to the main
 //!   file; a cycle is an error naming the chain of files);
 //! - `<compiler angle eulerseq meshdir assetdir autolimits inertiafromgeom
-//!   inertiagrouprange>` (defaults: degrees, `xyz`, autolimits on, `auto`, groups 0–5);
+//!   inertiagrouprange>` (defaults: degrees, `xyz`, autolimits on, `auto`, groups 0–5),
+//!   `settotalmass`, `boundmass`, `boundinertia`, `balanceinertia` (MuJoCo's order: per body
+//!   the bounds then balancing, then one factor on all bodies), `fusestatic` (for us only
+//!   its effect on `settotalmass`'s total: fixed bodies are fixed-joint bodies, the same
+//!   mass matrix), `strippath`; `texturedir`, `discardvisual`, `usethread`, `saveinertial`,
+//!   `fitaabb` are accepted without effect on the import; `coordinate="global"`,
+//!   `alignfree="true"` and attributes outside MuJoCo 4.0's schema are errors (the table in
+//!   docs/model-format.md lists each);
+//! - mesh `inertia`: `exact` (the closed surface), `convex` (its hull), `legacy` (MuJoCo's
+//!   default: the exact properties, with a warning for a non-convex mesh, where MuJoCo's
+//!   legacy rule overestimates the volume); `shell` and geom `shellinertia` are errors;
 //! - `<option gravity timestep>` (→ [`Model::gravity`], [`SimulationSettings::dt`]);
 //! - `<default>` classes, nested (a class inherits its parent's values attribute by
 //!   attribute), selected by an element's `class`, else the nearest enclosing body's
@@ -85,8 +95,9 @@
 //!   servo's are `forcerange` (its `ctrlrange`, a bound on the commanded position, is not
 //!   enforced: warning). `limited`/`ctrllimited`/`forcelimited` follow `autolimits`.
 //! - **Joint limits** of hinges are in degrees unless `angle="radian"`, as all angles; a
-//!   ball joint's cone `range` and `stiffness`, and joint `frictionloss` are dropped
-//!   (warning).
+//!   ball joint's cone `range` and `stiffness`, joint `frictionloss`, `springdamper` and
+//!   `actuatorfrcrange`, body `gravcomp` and the fluid forces of `<option density
+//!   viscosity wind>` are dropped (warning).
 //!
 //! # Not imported
 //! Tendons, equality constraints, sensors, keyframes, contact pairs, other actuator types
@@ -94,8 +105,9 @@
 //! cameras, textures, materials, `<visual>`, `<statistic>`, `<size>`, `<custom>`,
 //! `<extension>`, `<replicate>`, `<attach>`: one warning lists each element kind
 //! with its count ([`Model::import_warnings`]). Inline meshes (`vertex`/`face`), global
-//! coordinates (`coordinate="global"`) and the other `<compiler>` options (`fusestatic`,
-//! `settotalmass`, `boundmass`, `balanceinertia`, …) are not supported.
+//! coordinates (`coordinate="global"`) and primitives fitted to meshes are errors.
+//! Inertias violating the triangle inequality (MuJoCo refuses them without
+//! `balanceinertia`) are kept as given with a warning, as in URDF import.
 //!
 //! # Errors
 //! Every error is a typed [`ModelError`] (mostly [`ModelError::Mjcf`]) whose [`Location`]

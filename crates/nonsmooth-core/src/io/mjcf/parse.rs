@@ -3,7 +3,7 @@
 //! resolved, orientations turned into quaternions, `fromto` turned into pose and size, mesh
 //! assets read. Elements that are not imported are counted in [`MjModel::skipped`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use nalgebra::{Isometry3, Matrix3, Quaternion, Rotation3, Translation3, UnitQuaternion, Vector3};
@@ -32,6 +32,20 @@ pub(crate) struct Compiler {
     pub autolimits: bool,
     pub inertia_from_geom: InertiaFromGeom,
     pub inertia_group_range: (i64, i64),
+    /// `settotalmass` (> 0), with where it is written.
+    pub set_total_mass: Option<(f64, Src)>,
+    /// `boundmass`: lower bound of every body's mass (0: none).
+    pub bound_mass: f64,
+    /// `boundinertia`: lower bound of every body's principal moments (0: none).
+    pub bound_inertia: f64,
+    /// `balanceinertia`: principal moments violating the triangle inequality set to their
+    /// mean.
+    pub balance_inertia: bool,
+    /// `fusestatic`: bodies without joints fused into their parent (for us: only the
+    /// world-welded bodies' masses leave `settotalmass`'s total, see `build`).
+    pub fuse_static: bool,
+    /// `strippath`: mesh file names reduced to their last component.
+    pub strip_path: bool,
 }
 
 impl Default for Compiler {
@@ -43,6 +57,12 @@ impl Default for Compiler {
             autolimits: true,
             inertia_from_geom: InertiaFromGeom::Auto,
             inertia_group_range: (0, 5),
+            set_total_mass: None,
+            bound_mass: 0.0,
+            bound_inertia: 0.0,
+            balance_inertia: false,
+            fuse_static: false,
+            strip_path: false,
         }
     }
 }
@@ -163,6 +183,9 @@ pub(crate) struct MjMesh {
     pub file: String,
     pub scale: Vector3<f64>,
     pub data: MeshData,
+    /// Volume, centroid and inertia per unit mass about it, by the mesh's `inertia` mode
+    /// (`None`: no positive volume).
+    pub unit: Option<(f64, Vector3<f64>, nalgebra::Matrix3<f64>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -204,6 +227,25 @@ pub(crate) struct MjModel {
     /// Element kinds left out, with their counts.
     pub skipped: BTreeMap<String, usize>,
     pub warnings: Vec<String>,
+    /// Names used by other elements to refer to a body (`body`, `body1`, `body2`,
+    /// `objname`, `refname` attributes anywhere, imported or not): MuJoCo's `fusestatic`
+    /// leaves such bodies alone.
+    pub referenced_bodies: HashSet<String>,
+}
+
+/// The values of the attributes by which MJCF elements refer to bodies, in the whole tree.
+fn body_references(el: &Element, out: &mut HashSet<String>) {
+    for a in &el.attrs {
+        if matches!(
+            a.name.as_str(),
+            "body" | "body1" | "body2" | "objname" | "refname"
+        ) {
+            out.insert(a.value.clone());
+        }
+    }
+    for c in &el.children {
+        body_references(c, out);
+    }
 }
 
 /// One default class: its parent and, per element tag, the attributes it sets.
@@ -585,7 +627,9 @@ pub(crate) fn parse(root: &Element, file: Option<&str>) -> Result<MjModel, Model
         excludes: Vec::new(),
         skipped: BTreeMap::new(),
         warnings: Vec::new(),
+        referenced_bodies: HashSet::new(),
     };
+    body_references(root, &mut model.referenced_bodies);
     let mut p = Parser {
         defaults: Defaults::collect(root)?,
         compiler,
@@ -624,7 +668,56 @@ pub(crate) fn parse(root: &Element, file: Option<&str>) -> Result<MjModel, Model
     Ok(model)
 }
 
+/// The `<compiler>` attributes of MuJoCo (4.0's schema), each honoured or refused: those
+/// with no effect on the imported model (textures, threads, diagnostics) are accepted.
+const COMPILER_ATTRIBUTES: &[&str] = &[
+    "angle",
+    "eulerseq",
+    "meshdir",
+    "assetdir",
+    "texturedir",
+    "autolimits",
+    "inertiafromgeom",
+    "inertiagrouprange",
+    "coordinate",
+    "settotalmass",
+    "boundmass",
+    "boundinertia",
+    "balanceinertia",
+    "fusestatic",
+    "strippath",
+    "discardvisual",
+    "usethread",
+    "saveinertial",
+    "fitaabb",
+    "alignfree",
+];
+
 fn read_compiler(el: &Element, c: &mut Compiler) -> Result<(), ModelError> {
+    if let Some(a) = el
+        .attrs
+        .iter()
+        .find(|a| !COMPILER_ATTRIBUTES.contains(&a.name.as_str()))
+    {
+        return Err(el.error(
+            Some(&a.name),
+            format!(
+                "unknown <compiler> attribute `{}` (MuJoCo's schema rejects it too)",
+                a.name
+            ),
+        ));
+    }
+    let number = |attr: &str| -> Result<Option<f64>, ModelError> {
+        el.attr(attr)
+            .map(|v| {
+                let n = numbers(el, attr, v)?;
+                match n.as_slice() {
+                    [x] if x.is_finite() => Ok(*x),
+                    _ => Err(el.error(Some(attr), format!("`{v}` is not one finite number"))),
+                }
+            })
+            .transpose()
+    };
     match el.attr("angle") {
         None => {}
         Some("degree") => c.degree = true,
@@ -679,6 +772,50 @@ fn read_compiler(el: &Element, c: &mut Compiler) -> Result<(), ModelError> {
             ));
         }
     }
+    // MuJoCo's default −1 (and any value ≤ 0) leaves the masses alone.
+    if let Some(m) = number("settotalmass")? {
+        c.set_total_mass = (m > 0.0).then(|| {
+            (
+                m,
+                Src {
+                    location: el.loc(Some("settotalmass")),
+                },
+            )
+        });
+    }
+    for (attr, slot) in [
+        ("boundmass", &mut c.bound_mass),
+        ("boundinertia", &mut c.bound_inertia),
+    ] {
+        if let Some(v) = number(attr)? {
+            if v < 0.0 {
+                return Err(el.error(Some(attr), format!("must be ≥ 0, got {v}")));
+            }
+            *slot = v;
+        }
+    }
+    for (attr, slot) in [
+        ("balanceinertia", &mut c.balance_inertia),
+        ("fusestatic", &mut c.fuse_static),
+        ("strippath", &mut c.strip_path),
+    ] {
+        if let Some(b) = bool_attr(el, attr)? {
+            *slot = b;
+        }
+    }
+    // Accepted, no effect on the imported model: visual geoms give no colliders already and
+    // MuJoCo keeps their mass (discardvisual), threads and saved inertials are the
+    // compiler's business, mesh-fitted primitives are refused at the geom (fitaabb).
+    for attr in ["discardvisual", "usethread", "saveinertial", "fitaabb"] {
+        bool_attr(el, attr)?;
+    }
+    if bool_attr(el, "alignfree")? == Some(true) {
+        return Err(el.error(
+            Some("alignfree"),
+            "alignfree=\"true\" (free bodies' frames moved to their inertial frames) is not \
+             supported: the coordinates would differ from the file's frames",
+        ));
+    }
     Ok(())
 }
 
@@ -697,6 +834,15 @@ impl Parser<'_> {
                 return Err(el.error(Some("timestep"), format!("must be positive, got {dt}")));
             }
             self.model.timestep = Some(dt);
+        }
+        // Fluid forces (MuJoCo's inertia-box and ellipsoid models) are not modelled.
+        for attr in ["density", "viscosity", "wind"] {
+            if r.nums(attr)?.is_some_and(|v| v.iter().any(|x| *x != 0.0)) {
+                self.model.warnings.push(format!(
+                    "{}: {attr} not imported: no fluid forces act on the bodies",
+                    el.loc(Some(attr))
+                ));
+            }
         }
         for c in &el.children {
             self.skip(&format!("option/{}", c.tag));
@@ -729,6 +875,15 @@ impl Parser<'_> {
             let scale = r
                 .vec3("scale")?
                 .unwrap_or_else(|| Vector3::new(1.0, 1.0, 1.0));
+            // strippath: only the file name, as MuJoCo's compiler does.
+            let file = if self.compiler.strip_path {
+                Path::new(file)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(file)
+            } else {
+                file
+            };
             let relative = match &self.compiler.meshdir {
                 Some(dir) if !Path::new(file).is_absolute() => Path::new(dir).join(file),
                 _ => PathBuf::from(file),
@@ -752,11 +907,46 @@ impl Parser<'_> {
                     name,
                 });
             }
+            let exact = super::inertia::mesh_unit_properties(&data.vertices, &data.triangles);
+            let hull = || {
+                let (v, t) = super::inertia::convex_hull(&data.vertices);
+                super::inertia::mesh_unit_properties(&v, &t)
+            };
+            let unit = match r.keyword("inertia", &["legacy", "exact", "convex", "shell"])? {
+                Some("exact") => exact,
+                Some("convex") => hull(),
+                Some("shell") => {
+                    return Err(el.error(
+                        Some("inertia"),
+                        format!(
+                            "mesh `{name}`: inertia=\"shell\" (mass on the surface) is not \
+                             supported; use exact, convex or legacy"
+                        ),
+                    ))
+                }
+                // MuJoCo's default, `legacy`, equals `exact` on a closed convex mesh; on a
+                // non-convex one it sums unsigned tetrahedra and overestimates the volume.
+                _ => {
+                    if let (Some(e), Some(h)) = (exact, hull()) {
+                        if h.0 > e.0 * (1.0 + 1e-6) {
+                            self.model.warnings.push(format!(
+                                "{}: mesh `{name}` is not convex: where it gives mass, MuJoCo's \
+                                 default (inertia=\"legacy\") overestimates its volume; \
+                                 imported with the exact mass properties of the closed \
+                                 surface (write inertia=\"exact\" to make MuJoCo agree)",
+                                el.loc(None)
+                            ));
+                        }
+                    }
+                    exact
+                }
+            };
             self.model.meshes.push(MjMesh {
                 name,
                 file: relative.display().to_string(),
                 scale,
                 data,
+                unit,
             });
         }
         Ok(())
@@ -863,6 +1053,12 @@ impl Parser<'_> {
         let r = resolve(&self.defaults, el, 0, None);
         let pose = pose(&r, &self.compiler)?;
         let mocap = bool_attr(el, "mocap")?.unwrap_or(false);
+        if let Some(g) = r.num("gravcomp")?.filter(|g| *g != 0.0) {
+            self.model.warnings.push(format!(
+                "{}: gravcomp = {g} not imported: gravity acts on the body in full",
+                el.loc(Some("gravcomp"))
+            ));
+        }
         let mut body = MjBody {
             name: el.attr("name").map(str::to_string),
             src: Src::of(el),
@@ -1030,6 +1226,17 @@ impl Parser<'_> {
         if r.num("frictionloss")?.is_some_and(|x| x != 0.0) {
             dropped.push("frictionloss");
         }
+        // MuJoCo's joint-level actuator force clamp and its implicit spring-damper.
+        if r.nums("actuatorfrcrange")?.is_some()
+            && r.keyword("actuatorfrclimited", &["true", "false", "auto"])? != Some("false")
+        {
+            dropped.push("actuatorfrcrange");
+        }
+        if r.nums("springdamper")?
+            .is_some_and(|v| v.iter().any(|x| *x != 0.0))
+        {
+            dropped.push("springdamper");
+        }
         let stiffness = r.num("stiffness")?.unwrap_or(0.0);
         let spring = if stiffness == 0.0 {
             None
@@ -1088,6 +1295,21 @@ impl Parser<'_> {
                 ))
             }
         };
+        if r.keyword("shellinertia", &["true", "false"])? == Some("true") {
+            return Err(el.error(
+                Some("shellinertia"),
+                "shellinertia=\"true\" (mass on the surface) is not supported",
+            ));
+        }
+        if kind != GeomType::Mesh && r.get("mesh").is_some() {
+            return Err(el.error(
+                Some("mesh"),
+                format!(
+                    "a {type_name} geom fitted to a mesh is not supported: give its `size` (or \
+                     make it type=\"mesh\")"
+                ),
+            ));
+        }
         let size_given = r.nums("size")?;
         let mut size = [0.0; 3];
         for (i, s) in size_given.iter().flatten().take(3).enumerate() {
