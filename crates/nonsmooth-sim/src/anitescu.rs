@@ -14,7 +14,10 @@
 //! ```
 //!
 //! then `q₁ = q₀ + h N(q₀) v₁`. Contacts and limits are rigid here (their stiffness is
-//! ignored); the φ₀/h term is the usual constraint stabilization. Bilateral constraints are
+//! ignored); the φ₀/h term is the usual constraint stabilization, its penetration part
+//! limited to [`crate::MAX_DEPENETRATION_SPEED`] (φ₀ below −h·1 m/s counts as
+//! −h·1 m/s), so that a body placed into another is pushed out at that speed, not launched.
+//! Bilateral constraints are
 //! not supported by this stepper (a typed error).
 //!
 //! # Groups of coupled contacts
@@ -68,7 +71,7 @@
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).
 
-use crate::free_motion::{RigidContact, SparseRow};
+use crate::free_motion::{stabilized_gap, RigidContact, SparseRow};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::geometry::ContactMargins;
@@ -275,7 +278,8 @@ struct StepLcp {
     mat: DMatrix<f64>,
     /// `q` with the full stabilization `φ₀/h`.
     q: DVector<f64>,
-    /// Gaps φ₀ of the normal rows.
+    /// Gaps φ₀ of the normal rows as the stabilization uses them ([`stabilized_gap`]); 0 for
+    /// a bouncing row's penetration.
     gaps: Vec<f64>,
     /// Constant term b of each normal row (`w = J v⁺ + b`): φ/h, or the Newton restitution
     /// term of a bouncing contact.
@@ -440,7 +444,7 @@ impl AnitescuPotraStepper {
     /// `v_n⁺ ≥ −e v_n⁻` (`b = e v_n⁻`): the bounce starts at the step that would close the
     /// gap, up to h·|v_n⁻| before the surfaces touch.
     fn row_offset(&self, c: &RigidContact, v: &DVector<f64>, h: f64) -> f64 {
-        let phi_h = c.gap / h;
+        let phi_h = stabilized_gap(c.gap, h) / h;
         let Some(e) = c.restitution.filter(|e| *e > 0.0) else {
             return phi_h;
         };
@@ -504,7 +508,7 @@ impl AnitescuPotraStepper {
             normals.push(NormalRow {
                 row: l.row.clone(),
                 gap: l.phi,
-                offset: l.phi / h,
+                offset: stabilized_gap(l.phi, h) / h,
                 friction: 0.0,
                 contact: None,
             });
@@ -600,8 +604,8 @@ impl AnitescuPotraStepper {
                 // a bouncing row has no penetration correction to drop
                 gaps: rows()
                     .map(|n| {
-                        if n.offset == n.gap / h {
-                            n.gap
+                        if n.offset == stabilized_gap(n.gap, h) / h {
+                            stabilized_gap(n.gap, h)
                         } else {
                             n.gap.max(0.0)
                         }

@@ -44,6 +44,7 @@ pub mod warnings;
 pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
 pub use choice::{choose_stepper, default_stepper, StepperChoice};
+pub use free_motion::MAX_DEPENETRATION_SPEED;
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
 pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};

@@ -54,7 +54,7 @@
 //! see `tests/max_dissipation.rs`.
 
 use crate::free_motion::{
-    ContactModel, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
+    stabilized_gap, ContactModel, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
 };
 use crate::{SimError, Stepper};
 use nalgebra::DVector;
@@ -402,14 +402,14 @@ impl MaxDissipationStepper {
         let mut phi = DVector::zeros(m);
         for (i, c) in contacts.iter().enumerate() {
             columns[i] = c.normal.clone();
-            phi[i] = c.gap;
+            phi[i] = stabilized_gap(c.gap, h);
             for (j, t) in c.tangents.iter().enumerate() {
                 columns[m + j * nc + i] = t.clone();
             }
         }
         for (l, row) in limits.iter().enumerate() {
             columns[nc + l] = row.row.clone();
-            phi[nc + l] = row.phi;
+            phi[nc + l] = stabilized_gap(row.phi, h);
         }
         // owners: contact i for its normal and tangent columns, each limit its own
         let owner: Vec<usize> = (0..nz)
