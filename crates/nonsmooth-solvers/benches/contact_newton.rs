@@ -33,7 +33,8 @@ fn stack(nb: usize, lateral: f64) -> RegularizedContactProblem {
     let rn = 2.0 / (4.0 * std::f64::consts::PI * std::f64::consts::PI);
     let rt = 7e-3;
     let inertia = 0.4 * m * rho * rho;
-    let block = DMatrix::from_diagonal(&DVector::from_vec(vec![m, m, m, inertia, inertia, inertia]));
+    let block =
+        DMatrix::from_diagonal(&DVector::from_vec(vec![m, m, m, inertia, inertia, inertia]));
     let n = 6 * nb;
     let mut v_star = DVector::zeros(n);
     let mut b = RegularizedContactProblem::builder(n);
@@ -107,7 +108,11 @@ fn scaling_table() {
                 Ok(s) => s,
                 Err(e) => panic!("{e}"),
             };
-            assert!(s.converged(), "stack of {nb} did not converge: {:?}", s.status);
+            assert!(
+                s.converged(),
+                "stack of {nb} did not converge: {:?}",
+                s.status
+            );
             let tc = time(|| {
                 black_box(solve(&p, None, &opt).ok());
             });

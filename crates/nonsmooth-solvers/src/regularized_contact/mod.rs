@@ -111,8 +111,18 @@
 //!   [`SolverError::Failed`](crate::SolverError::Failed).
 //! - The cone's two tangential regularizations must be equal (isotropic friction): the
 //!   closed-form projection needs it.
+//! - Iteration counts. A warm start at or near the solution converges in 0 or 1
+//!   iteration, and a problem that stays in one region (a stack at rest) in 1. A cold start
+//!   across which many contacts change region — typically sliding at `v*`, sticking at
+//!   the solution, with a tangential regularization far below the normal one — takes
+//!   damped steps, each cut by the line search at the first contacts that start to stick:
+//!   about 40 iterations for stacks of 100 to 1000 spheres with SAP's near-rigid `R`
+//!   (`R_t/R_n ≈ 0.14`), and about 100 for `R ≈ 10⁻⁶ W`. Each iteration costs `O(n)`.
 //! - The Newton iteration is global: every island is iterated until the whole problem
 //!   passes the test, although the factorization is separable.
+//! - The convex formulation's known artifact (Anitescu's relaxation, SAP §IV): a sliding
+//!   contact separates at `v_n ≈ μ ‖v_t‖` in the rigid limit instead of keeping
+//!   `v_n = 0`.
 //! - The regularization `R` is data: choosing it (SAP's near-rigid estimate from the
 //!   diagonal of `W`, or from contact stiffness and damping) is the caller's job.
 //! - The solve is sequential (no threads).
