@@ -12,6 +12,9 @@
 //! - [`conic`]: thin wrappers over Clarabel for QPs, QPs with second-order cones and (with
 //!   the `sdp` feature) semidefinite programs;
 //! - [`nlp`]: smooth nonlinear programs through IPOPT (with the `ipopt` feature);
+//! - [`regularized_contact`]: the regularized (SAP / MuJoCo-style) contact problem of one
+//!   time step — frictional cones, unilateral and soft bilateral constraints — by Newton's
+//!   method with exact line search and a sparse Cholesky of the Hessian;
 //! - `milp`: mixed-integer linear programs through HiGHS (with the `milp` feature);
 //! - `mpcc`: programs with complementarity constraints to exact complementarity, by an
 //!   active-set method with LPECs (with the `mpcc` feature).
@@ -34,6 +37,7 @@ pub mod milp;
 #[cfg(feature = "mpcc")]
 pub mod mpcc;
 pub mod nlp;
+pub mod regularized_contact;
 pub mod sparse;
 pub mod status;
 

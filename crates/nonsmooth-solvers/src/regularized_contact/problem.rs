@@ -1,0 +1,604 @@
+//! Problem data and its validating builder.
+
+use std::sync::OnceLock;
+
+use nalgebra::{DMatrix, DVector};
+
+use super::hessian::SparsePattern;
+use crate::status::SolverError;
+
+/// Name used in every error raised by this module.
+pub(crate) const SOLVER: &str = "regularized contact (Newton)";
+
+/// Relative tolerance of the symmetry check on `A` and of the equality of a cone's two
+/// tangential regularizations.
+pub const SYMMETRY_TOL: f64 = 1e-12;
+
+/// The set `F` a constraint's impulse `γ` is confined to, and so its number of rows.
+///
+/// Rows are ordered **tangents first, normal last**; the normal velocity is positive when
+/// the bodies separate and the normal impulse is positive when it pushes them apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ConstraintKind {
+    /// Coulomb cone, 3 rows `(t₁, t₂, n)`: `‖(γ_t₁, γ_t₂)‖ ≤ μ γ_n`. The two tangential
+    /// regularizations must be equal (isotropic friction).
+    Cone {
+        /// Friction coefficient `μ ≥ 0`.
+        mu: f64,
+    },
+    /// Planar friction, 2 rows `(t, n)`: `|γ_t| ≤ μ γ_n`.
+    Planar {
+        /// Friction coefficient `μ ≥ 0`.
+        mu: f64,
+    },
+    /// One row, `γ ≥ 0`: a frictionless contact or a joint limit.
+    Unilateral,
+    /// One row, `γ` free: a soft equality (joint, weld, motor with a target velocity).
+    Bilateral,
+}
+
+impl ConstraintKind {
+    /// Number of rows (1, 2 or 3).
+    pub fn rows(&self) -> usize {
+        match self {
+            ConstraintKind::Cone { .. } => 3,
+            ConstraintKind::Planar { .. } => 2,
+            ConstraintKind::Unilateral | ConstraintKind::Bilateral => 1,
+        }
+    }
+}
+
+/// One constraint: its kind, its Jacobian rows, and per row the regularization `R > 0`
+/// and the bias velocity `v̂`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    /// Kind (and with it the row count and the row order).
+    pub kind: ConstraintKind,
+    /// Jacobian entries `(row within the constraint, column of v, value)`; repeated
+    /// positions are summed.
+    pub jacobian: Vec<(usize, usize, f64)>,
+    /// Diagonal regularization `R`, one per row, positive.
+    pub r: Vec<f64>,
+    /// Bias velocity `v̂`, one per row.
+    pub v_hat: Vec<f64>,
+}
+
+impl Constraint {
+    /// From Jacobian triplets `(row within the constraint, column of v, value)`.
+    pub fn new(
+        kind: ConstraintKind,
+        jacobian: Vec<(usize, usize, f64)>,
+        r: Vec<f64>,
+        v_hat: Vec<f64>,
+    ) -> Self {
+        Self {
+            kind,
+            jacobian,
+            r,
+            v_hat,
+        }
+    }
+
+    /// From a dense Jacobian block (`rows × n`); zero entries are dropped.
+    pub fn from_dense(
+        kind: ConstraintKind,
+        jacobian: &DMatrix<f64>,
+        r: Vec<f64>,
+        v_hat: Vec<f64>,
+    ) -> Self {
+        let mut t = Vec::new();
+        for j in 0..jacobian.ncols() {
+            for i in 0..jacobian.nrows() {
+                let x = jacobian[(i, j)];
+                if x != 0.0 {
+                    t.push((i, j, x));
+                }
+            }
+        }
+        Self::new(kind, t, r, v_hat)
+    }
+}
+
+/// Builder of a [`RegularizedContactProblem`]; every check is made by
+/// [`build`](Self::build).
+#[derive(Debug, Clone)]
+pub struct RegularizedContactProblemBuilder {
+    n: usize,
+    mass_triplets: Vec<(usize, usize, f64)>,
+    mass_blocks: Vec<(Vec<usize>, DMatrix<f64>)>,
+    v_star: Option<DVector<f64>>,
+    constraints: Vec<Constraint>,
+}
+
+impl RegularizedContactProblemBuilder {
+    /// Empty problem in `n` generalized velocities.
+    pub fn new(n: usize) -> Self {
+        Self {
+            n,
+            mass_triplets: Vec::new(),
+            mass_blocks: Vec::new(),
+            v_star: None,
+            constraints: Vec::new(),
+        }
+    }
+
+    /// Adds a dense symmetric block to `A` over the contiguous velocities
+    /// `offset..offset + block.nrows()`.
+    pub fn mass_block(self, offset: usize, block: &DMatrix<f64>) -> Self {
+        let idx: Vec<usize> = (offset..offset + block.nrows()).collect();
+        self.mass_block_at(&idx, block)
+    }
+
+    /// Adds a dense symmetric block to `A` over the velocities `indices` (its row and
+    /// column `k` go to velocity `indices[k]`).
+    pub fn mass_block_at(mut self, indices: &[usize], block: &DMatrix<f64>) -> Self {
+        self.mass_blocks.push((indices.to_vec(), block.clone()));
+        self
+    }
+
+    /// Adds entries to `A` as `(row, column, value)` triplets covering **both** triangles
+    /// (repeated positions are summed).
+    pub fn mass_triplets(mut self, triplets: &[(usize, usize, f64)]) -> Self {
+        self.mass_triplets.extend_from_slice(triplets);
+        self
+    }
+
+    /// Sets the free velocity `v*` (default 0).
+    pub fn free_velocity(mut self, v_star: DVector<f64>) -> Self {
+        self.v_star = Some(v_star);
+        self
+    }
+
+    /// Appends a constraint; constraints are numbered in the order they are added.
+    pub fn constraint(mut self, c: Constraint) -> Self {
+        self.constraints.push(c);
+        self
+    }
+
+    /// Appends constraints.
+    pub fn constraints(mut self, cs: impl IntoIterator<Item = Constraint>) -> Self {
+        self.constraints.extend(cs);
+        self
+    }
+
+    /// Validates and builds.
+    ///
+    /// Errors ([`SolverError::InvalidInput`] unless stated; every constraint error names
+    /// the constraint's index and field):
+    /// - `v*` of the wrong length ([`SolverError::DimensionMismatch`]) or not finite
+    ///   ([`SolverError::NonFinite`]);
+    /// - a mass block whose index list and matrix sizes differ, an index ≥ n, a non-finite
+    ///   entry, `A` not symmetric to [`SYMMETRY_TOL`] (relative to its largest entry), or a
+    ///   diagonal entry ≤ 0 (that `A` is positive definite is found by the first
+    ///   factorization in the solve);
+    /// - a Jacobian entry outside the constraint's rows or `n` columns, or not finite; a
+    ///   Jacobian with no entry at all;
+    /// - `r` or `v_hat` of the wrong length, an `r` entry not positive and finite, a
+    ///   non-finite `v_hat`; a negative or non-finite `μ`; a cone whose two tangential
+    ///   regularizations differ by more than [`SYMMETRY_TOL`] relative.
+    pub fn build(self) -> Result<RegularizedContactProblem, SolverError> {
+        let n = self.n;
+        let invalid = |reason: String| SolverError::InvalidInput {
+            solver: SOLVER,
+            reason,
+        };
+        let v_star = match self.v_star {
+            Some(v) => {
+                if v.len() != n {
+                    return Err(SolverError::DimensionMismatch {
+                        solver: SOLVER,
+                        what: "free velocity v*",
+                        expected: n,
+                        got: v.len(),
+                    });
+                }
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(SolverError::NonFinite {
+                        solver: SOLVER,
+                        what: "free velocity v*",
+                    });
+                }
+                v
+            }
+            None => DVector::zeros(n),
+        };
+
+        // A: gather, validate, merge into full-symmetric CSC.
+        let mut trip = self.mass_triplets;
+        for (b, (idx, m)) in self.mass_blocks.iter().enumerate() {
+            if m.nrows() != idx.len() || m.ncols() != idx.len() {
+                return Err(invalid(format!(
+                    "mass block {b}: {} indices for a {} x {} matrix",
+                    idx.len(),
+                    m.nrows(),
+                    m.ncols()
+                )));
+            }
+            for (jj, &j) in idx.iter().enumerate() {
+                for (ii, &i) in idx.iter().enumerate() {
+                    let x = m[(ii, jj)];
+                    if x != 0.0 {
+                        trip.push((i, j, x));
+                    }
+                }
+            }
+        }
+        for &(i, j, x) in &trip {
+            if i >= n || j >= n {
+                return Err(invalid(format!(
+                    "mass matrix entry ({i}, {j}) outside {n} x {n}"
+                )));
+            }
+            if !x.is_finite() {
+                return Err(SolverError::NonFinite {
+                    solver: SOLVER,
+                    what: "mass matrix A",
+                });
+            }
+        }
+        let a = Csc::from_triplets(n, &trip);
+        let amax = a.val.iter().fold(0f64, |m, x| m.max(x.abs()));
+        for j in 0..n {
+            for k in a.ptr[j]..a.ptr[j + 1] {
+                let i = a.idx[k];
+                if i != j {
+                    let aij = a.val[k];
+                    let aji = a.get(j, i);
+                    if (aij - aji).abs() > SYMMETRY_TOL * amax {
+                        return Err(invalid(format!(
+                            "mass matrix not symmetric: A[{i}][{j}] = {aij}, A[{j}][{i}] = {aji}"
+                        )));
+                    }
+                }
+            }
+        }
+        let mut diag = vec![0.0; n];
+        for (j, d) in diag.iter_mut().enumerate() {
+            *d = a.get(j, j);
+            if d.is_nan() || *d <= 0.0 {
+                return Err(invalid(format!(
+                    "mass matrix diagonal A[{j}][{j}] = {d} must be positive"
+                )));
+            }
+        }
+
+        // Constraints.
+        let mut cons = Vec::with_capacity(self.constraints.len());
+        let mut r_all = Vec::new();
+        let mut vhat_all = Vec::new();
+        let mut row = 0;
+        for (c, con) in self.constraints.iter().enumerate() {
+            let rows = con.kind.rows();
+            let err =
+                |field: &str, what: String| invalid(format!("constraint {c}: {field}: {what}"));
+            if let ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } = con.kind {
+                if !(mu.is_finite() && mu >= 0.0) {
+                    return Err(err("mu", format!("{mu} must be finite and >= 0")));
+                }
+            }
+            if con.r.len() != rows {
+                return Err(err("r", format!("{} entries for {rows} rows", con.r.len())));
+            }
+            if con.v_hat.len() != rows {
+                return Err(err(
+                    "v_hat",
+                    format!("{} entries for {rows} rows", con.v_hat.len()),
+                ));
+            }
+            for (i, &x) in con.r.iter().enumerate() {
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(err(
+                        &format!("r[{i}]"),
+                        format!("{x} must be positive and finite"),
+                    ));
+                }
+            }
+            for (i, &x) in con.v_hat.iter().enumerate() {
+                if !x.is_finite() {
+                    return Err(err(&format!("v_hat[{i}]"), format!("{x} is not finite")));
+                }
+            }
+            if let ConstraintKind::Cone { .. } = con.kind {
+                let (r0, r1) = (con.r[0], con.r[1]);
+                if (r0 - r1).abs() > SYMMETRY_TOL * r0.max(r1) {
+                    return Err(err(
+                        "r",
+                        format!("tangential regularizations {r0} and {r1} differ"),
+                    ));
+                }
+            }
+            for &(i, j, x) in &con.jacobian {
+                if i >= rows || j >= n {
+                    return Err(err(
+                        "jacobian",
+                        format!("entry ({i}, {j}) outside {rows} x {n}"),
+                    ));
+                }
+                if !x.is_finite() {
+                    return Err(err(
+                        "jacobian",
+                        format!("entry ({i}, {j}) = {x} is not finite"),
+                    ));
+                }
+            }
+            let mut support: Vec<usize> = con.jacobian.iter().map(|t| t.1).collect();
+            support.sort_unstable();
+            support.dedup();
+            if support.is_empty() {
+                return Err(err("jacobian", "no entries".into()));
+            }
+            let k = support.len();
+            let mut jd = vec![0.0; rows * k];
+            for &(i, j, x) in &con.jacobian {
+                if let Ok(p) = support.binary_search(&j) {
+                    jd[i * k + p] += x;
+                }
+            }
+            let mut r = con.r.clone();
+            if let ConstraintKind::Cone { .. } = con.kind {
+                let rt = 0.5 * (r[0] + r[1]);
+                r[0] = rt;
+                r[1] = rt;
+            }
+            r_all.extend_from_slice(&r);
+            vhat_all.extend_from_slice(&con.v_hat);
+            cons.push(ConData {
+                kind: con.kind,
+                rows,
+                row,
+                support,
+                jd,
+            });
+            row += rows;
+        }
+
+        Ok(RegularizedContactProblem {
+            n,
+            a,
+            diag,
+            v_star,
+            cons,
+            r: r_all,
+            v_hat: vhat_all,
+            m_rows: row,
+            pattern: OnceLock::new(),
+        })
+    }
+}
+
+/// A full symmetric matrix in compressed sparse column form, rows sorted within columns.
+#[derive(Debug, Clone)]
+pub(crate) struct Csc {
+    pub(crate) ptr: Vec<usize>,
+    pub(crate) idx: Vec<usize>,
+    pub(crate) val: Vec<f64>,
+}
+
+impl Csc {
+    fn from_triplets(n: usize, t: &[(usize, usize, f64)]) -> Self {
+        let mut cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for &(i, j, x) in t {
+            cols[j].push((i, x));
+        }
+        let mut ptr = Vec::with_capacity(n + 1);
+        let mut idx = Vec::new();
+        let mut val = Vec::new();
+        ptr.push(0);
+        for col in &mut cols {
+            col.sort_unstable_by_key(|e| e.0);
+            let start = idx.len();
+            for &(i, x) in col.iter() {
+                if idx.len() > start && idx[idx.len() - 1] == i {
+                    let last = val.len() - 1;
+                    val[last] += x;
+                } else {
+                    idx.push(i);
+                    val.push(x);
+                }
+            }
+            ptr.push(idx.len());
+        }
+        Self { ptr, idx, val }
+    }
+
+    pub(crate) fn get(&self, i: usize, j: usize) -> f64 {
+        let col = &self.idx[self.ptr[j]..self.ptr[j + 1]];
+        match col.binary_search(&i) {
+            Ok(p) => self.val[self.ptr[j] + p],
+            Err(_) => 0.0,
+        }
+    }
+
+    /// `y = A x`.
+    pub(crate) fn mul_into(&self, x: &[f64], y: &mut [f64]) {
+        y.fill(0.0);
+        for (j, &xj) in x.iter().enumerate() {
+            if xj == 0.0 {
+                continue;
+            }
+            for k in self.ptr[j]..self.ptr[j + 1] {
+                y[self.idx[k]] += self.val[k] * xj;
+            }
+        }
+    }
+}
+
+/// One validated constraint: the Jacobian as a dense `rows × k` block (row-major) over the
+/// sorted columns `support` it touches.
+#[derive(Debug, Clone)]
+pub(crate) struct ConData {
+    pub(crate) kind: ConstraintKind,
+    pub(crate) rows: usize,
+    /// First row in the stacked constraint vectors.
+    pub(crate) row: usize,
+    pub(crate) support: Vec<usize>,
+    pub(crate) jd: Vec<f64>,
+}
+
+impl ConData {
+    /// `out = J_c x`.
+    pub(crate) fn apply(&self, x: &[f64], out: &mut [f64]) {
+        let k = self.support.len();
+        for (i, o) in out.iter_mut().enumerate().take(self.rows) {
+            let row = &self.jd[i * k..(i + 1) * k];
+            *o = row.iter().zip(&self.support).map(|(a, &j)| a * x[j]).sum();
+        }
+    }
+
+    /// `y += J_cᵀ g`.
+    pub(crate) fn apply_transpose_add(&self, g: &[f64], y: &mut [f64]) {
+        let k = self.support.len();
+        for (i, &gi) in g.iter().enumerate().take(self.rows) {
+            if gi == 0.0 {
+                continue;
+            }
+            let row = &self.jd[i * k..(i + 1) * k];
+            for (a, &j) in row.iter().zip(&self.support) {
+                y[j] += a * gi;
+            }
+        }
+    }
+}
+
+/// A validated regularized contact problem (see the [module documentation](super)).
+///
+/// The sparse Hessian's symbolic factorization is computed by the first solve that needs
+/// it and kept for later solves of the same problem.
+#[derive(Debug)]
+pub struct RegularizedContactProblem {
+    pub(crate) n: usize,
+    pub(crate) a: Csc,
+    pub(crate) diag: Vec<f64>,
+    pub(crate) v_star: DVector<f64>,
+    pub(crate) cons: Vec<ConData>,
+    pub(crate) r: Vec<f64>,
+    pub(crate) v_hat: Vec<f64>,
+    pub(crate) m_rows: usize,
+    pub(crate) pattern: OnceLock<SparsePattern>,
+}
+
+impl RegularizedContactProblem {
+    /// Starts a builder for `n` generalized velocities.
+    pub fn builder(n: usize) -> RegularizedContactProblemBuilder {
+        RegularizedContactProblemBuilder::new(n)
+    }
+
+    /// Number of generalized velocities `n`.
+    pub fn num_velocities(&self) -> usize {
+        self.n
+    }
+
+    /// Number of constraints.
+    pub fn num_constraints(&self) -> usize {
+        self.cons.len()
+    }
+
+    /// Total number of constraint rows (the length of the stacked `γ`).
+    pub fn num_rows(&self) -> usize {
+        self.m_rows
+    }
+
+    /// Rows of constraint `c` in the stacked constraint vectors (`None` if out of range).
+    pub fn rows_of(&self, c: usize) -> Option<std::ops::Range<usize>> {
+        self.cons.get(c).map(|k| k.row..k.row + k.rows)
+    }
+
+    /// Kind of constraint `c`.
+    pub fn kind(&self, c: usize) -> Option<ConstraintKind> {
+        self.cons.get(c).map(|k| k.kind)
+    }
+
+    /// The free velocity `v*`.
+    pub fn free_velocity(&self) -> &DVector<f64> {
+        &self.v_star
+    }
+
+    /// `A x`. Errors: `x` of the wrong length.
+    pub fn mass_mul(&self, x: &DVector<f64>) -> Result<DVector<f64>, SolverError> {
+        self.check_len(x, "x")?;
+        let mut y = DVector::zeros(self.n);
+        self.a.mul_into(x.as_slice(), y.as_mut_slice());
+        Ok(y)
+    }
+
+    /// The stacked constraint velocities `J v`. Errors: `v` of the wrong length.
+    pub fn constraint_velocity(&self, v: &DVector<f64>) -> Result<DVector<f64>, SolverError> {
+        self.check_len(v, "v")?;
+        let mut out = DVector::zeros(self.m_rows);
+        for c in &self.cons {
+            c.apply(v.as_slice(), &mut out.as_mut_slice()[c.row..c.row + c.rows]);
+        }
+        Ok(out)
+    }
+
+    /// `Jᵀ γ` for a stacked `γ`. Errors: `γ` of the wrong length.
+    pub fn jacobian_transpose_mul(
+        &self,
+        gamma: &DVector<f64>,
+    ) -> Result<DVector<f64>, SolverError> {
+        if gamma.len() != self.m_rows {
+            return Err(SolverError::DimensionMismatch {
+                solver: SOLVER,
+                what: "gamma",
+                expected: self.m_rows,
+                got: gamma.len(),
+            });
+        }
+        let mut out = DVector::zeros(self.n);
+        for c in &self.cons {
+            c.apply_transpose_add(&gamma.as_slice()[c.row..c.row + c.rows], out.as_mut_slice());
+        }
+        Ok(out)
+    }
+
+    /// Dense `A` (for tests and small problems).
+    pub fn mass_dense(&self) -> DMatrix<f64> {
+        let mut m = DMatrix::zeros(self.n, self.n);
+        for j in 0..self.n {
+            for k in self.a.ptr[j]..self.a.ptr[j + 1] {
+                m[(self.a.idx[k], j)] = self.a.val[k];
+            }
+        }
+        m
+    }
+
+    /// Dense stacked Jacobian `J` (`num_rows × n`; for tests and small problems).
+    pub fn jacobian_dense(&self) -> DMatrix<f64> {
+        let mut m = DMatrix::zeros(self.m_rows, self.n);
+        for c in &self.cons {
+            let k = c.support.len();
+            for i in 0..c.rows {
+                for (p, &j) in c.support.iter().enumerate() {
+                    m[(c.row + i, j)] += c.jd[i * k + p];
+                }
+            }
+        }
+        m
+    }
+
+    /// The stacked regularization `R` (cone tangential entries averaged, as solved).
+    pub fn regularization(&self) -> &[f64] {
+        &self.r
+    }
+
+    /// The stacked bias velocity `v̂`.
+    pub fn bias_velocity(&self) -> &[f64] {
+        &self.v_hat
+    }
+
+    pub(crate) fn check_len(
+        &self,
+        x: &DVector<f64>,
+        what: &'static str,
+    ) -> Result<(), SolverError> {
+        if x.len() != self.n {
+            return Err(SolverError::DimensionMismatch {
+                solver: SOLVER,
+                what,
+                expected: self.n,
+                got: x.len(),
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,387 @@
+//! Newton's method with an exact line search on the primal regularized contact problem.
+
+use nalgebra::DVector;
+
+use super::hessian::{BlockScratch, HessianSolver};
+use super::problem::{ConstraintKind, RegularizedContactProblem, SOLVER};
+use super::projection::{project, Region};
+use crate::status::{SolveStatus, SolverError};
+
+/// Options of [`solve`]. The defaults suit simulation time steps; see the
+/// [module documentation](super#tolerances) for what each tolerance bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegularizedContactOptions {
+    /// Newton iteration limit (default 100). Zero only evaluates the starting point.
+    pub max_iterations: usize,
+    /// Absolute tolerance `ε_abs` on the scaled gradient norm (default 1e-14).
+    pub abs_tolerance: f64,
+    /// Relative tolerance `ε_rel` on the scaled gradient norm (default 1e-8).
+    pub rel_tolerance: f64,
+    /// Evaluation limit of one line search (default 50).
+    pub max_line_search_iterations: usize,
+    /// A line search stops once `|ℓ'(α)| ≤ line_search_tolerance · |ℓ'(0)|` (default 1e-10).
+    pub line_search_tolerance: f64,
+    /// Largest step length tried, `α_max ≥ 1` (default 1.5, as SAP).
+    pub alpha_max: f64,
+    /// Problems with at most this many velocities factor the Hessian densely (default 30);
+    /// larger ones use the sparse Cholesky.
+    pub dense_threshold: usize,
+}
+
+impl Default for RegularizedContactOptions {
+    fn default() -> Self {
+        Self {
+            max_iterations: 100,
+            abs_tolerance: 1e-14,
+            rel_tolerance: 1e-8,
+            max_line_search_iterations: 50,
+            line_search_tolerance: 1e-10,
+            alpha_max: 1.5,
+            dense_threshold: 30,
+        }
+    }
+}
+
+impl RegularizedContactOptions {
+    /// Checks every field: tolerances finite and ≥ 0 with `abs + rel > 0`,
+    /// `line_search_tolerance` in (0, 1), `alpha_max` finite and ≥ 1, at least one line
+    /// search evaluation.
+    pub fn validate(&self) -> Result<(), SolverError> {
+        let bad = |reason: &str| SolverError::InvalidInput {
+            solver: SOLVER,
+            reason: format!("option {reason}"),
+        };
+        for (x, name) in [
+            (self.abs_tolerance, "abs_tolerance"),
+            (self.rel_tolerance, "rel_tolerance"),
+        ] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(bad(&format!("{name} = {x} must be finite and >= 0")));
+            }
+        }
+        if self.abs_tolerance + self.rel_tolerance <= 0.0 {
+            return Err(bad("abs_tolerance + rel_tolerance must be positive"));
+        }
+        let lt = self.line_search_tolerance;
+        if !(lt > 0.0 && lt < 1.0) {
+            return Err(bad(&format!(
+                "line_search_tolerance = {lt} must be in (0, 1)"
+            )));
+        }
+        if !(self.alpha_max.is_finite() && self.alpha_max >= 1.0) {
+            return Err(bad(&format!(
+                "alpha_max = {} must be finite and >= 1",
+                self.alpha_max
+            )));
+        }
+        if self.max_line_search_iterations == 0 {
+            return Err(bad("max_line_search_iterations must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Result of [`solve`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegularizedContactSolution {
+    /// Generalized velocity `v`.
+    pub v: DVector<f64>,
+    /// Stacked impulses `γ = P_F(−R⁻¹(J v − v̂))` in constraint order (see
+    /// [`impulse`](Self::impulse)); each lies in its set `F` by construction.
+    pub gamma: DVector<f64>,
+    /// Stacked constraint velocities `J v`.
+    pub constraint_velocity: DVector<f64>,
+    /// `Solved` when the gradient test passed; `MaxIterations` at the iteration limit;
+    /// `AlmostSolved` when the iterates stalled at rounding level above the tolerance.
+    pub status: SolveStatus,
+    /// Newton iterations taken (0 when the starting point already passed the test).
+    pub iterations: usize,
+    /// Evaluations of `ℓ'(α)` over all line searches.
+    pub line_search_iterations: usize,
+    /// Scaled gradient norm `‖D ∇ℓ(v)‖₂` at the returned `v`.
+    pub gradient_norm: f64,
+    /// The threshold it was compared with, `ε_abs + ε_rel · max(‖D A v‖₂, ‖D Jᵀγ‖₂)`.
+    pub tolerance: f64,
+    /// Cost `ℓ(v)`.
+    pub cost: f64,
+    /// Largest violation of a set constraint by `γ`: `max(0, −γ)` for unilateral rows,
+    /// `max(0, ‖γ_t‖ − μ γ_n, −γ_n)` for friction cones; 0 up to rounding.
+    pub cone_violation: f64,
+    row_offsets: Vec<usize>,
+}
+
+impl RegularizedContactSolution {
+    /// True when the gradient test passed (`status == Solved`).
+    pub fn converged(&self) -> bool {
+        self.status == SolveStatus::Solved
+    }
+
+    /// Impulse of constraint `c` (its rows of `gamma`; empty if `c` is out of range).
+    pub fn impulse(&self, c: usize) -> &[f64] {
+        match (self.row_offsets.get(c), self.row_offsets.get(c + 1)) {
+            (Some(&a), Some(&b)) => &self.gamma.as_slice()[a..b],
+            _ => &[],
+        }
+    }
+
+    /// Number of constraints.
+    pub fn num_constraints(&self) -> usize {
+        self.row_offsets.len().saturating_sub(1)
+    }
+}
+
+/// State at one point `v`: constraint velocities, impulses, `G` blocks, gradient.
+struct Eval {
+    vc: Vec<f64>,
+    gamma: Vec<f64>,
+    g: Vec<f64>,
+    active: Vec<bool>,
+    /// `A (v − v*)`.
+    ae: Vec<f64>,
+    /// `Jᵀ γ`.
+    jtg: Vec<f64>,
+    grad: Vec<f64>,
+}
+
+/// Solves the regularized contact problem by Newton's method with exact line search,
+/// starting from `warm_start` (default `v*`).
+///
+/// Errors: options out of range or a warm start of the wrong length / not finite
+/// ([`SolverError::InvalidInput`], [`SolverError::DimensionMismatch`],
+/// [`SolverError::NonFinite`]); a failed Hessian factorization, which means `A` is not
+/// positive definite ([`SolverError::Failed`]). Running out of iterations is not an error:
+/// the solution's `status` says it.
+pub fn solve(
+    problem: &RegularizedContactProblem,
+    warm_start: Option<&DVector<f64>>,
+    options: &RegularizedContactOptions,
+) -> Result<RegularizedContactSolution, SolverError> {
+    options.validate()?;
+    let p = problem;
+    let n = p.n;
+    let m = p.m_rows;
+    let mut v: Vec<f64> = match warm_start {
+        Some(w) => {
+            p.check_len(w, "warm start")?;
+            if w.iter().any(|x| !x.is_finite()) {
+                return Err(SolverError::NonFinite {
+                    solver: SOLVER,
+                    what: "warm start",
+                });
+            }
+            w.as_slice().to_vec()
+        }
+        None => p.v_star.as_slice().to_vec(),
+    };
+    let dscale: Vec<f64> = p.diag.iter().map(|d| 1.0 / d.sqrt()).collect();
+    let mut av_star = vec![0.0; n];
+    p.a.mul_into(p.v_star.as_slice(), &mut av_star);
+
+    let mut g_off = Vec::with_capacity(p.cons.len());
+    let mut g_len = 0;
+    for c in &p.cons {
+        g_off.push(g_len);
+        g_len += c.rows * c.rows;
+    }
+    let mut ev = Eval {
+        vc: vec![0.0; m],
+        gamma: vec![0.0; m],
+        g: vec![0.0; g_len],
+        active: vec![false; p.cons.len()],
+        ae: vec![0.0; n],
+        jtg: vec![0.0; n],
+        grad: vec![0.0; n],
+    };
+    let mut hess = HessianSolver::new(p, options.dense_threshold)?;
+    let mut scratch = BlockScratch::default();
+    let mut e = vec![0.0; n];
+    let mut dv = vec![0.0; n];
+    let mut adv = vec![0.0; n];
+    let mut dvc = vec![0.0; m];
+    let mut y = [0.0; 3];
+    let mut gam = [0.0; 3];
+    let mut gblk = [0.0; 9];
+
+    let mut iterations = 0;
+    let mut ls_total = 0;
+    let mut stalled = false;
+    let (status, gnorm, tol) = loop {
+        // Evaluate at v.
+        for i in 0..n {
+            e[i] = v[i] - p.v_star[i];
+        }
+        p.a.mul_into(&e, &mut ev.ae);
+        ev.jtg.fill(0.0);
+        for (ci, c) in p.cons.iter().enumerate() {
+            let rr = c.row..c.row + c.rows;
+            c.apply(&v, &mut ev.vc[rr.clone()]);
+            for (k, i) in rr.clone().enumerate() {
+                y[k] = -(ev.vc[i] - p.v_hat[i]) / p.r[i];
+            }
+            let region = project(
+                c.kind,
+                &y[..c.rows],
+                &p.r[rr.clone()],
+                &mut ev.gamma[rr.clone()],
+                Some(&mut ev.g[g_off[ci]..g_off[ci] + c.rows * c.rows]),
+            );
+            ev.active[ci] = region != Region::Separated;
+            c.apply_transpose_add(&ev.gamma[rr], &mut ev.jtg);
+        }
+        let mut gn2 = 0.0;
+        let mut pv2 = 0.0;
+        let mut jg2 = 0.0;
+        for i in 0..n {
+            ev.grad[i] = ev.ae[i] - ev.jtg[i];
+            gn2 += (dscale[i] * ev.grad[i]).powi(2);
+            pv2 += (dscale[i] * (ev.ae[i] + av_star[i])).powi(2);
+            jg2 += (dscale[i] * ev.jtg[i]).powi(2);
+        }
+        let gnorm = gn2.sqrt();
+        let tol = options.abs_tolerance + options.rel_tolerance * pv2.sqrt().max(jg2.sqrt());
+        if gnorm <= tol {
+            break (SolveStatus::Solved, gnorm, tol);
+        }
+        if iterations >= options.max_iterations {
+            break (SolveStatus::MaxIterations, gnorm, tol);
+        }
+        if stalled {
+            break (SolveStatus::AlmostSolved, gnorm, tol);
+        }
+
+        // Newton direction.
+        hess.factor(p, &ev.g, &g_off, &ev.active, &mut scratch)?;
+        for i in 0..n {
+            dv[i] = -ev.grad[i];
+        }
+        hess.solve(&mut dv)?;
+        let d0: f64 = dv.iter().zip(&ev.grad).map(|(a, b)| a * b).sum();
+        if d0.is_nan() || d0 >= 0.0 {
+            // No descent left at rounding level (or a non-finite direction).
+            break (SolveStatus::AlmostSolved, gnorm, tol);
+        }
+
+        // Exact line search on ℓ(v + α Δv).
+        p.a.mul_into(&dv, &mut adv);
+        let qa: f64 = dv.iter().zip(&adv).map(|(a, b)| a * b).sum();
+        let qb: f64 = dv.iter().zip(&ev.ae).map(|(a, b)| a * b).sum();
+        let mut touched = Vec::new();
+        for (ci, c) in p.cons.iter().enumerate() {
+            let rr = c.row..c.row + c.rows;
+            c.apply(&dv, &mut dvc[rr.clone()]);
+            if dvc[rr].iter().any(|&x| x != 0.0) {
+                touched.push(ci);
+            }
+        }
+        // ℓ'(α) and ℓ''(α).
+        let mut deriv = |alpha: f64| -> (f64, f64) {
+            let mut d1 = qb + alpha * qa;
+            let mut d2 = qa;
+            for &ci in &touched {
+                let c = &p.cons[ci];
+                let k = c.rows;
+                for t in 0..k {
+                    let i = c.row + t;
+                    y[t] = -(ev.vc[i] + alpha * dvc[i] - p.v_hat[i]) / p.r[i];
+                }
+                project(
+                    c.kind,
+                    &y[..k],
+                    &p.r[c.row..c.row + k],
+                    &mut gam[..k],
+                    Some(&mut gblk[..k * k]),
+                );
+                let dc = &dvc[c.row..c.row + k];
+                for a in 0..k {
+                    d1 -= dc[a] * gam[a];
+                    for b in 0..k {
+                        d2 += dc[a] * gblk[a * k + b] * dc[b];
+                    }
+                }
+            }
+            (d1, d2)
+        };
+        let amax = options.alpha_max;
+        let (dmax, _) = deriv(amax);
+        ls_total += 1;
+        let alpha = if dmax <= 0.0 {
+            amax
+        } else {
+            let target = options.line_search_tolerance * d0.abs();
+            let (mut lo, mut hi) = (0.0, amax);
+            let mut alpha = 1.0;
+            let mut out = alpha;
+            for _ in 0..options.max_line_search_iterations {
+                let (d1, d2) = deriv(alpha);
+                ls_total += 1;
+                out = alpha;
+                if d1.abs() <= target {
+                    break;
+                }
+                if d1 < 0.0 {
+                    lo = alpha;
+                } else {
+                    hi = alpha;
+                }
+                if hi - lo <= 1e-14 * hi {
+                    break;
+                }
+                let newton = alpha - d1 / d2;
+                alpha = if d2 > 0.0 && newton > lo && newton < hi {
+                    newton
+                } else {
+                    0.5 * (lo + hi)
+                };
+            }
+            out
+        };
+        let mut step = 0f64;
+        let mut vmax = 0f64;
+        for i in 0..n {
+            v[i] += alpha * dv[i];
+            step = step.max((alpha * dv[i]).abs());
+            vmax = vmax.max(v[i].abs());
+        }
+        iterations += 1;
+        stalled = step <= 4.0 * f64::EPSILON * vmax;
+    };
+
+    // Cost and cone membership at the returned point (ev holds its evaluation).
+    let mut cost = 0.0;
+    for i in 0..n {
+        cost += 0.5 * e[i] * ev.ae[i];
+    }
+    let mut violation = 0f64;
+    let mut row_offsets = Vec::with_capacity(p.cons.len() + 1);
+    for c in &p.cons {
+        row_offsets.push(c.row);
+        let g = &ev.gamma[c.row..c.row + c.rows];
+        for (t, gi) in g.iter().enumerate() {
+            cost += 0.5 * p.r[c.row + t] * gi * gi;
+        }
+        let viol = match c.kind {
+            ConstraintKind::Bilateral => 0.0,
+            ConstraintKind::Unilateral => (-g[0]).max(0.0),
+            ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } => {
+                let nt = c.rows - 1;
+                let gt = g[..nt].iter().map(|x| x * x).sum::<f64>().sqrt();
+                (gt - mu * g[nt]).max(-g[nt]).max(0.0)
+            }
+        };
+        violation = violation.max(viol);
+    }
+    row_offsets.push(m);
+    Ok(RegularizedContactSolution {
+        v: DVector::from_vec(v),
+        gamma: DVector::from_vec(ev.gamma),
+        constraint_velocity: DVector::from_vec(ev.vc),
+        status,
+        iterations,
+        line_search_iterations: ls_total,
+        gradient_norm: gnorm,
+        tolerance: tol,
+        cost,
+        cone_violation: violation,
+        row_offsets,
+    })
+}
