@@ -250,6 +250,7 @@ class Recoveries(TypedDict):
     substeps: int
     unconverged_steps: int
     repeated_solves: int
+    convex_fallbacks: int
 
 
 class SimulatorCounters(TypedDict):

@@ -147,7 +147,7 @@ impl PySimulator {
     }
 
     /// `{"steps": …, "clamped_commands": …, "recoveries": {"step_halving": …, "substeps": …,
-    /// "unconverged_steps": …, "repeated_solves": …}}`
+    /// "unconverged_steps": …, "repeated_solves": …, "convex_fallbacks": …}}`
     /// since construction or the last reset.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.counters();
@@ -159,6 +159,7 @@ impl PySimulator {
         r.set_item("substeps", c.recoveries.substeps)?;
         r.set_item("unconverged_steps", c.recoveries.unconverged_steps)?;
         r.set_item("repeated_solves", c.recoveries.repeated_solves)?;
+        r.set_item("convex_fallbacks", c.recoveries.convex_fallbacks)?;
         d.set_item("recoveries", r)?;
         Ok(d)
     }

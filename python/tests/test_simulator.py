@@ -46,6 +46,7 @@ def test_torque_balancing_gravity_holds_the_pendulum(examples, stepper):
         "substeps": 0,
         "unconverged_steps": 0,
         "repeated_solves": 0,
+        "convex_fallbacks": 0,
     }
 
 

@@ -520,6 +520,7 @@ mod all {
             "recovery_substeps",
             "unconverged_steps",
             "repeated_solves",
+            "convex_fallbacks",
             "detail",
         ]
         .iter()
@@ -548,6 +549,7 @@ mod all {
                     count(r.recoveries.substeps),
                     count(r.recoveries.unconverged_steps),
                     count(r.recoveries.repeated_solves),
+                    count(r.recoveries.convex_fallbacks),
                     r.outcome.detail().to_string(),
                 ]
             })

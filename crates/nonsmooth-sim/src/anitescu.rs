@@ -107,6 +107,8 @@ pub struct AnitescuPotraStepper {
     last_inexact: bool,
     /// The contact impulses of the last step through [`Stepper::step_actuated`].
     last_impulses: Vec<crate::ContactImpulse>,
+    /// Whether the last step was solved by the convex fallback.
+    fell_back: bool,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -118,6 +120,7 @@ impl Default for AnitescuPotraStepper {
             restitution_threshold: 0.1,
             last_inexact: false,
             last_impulses: Vec::new(),
+            fell_back: false,
         }
     }
 }
@@ -786,10 +789,24 @@ impl crate::free_motion::ContactModel for AnitescuPotraStepper {
         step: &crate::pipeline::Step<'_>,
         free: crate::free_motion::FreeMotion,
     ) -> Result<DVector<f64>, SimError> {
-        let (v1, report) = self.solve_groups(step, &free)?;
-        self.last_inexact = report.inexact;
-        self.last_impulses = report.contact_impulses;
-        Ok(v1)
+        self.fell_back = false;
+        match self.solve_groups(step, &free) {
+            Ok((v1, report)) => {
+                self.last_inexact = report.inexact;
+                self.last_impulses = report.contact_impulses;
+                Ok(v1)
+            }
+            // No checked LCP solution: the regularized convex program of the same contacts
+            // (always feasible), counted as a fallback.
+            Err(e) if crate::recovery::recoverable(&e) => {
+                let (v1, impulses) = crate::free_motion::regularized_step(&free, step.h)?;
+                self.fell_back = true;
+                self.last_inexact = false;
+                self.last_impulses = impulses;
+                Ok(v1)
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -809,6 +826,10 @@ impl Stepper for AnitescuPotraStepper {
 
     fn last_step_converged(&self) -> bool {
         !self.last_inexact
+    }
+
+    fn last_step_fell_back(&self) -> bool {
+        self.fell_back
     }
 
     /// The snapshot of a step detects contacts within the speculative margins.

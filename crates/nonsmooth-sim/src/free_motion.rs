@@ -566,6 +566,117 @@ pub(crate) fn stabilized_gap(phi: f64, h: f64) -> f64 {
     phi.max(-MAX_DEPENETRATION_SPEED * h)
 }
 
+/// Regularization of the convex fallback ([`regularized_step`]) relative to each row's
+/// Delassus diagonal: `R = ρ·w` makes a row's response `(w + R)⁻¹` within 0.1 % of the rigid
+/// one, while keeping the program strictly convex.
+pub const FALLBACK_REGULARIZATION: f64 = 1e-3;
+
+/// The step's velocity as the solution of the regularized convex contact problem
+/// (`nonsmooth_solvers::regularized_contact`): every contact a Coulomb cone (planar: an
+/// interval; frictionless: a unilateral row), every limit a unilateral row, each with the
+/// regularization `R = ρ·w` ([`FALLBACK_REGULARIZATION`], `w` the row's Delassus diagonal) and
+/// the bias velocity `−φ/h` of the rigid stabilization ([`stabilized_gap`]). Always feasible
+/// and strictly convex: the rigid steppers fall back on it where their own solve fails (an
+/// LCP without a checked solution), and count it. Returns the velocity and the contact
+/// impulses (in the order of `free.contacts`).
+///
+/// # Errors
+/// [`SimError::Solver`] when the Newton method does not converge.
+pub(crate) fn regularized_step(
+    free: &FreeMotion,
+    h: f64,
+) -> Result<(DVector<f64>, Vec<crate::ContactImpulse>), SimError> {
+    use nonsmooth_solvers::regularized_contact::{
+        solve, Constraint, ConstraintKind, RegularizedContactOptions, RegularizedContactProblem,
+    };
+    let nv = free.v_free.len();
+    // the Delassus diagonal w = rowᵀ M⁻¹ row of one sparse row
+    let diagonal = |row: &SparseRow| -> f64 {
+        let mut dense = DVector::zeros(nv);
+        row.add_scaled_to(1.0, &mut dense);
+        row.dot(&free.mass.solve_vector(&dense))
+            .max(f64::MIN_POSITIVE)
+    };
+    let bias = |phi: f64| -stabilized_gap(phi, h) / h;
+    let triplets = |rows: &[&SparseRow]| -> Vec<(usize, usize, f64)> {
+        rows.iter()
+            .enumerate()
+            .flat_map(|(r, row)| row.entries.iter().map(move |&(i, x)| (r, i, x)))
+            .collect()
+    };
+    let mut builder = RegularizedContactProblem::builder(nv).free_velocity(free.v_free.clone());
+    for blk in &free.mass.blocks {
+        builder = builder.mass_block_at(&blk.idx, &blk.mass);
+    }
+    for c in &free.contacts {
+        let rho_n = FALLBACK_REGULARIZATION * diagonal(&c.normal);
+        let constraint = if c.friction <= 0.0 || c.tangents.is_empty() {
+            Constraint::new(
+                ConstraintKind::Unilateral,
+                triplets(&[&c.normal]),
+                vec![rho_n],
+                vec![bias(c.gap)],
+            )
+        } else {
+            let rho_t = FALLBACK_REGULARIZATION * c.tangents.iter().map(&diagonal).sum::<f64>()
+                / c.tangents.len() as f64;
+            let mut rows: Vec<&SparseRow> = c.tangents.iter().collect();
+            rows.push(&c.normal);
+            let kind = if c.tangents.len() == 1 {
+                ConstraintKind::Planar { mu: c.friction }
+            } else {
+                ConstraintKind::Cone { mu: c.friction }
+            };
+            let mut r = vec![rho_t; c.tangents.len()];
+            r.push(rho_n);
+            let mut v_hat = vec![0.0; c.tangents.len()];
+            v_hat.push(bias(c.gap));
+            Constraint::new(kind, triplets(&rows), r, v_hat)
+        };
+        builder = builder.constraint(constraint);
+    }
+    for l in &free.limits {
+        builder = builder.constraint(Constraint::new(
+            ConstraintKind::Unilateral,
+            triplets(&[&l.row]),
+            vec![FALLBACK_REGULARIZATION * diagonal(&l.row)],
+            vec![bias(l.phi)],
+        ));
+    }
+    let problem = builder.build()?;
+    let solution = solve(&problem, None, &RegularizedContactOptions::default())?;
+    if !solution.converged() {
+        return Err(SimError::Solver(
+            nonsmooth_solvers::SolverError::NoSolution {
+                solver: "regularized contact",
+                reason: format!(
+                    "Newton stopped after {} iterations at gradient norm {:.3e} (tolerance {:.3e})",
+                    solution.iterations, solution.gradient_norm, solution.tolerance
+                ),
+            },
+        ));
+    }
+    let impulses = free
+        .contacts
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let g = solution.impulse(k);
+            let (normal, tangent) = match g.split_last() {
+                Some((n, t)) if t.len() == c.tangents.len() => (*n, t.to_vec()),
+                Some((n, _)) => (*n, vec![0.0; c.tangents.len()]),
+                None => (0.0, vec![0.0; c.tangents.len()]),
+            };
+            crate::ContactImpulse {
+                contact: c.index,
+                normal,
+                tangent,
+            }
+        })
+        .collect();
+    Ok((solution.v, impulses))
+}
+
 /// The contact-model stage of a velocity-level rigid step: the one part that differs between
 /// the rigid schemes (`anitescu-potra`'s LCP, `qp-max-dissipation`'s QP). The stages around
 /// it ([`rigid_step`]) are shared.
@@ -744,5 +855,61 @@ v.b = [0.0, 0.3, -1.0, 0.0, 0.0, 2.0]
             }
         }
         assert!((&block.v_free - &dense.v_free).amax() < 1e-12);
+    }
+
+    /// The convex fallback on a ball resting on the ground: the normal impulse carries the
+    /// weight within the regularization (γ = m g h / (1 + ρ)), the tangential impulses are
+    /// zero and the ball stays at rest.
+    #[test]
+    fn the_convex_fallback_holds_a_resting_ball() {
+        let src = r#"
+[model]
+name = "ball"
+dimension = "spatial"
+gravity = [0.0, 0.0, -9.81]
+
+[[materials]]
+name = "m"
+friction = 0.5
+
+[[bodies]]
+name = "ball"
+mass = 2.0
+inertia = { solid_sphere = 0.1 }
+
+[[colliders]]
+name = "ground"
+shape = { plane = [0.0, 0.0, 1.0] }
+material = "m"
+
+[[colliders]]
+name = "surface"
+body = "ball"
+shape = { sphere = 0.1 }
+material = "m"
+
+[initial]
+q.ball = [0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]
+"#;
+        let model = Model::from_toml_str(src, None).unwrap();
+        let h = 1e-3;
+        let state = model.initial_state.clone();
+        let free = free_motion(&model, &state, &crate::Actuation::none(), h, "test").unwrap();
+        assert_eq!(free.contacts.len(), 1);
+        let (v1, impulses) = regularized_step(&free, h).unwrap();
+        let weight = 2.0 * 9.81 * h;
+        let expected = weight / (1.0 + FALLBACK_REGULARIZATION);
+        assert!(
+            (impulses[0].normal - expected).abs() <= 1e-9 * weight,
+            "{impulses:?}"
+        );
+        assert!(
+            impulses[0].tangent.iter().all(|t| t.abs() <= 1e-12),
+            "{impulses:?}"
+        );
+        assert!(
+            v1.amax() <= 2.0 * FALLBACK_REGULARIZATION * 9.81 * h,
+            "{v1}"
+        );
     }
 }

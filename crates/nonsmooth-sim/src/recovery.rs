@@ -28,6 +28,10 @@ pub struct Recoveries {
     /// Steps (or sub-steps) whose solve failed its check and was repeated with more accurate
     /// solver settings before the step was accepted ([`Stepper::last_step_repeated_solve`]).
     pub repeated_solves: usize,
+    /// Steps (or sub-steps) whose own solve found no checked solution and that were solved
+    /// by the regularized convex program of the same contacts instead
+    /// ([`Stepper::last_step_fell_back`]).
+    pub convex_fallbacks: usize,
 }
 
 impl Recoveries {
@@ -37,18 +41,20 @@ impl Recoveries {
         self.substeps += other.substeps;
         self.unconverged_steps += other.unconverged_steps;
         self.repeated_solves += other.repeated_solves;
+        self.convex_fallbacks += other.convex_fallbacks;
     }
 
     /// Counts the last successful step of `stepper`.
     fn count_step(&mut self, stepper: &dyn Stepper) {
         self.unconverged_steps += usize::from(!stepper.last_step_converged());
         self.repeated_solves += usize::from(stepper.last_step_repeated_solve());
+        self.convex_fallbacks += usize::from(stepper.last_step_fell_back());
     }
 }
 
 /// Whether a step that failed with `e` may succeed as smaller steps: a solve that did not
 /// converge or found no solution, or a non-finite result; not malformed solver input.
-fn recoverable(e: &SimError) -> bool {
+pub(crate) fn recoverable(e: &SimError) -> bool {
     use nonsmooth_solvers::SolverError as E;
     match e {
         SimError::Solver(s) => matches!(

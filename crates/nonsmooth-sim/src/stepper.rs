@@ -74,6 +74,14 @@ pub trait Stepper: Send + Sync {
         false
     }
 
+    /// Whether the last successful step was solved by the regularized convex program of its
+    /// contacts after the scheme's own solve found no checked solution (`anitescu-potra`).
+    /// Counted by the [`crate::Simulator`] and the run loop
+    /// ([`crate::Recoveries::convex_fallbacks`]).
+    fn last_step_fell_back(&self) -> bool {
+        false
+    }
+
     /// Whether the scheme applies a material's Newton restitution coefficient (otherwise
     /// [`crate::warnings::model_warnings`] says so before a run).
     fn honours_restitution(&self) -> bool {

@@ -1,8 +1,9 @@
 //! What a simulation leaves out of a model, said before it runs: what its import left out
 //! ([`Model::import_warnings`]), the collision geometry's
 //! warnings ([`Model::geometry_warnings`]: pairs no narrow phase handles, meshes on moving
-//! bodies, open meshes) and a material's restitution that the stepper does not apply (its
-//! contacts end inelastic or follow the compliant law).
+//! bodies, open meshes), colliders that start inside each other, and a material's
+//! restitution that the stepper does not apply (its contacts end inelastic or follow the
+//! compliant law).
 
 use crate::Stepper;
 use nonsmooth_core::Model;
@@ -12,8 +13,60 @@ use nonsmooth_core::Model;
 pub fn model_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
     let mut out = model.import_warnings.clone();
     out.extend(model.geometry_warnings());
+    out.extend(penetration_warnings(model));
     if !stepper.honours_restitution() {
         out.extend(restitution_warnings(model, stepper));
+    }
+    out
+}
+
+/// Depth (m) beyond which a collider pair that starts inside each other is reported.
+pub const PENETRATION_WARNING_DEPTH: f64 = 1e-3;
+
+/// The collider pairs that start more than [`PENETRATION_WARNING_DEPTH`] inside each other at
+/// the model's initial state, deepest first (a rigid stepper pushes them apart at up to
+/// [`crate::MAX_DEPENETRATION_SPEED`], a compliant one with its springs).
+fn penetration_warnings(model: &Model) -> Vec<String> {
+    let state = &model.initial_state;
+    let Ok(snap) = nonsmooth_core::ContactSnapshot::<f64>::from_state(model, state) else {
+        return Vec::new();
+    };
+    let mut deepest: Vec<((usize, usize), f64)> = Vec::new();
+    for c in snap
+        .contacts
+        .iter()
+        .filter(|c| c.gap < -PENETRATION_WARNING_DEPTH)
+    {
+        let pair = (c.collider_a, c.collider_b);
+        match deepest.iter_mut().find(|(p, _)| *p == pair) {
+            Some((_, d)) => *d = d.min(c.gap),
+            None => deepest.push((pair, c.gap)),
+        }
+    }
+    deepest.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let name = |i: usize| model.colliders.get(i).map_or("?", |c| c.name.as_str());
+    const SHOWN: usize = 5;
+    let mut out: Vec<String> = deepest
+        .iter()
+        .take(SHOWN)
+        .map(|((a, b), gap)| {
+            format!(
+                "colliders `{}` and `{}` start {:.3} m inside each other at t = {}: a rigid \
+                 stepper pushes them apart at up to {} m/s (move the body or its pose to start \
+                 in contact instead)",
+                name(*a),
+                name(*b),
+                -gap,
+                state.t,
+                crate::MAX_DEPENETRATION_SPEED
+            )
+        })
+        .collect();
+    if deepest.len() > SHOWN {
+        out.push(format!(
+            "{} more collider pairs start inside each other",
+            deepest.len() - SHOWN
+        ));
     }
     out
 }
@@ -47,4 +100,49 @@ fn restitution_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ball_at(z: f64) -> Model {
+        let src = format!(
+            r#"
+[model]
+name = "ball"
+dimension = "spatial"
+gravity = [0.0, 0.0, -9.81]
+
+[[bodies]]
+name = "ball"
+mass = 1.0
+inertia = {{ solid_sphere = 0.1 }}
+
+[[colliders]]
+name = "ground"
+shape = {{ plane = [0.0, 0.0, 1.0] }}
+
+[[colliders]]
+name = "surface"
+body = "ball"
+shape = {{ sphere = 0.1 }}
+
+[initial]
+q.ball = [0.0, 0.0, {z}, 1.0, 0.0, 0.0, 0.0]
+"#
+        );
+        Model::from_toml_str(&src, None).unwrap()
+    }
+
+    #[test]
+    fn colliders_that_start_inside_each_other_are_reported_with_their_depth() {
+        let deep = penetration_warnings(&ball_at(0.05));
+        assert_eq!(deep.len(), 1, "{deep:?}");
+        assert!(deep[0].contains("`ground` and `surface`"), "{}", deep[0]);
+        assert!(deep[0].contains("0.050 m"), "{}", deep[0]);
+        // resting contact and a sub-millimetre overlap are not reported
+        assert!(penetration_warnings(&ball_at(0.1)).is_empty());
+        assert!(penetration_warnings(&ball_at(0.0995)).is_empty());
+    }
 }
