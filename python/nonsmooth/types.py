@@ -65,6 +65,7 @@ class SimulationResult(TypedDict):
     q_names: List[str]
     v_names: List[str]
     stepper: str
+    stepper_choice: str
     steps: int
     recovered_steps: int
 
