@@ -66,7 +66,9 @@
 //!    [`INEXACT_FACTOR`] times it and passes the energy check ([`ApStepReport::inexact`];
 //!    the step counts as not converged, [`Stepper::last_step_converged`]);
 //! 7. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
-//!    attempt (never a state built from an unchecked solution).
+//!    attempt (never a state built from an unchecked solution); a stepper's step then solves
+//!    the regularized convex program of the same contacts instead, accepted only when it
+//!    passes its own energy check (counted, [`crate::Recoveries::convex_fallbacks`]).
 //!
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).

@@ -608,9 +608,20 @@ pub(crate) fn regularized_step(
     for blk in &free.mass.blocks {
         builder = builder.mass_block_at(&blk.idx, &blk.mass);
     }
+    // the constraint of each contact (None: a contact whose rows are empty, e.g. between
+    // two bodies welded to the world, takes no impulse)
+    let mut slot: Vec<Option<usize>> = Vec::with_capacity(free.contacts.len());
+    let mut constraints = 0;
+    // Σ γ_n·max(0, v̂_n): the most kinetic energy the stabilization may add (J per unit h)
+    let mut stabilization_rows: Vec<(usize, f64)> = Vec::new();
     for c in &free.contacts {
+        if c.normal.entries.is_empty() {
+            slot.push(None);
+            continue;
+        }
         let rho_n = FALLBACK_REGULARIZATION * diagonal(&c.normal);
-        let constraint = if c.friction <= 0.0 || c.tangents.is_empty() {
+        let frictional = c.friction > 0.0 && c.tangents.iter().all(|t| !t.entries.is_empty());
+        let constraint = if !frictional || c.tangents.is_empty() {
             Constraint::new(
                 ConstraintKind::Unilateral,
                 triplets(&[&c.normal]),
@@ -633,9 +644,14 @@ pub(crate) fn regularized_step(
             v_hat.push(bias(c.gap));
             Constraint::new(kind, triplets(&rows), r, v_hat)
         };
+        stabilization_rows.push((constraints, bias(c.gap).max(0.0)));
+        slot.push(Some(constraints));
+        constraints += 1;
         builder = builder.constraint(constraint);
     }
-    for l in &free.limits {
+    for l in free.limits.iter().filter(|l| !l.row.entries.is_empty()) {
+        stabilization_rows.push((constraints, bias(l.phi).max(0.0)));
+        constraints += 1;
         builder = builder.constraint(Constraint::new(
             ConstraintKind::Unilateral,
             triplets(&[&l.row]),
@@ -645,23 +661,39 @@ pub(crate) fn regularized_step(
     }
     let problem = builder.build()?;
     let solution = solve(&problem, None, &RegularizedContactOptions::default())?;
+    let no_solution = |reason: String| {
+        SimError::Solver(nonsmooth_solvers::SolverError::NoSolution {
+            solver: "regularized contact",
+            reason,
+        })
+    };
     if !solution.converged() {
-        return Err(SimError::Solver(
-            nonsmooth_solvers::SolverError::NoSolution {
-                solver: "regularized contact",
-                reason: format!(
-                    "Newton stopped after {} iterations at gradient norm {:.3e} (tolerance {:.3e})",
-                    solution.iterations, solution.gradient_norm, solution.tolerance
-                ),
-            },
-        ));
+        return Err(no_solution(format!(
+            "Newton stopped after {} iterations at gradient norm {:.3e} (tolerance {:.3e})",
+            solution.iterations, solution.gradient_norm, solution.tolerance
+        )));
+    }
+    // Energy check: the impulses dissipate, except for the work of the stabilization's
+    // bias velocities, ½‖v₁‖²_M ≤ ½‖v_free‖²_M + Σ γ_n max(0, v̂_n) (plus round-off).
+    let ke_free = free.mass.kinetic_energy(&free.v_free);
+    let ke = free.mass.kinetic_energy(&solution.v);
+    let bound: f64 = stabilization_rows
+        .iter()
+        .map(|&(k, b)| solution.impulse(k).last().copied().unwrap_or(0.0).max(0.0) * b)
+        .sum();
+    let slack = 1e-8 * (ke_free + bound) + 1e-12;
+    if !(ke.is_finite() && ke <= ke_free + bound + slack) {
+        return Err(no_solution(format!(
+            "kinetic energy {ke:e} J above {:e} J (free motion) + {bound:e} J (stabilization)",
+            ke_free
+        )));
     }
     let impulses = free
         .contacts
         .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            let g = solution.impulse(k);
+        .zip(&slot)
+        .map(|(c, k)| {
+            let g = k.map(|k| solution.impulse(k)).unwrap_or(&[]);
             let (normal, tangent) = match g.split_last() {
                 Some((n, t)) if t.len() == c.tangents.len() => (*n, t.to_vec()),
                 Some((n, _)) => (*n, vec![0.0; c.tangents.len()]),
