@@ -1,8 +1,8 @@
-//! A body that starts inside another is pushed out at no more than
+//! A body that starts inside another is warned about and pushed out at no more than
 //! `MAX_DEPENETRATION_SPEED` by the rigid velocity-level steppers, not launched at φ/h.
 
 use nonsmooth_core::Model;
-use nonsmooth_sim::{stepper_by_name, MAX_DEPENETRATION_SPEED};
+use nonsmooth_sim::{model_warnings, stepper_by_name, MAX_DEPENETRATION_SPEED};
 
 /// A 1 kg ball of radius 0.1 m whose centre starts at `z` above the ground plane.
 fn ball_at(z: f64) -> Model {
@@ -59,4 +59,26 @@ fn a_ball_started_5_cm_into_the_ground_rises_out_at_the_capped_speed() {
         assert!((s.q[2] - 0.1).abs() < 2e-3, "{name}: z = {}", s.q[2]);
         assert!(s.v[2].abs() < 0.05, "{name}: vz = {}", s.v[2]);
     }
+}
+
+#[test]
+fn colliders_that_start_inside_each_other_are_warned_about_with_their_depth() {
+    let stepper = stepper_by_name("anitescu-potra").unwrap();
+    let inside = |z: f64| -> Vec<String> {
+        model_warnings(&ball_at(z), stepper.as_ref())
+            .into_iter()
+            .filter(|w| w.contains("inside each other"))
+            .collect()
+    };
+    let deep = inside(0.05);
+    assert_eq!(deep.len(), 1, "{deep:?}");
+    assert!(
+        deep[0].contains("`ground`") && deep[0].contains("`surface`"),
+        "{}",
+        deep[0]
+    );
+    assert!(deep[0].contains("0.050 m"), "{}", deep[0]);
+    // resting contact and a sub-millimetre overlap are not reported
+    assert!(inside(0.1).is_empty());
+    assert!(inside(0.0995).is_empty());
 }
