@@ -7,7 +7,7 @@
 //! | bilateral constraints (loop closures) | `drumwright` | the one scheme with constraint rows (rigid or soft) |
 //! | compliant and rigid elements together | `drumwright` | regularized rows and rigid rows in one program |
 //! | only compliant elements, the step resolving the stiffest (linear) spring | `penalty-symplectic` | the force law as written, explicitly |
-//! | only compliant elements, the step not resolving them (or a Hertz / Hunt–Crossley law) | `drumwright` | stable for any stiffness (seed 003) |
+//! | only compliant elements, the step not resolving them (or a Hertz / Hunt–Crossley law) | `drumwright` | stable for any stiffness (Drumwright 2019, §4) |
 //! | only rigid contacts or joint limits | `anitescu-potra` | the velocity-level LCP: rigid contact, limits, Newton restitution |
 //! | no contact, limit or constraint (smooth dynamics) | `rk45` | adaptive Dormand–Prince over each step |
 //!

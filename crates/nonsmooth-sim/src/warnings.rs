@@ -28,19 +28,32 @@ pub const PENETRATION_WARNING_DEPTH: f64 = 1e-3;
 /// [`crate::MAX_DEPENETRATION_SPEED`], a compliant one with its springs).
 fn penetration_warnings(model: &Model) -> Vec<String> {
     let state = &model.initial_state;
-    let Ok(snap) = nonsmooth_core::ContactSnapshot::<f64>::from_state(model, state) else {
-        return Vec::new();
-    };
+    // (colliders, gap) of every contact at the initial state: through the per-body view
+    // where the model allows it (no dense matrix of size nv for a pile)
+    let contacts: Vec<((usize, usize), f64)> =
+        match nonsmooth_core::snapshot::BlockSnapshot::from_state(model, state) {
+            Ok(Some(snap)) => snap
+                .contacts
+                .iter()
+                .map(|c| ((c.collider_a, c.collider_b), c.gap))
+                .collect(),
+            _ => match nonsmooth_core::ContactSnapshot::<f64>::from_state(model, state) {
+                Ok(snap) => snap
+                    .contacts
+                    .iter()
+                    .map(|c| ((c.collider_a, c.collider_b), c.gap))
+                    .collect(),
+                Err(_) => return Vec::new(),
+            },
+        };
     let mut deepest: Vec<((usize, usize), f64)> = Vec::new();
-    for c in snap
-        .contacts
-        .iter()
-        .filter(|c| c.gap < -PENETRATION_WARNING_DEPTH)
+    for (pair, gap) in contacts
+        .into_iter()
+        .filter(|(_, gap)| *gap < -PENETRATION_WARNING_DEPTH)
     {
-        let pair = (c.collider_a, c.collider_b);
         match deepest.iter_mut().find(|(p, _)| *p == pair) {
-            Some((_, d)) => *d = d.min(c.gap),
-            None => deepest.push((pair, c.gap)),
+            Some((_, d)) => *d = d.min(gap),
+            None => deepest.push((pair, gap)),
         }
     }
     deepest.sort_by(|a, b| a.1.total_cmp(&b.1));
