@@ -1,11 +1,10 @@
 //! `simulate`: forward time stepping (`nonsmooth_sim::simulate`) with any stepper of
-//! `nonsmooth_impact::steppers::names()` (the simulator's and the time-as-state inclusion).
+//! `nonsmooth_sim::STEPPER_NAMES`.
 
 use crate::convert::rows_to_py;
 use crate::errors::sim_err;
 use crate::model::{state_or_initial, PyModel};
 use nonsmooth_core::State;
-use nonsmooth_impact::steppers::{by_name, names};
 use nonsmooth_sim::SimOptions;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -36,7 +35,7 @@ fn simulate<'py>(
     let (q, v) = state_or_initial(m, q0, v0)?;
     let dt = dt.or(m.simulation.dt).unwrap_or(1e-3);
     let choice = nonsmooth_sim::choose_stepper(m, stepper, dt);
-    let mut st = by_name(&choice.name).map_err(sim_err)?;
+    let mut st = nonsmooth_sim::stepper_by_name(&choice.name).map_err(sim_err)?;
     crate::errors::warn_all(py, &nonsmooth_sim::model_warnings(m, st.as_ref()))?;
     let options = SimOptions {
         dt,
@@ -66,6 +65,6 @@ fn simulate<'py>(
 /// Adds `simulate` and `STEPPER_NAMES` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add("STEPPER_NAMES", names())?;
+    m.add("STEPPER_NAMES", nonsmooth_sim::STEPPER_NAMES.to_vec())?;
     Ok(())
 }

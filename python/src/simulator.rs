@@ -2,7 +2,7 @@
 //! (`nonsmooth_sim::Simulator`).
 
 use crate::convert::{floats, poses_to_py, to_py_vector};
-use crate::errors::{sim_err, SimulationError};
+use crate::errors::sim_err;
 use crate::model::PyModel;
 use nonsmooth_sim::Simulator;
 use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1};
@@ -19,7 +19,7 @@ const SIGNAL_CHECK_STEPS: usize = 256;
 /// while stepping; Ctrl-C stops a long `step_n` between steps.
 #[pyclass(name = "Simulator", module = "nonsmooth")]
 pub struct PySimulator {
-    inner: Simulator,
+    inner: Simulator<'static>,
 }
 
 #[pymethods]
@@ -29,12 +29,6 @@ impl PySimulator {
     fn new(py: Python<'_>, model: &PyModel, stepper: Option<&str>, dt: f64) -> PyResult<Self> {
         let choice = nonsmooth_sim::choose_stepper(&model.inner, stepper, dt);
         let stepper = choice.name.as_str();
-        if stepper == nonsmooth_impact::steppers::TIME_AS_STATE_DI {
-            return Err(SimulationError::new_err(format!(
-                "stepper `{stepper}` advances an impulse-and-time variable, not physical time \
-                 by dt; use simulate() for it, or a time-stepping scheme here"
-            )));
-        }
         let inner = match choice.source {
             "default" => Simulator::with_default_stepper(model.inner.clone(), dt),
             _ => Simulator::new(model.inner.clone(), stepper, dt),

@@ -5,7 +5,6 @@ use crate::CliError;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
-use nonsmooth_impact::steppers;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
 use nonsmooth_sim::{simulate, SimError, SimOptions, Trajectory};
@@ -51,7 +50,7 @@ const ALL: &str = "all";
 
 /// What `--stepper` accepts: every stepper name, then `all`.
 fn stepper_choices() -> Vec<&'static str> {
-    let mut names = steppers::names();
+    let mut names = nonsmooth_sim::STEPPER_NAMES.to_vec();
     names.push(ALL);
     names
 }
@@ -135,7 +134,7 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     if stepper_name == ALL {
         return all::run(args, &model, &options, steps);
     }
-    let mut stepper = steppers::by_name(&stepper_name)?;
+    let mut stepper = nonsmooth_sim::stepper_by_name(&stepper_name)?;
     let warnings = nonsmooth_sim::model_warnings(&model, stepper.as_ref());
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -249,7 +248,7 @@ fn write_outputs(
 }
 
 /// `nonsmooth simulate MODEL --stepper all`: every stepper of
-/// [`steppers::names`] on the same scene through the same run loop, compared.
+/// [`nonsmooth_sim::STEPPER_NAMES`] on the same scene through the same run loop, compared.
 mod all {
     use super::*;
     use nonsmooth_core::dynamics::{kinetic_energy, potential_energy};
@@ -364,7 +363,7 @@ mod all {
             energy_drift: None,
             min_gap: None,
         };
-        let mut stepper = match steppers::by_name(name) {
+        let mut stepper = match nonsmooth_sim::stepper_by_name(name) {
             Ok(s) => s,
             Err(e) => {
                 run.outcome = Outcome::Failed(e.to_string());
@@ -471,8 +470,8 @@ mod all {
         options: &SimOptions,
         steps: usize,
     ) -> Result<ExitCode, CliError> {
-        let runs: Vec<Run> = steppers::names()
-            .into_iter()
+        let runs: Vec<Run> = nonsmooth_sim::STEPPER_NAMES
+            .iter()
             .map(|name| run_one(args, model, name, options, steps))
             .collect();
         let mut files = vec!["comparison.csv".to_string(), "comparison.json".to_string()];

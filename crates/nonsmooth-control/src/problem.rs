@@ -177,8 +177,8 @@ impl IdProblem {
             .contacts
             .iter()
             .map(|c| ContactRow {
-                normal_row: c.normal_row.clone(),
-                tangent_rows: c.tangent_rows.clone(),
+                normal_row: c.rows.normal.clone(),
+                tangent_rows: c.rows.tangents.clone(),
                 friction: c.friction,
                 gap: c.gap,
             })

@@ -150,9 +150,9 @@ fn consistent_acceleration_keeps_stance_feet_at_rest() {
     assert_eq!(rows.len(), 3);
     let mut c = nalgebra::DMatrix::zeros(9, model.nv());
     for (i, ct) in rows.iter().enumerate() {
-        c.row_mut(3 * i).copy_from(&ct.normal_row.transpose());
-        c.row_mut(3 * i + 1).copy_from(&ct.tangent_rows.row(0));
-        c.row_mut(3 * i + 2).copy_from(&ct.tangent_rows.row(1));
+        c.row_mut(3 * i).copy_from(&ct.rows.normal.transpose());
+        c.row_mut(3 * i + 1).copy_from(&ct.rows.tangents.row(0));
+        c.row_mut(3 * i + 2).copy_from(&ct.rows.tangents.row(1));
     }
     let cb = c.columns(0, 6).into_owned();
     let rhs = -(&c * &v / dt + &c * &snap.actuation * &out);
@@ -191,8 +191,8 @@ fn impact_velocity_stops_the_approaching_stance_feet() {
     let stance: Vec<_> = snap.contacts.iter().skip(1).collect();
     assert_eq!(stance.len(), 3);
     for c in &stance {
-        assert!(c.normal_row.dot(&v) < -1e-3, "the stance feet approach");
-        let after = c.normal_row.dot(&vp);
+        assert!(c.rows.normal.dot(&v) < -1e-3, "the stance feet approach");
+        let after = c.rows.normal.dot(&vp);
         assert!(
             after.abs() < 1e-12,
             "normal velocity after the impact {after}"

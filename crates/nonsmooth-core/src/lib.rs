@@ -30,4 +30,4 @@ pub use error::{Location, ModelError};
 pub use io::{ParameterAxis, ParameterPath, UrdfOptions};
 pub use model::*;
 pub use scalar::{lift, Scalar};
-pub use snapshot::{ConstraintRow, Contact, ContactSnapshot};
+pub use snapshot::{BlockContact, BodyRows, ConstraintRow, Contact, ContactSnapshot, DenseRows};

@@ -20,12 +20,16 @@ use crate::scalar::{lift, lift3};
 use crate::{BodyId, ComplianceLaw, ConstraintKind, Dimension, JointKind, Model, Scalar, State};
 use nalgebra::{Cholesky, DMatrix, DVector, Matrix3xX, Point3, RowDVector, Vector3};
 
-/// One unilateral contact between colliders A and B (all vectors in world axes).
+/// One unilateral contact between colliders A and B (all vectors in world axes): the one
+/// contact representation of the toolkit. Its Jacobian rows `R` are stored densely
+/// ([`DenseRows`], rows of length nv, in a [`ContactSnapshot`]) or per body ([`BodyRows`],
+/// small blocks on the two bodies' coordinates, in a [`BlockSnapshot`]); everything else is
+/// the same in both views.
 ///
 /// Sign conventions: `normal` points from B toward A, φ ≥ 0 is separation, and a normal
-/// impulse λ_n ≥ 0 enters the dynamics as `normal_rowᵀ λ_n`, pushing A away from B.
+/// impulse λ_n ≥ 0 enters the dynamics as `rows.normalᵀ λ_n`, pushing A away from B.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Contact<T: Scalar> {
+pub struct Contact<T: Scalar, R = DenseRows<T>> {
     /// Index of collider A in [`Model::colliders`].
     pub collider_a: usize,
     /// Index of collider B in [`Model::colliders`].
@@ -50,13 +54,8 @@ pub struct Contact<T: Scalar> {
     pub tangents: Vec<Vector3<T>>,
     /// Signed gap φ.
     pub gap: T,
-    /// Normal Jacobian row (length nv): `φ̇ = normal_row · v`, built as
-    /// `nᵀ (J_a(p_a) − J_b(p_b))` with `J_x(p)` the world point Jacobian of the material point
-    /// of body x at p.
-    pub normal_row: DVector<T>,
-    /// Tangent Jacobian rows (k × nv, k = number of tangents): `tᵢᵀ (J_a(p_a) − J_b(p_b))`,
-    /// the relative sliding velocity of A over B along each tangent.
-    pub tangent_rows: DMatrix<T>,
+    /// The Jacobian rows of the normal and the tangents.
+    pub rows: R,
     /// `nᵀ (J̇_a v − J̇_b v)`: the velocity-product term of `φ̈ = normal_row · v̇ + …` for the
     /// material points at the witness points. The rotation of n and the motion of the
     /// witness points over the surfaces (rolling) are neglected, as in the usual
@@ -76,6 +75,32 @@ pub struct Contact<T: Scalar> {
     /// Compliance law of the pair.
     pub law: ComplianceLaw,
 }
+
+/// The Jacobian rows of a [`Contact`] as rows of length nv (a [`ContactSnapshot`]'s view).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseRows<T: Scalar> {
+    /// Normal Jacobian row (length nv): `φ̇ = normal · v`, built as
+    /// `nᵀ (J_a(p_a) − J_b(p_b))` with `J_x(p)` the world point Jacobian of the material point
+    /// of body x at p.
+    pub normal: DVector<T>,
+    /// Tangent Jacobian rows (k × nv, k = number of tangents): `tᵢᵀ (J_a(p_a) − J_b(p_b))`,
+    /// the relative sliding velocity of A over B along each tangent.
+    pub tangents: DMatrix<T>,
+}
+
+/// The Jacobian rows of a [`Contact`] per body (a [`BlockSnapshot`]'s view): the same rows
+/// as [`DenseRows`], restricted to the coordinates of the two bodies' root joints.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BodyRows {
+    /// Rows `[nᵀ; t₁ᵀ; …] J_a(p_a)` on the velocity coordinates of `body_a`'s joint
+    /// ((1 + k) × nv_a; empty for the world).
+    pub a: DMatrix<f64>,
+    /// Rows `−[nᵀ; t₁ᵀ; …] J_b(p_b)` on the velocity coordinates of `body_b`'s joint.
+    pub b: DMatrix<f64>,
+}
+
+/// A contact of a [`BlockSnapshot`]: Jacobian rows stored per body.
+pub type BlockContact = Contact<f64, BodyRows>;
 
 /// One scalar constraint row: a bilateral constraint component (φ = 0 enforced) or a
 /// unilateral joint limit (φ ≥ 0 enforced).
@@ -197,8 +222,8 @@ fn check_outputs_finite<T: Scalar>(
     } else {
         contacts.iter().enumerate().find_map(|(i, c)| {
             let bad = !c.gap.is_finite()
-                || c.normal_row.iter().any(|x| !x.is_finite())
-                || c.tangent_rows.iter().any(|x| !x.is_finite())
+                || c.rows.normal.iter().any(|x| !x.is_finite())
+                || c.rows.tangents.iter().any(|x| !x.is_finite())
                 || !c.normal_row_dot_v.is_finite();
             bad.then(|| format!("contacts[{i}]"))
         })
@@ -380,8 +405,10 @@ impl<T: Scalar> ContactSnapshot<T> {
                 normal: g.normal,
                 tangents,
                 gap: g.gap,
-                normal_row,
-                tangent_rows,
+                rows: DenseRows {
+                    normal: normal_row,
+                    tangents: tangent_rows,
+                },
                 normal_row_dot_v: g.normal.dot(&jdot_v),
                 tangent_rows_dot_v,
                 friction: material.friction,
@@ -534,11 +561,11 @@ impl<T: Scalar> ContactSnapshot<T> {
             .reduce(|a, b| if b < a { b } else { a })
     }
 
-    /// Normal Jacobian N_c (nc × nv): row i is `contacts[i].normal_row`.
+    /// Normal Jacobian N_c (nc × nv): row i is `contacts[i].rows.normal`.
     pub fn normal_jacobian(&self) -> DMatrix<T> {
         let mut g = DMatrix::zeros(self.contacts.len(), self.nv());
         for (i, c) in self.contacts.iter().enumerate() {
-            g.set_row(i, &c.normal_row.transpose());
+            g.set_row(i, &c.rows.normal.transpose());
         }
         g
     }
@@ -546,12 +573,12 @@ impl<T: Scalar> ContactSnapshot<T> {
     /// Tangent Jacobian (Σ kᵢ × nv): the tangent rows of contact 0, then contact 1, …
     /// (k = 1 planar, 2 spatial per contact).
     pub fn tangent_jacobian(&self) -> DMatrix<T> {
-        let rows: usize = self.contacts.iter().map(|c| c.tangent_rows.nrows()).sum();
+        let rows: usize = self.contacts.iter().map(|c| c.rows.tangents.nrows()).sum();
         let mut g = DMatrix::zeros(rows, self.nv());
         let mut r = 0;
         for c in &self.contacts {
-            let k = c.tangent_rows.nrows();
-            g.rows_mut(r, k).copy_from(&c.tangent_rows);
+            let k = c.rows.tangents.nrows();
+            g.rows_mut(r, k).copy_from(&c.rows.tangents);
             r += k;
         }
         g
@@ -620,47 +647,6 @@ pub struct MassBlock {
     pub mass: DMatrix<f64>,
     /// `f_j = passive − bias` on the joint's coordinates (RNEA, RBDA Table 5.1).
     pub force: DVector<f64>,
-}
-
-/// One contact of a [`BlockSnapshot`]: the same data as a [`Contact`], with the Jacobian
-/// rows stored per body as small dense blocks instead of rows of length nv.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BlockContact {
-    /// Index of collider A in [`Model::colliders`].
-    pub collider_a: usize,
-    /// Index of collider B in [`Model::colliders`].
-    pub collider_b: usize,
-    /// Body of collider A (`None` = world).
-    pub body_a: Option<BodyId>,
-    /// Body of collider B (`None` = world).
-    pub body_b: Option<BodyId>,
-    /// Feature of A (see [`Contact::feature`]).
-    pub feature: usize,
-    /// Signed gap φ.
-    pub gap: f64,
-    /// Unit normal, from B toward A.
-    pub normal: Vector3<f64>,
-    /// Unit tangents (see [`tangent_basis`]).
-    pub tangents: Vec<Vector3<f64>>,
-    /// Rows `[nᵀ; t₁ᵀ; …] J_a(p_a)` on the velocity coordinates of `body_a`'s joint
-    /// ((1 + k) × nv_a; empty for the world).
-    pub rows_a: DMatrix<f64>,
-    /// Rows `−[nᵀ; t₁ᵀ; …] J_b(p_b)` on the velocity coordinates of `body_b`'s joint.
-    pub rows_b: DMatrix<f64>,
-    /// [`Contact::normal_row_dot_v`].
-    pub normal_row_dot_v: f64,
-    /// [`Contact::tangent_rows_dot_v`].
-    pub tangent_rows_dot_v: DVector<f64>,
-    /// Coulomb friction coefficient μ of the pair.
-    pub friction: f64,
-    /// Normal stiffness K where the pair is compliant; `None` = rigid.
-    pub stiffness: Option<f64>,
-    /// Normal damping B where the pair is compliant.
-    pub damping: Option<f64>,
-    /// Newton restitution coefficient where the pair has one.
-    pub restitution: Option<f64>,
-    /// Compliance law of the pair.
-    pub law: ComplianceLaw,
 }
 
 /// A sparse (per-body block) view of a [`ContactSnapshot`] for models in which every joint
@@ -1033,11 +1019,13 @@ impl BlockSnapshot {
                         body_a,
                         body_b,
                         feature,
+                        point: g.midpoint(),
+                        point_a: g.point_a,
+                        point_b: g.point_b,
                         gap: g.gap,
                         normal: g.normal,
                         tangents: Vec::new(),
-                        rows_a: DMatrix::zeros(0, 0),
-                        rows_b: DMatrix::zeros(0, 0),
+                        rows: BodyRows::default(),
                         normal_row_dot_v: 0.0,
                         tangent_rows_dot_v: DVector::zeros(0),
                         friction: material.friction,
@@ -1054,10 +1042,13 @@ impl BlockSnapshot {
                 contact.body_a = body_a;
                 contact.body_b = body_b;
                 contact.feature = feature;
+                contact.point = g.midpoint();
+                contact.point_a = g.point_a;
+                contact.point_b = g.point_b;
                 contact.gap = g.gap;
                 contact.normal = g.normal;
-                rows_into(&mut contact.rows_a, body_a, &g.point_a, dirs, 1.0);
-                rows_into(&mut contact.rows_b, body_b, &g.point_b, dirs, -1.0);
+                rows_into(&mut contact.rows.a, body_a, &g.point_a, dirs, 1.0);
+                rows_into(&mut contact.rows.b, body_b, &g.point_b, dirs, -1.0);
                 contact.normal_row_dot_v = g.normal.dot(&jdot_v);
                 if contact.tangent_rows_dot_v.len() != tangents.len() {
                     contact.tangent_rows_dot_v = DVector::zeros(tangents.len());
@@ -1072,8 +1063,8 @@ impl BlockSnapshot {
                 contact.restitution = material.restitution;
                 contact.law = material.law;
                 let bad = !contact.gap.is_finite()
-                    || !contact.rows_a.as_slice().iter().all(|x| x.is_finite())
-                    || !contact.rows_b.as_slice().iter().all(|x| x.is_finite());
+                    || !contact.rows.a.as_slice().iter().all(|x| x.is_finite())
+                    || !contact.rows.b.as_slice().iter().all(|x| x.is_finite());
                 if bad {
                     return Err(ModelError::InvalidValue {
                         location: Location::field("q"),

@@ -144,8 +144,8 @@ proptest! {
                 prop_assert!((t.norm() - 1.0).abs() < 1e-12);
                 prop_assert!(t.dot(&c.normal).abs() < 1e-12);
             }
-            prop_assert!(c.normal_row.iter().all(|x| x.is_finite()));
-            prop_assert!(c.tangent_rows.iter().all(|x| x.is_finite()));
+            prop_assert!(c.rows.normal.iter().all(|x| x.is_finite()));
+            prop_assert!(c.rows.tangents.iter().all(|x| x.is_finite()));
             prop_assert!(c.normal_row_dot_v.is_finite());
         }
     }

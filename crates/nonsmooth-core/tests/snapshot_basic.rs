@@ -164,7 +164,7 @@ fn free_sphere_above_ground() {
     assert!((c.normal - Vector3::z()).norm() < 1e-15);
     assert!((c.point - Vector3::new(0.3, -0.4, 0.5)).norm() < 1e-14);
     // Gap rate: φ̇ = ż, the world z velocity of the centre (linear v is in world axes).
-    assert!((c.normal_row.dot(&v) - v[2]).abs() < 1e-14);
+    assert!((c.rows.normal.dot(&v) - v[2]).abs() < 1e-14);
     // Tangent rows: tᵀ(v_c + ω × (p_a − c)), ω = R ω_body.
     let w = rot * Vector3::new(v[3], v[4], v[5]);
     let vp = Vector3::new(v[0], v[1], v[2]) + w.cross(&Vector3::new(0.0, 0.0, -r));
@@ -172,7 +172,7 @@ fn free_sphere_above_ground() {
     for (k, t) in c.tangents.iter().enumerate() {
         assert!(t.dot(&c.normal).abs() < 1e-15);
         assert!((t.norm() - 1.0).abs() < 1e-15);
-        let row = c.tangent_rows.row(k).transpose();
+        let row = c.rows.tangents.row(k).transpose();
         assert!((row.dot(&v) - t.dot(&vp)).abs() < 1e-13);
     }
     assert!(c.tangents[0].dot(&c.tangents[1]).abs() < 1e-15);
@@ -236,7 +236,7 @@ fn box_corner_rows_match_finite_differences() {
     for (i, c) in snap.contacts.iter().enumerate() {
         assert_eq!(c.feature, i);
         let rate = (gp[i] - gm[i]) / (2.0 * eps);
-        assert!((c.normal_row.dot(&v) - rate).abs() < 1e-6, "corner {i}");
+        assert!((c.rows.normal.dot(&v) - rate).abs() < 1e-6, "corner {i}");
         // Body-fixed corner against a fixed plane: φ̈ at v̇ = 0 equals the J̇v term.
         let accel = (gp[i] - 2.0 * g0[i] + gm[i]) / (eps * eps);
         assert!(
@@ -248,7 +248,7 @@ fn box_corner_rows_match_finite_differences() {
     // Normal Jacobian stacks the rows.
     let nj = snap.normal_jacobian();
     assert_eq!(nj.shape(), (8, 6));
-    assert!((nj.row(3).transpose() - &snap.contacts[3].normal_row).norm() == 0.0);
+    assert!((nj.row(3).transpose() - &snap.contacts[3].rows.normal).norm() == 0.0);
     assert_eq!(snap.tangent_jacobian().shape(), (16, 6));
 }
 
@@ -295,9 +295,9 @@ fn planar_box_rows_are_analytic() {
         // n = ŷ: row (0, 1, r_x); t = ẑ × n = −x̂: row (−1, 0, r_y).
         let nrow = DVector::from_vec(vec![0.0, 1.0, rx]);
         let trow = DVector::from_vec(vec![-1.0, 0.0, ry]);
-        assert!((&ct.normal_row - nrow).norm() < 1e-14);
-        assert_eq!(ct.tangent_rows.shape(), (1, 3));
-        assert!((ct.tangent_rows.row(0).transpose() - trow).norm() < 1e-14);
+        assert!((&ct.rows.normal - nrow).norm() < 1e-14);
+        assert_eq!(ct.rows.tangents.shape(), (1, 3));
+        assert!((ct.rows.tangents.row(0).transpose() - trow).norm() < 1e-14);
         // J̇v = −ω² r.
         assert!((ct.normal_row_dot_v + 1.3 * 1.3 * ry).abs() < 1e-13);
         assert!((ct.tangent_rows_dot_v[0] - 1.3 * 1.3 * rx).abs() < 1e-13);
@@ -732,9 +732,9 @@ fn articulated_contact_rows_match_finite_differences() {
         let (gp, gm) = (gap_at(eps), gap_at(-eps));
         let rate = (gp - gm) / (2.0 * eps);
         assert!(
-            (c.normal_row.dot(&v) - rate).abs() < 1e-6,
+            (c.rows.normal.dot(&v) - rate).abs() < 1e-6,
             "{} vs {rate}",
-            c.normal_row.dot(&v)
+            c.rows.normal.dot(&v)
         );
         if model.dimension == Dimension::Planar {
             // Body-fixed point against a fixed line: J̇v is the exact φ̈ at v̇ = 0.

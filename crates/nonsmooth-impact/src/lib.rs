@@ -18,9 +18,10 @@
 //!   Kelvin–Voigt / Hunt–Crossley model with an implicit integrator;
 //! - [`sets`]: post-processing of outcome sets (contact-velocity projection, 2-D convex
 //!   hull, Hausdorff distance, ε-net coverage);
-//! - [`models`]: the paper's planar examples built programmatically;
-//! - [`time_di`]: the time-as-state differential inclusion (eqs. 43–53) as a
-//!   [`nonsmooth_sim::Stepper`].
+//! - [`models`]: the paper's planar examples built programmatically.
+//!
+//! The time-as-state differential inclusion (eqs. 43–53) is a stepper of the simulator,
+//! `nonsmooth_sim::time_as_state`, built on this crate's [`ImpactLcp`].
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -33,8 +34,6 @@ pub mod models;
 pub mod problem;
 pub mod sampling;
 pub mod sets;
-pub mod steppers;
-pub mod time_di;
 
 pub use lcp::{ImpactLcp, StepOutcome};
 pub use problem::ImpactProblem;

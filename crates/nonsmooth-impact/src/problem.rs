@@ -220,15 +220,15 @@ impl ImpactProblem {
         let mut mu = Vec::with_capacity(m);
         for (r, &i) in active.iter().enumerate() {
             let c = &snap.contacts[i];
-            jn.set_row(r, &c.normal_row.transpose());
-            if c.tangent_rows.nrows() != d {
+            jn.set_row(r, &c.rows.normal.transpose());
+            if c.rows.tangents.nrows() != d {
                 return Err(ImpactError::DimensionMismatch {
                     what: "tangent rows of a snapshot contact",
                     expected: d,
-                    got: c.tangent_rows.nrows(),
+                    got: c.rows.tangents.nrows(),
                 });
             }
-            jt.rows_mut(r * d, d).copy_from(&c.tangent_rows);
+            jt.rows_mut(r * d, d).copy_from(&c.rows.tangents);
             mu.push(c.friction);
         }
         let mut p = Self::new(snap.mass_matrix.clone(), jn, jt, mu, snap.v.clone())?;

@@ -464,10 +464,10 @@ fn dense_free_motion(
         .enumerate()
         .map(|(index, c)| {
             let row = |k: usize| match k {
-                0 => SparseRow::from_dense(&c.normal_row),
-                _ => SparseRow::from_dense(&c.tangent_rows.row(k - 1).transpose()),
+                0 => SparseRow::from_dense(&c.rows.normal),
+                _ => SparseRow::from_dense(&c.rows.tangents.row(k - 1).transpose()),
             };
-            let ntan = c.tangent_rows.nrows();
+            let ntan = c.rows.tangents.nrows();
             let pair = (c.collider_a, c.collider_b, c.feature);
             RigidContact::from_rows(index, pair, c.gap, c.friction, c.restitution, ntan, row)
         })
@@ -524,8 +524,8 @@ fn block_free_motion(
             .map(|k| snap.blocks[k].v_index)
     };
     let row = |c: &nonsmooth_core::snapshot::BlockContact, k: usize| {
-        let mut entries = Vec::with_capacity(c.rows_a.ncols() + c.rows_b.ncols());
-        for (rows, body) in [(&c.rows_a, c.body_a), (&c.rows_b, c.body_b)] {
+        let mut entries = Vec::with_capacity(c.rows.a.ncols() + c.rows.b.ncols());
+        for (rows, body) in [(&c.rows.a, c.body_a), (&c.rows.b, c.body_b)] {
             if let Some(s) = start(body) {
                 entries.extend((0..rows.ncols()).map(|j| (s + j, rows[(k, j)])));
             }

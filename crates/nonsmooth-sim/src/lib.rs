@@ -14,7 +14,9 @@
 //! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
 //!   [`anitescu`];
 //! - `qp-max-dissipation`: complementarity-free maximal-dissipation QP time stepping (the
-//!   forward model of the two-stage QP inverse dynamics of seed 004), see [`max_dissipation`].
+//!   forward model of the two-stage QP inverse dynamics of seed 004), see [`max_dissipation`];
+//! - `time-as-state-di`: Halm & Posa's time-as-state impact inclusion, which resolves each
+//!   simultaneous frictional impact at its instant, see [`time_as_state`].
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -38,6 +40,7 @@ pub mod registry;
 pub mod run;
 pub mod simulator;
 pub mod stepper;
+pub mod time_as_state;
 pub mod viewer;
 pub mod warnings;
 
@@ -51,9 +54,10 @@ pub use max_dissipation::{MaxDissipationImpulses, MaxDissipationStepper};
 pub use ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 pub use penalty::{PenaltyIntegrator, PenaltyStepper};
 pub use pipeline::Step;
-pub use recovery::{step_with_recovery, Recoveries};
+pub use recovery::Recoveries;
 pub use registry::{stepper_by_name, STEPPER_NAMES};
 pub use run::{simulate, simulate_recording_impulses, SimOptions, StepImpulses, Trajectory};
 pub use simulator::{step_contacts, ContactRecord, SimCounters, Simulator};
 pub use stepper::{ContactImpulse, Stepper};
+pub use time_as_state::{ImpactRecord, TimeAsStateDi, TIME_AS_STATE_DI};
 pub use warnings::model_warnings;

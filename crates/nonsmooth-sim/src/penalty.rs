@@ -65,7 +65,7 @@ impl PenaltyStepper {
         let v = &snap.v;
         let mut total = DVector::zeros(v.len());
         for c in &snap.contacts {
-            let phi_dot = c.normal_row.dot(v);
+            let phi_dot = c.rows.normal.dot(v);
             if c.gap >= 0.0 {
                 continue;
             }
@@ -78,15 +78,15 @@ impl PenaltyStepper {
                 ),
             })?;
             let lambda_n = normal_force(c.law, stiffness, c.damping.unwrap_or(0.0), c.gap, phi_dot);
-            total.axpy(lambda_n, &c.normal_row, 1.0);
+            total.axpy(lambda_n, &c.rows.normal, 1.0);
             if c.friction > 0.0 && lambda_n > 0.0 {
-                let slip: Vec<f64> = (0..c.tangent_rows.nrows())
-                    .map(|k| c.tangent_rows.row(k).transpose().dot(v))
+                let slip: Vec<f64> = (0..c.rows.tangents.nrows())
+                    .map(|k| c.rows.tangents.row(k).transpose().dot(v))
                     .collect();
                 let lambda_t =
                     regularized_coulomb(c.friction, lambda_n, &slip, self.friction_regularization);
                 for (k, l) in lambda_t.iter().enumerate() {
-                    total += c.tangent_rows.row(k).transpose() * *l;
+                    total += c.rows.tangents.row(k).transpose() * *l;
                 }
             }
         }

@@ -11,8 +11,8 @@
 //! 3. [`integrate`]: the configuration update `q₁ = q₀ ⊕ h v₁` (floating-joint quaternions
 //!    renormalized);
 //! 4. [`finish`]: the new state, refused when not finite ([`SimError::Diverged`] naming the
-//!    stepper). Counters and recoveries are kept by the one loop that calls the stages
-//!    ([`crate::step_with_recovery`], used by the [`crate::Simulator`] and the run loop).
+//!    stepper). Counters and recoveries are kept by the one time loop that calls the stages,
+//!    [`crate::Simulator::advance`].
 
 use crate::{Actuation, SimError};
 use nalgebra::DVector;

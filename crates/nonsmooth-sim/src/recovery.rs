@@ -74,7 +74,7 @@ pub(crate) fn recoverable(e: &SimError) -> bool {
 /// # Errors
 /// The first error when it is not recoverable, or the error of the smallest step when the
 /// halvings run out.
-pub fn step_with_recovery(
+pub(crate) fn step_with_recovery(
     stepper: &mut dyn Stepper,
     model: &Model,
     state: &State,

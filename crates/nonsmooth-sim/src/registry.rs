@@ -6,6 +6,7 @@ use crate::drumwright::DrumwrightStepper;
 use crate::max_dissipation::MaxDissipationStepper;
 use crate::ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
+use crate::time_as_state::{TimeAsStateDi, TIME_AS_STATE_DI};
 use crate::{SimError, Stepper};
 
 /// Names accepted by [`stepper_by_name`].
@@ -18,6 +19,7 @@ pub const STEPPER_NAMES: &[&str] = &[
     "qp-max-dissipation",
     "rk45",
     "bdf",
+    TIME_AS_STATE_DI,
 ];
 
 /// The stepper called `name`, with default options.
@@ -35,6 +37,7 @@ pub fn stepper_by_name(name: &str) -> Result<Box<dyn Stepper>, SimError> {
         "qp-max-dissipation" => Ok(Box::new(MaxDissipationStepper::default())),
         "rk45" => Ok(Box::new(Rk45Stepper::default())),
         "bdf" => Ok(Box::new(BdfStepper::default())),
+        TIME_AS_STATE_DI => Ok(Box::new(TimeAsStateDi::new())),
         _ => Err(SimError::UnknownStepper {
             name: name.to_string(),
             available: STEPPER_NAMES.join(", "),

@@ -195,50 +195,38 @@ fn run_loop(
         recoveries: crate::Recoveries::default(),
         impulses: Vec::new(),
     };
-    let mut state = initial.clone();
+    let mut sim = crate::Simulator::borrowing(model, Box::new(stepper), options.dt)?;
+    sim.set_state(initial.clone())?;
+    let end = initial.t + options.duration;
     for i in 1..=steps {
         let h = if i == steps {
-            (initial.t + options.duration - state.t).max(options.dt * 1e-9)
+            (end - sim.t()).max(options.dt * 1e-9)
         } else {
             options.dt
         };
         let h = h.min(options.dt);
         // The state this step starts from is recorded: record this step's impulses.
         let start_recorded = record_impulses && (i - 1) % options.record_every == 0;
-        let halvings = traj.recoveries.step_halving;
-        let step = crate::step_with_recovery(
-            stepper,
-            model,
-            &state,
-            &crate::Actuation::none(),
-            h,
-            &mut traj.recoveries,
-        );
-        state = match step {
-            Ok(next) => {
-                if start_recorded {
-                    let recovered = traj.recoveries.step_halving != halvings;
-                    traj.impulses.push(if recovered {
-                        None
-                    } else {
-                        StepImpulses::of_last_step(stepper, model, h)
-                    });
-                }
-                next
-            }
-            Err(source) => {
-                if start_recorded {
-                    traj.impulses.push(None);
-                }
-                return Err(SimError::StepFailed {
-                    step: i,
-                    t: state.t,
-                    source: Box::new(source),
-                    partial: Box::new(traj),
-                });
-            }
-        };
+        let halvings = sim.counters().recoveries.step_halving;
+        let step = sim.advance(&crate::Actuation::none(), h);
+        traj.recoveries = sim.counters().recoveries;
+        if start_recorded {
+            let recovered = traj.recoveries.step_halving != halvings;
+            traj.impulses.push(match (&step, recovered) {
+                (Ok(()), false) => StepImpulses::of_last_step(sim.stepper(), model, h),
+                _ => None,
+            });
+        }
+        if let Err(source) = step {
+            return Err(SimError::StepFailed {
+                step: i,
+                t: sim.t(),
+                source: Box::new(source),
+                partial: Box::new(traj),
+            });
+        }
         if i % options.record_every == 0 || i == steps {
+            let state = sim.state();
             traj.t.push(state.t);
             traj.q.push(state.q.clone());
             traj.v.push(state.v.clone());

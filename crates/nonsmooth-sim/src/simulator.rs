@@ -17,11 +17,20 @@
 //! Every call checks its arguments first and leaves the simulator unchanged when they are
 //! malformed ([`SimError::InvalidInput`] naming the argument and the index). A failed step
 //! leaves the state at the last good step.
+//!
+//! The Simulator is the one time loop of the toolkit: every step, whoever takes it (the
+//! `nonsmooth simulate` run loop, the Python bindings, the locomotion and grasping testbeds,
+//! the soak, the time-as-state impact runs), goes through [`Simulator::advance`], which applies
+//! the step recovery ([`crate::recovery`]) and counts it. A caller that owns its model and
+//! stepper builds one with [`Simulator::new`] or [`Simulator::with_stepper`]; one that lends
+//! them for a run uses [`Simulator::borrowing`].
 
 use nalgebra::{DVector, Isometry3, Vector3};
 use nonsmooth_core::dynamics::check_state;
 use nonsmooth_core::dynamics::kinematics::kinematics;
 use nonsmooth_core::{ContactSnapshot, Model, State};
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::{Actuation, ContactImpulse, SimError, Stepper};
 use nonsmooth_core::geometry::ContactMargins;
@@ -67,20 +76,23 @@ pub struct SimCounters {
     pub recoveries: crate::Recoveries,
 }
 
-/// A model stepped by one stepper with a fixed step `dt` (see the module docs).
-pub struct Simulator {
-    model: Model,
-    stepper: Box<dyn Stepper>,
+/// A model stepped by one stepper with a step `dt` (see the module docs). `'m` is the lifetime
+/// of a borrowed model and stepper ([`Simulator::borrowing`]); a simulator that owns them is a
+/// `Simulator<'static>`.
+pub struct Simulator<'m> {
+    model: Cow<'m, Model>,
+    stepper: Box<dyn Stepper + 'm>,
     dt: f64,
     state: State,
-    /// State at the start of the last step (for [`Simulator::contacts`]).
-    previous: Option<State>,
+    /// State at the start of the last step and the step's size (for
+    /// [`Simulator::contacts`]).
+    previous: Option<(State, f64)>,
     counters: SimCounters,
-    warnings: Vec<String>,
+    warnings: OnceLock<Vec<String>>,
     choice: crate::StepperChoice,
 }
 
-impl std::fmt::Debug for Simulator {
+impl std::fmt::Debug for Simulator<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulator")
             .field("model", &self.model.name)
@@ -92,7 +104,7 @@ impl std::fmt::Debug for Simulator {
     }
 }
 
-impl Simulator {
+impl Simulator<'static> {
     /// A simulator of `model` with the stepper called `stepper` ([`crate::stepper_by_name`])
     /// and step `dt`, at the model's initial state.
     ///
@@ -131,9 +143,31 @@ impl Simulator {
         stepper: Box<dyn Stepper>,
         dt: f64,
     ) -> Result<Self, SimError> {
+        Self::build(Cow::Owned(model), stepper, dt)
+    }
+}
+
+impl<'m> Simulator<'m> {
+    /// A simulator of a borrowed model and stepper (`Box::new(&mut stepper)` lends a stepper
+    /// the caller reads again after the run), at the model's initial state.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidOption`] for a `dt` that is not positive and finite.
+    pub fn borrowing(
+        model: &'m Model,
+        stepper: Box<dyn Stepper + 'm>,
+        dt: f64,
+    ) -> Result<Self, SimError> {
+        Self::build(Cow::Borrowed(model), stepper, dt)
+    }
+
+    fn build(
+        model: Cow<'m, Model>,
+        stepper: Box<dyn Stepper + 'm>,
+        dt: f64,
+    ) -> Result<Self, SimError> {
         crate::pipeline::check_step_size(dt)?;
         let state = model.initial_state.clone();
-        let warnings = crate::model_warnings(&model, stepper.as_ref());
         let choice = crate::StepperChoice {
             name: stepper.name().to_string(),
             source: "argument",
@@ -146,9 +180,14 @@ impl Simulator {
             state,
             previous: None,
             counters: SimCounters::default(),
-            warnings,
+            warnings: OnceLock::new(),
             choice,
         })
+    }
+
+    /// The stepper (for what it reports about its last step).
+    pub fn stepper(&self) -> &dyn Stepper {
+        self.stepper.as_ref()
     }
 
     /// The model.
@@ -194,7 +233,8 @@ impl Simulator {
     /// What the stepper leaves out of this model (e.g. a material's restitution), one line
     /// each ([`crate::model_warnings`]).
     pub fn warnings(&self) -> &[String] {
-        &self.warnings
+        self.warnings
+            .get_or_init(|| crate::model_warnings(&self.model, self.stepper.as_ref()))
     }
 
     /// Steps and clamped commands since construction or the last reset.
@@ -207,6 +247,25 @@ impl Simulator {
         self.state = self.model.initial_state.clone();
         self.previous = None;
         self.counters = SimCounters::default();
+    }
+
+    /// Continues from `state` (time included; counters kept), as a testbed does that changes
+    /// the state between steps.
+    ///
+    /// # Errors
+    /// [`SimError::Model`] for a state of the wrong size or with non-finite entries; the
+    /// simulator is unchanged then.
+    pub fn set_state(&mut self, state: State) -> Result<(), SimError> {
+        check_state(&self.model, &state.q, &state.v)?;
+        if !state.t.is_finite() {
+            return Err(SimError::InvalidInput {
+                argument: "t",
+                reason: format!("time is {}", state.t),
+            });
+        }
+        self.state = state;
+        self.previous = None;
+        Ok(())
     }
 
     /// Back to `(q, v)` at the model's initial time (counters cleared).
@@ -264,40 +323,52 @@ impl Simulator {
     }
 
     /// One step of `dt` with the actuator command `u` (one entry per actuator, in model
-    /// order; empty for a model without actuators). A step whose solve fails is recovered by
-    /// smaller steps and counted ([`crate::recovery`]).
+    /// order; empty for a model without actuators), through [`Simulator::advance`].
     ///
     /// # Errors
-    /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); the stepper's error
-    /// when the step fails, and [`SimError::Unsupported`] for a stepper that does not advance
-    /// physical time by exactly `dt` (state left at the last good step in both cases).
+    /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); otherwise as
+    /// [`Simulator::advance`].
     pub fn step(&mut self, u: &[f64]) -> Result<(), SimError> {
         let input = Actuation::from_command(&self.model, &self.state, u)?;
+        self.advance(&input, self.dt)?;
+        self.counters.clamped_commands += input.clamped();
+        Ok(())
+    }
+
+    /// One step of `h` (`dt`, a testbed's sub-step, or the last, shorter step of a run) with
+    /// `input` applied: the step recovery ([`crate::recovery`]) wraps the
+    /// stepper's step, and the recoveries are counted.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidOption`] for a bad `h`; the stepper's error when the step fails,
+    /// and [`SimError::Unsupported`] for a stepper that does not advance physical time by
+    /// exactly `h` (state left at the last good step in both cases).
+    pub fn advance(&mut self, input: &Actuation, h: f64) -> Result<(), SimError> {
+        crate::pipeline::check_step_size(h)?;
         let mut recoveries = crate::Recoveries::default();
-        let next = crate::step_with_recovery(
+        let next = crate::recovery::step_with_recovery(
             self.stepper.as_mut(),
             &self.model,
             &self.state,
-            &input,
-            self.dt,
+            input,
+            h,
             &mut recoveries,
-        )?;
-        let expected = self.state.t + self.dt;
+        );
+        self.counters.recoveries.add(&recoveries);
+        let next = next?;
+        let expected = self.state.t + h;
         if (next.t - expected).abs() > 1e-9 * expected.abs().max(1.0) {
             return Err(SimError::Unsupported {
                 stepper: self.stepper.name(),
                 reason: format!(
-                    "the step advanced time by {} s instead of dt = {} s; the Simulator needs \
-                     a scheme that advances physical time by exactly dt",
+                    "the step advanced time by {} s instead of {h} s; the Simulator needs \
+                     a scheme that advances physical time by exactly the step",
                     next.t - self.state.t,
-                    self.dt
                 ),
             });
         }
         self.counters.steps += 1;
-        self.counters.clamped_commands += input.clamped();
-        self.counters.recoveries.add(&recoveries);
-        self.previous = Some(std::mem::replace(&mut self.state, next));
+        self.previous = Some((std::mem::replace(&mut self.state, next), h));
         Ok(())
     }
 
@@ -323,10 +394,10 @@ impl Simulator {
     /// # Errors
     /// [`SimError::Model`] when the contact snapshot cannot be built.
     pub fn contacts(&self) -> Result<Vec<ContactRecord>, SimError> {
-        let Some(start) = &self.previous else {
+        let Some((start, h)) = &self.previous else {
             return Ok(Vec::new());
         };
-        step_contacts(&self.model, self.stepper.as_ref(), start, self.dt)
+        step_contacts(&self.model, self.stepper.as_ref(), start, *h)
     }
 }
 

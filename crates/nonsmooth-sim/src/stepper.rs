@@ -102,3 +102,49 @@ pub trait Stepper: Send + Sync {
         ContactMargins::uniform(model.contact_margin)
     }
 }
+
+/// A lent stepper is a stepper (so a [`crate::Simulator`] can borrow one:
+/// `Simulator::borrowing(&model, Box::new(&mut stepper), dt)`).
+impl<S: Stepper + ?Sized> Stepper for &mut S {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn advance(&mut self, step: &Step<'_>) -> Result<State, SimError> {
+        (**self).advance(step)
+    }
+
+    fn step_actuated(
+        &mut self,
+        model: &Model,
+        state: &State,
+        input: &Actuation,
+        h: f64,
+    ) -> Result<State, SimError> {
+        (**self).step_actuated(model, state, input, h)
+    }
+
+    fn last_step_converged(&self) -> bool {
+        (**self).last_step_converged()
+    }
+
+    fn last_step_repeated_solve(&self) -> bool {
+        (**self).last_step_repeated_solve()
+    }
+
+    fn last_step_fell_back(&self) -> bool {
+        (**self).last_step_fell_back()
+    }
+
+    fn honours_restitution(&self) -> bool {
+        (**self).honours_restitution()
+    }
+
+    fn last_contact_impulses(&self, h: f64) -> Option<Vec<ContactImpulse>> {
+        (**self).last_contact_impulses(h)
+    }
+
+    fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
+        (**self).contact_margins(model, h)
+    }
+}

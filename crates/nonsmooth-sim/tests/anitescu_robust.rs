@@ -404,9 +404,9 @@ fn extracted_grasp_states_solve_with_small_residual_and_bounded_velocity() {
         assert!(r.attempts <= 2, "attempts {}", r.attempts);
         let snap = ContactSnapshot::from_state(&model, &s).unwrap();
         for c in &snap.contacts {
-            let vt = (&c.tangent_rows * &next.v).amax();
+            let vt = (&c.rows.tangents * &next.v).amax();
             assert!(vt < 1e-9, "mu {mu}: tangential speed {vt:e}");
-            assert!(c.normal_row.dot(&next.v) + c.gap / H > -1e-9);
+            assert!(c.rows.normal.dot(&next.v) + c.gap / H > -1e-9);
         }
         let vf = free_velocity(&model, &s);
         assert!(

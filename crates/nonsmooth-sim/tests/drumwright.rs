@@ -477,8 +477,8 @@ material = "pad"
             rhs += &row.row * *l;
         }
         let contact = &snap.contacts[0];
-        rhs += &contact.normal_row * c.normal;
-        rhs += contact.tangent_rows.row(0).transpose() * c.tangent[0];
+        rhs += &contact.rows.normal * c.normal;
+        rhs += contact.rows.tangents.row(0).transpose() * c.tangent[0];
         let lhs = &snap.mass_matrix * (&next.v - &s.v) / h;
         assert!(
             (&lhs - &rhs).amax() < 1e-6 * (1.0 + rhs.amax()),

@@ -238,13 +238,13 @@ fn block_snapshot_matches_the_dense_snapshot() {
                     (bc.collider_a, bc.collider_b, bc.feature)
                 );
                 assert!((c.gap - bc.gap).abs() < 1e-15);
-                let mut rows = nalgebra::DMatrix::zeros(1 + c.tangent_rows.nrows(), dense.nv());
-                rows.set_row(0, &c.normal_row.transpose());
-                for t in 0..c.tangent_rows.nrows() {
-                    rows.set_row(1 + t, &c.tangent_rows.row(t));
+                let mut rows = nalgebra::DMatrix::zeros(1 + c.rows.tangents.nrows(), dense.nv());
+                rows.set_row(0, &c.rows.normal.transpose());
+                for t in 0..c.rows.tangents.nrows() {
+                    rows.set_row(1 + t, &c.rows.tangents.row(t));
                 }
                 let mut rb = nalgebra::DMatrix::zeros(rows.nrows(), dense.nv());
-                for (body, part) in [(bc.body_a, &bc.rows_a), (bc.body_b, &bc.rows_b)] {
+                for (body, part) in [(bc.body_a, &bc.rows.a), (bc.body_b, &bc.rows.b)] {
                     if let Some(b) = body {
                         let vi = model.joints[b].v_index;
                         let mut view = rb.view_mut((0, vi), (part.nrows(), part.ncols()));

@@ -81,8 +81,8 @@ fn sliding_ball_lifts_off_at_mu_times_the_sliding_speed() {
     let s1 = st.step(&model, &model.initial_state, 1e-3).unwrap();
     let snap1 = ContactSnapshot::new(&model, &model.initial_state.q, &s1.v, 0.0).unwrap();
     let c = &snap1.contacts[0];
-    let vn = c.normal_row.dot(&s1.v);
-    let vt = c.tangent_rows.row(0).transpose().dot(&s1.v);
+    let vn = c.rows.normal.dot(&s1.v);
+    let vt = c.rows.tangents.row(0).transpose().dot(&s1.v);
     assert!(vt > 0.5, "{vt}");
     assert!(
         (vn - mu * vt).abs() < 1e-6,
@@ -104,9 +104,9 @@ fn no_slip_ball_sticks_in_one_step_without_lift_off() {
     let snap1 = ContactSnapshot::new(&model, &model.initial_state.q, &s1.v, 0.0).unwrap();
     let c = &snap1.contacts[0];
     // (Interior-point accuracy: about 1e-5 m/s on these velocities.)
-    assert!(c.normal_row.dot(&s1.v).abs() < 1e-4);
-    assert!(c.tangent_rows.row(0).transpose().dot(&s1.v).abs() < 1e-4);
-    assert!(c.tangent_rows.row(1).transpose().dot(&s1.v).abs() < 1e-4);
+    assert!(c.rows.normal.dot(&s1.v).abs() < 1e-4);
+    assert!(c.rows.tangents.row(0).transpose().dot(&s1.v).abs() < 1e-4);
+    assert!(c.rows.tangents.row(1).transpose().dot(&s1.v).abs() < 1e-4);
     // Rolling: the ball keeps moving (the point stops, not the centre).
     assert!(s1.v[0] > 0.1);
 }

@@ -190,25 +190,25 @@ impl BaseFeedback {
         for c in snapshot
             .contacts
             .iter()
-            .filter(|c| !on_swing_limb(&c.normal_row, &snapshot.actuation, swing))
+            .filter(|c| !on_swing_limb(&c.rows.normal, &snapshot.actuation, swing))
         {
             if c.gap <= self.contact_gap {
                 let wn = if self.compliant_ground && c.gap < 0.0 {
-                    c.normal_row.dot(v0).min(0.0)
+                    c.rows.normal.dot(v0).min(0.0)
                 } else {
                     0.0
                 };
-                rows.push((c.normal_row.clone(), wn));
-                for k in 0..c.tangent_rows.nrows() {
-                    rows.push((c.tangent_rows.row(k).transpose(), 0.0));
+                rows.push((c.rows.normal.clone(), wn));
+                for k in 0..c.rows.tangents.nrows() {
+                    rows.push((c.rows.tangents.row(k).transpose(), 0.0));
                 }
             } else if !swing.is_empty() {
                 // A planned stance foot that has not reached the ground yet: lower it.
                 // Lowering speed min(φ/T, v_max), reached at most at `reach_accel`.
                 let speed = (c.gap / self.reach_time).min(self.reach_speed);
-                let now = c.normal_row.dot(v0);
+                let now = c.rows.normal.dot(v0);
                 rows.push((
-                    c.normal_row.clone(),
+                    c.rows.normal.clone(),
                     (-speed).max(now - self.reach_accel * dt),
                 ));
             }
@@ -261,10 +261,10 @@ impl BaseFeedback {
             .iter()
             .filter(|c| {
                 c.gap <= self.contact_gap
-                    && !on_swing_limb(&c.normal_row, &snapshot.actuation, swing)
-                    && c.normal_row.dot(v) < 0.0
+                    && !on_swing_limb(&c.rows.normal, &snapshot.actuation, swing)
+                    && c.rows.normal.dot(v) < 0.0
             })
-            .map(|c| c.normal_row.clone())
+            .map(|c| c.rows.normal.clone())
             .collect();
         let chol = snapshot.mass_matrix.clone().cholesky().ok_or_else(|| {
             ControlError::InvalidInput("mass matrix is not positive definite".into())

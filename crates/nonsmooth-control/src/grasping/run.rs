@@ -4,7 +4,7 @@
 use nalgebra::{DVector, Isometry3, Point3, Vector3};
 use nonsmooth_core::dynamics::{integrate_configuration, kinematics};
 use nonsmooth_core::{ContactSnapshot, Model, State};
-use nonsmooth_sim::{stepper_by_name, Stepper};
+use nonsmooth_sim::stepper_by_name;
 
 use super::{GraspError, GraspId, GraspPlan};
 use crate::controllers::{
@@ -386,19 +386,19 @@ fn sane(state: &State) -> bool {
             .all(|x| x.is_finite() && x.abs() <= PLANT_MAX_SPEED)
 }
 
-/// One step of the stepper plant, a failed step recovered by smaller steps and counted in
-/// `recoveries` ([`nonsmooth_sim::step_with_recovery`]); a speed above [`PLANT_MAX_SPEED`] is
-/// an error.
+/// One step of the stepper plant through the one time loop ([`nonsmooth_sim::Simulator`],
+/// which recovers a failed step by smaller steps and counts it); a speed above
+/// [`PLANT_MAX_SPEED`] is an error.
 fn plant_step(
-    stepper: &mut dyn Stepper,
-    model: &Model,
+    sim: &mut nonsmooth_sim::Simulator<'_>,
     state: &State,
     gen_u: &DVector<f64>,
     dt: f64,
-    recoveries: &mut nonsmooth_sim::Recoveries,
 ) -> Result<State, GraspError> {
     let input = nonsmooth_sim::Actuation::from_generalized_force(gen_u.clone());
-    let next = nonsmooth_sim::step_with_recovery(stepper, model, state, &input, dt, recoveries)?;
+    sim.set_state(state.clone())?;
+    sim.advance(&input, dt)?;
+    let next = sim.state().clone();
     if sane(&next) {
         Ok(next)
     } else {
@@ -482,8 +482,9 @@ pub fn run_grasp(
         )));
     }
     let (palm, bx) = palm_and_box(model)?;
-    let mut stepper: Box<dyn Stepper> = stepper_by_name(&options.stepper)?;
     let dt = options.dt;
+    let mut sim =
+        nonsmooth_sim::Simulator::borrowing(model, stepper_by_name(&options.stepper)?, dt)?;
     let steps = (options.duration / dt).round() as usize;
     let limits: Vec<(f64, f64)> = model
         .actuators
@@ -579,18 +580,12 @@ pub fn run_grasp(
             v: state.v.clone(),
             t,
         };
-        let halvings = rec.recoveries.step_halving;
+        let halvings = sim.counters().recoveries.step_halving;
         let next = match options.plant {
-            GraspPlant::Stepper => plant_step(
-                stepper.as_mut(),
-                model,
-                &stepped,
-                &gen_u,
-                dt,
-                &mut rec.recoveries,
-            ),
+            GraspPlant::Stepper => plant_step(&mut sim, &stepped, &gen_u, dt),
             GraspPlant::NoSlip => noslip_plant_step(model, &snap, &state, &u, dt, options),
         };
+        rec.recoveries = sim.counters().recoveries;
         let next = match next {
             Ok(s) => s,
             Err(e) => {
@@ -602,7 +597,7 @@ pub fn run_grasp(
         let recovered = rec.recoveries.step_halving != halvings;
         rec.impulses.push(match options.plant {
             GraspPlant::Stepper if !recovered => {
-                nonsmooth_sim::StepImpulses::of_last_step(stepper.as_ref(), model, dt)
+                nonsmooth_sim::StepImpulses::of_last_step(sim.stepper(), model, dt)
             }
             GraspPlant::Stepper => None,
             GraspPlant::NoSlip => None,

@@ -499,7 +499,7 @@ pub fn time_of_contact(snap: &ContactSnapshot<f64>, v: &DVector<f64>, h: f64) ->
         .iter()
         .filter(|c| c.gap > TOI_MIN_GAP)
         .filter_map(|c| {
-            let vn = c.normal_row.dot(v);
+            let vn = c.rows.normal.dot(v);
             (vn < 0.0 && c.gap + h * vn < 0.0).then(|| c.gap / -vn)
         })
         .fold(f64::INFINITY, f64::min);
@@ -524,7 +524,7 @@ const TOI_MAX_SPLITS: usize = 4;
 /// of spreading it over the step's end and the next step.
 fn plant_substep(
     model: &Model,
-    plant: &mut Plant,
+    plant: &mut Plant<'_>,
     state: &State,
     first: Option<(
         &ContactSnapshot<f64>,
@@ -558,12 +558,7 @@ fn plant_substep(
                 hs = t;
             }
         }
-        s = plant.step(
-            model,
-            &s,
-            &Actuation::from_generalized_force(gen_u.clone()),
-            hs,
-        )?;
+        s = plant.step(&s, &Actuation::from_generalized_force(gen_u.clone()), hs)?;
         left -= hs;
         if left <= TOI_MIN_FRACTION * h {
             break;
@@ -572,36 +567,29 @@ fn plant_substep(
     Ok(s)
 }
 
-/// The plant's stepper, its failed steps recovered by smaller steps and counted
-/// ([`nonsmooth_sim::step_with_recovery`]).
-struct Plant {
-    stepper: Box<dyn Stepper>,
-    recoveries: nonsmooth_sim::Recoveries,
+/// The plant: the model stepped by the one time loop ([`nonsmooth_sim::Simulator`]), which
+/// recovers failed steps by smaller steps and counts them.
+struct Plant<'a> {
+    sim: nonsmooth_sim::Simulator<'a>,
 }
 
-impl Plant {
-    fn new(stepper: Box<dyn Stepper>) -> Self {
-        Self {
-            stepper,
-            recoveries: nonsmooth_sim::Recoveries::default(),
-        }
+impl<'a> Plant<'a> {
+    fn new(model: &'a Model, stepper: Box<dyn Stepper>, dt: f64) -> Result<Self, LocoError> {
+        Ok(Self {
+            sim: nonsmooth_sim::Simulator::borrowing(model, stepper, dt)?,
+        })
     }
 
+    /// One step of `h` from `state` with `input` applied.
     fn step(
         &mut self,
-        model: &Model,
         state: &State,
         input: &Actuation,
         h: f64,
     ) -> Result<State, nonsmooth_sim::SimError> {
-        nonsmooth_sim::step_with_recovery(
-            self.stepper.as_mut(),
-            model,
-            state,
-            input,
-            h,
-            &mut self.recoveries,
-        )
+        self.sim.set_state(state.clone())?;
+        self.sim.advance(input, h)?;
+        Ok(self.sim.state().clone())
     }
 }
 
@@ -612,7 +600,7 @@ impl Plant {
 #[allow(clippy::too_many_arguments)]
 fn step_plant(
     model: &Model,
-    plant: &mut Plant,
+    plant: &mut Plant<'_>,
     state: &State,
     snap: &ContactSnapshot<f64>,
     chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
@@ -668,13 +656,17 @@ pub fn run_closed_loop(
             options.dt, options.duration
         )));
     }
-    let mut plant = Plant::new(if options.stepper == "penalty-symplectic" {
-        let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
-        p.friction_regularization = options.friction_regularization;
-        Box::new(p)
-    } else {
-        stepper_by_name(&options.stepper)?
-    });
+    let mut plant = Plant::new(
+        model,
+        if options.stepper == "penalty-symplectic" {
+            let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
+            p.friction_regularization = options.friction_regularization;
+            Box::new(p)
+        } else {
+            stepper_by_name(&options.stepper)?
+        },
+        options.dt,
+    )?;
     let dt = options.dt;
     let steps = (options.duration / dt).round() as usize;
     let nominal_height = model.initial_state.q[2];
@@ -802,7 +794,7 @@ pub fn run_closed_loop(
     }
     rec.travel = state.q[0] - model.initial_state.q[0];
     rec.planned_travel = planner.odometer(state.t);
-    rec.recoveries = plant.recoveries;
+    rec.recoveries = plant.sim.counters().recoveries;
     rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
     rec.chattered = chatter.chatters(options.chatter_run_steps);
     rec.longest_reversal_run = chatter.longest_run();
@@ -832,7 +824,7 @@ mod tests {
         let snap = ContactSnapshot::new(model, &s.q, &s.v, s.t).unwrap();
         snap.contacts
             .iter()
-            .map(|c| (c.normal_row.dot(&s.v), c.gap))
+            .map(|c| (c.rows.normal.dot(&s.v), c.gap))
             .collect()
     }
 
@@ -854,7 +846,8 @@ mod tests {
         let chol = snap.mass_matrix.clone().cholesky().unwrap();
         let u = DVector::zeros(model.nv());
         let step = |split| {
-            let mut plant = Plant::new(stepper_by_name("anitescu-potra").unwrap());
+            let mut plant =
+                Plant::new(&model, stepper_by_name("anitescu-potra").unwrap(), 1e-3).unwrap();
             step_plant(&model, &mut plant, &s, &snap, &chol, &u, 1e-3, 1, split).unwrap()
         };
         // Fixed step: the stabilization φ/h closes the gaps at the step's end, and the feet

@@ -227,7 +227,7 @@ impl DrumwrightStepper {
                     parts: [(0, Vector6::zeros()); 2],
                     len: 0,
                 };
-                for (body, rows) in [(c.body_a, &c.rows_a), (c.body_b, &c.rows_b)] {
+                for (body, rows) in [(c.body_a, &c.rows.a), (c.body_b, &c.rows.b)] {
                     let Some(k) = body.and_then(|b| bs.block_of_body.get(b).copied().flatten())
                     else {
                         continue;

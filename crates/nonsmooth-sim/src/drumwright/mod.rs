@@ -534,7 +534,7 @@ impl DrumwrightStepper {
             }
         }
         for (ci, c) in snap.contacts.iter().enumerate() {
-            let phidot = c.normal_row.dot(v);
+            let phidot = c.rows.normal.dot(v);
             if self.options.inclusion == Inclusion::PenetratingOnly && c.gap > 0.0 {
                 continue;
             }
@@ -544,7 +544,7 @@ impl DrumwrightStepper {
             }
             let normal = out.unilateral.len();
             out.unilateral.push(Row {
-                g: c.normal_row.clone(),
+                g: c.rows.normal.clone(),
                 phi: c.gap,
                 gdot_v: c.normal_row_dot_v,
                 k,
@@ -555,10 +555,10 @@ impl DrumwrightStepper {
             let mut tangents = Vec::new();
             if c.friction > 0.0 {
                 let bt = self.options.tangent_damping_times_h / h;
-                for t in 0..c.tangent_rows.nrows() {
+                for t in 0..c.rows.tangents.nrows() {
                     tangents.push(out.tangents.len());
                     out.tangents.push(Row {
-                        g: c.tangent_rows.row(t).transpose(),
+                        g: c.rows.tangents.row(t).transpose(),
                         phi: 0.0,
                         gdot_v: c.tangent_rows_dot_v[t],
                         k: 0.0,

@@ -16,17 +16,40 @@
 //!   impacts (Zeno sequences included) inside the inclusion instead of merging them into one
 //!   inelastic time step.
 //!
-//! Each `step(model, state, h)` advances t by at most h (by 0 during impacts), so a run of n
-//! steps covers s = n·h and `state.t` reports the physical time.
+//! The inclusion advances in s, not in t: one sub-step of s-length [`TimeAsStateDi::s_step`]
+//! advances t by at most that much (by 0 during impacts). Like every [`Stepper`], a step of
+//! `h` advances physical time by exactly `h`: it takes as many sub-steps as it needs, so an
+//! impact sequence, Zeno included, is resolved inside the step that reaches it, and returns
+//! the point at `t + h` of the sub-step that crosses it (dense output; the sub-steps are not
+//! shortened, so the run is the inclusion's own discretization). [`TimeAsStateDi::impacts`]
+//! records each impact (the velocities before and after it).
 
 use nalgebra::DVector;
 use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{ContactSnapshot, Model, State};
-use nonsmooth_sim::{SimError, Stepper};
-
-use crate::lcp::{build_ap_w, clean_round_off};
-use crate::{ImpactError, ImpactLcp, ImpactProblem, COLLIDING_TOL};
+use nonsmooth_impact::lcp::{build_ap_w, clean_round_off};
+use nonsmooth_impact::{ImpactError, ImpactLcp, ImpactProblem, COLLIDING_TOL};
 use nonsmooth_solvers::lcp::{lemke, Lcp, LemkeOptions};
+
+use crate::{SimError, Stepper};
+
+/// The stepper's name.
+pub const TIME_AS_STATE_DI: &str = "time-as-state-di";
+
+/// Most sub-steps one step may take (an impact sequence that does not end within them is
+/// reported as [`SimError::Diverged`]).
+pub const MAX_SUBSTEPS: usize = 1_000_000;
+
+/// One impact resolved by the inclusion: a run of impact-mode sub-steps at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImpactRecord {
+    /// Time of the impact (s).
+    pub t: f64,
+    /// Generalized velocity before the impact.
+    pub v_before: DVector<f64>,
+    /// Generalized velocity after it.
+    pub v_after: DVector<f64>,
+}
 
 /// The time-as-state DI stepper (name `"time-as-state-di"`).
 #[derive(Debug, Clone, PartialEq)]
@@ -35,10 +58,17 @@ pub struct TimeAsStateDi {
     pub margin: f64,
     /// Colliding tolerance on `J_n,i v` [m/s].
     pub colliding_tol: f64,
-    /// Number of impact-mode steps taken so far.
+    /// s-length of one sub-step; `None`: the step's `h`.
+    pub s_step: Option<f64>,
+    /// Number of impact-mode sub-steps taken so far.
     pub impact_steps: usize,
-    /// Accumulated s (Σ h over all steps).
+    /// Accumulated s (Σ of the sub-steps' s-lengths).
     pub s: f64,
+    /// The impacts resolved so far, in time order.
+    pub impacts: Vec<ImpactRecord>,
+    /// The state the last step returned and the flow sub-step (start, end) it lies on, when
+    /// that sub-step crossed the end of the step.
+    crossing: Option<(State, (State, State))>,
 }
 
 impl Default for TimeAsStateDi {
@@ -46,8 +76,11 @@ impl Default for TimeAsStateDi {
         Self {
             margin: 1e-6,
             colliding_tol: COLLIDING_TOL,
+            s_step: None,
             impact_steps: 0,
             s: 0.0,
+            impacts: Vec::new(),
+            crossing: None,
         }
     }
 }
@@ -56,16 +89,25 @@ fn sim_err(e: ImpactError) -> SimError {
     match e {
         ImpactError::Solver(s) => SimError::Solver(s),
         other => SimError::Unsupported {
-            stepper: "time-as-state-di",
+            stepper: TIME_AS_STATE_DI,
             reason: other.to_string(),
         },
     }
 }
 
 impl TimeAsStateDi {
-    /// A stepper with margin 1e-6 m and colliding tolerance 1e-8 m/s.
+    /// A stepper with margin 1e-6 m, colliding tolerance 1e-8 m/s and sub-steps of the
+    /// step's length.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same stepper with sub-steps of s-length `s_step`.
+    pub fn with_s_step(s_step: f64) -> Self {
+        Self {
+            s_step: Some(s_step),
+            ..Self::default()
+        }
     }
 
     /// Flow step of length `dt`: returns (v′, ‖Λ_n‖₁). The active contacts enter the
@@ -77,7 +119,7 @@ impl TimeAsStateDi {
     ) -> Result<(DVector<f64>, f64), SimError> {
         let chol = nalgebra::Cholesky::new(snap.mass_matrix.clone()).ok_or_else(|| {
             SimError::Unsupported {
-                stepper: "time-as-state-di",
+                stepper: TIME_AS_STATE_DI,
                 reason: "mass matrix is not positive definite".into(),
             }
         })?;
@@ -131,7 +173,7 @@ impl TimeAsStateDi {
         for c in &snap.contacts {
             let key = (c.collider_a, c.collider_b, c.feature);
             if c.gap < -self.margin && !start_active.contains(&key) {
-                let g0 = c.gap - dt * c.normal_row.dot(v);
+                let g0 = c.gap - dt * c.rows.normal.dot(v);
                 if worst.map(|w| c.gap < w.1).unwrap_or(true) {
                     worst = Some((g0, c.gap));
                 }
@@ -141,24 +183,11 @@ impl TimeAsStateDi {
     }
 }
 
-impl Stepper for TimeAsStateDi {
-    fn name(&self) -> &'static str {
-        "time-as-state-di"
-    }
-
-    /// `step.h` is the step of the time-as-state variable s, not of physical time: the
-    /// returned state's `t` advances by at most `h` (and not at all in an impact step), so the
-    /// [`nonsmooth_sim::Simulator`] refuses this scheme.
-    fn advance(&mut self, step: &nonsmooth_sim::Step<'_>) -> Result<State, SimError> {
-        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
-        if !input.is_none() {
-            return Err(SimError::Unsupported {
-                stepper: crate::steppers::TIME_AS_STATE_DI,
-                reason: "actuator inputs are not part of the time-as-state inclusion; use a \
-                         time-stepping scheme (e.g. `anitescu-potra`) for actuated models"
-                    .into(),
-            });
-        }
+impl TimeAsStateDi {
+    /// One sub-step of s-length `h` from `state`: an impact (q and t frozen) when an active
+    /// contact is colliding, else a flow step. Returns the new state and whether it was an
+    /// impact.
+    fn substep(&mut self, model: &Model, state: &State, h: f64) -> Result<(State, bool), SimError> {
         self.s += h;
         let snap = ContactSnapshot::from_state(model, state)?;
         if snap.contacts.iter().any(|c| c.gap <= self.margin) {
@@ -171,11 +200,12 @@ impl Stepper for TimeAsStateDi {
                 let caps = vec![h; p.num_contacts()];
                 let out = lcp.step(&p, &state.v, &caps).map_err(sim_err)?;
                 self.impact_steps += 1;
-                return Ok(State {
+                let next = State {
                     q: state.q.clone(),
                     v: out.v,
                     t: state.t,
-                });
+                };
+                return Ok((next, true));
             }
         }
         // Flow with the time-as-state rate ṫ = 1/(1 + ‖λ_n‖₁).
@@ -205,101 +235,107 @@ impl Stepper for TimeAsStateDi {
                             reason: "non-finite state".into(),
                         });
                     }
-                    return Ok(State {
+                    let next = State {
                         q: q_new,
                         v: v_new,
                         t: state.t + dt,
-                    });
+                    };
+                    return Ok((next, false));
                 }
             }
         }
     }
-}
 
-/// Result of [`zeno_wobble_run`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ZenoRun {
-    /// Apex angle of the first half-cycle in rad.
-    pub apex_angle: f64,
-    /// Angular-velocity ratios across the resolved impacts (|ω| > 0.05 before impact).
-    pub ratios: Vec<f64>,
-    /// Time at which the block is flat and at rest (|θ| < 1e-4, ‖v‖∞ < 1e-3) in s.
-    pub rest_time: Option<f64>,
-    /// Accumulated s at rest.
-    pub s: f64,
-    /// (t, θ, θ̇) samples every `record_every` steps.
-    pub trace: Vec<(f64, f64, f64)>,
-    /// The initial state, then the states of `trace` (physical time `t`), for the
-    /// trajectory viewer.
-    pub states: Vec<State>,
-    /// Failed steps recovered by smaller steps ([`nonsmooth_sim::step_with_recovery`]).
-    pub recoveries: nonsmooth_sim::Recoveries,
-}
-
-/// Runs the Zeno wobble (paper §4.3) of the block in `model` (planar, q = [x, y, θ]) with the
-/// time-as-state stepper from `state` with DI step `h`, for at most `max_steps` steps.
-///
-/// # Errors
-/// Stepper failures.
-pub fn zeno_wobble_run(
-    model: &Model,
-    state: &State,
-    h: f64,
-    max_steps: usize,
-    record_every: usize,
-) -> Result<ZenoRun, SimError> {
-    let mut stepper = TimeAsStateDi::new();
-    let mut state = state.clone();
-    let mut run = ZenoRun {
-        apex_angle: 0.0,
-        ratios: Vec::new(),
-        rest_time: None,
-        s: 0.0,
-        trace: Vec::new(),
-        states: vec![state.clone()],
-        recoveries: nonsmooth_sim::Recoveries::default(),
-    };
-    if state.q.len() < 3 || state.v.len() < 3 {
-        return Err(SimError::Unsupported {
-            stepper: "time-as-state-di",
-            reason: "the Zeno wobble needs a planar body with q = [x, y, θ]".into(),
-        });
-    }
-    let mut w_pre: Option<f64> = None;
-    for i in 0..max_steps {
-        let before = stepper.impact_steps;
-        let prev = state.clone();
-        state = nonsmooth_sim::step_with_recovery(
-            &mut stepper,
-            model,
-            &state,
-            &nonsmooth_sim::Actuation::none(),
-            h,
-            &mut run.recoveries,
-        )?;
-        let impact = stepper.impact_steps > before;
-        if run.ratios.is_empty() {
-            run.apex_angle = run.apex_angle.max(state.q[2].abs());
+    /// The state at time `t` on the flow sub-step `segment` (start, end): the sub-step moves
+    /// with its end velocity throughout, `q(t) = q₀ ⊕ (t − t₀) v₁`.
+    fn on_segment(model: &Model, (start, end): &(State, State), t: f64) -> State {
+        State {
+            q: integrate_configuration(model, &start.q, &end.v, t - start.t),
+            v: end.v.clone(),
+            t,
         }
-        match (impact, w_pre) {
-            (true, None) => w_pre = Some(prev.v[2]),
-            (false, Some(w0)) => {
-                if w0.abs() > 0.05 {
-                    run.ratios.push(prev.v[2] / w0);
-                }
-                w_pre = None;
+    }
+}
+
+impl Stepper for TimeAsStateDi {
+    fn name(&self) -> &'static str {
+        TIME_AS_STATE_DI
+    }
+
+    /// Sub-steps of s-length [`TimeAsStateDi::s_step`] until physical time reaches
+    /// `t + step.h`; the impacts met on the way are resolved at their instant and recorded in
+    /// [`TimeAsStateDi::impacts`]. The sub-steps are the inclusion's own: the one that
+    /// crosses `t + h` is not shortened; the state returned is the point of its path at
+    /// `t + h` (dense output), and the next step, started from that state, continues from the
+    /// sub-step's end. A step started from any other state starts afresh.
+    fn advance(&mut self, step: &crate::Step<'_>) -> Result<State, SimError> {
+        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
+        if !input.is_none() {
+            return Err(SimError::Unsupported {
+                stepper: TIME_AS_STATE_DI,
+                reason: "actuator inputs are not part of the time-as-state inclusion; use a \
+                         time-stepping scheme (e.g. `anitescu-potra`) for actuated models"
+                    .into(),
+            });
+        }
+        let ds = match self.s_step {
+            Some(ds) if ds > 0.0 && ds.is_finite() => ds,
+            Some(ds) => {
+                return Err(SimError::InvalidOption {
+                    option: "s_step",
+                    reason: format!("must be positive and finite, got {ds}"),
+                })
             }
-            _ => {}
+            None => h,
+        };
+        let t_end = state.t + h;
+        // Continue the sub-step that crossed the end of the last step when this step starts
+        // where that one ended.
+        let segment = self
+            .crossing
+            .take()
+            .filter(|(returned, _)| returned == state)
+            .map(|(_, segment)| segment);
+        let mut s = match segment {
+            Some(seg) if seg.1.t > t_end => {
+                let out = Self::on_segment(model, &seg, t_end);
+                self.crossing = Some((out.clone(), seg));
+                return Ok(out);
+            }
+            Some(seg) => seg.1,
+            None => state.clone(),
+        };
+        let mut impact_start: Option<(f64, DVector<f64>)> = None;
+        for _ in 0..MAX_SUBSTEPS {
+            if s.t >= t_end && impact_start.is_none() {
+                return crate::pipeline::finish(TIME_AS_STATE_DI, step, s.q, s.v);
+            }
+            let (next, impact) = self.substep(model, &s, ds)?;
+            if impact {
+                impact_start.get_or_insert_with(|| (s.t, s.v.clone()));
+                s = next;
+                continue;
+            }
+            if let Some((t, v_before)) = impact_start.take() {
+                self.impacts.push(ImpactRecord {
+                    t,
+                    v_before,
+                    v_after: s.v.clone(),
+                });
+            }
+            if next.t > t_end {
+                let seg = (s, next);
+                let out = Self::on_segment(model, &seg, t_end);
+                self.crossing = Some((out.clone(), seg));
+                return Ok(out);
+            }
+            s = next;
         }
-        if i % record_every.max(1) == 0 {
-            run.trace.push((state.t, state.q[2], state.v[2]));
-            run.states.push(state.clone());
-        }
-        if state.q[2].abs() < 1e-4 && state.v.amax() < 1e-3 {
-            run.rest_time = Some(state.t);
-            break;
-        }
+        Err(SimError::Diverged {
+            t: s.t,
+            reason: format!(
+                "the impact inclusion did not reach t = {t_end} within {MAX_SUBSTEPS} sub-steps"
+            ),
+        })
     }
-    run.s = stepper.s;
-    Ok(run)
 }
