@@ -1,6 +1,6 @@
 //! Generated scenes of the experiments.
 //!
-//! The sphere stack of the `drumwright-stack` experiment (seed 003 §6.5): the header (materials, ground) of `examples/drumwright_stack.toml` followed by `n`
+//! The sphere stack of the `drumwright-stack` experiment (Drumwright 2019, §6.5, Fig 10): the header (materials, ground) of `examples/drumwright_stack.toml` followed by `n`
 //! copies of its steel sphere (mass 0.1 kg, radius 5 cm), stacked on the z axis at rest
 //! with 2 mm gaps between neighbours and above the ground.
 //!
