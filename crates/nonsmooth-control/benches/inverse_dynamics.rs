@@ -12,7 +12,7 @@
 //! - `clarabel_stages/<variant>/4`: both QP stages by Clarabel, no warm start (the reference
 //!   route).
 //!
-//! Targets (issue #37, Fig. 19): QP,∞ and QP,μ warm ≤ 20 µs at 4 contacts and < 1000 µs at
+//! Targets (ours, against the paper's Fig. 19): QP,∞ and QP,μ warm ≤ 20 µs at 4 contacts and < 1000 µs at
 //! 32; ID_LCP,∞ growing at most linearly.
 //!
 //! Where the time went before the QP stages were warm-started in reduced form (per call,

@@ -1,4 +1,4 @@
-//! Equality-row elimination (digest §3.0) and Algorithm 1 (Find-Indices) with an
+//! Equality-row elimination (docs/decisions/004-inverse-dynamics.md, common eliminations) and Algorithm 1 (Find-Indices) with an
 //! incremental, bordered Cholesky factorization of `X M⁻¹ Xᵀ`.
 //!
 //! For stacked equality rows `X` with right-hand side `b`, `Y = (X M⁻¹ Xᵀ)⁻¹`,
