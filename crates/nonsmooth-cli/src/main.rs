@@ -52,7 +52,7 @@ enum Command {
     /// Long runs (default 10⁶ steps) of the sphere stack and the quadruped: no NaN, no
     /// energy gain, bounded drift, no memory growth (soak.json, energy plots).
     Soak(soak::SoakArgs),
-    /// SOS Lyapunov stability certificate of the planar two-contact body (seed 000).
+    /// SOS Lyapunov stability certificate of the planar two-contact body (Várkonyi).
     Stability(stability::StabilityArgs),
     /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
     /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
