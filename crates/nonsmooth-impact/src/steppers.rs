@@ -1,12 +1,12 @@
 //! Every stepper a user can pick by name: the simulator's own (`nonsmooth_sim::STEPPER_NAMES`)
-//! and the time-as-state impact inclusion of seed 001 ([`crate::time_di`]), which cannot live
+//! and the time-as-state impact inclusion of Halm & Posa ([`crate::time_di`]), which cannot live
 //! in `nonsmooth-sim` without a dependency cycle. The CLI (`nonsmooth simulate --stepper`) and
 //! the Python bindings (`simulate(stepper=...)`) both use this registry.
 
 use crate::time_di::TimeAsStateDi;
 use nonsmooth_sim::{stepper_by_name, SimError, Stepper, STEPPER_NAMES};
 
-/// Name of the seed-001 time-as-state stepper.
+/// Name of Halm & Posa's time-as-state stepper.
 pub const TIME_AS_STATE_DI: &str = "time-as-state-di";
 
 /// Every stepper name [`by_name`] accepts.
