@@ -1,5 +1,5 @@
 //! The exact MPCC method (`[mpcc] method = "active-set"`) on the FESD discretization:
-//! the particle OCP of seed 002 Ex. 5 on its model file reaches exact complementarity with a
+//! the particle OCP of Nurkanović et al. Ex. 5 on its model file reaches exact complementarity with a
 //! B-stationarity certificate and the homotopy's objective; the `[mpcc]` keys are checked.
 
 use nonsmooth_ocp::fesd::{solve_ocp, MpccMethod};

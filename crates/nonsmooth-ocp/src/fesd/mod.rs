@@ -1,5 +1,5 @@
 //! Finite elements with switch detection (FESD; Nurkanović, Sperl, Albrecht & Diehl 2022)
-//! for the time-freezing DCS (seed 002 eq. 31/35), as an integrator with fixed controls and
+//! for the time-freezing DCS (Nurkanović et al. eq. 31/35), as an integrator with fixed controls and
 //! as a direct multiple-shooting OCP in numerical time, both solved by a Scholtes relaxation
 //! homotopy over IPOPT.
 //!
@@ -10,7 +10,7 @@
 //! previous element's last stage) is relaxed to ≤ σ per element and component. Step
 //! equilibration uses the heuristic penalty ρ_h Σ (h_n − h̄)²/h̄² (nosnoc's
 //! `heuristic_mean`). With `fesd = false` the same IRK runs on a fixed grid with stage-wise
-//! complementarity only (the order-1 baseline of digest E4). After the homotopy an active-set
+//! complementarity only (the order-1 baseline of E4 in docs/decisions/002-time-freezing.md). After the homotopy an active-set
 //! polish ([`polish`](fn@polish)) fixes the complementarity pairs' active sides and re-solves
 //! the smooth NLP, so that the products vanish exactly. General path constraints of the system
 //! ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are imposed at every stage point of the OCP (not in the integrator, which
