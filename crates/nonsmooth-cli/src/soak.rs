@@ -46,7 +46,7 @@ pub struct SoakArgs {
     /// Which scenario to run.
     #[arg(long, value_enum, default_value = "all")]
     pub scenario: Scenario,
-    /// Steps per scenario (the soak is 10⁶).
+    /// Steps per scenario (the full soak is 10⁶).
     #[arg(long, default_value_t = 1_000_000)]
     pub steps: usize,
     /// Output directory for soak.json and the energy plots.
