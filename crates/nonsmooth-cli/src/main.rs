@@ -57,8 +57,8 @@ enum Command {
     /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
     /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
     Ocp(ocp::OcpArgs),
-    /// One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a chosen controller and terrain;
-    /// writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
+    /// One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a chosen controller and
+    /// terrain; writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
     Walk(walk::WalkArgs),
 }
 

@@ -1,7 +1,8 @@
 //! `nonsmooth soak`: long runs that must stay finite, bounded and lean.
 //!
 //! Scenarios (model files embedded from `examples/`):
-//! - `stack`: the 10-sphere Hertz stack of Drumwright's constraint-solver paper (§6.5; `drumwright`, h = 0.01 s);
+//! - `stack`: the 10-sphere Hertz stack of Drumwright's constraint-solver paper (§6.5;
+//!   `drumwright`, h = 0.01 s);
 //! - `quadruped`: the passive quadruped of `examples/quadruped.toml` dropped on rigid ground
 //!   (`anitescu-potra`, h = 1 ms), which settles and then must stay put.
 //!

@@ -157,8 +157,9 @@ impl Variant {
     }
 }
 
-/// The objective of Stage II of the QP variants (erratum E10 of docs/decisions/004-inverse-dynamics.md: the paper's full form,
-/// eq 102, and its reduced form, eqs 105–112, differ).
+/// The objective of Stage II of the QP variants (erratum E10 of
+/// docs/decisions/004-inverse-dynamics.md: the paper's full form, eq 102, and its reduced form, eqs
+/// 105–112, differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StageTwoObjective {
     /// Minimize ½‖u‖² of the total actuator torque (eq 102).

@@ -1,6 +1,6 @@
 //! Zapolsky & Drumwright, *Inverse Dynamics with Rigid Contact and Friction* (2017; errata,
-//! choices and acceptance checks in docs/decisions/004-inverse-dynamics.md), on the 4.80 kg reference quadruped
-//! `examples/id_quadruped.toml`:
+//! choices and acceptance checks in docs/decisions/004-inverse-dynamics.md), on the 4.80 kg
+//! reference quadruped `examples/id_quadruped.toml`:
 //!
 //! - `id-statics`: standing on 4 feet with q̈_des = 0: predicted Σf_N (paper: 47.09 N for
 //!   4.80 kg) and the torque jump over 100 identical consecutive calls per variant;
@@ -252,7 +252,8 @@ fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     out.notes.push(
         "Forward models: lcp-noslip — no-slip LCP (Algorithm 1 on the tangent rows, PPM); \
          lcp-coulomb — Anitescu–Potra LCP by Lemke; qp-* — the dynamics with the predicted \
-         impulses R z (check 1 of docs/decisions/004-inverse-dynamics.md). Random accelerations are inconsistent with no slip \
+         impulses R z (check 1 of docs/decisions/004-inverse-dynamics.md). Random accelerations \
+         are inconsistent with no slip \
          (E7), so lcp-noslip relaxes them (§4.5) and reproduces the realized target."
             .into(),
     );

@@ -1,6 +1,7 @@
 //! Nurkanović, Albrecht, Brogliato & Diehl, *The Time-Freezing Reformulation for Numerical
-//! Optimal Control of Complementarity Lagrangian Systems with State Jumps* (2023): FESD simulations of the time-freezing
-//! reformulation against the analytic solutions (E1, E2 of docs/decisions/002-time-freezing.md).
+//! Optimal Control of Complementarity Lagrangian Systems with State Jumps* (2023): FESD simulations
+//! of the time-freezing reformulation against the analytic solutions (E1, E2 of
+//! docs/decisions/002-time-freezing.md).
 //!
 //! - `tf-particle-sim`: guiding particle of Ex. 1–3 (impact, frozen jump, sliding with
 //!   γ = 0.5, lift-off at τ = 2.75, state at τ = 3.5);
@@ -230,8 +231,10 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         );
     }
     out.notes.push(format!(
-        "FESD Radau IIA n_s = 3, N_FE = {n_fe}, steps of {step} to τ = {tau_end}; ℓ1-penalty homotopy, comp_tol 1e-9, \
-         active-set polish (no penetration while frozen), fixed-mode prediction for steps without a switch: \
+        "FESD Radau IIA n_s = 3, N_FE = {n_fe}, steps of {step} to τ = {tau_end}; ℓ1-penalty \
+         homotopy, comp_tol 1e-9, \
+         active-set polish (no penetration while frozen), fixed-mode prediction for steps without \
+         a switch: \
          the remaining error is the O(h⁵) discretization error of the non-polynomial part t ≥ 1"
     ));
     plot(
@@ -367,7 +370,8 @@ pub fn discrete_double_integrator_optimum(n: usize, t: f64, q_target: f64) -> f6
     d * q_target * q_target * m[1][1] / det
 }
 
-/// The particle of the time-freezing paper's Ex. 5 as a model file, and its OCP (`tf-particle-ocp`).
+/// The particle of the time-freezing paper's Ex. 5 as a model file, and its OCP
+/// (`tf-particle-ocp`).
 const PARTICLE_MODEL: &str = include_str!("../../../examples/particle.toml");
 const PARTICLE_PROBLEM: &str = include_str!("../../../examples/ocp_particle.toml");
 

@@ -430,8 +430,8 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
     Ok(())
 }
 
-/// Table 1 of Drumwright (2019, §5.5), wall times (s): (elements, load N, [CB, ode15s, ode45] at E = 1e7,
-/// the same at E = 1e11).
+/// Table 1 of Drumwright (2019, §5.5), wall times (s): (elements, load N, [CB, ode15s, ode45] at E
+/// = 1e7, the same at E = 1e11).
 const FOUNDATION_TABLE1: [(usize, f64, [f64; 3], [f64; 3]); 4] = [
     (100, 5.0, [0.331, 0.302, 28.0], [0.286, 0.189, 27.4]),
     (100, 50.0, [0.332, 9.55, 15.5], [0.396, 5550.0, 621.0]),
@@ -473,7 +473,8 @@ fn foundation_table1(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table1",
-        "Table 1 (Drumwright 2019, §5.5): log10 of the baselines' wall time over the constraint-based \
+        "Table 1 (Drumwright 2019, §5.5): log10 of the baselines' wall time over the \
+         constraint-based \
          method's (ode15s ≈ BDF(1), ode45 ≈ RK45), agreeing within one decade",
         &["E = 1e7 BDF/CB", "RK45/CB", "E = 1e11 BDF/CB", "RK45/CB"],
         rows,
@@ -500,11 +501,11 @@ const FOUNDATION_TABLE2: [(f64, usize, f64, [f64; 2]); 5] = [
 
 /// Table 2 cell by cell beside this run's errors, compared in orders of magnitude
 /// (`log10_error_cb_<tag>`, agreement within one decade: the paper's foundation extent,
-/// element layout and g are not given, D7 of docs/decisions/003-stable-constraint-solver.md), and every row checked: the
-/// constraint-based method is at least as accurate as the paper reports (error ≤ the paper's;
-/// where the reference stopped before 1 s, the error at the last time it reached,
-/// `error_cb_<tag>_at_t`, against the same bound). The table's cell of such a row is left out
-/// (its error is at an earlier time).
+/// element layout and g are not given, D7 of docs/decisions/003-stable-constraint-solver.md), and
+/// every row checked: the constraint-based method is at least as accurate as the paper reports
+/// (error ≤ the paper's; where the reference stopped before 1 s, the error at the last time it
+/// reached, `error_cb_<tag>_at_t`, against the same bound). The table's cell of such a row is left
+/// out (its error is at an earlier time).
 fn foundation_table2(out: &mut ExperimentOutcome) {
     for &(load, elements, h, paper) in &FOUNDATION_TABLE2 {
         for (e, bound) in [1e7, 1e11].into_iter().zip(paper) {

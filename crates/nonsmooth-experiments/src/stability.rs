@@ -1,8 +1,10 @@
-//! Experiments of Várkonyi, *Lyapunov stability analysis of rigid body systems with multiple contacts by sums-of-squares programming*
-//! (conventions, program and acceptance tests in docs/decisions/000-sos-stability.md):
+//! Experiments of Várkonyi, *Lyapunov stability analysis of rigid body systems with multiple
+//! contacts by sums-of-squares programming* (conventions, program and acceptance tests in
+//! docs/decisions/000-sos-stability.md):
 //!
 //! - `sos-basics`: the SOS → SDP layer on Parrilo's quartic (SOS), the Motzkin polynomial
-//!   (not SOS) and the S-procedure proof of `1 − x⁴ ≥ 0` on `1 − x² ≥ 0` (acceptance test 7 of docs/decisions/000-sos-stability.md);
+//!   (not SOS) and the S-procedure proof of `1 − x⁴ ≥ 0` on `1 − x² ≥ 0` (acceptance test 7 of
+//!   docs/decisions/000-sos-stability.md);
 //! - `sos-fig2`: α = 30°, e = 0, μ₂ = 2, grid over μ₁ ∈ [0, 2] × d ∈ (0, 2] (Fig. 2);
 //! - `sos-fig3`: α = 20°, e = 0.1, μ₁ = μ₂ = μ (Fig. 3), with our formulation of the
 //!   free-flight-then-impact condition (`V₂` compared at successive pre-impact states;
@@ -15,7 +17,8 @@
 //! The bodies are read from the model files `examples/sos_fig2.toml` and
 //! `examples/sos_fig3.toml` (`nonsmooth_sos::model`), with the grid's μ and d set as named
 //! parameters at every point; `model_params_deviation` is the largest difference between
-//! the parameters read from the file and the paper's (docs/decisions/000-sos-stability.md, model), which must be round-off.
+//! the parameters read from the file and the paper's (docs/decisions/000-sos-stability.md, model),
+//! which must be round-off.
 
 use crate::fail;
 use nonsmooth_core::{Model, ParameterPath};

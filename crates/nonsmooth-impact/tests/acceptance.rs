@@ -357,7 +357,8 @@ fn t13_compliant_sweep_inside_set() {
 
 #[test]
 fn routh_single_contact_matches_single_contact_ap_when_sticking() {
-    // Rocking block corner A alone: sticking impact, ω = −0.3 v0 (Halm & Posa E1; docs/decisions/001-set-valued-impacts.md).
+    // Rocking block corner A alone: sticking impact, ω = −0.3 v0 (Halm & Posa E1;
+    // docs/decisions/001-set-valued-impacts.md).
     let p = models::rocking_block().unwrap();
     let v = routh_single(&p, 0, 400).unwrap();
     assert!(close(v[2], -0.3 * models::drop_speed(0.01), 1e-4), "{v}");

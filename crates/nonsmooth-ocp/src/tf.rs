@@ -21,9 +21,10 @@ use crate::model_system::ModelSystem;
 use crate::nlp::Real;
 
 /// Elastic auxiliary dynamics (the time-freezing predecessor, Nurkanović et al. 2021, cited
-/// as ref. 29 in the time-freezing paper; docs/decisions/002-time-freezing.md, errata and conventions): inside the obstacle the normal coordinate ξ = f_c(q)
-/// follows the damped oscillator ξ'' = −k ξ − c ξ' with the clock frozen, so a trajectory
-/// that enters with normal velocity ξ' = −w leaves after half a period τ_j with ξ' = e w.
+/// as ref. 29 in the time-freezing paper; docs/decisions/002-time-freezing.md, errata and
+/// conventions): inside the obstacle the normal coordinate ξ = f_c(q) follows the damped oscillator
+/// ξ'' = −k ξ − c ξ' with the clock frozen, so a trajectory that enters with normal velocity ξ' =
+/// −w leaves after half a period τ_j with ξ' = e w.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ElasticAux {
     /// Stiffness k = (π² + ln² e)/τ_j².
@@ -73,8 +74,8 @@ pub struct TimeFreezing {
 
 /// Stabilization of the contact (stance) sliding mode of the inelastic time-freezing PSS.
 ///
-/// In the sliding mode on c₂ = nᵀv = 0 (standing, Thm 4 of the time-freezing paper) the gap f_c is kept
-/// at 0 only at velocity level. A FESD discretization enforces nᵀv = 0 at the stage points,
+/// In the sliding mode on c₂ = nᵀv = 0 (standing, Thm 4 of the time-freezing paper) the gap f_c is
+/// kept at 0 only at velocity level. A FESD discretization enforces nᵀv = 0 at the stage points,
 /// so f_c drifts by the discretization error, up or down depending on the motion. An exact
 /// (complementarity-satisfying) stance needs α₁ = 0 and so f_c ≤ 0 at every stance stage
 /// point; an upward drift of 10⁻⁵–10⁻⁴ m (measured on the hopper at n_s = 2) leaves no
@@ -238,7 +239,8 @@ impl TimeFreezing {
         th
     }
     /// Number of Stewart regions 2^{n_c}: one per sign vector S ∈ {±1}^{n_c} of the
-    /// switching functions (Stewart's reformulation of the DCS, time-freezing paper §4 / FESD paper).
+    /// switching functions (Stewart's reformulation of the DCS, time-freezing paper §4 / FESD
+    /// paper).
     pub fn n_stewart(&self) -> usize {
         1 << self.nc()
     }

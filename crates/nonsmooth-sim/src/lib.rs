@@ -14,7 +14,8 @@
 //! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
 //!   [`anitescu`];
 //! - `qp-max-dissipation`: complementarity-free maximal-dissipation QP time stepping (the
-//!   forward model of the two-stage QP inverse dynamics of Zapolsky & Drumwright 2017), see [`max_dissipation`].
+//!   forward model of the two-stage QP inverse dynamics of Zapolsky & Drumwright 2017), see
+//!   [`max_dissipation`].
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)

@@ -1,4 +1,5 @@
-//! The planar rigid body of a model file, as the two-contact system of Várkonyi's SOS stability paper.
+//! The planar rigid body of a model file, as the two-contact system of Várkonyi's SOS stability
+//! paper.
 //!
 //! [`PlanarBody::from_model`] reads one free planar body, finds the contacts that touch at its
 //! initial configuration (point, `points` or box-corner colliders of the body against world
@@ -12,12 +13,12 @@
 //! - contact `i` sits at `(l_i, −h)` in the slope frame of the centre of mass, contact 1 the
 //!   uphill one (`l₁ < l₂`): `d = (l₂ − l₁)/2`, `offset = (l₁ + l₂)/2 − h tanα`.
 //!
-//! The construction's assumptions (docs/decisions/000-sos-stability.md, model) are checked in that order and a violated one is a
-//! typed [`NotApplicable`]; a configuration that is not a static equilibrium with the given
-//! friction is [`StabilityModelError::NotAnEquilibrium`], with the static check's reason.
-//! [`certify_model`] then runs the multi-Lyapunov certificate ([`crate::lyapunov::certify`]) and
-//! the falsification by simulation ([`crate::sim::falsify`]); a trajectory that leaves is mapped
-//! back to the model's coordinates ([`PlanarBody::model_state`]).
+//! The construction's assumptions (docs/decisions/000-sos-stability.md, model) are checked in that
+//! order and a violated one is a typed [`NotApplicable`]; a configuration that is not a static
+//! equilibrium with the given friction is [`StabilityModelError::NotAnEquilibrium`], with the
+//! static check's reason. [`certify_model`] then runs the multi-Lyapunov certificate
+//! ([`crate::lyapunov::certify`]) and the falsification by simulation ([`crate::sim::falsify`]); a
+//! trajectory that leaves is mapped back to the model's coordinates ([`PlanarBody::model_state`]).
 
 use nalgebra::{DVector, Vector2};
 use serde::Serialize;
@@ -30,7 +31,8 @@ use crate::planar::{not_applicable, ContactState, Mode, PlanarParams};
 use crate::sim::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::SosError;
 
-/// An assumption of the construction (Várkonyi §II; docs/decisions/000-sos-stability.md, model) that the model violates.
+/// An assumption of the construction (Várkonyi §II; docs/decisions/000-sos-stability.md, model)
+/// that the model violates.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 pub enum NotApplicable {
     /// The model is spatial.

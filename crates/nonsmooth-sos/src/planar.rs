@@ -42,7 +42,8 @@ pub struct PlanarParams {
     pub h: f64,
     /// Shift of the contacts' midpoint along the slope (+ downhill) from the point under the
     /// centre of mass along gravity, `h tanα`: `l_{1,2} = h tanα + offset ∓ d`. 0 in the
-    /// paper's example (docs/decisions/000-sos-stability.md, model); a body read from a model file may have any value.
+    /// paper's example (docs/decisions/000-sos-stability.md, model); a body read from a model file
+    /// may have any value.
     pub offset: f64,
 }
 
@@ -148,8 +149,8 @@ impl ModeDynamics {
     }
 }
 
-/// Why a parameter point is outside the method's domain (docs/decisions/000-sos-stability.md, model: α ∈ (0, π/2),
-/// `l₁ < 0 < l₂` — for the example `d > h tanα` — μ ≥ 0, e ∈ [0, 1]).
+/// Why a parameter point is outside the method's domain (docs/decisions/000-sos-stability.md,
+/// model: α ∈ (0, π/2), `l₁ < 0 < l₂` — for the example `d > h tanα` — μ ≥ 0, e ∈ [0, 1]).
 pub fn not_applicable(p: &PlanarParams) -> Option<String> {
     let vals = [p.alpha, p.mu1, p.mu2, p.d, p.e, p.h, p.offset];
     if vals.iter().any(|v| !v.is_finite()) {
@@ -238,14 +239,16 @@ impl PlanarParams {
         x[U] + self.h * x[W]
     }
 
-    /// Mechanical energy `V₁ = ½(u² + v² + ω²) + z cosα − y sinα` (docs/decisions/000-sos-stability.md, model).
+    /// Mechanical energy `V₁ = ½(u² + v² + ω²) + z cosα − y sinα`
+    /// (docs/decisions/000-sos-stability.md, model).
     pub fn energy(&self, x: &[f64; 6]) -> f64 {
         0.5 * (x[U] * x[U] + x[V] * x[V] + x[W] * x[W]) + x[Z] * self.alpha.cos()
             - x[Y] * self.alpha.sin()
     }
 
-    /// Accelerations and forces of `mode` (paper Appendix; docs/decisions/000-sos-stability.md, model). `None` when the linear system
-    /// is singular. Admissibility is checked separately ([`ModeDynamics::forces_admissible`]).
+    /// Accelerations and forces of `mode` (paper Appendix; docs/decisions/000-sos-stability.md,
+    /// model). `None` when the linear system is singular. Admissibility is checked separately
+    /// ([`ModeDynamics::forces_admissible`]).
     pub fn mode_dynamics(&self, mode: Mode) -> Option<ModeDynamics> {
         use ContactState::*;
         let (sa, ca, h) = (self.alpha.sin(), self.alpha.cos(), self.h);
@@ -353,7 +356,8 @@ impl PlanarParams {
     }
 
     /// The modes whose (constant) contact forces are admissible, excluding FF and SS: the
-    /// modes whose Lyapunov conditions enter Theorem 2 (item 2 of the program in docs/decisions/000-sos-stability.md).
+    /// modes whose Lyapunov conditions enter Theorem 2 (item 2 of the program in
+    /// docs/decisions/000-sos-stability.md).
     pub fn consistent_modes(&self) -> Vec<ModeDynamics> {
         Mode::all()
             .into_iter()
@@ -412,7 +416,8 @@ impl PlanarParams {
     }
 
     /// Normal impulse of the unified impact form at contact `i` for a given tangential
-    /// impulse `Λ_T`: `Λ_N = (−(1+e)γ̇_i⁻ − l_i h Λ_T)/(1 + l_i²)` (docs/decisions/000-sos-stability.md, model).
+    /// impulse `Λ_T`: `Λ_N = (−(1+e)γ̇_i⁻ − l_i h Λ_T)/(1 + l_i²)`
+    /// (docs/decisions/000-sos-stability.md, model).
     pub fn impact_normal(&self, x: &[f64; 6], i: usize, lt: f64) -> f64 {
         let l = self.l(i);
         (-(1.0 + self.e) * self.gamma_dot(x, i) - l * self.h * lt) / (1.0 + l * l)
@@ -427,10 +432,10 @@ impl PlanarParams {
         y
     }
 
-    /// Kane–Levinson impact with Coulomb impulses at contact `i` (docs/decisions/000-sos-stability.md, model and paper eqs.
-    /// 30–33): tries stick, then positive and negative post-impact slip, and returns the
-    /// consistent candidate `(x⁺, Λ_N, Λ_T)`. `None` if `γ̇_i⁻ ≥ 0` or no candidate is
-    /// consistent.
+    /// Kane–Levinson impact with Coulomb impulses at contact `i`
+    /// (docs/decisions/000-sos-stability.md, model and paper eqs. 30–33): tries stick, then
+    /// positive and negative post-impact slip, and returns the consistent candidate `(x⁺, Λ_N,
+    /// Λ_T)`. `None` if `γ̇_i⁻ ≥ 0` or no candidate is consistent.
     pub fn impact(&self, x: &[f64; 6], i: usize) -> Option<([f64; 6], f64, f64)> {
         let gd = self.gamma_dot(x, i);
         if gd >= 0.0 {

@@ -130,7 +130,8 @@ pub fn terrain_by_id(id: &str) -> Result<Terrain, LocoError> {
     })
 }
 
-/// The reference quadruped of the experiments of Zapolsky & Drumwright (`examples/id_quadruped.toml`).
+/// The reference quadruped of the experiments of Zapolsky & Drumwright
+/// (`examples/id_quadruped.toml`).
 ///
 /// # Errors
 /// A [`nonsmooth_core::ModelError`] if the bundled file does not load (a build defect).
@@ -141,8 +142,8 @@ pub fn reference_quadruped() -> Result<Model, nonsmooth_core::ModelError> {
     )
 }
 
-/// One trot as the experiments of Zapolsky & Drumwright run it, named the way a user names it (the front
-/// ends `nonsmooth walk` and Python's `walk` share it through [`run_trot`]).
+/// One trot as the experiments of Zapolsky & Drumwright run it, named the way a user names it (the
+/// front ends `nonsmooth walk` and Python's `walk` share it through [`run_trot`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrotSpec {
     /// Controller id (`crate::controllers::CONTROLLER_IDS`).

@@ -50,8 +50,9 @@ pub struct OcpSolution {
     pub active_set: Option<ActiveSetSummary>,
 }
 
-/// Solves the OCP (Nurkanović et al. eq. 35) of horizon `hz` (speed of time, stage clock constraints,
-/// terminal constraint, control cost) from the trivial initialization y0 everywhere, u = 0.
+/// Solves the OCP (Nurkanović et al. eq. 35) of horizon `hz` (speed of time, stage clock
+/// constraints, terminal constraint, control cost) from the trivial initialization y0 everywhere, u
+/// = 0.
 ///
 /// With [`Scheme::GaussLegendre`] and the ℓ1 penalty ([`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) the
 /// homotopy first runs the Scholtes relaxation (`penalty = false`, otherwise the same
