@@ -257,9 +257,9 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     out.metric("max_off_axis_distance", off_axis);
     out.metric("max_gap_on_axes", gap);
     out.expect("ap_rest_norm", 0.0, 1e-9, "paper E1: AP predicts rest");
-    out.expect("seq_ab_vx", 0.09302, 1e-4, "Halm & Posa E1, sequential A-then-B (ours)");
-    out.expect("seq_ab_vy", 0.04651, 1e-4, "Halm & Posa E1, sequential A-then-B (ours)");
-    out.expect("seq_ab_w", -0.09302, 1e-4, "Halm & Posa E1, sequential A-then-B (ours)");
+    out.expect("seq_ab_vx", 0.09302, 1e-4, "E1: sequential A-then-B");
+    out.expect("seq_ab_vy", 0.04651, 1e-4, "E1: sequential A-then-B");
+    out.expect("seq_ab_w", -0.09302, 1e-4, "E1: sequential A-then-B");
     out.expect("seq_ba_vx", -0.09302, 1e-4, "mirror image");
     out.expect(
         "max_separating_velocity",
@@ -475,9 +475,9 @@ fn box_wall(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     );
     out.expect("ap_rest_norm", 0.0, 1e-8, "paper E3: AP gives rest");
     // Values hand-derived from 4-digit geometry (docs/decisions/001-set-valued-impacts.md, E3).
-    out.expect("seq_ba_vx", 0.0639, 5e-4, "Halm & Posa E3, sequential B-then-A (ours)");
-    out.expect("seq_ba_vy", -0.1696, 5e-4, "Halm & Posa E3, sequential B-then-A (ours)");
-    out.expect("seq_ba_w", 0.4181, 5e-4, "Halm & Posa E3, sequential B-then-A (ours)");
+    out.expect("seq_ba_vx", 0.0639, 5e-4, "E3: sequential B-then-A");
+    out.expect("seq_ba_vy", -0.1696, 5e-4, "E3: sequential B-then-A");
+    out.expect("seq_ba_w", 0.4181, 5e-4, "E3: sequential B-then-A");
     out.expect(
         "seq_ab_equals_ba",
         0.0,

@@ -239,7 +239,7 @@ fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     for (k, variant) in Variant::ALL.into_iter().enumerate() {
         let name = format!("max_velocity_error_{}", variant.snake());
         out.metric(&name, errs[k]);
-        out.expect(&name, 0.0, 1e-8, "check 1 of docs/decisions/004-inverse-dynamics.md (relative)");
+        out.expect(&name, 0.0, 1e-8, "right-inverse check 1 (relative)");
     }
     out.metric("max_velocity_error", overall);
     out.metric("relaxed_calls", relaxed as f64);

@@ -389,11 +389,16 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
         }
     }
     out.metric("stability_predicate_mismatches", mismatches);
-    out.expect("stability_predicate_mismatches", 0.0, 0.0, "Drumwright 2019 §3, eqs 7-12 (Jury conditions)");
+    out.expect(
+        "stability_predicate_mismatches",
+        0.0,
+        0.0,
+        "§3, eqs 7-12 (Jury, A1)",
+    );
     let model = smd_model(&base, 0.0, 1e6);
     let l_stable = measured_step_map(&model, implicit_euler, 1e3)?;
     out.metric("rho_implicit_h1e3", spectral_radius(&l_stable));
-    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability, Drumwright 2019 §3, eqs 13-14");
+    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability, eqs 13-14");
     let t_end = if ctx.quick { 0.01 } else { 0.05 };
     let label = |i: usize, text: &'static str| (text, measured[i], cases[i].h);
     let figs: [FigureSpec; 3] = [
@@ -621,9 +626,9 @@ fn pendulum(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         0.15,
         "bounded for k = 1e15 (Drumwright 2019 §4.4, Fig 4; ours: 0.148)",
     );
-    out.expect("max_drift_h1e-2", 9.8e-4, 1.5e-4, "Drumwright 2019 §4.4, Fig 4 (O(h²), A2)");
-    out.expect("max_drift_h1e-3", 9.7e-6, 1.5e-6, "Drumwright 2019 §4.4, Fig 4 (O(h²), A2)");
-    out.expect("max_drift_h1e-4", 9.7e-8, 1.5e-8, "Drumwright 2019 §4.4, Fig 4 (O(h²), A2)");
+    out.expect("max_drift_h1e-2", 9.8e-4, 1.5e-4, "§4.4, Fig 4 (A2)");
+    out.expect("max_drift_h1e-3", 9.7e-6, 1.5e-6, "§4.4, Fig 4 (A2)");
+    out.expect("max_drift_h1e-4", 9.7e-8, 1.5e-8, "§4.4, Fig 4 (A2)");
     out.metric("drift_ratio_per_decade", drifts[1] / drifts[2]);
     out.expect("drift_ratio_per_decade", 100.0, 30.0, "O(h²) drift (A2)");
     fig.write_svg(&ctx.path("pendulum_drift.svg"))?;
@@ -646,7 +651,7 @@ fn pendulum(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     let t_energy = if ctx.quick { 4.0 } else { 20.0 };
     let (_, _, _, e_drift) = run_pendulum(&model, 1e-3, t_energy, id)?;
     out.metric("energy_drift_20s_h1e-3", e_drift);
-    out.expect("energy_drift_20s_h1e-3", 0.0, 0.02, "Drumwright 2019 §4.4: bounded energy (A3, D8: ±0.015 J)");
+    out.expect("energy_drift_20s_h1e-3", 0.0, 0.02, "§4.4 (A3: ±0.015 J)");
     if ctx.quick {
         out.notes
             .push("quick: energy over 4 s, global-error reference h = 1e-4".into());
