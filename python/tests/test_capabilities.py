@@ -1,4 +1,4 @@
-"""Set-valued impacts (Halm & Posa) and inverse dynamics (Zapolsky & Drumwright) through the bindings."""
+"""Set-valued impacts (Halm & Posa) and inverse dynamics through the bindings."""
 
 import math
 
