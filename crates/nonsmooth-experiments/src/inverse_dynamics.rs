@@ -252,8 +252,7 @@ fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     out.notes.push(
         "Forward models: lcp-noslip — no-slip LCP (Algorithm 1 on the tangent rows, PPM); \
          lcp-coulomb — Anitescu–Potra LCP by Lemke; qp-* — the dynamics with the predicted \
-         impulses R z (check 1 of docs/decisions/004-inverse-dynamics.md). Random accelerations \
-         are inconsistent with no slip \
+         impulses R z (right-inverse check). Random accelerations are inconsistent with no slip \
          (E7), so lcp-noslip relaxes them (§4.5) and reproduces the realized target."
             .into(),
     );
@@ -395,7 +394,7 @@ fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
             &format!("warm_fallbacks_{v}"),
             0.0,
             0.5,
-            "target of this check: duplicated and jittered contacts stay on the warm path (no fallback)",
+            "our target: duplicated and jittered contacts stay on the warm path (no fallback)",
         );
     }
     match load.as_deref().and_then(|l| l.split_whitespace().next()) {

@@ -362,8 +362,7 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         "Progress (`progress_<ctrl>_<terrain>`): the distance the trunk travelled along x over the \
          distance the open-loop gait plan asked for in the same time (0.2 m/s after a 0.3 s ramp; \
          the plan has no position feedback). Joint tracking alone does not show whether a \
-         controller walks: {}. ID(tᵢ)_QP,μ trots nearly in place on the sticky terrains. Its \
-         Stage I \
+         controller walks: {}. ID(tᵢ)_QP,μ trots nearly in place on the sticky terrains. Its Stage I \
          minimizes the kinetic energy over the contact impulses with the actuated joints \
          prescribed, so it predicts friction that brakes the trunk (up to the assumed μ times the \
          normal impulse) and never the propulsive friction of a sticking stance foot; the torques \
@@ -469,17 +468,14 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     }
     let falls: Vec<&str> = rows.iter().filter(|r| r.2).map(|r| r.0.as_str()).collect();
     out.notes.push(format!(
-        "Check 8 (every ID(tᵢ) tracks better than PID on rigid ground, without falling): better: \
-         [{}]; \
-         NOT met for: [{}]. Runs that fell: [{}]. Paper: lcp_inf falls at μ = 0.1 and qp_mu \
-         completes \
+        "Check 8 (every ID(tᵢ) tracks better than PID on rigid ground, without falling): better: [{}]; \
+         NOT met for: [{}]. Runs that fell: [{}]. Paper: lcp_inf falls at μ = 0.1 and qp_mu completes \
          all four terrains. All inverse-dynamics controllers use the same θ̈_des: joint PD made \
          contact-consistent (stance feet at rest, planned-swing contacts left out, planned stance \
          feet lowered until they land) with a PD on trunk height and attitude (BaseFeedback). \
          Every inverse-dynamics controller outputs u_ID plus the joint PID torque of `pid` (the \
          authors' Pacer output feedback + α·u_ID, α = 1). On the compliant ground the ID(tᵢ) \
-         controllers predict penetrating feet that move into the ground with the \
-         acceleration-level \
+         controllers predict penetrating feet that move into the ground with the acceleration-level \
          rigid contact (a_n ≥ 0, no impulse that a spring cannot apply; docs/locomotion.md). \
          A failed solve (the no-slip LCP still predicting slip after the §4.5 relaxation) falls \
          back to the rigid-body inverse dynamics with the last predicted contact force instead of \
@@ -493,12 +489,10 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         falls.join(", ")
     ));
     out.notes.push(format!(
-        "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and \
-         turns; \
+        "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and turns; \
          here a straight trot). Rigid terrains: anitescu-potra; compliant: penalty-symplectic \
          with 10 sub-steps of 0.1 ms per control step (K = {} N/m, B = {} N s/m, friction \
-         regularized below 2 cm/s; at 1 ms the explicit ground was unstable at μ = 2); μ = ∞ is μ \
-         = {} on rigid and \
+         regularized below 2 cm/s; at 1 ms the explicit ground was unstable at μ = 2); μ = ∞ is μ = {} on rigid and \
          μ = {} on compliant ground (see docs/locomotion.md).",
         Terrain::STIFFNESS,
         Terrain::DAMPING,
@@ -598,8 +592,7 @@ fn table3_comparison(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table3",
-        "Table 3 (Zapolsky & Drumwright §8): tracking error, position (rad) and velocity (rad/s), \
-         agreeing \
+        "Table 3 (paper §8): tracking error, position (rad) and velocity (rad/s), agreeing \
          within ±50 % of the paper's value",
         &[
             "rigid 0.1 pos",
@@ -775,8 +768,7 @@ fn smoothness(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             .collect();
         out.paper_table(
             "table4",
-            "Table 4 (Zapolsky & Drumwright §8): log10 E|Δτ| (N m/s), agreeing within a factor of \
-             2; the \
+            "Table 4 (paper §8): log10 E|Δτ| (N m/s), agreeing within a factor of 2; the \
              pair ordering is smoothness_pairs_agree (a documented disagreement, not a check)",
             &["rigid μ = 0.1", "rigid μ = ∞"],
             rows,
@@ -895,19 +887,17 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "force_err_rel_lcp_inf_same_model",
         0.0,
         0.02,
-        "check 7 of docs/decisions/004-inverse-dynamics.md (LCP,∞ in its own model, no slip: ≤ 2 %)",
+        "check 7 (LCP,∞ in its own model, no slip: ≤ 2 %)",
     );
     out.expect(
         "force_err_rel_qp_mu_same_model",
         0.0,
         0.02,
-        "check 7 of docs/decisions/004-inverse-dynamics.md (QP,μ in a QP-model simulator: paper ≈ 1 %)",
+        "check 7 (QP,μ in a QP-model simulator: paper ≈ 1 %)",
     );
     out.notes.push(format!(
-        "Error on the summed normal force Σf_N (the paper's Table 5): mean |Σf_N,pred − Σf_N,sim| \
-         over \
-         the steps, relative to the mean simulated Σf_N (read from the trunk's vertical \
-         generalized \
+        "Error on the summed normal force Σf_N (paper, Table 5): mean |Σf_N,pred − Σf_N,sim| over \
+         the steps, relative to the mean simulated Σf_N (read from the trunk's vertical generalized \
          contact force), over the part of each run before a fall. Same-model checks (first 0.1 s, \
          rigid μ = 0.1, for lcp_inf rigid μ = ∞, the pure ID(tᵢ) controller without the joint PID \
          torque, so that the plant receives exactly the torques whose contact forces are \
@@ -967,8 +957,7 @@ fn table5_comparison(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table5",
-        "Table 5 (Zapolsky & Drumwright §8): relative error of the predicted summed normal force, \
-         agreeing \
+        "Table 5 (paper §8): relative error of the predicted summed normal force, agreeing \
          within half the paper's value or 2 points",
         &[
             "rigid μ = 0.1",
@@ -1051,8 +1040,7 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         "Pass = no fall and no chatter, chatter = 10 consecutive steps with a torque reversal \
          above 500 N m/s (a sustained oscillation, not a landing spike; docs/locomotion.md; the \
          marks at 5 and 20 steps are in the tables below). gait2 = the trot with 50 % duty \
-         (0–2 feet in contact), walk = 75 % duty; high μ = rigid μ = ∞ (100), low μ = rigid μ = \
-         0.1. \
+         (0–2 feet in contact), walk = 75 % duty; high μ = rigid μ = ∞ (100), low μ = rigid μ = 0.1. \
          Paper (check 10): qp_mu passes every task, the no-slip models fail every low-friction task."
             .into(),
     );
@@ -1175,8 +1163,7 @@ fn table6_comparison(
             })
             .collect();
         let title = format!(
-            "Table 6 (Zapolsky & Drumwright, Appendix A): task pass (1) / fail (0), chatter at \
-             {run} \
+            "Table 6 (paper, Appendix A): task pass (1) / fail (0), chatter at {run} \
              consecutive reversal steps{}",
             if run == CHATTER_RUN_STEPS {
                 " (the criterion)"

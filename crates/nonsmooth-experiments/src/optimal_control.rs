@@ -57,7 +57,7 @@ pub fn experiments() -> Vec<Experiment> {
         Experiment {
             id: "tf-order",
             title: "Integration order of FESD Radau IIA (n_s = 1, 2, 3) vs a fixed-grid IRK",
-            paper: "Nurkanović et al. 2023 (time-freezing) with FESD (Nurkanović et al. 2022), order 2n_s - 1",
+            paper: "Nurkanović et al. 2023 (time-freezing) and 2022 (FESD), order 2n_s - 1",
             run: order,
         },
         Experiment {
@@ -219,7 +219,7 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         "max_error",
         0.0,
         1e-8,
-        "tolerance of this check: the analytic particle trajectory to 1e-8 with n_s = 3 (E1)",
+        "our tolerance: the analytic particle trajectory to 1e-8 with n_s = 3 (E1)",
     );
     if !ctx.quick {
         out.metric("liftoff_tau", liftoff);
@@ -231,10 +231,8 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         );
     }
     out.notes.push(format!(
-        "FESD Radau IIA n_s = 3, N_FE = {n_fe}, steps of {step} to τ = {tau_end}; ℓ1-penalty \
-         homotopy, comp_tol 1e-9, \
-         active-set polish (no penetration while frozen), fixed-mode prediction for steps without \
-         a switch: \
+        "FESD Radau IIA n_s = 3, N_FE = {n_fe}, steps of {step} to τ = {tau_end}; ℓ1-penalty homotopy, comp_tol 1e-9, \
+         active-set polish (no penetration while frozen), fixed-mode prediction for steps without a switch: \
          the remaining error is the O(h⁵) discretization error of the non-polynomial part t ≥ 1"
     ));
     plot(
@@ -949,7 +947,7 @@ fn active_set_beside(
         "b_stationary",
         1.0,
         0.0,
-        "requirement of this check: a B-stationarity certificate (or the LPEC's reason, in the notes)",
+        "our requirement: a B-stationarity certificate (or the LPEC's reason, in the notes)",
     );
     let header = [
         "method",

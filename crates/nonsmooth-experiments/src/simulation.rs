@@ -478,8 +478,7 @@ fn foundation_table1(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table1",
-        "Table 1 (Drumwright 2019, §5.5): log10 of the baselines' wall time over the \
-         constraint-based \
+        "Table 1 (paper §5.5): log10 of the baselines' wall time over the constraint-based \
          method's (ode15s ≈ BDF(1), ode45 ≈ RK45), agreeing within one decade",
         &["E = 1e7 BDF/CB", "RK45/CB", "E = 1e11 BDF/CB", "RK45/CB"],
         rows,
@@ -554,7 +553,7 @@ fn foundation_table2(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table2",
-        "Table 2 (Drumwright 2019, §5.5): log10 of the error after 1 s against the reference",
+        "Table 2 (paper §5.5): log10 of the error after 1 s against the reference",
         &["E = 1e7", "E = 1e11"],
         rows,
     );

@@ -314,7 +314,7 @@ impl ModelSystem {
             if friction > 0.0 && model.dimension == Dimension::Spatial {
                 return Err(bad(format!(
                     "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
-                     time-freezing is planar (Def. 6 of the time-freezing paper); use a planar model or μ = 0",
+                     time-freezing is planar (Nurkanović et al. Def. 6); use a planar model or μ = 0",
                     collider.name, plane.name
                 )));
             }
