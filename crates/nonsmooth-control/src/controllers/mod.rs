@@ -285,9 +285,9 @@ pub fn experiment_id_controller(id: &str, variant: crate::Variant, rigid: bool) 
 /// [`BaseFeedback::compliant_ground`]; a failed solve falls back to the rigid-body inverse
 /// dynamics with the last predicted contact force, [`IdController::reuse_contact_force`]); `pid` is [`JointPid`] with
 /// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (the authors' settings in
-/// docs/decisions/004-inverse-dynamics.md); `delay1`, `delay2` are [`DelayedId`] with delays 1 and
-/// 2. Every inverse-dynamics controller (ID(tᵢ) and the delayed ones) uses the same θ̈_des: joint
-///    PD ([`AccelerationGains`])
+/// docs/decisions/004-inverse-dynamics.md); `delay1`, `delay2` are [`DelayedId`] with delays
+/// 1 and 2. Every inverse-dynamics controller (ID(tᵢ) and the delayed ones) uses the same
+/// θ̈_des: joint PD ([`AccelerationGains`])
 /// made contact-consistent with trunk feedback ([`BaseFeedback::default`]), and outputs the
 /// inverse-dynamics torque plus the joint PID torque with the same gains as `pid` — the
 /// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (the authors' settings in
