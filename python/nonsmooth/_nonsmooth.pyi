@@ -53,7 +53,7 @@ class StabilityError(NonsmoothError):
     """A stability certificate could not be computed (bad parameters or a failed SDP build)."""
 
 class NotApplicableError(StabilityError):
-    """The model is outside the assumptions of the stability construction (seed 000): the
+    """The model is outside the assumptions of the stability construction (Várkonyi's SOS stability paper): the
     message says which one (not planar, not one free body, not two contacts, no slope, ...)."""
 
 class NotAnEquilibriumError(StabilityError):

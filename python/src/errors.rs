@@ -57,7 +57,7 @@ create_exception!(
     _nonsmooth,
     NotApplicableError,
     StabilityError,
-    "The model is outside the assumptions of the stability construction (seed 000): the message says which one (not planar, not one free body, not two contacts, no slope, ...)."
+    "The model is outside the assumptions of the stability construction (Várkonyi's SOS stability paper): the message says which one (not planar, not one free body, not two contacts, no slope, ...)."
 );
 create_exception!(
     _nonsmooth,

@@ -1,4 +1,4 @@
-//! `impact_set`: set-valued impacts of seed 001 (Halm & Posa; crate `nonsmooth-impact`): the
+//! `impact_set`: set-valued impacts of Halm & Posa (crate `nonsmooth-impact`): the
 //! outcome-set approximation (Algorithm 2) and the comparison impact laws.
 
 use crate::convert::{rows_to_py, to_py_matrix, to_py_vector};

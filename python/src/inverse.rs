@@ -1,5 +1,5 @@
-//! `inverse_dynamics`: inverse dynamics with rigid contact and friction of seed 004
-//! (Zapolsky & Drumwright; crate `nonsmooth-control`).
+//! `inverse_dynamics`: inverse dynamics with rigid contact and friction of Zapolsky
+//! & Drumwright (crate `nonsmooth-control`).
 
 use crate::convert::{to_py_vector, vector};
 use crate::errors::control_err;

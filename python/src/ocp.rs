@@ -1,5 +1,5 @@
 //! `solve_ocp`: optimal control through impacts by time-freezing, FESD and an MPCC homotopy
-//! over IPOPT (seed 002, Nurkanović et al.; crate `nonsmooth-ocp`).
+//! over IPOPT (Nurkanović et al., time-freezing; crate `nonsmooth-ocp`).
 
 use crate::convert::rows_to_py;
 use crate::errors::ocp_err;

@@ -1,5 +1,5 @@
 //! `certify_stability`: sums-of-squares Lyapunov certificates of the equilibrium of a planar
-//! body with two frictional contacts (seed 000, Várkonyi; crate `nonsmooth-sos`), read from a
+//! body with two frictional contacts (Várkonyi; crate `nonsmooth-sos`), read from a
 //! model or given by the paper's parameters.
 
 use crate::errors::{stability_err, stability_model_err};

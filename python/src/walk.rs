@@ -1,4 +1,4 @@
-//! `walk`: one closed-loop trot of the quadruped of seed 004 §7 (Zapolsky & Drumwright) under
+//! `walk`: one closed-loop trot of the quadruped of Zapolsky & Drumwright (2017, §7) under
 //! one controller on one terrain, as the `id-*` experiments and `nonsmooth walk` run it (crate
 //! `nonsmooth-control`, `docs/locomotion.md`).
 

@@ -1,4 +1,4 @@
-"""Set-valued impacts (seed 001) and inverse dynamics (seed 004) through the bindings."""
+"""Set-valued impacts (Halm & Posa) and inverse dynamics through the bindings."""
 
 import math
 
@@ -66,8 +66,8 @@ def test_impact_errors(examples):
 
 
 def test_certify_stability_matches_the_rust_certificates():
-    # Fig. 2 point of seed 000 (alpha = 30°, mu1 = mu2 = 2, d = 1, e = 0): certified by the
-    # multiple Lyapunov functions, not by the single-V baseline (digest §6 tests 8–9).
+    # Fig. 2 point of Várkonyi's paper (alpha = 30°, mu1 = mu2 = 2, d = 1, e = 0): certified by the
+    # multiple Lyapunov functions, not by the single-V baseline (acceptance tests 8–9 of docs/decisions/000-sos-stability.md).
     r = ns.certify_stability(30.0, 2.0, 2.0, 1.0)
     assert r["verdict"] == "certified", r
     assert r["epsilon"] > 1e-7

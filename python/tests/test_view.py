@@ -30,7 +30,7 @@ def test_mismatched_arrays_are_a_value_error(examples):
 
 
 def test_an_optimal_control_result_shows_its_motion(examples):
-    # The particle of seed 002 Ex. 5 on its model file: the optimal motion in physical time.
+    # The particle of the time-freezing paper's Ex. 5 on its model file: the optimal motion in physical time.
     model = ns.load_model(str(examples / "particle.toml"))
     sol = ns.solve_ocp(path=str(examples / "ocp_particle.toml"))
     page = ns.view(model, sol, title="particle OCP").page

@@ -52,13 +52,13 @@ enum Command {
     /// Long runs (default 10⁶ steps) of the sphere stack and the quadruped: no NaN, no
     /// energy gain, bounded drift, no memory growth (soak.json, energy plots).
     Soak(soak::SoakArgs),
-    /// SOS Lyapunov stability certificate of the planar two-contact body (seed 000).
+    /// SOS Lyapunov stability certificate of the planar two-contact body (Várkonyi).
     Stability(stability::StabilityArgs),
     /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
     /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
     Ocp(ocp::OcpArgs),
-    /// One closed-loop quadruped trot (seed 004 §7) under a chosen controller and terrain;
-    /// writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
+    /// One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a chosen controller and
+    /// terrain; writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
     Walk(walk::WalkArgs),
 }
 

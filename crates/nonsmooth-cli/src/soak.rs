@@ -1,7 +1,8 @@
 //! `nonsmooth soak`: long runs that must stay finite, bounded and lean.
 //!
 //! Scenarios (model files embedded from `examples/`):
-//! - `stack`: the 10-sphere Hertz stack of seed 003 (`drumwright`, h = 0.01 s);
+//! - `stack`: the 10-sphere Hertz stack of Drumwright's constraint-solver paper (§6.5;
+//!   `drumwright`, h = 0.01 s);
 //! - `quadruped`: the passive quadruped of `examples/quadruped.toml` dropped on rigid ground
 //!   (`anitescu-potra`, h = 1 ms), which settles and then must stay put.
 //!
@@ -46,7 +47,7 @@ pub struct SoakArgs {
     /// Which scenario to run.
     #[arg(long, value_enum, default_value = "all")]
     pub scenario: Scenario,
-    /// Steps per scenario (the soak is 10⁶).
+    /// Steps per scenario (the full soak is 10⁶).
     #[arg(long, default_value_t = 1_000_000)]
     pub steps: usize,
     /// Output directory for soak.json and the energy plots.

@@ -1,6 +1,6 @@
 //! `nonsmooth walk [MODEL.toml] --controller ID --terrain ID [--duration S] [--duty D]
 //! [--friction-cap MU] [--time-of-contact] --out DIR`: one closed-loop trot of the quadruped
-//! of seed 004 §7 (Zapolsky & Drumwright) under one controller on one terrain, simulated by
+//! of Zapolsky & Drumwright (2017, §7) under one controller on one terrain, simulated by
 //! nonsmooth's own steppers at 1 ms, as the `id-*` experiments of `nonsmooth reproduce` run
 //! it (crate `nonsmooth-control`, `docs/locomotion.md`).
 //!

@@ -12,8 +12,8 @@
 //! - `clarabel_stages/<variant>/4`: both QP stages by Clarabel, no warm start (the reference
 //!   route).
 //!
-//! Targets (issue #37, Fig. 19): QP,∞ and QP,μ warm ≤ 20 µs at 4 contacts and < 1000 µs at
-//! 32; ID_LCP,∞ growing at most linearly.
+//! Targets (ours, against the paper's Fig. 19): QP,∞ and QP,μ warm ≤ 20 µs at 4 contacts and < 1000
+//! µs at 32; ID_LCP,∞ growing at most linearly.
 //!
 //! Where the time went before the QP stages were warm-started in reduced form (per call,
 //! QP,μ, 2-core machine, by timing each phase): at 8 contacts 58 µs, of which Lemke on the

@@ -1,5 +1,5 @@
-//! Equality-row elimination (digest §3.0) and Algorithm 1 (Find-Indices) with an
-//! incremental, bordered Cholesky factorization of `X M⁻¹ Xᵀ`.
+//! Equality-row elimination (docs/decisions/004-inverse-dynamics.md, common eliminations) and
+//! Algorithm 1 (Find-Indices) with an incremental, bordered Cholesky factorization of `X M⁻¹ Xᵀ`.
 //!
 //! For stacked equality rows `X` with right-hand side `b`, `Y = (X M⁻¹ Xᵀ)⁻¹`,
 //! `M̃⁻¹ = M⁻¹ − M⁻¹XᵀYXM⁻¹` and `v̂ = v* − M⁻¹XᵀY(Xv* − b)`; the impulse of any contact

@@ -1,6 +1,6 @@
 //! Forward steps of the same discrete contact models, used to check the right-inverse
-//! property (digest §6 check 1): applying the ID torques u for one step Δt must reproduce
-//! `P v⁺ = q̇_des`.
+//! property (check 1 of docs/decisions/004-inverse-dynamics.md): applying the ID torques u for one
+//! step Δt must reproduce `P v⁺ = q̇_des`.
 
 use nalgebra::DVector;
 
@@ -102,8 +102,9 @@ pub fn noslip_step(
 }
 
 /// The step with the ID's own predicted impulses held fixed (the "torque-determining part
-/// R z" of digest §6 check 1, used for the QP variants, whose forward maximal-dissipation
-/// model is not solved here): `v⁺ = v⁻ + M⁻¹(Δt f_ext + Nᵀf_N + Tᵀf_T + Δt Pᵀu)`.
+/// R z" of check 1 of docs/decisions/004-inverse-dynamics.md, used for the QP variants, whose
+/// forward maximal-dissipation model is not solved here): `v⁺ = v⁻ + M⁻¹(Δt f_ext + Nᵀf_N + Tᵀf_T +
+/// Δt Pᵀu)`.
 pub fn step_with_impulses(problem: &IdProblem, sol: &IdSolution) -> DVector<f64> {
     let n = problem.num_contacts();
     let ntan = problem.ntan();

@@ -129,7 +129,8 @@ fn free_block(
 }
 
 /// The reduced no-slip LCP of ID_LCP,∞: `Q = N M̃ₑ⁻¹ Nᵀ`, `r = φ/Δt + N v̂ₑ` with
-/// `Xₑ = [P; S_𝒮; T_𝒯]` from Algorithm 1 (digest §3.1, "closed form").
+/// `Xₑ = [P; S_𝒮; T_𝒯]` from Algorithm 1 (paper §4; docs/decisions/004-inverse-dynamics.md, common
+/// eliminations, "closed form").
 ///
 /// # Errors
 /// As [`Elimination::build`].

@@ -1,8 +1,8 @@
 //! # nonsmooth-control
 //!
 //! Inverse dynamics (ID) with rigid contact and friction after Zapolsky & Drumwright,
-//! *Inverse Dynamics with Rigid Contact and Friction* (seed 004; equations and errata as in
-//! the project digest `seed-004-inverse-dynamics.md`). Given a model, its state (q, v), a
+//! *Inverse Dynamics with Rigid Contact and Friction* (2017; errata, choices and acceptance
+//! checks in docs/decisions/004-inverse-dynamics.md). Given a model, its state (q, v), a
 //! desired joint acceleration or next-step velocity of the actuated DOF, the contacts and
 //! the control period Δt, [`InverseDynamics::solve`] returns the actuator torques together
 //! with the predicted contact impulses and forces, so that applying the torques for one step
@@ -157,8 +157,9 @@ impl Variant {
     }
 }
 
-/// The objective of Stage II of the QP variants (digest erratum E10: the paper's full form,
-/// eq 102, and its reduced form, eqs 105–112, differ).
+/// The objective of Stage II of the QP variants (erratum E10 of
+/// docs/decisions/004-inverse-dynamics.md: the paper's full form, eq 102, and its reduced form, eqs
+/// 105–112, differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StageTwoObjective {
     /// Minimize ½‖u‖² of the total actuator torque (eq 102).

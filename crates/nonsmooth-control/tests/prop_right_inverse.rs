@@ -1,6 +1,6 @@
-//! Property test of the right-inverse property (seed 004): on random consistent states of the
-//! standing quadruped and random desired accelerations, a forward step of the same contact
-//! model driven by the computed torques reproduces the desired joint velocities, for every
+//! Property test of the right-inverse property (Zapolsky & Drumwright 2017): on random consistent
+//! states of the standing quadruped and random desired accelerations, a forward step of the same
+//! contact model driven by the computed torques reproduces the desired joint velocities, for every
 //! variant (the no-slip LCP up to its documented relaxation to the closest consistent
 //! motion), and never predicts penetration.
 

@@ -1,4 +1,5 @@
-//! Acceptance checks of seed 004 (digest §6: 1–6, 12) on the reference quadruped and arm.
+//! Acceptance checks 1–6 and 12 of docs/decisions/004-inverse-dynamics.md on the reference
+//! quadruped and arm.
 
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use nonsmooth_control::forward::{coulomb_step, forward_step};

@@ -1,7 +1,7 @@
 //! [`ContactSnapshot`]: a mechanical system with its contacts frozen at a state (q, v, t).
 //!
 //! The snapshot gathers everything the capabilities of nonsmooth consume (see
-//! `DESIGN.md`): the equations of motion `M v̇ = f + Gᵀλ + Pᵀτ` with `q̇ = N(q) v`, and per
+//! docs/conventions.md): the equations of motion `M v̇ = f + Gᵀλ + Pᵀτ` with `q̇ = N(q) v`, and per
 //! contact the gap φ, the normal and tangent Jacobian rows, their `J̇ v` terms and the
 //! combined material. Bilateral constraint rows and joint-limit rows carry their own φ, row
 //! and `J̇ v` term. All quantities are generic over [`Scalar`], so a snapshot built with dual

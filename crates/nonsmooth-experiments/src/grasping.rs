@@ -1,4 +1,4 @@
-//! Seed 004 §§7–8 — the arm grasp tasks of Table 6 (Zapolsky & Drumwright; digest §4.1
+//! Zapolsky & Drumwright (2017), §§7–8 — the arm grasp tasks of Table 6 (paper §7.1
 //! "Manipulator", §8.4.1, Appendix A rows "fixed base manipulator grasping a high / low
 //! friction object"): the 11-DOF arm + hand of `examples/id_arm_hand_box.toml` carries a
 //! free 1.3 kg box (lift ≈ 6.6 cm, then ≈ 8 cm sideways, 3 s) held by four fingertip

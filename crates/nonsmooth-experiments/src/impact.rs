@@ -1,4 +1,4 @@
-//! Seed 001: Halm & Posa, *Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic,
+//! Halm & Posa, *Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic,
 //! Frictional Impacts*. Each experiment approximates a post-impact velocity set with
 //! Algorithm 2 (Sobol caps, rayon) and compares it with the Anitescu–Potra, sequential and
 //! compliant impact laws on the same snapshot (Figs. 9–14, Tables 3–8).
@@ -18,49 +18,50 @@ use nonsmooth_report::{
 };
 use nonsmooth_sim::{Simulator, TimeAsStateDi};
 
-/// The seed-001 experiments.
+/// The experiments of Halm & Posa, *Set-Valued Rigid-Body Dynamics for Simultaneous,
+/// Inelastic, Frictional Impacts* (labels E1–E5 as in docs/decisions/001-set-valued-impacts.md).
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
             id: "impact-rocking-block",
             title: "Rocking block: set-valued impact vs AP and sequential (Fig. 9)",
-            paper: "Halm & Posa, seed 001, E1",
+            paper: "Halm & Posa, rocking block (E1), Figs. 1, 9, Table 4",
             run: rocking_block,
         },
         Experiment {
             id: "impact-zeno-wobble",
             title: "Zeno wobble of the rocking block (Sec. 4.3, Figs. 7-8)",
-            paper: "Halm & Posa, seed 001, E1b",
+            paper: "Halm & Posa, Zeno wobble (E1b), Sec. 4.3, Figs. 7-8",
             run: zeno_wobble,
         },
         Experiment {
             id: "impact-compass-gait",
             title: "Compass gait heel strike (Fig. 10)",
-            paper: "Halm & Posa, seed 001, E2",
+            paper: "Halm & Posa, compass gait (E2), Figs. 4, 10, Table 5",
             run: compass_gait,
         },
         Experiment {
             id: "impact-box-wall",
             title: "Box sliding into a wall (Fig. 11)",
-            paper: "Halm & Posa, seed 001, E3",
+            paper: "Halm & Posa, box and wall (E3), Figs. 5, 11, Table 6",
             run: box_wall,
         },
         Experiment {
             id: "impact-ramone",
             title: "RAMone biped heel strike (Fig. 13)",
-            paper: "Halm & Posa, seed 001, E4",
+            paper: "Halm & Posa, RAMone (E4), Fig. 13, Table 7",
             run: ramone,
         },
         Experiment {
             id: "impact-disks",
             title: "Three stacked disks (Fig. 14)",
-            paper: "Halm & Posa, seed 001, E5",
+            paper: "Halm & Posa, three disks (E5), Fig. 14, Table 8",
             run: disks,
         },
         Experiment {
             id: "impact-compliant-sweep",
             title: "Compliant Kelvin-Voigt stiffness sweep inside the set (Fig. 12)",
-            paper: "Halm & Posa, seed 001, E1 / Fig. 12",
+            paper: "Halm & Posa, rocking block (E1), Fig. 12",
             run: compliant_sweep,
         },
     ]
@@ -92,13 +93,13 @@ fn run_set(
     Ok((res, start.elapsed().as_secs_f64()))
 }
 
-/// Title of seed 001's Table 3 beside ours (rows from the five scenes' experiments).
-const TABLE3_TITLE: &str = "Halm & Posa (seed 001) Table 3: computational performance of \
+/// Title of Halm & Posa's Table 3 beside ours (rows from the five scenes' experiments).
+const TABLE3_TITLE: &str = "Halm & Posa, Table 3: computational performance of \
 post-impact set sampling. Times: the paper's MATLAB with PATH on a 2.4 GHz Core i5, one sample \
 after another; ours: the wall time of the whole set on this machine's cores, per sample and \
 per LCP. LCP counts agree within ±30 %, times when ours is at most twice the paper's";
 
-/// This scene's row of seed 001's Table 3 (`paper`: LCPs per sample, seconds per sample,
+/// This scene's row of Halm & Posa's Table 3 (`paper`: LCPs per sample, seconds per sample,
 /// seconds per LCP) beside the metrics of [`common_checks`].
 fn table3_row(out: &mut ExperimentOutcome, example: &str, paper: [f64; 3]) {
     out.paper_table(
@@ -258,9 +259,9 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     out.metric("max_off_axis_distance", off_axis);
     out.metric("max_gap_on_axes", gap);
     out.expect("ap_rest_norm", 0.0, 1e-9, "paper E1: AP predicts rest");
-    out.expect("seq_ab_vx", 0.09302, 1e-4, "digest E1 sequential A-then-B");
-    out.expect("seq_ab_vy", 0.04651, 1e-4, "digest E1 sequential A-then-B");
-    out.expect("seq_ab_w", -0.09302, 1e-4, "digest E1 sequential A-then-B");
+    out.expect("seq_ab_vx", 0.09302, 1e-4, "E1: sequential A-then-B");
+    out.expect("seq_ab_vy", 0.04651, 1e-4, "E1: sequential A-then-B");
+    out.expect("seq_ab_w", -0.09302, 1e-4, "E1: sequential A-then-B");
     out.expect("seq_ba_vx", -0.09302, 1e-4, "mirror image");
     out.expect(
         "max_separating_velocity",
@@ -538,15 +539,15 @@ fn box_wall(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         sets::distance_to_set(&seqc[0], &set),
     );
     out.expect("ap_rest_norm", 0.0, 1e-8, "paper E3: AP gives rest");
-    // Digest values are hand-derived from 4-digit geometry.
-    out.expect("seq_ba_vx", 0.0639, 5e-4, "digest E3 sequential B-then-A");
-    out.expect("seq_ba_vy", -0.1696, 5e-4, "digest E3 sequential B-then-A");
-    out.expect("seq_ba_w", 0.4181, 5e-4, "digest E3 sequential B-then-A");
+    // Values hand-derived from 4-digit geometry (docs/decisions/001-set-valued-impacts.md, E3).
+    out.expect("seq_ba_vx", 0.0639, 5e-4, "E3: sequential B-then-A");
+    out.expect("seq_ba_vy", -0.1696, 5e-4, "E3: sequential B-then-A");
+    out.expect("seq_ba_w", 0.4181, 5e-4, "E3: sequential B-then-A");
     out.expect(
         "seq_ab_equals_ba",
         0.0,
         1e-9,
-        "digest E3: A-then-B identical",
+        "Halm & Posa E3: A-then-B identical (ours)",
     );
     out.expect(
         "contains_b_sliding",

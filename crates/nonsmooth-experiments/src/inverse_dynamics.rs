@@ -1,6 +1,6 @@
-//! Seed 004 — Zapolsky & Drumwright, *Inverse Dynamics with Rigid Contact and Friction*
-//! (digest `seed-004-inverse-dynamics.md`), on the 4.80 kg reference quadruped
-//! `examples/id_quadruped.toml`:
+//! Zapolsky & Drumwright, *Inverse Dynamics with Rigid Contact and Friction* (2017; errata,
+//! choices and acceptance checks in docs/decisions/004-inverse-dynamics.md), on the 4.80 kg
+//! reference quadruped `examples/id_quadruped.toml`:
 //!
 //! - `id-statics`: standing on 4 feet with q̈_des = 0: predicted Σf_N (paper: 47.09 N for
 //!   4.80 kg) and the torque jump over 100 identical consecutive calls per variant;
@@ -27,7 +27,7 @@ use nonsmooth_core::{ContactSnapshot, Model};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 use rand::{Rng, SeedableRng};
 
-/// The seed-004 experiments.
+/// The experiments of Zapolsky & Drumwright.
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
@@ -45,7 +45,7 @@ pub fn experiments() -> Vec<Experiment> {
         Experiment {
             id: "id-right-inverse",
             title: "Inverse dynamics: right-inverse property of every variant",
-            paper: "Zapolsky & Drumwright (§3, digest check 1)",
+            paper: "Zapolsky & Drumwright (§3, right-inverse check)",
             run: right_inverse,
         },
         Experiment {
@@ -106,7 +106,7 @@ fn statics(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
             &format!("torque_jump_100_steps_{}", variant.snake()),
             0.0,
             1e-6,
-            "digest §6 check 4 (Δu at roundoff level)",
+            "check 4 of docs/decisions/004-inverse-dynamics.md (Δu at roundoff level)",
         );
         loads.push((variant, sol.normal_forces.clone()));
         if variant == Variant::LcpCoulomb {
@@ -239,7 +239,7 @@ fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
     for (k, variant) in Variant::ALL.into_iter().enumerate() {
         let name = format!("max_velocity_error_{}", variant.snake());
         out.metric(&name, errs[k]);
-        out.expect(&name, 0.0, 1e-8, "digest §6 check 1 (relative)");
+        out.expect(&name, 0.0, 1e-8, "right-inverse check 1 (relative)");
     }
     out.metric("max_velocity_error", overall);
     out.metric("relaxed_calls", relaxed as f64);
@@ -247,12 +247,12 @@ fn right_inverse(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
         "max_velocity_error",
         0.0,
         1e-8,
-        "digest §6 check 1 (relative)",
+        "check 1 of docs/decisions/004-inverse-dynamics.md (relative)",
     );
     out.notes.push(
         "Forward models: lcp-noslip — no-slip LCP (Algorithm 1 on the tangent rows, PPM); \
          lcp-coulomb — Anitescu–Potra LCP by Lemke; qp-* — the dynamics with the predicted \
-         impulses R z (digest check 1). Random accelerations are inconsistent with no slip \
+         impulses R z (right-inverse check). Random accelerations are inconsistent with no slip \
          (E7), so lcp-noslip relaxes them (§4.5) and reproduces the realized target."
             .into(),
     );
@@ -394,7 +394,7 @@ fn timing(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
             &format!("warm_fallbacks_{v}"),
             0.0,
             0.5,
-            "issue #37: duplicated and jittered contacts stay on the warm path (no fallback)",
+            "our target: duplicated and jittered contacts stay on the warm path (no fallback)",
         );
     }
     match load.as_deref().and_then(|l| l.split_whitespace().next()) {

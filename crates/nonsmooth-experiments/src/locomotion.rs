@@ -1,5 +1,5 @@
-//! Seed 004 §§7–8 — closed-loop locomotion with contact-predicting inverse dynamics
-//! (Zapolsky & Drumwright; digest §4, checks 8–10), on the reference quadruped
+//! Zapolsky & Drumwright (2017), §§7–8 — closed-loop locomotion with contact-predicting inverse
+//! dynamics (checks 8–10 of docs/decisions/004-inverse-dynamics.md), on the reference quadruped
 //! `examples/id_quadruped.toml` walking the paper's trot (0.3 s cycle, 75 % duty, 1.5 cm
 //! steps, 0.2 m/s) straight ahead, simulated by nonsmooth's own steppers at 1 ms
 //! (rigid: Anitescu–Potra LCP; compliant: penalty spring–damper, symplectic Euler with 0.1 ms
@@ -43,7 +43,7 @@ use nonsmooth_control::Variant;
 use nonsmooth_core::Model;
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 
-/// The seed-004 locomotion experiments.
+/// The locomotion experiments of Zapolsky & Drumwright.
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
@@ -319,7 +319,7 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         fig.write_svg(&ctx.path("animation_strip.svg"))?;
         out.figure("animation_strip.svg");
     }
-    // The height-map terrain (digest §4.3; the paper ran only QP,μ there and compared it with
+    // The height-map terrain (paper §7.5; the paper ran only QP,μ there and compared it with
     // PID): full mode only.
     if !ctx.quick {
         let hm = HEIGHTMAP_TERRAIN;
@@ -592,7 +592,7 @@ fn table3_comparison(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table3",
-        "Table 3 (seed 004 §8): tracking error, position (rad) and velocity (rad/s), agreeing \
+        "Table 3 (paper §8): tracking error, position (rad) and velocity (rad/s), agreeing \
          within ±50 % of the paper's value",
         &[
             "rigid 0.1 pos",
@@ -768,7 +768,7 @@ fn smoothness(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             .collect();
         out.paper_table(
             "table4",
-            "Table 4 (seed 004 §8): log10 E|Δτ| (N m/s), agreeing within a factor of 2; the \
+            "Table 4 (paper §8): log10 E|Δτ| (N m/s), agreeing within a factor of 2; the \
              pair ordering is smoothness_pairs_agree (a documented disagreement, not a check)",
             &["rigid μ = 0.1", "rigid μ = ∞"],
             rows,
@@ -881,22 +881,22 @@ fn force_prediction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(),
         "force_err_rel_lcp_mu_same_model",
         0.0,
         0.02,
-        "digest §6 check 7 (≤ 2 %)",
+        "check 7 of docs/decisions/004-inverse-dynamics.md (≤ 2 %)",
     );
     out.expect(
         "force_err_rel_lcp_inf_same_model",
         0.0,
         0.02,
-        "digest §6 check 7 (LCP,∞ in its own model, no slip: ≤ 2 %)",
+        "check 7 (LCP,∞ in its own model, no slip: ≤ 2 %)",
     );
     out.expect(
         "force_err_rel_qp_mu_same_model",
         0.0,
         0.02,
-        "digest §6 check 7 (QP,μ in a QP-model simulator: paper ≈ 1 %)",
+        "check 7 (QP,μ in a QP-model simulator: paper ≈ 1 %)",
     );
     out.notes.push(format!(
-        "Error on the summed normal force Σf_N (digest Table 5): mean |Σf_N,pred − Σf_N,sim| over \
+        "Error on the summed normal force Σf_N (paper, Table 5): mean |Σf_N,pred − Σf_N,sim| over \
          the steps, relative to the mean simulated Σf_N (read from the trunk's vertical generalized \
          contact force), over the part of each run before a fall. Same-model checks (first 0.1 s, \
          rigid μ = 0.1, for lcp_inf rigid μ = ∞, the pure ID(tᵢ) controller without the joint PID \
@@ -957,7 +957,7 @@ fn table5_comparison(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table5",
-        "Table 5 (seed 004 §8): relative error of the predicted summed normal force, agreeing \
+        "Table 5 (paper §8): relative error of the predicted summed normal force, agreeing \
          within half the paper's value or 2 points",
         &[
             "rigid μ = 0.1",
@@ -1163,7 +1163,7 @@ fn table6_comparison(
             })
             .collect();
         let title = format!(
-            "Table 6 (seed 004, Appendix A): task pass (1) / fail (0), chatter at {run} \
+            "Table 6 (paper, Appendix A): task pass (1) / fail (0), chatter at {run} \
              consecutive reversal steps{}",
             if run == CHATTER_RUN_STEPS {
                 " (the criterion)"

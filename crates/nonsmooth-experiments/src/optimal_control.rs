@@ -1,6 +1,7 @@
-//! Seed 002 (Nurkanović, Albrecht, Brogliato & Diehl, time-freezing for complementarity
-//! Lagrangian systems with inelastic impacts): FESD simulations of the time-freezing
-//! reformulation against the analytic solutions of the digest (E1, E2).
+//! Nurkanović, Albrecht, Brogliato & Diehl, *The Time-Freezing Reformulation for Numerical
+//! Optimal Control of Complementarity Lagrangian Systems with State Jumps* (2023): FESD simulations
+//! of the time-freezing reformulation against the analytic solutions (E1, E2 of
+//! docs/decisions/002-time-freezing.md).
 //!
 //! - `tf-particle-sim`: guiding particle of Ex. 1–3 (impact, frozen jump, sliding with
 //!   γ = 0.5, lift-off at τ = 2.75, state at τ = 3.5);
@@ -9,7 +10,7 @@
 //!   double integrator (≈ 13.5 = the continuous optimum with u₁ = 4.5(1 − t));
 //! - `tf-order`: global error vs step of FESD Radau IIA n_s = 1, 2, 3 and of the same IRK on a
 //!   fixed grid on a spring-loaded mass falling onto the ground (cosine flight, inelastic
-//!   impact, sliding on the ground), digest E4;
+//!   impact, sliding on the ground), E4 of docs/decisions/002-time-freezing.md;
 //! - `tf-hopper-ocp`: the planar hopper of Sec. 6 (T = 2.5, |u| ≤ 60, N = 20, N_FE = 3,
 //!   three elliptic holes) solved from y0 everywhere and u = 0 through the smoothing phase
 //!   with the holes grown from nothing ([`HOPPER_PROBLEM`]), then the exact active-set MPCC
@@ -32,43 +33,43 @@ use nonsmooth_report::{
 
 const G: f64 = 9.81;
 
-/// The seed-002 experiments.
+/// The experiments of the time-freezing paper.
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
             id: "tf-particle-sim",
             title: "Time-freezing particle (Ex. 1-3) with FESD Radau IIA n_s = 3",
-            paper: "seed 002 (Nurkanović et al., time-freezing), Fig. 3",
+            paper: "Nurkanović et al. 2023 (time-freezing), Ex. 3, Fig. 3",
             run: particle_sim,
         },
         Experiment {
             id: "tf-particle-friction",
             title: "Time-freezing particle with Coulomb friction (Ex. 4)",
-            paper: "seed 002 (Nurkanović et al., time-freezing), Fig. 5",
+            paper: "Nurkanović et al. 2023 (time-freezing), Ex. 4, Fig. 5",
             run: particle_friction,
         },
         Experiment {
             id: "tf-particle-ocp",
             title: "Particle OCP through an impact (Ex. 5, frictionless sanity variant)",
-            paper: "seed 002 (Nurkanović et al., time-freezing), Fig. 6",
+            paper: "Nurkanović et al. 2023 (time-freezing), Ex. 5, Fig. 6",
             run: particle_ocp,
         },
         Experiment {
             id: "tf-order",
             title: "Integration order of FESD Radau IIA (n_s = 1, 2, 3) vs a fixed-grid IRK",
-            paper: "seed 002 / FESD (Nurkanović et al. 2022), digest E4",
+            paper: "Nurkanović et al. 2023 (time-freezing) and 2022 (FESD), order 2n_s - 1",
             run: order,
         },
         Experiment {
             id: "tf-hopper-ocp",
             title: "Planar hopper over three holes (Sec. 6) from the trivial initialization",
-            paper: "seed 002 (Nurkanović et al., time-freezing), Sec. 6, Figs. 7-8",
+            paper: "Nurkanović et al. 2023 (time-freezing), Sec. 6, Figs. 7-8",
             run: hopper_ocp,
         },
         Experiment {
             id: "tf-bouncing-ball",
             title: "Inelastic bouncing ball by time-freezing + FESD",
-            paper: "seed 002 (Nurkanović et al., time-freezing)",
+            paper: "Nurkanović et al. 2023 (time-freezing)",
             run: bouncing_ball,
         },
     ]
@@ -186,8 +187,8 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     let ts = (2.0 / G).sqrt();
     out.metric("impact_tau", impact);
     out.metric("jump_end_tau", jump_end);
-    out.expect("impact_tau", ts, 1e-5, "digest E1: τ_s = √(2/g)");
-    out.expect("jump_end_tau", 2.0 * ts, 1e-5, "digest E1: τ_s + √(2g)/a_n");
+    out.expect("impact_tau", ts, 1e-5, "E1: τ_s = √(2/g)");
+    out.expect("jump_end_tau", 2.0 * ts, 1e-5, "E1: τ_s + √(2g)/a_n");
     let y = r.traj.y.last().cloned().unwrap_or_default();
     let tau_end = steps as f64 * step;
     let exact = exact_particle(tau_end);
@@ -210,15 +211,15 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     out.metric("max_error", max_err);
     out.metric("nlp_iterations", r.nlp_iterations as f64);
     out.metric("cpu_seconds", r.cpu_seconds);
-    out.expect("q1_end", exact[0], 1e-5, "digest E1 analytic solution");
-    out.expect("v1_end", exact[2], 1e-5, "digest E1 analytic solution");
-    out.expect("q2_end", exact[1], 1e-5, "digest E1 analytic solution");
-    out.expect("v2_end", exact[3], 1e-5, "digest E1 analytic solution");
+    out.expect("q1_end", exact[0], 1e-5, "Ex. 3 analytic solution (E1)");
+    out.expect("v1_end", exact[2], 1e-5, "Ex. 3 analytic solution (E1)");
+    out.expect("q2_end", exact[1], 1e-5, "Ex. 3 analytic solution (E1)");
+    out.expect("v2_end", exact[3], 1e-5, "Ex. 3 analytic solution (E1)");
     out.expect(
         "max_error",
         0.0,
         1e-8,
-        "issue: the analytic particle trajectory to 1e-8 with n_s = 3",
+        "our tolerance: the analytic particle trajectory to 1e-8 with n_s = 3 (E1)",
     );
     if !ctx.quick {
         out.metric("liftoff_tau", liftoff);
@@ -226,7 +227,7 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
             "liftoff_tau",
             2.75,
             1e-3,
-            "digest E1: lift-off at t = 1.5, τ = 2.75",
+            "Ex. 3 analytic (E1): lift-off at t = 1.5, τ = 2.75",
         );
     }
     out.notes.push(format!(
@@ -244,7 +245,8 @@ fn particle_sim(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
     )
 }
 
-/// Analytic state (q1, q2, v1, v2, t) of Ex. 3 at numerical time τ (digest E1).
+/// Analytic state (q1, q2, v1, v2, t) of Ex. 3 at numerical time τ (E1 of
+/// docs/decisions/002-time-freezing.md).
 fn exact_particle(tau: f64) -> [f64; 5] {
     let ts = (2.0 / G).sqrt();
     let vs = (2.0 * G).sqrt();
@@ -287,11 +289,11 @@ fn particle_friction(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<()
         "v1_after_impact",
         3.1606 - 0.6 * 4.4294,
         1e-3,
-        "digest E2: v1⁺ = v1⁻ − μ·√(2g)",
+        "Ex. 4 analytic (E2): v1⁺ = v1⁻ − μ·√(2g)",
     );
     if !ctx.quick {
         out.metric("liftoff_tau", liftoff);
-        out.expect("liftoff_tau", 2.75, 1e-3, "digest E2: lift-off unchanged");
+        out.expect("liftoff_tau", 2.75, 1e-3, "Ex. 4 (E2): lift-off unchanged");
     }
     plot(
         ctx,
@@ -366,7 +368,8 @@ pub fn discrete_double_integrator_optimum(n: usize, t: f64, q_target: f64) -> f6
     d * q_target * q_target * m[1][1] / det
 }
 
-/// The particle of seed 002 Ex. 5 as a model file, and its OCP (`tf-particle-ocp`).
+/// The particle of the time-freezing paper's Ex. 5 as a model file, and its OCP
+/// (`tf-particle-ocp`).
 const PARTICLE_MODEL: &str = include_str!("../../../examples/particle.toml");
 const PARTICLE_PROBLEM: &str = include_str!("../../../examples/ocp_particle.toml");
 
@@ -395,9 +398,9 @@ fn particle_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         0.05,
         "discrete optimum of the decoupled horizontal problem",
     );
-    out.expect("terminal_error", 0.0, 1e-6, "digest E5");
-    out.expect("comp_residual", 0.0, 1e-9, "digest E5");
-    out.expect("s_contact", 2.0, 1e-6, "digest E5: s = 1/γ = 2 in contact");
+    out.expect("terminal_error", 0.0, 1e-6, "E5: our tolerance");
+    out.expect("comp_residual", 0.0, 1e-9, "E5: our tolerance");
+    out.expect("s_contact", 2.0, 1e-6, "Ex. 5, Fig. 6 (E5): s = 1/γ = 2");
     out.notes.push(
         "the jump→sliding transition keeps c₁ = 0, so it is not forced onto an element boundary; \
          the mixed element makes the objective differ from the discrete optimum by ≈ 0.03"
@@ -565,12 +568,9 @@ fn order(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
             pts.iter().map(|(h, e)| (h.log10(), *e)).collect(),
         ));
         let (expected, why) = if fesd {
-            ((2 * n_s - 1) as f64, "digest E4: FESD order 2n_s − 1")
+            ((2 * n_s - 1) as f64, "FESD order 2n_s − 1 (E4)")
         } else {
-            (
-                1.0,
-                "digest E4: fixed grid, switch inside an element: order 1",
-            )
+            (1.0, "fixed grid, switch inside an element: order 1 (E4)")
         };
         out.expect(name, expected, 0.5, why);
     }
@@ -590,7 +590,7 @@ fn order(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
 /// (deviations from the paper in that file's header and in
 /// docs/decisions/002-time-freezing.md, "`tf-hopper-ocp` settings").
 pub const HOPPER_PROBLEM: &str = include_str!("../../../examples/ocp_hopper_smoothing.toml");
-/// The hopper of seed 002 Sec. 6 as a model file.
+/// The hopper of the time-freezing paper's Sec. 6 as a model file.
 pub const HOPPER_MODEL: &str = include_str!("../../../examples/hopper.toml");
 
 /// Quick mode's problem: a smoke test of the machinery (model, path and hole constraints,
@@ -792,19 +792,24 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         "converged",
         1.0,
         0.0,
-        "digest E6: converges from the trivial initialization",
+        "Sec. 6: converges from the trivial initialization (E6)",
     );
-    out.expect("terminal_error", 0.0, 1e-6, "digest E6: reaches q_target");
-    out.expect("comp_residual", 0.0, 1e-9, "issue: complementarity ≤ 1e-9");
+    out.expect(
+        "terminal_error",
+        0.0,
+        1e-6,
+        "E6: reaches q_target, our tolerance",
+    );
+    out.expect("comp_residual", 0.0, 1e-9, "E6: our tolerance");
     out.metric("hole_violation", (-min_clear).max(0.0));
     out.expect(
         "hole_violation",
         0.0,
         1e-6,
-        "digest E6: the foot avoids every hole at all stage points",
+        "Sec. 6: the foot avoids every hole at all stage points (E6)",
     );
     if !ctx.quick {
-        out.expect("hop_count", 3.0, 0.0, "digest E6: about three hops");
+        out.expect("hop_count", 3.0, 0.0, "Sec. 6 (E6): about three hops");
     }
     out.notes.push(settings);
     active_set_beside(ctx, id, &tf, &hz, &o, &sol, converged, out)?;
@@ -942,7 +947,7 @@ fn active_set_beside(
         "b_stationary",
         1.0,
         0.0,
-        "issue: a B-stationarity certificate (or the LPEC's reason, in the notes)",
+        "our requirement: a B-stationarity certificate (or the LPEC's reason, in the notes)",
     );
     let header = [
         "method",

@@ -1,5 +1,6 @@
-//! Seed 003 experiments: E. Drumwright, "An Unconditionally Stable First-Order Constraint
-//! Solver for Multibody Systems" (digest `seed-003-stable-constraint-solver.md`).
+//! Experiments of E. Drumwright, *An Unconditionally Stable First-Order Constraint Solver for
+//! Multibody Systems* (2019); the reference values and decisions (A1–A11, D1–D10) are in
+//! `docs/decisions/003-stable-constraint-solver.md`.
 //!
 //! - `drumwright-smd`: spectral radii of explicit, symplectic and implicit Euler on a
 //!   spring–mass–damper (§3, Figs 1–3, acceptance A1), measured on the library's
@@ -31,43 +32,43 @@ use nonsmooth_sim::load::PointLoad;
 use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 
-/// The seed 003 experiments.
+/// The experiments of Drumwright's constraint-solver paper.
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
             id: "drumwright-smd",
             title: "Spring-mass-damper: spectral radii of explicit, symplectic and implicit Euler",
-            paper: "seed 003 (Drumwright) §3, Figs 1-3",
+            paper: "Drumwright 2019, §3, Figs 1-3",
             run: smd,
         },
         Experiment {
             id: "drumwright-pendulum",
             title: "Stiff pendulum (k = 1e15) in absolute coordinates",
-            paper: "seed 003 (Drumwright) §4.4, Fig 4",
+            paper: "Drumwright 2019, §4.4, Fig 4",
             run: pendulum,
         },
         Experiment {
             id: "drumwright-joint-limit",
             title: "Restitution of a stiff joint limit (k = 1e12) versus step size",
-            paper: "seed 003 (Drumwright) §5.4, Fig 6",
+            paper: "Drumwright 2019, §5.4, Fig 6",
             run: joint_limit,
         },
         Experiment {
             id: "drumwright-stack",
             title: "Stacks of 1 to 100 stiff spheres (Hertz, E = 1e11)",
-            paper: "seed 003 (Drumwright) §6.5, Fig 10",
+            paper: "Drumwright 2019, §6.5, Fig 10",
             run: stack,
         },
         Experiment {
             id: "drumwright-foundation",
             title: "Cube on a Winkler elastic foundation (100 / 900 elements, 5 / 50 N)",
-            paper: "seed 003 (Drumwright) §5.5, Fig 7, Tables 1-2",
+            paper: "Drumwright 2019, §5.5, Fig 7, Tables 1-2",
             run: foundation,
         },
         Experiment {
             id: "drumwright-incline",
             title: "Box on a 15 degree incline: Hertz feet, Coulomb friction",
-            paper: "seed 003 (Drumwright) §6.4, Fig 9",
+            paper: "Drumwright 2019, §6.4, Fig 9",
             run: incline,
         },
     ]
@@ -126,7 +127,8 @@ fn implicit(m: f64, b: f64, k: f64, h: f64) -> Matrix2<f64> {
     Matrix2::new(1.0 + h * b / m, h, -h * k / m, 1.0) / d
 }
 
-/// x(t) of y ← A y from x₀ = 1, v₀ = 0 (the digest's assumed initial condition).
+/// x(t) of y ← A y from x₀ = 1, v₀ = 0 (the paper gives no initial condition; D7 of
+/// docs/decisions/003-stable-constraint-solver.md).
 fn trajectory(a: &Matrix2<f64>, h: f64, t_end: f64, every: usize) -> Vec<(f64, f64)> {
     let n = (t_end / h).round() as usize;
     let mut y = nalgebra::Vector2::new(1.0, 0.0);
@@ -199,14 +201,16 @@ fn check_step_map_linearity(
 
 /// Symplectic Euler as `penalty-symplectic` implements it (damping explicit):
 /// v₁ = v₀ − (h/m)(k x₀ + b v₀), x₁ = x₀ + h v₁. Eqs 11–12 treat the damping implicitly
-/// ([`symplectic`]); the spectral radii differ by < 1e-6 at Fig. 2's parameters.
+/// ([`symplectic`]); the two spectral radii agree to 1e-6 at k = 1e6 but differ at Fig. 2's
+/// unstable k = 1e7 (7.874 here, 7.864 for eqs 11–12).
 fn symplectic_explicit_damping(m: f64, b: f64, k: f64, h: f64) -> Matrix2<f64> {
     let d = 1.0 - h * b / m;
     Matrix2::new(1.0 - h * h * k / m, h * d, -h * k / m, d)
 }
 
 /// One case of the SMD experiment: the library stepper, its closed-form map, the
-/// parameters and the paper's spectral radius (digest §2).
+/// parameters and the paper's spectral radius (computed from eqs 7–14, A1 of
+/// docs/decisions/003-stable-constraint-solver.md).
 struct SmdCase {
     metric: &'static str,
     stepper: &'static str,
@@ -321,15 +325,15 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
         linearity = linearity.max(check_step_map_linearity(&model, c.stepper, &a, c.h, 200)?);
         out.metric(c.metric, spectral_radius(&a));
         // Eqs 11–12 damp implicitly, `penalty-symplectic` explicitly: at k = 1e7 its radius
-        // is 0.010 above the paper's (7.874; the closed form of each scheme is checked to
-        // 1e-8 below); elsewhere the schemes agree to 1e-6.
+        // (7.874) is 0.010 above that of eqs 11–12 (7.864; the closed form of each scheme is
+        // checked to 1e-8 below); at the other parameters the schemes agree to 1e-6.
         let (tol, source) = if c.paper_rho > 2.0 {
             (
                 0.015,
-                "seed 003 §3 Fig 2 (digest §2; explicit damping +0.010)",
+                "Drumwright 2019 §3, Fig 2, eqs 11-12 (explicit damping +0.010)",
             )
         } else {
-            (1e-5, "seed 003 §3 Figs 1-3 (digest §2 radii)")
+            (1e-5, "Drumwright 2019 §3, Figs 1-3, eqs 7-14")
         };
         out.expect(c.metric, c.paper_rho, tol, source);
         measured.push(a);
@@ -385,11 +389,16 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
         }
     }
     out.metric("stability_predicate_mismatches", mismatches);
-    out.expect("stability_predicate_mismatches", 0.0, 0.0, "digest A1");
+    out.expect(
+        "stability_predicate_mismatches",
+        0.0,
+        0.0,
+        "§3, eqs 7-12 (Jury, A1)",
+    );
     let model = smd_model(&base, 0.0, 1e6);
     let l_stable = measured_step_map(&model, implicit_euler, 1e3)?;
     out.metric("rho_implicit_h1e3", spectral_radius(&l_stable));
-    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability (digest A1)");
+    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability, eqs 13-14");
     let t_end = if ctx.quick { 0.01 } else { 0.05 };
     let label = |i: usize, text: &'static str| (text, measured[i], cases[i].h);
     let figs: [FigureSpec; 3] = [
@@ -426,8 +435,8 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
     Ok(())
 }
 
-/// Table 1 of seed 003, wall times (s): (elements, load N, [CB, ode15s, ode45] at E = 1e7,
-/// the same at E = 1e11).
+/// Table 1 of Drumwright (2019, §5.5), wall times (s): (elements, load N, [CB, ode15s, ode45] at E
+/// = 1e7, the same at E = 1e11).
 const FOUNDATION_TABLE1: [(usize, f64, [f64; 3], [f64; 3]); 4] = [
     (100, 5.0, [0.331, 0.302, 28.0], [0.286, 0.189, 27.4]),
     (100, 50.0, [0.332, 9.55, 15.5], [0.396, 5550.0, 621.0]),
@@ -469,7 +478,7 @@ fn foundation_table1(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table1",
-        "Table 1 (seed 003 §5.5): log10 of the baselines' wall time over the constraint-based \
+        "Table 1 (paper §5.5): log10 of the baselines' wall time over the constraint-based \
          method's (ode15s ≈ BDF(1), ode45 ≈ RK45), agreeing within one decade",
         &["E = 1e7 BDF/CB", "RK45/CB", "E = 1e11 BDF/CB", "RK45/CB"],
         rows,
@@ -483,7 +492,7 @@ fn foundation_table1(out: &mut ExperimentOutcome) {
     ));
 }
 
-/// Table 2 of seed 003 (error of the constraint-based method at h = 0.01 against the
+/// Table 2 of Drumwright (2019, §5.5) (error of the constraint-based method at h = 0.01 against the
 /// reference after 1 s, and the two h = 1e-3 values of its note): (load N, elements, h,
 /// [error at E = 1e7, error at E = 1e11]).
 const FOUNDATION_TABLE2: [(f64, usize, f64, [f64; 2]); 5] = [
@@ -496,11 +505,11 @@ const FOUNDATION_TABLE2: [(f64, usize, f64, [f64; 2]); 5] = [
 
 /// Table 2 cell by cell beside this run's errors, compared in orders of magnitude
 /// (`log10_error_cb_<tag>`, agreement within one decade: the paper's foundation extent,
-/// element layout and g are not given, digest §5.5), and every row checked: the
-/// constraint-based method is at least as accurate as the paper reports (error ≤ the paper's;
-/// where the reference stopped before 1 s, the error at the last time it reached,
-/// `error_cb_<tag>_at_t`, against the same bound). The table's cell of such a row is left out
-/// (its error is at an earlier time).
+/// element layout and g are not given, D7 of docs/decisions/003-stable-constraint-solver.md), and
+/// every row checked: the constraint-based method is at least as accurate as the paper reports
+/// (error ≤ the paper's; where the reference stopped before 1 s, the error at the last time it
+/// reached, `error_cb_<tag>_at_t`, against the same bound). The table's cell of such a row is left
+/// out (its error is at an earlier time).
 fn foundation_table2(out: &mut ExperimentOutcome) {
     for &(load, elements, h, paper) in &FOUNDATION_TABLE2 {
         for (e, bound) in [1e7, 1e11].into_iter().zip(paper) {
@@ -544,7 +553,7 @@ fn foundation_table2(out: &mut ExperimentOutcome) {
         .collect();
     out.paper_table(
         "table2",
-        "Table 2 (seed 003 §5.5): log10 of the error after 1 s against the reference",
+        "Table 2 (paper §5.5): log10 of the error after 1 s against the reference",
         &["E = 1e7", "E = 1e11"],
         rows,
     );
@@ -614,11 +623,11 @@ fn pendulum(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         "max_drift_h1e-1",
         0.15,
         0.15,
-        "bounded for k = 1e15 (digest §4.2: 0.148)",
+        "bounded for k = 1e15 (Drumwright 2019 §4.4, Fig 4; ours: 0.148)",
     );
-    out.expect("max_drift_h1e-2", 9.8e-4, 1.5e-4, "digest §4.2");
-    out.expect("max_drift_h1e-3", 9.7e-6, 1.5e-6, "digest §4.2");
-    out.expect("max_drift_h1e-4", 9.7e-8, 1.5e-8, "digest §4.2 / A2");
+    out.expect("max_drift_h1e-2", 9.8e-4, 1.5e-4, "§4.4, Fig 4 (A2)");
+    out.expect("max_drift_h1e-3", 9.7e-6, 1.5e-6, "§4.4, Fig 4 (A2)");
+    out.expect("max_drift_h1e-4", 9.7e-8, 1.5e-8, "§4.4, Fig 4 (A2)");
     out.metric("drift_ratio_per_decade", drifts[1] / drifts[2]);
     out.expect("drift_ratio_per_decade", 100.0, 30.0, "O(h²) drift (A2)");
     fig.write_svg(&ctx.path("pendulum_drift.svg"))?;
@@ -641,7 +650,7 @@ fn pendulum(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     let t_energy = if ctx.quick { 4.0 } else { 20.0 };
     let (_, _, _, e_drift) = run_pendulum(&model, 1e-3, t_energy, id)?;
     out.metric("energy_drift_20s_h1e-3", e_drift);
-    out.expect("energy_drift_20s_h1e-3", 0.0, 0.02, "digest A3 (±0.015 J)");
+    out.expect("energy_drift_20s_h1e-3", 0.0, 0.02, "§4.4 (A3: ±0.015 J)");
     if ctx.quick {
         out.notes
             .push("quick: energy over 4 s, global-error reference h = 1e-4".into());
@@ -691,7 +700,7 @@ fn joint_limit(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repo
             name,
             expected,
             tol,
-            "digest §4.3 / A6 (speculative limit, D3)",
+            "Drumwright 2019 §5.4, Fig 6 (A6; speculative limit, D3)",
         );
         fig.series.push(Series::line(format!("h = {h}"), samples));
     }
@@ -764,7 +773,7 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
             name,
             expected,
             tol,
-            "digest §4.5 / A9 (1.281, 0.683, 0.086, 0 m at 1 s)",
+            "Drumwright 2019 §6.4, Fig 9 (A9: 1.281, 0.683, 0.086, 0 m at 1 s)",
         );
         fig.series.push(Series::line(format!("μ = {mu}"), samples));
         if mu == 0.25 {

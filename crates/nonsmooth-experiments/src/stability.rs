@@ -1,12 +1,14 @@
-//! Seed 000 (Várkonyi, SOS Lyapunov stability of a rigid body with two frictional contacts;
-//! digest `shared/notes/seed-000-sos-lyapunov.md`):
+//! Experiments of Várkonyi, *Lyapunov stability analysis of rigid body systems with multiple
+//! contacts by sums-of-squares programming* (conventions, program and acceptance tests in
+//! docs/decisions/000-sos-stability.md):
 //!
 //! - `sos-basics`: the SOS → SDP layer on Parrilo's quartic (SOS), the Motzkin polynomial
-//!   (not SOS) and the S-procedure proof of `1 − x⁴ ≥ 0` on `1 − x² ≥ 0` (digest §6 test 7);
+//!   (not SOS) and the S-procedure proof of `1 − x⁴ ≥ 0` on `1 − x² ≥ 0` (acceptance test 7 of
+//!   docs/decisions/000-sos-stability.md);
 //! - `sos-fig2`: α = 30°, e = 0, μ₂ = 2, grid over μ₁ ∈ [0, 2] × d ∈ (0, 2] (Fig. 2);
 //! - `sos-fig3`: α = 20°, e = 0.1, μ₁ = μ₂ = μ (Fig. 3), with our formulation of the
 //!   free-flight-then-impact condition (`V₂` compared at successive pre-impact states;
-//!   docs/decisions/000-sos-stability.md decision 7; digest §3 item 4).
+//!   docs/decisions/000-sos-stability.md decision 7).
 //!
 //! Each grid point gets the multi-V certificate (Theorem 2), the PTT single-V baseline and a
 //! falsification by simulation of the ZOD hybrid model (random perturbations of radius
@@ -15,7 +17,8 @@
 //! The bodies are read from the model files `examples/sos_fig2.toml` and
 //! `examples/sos_fig3.toml` (`nonsmooth_sos::model`), with the grid's μ and d set as named
 //! parameters at every point; `model_params_deviation` is the largest difference between
-//! the parameters read from the file and the paper's (digest §2), which must be round-off.
+//! the parameters read from the file and the paper's (docs/decisions/000-sos-stability.md, model),
+//! which must be round-off.
 
 use crate::fail;
 use nonsmooth_core::{Model, ParameterPath};
@@ -27,25 +30,25 @@ use nonsmooth_sos::planar::PlanarParams;
 use nonsmooth_sos::program::{Margin, SosProgram, SosStatus};
 use nonsmooth_sos::{is_sos, Poly};
 
-/// The seed-000 experiments.
+/// The experiments of Várkonyi's SOS stability paper.
 pub fn experiments() -> Vec<Experiment> {
     vec![
         Experiment {
             id: "sos-basics",
             title: "SOS to SDP: Parrilo quartic, Motzkin, S-procedure",
-            paper: "seed 000 (digest §6 test 7)",
+            paper: "Várkonyi (SOS core: Parrilo, Motzkin, S-procedure)",
             run: basics,
         },
         Experiment {
             id: "sos-fig2",
             title: "Multi-Lyapunov SOS certificates, alpha = 30 deg, e = 0, mu2 = 2 (Fig. 2)",
-            paper: "seed 000, Fig. 2",
+            paper: "Várkonyi, Fig. 2",
             run: fig2,
         },
         Experiment {
             id: "sos-fig3",
             title: "Multi-Lyapunov SOS certificates, alpha = 20 deg, e = 0.1, mu1 = mu2 (Fig. 3)",
-            paper: "seed 000, Fig. 3",
+            paper: "Várkonyi, Fig. 3",
             run: fig3,
         },
     ]
@@ -182,7 +185,7 @@ fn report_grid(
         "model_params_deviation",
         0.0,
         1e-9,
-        "the model file's body is the paper's (digest §2)",
+        "the model file's body is the paper's (docs/decisions/000-sos-stability.md, model)",
     );
     let res: GridResult =
         sweep_cases(&cases, &spec.settings(), ctx.progress).map_err(|e| fail(id, e))?;

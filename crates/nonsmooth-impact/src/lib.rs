@@ -2,7 +2,8 @@
 //!
 //! Set-valued rigid-body impacts for simultaneous, inelastic, frictional contacts after
 //! Halm & Posa, *Set-Valued Rigid-Body Dynamics for Simultaneous, Inelastic, Frictional
-//! Impacts* (the "seed 001" paper). The crate works on a frozen configuration q: an
+//! Impacts* (errata, choices and reference values in
+//! docs/decisions/001-set-valued-impacts.md). The crate works on a frozen configuration q: an
 //! [`ImpactProblem`] holds `(M, J_n, J_t, μ, v⁻)` and precomputes the Delassus blocks
 //! `J̄ M⁻¹ J̄ᵀ` once, since q does not change during an impact.
 //!

@@ -1,4 +1,5 @@
-//! Acceptance tests of the seed-001 digest §6 (tests 1–14) on the programmatic models.
+//! Acceptance tests 1–14 of docs/decisions/001-set-valued-impacts.md (Halm & Posa) on the
+//! programmatic models.
 #![allow(clippy::needless_range_loop)]
 
 use nalgebra::{DMatrix, DVector};
@@ -139,7 +140,8 @@ fn t08_box_wall_ap_and_sequential() {
     let ba = sequential(&p, &[1, 0], 10, 2.2e-6).unwrap();
     let expect = [0.0639, -0.1696, 0.4181];
     for i in 0..3 {
-        // The digest's numbers are hand-derived from 4-digit geometry; agreement to 5e-4.
+        // The values (docs/decisions/001-set-valued-impacts.md, E3) are hand-derived from
+        // 4-digit geometry; agreement to 5e-4.
         assert!(close(ba.v[i], expect[i], 5e-4), "{}", ba.v);
     }
     let ab = sequential(&p, &[0, 1], 10, 2.2e-6).unwrap();
@@ -355,7 +357,8 @@ fn t13_compliant_sweep_inside_set() {
 
 #[test]
 fn routh_single_contact_matches_single_contact_ap_when_sticking() {
-    // Rocking block corner A alone: sticking impact, ω = −0.3 v0 (digest E1).
+    // Rocking block corner A alone: sticking impact, ω = −0.3 v0 (Halm & Posa E1;
+    // docs/decisions/001-set-valued-impacts.md).
     let p = models::rocking_block().unwrap();
     let v = routh_single(&p, 0, 400).unwrap();
     assert!(close(v[2], -0.3 * models::drop_speed(0.01), 1e-4), "{v}");

@@ -33,7 +33,7 @@ fn box_wall_file_matches_the_programmatic_model() {
     for (a, b) in outcome(&file).iter().zip(outcome(&code).iter()) {
         assert!((a - b).amax() < 1e-6, "{a} vs {b}");
     }
-    // The digest's B-then-A value.
+    // The sequential B-then-A value of docs/decisions/001-set-valued-impacts.md, E3.
     let ba = &outcome(&file)[0];
     for (x, e) in ba.iter().zip([0.0639, -0.1696, 0.4181]) {
         assert!((x - e).abs() < 5e-4, "{ba}");

@@ -4,7 +4,7 @@
 //! - the MacMPEC problems of `nonsmooth_solvers::mpcc::macmpec` (homotopy: the Scholtes
 //!   relaxation G·H ≤ σ, σ = 1 … 1e-11 by factors of 10, each NLP warm-started from the
 //!   last);
-//! - the particle OCP of seed 002 Ex. 5 on its model file (`examples/ocp_particle.toml`);
+//! - the particle OCP of Nurkanović et al. Ex. 5 on its model file (`examples/ocp_particle.toml`);
 //! - the hopper of `tf-hopper-ocp --quick` (4 intervals, one hole, the start pose as target).
 //!
 //! The hopper over its three holes takes ≈ 20 minutes of homotopy: `nonsmooth reproduce

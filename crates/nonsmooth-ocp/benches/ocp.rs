@@ -1,9 +1,9 @@
-//! CPU time and IPOPT iterations of the seed-002 problems: the bouncing ball (FESD
+//! CPU time and IPOPT iterations of the time-freezing paper's problems: the bouncing ball (FESD
 //! integrator, 20 steps × 3 elements, n_s = 3, a_n = 100), the particle OCP (Ex. 5; its
 //! Gauss–Legendre variant printed once) and the hopper OCP of Sec. 6 (printed once: one
 //! solve takes minutes, not a criterion sample).
 //!
-//! Model files against the hand-coded models they replaced (issue: the generic path must earn
+//! Model files against the hand-coded models they replaced (the generic path must earn
 //! its place): CPU time per IPOPT iteration of the particle OCP (`examples/ocp_particle.toml`,
 //! 92 iterations to the optimum 13.507316) and of the first 25 iterations of the hopper's
 //! first NLP (`examples/ocp_hopper.toml`), on one thread, against the hand-coded models'

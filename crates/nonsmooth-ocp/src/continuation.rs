@@ -4,7 +4,7 @@
 //! solution with a small initial relaxation σ₀.
 //!
 //! Why (docs/decisions/002-time-freezing.md, "Continuation in the terminal target"): on the
-//! hopper of seed 002 Sec. 6 the MPCC homotopy from the trivial initialization stalls for
+//! hopper of Nurkanović et al. Sec. 6 the MPCC homotopy from the trivial initialization stalls for
 //! every target measured, but with the stabilized stance
 //! ([`crate::tf::StanceStabilization`]) it converges to exact complementarity for the target
 //! x = 0 (a hop in place). From there small target steps with σ₀ = 1e-2 keep each relaxed

@@ -1,5 +1,5 @@
 //! Figures of optimal-control solutions, drawn with `nonsmooth-report`: the frame strip of a
-//! planar model's motion (seed 002 Fig. 7), the motion's states in physical time and the
+//! planar model's motion (Nurkanović et al. Fig. 7), the motion's states in physical time and the
 //! obstacles' outlines for the trajectory viewer, shared by `nonsmooth ocp` and the
 //! `tf-hopper-ocp` experiment.
 
@@ -10,7 +10,7 @@ use nonsmooth_core::dynamics::{kinematics, point_position};
 use nonsmooth_core::JointKind;
 use nonsmooth_report::{Figure, Series};
 
-/// The frame strip of a planar model's optimal motion (seed 002 Fig. 7): the model's
+/// The frame strip of a planar model's optimal motion (Nurkanović et al. Fig. 7): the model's
 /// skeleton at the `n` control-interval boundaries of `sol` over the contact plane, with the
 /// obstacles of the path constraints ([`PathTerm::OutsideEllipse`]) cut into the ground.
 ///

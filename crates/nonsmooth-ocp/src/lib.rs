@@ -2,7 +2,8 @@
 //!
 //! Optimal control through inelastic impacts by time-freezing (Nurkanović, Albrecht, Brogliato
 //! & Diehl, "The time-freezing reformulation for numerical optimal control of complementarity
-//! Lagrangian systems with state jumps", seed 002), discretized by finite elements with
+//! Lagrangian systems with state jumps", 2023; errata, reference values and decisions in
+//! docs/decisions/002-time-freezing.md), discretized by finite elements with
 //! switch detection (FESD, Nurkanović et al. 2022) and solved as an MPCC by a Scholtes
 //! relaxation homotopy over IPOPT.
 //!

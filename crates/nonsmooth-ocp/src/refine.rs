@@ -5,7 +5,7 @@
 //! Why: FESD detects switches on element boundaries only, so an interval with more switches
 //! than elements (on the hopper, a touchdown with tangential velocity: flight | flight |
 //! frozen slip | frozen stick) has no exact solution on a coarse mesh, while the relaxed
-//! NLPs of that mesh may already have found the motion. The seed paper is silent on
+//! NLPs of that mesh may already have found the motion. The time-freezing paper is silent on
 //! refinement. (On the hopper with holes the refined stall point stalls again in the same
 //! range of complementarity, docs/optimal-control.md, "Limitations"; on the particle the
 //! refined solution is exact at once.)

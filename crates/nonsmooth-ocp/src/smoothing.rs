@@ -2,7 +2,7 @@
 //! replaced by smooth sigmoids of the switching functions.
 //!
 //! In the step representation every α_i at a stage point is set-valued only where its
-//! switching function c_i vanishes: α_i = 1 for c_i > 0, 0 for c_i < 0 (seed 002 eq. 27;
+//! switching function c_i vanishes: α_i = 1 for c_i > 0, 0 for c_i < 0 (Nurkanović et al. eq. 27;
 //! the complementarity α ⊥ λⁿ, 1 − α ⊥ λᵖ with c = λᵖ − λⁿ). The Scholtes relaxation
 //! (products ≤ σ) and the ℓ1 penalty both let the optimizer *choose* α inside the relaxed
 //! set, and on the hopper the relaxed optima use that choice: a foot a few centimetres

@@ -1,4 +1,4 @@
-//! Complementarity Lagrangian systems (CLS, seed 002 eq. 3/20) and their time-freezing
+//! Complementarity Lagrangian systems (CLS, Nurkanović et al. eq. 3/20) and their time-freezing
 //! piecewise-smooth reformulation (Def. 2 frictionless, Def. 6 planar friction) written as
 //! a step-function dynamic complementarity system (eq. 31).
 //!
@@ -6,8 +6,8 @@
 //! variable. Switching functions c = (f_c(q), n(q)ᵀv[, b(q)ᵀv]); region vector fields
 //! f₁ = (v, f_v, 1), f₂ = (0, M⁻¹(n a_n − b a_t), 0), f₃ = (0, M⁻¹(n a_n + b a_t), 0) with
 //! a_t = μ a_n; Filippov weights θ(α) from the step representation with α ∈ [0, 1]^{n_c}:
-//! θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃, θ₃ = (1−α₁)(1−α₂)(1−α₃) (the digest's corrected
-//! eq. 32; frictionless: θ₂ = (1−α₁)(1−α₂)).
+//! θ₁ = α₁ + (1−α₁)α₂, θ₂ = (1−α₁)(1−α₂)α₃, θ₃ = (1−α₁)(1−α₂)(1−α₃) (eq. 32 corrected, see
+//! docs/decisions/002-time-freezing.md; frictionless: θ₂ = (1−α₁)(1−α₂)).
 //!
 //! Several contacts (nosnoc's inelastic multi-contact time-freezing): the switching functions
 //! are grouped, c = (f_c,1 … f_c,k, n₁ᵀv … n_kᵀv[, b₁ᵀv … b_kᵀv]); the free flight keeps
@@ -21,9 +21,10 @@ use crate::model_system::ModelSystem;
 use crate::nlp::Real;
 
 /// Elastic auxiliary dynamics (the time-freezing predecessor, Nurkanović et al. 2021, cited
-/// as ref. 29 in seed 002; digest §2.2): inside the obstacle the normal coordinate ξ = f_c(q)
-/// follows the damped oscillator ξ'' = −k ξ − c ξ' with the clock frozen, so a trajectory
-/// that enters with normal velocity ξ' = −w leaves after half a period τ_j with ξ' = e w.
+/// as ref. 29 in the time-freezing paper; docs/decisions/002-time-freezing.md, errata and
+/// conventions): inside the obstacle the normal coordinate ξ = f_c(q) follows the damped oscillator
+/// ξ'' = −k ξ − c ξ' with the clock frozen, so a trajectory that enters with normal velocity ξ' =
+/// −w leaves after half a period τ_j with ξ' = e w.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ElasticAux {
     /// Stiffness k = (π² + ln² e)/τ_j².
@@ -73,8 +74,8 @@ pub struct TimeFreezing {
 
 /// Stabilization of the contact (stance) sliding mode of the inelastic time-freezing PSS.
 ///
-/// In the sliding mode on c₂ = nᵀv = 0 (standing, Thm 4 of seed 002) the gap f_c is kept
-/// at 0 only at velocity level. A FESD discretization enforces nᵀv = 0 at the stage points,
+/// In the sliding mode on c₂ = nᵀv = 0 (standing, Thm 4 of the time-freezing paper) the gap f_c is
+/// kept at 0 only at velocity level. A FESD discretization enforces nᵀv = 0 at the stage points,
 /// so f_c drifts by the discretization error, up or down depending on the motion. An exact
 /// (complementarity-satisfying) stance needs α₁ = 0 and so f_c ≤ 0 at every stance stage
 /// point; an upward drift of 10⁻⁵–10⁻⁴ m (measured on the hopper at n_s = 2) leaves no
@@ -238,7 +239,8 @@ impl TimeFreezing {
         th
     }
     /// Number of Stewart regions 2^{n_c}: one per sign vector S ∈ {±1}^{n_c} of the
-    /// switching functions (Stewart's reformulation of the DCS, seed 002 §4 / FESD paper).
+    /// switching functions (Stewart's reformulation of the DCS, time-freezing paper §4 / FESD
+    /// paper).
     pub fn n_stewart(&self) -> usize {
         1 << self.nc()
     }

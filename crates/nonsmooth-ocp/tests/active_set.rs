@@ -1,6 +1,6 @@
 //! The exact MPCC method (`[mpcc] method = "active-set"`) on the FESD discretization:
-//! the particle OCP of seed 002 Ex. 5 on its model file reaches exact complementarity with a
-//! B-stationarity certificate and the homotopy's objective; the `[mpcc]` keys are checked.
+//! the particle OCP of Nurkanović et al. Ex. 5 on its model file reaches exact complementarity with
+//! a B-stationarity certificate and the homotopy's objective; the `[mpcc]` keys are checked.
 
 use nonsmooth_ocp::fesd::{solve_ocp, MpccMethod};
 use nonsmooth_ocp::problem::ModelProblem;

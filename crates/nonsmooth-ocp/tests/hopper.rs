@@ -1,5 +1,5 @@
-//! The planar hopper of seed 002 Sec. 6 on its model file (`examples/hopper.toml`): flight,
-//! stance, the stance stabilization, cut continuation, hole growth and repeatable solves.
+//! The planar hopper of Nurkanović et al. Sec. 6 on its model file (`examples/hopper.toml`):
+//! flight, stance, the stance stabilization, cut continuation, hole growth and repeatable solves.
 
 mod common;
 

@@ -181,9 +181,9 @@ fn close(a: &[f64], b: &[f64], what: &str) {
     }
 }
 
-/// The hopper of `examples/hopper.toml` through the generic path has the kinematics of seed
-/// 002 Sec. 6 (angles from the downward vertical, l_t = l_s = 0.2): the gap is the foot
-/// height z − l_t cos φ_h − l_s cos(φ_h + φ_k), the normal its gradient, the tangent the
+/// The hopper of `examples/hopper.toml` through the generic path has the kinematics of the
+/// time-freezing paper's Sec. 6 (angles from the downward vertical, l_t = l_s = 0.2): the gap is
+/// the foot height z − l_t cos φ_h − l_s cos(φ_h + φ_k), the normal its gradient, the tangent the
 /// gradient of the foot's x = x − l_t sin φ_h − l_s sin(φ_h + φ_k), friction μ = 0.8.
 #[test]
 fn hopper_model_file_has_the_papers_kinematics() {

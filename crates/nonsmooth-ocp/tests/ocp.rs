@@ -1,4 +1,5 @@
-//! Particle OCP of seed 002 Ex. 5 (frictionless sanity variant of digest E5).
+//! Particle OCP of Nurkanović et al. Ex. 5 (frictionless sanity variant of E5,
+//! docs/decisions/002-time-freezing.md).
 
 mod common;
 

@@ -1,7 +1,8 @@
-//! Integration order of the FESD integrator (digest E4) on the spring-loaded mass falling
-//! onto the ground (`examples/spring_mass.toml`): Radau IIA with switch detection keeps its order 2n_s − 1
-//! across the impact, the same IRK on a fixed grid drops to order 1. Also checks that the
-//! active-set polishing makes the frozen jump and the rest on the ground exact.
+//! Integration order of the FESD integrator (E4 of docs/decisions/002-time-freezing.md) on the
+//! spring-loaded mass falling onto the ground (`examples/spring_mass.toml`): Radau IIA with switch
+//! detection keeps its order 2n_s − 1 across the impact, the same IRK on a fixed grid drops to
+//! order 1. Also checks that the active-set polishing makes the frozen jump and the rest on the
+//! ground exact.
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! FESD integrator on the time-freezing particle (seed 002 Ex. 1–4) against the analytic
-//! solution of digest E1/E2.
+//! FESD integrator on the time-freezing particle (Nurkanović et al. Ex. 1–4) against the analytic
+//! solution (E1, E2 of docs/decisions/002-time-freezing.md).
 
 mod common;
 
@@ -75,7 +75,7 @@ fn check_particle(o: &FesdOptions, tol: f64, jump_end: bool) {
 #[test]
 fn particle_matches_analytic_solution() {
     // 6 elements per step of 0.25: the O(h⁵) error of the non-polynomial part t ≥ 1 is
-    // then < 1e-8 (the requirement of digest E1: 1e-8 with n_s = 3)
+    // then < 1e-8 (E1 of docs/decisions/002-time-freezing.md: 1e-8 with n_s = 3)
     let o = {
         let mut o = FesdOptions::default();
         o.discretization.n_fe = 6;
@@ -123,8 +123,8 @@ fn bouncing_ball_comes_to_rest() {
     assert!(y[0].abs() < 1e-10 && y[1].abs() < 1e-10 && (y[2] - 1.0).abs() < 1e-9);
 }
 
-/// Elastic auxiliary dynamics (restitution e, digest §2.2): a ball dropped from h bounces
-/// back to e²·h; the clock is frozen during the impact.
+/// Elastic auxiliary dynamics (restitution e; docs/decisions/002-time-freezing.md, errata and
+/// conventions): a ball dropped from h bounces back to e²·h; the clock is frozen during the impact.
 #[test]
 fn elastic_ball_bounces_to_e_squared_h() {
     let (e, h, tau_j) = (0.5, 1.0, 0.1);
@@ -160,9 +160,9 @@ fn elastic_ball_bounces_to_e_squared_h() {
 #[test]
 fn particle_matches_analytic_solution_stewart() {
     // Stewart's reformulation (θ per sign-vector region, g − λ − μ𝟙 = 0, θ ⊥ λ with cross
-    // complementarity) reproduces digest E1 with every switch on an element boundary and
-    // exact complementarity. Its lift-off time comes out of the homotopy to a few 1e-8 s
-    // (the step representation's to < 1e-9), and q₂(3.5) = g (3.5 − t_lift)³/3 moves by
+    // complementarity) reproduces E1 (docs/decisions/002-time-freezing.md) with every switch on an
+    // element boundary and exact complementarity. Its lift-off time comes out of the homotopy to a
+    // few 1e-8 s (the step representation's to < 1e-9), and q₂(3.5) = g (3.5 − t_lift)³/3 moves by
     // g·0.75² ≈ 5.5 m per second of lift-off error: hence 1e-6 here, 1e-8 there.
     let o = {
         let mut o = FesdOptions::default();

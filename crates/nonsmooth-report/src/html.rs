@@ -298,7 +298,7 @@ fn render_outcome(html: &mut String, o: &ExperimentOutcome, dir: Option<&Path>) 
     }
 }
 
-/// The tables that several experiments fill row by row (a row per scene, e.g. seed 001's
+/// The tables that several experiments fill row by row (a row per scene, e.g. Halm & Posa's
 /// Table 3), merged in experiment order into one table per name and columns; tables of a
 /// single experiment are left to it.
 pub fn merged_tables<'a>(

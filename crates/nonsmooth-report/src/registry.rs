@@ -42,7 +42,7 @@ pub struct Check {
     pub expected: f64,
     /// Absolute tolerance: passes when |value − expected| ≤ tolerance.
     pub tolerance: f64,
-    /// Where the expected value comes from (e.g. "seed 003, Table 1" or "analytic").
+    /// Where the expected value comes from (e.g. "Drumwright 2019, Table 1" or "analytic").
     pub source: String,
     /// Our measured value.
     pub value: f64,

@@ -1,4 +1,4 @@
-//! Seconds per step of the `drumwright` stepper (seed 003): a settled stack of N = 10, 50,
+//! Seconds per step of the `drumwright` stepper (Drumwright 2019): a settled stack of N = 10, 50,
 //! 100 Hertz spheres (§6.5, Fig 10; examples/drumwright_stack.toml parameters, h = 10 ms)
 //! and the Winkler foundation with 100 and 900 elements under the 50 N circling load
 //! (§5.5, Table 1; examples/drumwright_foundation.toml, E = 1e7, h = 10 ms), and the box

@@ -3,7 +3,7 @@
 //! contact manifolds from the parry narrow phase, 4 contacts per pair; box–plane closed forms
 //! below). Prints the mean wall time of one step at h = 10 ms under `drumwright`,
 //! `anitescu-potra` and `qp-max-dissipation` (3 steps after 2 settling steps) for the pile of
-//! `NONSMOOTH_PILE_BOXES` boxes (default 18: n = 3; the 200 is n = 10, which takes
+//! `NONSMOOTH_PILE_BOXES` boxes (default 18: n = 3; the target pile of 200 is n = 10, which takes
 //! minutes per `drumwright` step today, see docs/simulation.md), and criterion's figure for
 //! the 18-box pile under `qp-max-dissipation`.
 

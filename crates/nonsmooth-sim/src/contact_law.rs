@@ -6,7 +6,7 @@ use nonsmooth_core::ComplianceLaw;
 /// Compressive normal force (≥ 0) of a compliant contact with gap `phi` (φ < 0 is
 /// penetration d = −φ) and gap rate `phi_dot` (ḋ = −φ̇):
 /// - [`ComplianceLaw::Linear`] (Kelvin–Voigt): λ = K d + B ḋ;
-/// - [`ComplianceLaw::Hertz`]: λ = K d^{3/2} + B ḋ (K lumps E*√r, as in seed 003 §6.4,
+/// - [`ComplianceLaw::Hertz`]: λ = K d^{3/2} + B ḋ (K lumps E*√r, as in Drumwright 2019, §6.4,
 ///   where the 4/3 factor is omitted);
 /// - [`ComplianceLaw::HuntCrossley`]: λ = K d^{3/2} (1 + B ḋ).
 ///

@@ -8,13 +8,14 @@
 //! - `penalty-symplectic`: spring–damper contact, semi-implicit (symplectic) Euler;
 //! - `penalty-explicit`: spring–damper contact, explicit Euler;
 //! - `drumwright`: Drumwright's unconditionally stable first-order constraint solver
-//!   (seed 003), see [`drumwright`];
+//!   (Drumwright 2019), see [`drumwright`];
 //! - `penalty-implicit`, `rk45`, `bdf`: implicit Euler (Newton), adaptive Dormand–Prince and
 //!   variable-step BDF(1) on the penalty-contact ODE, see [`ode`];
 //! - `anitescu-potra`: velocity-level LCP time stepping with a friction pyramid, see
 //!   [`anitescu`];
 //! - `qp-max-dissipation`: complementarity-free maximal-dissipation QP time stepping (the
-//!   forward model of the two-stage QP inverse dynamics of seed 004), see [`max_dissipation`];
+//!   forward model of the two-stage QP inverse dynamics of Zapolsky & Drumwright 2017), see
+//!   [`max_dissipation`];
 //! - `time-as-state-di`: Halm & Posa's time-as-state impact inclusion, which resolves each
 //!   simultaneous frictional impact at its instant, see [`time_as_state`].
 #![cfg_attr(

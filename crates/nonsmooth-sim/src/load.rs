@@ -1,7 +1,7 @@
 //! Time-dependent external loads, part of the steppers' public API: a [`PointLoad`] is
 //! applied inside the step by `DrumwrightStepper::step_with_load` and in the right-hand side
-//! of the RK45 and BDF steppers built `with_load`. It is the load of seed 003 §5.5 (a force at a body
-//! point circling on the top face of the box on the elastic foundation) and any force of
+//! of the RK45 and BDF steppers built `with_load`. It is the load of Drumwright 2019, §5.5 (a force
+//! at a body point circling on the top face of the box on the elastic foundation) and any force of
 //! fixed direction at a fixed or circling body point.
 
 use crate::SimError;

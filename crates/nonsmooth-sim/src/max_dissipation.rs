@@ -1,8 +1,9 @@
 //! Complementarity-free maximal-dissipation time stepping: the forward counterpart of Stage I
-//! of the two-stage QP inverse dynamics of Zapolsky & Drumwright (seed 004, §6, eqs 69–79
-//! with erratum E6; the model of Drumwright & Shell, "Modeling contact friction and joint
-//! friction in dynamic robotic simulation using the principle of maximum dissipation",
-//! WAFR 2010).
+//! of the two-stage QP inverse dynamics of Zapolsky & Drumwright (*Inverse Dynamics with Rigid
+//! Contact and Friction*, 2017, §6, eqs 69–79 with erratum E6 of
+//! docs/decisions/004-inverse-dynamics.md; the model of Drumwright & Shell, "Modeling contact
+//! friction and joint friction in dynamic robotic simulation using the principle of maximum
+//! dissipation", WAFR 2010).
 //!
 //! Given the state (q, v) (actuator impulses are applied by the caller before the step, as
 //! for every [`Stepper`]), the contact impulses minimize the kinetic energy after the step,

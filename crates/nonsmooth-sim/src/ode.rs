@@ -1,6 +1,8 @@
 //! Integrators of the penalty-contact ODE `ẏ = F(y)`, `y = (q, v)`,
 //! `F = (N(q) v, M⁻¹(f + Σ Gᵀλ(q, v)))` with the compliant force laws of
-//! [`PenaltyStepper::constraint_force`]: the baselines of seed 003's Table 1.
+//! [`PenaltyStepper::constraint_force`]: the baselines of Table 1 of
+//! Drumwright, *An Unconditionally Stable First-Order Constraint Solver for Multibody Systems*
+//! (2019).
 //!
 //! - [`Rk45Stepper`] (`rk45`): adaptive Dormand–Prince 5(4) with FSAL and the standard
 //!   step-size controller (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.4–5), the analogue

@@ -1,5 +1,6 @@
-//! Tests of the `drumwright` stepper (seed 003): acceptance checks A2–A6, A9, A10 of the
-//! digest and one test per decision D1–D10.
+//! Tests of the `drumwright` stepper (Drumwright, *An Unconditionally Stable First-Order Constraint
+//! Solver for Multibody Systems*, 2019): the reference values A2–A6, A9, A10 and one test per
+//! decision D1–D10 of docs/decisions/003-stable-constraint-solver.md.
 
 #![allow(clippy::field_reassign_with_default)]
 

@@ -1,4 +1,5 @@
-//! The block fast path of the `drumwright` stepper (issue #4, sphere-stack speed target):
+//! The block fast path of the `drumwright` stepper (the speed target of the
+//! sphere stack):
 //! - `BlockSnapshot` (per-body blocks, broad phase) reproduces `ContactSnapshot` exactly;
 //! - each stage solved by the specialized solvers (block principal pivoting for the normal
 //!   stage, the quasi-definite sticking solve for the friction stage) agrees with Clarabel

@@ -1,5 +1,6 @@
 //! Tests of the `qp-max-dissipation` stepper (complementarity-free maximal-dissipation QP,
-//! the forward model of Stage I of the two-stage QP inverse dynamics, seed 004 §6).
+//! the forward model of Stage I of the two-stage QP inverse dynamics, Zapolsky & Drumwright 2017,
+//! §6).
 
 use nonsmooth_core::dynamics::kinetic_energy;
 use nonsmooth_core::{ContactSnapshot, Model, State};

@@ -1,4 +1,4 @@
-//! The `Simulator` and actuation inside the step (issue: a simulator the user drives):
+//! The `Simulator` and actuation inside the step (a simulator the user drives):
 //! - a motor torque that balances gravity holds the pendulum at π/6 (drumwright,
 //!   anitescu-potra);
 //! - the first step of every velocity-level scheme from rest is `v = h M⁻¹ (f + Pᵀu)`;
@@ -181,7 +181,7 @@ fn malformed_commands_and_states_are_named_errors_and_change_nothing() {
 
 #[test]
 fn contacts_of_the_last_step_report_geometry_and_impulses() {
-    // the box on four Hertz feet (seed 003 Fig. 9): compliant contact, always in contact
+    // the box on four Hertz feet (Drumwright 2019, Fig. 9): compliant contact, always in contact
     let model = Model::from_file(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/drumwright_incline.toml"

@@ -1,4 +1,4 @@
-//! Legitimate scenes never end in a solver error: toppling sphere stacks (seed 003's stack
+//! Legitimate scenes never end in a solver error: toppling sphere stacks (Drumwright 2019's stack
 //! with horizontal offsets of at most 0.1 mm) under `drumwright` at h = 10 ms. The friction
 //! stage's objective is scaled by the tangential compliance (its Hessian would otherwise carry
 //! entries of about 1e15, on which Clarabel stopped with `InsufficientProgress`), and

@@ -1,5 +1,5 @@
 //! Figures of stability results, drawn with `nonsmooth-report`: the stability map of a
-//! parameter grid (seed 000 Figs 2–3), shared by `nonsmooth stability --grid` and the
+//! parameter grid (Várkonyi, Figs 2–3), shared by `nonsmooth stability --grid` and the
 //! `sos-fig*` experiments.
 
 use crate::grid::GridResult;

@@ -1,11 +1,11 @@
 //! # nonsmooth-sos
 //!
 //! Sum-of-squares (SOS) Lyapunov certificates for the stability of frictional equilibria of a
-//! planar rigid body with two unilateral contacts, after Várkonyi, "Lyapunov stability of a
-//! rigid body with two frictional contacts" (seed 000; digest
-//! `shared/notes/seed-000-sos-lyapunov.md`), with the single-Lyapunov-function method of
-//! Posa, Tobenkin & Tedrake ("Stability analysis and control of rigid-body systems with
-//! impacts and friction", IEEE TAC 2016) as the baseline.
+//! planar rigid body with two unilateral contacts, after Várkonyi, *Lyapunov stability analysis of
+//! rigid body systems with multiple contacts by sums-of-squares programming* (sign convention,
+//! errata, program and acceptance tests in docs/decisions/000-sos-stability.md), with the
+//! single-Lyapunov-function method of Posa, Tobenkin & Tedrake ("Stability analysis and control of
+//! rigid-body systems with impacts and friction", IEEE TAC 2016) as the baseline.
 //!
 //! Layers:
 //! - [`poly`]: sparse multivariate polynomials with coefficients affine in decision variables;

@@ -1,4 +1,5 @@
-//! The planar rigid body of a model file, as the two-contact system of seed 000.
+//! The planar rigid body of a model file, as the two-contact system of Várkonyi's SOS stability
+//! paper.
 //!
 //! [`PlanarBody::from_model`] reads one free planar body, finds the contacts that touch at its
 //! initial configuration (point, `points` or box-corner colliders of the body against world
@@ -12,12 +13,12 @@
 //! - contact `i` sits at `(l_i, −h)` in the slope frame of the centre of mass, contact 1 the
 //!   uphill one (`l₁ < l₂`): `d = (l₂ − l₁)/2`, `offset = (l₁ + l₂)/2 − h tanα`.
 //!
-//! The construction's assumptions (digest §2) are checked in that order and a violated one is a
-//! typed [`NotApplicable`]; a configuration that is not a static equilibrium with the given
-//! friction is [`StabilityModelError::NotAnEquilibrium`], with the static check's reason.
-//! [`certify_model`] then runs the multi-Lyapunov certificate ([`crate::lyapunov::certify`]) and
-//! the falsification by simulation ([`crate::sim::falsify`]); a trajectory that leaves is mapped
-//! back to the model's coordinates ([`PlanarBody::model_state`]).
+//! The construction's assumptions (docs/decisions/000-sos-stability.md, model) are checked in that
+//! order and a violated one is a typed [`NotApplicable`]; a configuration that is not a static
+//! equilibrium with the given friction is [`StabilityModelError::NotAnEquilibrium`], with the
+//! static check's reason. [`certify_model`] then runs the multi-Lyapunov certificate
+//! ([`crate::lyapunov::certify`]) and the falsification by simulation ([`crate::sim::falsify`]); a
+//! trajectory that leaves is mapped back to the model's coordinates ([`PlanarBody::model_state`]).
 
 use nalgebra::{DVector, Vector2};
 use serde::Serialize;
@@ -30,7 +31,8 @@ use crate::planar::{not_applicable, ContactState, Mode, PlanarParams};
 use crate::sim::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::SosError;
 
-/// An assumption of the construction (seed 000, digest §2) that the model violates.
+/// An assumption of the construction (Várkonyi §II; docs/decisions/000-sos-stability.md, model)
+/// that the model violates.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 pub enum NotApplicable {
     /// The model is spatial.
@@ -54,7 +56,7 @@ pub enum NotApplicable {
     NoGravity,
     /// Not exactly two contacts at the initial configuration.
     #[error(
-        "{} contact(s) touch at the initial configuration ({}): the construction is for exactly two (seed 000, l1 l2 < 0)",
+        "{} contact(s) touch at the initial configuration ({}): the construction is for exactly two (Várkonyi, l1 l2 < 0)",
         .contacts.len(), if .contacts.is_empty() { "none".to_string() } else { .contacts.join(", ") }
     )]
     ContactCount {
@@ -147,7 +149,7 @@ pub struct PlanarContact {
 pub struct PlanarBody {
     /// The body's name.
     pub body: String,
-    /// Dimensionless parameters of seed 000.
+    /// Dimensionless parameters of Várkonyi's model.
     pub params: PlanarParams,
     /// Contact 1 (uphill) and contact 2.
     pub contacts: [PlanarContact; 2],
@@ -514,7 +516,7 @@ pub enum Outcome {
     /// A multi-Lyapunov certificate was found and post-checked: Lyapunov stable.
     Certified,
     /// A non-static mode is consistent from rest (listed): the equilibrium is unstable
-    /// (seed 000 §III).
+    /// (Várkonyi §III).
     Ambiguous(Vec<String>),
     /// A perturbed simulation left the neighbourhood (no certificate either): the trajectory
     /// is in [`ModelCertificate::trajectory`].

@@ -1,6 +1,7 @@
 //! The planar rigid body with two point contacts on a slope in the zero-order-dynamics (ZOD)
-//! model of Várkonyi (seed 000, §II and Appendix), in the sign convention fixed by the digest
-//! `shared/notes/seed-000-sos-lyapunov.md` §2.
+//! model of Várkonyi (§II and Appendix), in the sign convention of
+//! docs/decisions/000-sos-stability.md (section "Model and sign convention"; the paper's own signs
+//! are inconsistent). The comments below cite that section as "model".
 //!
 //! Units `m = 1`, radius of gyration 1, `g = 1`. State `x = (y, z, θ, u, v, ω)`: `y` along
 //! the slope (+ downhill), `z` normal to it, `θ` counter-clockwise, `(u, v, ω)` velocities.
@@ -24,7 +25,7 @@ pub const V: usize = 4;
 /// Index of `ω`.
 pub const W: usize = 5;
 
-/// Parameters of the example body (digest §2 "Example geometry").
+/// Parameters of the example body (paper §IV; docs/decisions/000-sos-stability.md, model).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PlanarParams {
     /// Slope angle α (rad).
@@ -41,11 +42,12 @@ pub struct PlanarParams {
     pub h: f64,
     /// Shift of the contacts' midpoint along the slope (+ downhill) from the point under the
     /// centre of mass along gravity, `h tanα`: `l_{1,2} = h tanα + offset ∓ d`. 0 in the
-    /// paper's example (digest §2); a body read from a model file may have any value.
+    /// paper's example (docs/decisions/000-sos-stability.md, model); a body read from a model file
+    /// may have any value.
     pub offset: f64,
 }
 
-/// Contact state letter of a mode (digest §2).
+/// Contact state letter of a mode (docs/decisions/000-sos-stability.md, model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum ContactState {
     /// Free (F): no force.
@@ -109,7 +111,7 @@ pub struct ModeDynamics {
     pub normal: [f64; 2],
     /// Tangential forces `λ_t1, λ_t2`.
     pub tangential: [f64; 2],
-    /// Smallest |denominator| met (near-Painlevé flag, digest §5 caveat 1).
+    /// Smallest |denominator| met (near-Painlevé flag, docs/decisions/000-sos-stability.md, model).
     pub min_denominator: f64,
 }
 
@@ -125,7 +127,7 @@ impl ModeDynamics {
     }
 
     /// Whether the forces are admissible: `λ ≥ 0` and, for stick, `|λ_t| ≤ μλ`
-    /// (SS: the friction cone of the sum, digest §2).
+    /// (SS: the friction cone of the sum, docs/decisions/000-sos-stability.md, model).
     pub fn forces_admissible(&self, p: &PlanarParams) -> bool {
         let tol = 1e-12;
         if self.normal.iter().any(|l| *l < -tol) {
@@ -147,8 +149,8 @@ impl ModeDynamics {
     }
 }
 
-/// Why a parameter point is outside the method's domain (digest §2: α ∈ (0, π/2),
-/// `l₁ < 0 < l₂` — for the example `d > h tanα` — μ ≥ 0, e ∈ [0, 1]).
+/// Why a parameter point is outside the method's domain (docs/decisions/000-sos-stability.md,
+/// model: α ∈ (0, π/2), `l₁ < 0 < l₂` — for the example `d > h tanα` — μ ≥ 0, e ∈ [0, 1]).
 pub fn not_applicable(p: &PlanarParams) -> Option<String> {
     let vals = [p.alpha, p.mu1, p.mu2, p.d, p.e, p.h, p.offset];
     if vals.iter().any(|v| !v.is_finite()) {
@@ -237,14 +239,16 @@ impl PlanarParams {
         x[U] + self.h * x[W]
     }
 
-    /// Mechanical energy `V₁ = ½(u² + v² + ω²) + z cosα − y sinα` (digest §2).
+    /// Mechanical energy `V₁ = ½(u² + v² + ω²) + z cosα − y sinα`
+    /// (docs/decisions/000-sos-stability.md, model).
     pub fn energy(&self, x: &[f64; 6]) -> f64 {
         0.5 * (x[U] * x[U] + x[V] * x[V] + x[W] * x[W]) + x[Z] * self.alpha.cos()
             - x[Y] * self.alpha.sin()
     }
 
-    /// Accelerations and forces of `mode` (digest §2 formulas). `None` when the linear system
-    /// is singular. Admissibility is checked separately ([`ModeDynamics::forces_admissible`]).
+    /// Accelerations and forces of `mode` (paper Appendix; docs/decisions/000-sos-stability.md,
+    /// model). `None` when the linear system is singular. Admissibility is checked separately
+    /// ([`ModeDynamics::forces_admissible`]).
     pub fn mode_dynamics(&self, mode: Mode) -> Option<ModeDynamics> {
         use ContactState::*;
         let (sa, ca, h) = (self.alpha.sin(), self.alpha.cos(), self.h);
@@ -352,7 +356,8 @@ impl PlanarParams {
     }
 
     /// The modes whose (constant) contact forces are admissible, excluding FF and SS: the
-    /// modes whose Lyapunov conditions enter Theorem 2 (digest §3 item 2).
+    /// modes whose Lyapunov conditions enter Theorem 2 (item 2 of the program in
+    /// docs/decisions/000-sos-stability.md).
     pub fn consistent_modes(&self) -> Vec<ModeDynamics> {
         Mode::all()
             .into_iter()
@@ -411,7 +416,8 @@ impl PlanarParams {
     }
 
     /// Normal impulse of the unified impact form at contact `i` for a given tangential
-    /// impulse `Λ_T`: `Λ_N = (−(1+e)γ̇_i⁻ − l_i h Λ_T)/(1 + l_i²)` (digest §2).
+    /// impulse `Λ_T`: `Λ_N = (−(1+e)γ̇_i⁻ − l_i h Λ_T)/(1 + l_i²)`
+    /// (docs/decisions/000-sos-stability.md, model).
     pub fn impact_normal(&self, x: &[f64; 6], i: usize, lt: f64) -> f64 {
         let l = self.l(i);
         (-(1.0 + self.e) * self.gamma_dot(x, i) - l * self.h * lt) / (1.0 + l * l)
@@ -426,10 +432,10 @@ impl PlanarParams {
         y
     }
 
-    /// Kane–Levinson impact with Coulomb impulses at contact `i` (digest §2 and paper eqs.
-    /// 30–33): tries stick, then positive and negative post-impact slip, and returns the
-    /// consistent candidate `(x⁺, Λ_N, Λ_T)`. `None` if `γ̇_i⁻ ≥ 0` or no candidate is
-    /// consistent.
+    /// Kane–Levinson impact with Coulomb impulses at contact `i`
+    /// (docs/decisions/000-sos-stability.md, model and paper eqs. 30–33): tries stick, then
+    /// positive and negative post-impact slip, and returns the consistent candidate `(x⁺, Λ_N,
+    /// Λ_T)`. `None` if `γ̇_i⁻ ≥ 0` or no candidate is consistent.
     pub fn impact(&self, x: &[f64; 6], i: usize) -> Option<([f64; 6], f64, f64)> {
         let gd = self.gamma_dot(x, i);
         if gd >= 0.0 {
@@ -481,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_test1_pf_ambiguous() {
+    fn acceptance_test1_pf_ambiguous() {
         let p = p30(0.1, 0.3);
         let pf = md(&p, "PF");
         assert!((pf.normal[0] - 0.8254).abs() < 1e-4);
@@ -498,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_test2_not_ambiguous() {
+    fn acceptance_test2_not_ambiguous() {
         let p = p30(0.5, 0.3);
         let pf = md(&p, "PF");
         assert!((pf.normal[0] - 0.9230).abs() < 1e-4);
@@ -509,7 +515,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_test3_forces() {
+    fn acceptance_test3_forces() {
         let p = p30(0.5, 1.0);
         let sf = md(&p, "SF");
         assert!((sf.normal[0] - 0.6980).abs() < 1e-4 && (sf.tangential[0] + 0.1025).abs() < 1e-4);
@@ -532,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_test4_predicates_on_grid() {
+    fn acceptance_test4_predicates_on_grid() {
         for i in 0..=20 {
             for j in 1..=20 {
                 let p = p30(2.0 * f64::from(i) / 20.0, 2.0 * f64::from(j) / 20.0);
@@ -567,7 +573,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_test5_energy_and_impacts() {
+    fn acceptance_test5_energy_and_impacts() {
         use rand::{Rng, SeedableRng};
         let p = p30(0.5, 1.0);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

@@ -259,7 +259,7 @@ impl SosProgram {
     /// As [`SosProgram::require_nonneg`], with an explicit monomial basis for `σ₀` (a subset of
     /// the monomials of degree ≤ `half_degree`). A smaller basis keeps the certificate sound
     /// (any solution is still an identity `p = σ₀ + Σσ_k g_k + Σt_m h_m`) and only makes it
-    /// more conservative; it is how the degree-6 flight-then-impact condition of seed 000 is
+    /// more conservative; it is how the degree-6 flight-then-impact condition of Várkonyi is
     /// kept tractable. `multiplier_half_degree` caps the half-degree of the `σ_k` bases the
     /// same way (also sound, also only more conservative).
     #[allow(clippy::too_many_arguments)]

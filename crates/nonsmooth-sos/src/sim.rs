@@ -1,5 +1,6 @@
-//! Event-driven simulator of the zero-order-dynamics (ZOD) hybrid model (digest §2) and the
-//! falsification test built on it (a check beyond the paper).
+//! Event-driven simulator of the zero-order-dynamics (ZOD) hybrid model
+//! (docs/decisions/000-sos-stability.md, model) and the falsification test built on it (a check
+//! beyond the paper).
 //!
 //! In each mode the accelerations are constant, so the motion is a parabola and the events
 //! (a free contact reaching `γ = 0`, the slip velocity `σ̇` crossing 0) are roots of
@@ -197,8 +198,8 @@ pub fn simulate(p: &PlanarParams, x0: &[f64; 6], opts: &SimOptions) -> SimResult
 }
 
 /// As [`simulate`], also returning every event instant: the pre-impact states and the ends
-/// of the constant-mode segments (digest §6 test 8: the certificate `V₂` evaluated at the
-/// event times of the hybrid simulation).
+/// of the constant-mode segments (acceptance test 8 of docs/decisions/000-sos-stability.md: the
+/// certificate `V₂` evaluated at the event times of the hybrid simulation).
 pub fn simulate_traced(
     p: &PlanarParams,
     x0: &[f64; 6],
@@ -426,7 +427,8 @@ pub struct EventMonotonicity {
 /// Evaluates a Lyapunov certificate `v` (a polynomial in the six states `(y, z, θ, u, v, ω)`)
 /// at the event instants of ZOD simulations from random perturbations of radius `radius`
 /// (uniform in the ball intersected with `γ₁, γ₂ ≥ 0`) and reports the largest increase
-/// between consecutive samples (digest §6 test 8, second half).
+/// between consecutive samples (acceptance test 8 of docs/decisions/000-sos-stability.md, second
+/// half).
 ///
 /// The samples of a run are the pre-impact states and the ends of the segments spent in a
 /// contact mode (every mode but FF): these are the instants at which the multi-V conditions
@@ -504,7 +506,7 @@ mod tests {
 
     #[test]
     fn free_fall_then_plastic_impact_comes_to_rest() {
-        // Stable point (digest §6 Fig. 2 region): lift the body slightly and drop it.
+        // Stable point (Fig. 2's stable region): lift the body slightly and drop it.
         let p = PlanarParams::new(30f64.to_radians(), 2.0, 2.0, 1.0, 0.0);
         let x0 = [0.0, 1e-3, 0.0, 0.0, 0.0, 0.0];
         let r = simulate(&p, &x0, &SimOptions::default());
@@ -548,7 +550,8 @@ mod tests {
 
     #[test]
     fn ambiguous_point_diverges() {
-        // d = 0.3, μ₁ = 0.1 (digest §6 test 1): PF is consistent, the body slides away.
+        // d = 0.3, μ₁ = 0.1 (acceptance test 1 of docs/decisions/000-sos-stability.md): PF is
+        // consistent, the body slides away.
         let p = PlanarParams::new(30f64.to_radians(), 0.1, 2.0, 0.3, 0.0);
         let f = falsify(&p, 20, 1e-3, 100.0, 3, &SimOptions::default());
         assert!(f.any_diverged());

@@ -1,4 +1,5 @@
-//! Certificates on the paper's examples (digest §6 tests 8–10, quick forms).
+//! Certificates on the paper's examples (acceptance tests 8–10 of
+//! docs/decisions/000-sos-stability.md, quick forms).
 
 use nonsmooth_sos::lyapunov::{certify, monte_carlo_check, CertifyOptions, Method, Verdict};
 use nonsmooth_sos::planar::PlanarParams;

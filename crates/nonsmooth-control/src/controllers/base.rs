@@ -1,4 +1,4 @@
-//! Trunk (floating-base) feedback for the inverse-dynamics controllers (digest §4.4: the
+//! Trunk (floating-base) feedback for the inverse-dynamics controllers (paper §7.3: the
 //! paper's controllers add operational-space PD feedback on the trunk to the desired
 //! generalized acceleration before solving the inverse dynamics).
 //!
@@ -130,9 +130,9 @@ impl BaseFeedback {
     /// pseudo-inverse of `C W⁻¹ Cᵀ` (rank-deficient stances allowed).
     ///
     /// This makes q̇_des kinematically consistent with non-slipping stance feet, which the
-    /// no-slip variants need (digest errata E7, E8, E15: with four feet fixed the joint
-    /// velocities determine the base completely), and adds the trunk feedback through the
-    /// stance legs. Without a floating root `qdd` is returned unchanged.
+    /// no-slip variants need (errata E7, E8, E15 of docs/decisions/004-inverse-dynamics.md: with
+    /// four feet fixed the joint velocities determine the base completely), and adds the trunk
+    /// feedback through the stance legs. Without a floating root `qdd` is returned unchanged.
     ///
     /// # Errors
     /// [`ControlError::DimensionMismatch`] for a `qdd` of the wrong length,

@@ -2,7 +2,7 @@
 //! "Fall and chatter detection"): a step counts as a reversal when some joint's torque rate
 //! |Δu/Δt| exceeds the threshold with opposite signs on two consecutive steps.
 //!
-//! Decision (seed 004, taken after the first measurements, docs/locomotion.md): a run
+//! Decision (taken after the first measurements, docs/locomotion.md): a run
 //! *chatters* when it has [`CHATTER_RUN_STEPS`] = 10 consecutive reversal steps: a sustained
 //! oscillation, not the torque spike of a landing (one to a few steps). The share of
 //! reversal steps is reported beside it; the report shows how the pass marks move at runs

@@ -1,6 +1,6 @@
 //! Inverse-dynamics controllers: ID(tᵢ) with contact prediction (the paper's controllers,
 //! §§4–6) and the references ID(tᵢ₋₁), ID(tᵢ₋₂) that use sensed, delayed contact forces
-//! (digest §4.4).
+//! (paper §7.3).
 
 use std::collections::VecDeque;
 
@@ -23,8 +23,8 @@ use crate::{Desired, IdOptions, IdProblem, IdSolution, InverseDynamics, Variant}
 /// does not try to undo a compliant plant's penetration in one step, which the φ/Δt term of
 /// eqs 35–36 would demand), and the friction μ the
 /// controller assumes is capped at [`IdController::friction_cap`] (the authors' Pacer plugin
-/// caps μ at 1.5, digest §4.5). When a solve fails, the previous torques are held and
-/// [`IdController::failures`] is incremented.
+/// caps μ at 1.5, the authors' settings in docs/decisions/004-inverse-dynamics.md). When a solve
+/// fails, the previous torques are held and [`IdController::failures`] is incremented.
 #[derive(Debug, Clone)]
 pub struct IdController {
     name: String,
@@ -48,12 +48,13 @@ pub struct IdController {
     /// contact keeps φ = 0. The solver's contact model stays rigid (the paper's premise).
     pub hold_penetrating: bool,
     /// Contacts with a gap above this (m) are left out of the problem: the paper's
-    /// controllers take the simulator's *active* contacts (digest §2.4, \[repo\]), and the
+    /// controllers take the simulator's *active* contacts (paper §3, \[repo\]), and the
     /// no-slip variants would otherwise pin a swing foot inside the contact margin
     /// tangentially (their tangential impulses are free even where f_N = 0).
     pub active_gap: f64,
     /// Joint-space PID torque added to the inverse-dynamics torque (`None` = none): the
-    /// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (digest §4.5, \[repo\]).
+    /// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (the authors' settings in
+    /// docs/decisions/004-inverse-dynamics.md, \[repo\]).
     pub torque_feedback: Option<JointPid>,
     /// On a failed solve, instead of holding the previous torques, solve the rigid-body
     /// inverse dynamics with the generalized contact force that the last successful solve
@@ -434,7 +435,8 @@ mod tests {
     fn lcp_coulomb_is_a_right_inverse_of_the_anitescu_potra_plant_in_the_loop() {
         // The stepper's actuation evaluates the non-contact forces at the pre-step velocity,
         // as the inverse dynamics does, so applying ID_LCP,μ's torques in
-        // the Anitescu–Potra plant reproduces q̇_des (digest §6 check 1) and its Σf_N.
+        // the Anitescu–Potra plant reproduces q̇_des (check 1 of
+        // docs/decisions/004-inverse-dynamics.md) and its Σf_N.
         let mut plant = AnitescuPotraStepper::default();
         let (sol, v, sensed) = one_step(Variant::LcpCoulomb, &mut plant);
         assert!(

@@ -1,8 +1,8 @@
-//! Feedback controllers for the closed-loop experiments of seed 004 §§7–8 (Zapolsky &
-//! Drumwright): joint-space PID, operational-space PD, the contact-predicting inverse
+//! Feedback controllers for the closed-loop experiments of Zapolsky & Drumwright (2017),
+//! §§7–8: joint-space PID, operational-space PD, the contact-predicting inverse
 //! dynamics ID(tᵢ) with each of the four [`crate::Variant`]s, and the reference controllers
 //! ID(tᵢ₋₁), ID(tᵢ₋₂) that use the contact forces the plant applied one or two control
-//! steps earlier (digest §4.4).
+//! steps earlier (paper §7.3).
 //!
 //! Every controller implements [`Controller`]: given the sensed state (with its
 //! [`ContactSnapshot`]) and a [`JointReference`] of the actuated joints, it returns the
@@ -37,7 +37,8 @@ pub struct JointReference {
     pub qdd: DVector<f64>,
     /// Per actuator: whether it belongs to a limb the plan has in swing (length nu), or
     /// empty when the plan says nothing. Contacts on a swing limb are left out of the
-    /// controllers' contact sets (the authors' `des-contact` option, digest §5).
+    /// controllers' contact sets (the authors' `des-contact` option, the authors' settings in
+    /// docs/decisions/004-inverse-dynamics.md).
     pub swing: Vec<bool>,
 }
 
@@ -96,7 +97,7 @@ pub trait Controller {
     fn observe(&mut self, _sensed_contact_force: &DVector<f64>) {}
 
     /// The contact force predicted by the last [`Controller::control`] call, as the summed
-    /// normal force Σf_N (N), for controllers that predict one (digest Table 5).
+    /// normal force Σf_N (N), for controllers that predict one (the paper's Table 5).
     fn predicted_normal_force(&self) -> Option<f64> {
         None
     }
@@ -158,7 +159,7 @@ pub(crate) fn check_reference(model: &Model, r: &JointReference) -> Result<(), C
 }
 
 /// Joint-space PD feedback gains in acceleration units, accumulated into θ̈_des by the
-/// inverse-dynamics controllers (digest §4.4: "the same error feedback ... accumulated into
+/// inverse-dynamics controllers (paper §7.3: "the same error feedback ... accumulated into
 /// q̈_des"): `θ̈_des = θ̈_ref + kp (θ_ref − θ) + kd (θ̇_ref − θ̇)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccelerationGains {
@@ -189,7 +190,7 @@ impl AccelerationGains {
     }
 }
 
-/// The controller ids of the seed-004 experiments, in table order.
+/// The controller ids of the experiments of Zapolsky & Drumwright, in table order.
 pub const CONTROLLER_IDS: [&str; 7] = [
     "qp_mu", "qp_inf", "lcp_mu", "lcp_inf", "pid", "delay1", "delay2",
 ];
@@ -283,12 +284,14 @@ pub fn experiment_id_controller(id: &str, variant: crate::Variant, rigid: bool) 
 /// contact for penetrating feet: [`IdController::hold_penetrating`],
 /// [`BaseFeedback::compliant_ground`]; a failed solve falls back to the rigid-body inverse
 /// dynamics with the last predicted contact force, [`IdController::reuse_contact_force`]); `pid` is [`JointPid`] with
-/// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (digest §4.5); `delay1`,
-/// `delay2` are [`DelayedId`] with delays 1 and 2. Every inverse-dynamics controller
-/// (ID(tᵢ) and the delayed ones) uses the same θ̈_des: joint PD ([`AccelerationGains`])
+/// the authors' joint-space gains kp = 10, kd = 0.1, ki = 0.003 (the authors' settings in
+/// docs/decisions/004-inverse-dynamics.md); `delay1`, `delay2` are [`DelayedId`] with delays
+/// 1 and 2. Every inverse-dynamics controller (ID(tᵢ) and the delayed ones) uses the same
+/// θ̈_des: joint PD ([`AccelerationGains`])
 /// made contact-consistent with trunk feedback ([`BaseFeedback::default`]), and outputs the
 /// inverse-dynamics torque plus the joint PID torque with the same gains as `pid` — the
-/// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (digest §4.5, \[repo\]).
+/// authors' Pacer controller outputs `feedback + α·u_ID` with α = 1 (the authors' settings in
+/// docs/decisions/004-inverse-dynamics.md, \[repo\]).
 ///
 /// # Errors
 /// [`ControlError::UnknownVariant`] for another id.

@@ -1,4 +1,4 @@
-//! Operational-space PD (the paper's quadruped baseline, digest §4.4): a Cartesian spring–
+//! Operational-space PD (the paper's quadruped baseline, paper §7.3): a Cartesian spring–
 //! damper on chosen body points mapped to joint torques through the transposed point
 //! Jacobian (Khatib 1987, the "Jacobian-transpose" form without the operational-space
 //! inertia).

@@ -1,4 +1,4 @@
-//! Joint-space PID (the paper's "PID" baseline, digest §4.4).
+//! Joint-space PID (the paper's "PID" baseline, paper §7.3).
 
 use nalgebra::DVector;
 

@@ -1,4 +1,4 @@
-//! The arm grasp testbed of seed 004 §§7–8 (Zapolsky & Drumwright; digest §4.1
+//! The arm grasp testbed of Zapolsky & Drumwright (2017), §§7–8 (paper §7.1
 //! "Manipulator", §8.4.1, Table 6 rows "fixed base manipulator grasping a high / low friction
 //! object"): a fixed-base 7-DOF arm with a 4-finger hand (11 actuated DOF) holds a free box
 //! (6 unactuated DOF, density 6000 kg/m³) with four point fingertip contacts and carries it

@@ -1,4 +1,4 @@
-//! Trot planner (digest §4.2: 0.3 s gait, 75 % duty, 1.5 cm step height, 0.2 m/s) and
+//! Trot planner (paper §7.2: 0.3 s gait, 75 % duty, 1.5 cm step height, 0.2 m/s) and
 //! leg inverse kinematics.
 
 use nalgebra::{DVector, Vector3};

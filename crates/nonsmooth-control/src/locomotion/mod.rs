@@ -1,4 +1,4 @@
-//! The quadruped locomotion testbed of seed 004 §7 (Zapolsky & Drumwright; digest §§4.1–4.3):
+//! The quadruped locomotion testbed of Zapolsky & Drumwright (2017, §7.1, §7.2, §7.5):
 //! a trot planner with swing splines and stance feet in the trunk frame, analytic leg
 //! inverse kinematics, the four planar terrains (rigid/compliant × μ = 0.1/∞), and the
 //! closed loop (controller + nonsmooth's own time stepper at a fixed step) with fall and

@@ -30,7 +30,7 @@ pub enum LocoError {
     Invalid(String),
 }
 
-/// A planar terrain of the paper (digest §4.3).
+/// A planar terrain of the paper (paper §7.5).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Terrain {
     /// Metric id (`rigid_mu0_1`, ...).
@@ -49,7 +49,7 @@ impl Terrain {
     /// the pyramid LCP needs a finite μ). Controllers cap what they assume at 1.5.
     pub const MU_INF: f64 = 100.0;
     /// Ground stiffness of the compliant terrains (N/m): about 1 mm penetration per foot at
-    /// rest for the 4.8 kg robot on 4 feet (digest §4.3).
+    /// rest for the 4.8 kg robot on 4 feet (paper §7.5).
     pub const STIFFNESS: f64 = 1.2e4;
     /// Ground damping of the compliant terrains (N·s/m), below the explicit-damping limit
     /// of a 0.1 kg shank at 1 ms steps.
@@ -100,7 +100,7 @@ pub const TERRAINS: [Terrain; 4] = [
     },
 ];
 
-/// A rigid height-map terrain (digest §4.3: the paper's rough terrain is a rigid height map
+/// A rigid height-map terrain (paper §7.5: the paper's rough terrain is a rigid height map
 /// with bumps up to about ⅕ of the robot's height and non-vertical normals): the smooth
 /// field `h(x, y) = A r(x) sin(2π x / 0.25 m) cos(2π y / 0.3 m)` with A = 8 mm, r a
 /// smoothstep from 0 at x = 0.15 m to 1 at x = 0.35 m (flat under the initial stance),
@@ -130,7 +130,8 @@ pub fn terrain_by_id(id: &str) -> Result<Terrain, LocoError> {
     })
 }
 
-/// The reference quadruped of the seed-004 experiments (`examples/id_quadruped.toml`).
+/// The reference quadruped of the experiments of Zapolsky & Drumwright
+/// (`examples/id_quadruped.toml`).
 ///
 /// # Errors
 /// A [`nonsmooth_core::ModelError`] if the bundled file does not load (a build defect).
@@ -141,8 +142,8 @@ pub fn reference_quadruped() -> Result<Model, nonsmooth_core::ModelError> {
     )
 }
 
-/// One trot as the seed-004 experiments run it, named the way a user names it (the front
-/// ends `nonsmooth walk` and Python's `walk` share it through [`run_trot`]).
+/// One trot as the experiments of Zapolsky & Drumwright run it, named the way a user names it (the
+/// front ends `nonsmooth walk` and Python's `walk` share it through [`run_trot`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrotSpec {
     /// Controller id (`crate::controllers::CONTROLLER_IDS`).

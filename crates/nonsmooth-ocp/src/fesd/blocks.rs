@@ -1,4 +1,4 @@
-//! The smooth pieces of the FESD NLP of the time-freezing DCS (seed 002 eq. 31/35;
+//! The smooth pieces of the FESD NLP of the time-freezing DCS (Nurkanović et al. eq. 31/35;
 //! [`FesdBlock`]): collocation, algebraic equations, (cross) complementarity, cuts,
 //! smoothing and objective terms, with their derivative structure for [`BlockFn`].
 

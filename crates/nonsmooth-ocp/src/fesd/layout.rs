@@ -1,5 +1,5 @@
 //! Index layout of a FESD horizon NLP ([`Layout`], [`ElementIdx`]) and the horizon it
-//! discretizes ([`Horizon`]; [`Clock`]: the stage clock constraints of seed 002 Sec. 5 or
+//! discretizes ([`Horizon`]; [`Clock`]: the stage clock constraints of Nurkanović et al. Sec. 5 or
 //! only the final clock).
 
 use super::tableau::Dcs;
@@ -116,7 +116,7 @@ pub struct Tracking {
 pub enum Clock {
     /// No clock constraint (simulation, where s = 1 is fixed).
     Free,
-    /// Stage clock constraints t_k = k T/N at every control-interval end (seed 002,
+    /// Stage clock constraints t_k = k T/N at every control-interval end (Nurkanović et al.,
     /// Sec. 5: an equidistant control grid in physical time).
     Stagewise(f64),
     /// Only the final clock t(T̃) = T (nosnoc's `stagewise_clock_constraint = 0`, the

@@ -1,6 +1,6 @@
 //! Finite elements with switch detection (FESD; Nurkanović, Sperl, Albrecht & Diehl 2022)
-//! for the time-freezing DCS (seed 002 eq. 31/35), as an integrator with fixed controls and
-//! as a direct multiple-shooting OCP in numerical time, both solved by a Scholtes relaxation
+//! for the time-freezing DCS (Nurkanović et al. eq. 31/35), as an integrator with fixed controls
+//! and as a direct multiple-shooting OCP in numerical time, both solved by a Scholtes relaxation
 //! homotopy over IPOPT.
 //!
 //! Per control interval (step) there are N_FE finite elements with free lengths h_n summing
@@ -10,15 +10,17 @@
 //! previous element's last stage) is relaxed to ≤ σ per element and component. Step
 //! equilibration uses the heuristic penalty ρ_h Σ (h_n − h̄)²/h̄² (nosnoc's
 //! `heuristic_mean`). With `fesd = false` the same IRK runs on a fixed grid with stage-wise
-//! complementarity only (the order-1 baseline of digest E4). After the homotopy an active-set
-//! polish ([`polish`](fn@polish)) fixes the complementarity pairs' active sides and re-solves
-//! the smooth NLP, so that the products vanish exactly. General path constraints of the system
-//! ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are imposed at every stage point of the OCP (not in the integrator, which
-//! follows the dynamics wherever they lead). The integrator ([`simulate`]) first predicts the
-//! mode of the coming steps ([`solve_fixed_mode`]): runs of steps without a switch are solved
-//! as one smooth NLP with the active set fixed, and only the steps with a switch go through the
-//! homotopy. For OCPs, [`Discretization::rho_sot`](crate::fesd::Discretization::rho_sot) penalizes the speed of time and
-//! [`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic) turns the Scholtes relaxation into its elastic form.
+//! complementarity only (the order-1 baseline of E4 in docs/decisions/002-time-freezing.md). After
+//! the homotopy an active-set polish ([`polish`](fn@polish)) fixes the complementarity pairs'
+//! active sides and re-solves the smooth NLP, so that the products vanish exactly. General path
+//! constraints of the system ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are
+//! imposed at every stage point of the OCP (not in the integrator, which follows the dynamics
+//! wherever they lead). The integrator ([`simulate`]) first predicts the mode of the coming steps
+//! ([`solve_fixed_mode`]): runs of steps without a switch are solved as one smooth NLP with the
+//! active set fixed, and only the steps with a switch go through the homotopy. For OCPs,
+//! [`Discretization::rho_sot`](crate::fesd::Discretization::rho_sot) penalizes the speed of time
+//! and [`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic) turns the Scholtes relaxation
+//! into its elastic form.
 //!
 //! Alternatives to the defaults: [`Discretization::scheme`](crate::fesd::Discretization::scheme) = [`Scheme::GaussLegendre`] replaces
 //! Radau IIA by Gauss–Legendre collocation (explicit element end state

@@ -1,4 +1,4 @@
-//! The time-freezing OCP (seed 002 eq. 35): [`solve_ocp`] from the trivial initialization,
+//! The time-freezing OCP (Nurkanović et al. eq. 35): [`solve_ocp`] from the trivial initialization,
 //! [`solve_built`] and [`solve_from_point`] from a given point, the transfer of a point
 //! between layouts ([`transfer_point`]) and the reading of a solution ([`extract_ocp`]).
 
@@ -50,8 +50,9 @@ pub struct OcpSolution {
     pub active_set: Option<ActiveSetSummary>,
 }
 
-/// Solves the OCP (seed 002 eq. 35) of horizon `hz` (speed of time, stage clock constraints,
-/// terminal constraint, control cost) from the trivial initialization y0 everywhere, u = 0.
+/// Solves the OCP (Nurkanović et al. eq. 35) of horizon `hz` (speed of time, stage clock
+/// constraints, terminal constraint, control cost) from the trivial initialization y0 everywhere, u
+/// = 0.
 ///
 /// With [`Scheme::GaussLegendre`] and the ℓ1 penalty ([`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) the
 /// homotopy first runs the Scholtes relaxation (`penalty = false`, otherwise the same

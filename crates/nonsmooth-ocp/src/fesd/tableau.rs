@@ -1,6 +1,6 @@
 //! Butcher tableaus of the collocation schemes (Radau IIA; Gauss–Legendre with its explicit
 //! end state, FESD paper §4), the choice of scheme ([`Scheme`]) and of DCS representation
-//! ([`Dcs`]: the step functions of seed 002 eq. 31 or Stewart's reformulation), and which
+//! ([`Dcs`]: the step functions of Nurkanović et al. eq. 31 or Stewart's reformulation), and which
 //! (α, λ) pairs enter an element's (cross) complementarity ([`comp_pair`]).
 
 use crate::OcpError;
@@ -93,7 +93,7 @@ pub enum Scheme {
 /// Representation of the time-freezing DCS in the FESD NLP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Dcs {
-    /// Step representation (seed 002 eq. 31): α ∈ [0, 1]^{n_c}, c(y) = λᵖ − λⁿ,
+    /// Step representation (Nurkanović et al. eq. 31): α ∈ [0, 1]^{n_c}, c(y) = λᵖ − λⁿ,
     /// α ⊥ λⁿ, 1 − α ⊥ λᵖ.
     #[default]
     Step,

@@ -1,4 +1,4 @@
-//! A complementarity Lagrangian system (seed 002 eq. 3) read from a model file: the mass
+//! A complementarity Lagrangian system (Nurkanović et al. eq. 3) read from a model file: the mass
 //! matrix, bias and actuator forces from `nonsmooth-core`'s scalar-generic dynamics
 //! (CRBA and RNEA, Featherstone RBDA ch. 5–6), evaluated with the NLP's dual numbers so that
 //! the FESD derivatives are exact, and unilateral contacts of points of bodies against world
@@ -19,7 +19,7 @@
 //!
 //! Limits of the construction (typed errors, [`ModelSystem::new`]): point contacts only
 //! (a capsule, cylinder or mesh touches a plane along a line or a surface), at most
-//! [`MAX_CONTACTS`] contact points, friction only in planar models (seed 002 Def. 6: the
+//! [`MAX_CONTACTS`] contact points, friction only in planar models (Nurkanović et al. Def. 6: the
 //! tangential jump of the auxiliary dynamics is planar), motor actuators with effort bounds,
 //! no joint limits and no bilateral constraints; with several contacts neither the elastic
 //! auxiliary dynamics nor Stewart's reformulation (errors of `TimeFreezing::elastic` and of
@@ -314,7 +314,7 @@ impl ModelSystem {
             if friction > 0.0 && model.dimension == Dimension::Spatial {
                 return Err(bad(format!(
                     "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
-                     time-freezing is planar (seed 002 Def. 6); use a planar model or μ = 0",
+                     time-freezing is planar (Nurkanović et al. Def. 6); use a planar model or μ = 0",
                     collider.name, plane.name
                 )));
             }
@@ -524,7 +524,7 @@ impl ModelSystem {
     /// The same system with motor efforts affine in the physical clock t: the control vector
     /// is (u, r), twice the motors, and motor i exerts u_i + r_i t (times its gear). Constant
     /// controls per step then reproduce an input that grows with physical time, which the
-    /// frozen phases of time-freezing must not advance (seed 002 Ex. 3: u₂ = 2g(t − 1) is
+    /// frozen phases of time-freezing must not advance (Nurkanović et al. Ex. 3: u₂ = 2g(t − 1) is
     /// u = −2g, r = 2g).
     pub fn with_clock_rates(mut self) -> Self {
         self.clock_rates = true;
@@ -749,7 +749,7 @@ impl ModelSystem {
     }
 }
 
-/// The complementarity Lagrangian system (seed 002 eq. 3) that time-freezing reformulates.
+/// The complementarity Lagrangian system (Nurkanović et al. eq. 3) that time-freezing reformulates.
 impl ModelSystem {
     /// Number of generalized coordinates n_q (= n_v: no quaternion joints).
     pub fn nq(&self) -> usize {
@@ -779,7 +779,7 @@ impl ModelSystem {
         Self::apply_minv(&self.q_outputs(q, minv), q.len(), r)
     }
     /// f_v(q, v, t, u) = M⁻¹ (Pᵀ τ(t, u) + f_passive − h): the acceleration of all non-contact
-    /// forces (seed 002 eq. 3).
+    /// forces (Nurkanović et al. eq. 3).
     pub fn f_v<T: Real>(&self, q: &[T], v: &[T], t: T, u: &[T]) -> Vec<T> {
         self.accelerations(q, v, t, u, &[]).0
     }
@@ -874,7 +874,7 @@ impl ModelSystem {
         self.path.len()
     }
     /// Path constraints g(q) (length [`ModelSystem::n_path`]) within
-    /// [`ModelSystem::path_bounds`] at every stage point of an OCP (seed 002 eq. 33); the
+    /// [`ModelSystem::path_bounds`] at every stage point of an OCP (Nurkanović et al. eq. 33); the
     /// integrator (`fesd::simulate`) does not impose them.
     pub fn path<T: Real>(&self, q: &[T]) -> Vec<T> {
         let [.., path] = self.ranges();

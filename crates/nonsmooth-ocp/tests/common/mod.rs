@@ -1,5 +1,5 @@
 //! Shared test fixtures: the examples directory and short hopper problems on the model file
-//! `examples/hopper.toml` (seed 002 Sec. 6).
+//! `examples/hopper.toml` (Nurkanović et al. Sec. 6).
 #![allow(dead_code)]
 
 use nonsmooth_ocp::model_system::ModelSystem;
@@ -132,7 +132,7 @@ pub fn example_model(file: &str, edits: &[(&str, &str)]) -> nonsmooth_core::Mode
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The guiding particle of seed 002 Ex. 1–5 (`examples/particle.toml`, 1 kg, frictionless
+/// The guiding particle of Nurkanović et al. Ex. 1–5 (`examples/particle.toml`, 1 kg, frictionless
 /// unless `mu`) with the horizontal force only (one control).
 pub fn particle(mu: Option<f64>) -> ModelSystem {
     particle_with(mu, &["force_x"])
@@ -169,7 +169,7 @@ pub fn spring_mass() -> ModelSystem {
 /// Exact time-freezing state (q, v, t) of [`spring_mass`] (q̈ = −ω² (q − q_rest)) at
 /// numerical time τ from q(0) = q0 > 0, v(0) = 0 with auxiliary acceleration a_n: cosine
 /// fall, frozen jump of length |v⁻|/a_n, then resting on the ground with
-/// dt/dτ = a_n/(a_n + ω²|q_rest|) (seed 002 Thm 4 with D = 1).
+/// dt/dτ = a_n/(a_n + ω²|q_rest|) (Nurkanović et al. Thm 4 with D = 1).
 pub fn spring_mass_exact(q0: f64, a_n: f64, tau: f64) -> [f64; 3] {
     let (w, r) = (2.0_f64, -1.0_f64);
     let amp = q0 - r;

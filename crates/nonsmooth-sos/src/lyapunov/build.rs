@@ -230,7 +230,8 @@ pub(super) fn build(
         names.push(md.mode.name());
     }
 
-    // 3. Impacts, and 4. flight + impact for e > 0. The Coulomb impulse set of digest §2
+    // 3. Impacts, and 4. flight + impact for e > 0. The Coulomb impulse set (model section of
+    // docs/decisions/000-sos-stability.md)
     // ({Λ_N ≥ 0, Λ_Tσ̇⁺ ≤ 0, μ²Λ_N² ≥ Λ_T², (μ²Λ_N² − Λ_T²)σ̇⁺ = 0}) is exactly the union of
     // three pieces on which the impulses are linear in the pre-impact velocities (paper eqs.
     // 30–33): stick (σ̇⁺ = 0, |Λ_T| ≤ μΛ_N), slip + (Λ_T = −μΛ_N, σ̇⁺ ≥ 0) and slip −

@@ -1,5 +1,5 @@
 //! Conditions 3–4 for `e > 0`, **our formulation** of the paper's "free flight then impact"
-//! condition (digest §3 item 4; docs/decisions/000-sos-stability.md decision 7): the
+//! condition (docs/decisions/000-sos-stability.md decision 7): the
 //! ballistic flight between two impacts, composed with the impulse pieces of paper
 //! eqs. 30–33, for [`FlightFormulation::AfterImpact`](super::FlightFormulation::AfterImpact)
 //! and [`FlightFormulation::PreImpact`](super::FlightFormulation::PreImpact).

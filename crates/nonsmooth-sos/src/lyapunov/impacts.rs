@@ -1,7 +1,7 @@
 //! Condition 3 of Theorem 2, impacts: `V₂(x⁻) − V₂(x⁺) ≥ 0` on the Kane–Levinson/Coulomb
-//! impulse set of digest §2, and its three pieces (stick, slip +, slip −) on which the
-//! impulses are linear in the pre-impact velocities (paper eqs. 30–33); for `e > 0` only the
-//! impacts with both contacts closed (our formulation).
+//! impulse set of docs/decisions/000-sos-stability.md, model, and its three pieces (stick, slip +,
+//! slip −) on which the impulses are linear in the pre-impact velocities (paper eqs. 30–33); for `e
+//! > 0` only the impacts with both contacts closed (our formulation).
 
 use super::sets::{ball, const_poly, lin};
 use crate::planar::{PlanarParams, U, W};
@@ -9,9 +9,10 @@ use crate::poly::Poly;
 use crate::program::SosProgram;
 use crate::SosError;
 
-/// Condition 3 (impacts, digest §3): `V₂(x⁻) − V₂(x⁺) ≥ 0` over `(θ, u, v, ω, Λ_T [, y])`
-/// with the unified Kane–Levinson/Coulomb impulse set of digest §2 (`Λ_N ≥ 0`,
-/// `Λ_Tσ̇⁺ ≤ 0`, `μ²Λ_N² ≥ Λ_T²`, `(μ²Λ_N² − Λ_T²)σ̇⁺ = 0` through a free multiplier).
+/// Condition 3 (impacts, Theorem 2; docs/decisions/000-sos-stability.md, program): `V₂(x⁻) − V₂(x⁺)
+/// ≥ 0` over `(θ, u, v, ω, Λ_T [, y])` with the unified Kane–Levinson/Coulomb impulse set of
+/// docs/decisions/000-sos-stability.md, model (`Λ_N ≥ 0`, `Λ_Tσ̇⁺ ≤ 0`, `μ²Λ_N² ≥ Λ_T²`, `(μ²Λ_N² −
+/// Λ_T²)σ̇⁺ = 0` through a free multiplier).
 pub(super) fn plain_impacts(
     prog: &mut SosProgram,
     p: &PlanarParams,

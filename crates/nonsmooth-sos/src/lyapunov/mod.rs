@@ -1,4 +1,5 @@
-//! Lyapunov certificates for the planar two-contact body (digest §3).
+//! Lyapunov certificates for the planar two-contact body (Theorem 2;
+//! docs/decisions/000-sos-stability.md, program).
 //!
 //! **Multi-V (Várkonyi, Theorem 2).** `V₁` = mechanical energy (fixed), `V₂ = y + P(z, θ, u,
 //! v, ω)` with `P` cubic (55 unknown coefficients). Conditions, each on the ball `|x| ≤ 1`:
@@ -7,12 +8,12 @@
 //!    mode's set, equalities eliminated by substitution (stick additionally uses `σ̇ = 0`,
 //!    which is sound);
 //! 3. (`e = 0`) impacts at each contact: `V₂(x⁻) − V₂(x⁺) ≥ 0` over `(θ, u, v, ω, Λ_T)` on
-//!    the digest's Kane–Levinson/Coulomb set `{Λ_N ≥ 0, Λ_Tσ̇⁺ ≤ 0, μ²Λ_N² ≥ Λ_T²,
-//!    (μ²Λ_N² − Λ_T²)σ̇⁺ = 0}` (the flight conditions below use its three pieces instead:
-//!    stick, slip +, slip −, on each of which the impulses are linear in the pre-impact
+//!    the Kane–Levinson/Coulomb set of docs/decisions/000-sos-stability.md `{Λ_N ≥ 0, Λ_Tσ̇⁺ ≤ 0,
+//!    μ²Λ_N² ≥ Λ_T², (μ²Λ_N² − Λ_T²)σ̇⁺ = 0}` (the flight conditions below use its three pieces
+//!    instead: stick, slip +, slip −, on each of which the impulses are linear in the pre-impact
 //!    velocities, paper eqs. 30–33);
 //! 4. for `e > 0`, **our formulation** of the paper's (empty in the source) "free flight then
-//!    impact" condition (digest §3 item 4; docs/decisions/000-sos-stability.md decision 7), the
+//!    impact" condition (docs/decisions/000-sos-stability.md decision 7), the
 //!    default [`FlightFormulation::PreImpact`]: `V₂` is compared at successive pre-impact
 //!    states, `V₂(w) − V₂(Φ_Δ(M_k(w))) ≥ 0` for every pre-impact state `w` at a contact `k` and
 //!    the ballistic flight `Φ_Δ` from the post-impact state to the next pre-impact state

@@ -1,6 +1,7 @@
 //! Polynomial building blocks of the semialgebraic sets on which the conditions are imposed:
 //! constants, linear forms in the reduced variables (gaps `γ_i = z + l_iθ`, their rates, slip
-//! velocities) and the unit ball `|x| ≤ 1` of every condition of Theorem 2 (digest §3).
+//! velocities) and the unit ball `|x| ≤ 1` of every condition of Theorem 2
+//! (docs/decisions/000-sos-stability.md, program).
 
 use crate::poly::Poly;
 use crate::SosError;

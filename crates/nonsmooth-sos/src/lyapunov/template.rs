@@ -1,10 +1,11 @@
-//! The `V₂ = y + P(z, θ, u, v, ω)` template of Theorem 2 (digest §3: `P` cubic, 55
-//! coefficients, or quartic, docs/decisions/000-sos-stability.md decision 10) and the
-//! multiplier degree of the flight-then-impact conditions (condition 4).
+//! The `V₂ = y + P(z, θ, u, v, ω)` template of Theorem 2 (docs/decisions/000-sos-stability.md,
+//! program: `P` cubic, 55 coefficients, or quartic, docs/decisions/000-sos-stability.md decision
+//! 10) and the multiplier degree of the flight-then-impact conditions (condition 4).
 
 use crate::poly::{monomials, Monomial};
 
-/// The 55 monomials of degree 1–3 in `(z, θ, u, v, ω)` of the `V₂` template (digest §3).
+/// The 55 monomials of degree 1–3 in `(z, θ, u, v, ω)` of the `V₂` template (Theorem 2;
+/// docs/decisions/000-sos-stability.md, program).
 pub fn template_monomials() -> Vec<Monomial> {
     monomials(5, 1, 3)
 }

@@ -1,6 +1,7 @@
-//! Unit tests of the program construction: template and Gram sizes (digest §3), the shape of
-//! the flight-then-impact programs, and agreement of the flight targets with the physical
-//! event chain (impact, ballistic flight, impact).
+//! Unit tests of the program construction: template and Gram sizes (Theorem 2;
+//! docs/decisions/000-sos-stability.md, program), the shape of the flight-then-impact programs, and
+//! agreement of the flight targets with the physical event chain (impact, ballistic flight,
+//! impact).
 
 use rand::{Rng, SeedableRng};
 

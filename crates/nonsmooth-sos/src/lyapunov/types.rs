@@ -22,8 +22,8 @@ pub enum Method {
 /// (docs/decisions/000-sos-stability.md, decision 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum FlightFormulation {
-    /// Flights from any state with `γ_k = 0` at a contact `k` (digest §3 item 4, restricted
-    /// to flights that can recur).
+    /// Flights from any state with `γ_k = 0` at a contact `k` (item 4 of the program in
+    /// docs/decisions/000-sos-stability.md, restricted to flights that can recur).
     AnyStart,
     /// Flights from the post-impact state of an impact at `k` (the only flights that recur
     /// in the ZOD with φ = 0), previous impact included in the condition: `V₂` compared at
@@ -50,11 +50,11 @@ pub struct CertifyOptions {
     pub seed: u64,
     /// Free-flight condition for `e > 0`.
     pub flight: FlightFormulation,
-    /// Total degree of the `V₂` template (multi-V only): 3 (digest §3, the paper's cubic
-    /// `P`, 55 coefficients) or 4 (adds the 70 quartic monomials of `(z, θ, u, v, ω)`; the
-    /// flight-then-impact targets become degree 8 and their `σ₀` bases the 69 monomials of
-    /// degree 1–4 in 4 variables; docs/decisions/000-sos-stability.md decision 10). Other
-    /// values are an error.
+    /// Total degree of the `V₂` template (multi-V only): 3 (docs/decisions/000-sos-stability.md,
+    /// program; the paper's cubic `P`, 55 coefficients) or 4 (adds the 70 quartic monomials of `(z,
+    /// θ, u, v, ω)`; the flight-then-impact targets become degree 8 and their `σ₀` bases the 69
+    /// monomials of degree 1–4 in 4 variables; docs/decisions/000-sos-stability.md decision 10).
+    /// Other values are an error.
     pub v2_degree: u32,
     /// While Clarabel stops with a numerical failure (not an infeasibility certificate), the
     /// program is solved again with the objective `ε − w·Σ tr Q`

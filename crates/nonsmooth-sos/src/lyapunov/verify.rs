@@ -1,7 +1,7 @@
 //! Post-check of a certificate, independent of the substitutions of the SOS program: a
-//! Monte-Carlo sign test of every condition of Theorem 2 on physical states (digest §6 test 8),
-//! with the impact through [`PlanarParams::impact`] and the exact ballistic flight to the
-//! next touchdown.
+//! Monte-Carlo sign test of every condition of Theorem 2 on physical states (acceptance test 8 of
+//! docs/decisions/000-sos-stability.md), with the impact through [`PlanarParams::impact`] and the
+//! exact ballistic flight to the next touchdown.
 
 use rand::{Rng, SeedableRng};
 
@@ -51,9 +51,9 @@ fn norm2(x: &[f64; 6]) -> f64 {
     x[1..].iter().map(|a| a * a).sum()
 }
 
-/// Monte-Carlo sign test of every condition on physical states (digest §6 test 8). Returns
-/// the smallest condition value found (conditions are scaled by their samples' sizes only
-/// through the ball, i.e. not at all).
+/// Monte-Carlo sign test of every condition on physical states (acceptance test 8 of
+/// docs/decisions/000-sos-stability.md). Returns the smallest condition value found (conditions are
+/// scaled by their samples' sizes only through the ball, i.e. not at all).
 pub fn monte_carlo_check(
     p: &PlanarParams,
     method: Method,
