@@ -8,7 +8,7 @@ use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan};
 use nonsmooth_ocp::fesd::{FesdOptions, Horizon};
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -24,7 +24,7 @@ use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};

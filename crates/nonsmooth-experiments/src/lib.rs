@@ -10,14 +10,14 @@
 )]
 #![warn(missing_docs)]
 
-pub mod foundation;
+pub mod analytic_checks;
+pub mod constraint_solver;
 pub mod grasping;
 pub mod impact;
 pub mod inverse_dynamics;
 pub mod locomotion;
 pub mod optimal_control;
 pub mod scenes;
-pub mod simulation;
 pub mod stability;
 
 use nonsmooth_report::{Registry, ReportError};
@@ -33,8 +33,8 @@ pub(crate) fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
 /// Every registered experiment, in report order.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
-    registry.register(foundation::experiments());
-    registry.register(simulation::experiments());
+    registry.register(analytic_checks::experiments());
+    registry.register(constraint_solver::experiments());
     registry.register(impact::experiments());
     registry.register(inverse_dynamics::experiments());
     registry.register(stability::experiments());

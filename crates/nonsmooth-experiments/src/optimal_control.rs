@@ -25,7 +25,7 @@ use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
 use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
 use nonsmooth_report::{
     staircase, Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series,

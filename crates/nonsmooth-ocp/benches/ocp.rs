@@ -19,7 +19,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Scheme};
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 /// CPU milliseconds per IPOPT iteration of the hand-coded point mass on the particle OCP
 /// (one thread, this project's 2-core machine), recorded before the model-file path replaced
@@ -166,7 +166,7 @@ fn bench(c: &mut Criterion) {
     println!(
         "particle OCP (Gauss-Legendre): objective {obj:.6}, {it} IPOPT iterations, {cpu:.3} s CPU"
     );
-    let mut g = c.benchmark_group("seed002");
+    let mut g = c.benchmark_group("time_freezing");
     g.sample_size(10);
     g.bench_function("bouncing_ball", |b| b.iter(ball));
     g.bench_function("particle_ocp", |b| b.iter(particle_ocp));

@@ -6,7 +6,7 @@
 //! Why (docs/decisions/002-time-freezing.md, "Continuation in the terminal target"): on the
 //! hopper of Nurkanović et al. Sec. 6 the MPCC homotopy from the trivial initialization stalls for
 //! every target measured, but with the stabilized stance
-//! ([`crate::tf::StanceStabilization`]) it converges to exact complementarity for the target
+//! ([`crate::time_freezing::StanceStabilization`]) it converges to exact complementarity for the target
 //! x = 0 (a hop in place). From there small target steps with σ₀ = 1e-2 keep each relaxed
 //! problem close to an exact solution, and the homotopy polishes each one. The first solve
 //! still starts from the trivial initialization: no contact sequence is given.
@@ -29,7 +29,7 @@ use crate::fesd::{
 };
 use crate::ipopt::{thread_cpu_seconds, IpoptSolution, Nlp};
 use crate::smoothing::{solve_ocp_with_growth, Growth};
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 /// A continuation of a problem file (`ocp.continuation`, `ocp.continuation_sigma0`): the

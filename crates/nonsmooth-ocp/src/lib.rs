@@ -9,7 +9,7 @@
 //!
 //! - [`ipopt`]: hand-written FFI to IPOPT's C interface and a safe [`ipopt::Nlp`] wrapper;
 //! - [`nlp`]: block-structured NLPs with exact sparse derivatives by dual numbers;
-//! - [`tf`]: complementarity Lagrangian systems and their time-freezing PSS;
+//! - [`time_freezing`]: complementarity Lagrangian systems and their time-freezing PSS;
 //! - [`model_system`]: a complementarity Lagrangian system read from a model file;
 //! - [`fesd`]: the FESD discretization, the integrator and the OCP with the homotopy;
 //! - [`continuation`]: continuation of an OCP in its terminal constraints;
@@ -32,7 +32,7 @@ pub mod nlp;
 pub mod problem;
 pub mod refine;
 pub mod smoothing;
-pub mod tf;
+pub mod time_freezing;
 
 /// Errors of the OCP layer.
 #[derive(Debug, thiserror::Error)]

@@ -36,7 +36,7 @@
 use std::sync::Arc;
 
 use crate::fesd::{build, copy_interval_vars, Dcs, FesdOptions, Horizon, Layout};
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 /// The refinement factor r = fine elements / coarse elements when `to` is `from` with every

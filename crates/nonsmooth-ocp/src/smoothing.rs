@@ -45,7 +45,7 @@ use crate::fesd::{
 };
 use crate::ipopt::{solve, thread_cpu_seconds, IpoptSolution};
 use crate::nlp::{BlockNlp, Real};
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 /// Options of the smoothing phase ([`MpccStrategy::smoothing`](crate::fesd::MpccStrategy::smoothing); problem files:

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use nonsmooth_ocp::fesd::{build, Discretization, FesdOptions, Horizon, MpccStrategy, Scheme};
 use nonsmooth_ocp::ipopt::Nlp;
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 /// The particle of `examples/particle.toml` at 1.3 kg with friction μ = 0.6 and both forces
 /// affine in the physical clock (so the dynamics depend on t, too).

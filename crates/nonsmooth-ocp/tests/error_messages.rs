@@ -4,7 +4,7 @@
 mod common;
 
 use nonsmooth_ocp::fesd::{build, solve_ocp, FesdOptions, Horizon};
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 use nonsmooth_ocp::OcpError;
 use std::sync::Arc;
 

@@ -55,7 +55,7 @@ fn rk4_flight(h: &ModelSystem, y0: &[f64], t_end: f64, n: usize) -> Vec<f64> {
 #[test]
 fn flight_step_outside_ocp_path_bounds_is_free_fall() {
     use nonsmooth_ocp::fesd::{simulate, FesdOptions};
-    use nonsmooth_ocp::tf::TimeFreezing;
+    use nonsmooth_ocp::time_freezing::TimeFreezing;
     use std::sync::Arc;
 
     let hop = hopper_system();
@@ -222,7 +222,7 @@ fn implicit_euler_stance_step_lowers_the_foot() {
 #[test]
 fn stabilized_stance_with_leg_rotation_is_exact() {
     use nonsmooth_ocp::fesd::{simulate, FesdOptions};
-    use nonsmooth_ocp::tf::TimeFreezing;
+    use nonsmooth_ocp::time_freezing::TimeFreezing;
     use nonsmooth_ocp::OcpError;
     use std::sync::Arc;
 
@@ -278,7 +278,7 @@ fn stabilized_stance_with_leg_rotation_is_exact() {
 /// and invalid rates or depths are named errors.
 #[test]
 fn stance_stabilization_shifts_only_the_normal_switching_function() {
-    use nonsmooth_ocp::tf::TimeFreezing;
+    use nonsmooth_ocp::time_freezing::TimeFreezing;
 
     let hop = hopper_system();
     let y: [f64; 9] = [0.1, 0.35, 0.2, -0.5, 0.3, -0.2, 0.7, -1.1, 0.4];
@@ -313,9 +313,9 @@ const GROWTH_DEPTH: f64 = 1e-3;
 
 /// The hopper system with a stabilized stance (k = 30 /s, δ = [`GROWTH_DEPTH`]) and
 /// a_n = 200.
-fn stabilized(sys: ModelSystem) -> std::sync::Arc<nonsmooth_ocp::tf::TimeFreezing> {
+fn stabilized(sys: ModelSystem) -> std::sync::Arc<nonsmooth_ocp::time_freezing::TimeFreezing> {
     std::sync::Arc::new(
-        nonsmooth_ocp::tf::TimeFreezing::new(sys, 200.0)
+        nonsmooth_ocp::time_freezing::TimeFreezing::new(sys, 200.0)
             .and_then(|t| t.with_stance_stabilization(30.0, GROWTH_DEPTH))
             .expect("time-freezing system"),
     )

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{simulate, FesdOptions};
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 /// A 1 kg box of half-extents 0.2 × 0.1 on a planar joint, its lower face 0.5 m above a
 /// frictionless ground (`mu` replaces the friction if given).

@@ -9,7 +9,7 @@ use common::G;
 use nonsmooth_ocp::fesd::{
     solve_ocp, Discretization, FesdOptions, Horizon, MpccStrategy, NlpSettings, Scheme,
 };
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 /// Discrete optimum of min Σ Δ u_k² s.t. q(T) = 3, v(T) = 0 for a double integrator with
 /// piecewise-constant u on N intervals of length Δ (minimum-norm solution).

@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use nonsmooth_ocp::fesd::{simulate, FesdOptions, Scheme};
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 const A_N: f64 = 10.0;
 

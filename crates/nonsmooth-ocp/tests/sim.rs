@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::G;
 use nonsmooth_ocp::fesd::{simulate, Dcs, FesdOptions, Scheme};
-use nonsmooth_ocp::tf::TimeFreezing;
+use nonsmooth_ocp::time_freezing::TimeFreezing;
 
 /// The guiding particle of `examples/particle.toml` with clock-affine forces, a_n = g.
 fn particle(mu: Option<f64>) -> Arc<TimeFreezing> {

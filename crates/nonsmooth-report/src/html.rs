@@ -74,18 +74,9 @@ fn entry_key(e: &ReportEntry) -> (&str, &str, Verdict, usize, usize, f64) {
     }
 }
 
-/// The paper an experiment belongs to, for grouping: `seed NNN` when its paper string names
-/// one, else the text before the first `(` or `,` (e.g. `Zapolsky & Drumwright`).
+/// The paper an experiment belongs to, for grouping: the text of its paper string before the
+/// first `(` or `,` (e.g. `Zapolsky & Drumwright`, `Drumwright 2019`).
 fn paper_group(paper: &str) -> String {
-    if let Some(i) = paper.find("seed ") {
-        let digits: String = paper[i + 5..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit())
-            .collect();
-        if !digits.is_empty() {
-            return format!("seed {digits}");
-        }
-    }
     let end = paper.find(['(', ',']).unwrap_or(paper.len());
     let head = paper[..end].trim();
     if head.is_empty() {
@@ -500,7 +491,7 @@ mod tests {
         assert!(!html.contains("<?xml"));
         assert!(html.contains("src=\"x/missing.svg\""));
         assert!(html.contains("<h2>Paper P</h2>"));
-        assert_eq!(paper_group("Halm & Posa, seed 001, E1"), "seed 001");
+        assert_eq!(paper_group("Halm & Posa, rocking block (E1)"), "Halm & Posa");
         assert_eq!(
             paper_group("Zapolsky & Drumwright (§3)"),
             "Zapolsky & Drumwright"

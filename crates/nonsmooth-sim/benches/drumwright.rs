@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use nalgebra::Vector3;
 use nonsmooth_core::{Model, Shape, State};
-use nonsmooth_sim::load::PointLoad;
+use nonsmooth_sim::external_load::PointLoad;
 use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
 
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");

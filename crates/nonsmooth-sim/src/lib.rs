@@ -31,7 +31,7 @@ pub mod contact_law;
 pub mod drumwright;
 pub mod error;
 mod free_motion;
-pub mod load;
+pub mod external_load;
 pub mod max_dissipation;
 pub mod ode;
 pub mod penalty;

@@ -155,7 +155,7 @@ impl Default for Rk45Stepper {
 
 impl Rk45Stepper {
     /// Adds a time-dependent external load to the right-hand side.
-    pub fn with_load(mut self, load: crate::load::PointLoad) -> Self {
+    pub fn with_load(mut self, load: crate::external_load::PointLoad) -> Self {
         self.law.load = Some(load);
         self
     }
@@ -163,7 +163,7 @@ impl Rk45Stepper {
 
 impl BdfStepper {
     /// Adds a time-dependent external load to the right-hand side.
-    pub fn with_load(mut self, load: crate::load::PointLoad) -> Self {
+    pub fn with_load(mut self, load: crate::external_load::PointLoad) -> Self {
         self.law.load = Some(load);
         self
     }

@@ -42,7 +42,7 @@ pub struct PenaltyStepper {
     /// Regularization speed of Coulomb friction (m/s): below it friction is viscous.
     pub friction_regularization: f64,
     /// External load added to the right-hand side (used by the ODE baselines).
-    pub(crate) load: Option<crate::load::PointLoad>,
+    pub(crate) load: Option<crate::external_load::PointLoad>,
     /// Actuation of the current step (the ODE baselines read it in their right-hand side).
     pub(crate) input: crate::Actuation,
 }

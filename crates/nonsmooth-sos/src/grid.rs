@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::lyapunov::{certify, CertifyOptions, CertifyReport, Method, Verdict};
 use crate::planar::PlanarParams;
-use crate::sim::{falsify, Falsification, SimOptions};
+use crate::event_driven::{falsify, Falsification, SimOptions};
 use crate::SosError;
 
 /// A sweep over `μ × d`.

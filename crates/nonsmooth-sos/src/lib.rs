@@ -14,7 +14,7 @@
 //! - [`planar`]: the zero-order-dynamics (ZOD) model of the planar body with two contacts
 //!   (modes, impact map, ambiguity and equilibrium predicates);
 //! - [`lyapunov`]: the multi-Lyapunov conditions of Theorem 2 and the PTT baseline;
-//! - [`sim`]: an event-driven simulator of the ZOD hybrid system for falsification;
+//! - [`event_driven`]: an event-driven simulator of the ZOD hybrid system for falsification;
 //! - [`model`]: the planar body of a model file mapped onto the two-contact system, and its
 //!   certificate ([`model::certify_model`]);
 //! - [`model_grid`]: sweeps of named model parameters and their stability map;
@@ -35,7 +35,7 @@ mod parallel;
 pub mod planar;
 pub mod poly;
 pub mod program;
-pub mod sim;
+pub mod event_driven;
 
 pub use poly::{monomials, Affine, Monomial, Poly};
 pub use program::{is_sos, Margin, SdpSize, SosProgram, SosSolution, SosStatus};

@@ -17,7 +17,7 @@
 //! order and a violated one is a typed [`NotApplicable`]; a configuration that is not a static
 //! equilibrium with the given friction is [`StabilityModelError::NotAnEquilibrium`], with the
 //! static check's reason. [`certify_model`] then runs the multi-Lyapunov certificate
-//! ([`crate::lyapunov::certify`]) and the falsification by simulation ([`crate::sim::falsify`]); a
+//! ([`crate::lyapunov::certify`]) and the falsification by simulation ([`crate::event_driven::falsify`]); a
 //! trajectory that leaves is mapped back to the model's coordinates ([`PlanarBody::model_state`]).
 
 use nalgebra::{DVector, Vector2};
@@ -28,7 +28,7 @@ use nonsmooth_core::{Dimension, JointKind, Model, ModelError, Shape};
 
 use crate::lyapunov::{certify, CertifyOptions, CertifyReport, Verdict};
 use crate::planar::{not_applicable, ContactState, Mode, PlanarParams};
-use crate::sim::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
+use crate::event_driven::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::SosError;
 
 /// An assumption of the construction (Várkonyi §II; docs/decisions/000-sos-stability.md, model)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::tableau::comp_pair;
 use crate::nlp::{BlockFn, Real};
 use crate::smoothing::heaviside;
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 
 #[cfg(doc)]
 use super::{comp_pair_rows, FesdOptions, Tableau};

@@ -8,7 +8,7 @@ use super::layout::{Clock, ElementIdx, Horizon, Layout};
 use super::options::{CutStep, FesdOptions, CUT_OFF};
 use super::tableau::{comp_pair_rows, Dcs, Tableau};
 use crate::nlp::BlockNlp;
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 #[cfg(doc)]

@@ -13,7 +13,7 @@ use super::options::FesdOptions;
 use super::tableau::{Dcs, Tableau};
 use crate::ipopt::{solve, thread_cpu_seconds, IpoptOptions, IpoptSolution};
 use crate::nlp::BlockNlp;
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 /// Fixed-point sweeps of the collocation equations in the initial guess of

@@ -15,7 +15,7 @@ use super::options::{write_checkpoint, FesdOptions, MpccMethod};
 use super::tableau::{Dcs, Scheme};
 use crate::ipopt::thread_cpu_seconds;
 use crate::nlp::BlockNlp;
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
 /// Solution of a time-freezing OCP.

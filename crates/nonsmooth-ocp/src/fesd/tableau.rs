@@ -8,7 +8,7 @@ use crate::OcpError;
 #[cfg(doc)]
 use super::{solve_ocp, FesdOptions};
 #[cfg(doc)]
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 
 /// Radau IIA Butcher tableau (A, c) for n_s = 1, 2, 3 (Hairer & Wanner, Table IV.5.5).
 pub fn radau_iia(n_s: usize) -> Result<(Vec<Vec<f64>>, Vec<f64>), OcpError> {

@@ -14,7 +14,7 @@
 //! outward normal, t = n rotated by −90° about z (the planar tangent, +x on a ground with
 //! normal +y), J_i the point Jacobian and Pᵀ the actuation matrix of the chosen motors.
 //! Several contacts go through nosnoc's multi-contact time-freezing
-//! ([`crate::tf::TimeFreezing`], module docs). The reformulation needs q̇ = v: every joint
+//! ([`crate::time_freezing::TimeFreezing`], module docs). The reformulation needs q̇ = v: every joint
 //! must be revolute, prismatic, planar or fixed (no quaternion coordinates).
 //!
 //! Limits of the construction (typed errors, [`ModelSystem::new`]): point contacts only
@@ -921,7 +921,7 @@ impl ModelSystem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tf::TimeFreezing;
+    use crate::time_freezing::TimeFreezing;
 
     const BALL: &str = r#"
 [model]

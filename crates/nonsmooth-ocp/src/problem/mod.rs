@@ -42,13 +42,13 @@ use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Scheme};
 #[cfg(doc)]
 use crate::fesd::{MpccStrategy, NlpSettings};
 use crate::model_system::ModelSystem;
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 use serde::Deserialize;
 use std::sync::Arc;
 
 /// `time_freezing.stance_stabilization = { rate = k, depth = δ }`: the Baumgarte-stabilized normal
-/// switching function c₂ = nᵀv + k (f_c + δ) ([`crate::tf::StanceStabilization`]).
+/// switching function c₂ = nᵀv + k (f_c + δ) ([`crate::time_freezing::StanceStabilization`]).
 #[derive(Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 struct StanceSpec {

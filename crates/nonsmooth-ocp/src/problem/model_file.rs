@@ -8,7 +8,7 @@ use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{FesdOptions, Horizon, Tracking};
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::smoothing::{Growth, SystemAt};
-use crate::tf::TimeFreezing;
+use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 use nalgebra::Vector3;
 use nonsmooth_core::io::spans::{FieldPath, SpanIndex};

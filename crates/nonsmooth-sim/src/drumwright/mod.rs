@@ -916,7 +916,7 @@ impl DrumwrightStepper {
         model: &Model,
         state: &State,
         h: f64,
-        load: &crate::load::PointLoad,
+        load: &crate::external_load::PointLoad,
     ) -> Result<State, SimError> {
         let none = crate::Actuation::none();
         let step = crate::pipeline::prepare(model, state, &none, h)?;

@@ -28,7 +28,7 @@ use crate::scenes::{sphere_stack, STACK_RADIUS};
 use nalgebra::{DVector, Matrix2};
 use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
-use nonsmooth_sim::load::PointLoad;
+use nonsmooth_sim::external_load::PointLoad;
 use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 
