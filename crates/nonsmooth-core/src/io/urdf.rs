@@ -384,10 +384,15 @@ fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
 /// package root of `name` (see [`package_root_at`]) found in `package_paths`, then in
 /// `ROS_PACKAGE_PATH`, then in `<prefix>/share` for each prefix of `AMENT_PREFIX_PATH`
 /// (ROS 2), then upward from `base` (the URDF's directory) to the filesystem
-/// root, the way a URDF inside its ROS package or workspace finds its meshes; `file://` is
+/// root, the way a URDF inside its ROS package or workspace finds its meshes; where none of
+/// these holds the file, a folder called `name` in the same directories whatever its
+/// `package.xml` names (Pinocchio's rule); `file://` is
 /// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
     if let Some(rest) = filename.strip_prefix("package://") {
+        // `package:///name/rest` (published files have it, e.g. example-robot-data's
+        // talos_full_v2.urdf) means `package://name/rest`.
+        let rest = rest.trim_start_matches('/');
         let (package, relative) = rest.split_once('/').unwrap_or((rest, ""));
         let mut dirs: Vec<PathBuf> = package_paths.to_vec();
         if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
@@ -413,6 +418,25 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
                 return Ok(candidate);
             }
             tried.push(candidate.display().to_string());
+        }
+        // Failing that, a folder called `package` whatever its manifest names, as Pinocchio's
+        // `package_dirs` resolve `package://name/rest` to `<dir>/name/rest`: example-robot-data
+        // installs its robots under `share/example-robot-data/` beside a package.xml naming
+        // `example_robot_descriptions`, and its URDFs say `package://example-robot-data/…`.
+        for dir in &dirs {
+            for root in [dir.clone(), dir.join(package)] {
+                if root.file_name().and_then(|n| n.to_str()) != Some(package) || !root.is_dir() {
+                    continue;
+                }
+                let candidate = root.join(relative);
+                if candidate.is_file() {
+                    return Ok(candidate);
+                }
+                let shown = candidate.display().to_string();
+                if !tried.contains(&shown) {
+                    tried.push(shown);
+                }
+            }
         }
         return Err(if tried.is_empty() {
             format!(
