@@ -15,7 +15,8 @@ and v index, nq, nv) so that the reader can map them:
   body origin in the body frame, angular velocity in the body frame); a continuous joint
   (`JointModelRUBZ` etc.) is q = (cos θ, sin θ);
 - MuJoCo: a free joint is qpos = (x, y, z, qw, qx, qy, qz), qvel = (linear velocity in the
-  world frame, angular velocity in the body frame); a ball joint is qpos = (qw, qx, qy, qz).
+  world frame, angular velocity in the body frame); a ball joint is qpos = (qw, qx, qy, qz);
+  a hinge or slide joint with `ref` is at qpos = ref in the file's pose (written as `ref`).
 
 The Rust test `peer_robots_match` (crates/nonsmooth-core/tests/peer_robots.rs) reads the
 output through NONSMOOTH_PEER_ROBOTS; scripts/peer_robots_check.sh runs both.
@@ -144,6 +145,8 @@ def mujoco_model(mujoco, name, path):
                 "nq": nq,
                 "v": int(model.jnt_dofadr[j]),
                 "nv": nv,
+                # A hinge's or slide's `ref` (its qpos0): nonsmooth counts from it.
+                "ref": float(model.qpos0[model.jnt_qposadr[j]]) if nq == 1 else 0.0,
             }
         )
 

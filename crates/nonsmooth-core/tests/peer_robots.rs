@@ -15,7 +15,8 @@
 //!   frame, so v_pin = T(q) v with T = diag(Rᵀ, I) on the base and the identity (a
 //!   permutation) elsewhere; then M = Tᵀ M_pin T and, as v̇_pin = T v̇ + Ṫ v with
 //!   Ṫ v = (−ω × Rᵀṗ, 0), h = Tᵀ (h_pin + M_pin Ṫ v);
-//! - Pinocchio's continuous joints are q = (cos θ, sin θ), ours θ.
+//! - Pinocchio's continuous joints are q = (cos θ, sin θ), ours θ;
+//! - a MuJoCo hinge or slide with `ref` is at qpos = ref in the file's pose, ours at 0.
 
 use std::collections::HashMap;
 
@@ -51,6 +52,9 @@ struct PeerJoint {
     nq: usize,
     v: usize,
     nv: usize,
+    /// MuJoCo's `ref` of a hinge or slide: its coordinate in the file's pose (ours is zero
+    /// there).
+    reference: f64,
 }
 
 /// The largest mismatch of one robot over its states, relative to the scale of M and h.
@@ -79,8 +83,13 @@ fn compare(robot: &Value) -> Mismatch {
     let name = robot["name"].as_str().unwrap();
     let pinocchio = robot["peer"].as_str().unwrap() == "pinocchio";
     let model = load(robot);
-    for w in &model.import_warnings {
-        println!("{name}: warning: {w}");
+    println!(
+        "{name}: {} import warnings{}",
+        model.import_warnings.len(),
+        if model.import_warnings.is_empty() { "" } else { ", e.g." }
+    );
+    for w in model.import_warnings.iter().take(3) {
+        println!("  {w}");
     }
     let peer: Vec<PeerJoint> = robot["joints"]
         .as_array()
@@ -93,6 +102,7 @@ fn compare(robot: &Value) -> Mismatch {
             nq: j["nq"].as_u64().unwrap() as usize,
             v: j["v"].as_u64().unwrap() as usize,
             nv: j["nv"].as_u64().unwrap() as usize,
+            reference: j.get("ref").map_or(0.0, num),
         })
         .collect();
     let by_name: HashMap<&str, &PeerJoint> = peer.iter().map(|j| (j.name.as_str(), j)).collect();
@@ -178,7 +188,7 @@ fn compare(robot: &Value) -> Mismatch {
                 }
                 JointKind::Revolute | JointKind::Prismatic => {
                     q[i] = match theirs.nq {
-                        1 => qp[k],
+                        1 => qp[k] - theirs.reference,
                         // A continuous joint of Pinocchio: (cos θ, sin θ).
                         2 => qp[k + 1].atan2(qp[k]),
                         n => panic!("{name}: joint {} has {n} coordinates", ours.name),
