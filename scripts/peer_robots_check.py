@@ -29,24 +29,67 @@ import sys
 
 import numpy as np
 
-# (name, path under ROBOTS_DIR, floating base). Legged robots with a free-flyer root, arms
-# and a hand fixed to the world.
+# (name, path under ROBOTS_DIR, floating base): legged robots and humanoids with a free-flyer
+# root, arms, hands and mobile manipulators fixed to the world. Left out, as nonsmooth refuses
+# them by design (their mass matrix is singular in Pinocchio too, so no dynamics can be
+# computed): romeo.urdf (massless finger links on moving joints: 24 zero diagonal entries of
+# M) and icub.urdf (the head's inertia about `neck_yaw` vanishes: smallest eigenvalue of M
+# 4e-17 beside 28).
 URDF_ROBOTS = [
     ("solo12", "solo_description/robots/solo12.urdf", True),
+    ("bolt", "bolt_description/robots/bolt.urdf", True),
     ("anymal_b", "anymal_b_simple_description/robots/anymal.urdf", True),
     ("anymal_c", "anymal_c_simple_description/urdf/anymal.urdf", True),
     ("hyq", "hyq_description/robots/hyq_no_sensors.urdf", True),
     ("go1", "go1_description/urdf/go1.urdf", True),
+    ("go2", "go2_description/urdf/go2.urdf", True),
     ("a1", "a1_description/urdf/a1.urdf", True),
+    ("b1", "b1_description/urdf/b1.urdf", True),
+    ("laikago", "laikago_description/urdf/laikago.urdf", True),
+    ("centauro", "centauro_description/urdf/centauro.urdf", True),
     ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True),
+    ("talos_full", "talos_data/robots/talos_full_v2.urdf", True),
+    ("g1", "g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf", True),
+    ("alex", "alex_description/urdf/alex_psyonic_hands.urdf", True),
+    ("human", "human_description/robots/human.urdf", True),
+    ("simple_humanoid", "simple_humanoid_description/urdf/simple_humanoid.urdf", True),
     ("ur5", "ur_description/urdf/ur5_robot.urdf", False),
     ("panda", "panda_description/urdf/panda.urdf", False),
     ("talos_left_arm", "talos_data/robots/talos_left_arm.urdf", False),
     ("kinova", "kinova_description/robots/kinova.urdf", False),
+    ("xarm7", "xarm_description/urdf/xarm7.urdf", False),
+    ("z1", "z1_description/urdf/z1.urdf", False),
+    ("so100", "so_arm_description/urdf/so100.urdf", False),
+    ("finger_edu", "finger_edu_description/robots/finger_edu.urdf", False),
+    ("baxter", "baxter_description/urdf/baxter.urdf", False),
+    ("pr2", "pr2_description/urdf/pr2.urdf", False),
+    ("tiago", "tiago_description/robots/tiago.urdf", False),
+    ("tiago_pro", "tiago_pro_description/robots/tiago_pro.urdf", False),
     ("allegro_right_hand", "allegro_hand_description/urdf/allegro_right_hand.urdf", False),
+    ("allegro_left_hand", "allegro_hand_description/urdf/allegro_left_hand.urdf", False),
 ]
 
-MJCF_MODELS = ["humanoid", "cheetah", "walker", "hopper", "quadruped"]
+# The DeepMind Control Suite's models (dog.xml is left out: it needs its STL assets, which
+# the script does not unpack; lqr.xml is a template without joints).
+MJCF_MODELS = [
+    "humanoid",
+    "humanoid_CMU",
+    "quadruped",
+    "cheetah",
+    "walker",
+    "hopper",
+    "acrobot",
+    "ball_in_cup",
+    "cartpole",
+    "finger",
+    "fish",
+    "manipulator",
+    "pendulum",
+    "point_mass",
+    "reacher",
+    "swimmer",
+    "stacker",
+]
 
 RANDOM_SEEDS = [1, 2, 3]
 

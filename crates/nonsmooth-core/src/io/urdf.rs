@@ -529,7 +529,8 @@ fn without_empty_textures(src: &str) -> std::borrow::Cow<'_, str> {
             break;
         };
         let head = &tag[..=close];
-        let keep = head.contains("filename") || !head[8..].starts_with([' ', '\t', '\n', '\r', '/', '>']);
+        let keep =
+            head.contains("filename") || !head[8..].starts_with([' ', '\t', '\n', '\r', '/', '>']);
         let end = if keep {
             None
         } else if head.ends_with("/>") {
@@ -586,13 +587,15 @@ impl Model {
             line: find_line(src, tag, name),
             field,
         };
-        let mut robot = urdf_rs::read_from_string(&without_empty_textures(src)).map_err(|e| ModelError::Urdf {
-            location: Location {
-                file: file.map(str::to_string),
-                line: None,
-                field: String::new(),
-            },
-            message: e.to_string(),
+        let mut robot = urdf_rs::read_from_string(&without_empty_textures(src)).map_err(|e| {
+            ModelError::Urdf {
+                location: Location {
+                    file: file.map(str::to_string),
+                    line: None,
+                    field: String::new(),
+                },
+                message: e.to_string(),
+            }
         })?;
         let urdf_err = |tag: &str, name: &str, field: String, message: String| ModelError::Urdf {
             location: locate(tag, name, field),
