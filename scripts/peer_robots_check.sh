@@ -13,6 +13,7 @@ VENV="${NONSMOOTH_PEERS_VENV:-target/peers-venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
+VENV="$(cd "$VENV" && pwd)"
 if ! "$VENV/bin/python" -m pip install --quiet --upgrade pin example-robot-data mujoco numpy; then
     echo "peer_robots_check.sh: could not install the peers from PyPI (offline?)" >&2
     exit 3
@@ -36,7 +37,10 @@ with zipfile.ZipFile(wheel) as z:
 EOF
 ROBOTS="$(ls -d "$VENV"/lib/python3*/site-packages/cmeel.prefix/share/example-robot-data/robots)"
 OUT="target/peer-robots.json"
-"$VENV/bin/python" scripts/peer_robots_check.py "$ROBOTS" "$SUITE/dm_control/suite" > "$OUT"
+# From target/: MuJoCo writes its warnings (settotalmass's deprecation) to MUJOCO_LOG.TXT in
+# the working directory.
+(cd target && "$VENV/bin/python" ../scripts/peer_robots_check.py "$ROBOTS" \
+    "../$SUITE/dm_control/suite") > "$OUT"
 echo "peer_robots_check: $("$VENV/bin/python" -c 'import pinocchio, mujoco, importlib.metadata as m; print("Pinocchio", pinocchio.__version__, "| example-robot-data", m.version("example-robot-data"), "| MuJoCo", mujoco.__version__)') | $(basename "$WHEELS"/dm_control-*.whl)"
 NONSMOOTH_PEER_ROBOTS="$(pwd)/$OUT" cargo test --quiet --workspace \
     --features nonsmooth-solvers/sdp --test peer_robots -- --nocapture
