@@ -35,6 +35,9 @@ needs_pypi() {
 # MJCF import against MuJoCo itself (its wheel in its own venv; `cargo test` above checked the
 # committed reference).
 needs_pypi "MUJOCO COMPARISON" bash scripts/mujoco_check.sh
+# Published robots (example-robot-data's URDFs, the DeepMind Control Suite's MJCF) against
+# Pinocchio and MuJoCo: mass matrix and bias forces at random states.
+needs_pypi "PEER ROBOTS" bash scripts/peer_robots_check.sh
 # The Python bindings (python/) and their pytest suite.
 needs_pypi "PYTHON TESTS" bash scripts/python.sh
 # The wheel a user installs without Rust (libraries bundled), tried in a fresh venv.

@@ -401,6 +401,13 @@ fn case(key: &str) -> Case {
             load(&mjcf("", "", BOX).replace(r#"pos="0 0 1">"#, r#"pos="0 0 1" gravcomp="1">"#)),
             "gravcomp",
         ),
+        "option flag gravity" => Honoured(
+            load(&mjcf("", "", BOX).replace(
+                "<worldbody>",
+                r#"<option gravity="0 0 -3"><flag gravity="disable"/></option><worldbody>"#,
+            )),
+            Box::new(|m| assert_eq!(m.gravity, Vector3::zeros())),
+        ),
         "option density" | "option viscosity" | "option wind" => {
             let attr = key.strip_prefix("option ").unwrap();
             let value = if attr == "wind" { "1 0 0" } else { "1.2" };

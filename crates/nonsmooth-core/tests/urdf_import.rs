@@ -294,6 +294,47 @@ fn packages_are_found_above_the_urdf_as_ros_finds_them() {
 }
 
 #[test]
+fn a_folder_named_after_the_package_is_found_whatever_its_manifest_says() {
+    // example-robot-data's layout: share/example-robot-data/ holds a package.xml naming
+    // `example_robot_descriptions` and robots/<robot>/{urdf,meshes}; its URDFs say
+    // `package://example-robot-data/robots/…` (one of them `package:///example-robot-data/…`)
+    // and carry empty `<texture/>` elements.
+    let share = scratch("erd");
+    let data = share.join("example-robot-data");
+    manifest(&data, "example_robot_descriptions");
+    let robot_dir = data.join("robots/walker_description");
+    std::fs::create_dir_all(robot_dir.join("meshes")).unwrap();
+    std::fs::create_dir_all(robot_dir.join("urdf")).unwrap();
+    std::fs::copy(
+        examples().join("meshes/cube.stl"),
+        robot_dir.join("meshes/foot.stl"),
+    )
+    .unwrap();
+    let file = robot_dir.join("urdf/walker.urdf");
+    let options = UrdfOptions {
+        floating_base: true,
+        ..UrdfOptions::default()
+    };
+    for prefix in ["package://", "package:///"] {
+        let src = robot(&format!(
+            "{prefix}example-robot-data/robots/walker_description/meshes/foot.stl"
+        ))
+        .replace(
+            "<link name=\"leg\">",
+            "<link name=\"leg\"><visual><geometry><box size=\"0.1 0.1 0.1\"/></geometry>\
+             <material name=\"metal\"><texture /></material></visual>",
+        );
+        assert!(src.contains("<texture />"));
+        let m = Model::from_urdf_str(&src, file.to_str(), &options).expect(prefix);
+        assert_eq!(
+            mesh_file(&m).canonicalize().unwrap(),
+            robot_dir.join("meshes/foot.stl").canonicalize().unwrap()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&share);
+}
+
+#[test]
 fn the_shipped_quadruped_loads_without_package_options() {
     // examples/urdf/box_quadruped.urdf uses package://meshes/…: the folder examples/meshes,
     // next to the URDF's folder, is found by searching upward.

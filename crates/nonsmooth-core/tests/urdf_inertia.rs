@@ -286,3 +286,39 @@ fn a_robot_in_a_model_file_can_ask_for_balanced_inertias() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_welded_link_with_a_negative_moment_merges_and_noise_is_zero() {
+    // An antenna welded to the trunk whose CAD inertia has a negative principal moment
+    // (TIAGo's, as published): merged into the trunk, whose sum is a valid inertia.
+    let antenna = r#"<link name="antenna"><inertial><origin xyz="0 0 0.1" rpy="0 0 0"/><mass value="0.000001"/>
+    <inertia ixx="0.00000002371" ixy="0.00000006119" ixz="0.00000001179" iyy="0.00000002833" iyz="0.00000000774" izz="0.00000003849"/></inertial></link>
+  <joint name="antenna_joint" type="fixed"><parent link="trunk"/><child link="antenna"/></joint>"#;
+    // A hinge's link whose inertia is rounding noise beside the robot's (iCub's ankle:
+    // only ixz = 1.4e-20): a point mass.
+    let ankle = r#"<link name="ankle"><inertial><origin xyz="0 0 -0.05" rpy="0 0 0"/><mass value="0.3"/>
+    <inertia ixx="0" ixy="0" ixz="1.35525e-20" iyy="0" iyz="0" izz="0"/></inertial></link>
+  <joint name="ankle_joint" type="revolute"><parent link="trunk"/><child link="ankle"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>"#;
+    let m = Model::from_urdf_str(&robot(&format!("{antenna}\n{ankle}")), None, &floating())
+        .expect("loads");
+    let warned = |needle: &str, link: &str| {
+        m.import_warnings
+            .iter()
+            .any(|w| w.contains(needle) && w.contains(&format!("`{link}`")))
+    };
+    assert!(m.body_index("antenna").is_none(), "merged");
+    assert!(
+        warned("one is negative; merged", "antenna"),
+        "{:?}",
+        m.import_warnings
+    );
+    assert!(warned("taken as zero", "ankle"), "{:?}", m.import_warnings);
+    let ankle = &m.bodies[m.body_index("ankle").unwrap()];
+    assert_eq!(ankle.inertia, Matrix3::zeros());
+    assert_mass_matrix_pd(&m);
+    // The same antenna on a moving joint is refused: no rigid body has that inertia.
+    let moving = antenna.replace(r#"type="fixed">"#, r#"type="revolute"><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>"#);
+    let e = Model::from_urdf_str(&robot(&moving), None, &floating()).expect_err("refused");
+    assert!(e.to_string().contains("antenna"), "{e}");
+}

@@ -22,12 +22,14 @@
 //!   root hands the floating joint to its child across a fixed joint; a massless link on a
 //!   moving joint is kept as a joint frame when it has no inertia and links hang from it
 //!   (the cross of a universal joint), else it is an error;
-//! - a link with mass but a zero or singular inertia (point masses, rods: sensor frames)
-//!   welded by a fixed joint is merged the same way, its mass properties added to the
+//! - a link with mass but a zero or singular inertia (point masses, rods: sensor frames), or
+//!   one with a negative principal moment, welded by a fixed joint is merged the same way, its mass properties added to the
 //!   parent's (parallel-axis theorem); on a moving joint it is kept; principal moments that
 //!   violate the triangle inequality are kept (as Pinocchio does) or, with
 //!   [`UrdfOptions::balance_inertia`], set to their mean (MuJoCo's `balanceinertia`); each
 //!   such link gets a warning; only a singular mass matrix is refused (naming the joint);
+//! - an inertia whose entries are all below 1e-12 of the robot's largest inertia entry is
+//!   rounding noise (an export's ±1e-20): set to zero, with a warning;
 //! - `mimic` couplings and velocity limits are not enforced: one warning lists the joints;
 //! - what an import leaves out or approximates is in [`Model::import_warnings`];
 //! - colliders use the default material (μ = 0.5, rigid);
@@ -188,6 +190,44 @@ fn add_mass_properties(robot: &mut urdf_rs::Robot, from: usize, to: &str, frame:
     };
 }
 
+/// Inertias whose entries are all below [`NEGLIGIBLE_INERTIA`] of the largest inertia entry
+/// of the robot are rounding noise of an export (iCub's `l_ankle_2` has only
+/// `ixz="1.35525e-20"`, principal moments ±1.4e-20 beside moments of 1e-4 elsewhere): they
+/// are set to zero, with a warning, and then handled as the zero inertias they stand for (a
+/// point mass).
+fn zero_negligible_inertias(robot: &mut urdf_rs::Robot, warnings: &mut Vec<String>) {
+    let largest = |i: &urdf_rs::Inertia| {
+        [i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz]
+            .iter()
+            .fold(0.0_f64, |m, x| m.max(x.abs()))
+    };
+    let scale = robot
+        .links
+        .iter()
+        .map(|l| largest(&l.inertial.inertia))
+        .fold(0.0_f64, f64::max);
+    for link in &mut robot.links {
+        let entry = largest(&link.inertial.inertia);
+        if entry > 0.0 && entry <= NEGLIGIBLE_INERTIA * scale {
+            warnings.push(format!(
+                "link `{}`: inertia entries at most {entry:e}, below {NEGLIGIBLE_INERTIA:e} of                  the robot's largest ({scale:e}): taken as zero",
+                link.name
+            ));
+            link.inertial.inertia = urdf_rs::Inertia {
+                ixx: 0.0,
+                ixy: 0.0,
+                ixz: 0.0,
+                iyy: 0.0,
+                iyz: 0.0,
+                izz: 0.0,
+            };
+        }
+    }
+}
+
+/// See [`zero_negligible_inertias`].
+const NEGLIGIBLE_INERTIA: f64 = 1e-12;
+
 /// Merges the massless links, and the links with a singular inertia welded by a fixed joint
 /// (see the module docs). Returns the collisions given to the world; `fail(link, message)`
 /// builds the error of a massless moving link.
@@ -201,12 +241,17 @@ fn merge_massless_links(
     let mut world = Vec::new();
     let mut merged = Vec::new();
     // A link with mass whose inertia is singular (a point mass, a rod: camera frames, sensor
-    // links), welded to its parent or to the world: merged like a massless one, its mass
-    // going to the parent. On a moving joint it stays (the mass matrix check decides).
+    // links) or not positive semidefinite (a principal moment below zero: a CAD export's
+    // tiny antenna), welded to its parent or to the world: merged like a massless one, its
+    // mass going to the parent, as Pinocchio merges every welded link (the parent's sum is
+    // checked like any inertia). On a moving joint it stays (singular: the mass matrix check
+    // decides; negative: refused).
     let welded_singular = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
+        let inertia = link_inertia(&l.inertial);
         l.name != "world"
             && l.inertial.mass.value > 0.0
-            && super::validate::inertia_is_singular(&link_inertia(&l.inertial))
+            && (super::validate::inertia_is_singular(&inertia)
+                || super::validate::inertia_is_negative(&inertia))
             && match robot.joints.iter().find(|j| j.child.link == l.name) {
                 Some(j) => j.joint_type == JointType::Fixed,
                 None => !floating_base,
@@ -384,10 +429,15 @@ fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
 /// package root of `name` (see [`package_root_at`]) found in `package_paths`, then in
 /// `ROS_PACKAGE_PATH`, then in `<prefix>/share` for each prefix of `AMENT_PREFIX_PATH`
 /// (ROS 2), then upward from `base` (the URDF's directory) to the filesystem
-/// root, the way a URDF inside its ROS package or workspace finds its meshes; `file://` is
+/// root, the way a URDF inside its ROS package or workspace finds its meshes; where none of
+/// these holds the file, a folder called `name` in the same directories whatever its
+/// `package.xml` names (Pinocchio's rule); `file://` is
 /// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
     if let Some(rest) = filename.strip_prefix("package://") {
+        // `package:///name/rest` (published files have it, e.g. example-robot-data's
+        // talos_full_v2.urdf) means `package://name/rest`.
+        let rest = rest.trim_start_matches('/');
         let (package, relative) = rest.split_once('/').unwrap_or((rest, ""));
         let mut dirs: Vec<PathBuf> = package_paths.to_vec();
         if let Ok(ros) = std::env::var("ROS_PACKAGE_PATH") {
@@ -413,6 +463,25 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
                 return Ok(candidate);
             }
             tried.push(candidate.display().to_string());
+        }
+        // Failing that, a folder called `package` whatever its manifest names, as Pinocchio's
+        // `package_dirs` resolve `package://name/rest` to `<dir>/name/rest`: example-robot-data
+        // installs its robots under `share/example-robot-data/` beside a package.xml naming
+        // `example_robot_descriptions`, and its URDFs say `package://example-robot-data/…`.
+        for dir in &dirs {
+            for root in [dir.clone(), dir.join(package)] {
+                if root.file_name().and_then(|n| n.to_str()) != Some(package) || !root.is_dir() {
+                    continue;
+                }
+                let candidate = root.join(relative);
+                if candidate.is_file() {
+                    return Ok(candidate);
+                }
+                let shown = candidate.display().to_string();
+                if !tried.contains(&shown) {
+                    tried.push(shown);
+                }
+            }
         }
         return Err(if tried.is_empty() {
             format!(
@@ -441,6 +510,44 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
             path.display()
         ))
     }
+}
+
+/// `src` without the `<texture>` elements that name no file (`<texture />`, as iCub's URDF
+/// has): urdfdom and Pinocchio accept them, urdf-rs requires `filename`. A texture is drawn,
+/// never simulated, so nothing of the model is lost.
+fn without_empty_textures(src: &str) -> std::borrow::Cow<'_, str> {
+    if !src.contains("<texture") {
+        return src.into();
+    }
+    let mut out = String::with_capacity(src.len());
+    let mut rest = src;
+    while let Some(at) = rest.find("<texture") {
+        out.push_str(&rest[..at]);
+        let tag = &rest[at..];
+        let Some(close) = tag.find('>') else {
+            rest = tag;
+            break;
+        };
+        let head = &tag[..=close];
+        let keep =
+            head.contains("filename") || !head[8..].starts_with([' ', '\t', '\n', '\r', '/', '>']);
+        let end = if keep {
+            None
+        } else if head.ends_with("/>") {
+            Some(close + 1)
+        } else {
+            tag.find("</texture>").map(|e| e + "</texture>".len())
+        };
+        match end {
+            Some(end) => rest = &tag[end..],
+            None => {
+                out.push_str(head);
+                rest = &tag[close + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// 1-based line of the element `<tag ... name="name"`, searched textually.
@@ -480,19 +587,22 @@ impl Model {
             line: find_line(src, tag, name),
             field,
         };
-        let mut robot = urdf_rs::read_from_string(src).map_err(|e| ModelError::Urdf {
-            location: Location {
-                file: file.map(str::to_string),
-                line: None,
-                field: String::new(),
-            },
-            message: e.to_string(),
+        let mut robot = urdf_rs::read_from_string(&without_empty_textures(src)).map_err(|e| {
+            ModelError::Urdf {
+                location: Location {
+                    file: file.map(str::to_string),
+                    line: None,
+                    field: String::new(),
+                },
+                message: e.to_string(),
+            }
         })?;
         let urdf_err = |tag: &str, name: &str, field: String, message: String| ModelError::Urdf {
             location: locate(tag, name, field),
             message,
         };
         let mut warnings = Vec::new();
+        zero_negligible_inertias(&mut robot, &mut warnings);
         let world_collisions = merge_massless_links(
             &mut robot,
             options.floating_base,

@@ -136,8 +136,9 @@ pub fn check_inertia(
     Ok(())
 }
 
-/// What keeps an inertia accepted by [`check_inertia`] from being that of a rigid body with
-/// volume: zero, singular (a rod or a point mass), or principal moments I₁ ≤ I₂ ≤ I₃ with
+/// What keeps an inertia from being that of a rigid body with volume: zero, singular (a rod
+/// or a point mass), a negative principal moment (refused by [`check_inertia`]), or
+/// principal moments I₁ ≤ I₂ ≤ I₃ with
 /// I₁ + I₂ < I₃, which no mass distribution has (Featherstone RBDA §2.13). `None` for a
 /// physically realizable, positive definite inertia.
 pub fn inertia_defect(inertia: &Matrix3<f64>) -> Option<String> {
@@ -150,6 +151,11 @@ pub fn inertia_defect(inertia: &Matrix3<f64>) -> Option<String> {
     if inertia_is_singular(inertia) {
         return Some(format!(
             "singular inertia (principal moments ({a}, {b}, {c}))"
+        ));
+    }
+    if inertia_is_negative(inertia) {
+        return Some(format!(
+            "principal moments ({a}, {b}, {c}): one is negative"
         ));
     }
     if a + b < c - INERTIA_TOL * c {
@@ -167,6 +173,13 @@ pub fn inertia_is_singular(inertia: &Matrix3<f64>) -> bool {
     let eig = inertia.symmetric_eigenvalues();
     let c = eig.max();
     c <= 0.0 && eig.min() >= -f64::MIN_POSITIVE || c > 0.0 && eig.min().abs() <= INERTIA_TOL * c
+}
+
+/// Whether `inertia` has a principal moment below zero by more than [`INERTIA_TOL`] of its
+/// largest entry (what [`check_inertia`] refuses).
+pub fn inertia_is_negative(inertia: &Matrix3<f64>) -> bool {
+    let scale = inertia.abs().max().max(f64::MIN_POSITIVE);
+    inertia.symmetric_eigenvalues().min() < -INERTIA_TOL * scale
 }
 
 /// `inertia` with its principal moments set to their mean where they violate the triangle

@@ -113,7 +113,11 @@ fn unique(names: &mut HashSet<String>, base: String) -> String {
 
 pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelError> {
     let mut model = Model::new(mj.name.clone(), Dimension::Spatial);
-    model.gravity = mj.gravity;
+    model.gravity = if mj.gravity_disabled {
+        Vector3::zeros()
+    } else {
+        mj.gravity
+    };
     model.simulation.dt = mj.timestep;
     let mut b = Builder {
         mj,

@@ -21,7 +21,9 @@
 //! - mesh `inertia`: `exact` (the closed surface), `convex` (its hull), `legacy` (MuJoCo's
 //!   default: the exact properties, with a warning for a non-convex mesh, where MuJoCo's
 //!   legacy rule overestimates the volume); `shell` and geom `shellinertia` are errors;
-//! - `<option gravity timestep>` (→ [`Model::gravity`], [`SimulationSettings::dt`]);
+//! - `<option gravity timestep>` (→ [`Model::gravity`], [`SimulationSettings::dt`]) and
+//!   `<option><flag gravity="disable">` (gravity zero; other flags are listed as not
+//!   imported);
 //! - `<default>` classes, nested (a class inherits its parent's values attribute by
 //!   attribute), selected by an element's `class`, else the nearest enclosing body's
 //!   `childclass`, else `main`; for `joint`, `geom`, `mesh`, `motor` and `position` (the

@@ -218,6 +218,8 @@ pub(crate) struct MjModel {
     pub name: String,
     pub compiler: Compiler,
     pub gravity: Vector3<f64>,
+    /// `<option><flag gravity="disable"/>`: gravity is zero whatever `gravity` says.
+    pub gravity_disabled: bool,
     pub timestep: Option<f64>,
     pub world_geoms: Vec<MjGeom>,
     pub bodies: Vec<MjBody>,
@@ -619,6 +621,7 @@ pub(crate) fn parse(root: &Element, file: Option<&str>) -> Result<MjModel, Model
         name: root.attr("model").unwrap_or("MuJoCo Model").to_string(),
         compiler: compiler.clone(),
         gravity: Vector3::new(0.0, 0.0, -9.81),
+        gravity_disabled: false,
         timestep: None,
         world_geoms: Vec::new(),
         bodies: Vec::new(),
@@ -845,6 +848,24 @@ impl Parser<'_> {
             }
         }
         for c in &el.children {
+            // `<flag gravity="disable">` turns gravity off (the dm_control suite's finger and
+            // fish); the flags that switch off contacts, constraints or other forces are
+            // listed as not imported.
+            if c.tag == "flag" {
+                match c.attr("gravity") {
+                    Some("disable") => self.model.gravity_disabled = true,
+                    Some("enable") | None => {}
+                    Some(other) => {
+                        return Err(c.error(
+                            Some("gravity"),
+                            format!("must be `enable` or `disable`, got `{other}`"),
+                        ))
+                    }
+                }
+                if c.attrs.iter().all(|a| a.name == "gravity") {
+                    continue;
+                }
+            }
             self.skip(&format!("option/{}", c.tag));
         }
         Ok(())
