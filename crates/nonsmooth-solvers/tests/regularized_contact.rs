@@ -288,6 +288,20 @@ fn clarabel_dual(p: &RegularizedContactProblem) -> (DVector<f64>, DVector<f64>) 
                     .unwrap();
             }
             ConstraintKind::Bilateral => {}
+            ConstraintKind::Disk { radius } => {
+                // s = (ρ, γ_t₁, γ_t₂) ∈ SOC(3).
+                let t = [(1, o, -1.0), (2, o + 1, -1.0)];
+                b = b
+                    .constraint_triplets(Cone::SecondOrder(3), &t, &[radius, 0.0, 0.0])
+                    .unwrap();
+            }
+            ConstraintKind::Interval { radius } => {
+                // ρ − γ_t ≥ 0, ρ + γ_t ≥ 0.
+                let t = [(0, o, 1.0), (1, o, -1.0)];
+                b = b
+                    .constraint_triplets(Cone::Nonnegative(2), &t, &[radius; 2])
+                    .unwrap();
+            }
         }
     }
     let opts = ConicOptions {
@@ -344,6 +358,8 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
         ConstraintKind::Planar { mu: 0.0 },
         ConstraintKind::Unilateral,
         ConstraintKind::Bilateral,
+        ConstraintKind::Disk { radius: 0.0 },
+        ConstraintKind::Interval { radius: 0.0 },
     ];
     for _ in 0..2 {
         for kind in kinds {
@@ -353,6 +369,12 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
                 },
                 ConstraintKind::Planar { .. } => ConstraintKind::Planar {
                     mu: rng.uniform(0.1, 1.2),
+                },
+                ConstraintKind::Disk { .. } => ConstraintKind::Disk {
+                    radius: rng.uniform(0.0, 0.5),
+                },
+                ConstraintKind::Interval { .. } => ConstraintKind::Interval {
+                    radius: rng.uniform(0.0, 0.5),
                 },
                 k => k,
             };
@@ -368,7 +390,12 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
             let rt = 10f64.powf(rng.uniform(-3.0, -1.0));
             let rn = 10f64.powf(rng.uniform(-3.0, -1.0));
             let mut r = vec![rt; rows];
-            r[rows - 1] = rn;
+            if !matches!(
+                kind,
+                ConstraintKind::Disk { .. } | ConstraintKind::Interval { .. }
+            ) {
+                r[rows - 1] = rn;
+            }
             let v_hat = (0..rows).map(|_| rng.uniform(-0.5, 0.5)).collect();
             b = b.constraint(Constraint::new(kind, t, r, v_hat));
         }
