@@ -633,6 +633,7 @@ impl DrumwrightStepper {
             match solved {
                 Some(sol) => {
                     report.one_program = true;
+                    report.fell_back = sol.coupled_cone;
                     report.newton_iterations = sol.newton_iterations;
                     report.program_rounds = sol.rounds;
                     report.solver_status = Some(SolveStatus::Solved);
@@ -830,7 +831,7 @@ impl DrumwrightStepper {
             .enumerate()
             .map(|(i, (br, row))| ProgramRow {
                 jac: jac(br),
-                r: self.program_r(row, p.w.get(i, i), h),
+                r: self.program_r(row, p.w.get(i, i), h, false),
                 v_hat: -(row.eps(h) / h) * row.phi,
             })
             .collect();
@@ -840,7 +841,7 @@ impl DrumwrightStepper {
             .enumerate()
             .map(|(t, br)| ProgramRow {
                 jac: jac(br),
-                r: self.program_r(&tangent_row, p.w.get(nu + t, nu + t), h),
+                r: self.program_r(&tangent_row, p.w.get(nu + t, nu + t), h, true),
                 v_hat: 0.0,
             })
             .collect();

@@ -270,9 +270,13 @@ pub struct DrumwrightOptions {
     pub sweep_tolerance: f64,
     /// Staged sweeps of a one-program step that falls back to the staged programs.
     pub fallback_sweeps: usize,
-    /// One program: `σ` of the regularization `R = σ W_ii` of rigid rows (and the floor
-    /// of every friction row's `R`), `W_ii` the row's Delassus diagonal.
+    /// One program: `σ` of the regularization `R = σ W_ii` of rigid rows, `W_ii` the row's
+    /// Delassus diagonal.
     pub rigid_regularization: f64,
+    /// One program: `σ_t` of the floor `R_t ≥ σ_t W_ii` of the friction rows'
+    /// regularization (whose value from the paper's tangential damping, `1/(hB_r)`, is
+    /// far below it).
+    pub friction_regularization: f64,
     /// One program: options of the Newton solver.
     pub contact_solver: RegularizedContactOptions,
     /// D3: a speculative joint-limit row enters when φ₀ ≤ margin + w·h·|φ̇₀| (w this
@@ -333,6 +337,7 @@ impl Default for DrumwrightOptions {
             sweep_tolerance: 1e-7,
             fallback_sweeps: 100,
             rigid_regularization: 1e-6,
+            friction_regularization: 1e-3,
             contact_solver: RegularizedContactOptions::default(),
             hertz_floor: 1e-6,
             speculative_window: 2.0,
@@ -890,6 +895,7 @@ impl DrumwrightStepper {
                 let lambda = match solved {
                     Some(sol) => {
                         report.one_program = true;
+                        report.fell_back = sol.coupled_cone;
                         report.newton_iterations = sol.newton_iterations;
                         report.program_rounds = sol.rounds;
                         sol.lambda
@@ -1204,7 +1210,7 @@ impl DrumwrightStepper {
             .enumerate()
             .map(|(i, row)| ProgramRow {
                 jac: jac(&row.g),
-                r: self.program_r(row, w_diag[i], h),
+                r: self.program_r(row, w_diag[i], h, false),
                 v_hat: -(row.eps(h) / h) * row.phi - h * gdv[i] - h * row.r(h) * mg_u[i],
             })
             .collect();
@@ -1214,7 +1220,7 @@ impl DrumwrightStepper {
             .enumerate()
             .map(|(t, row)| ProgramRow {
                 jac: jac(&row.g),
-                r: self.program_r(row, w_diag[nu + t], h),
+                r: self.program_r(row, w_diag[nu + t], h, true),
                 v_hat: -h * gdv[nu + t] - h * row.r(h) * mg_t[t],
             })
             .collect();
