@@ -83,14 +83,20 @@
 //! whose impulses `γ = hλ` solve `min ½γᵀ(W + R)γ + (J v_free − v̂)ᵀγ` over the admissible
 //! sets. Per row (eq 82 scaled by `R = S⁻¹`): `R = 1/(h(hK + B))`, `v̂ = −(ε/h)φ₀`
 //! (minus `hĠv + hR M̂Ġv` when D1's Ġ terms are on). Friction rows (`K_r = 0`,
-//! `B_r` = [`DrumwrightOptions::tangent_damping_times_h`]`/h`, §6.4) have `R_t = 1/(hB_r)`,
-//! `v̂_t = 0`: inside its bound the friction force is the paper's damper `−B_r φ̇_r1`
-//! (without the slack β of eq 99, which realizes between B_r/2 and B_r). Rigid rows
-//! (`K → ∞`) get `R = σ W_ii` ([`DrumwrightOptions::rigid_regularization`], σ = 1e-6,
-//! `W_ii` the Delassus diagonal, SAP's near-rigid estimate with a far smaller σ), which is
-//! also the floor of every friction row's `R`: the program stays strictly convex and its
-//! Newton Hessian `M + JᵀGJ` well conditioned while a rigid row admits a penetration of a
-//! relative σ of its velocity change per step. Newton's method with exact line search is
+//! `B_r` = [`DrumwrightOptions::tangent_damping_times_h`]`/h`, §6.4) have
+//! `R_t = max(1/(hB_r), σ_t W_ii)`, `v̂_t = 0`: inside its bound the friction force is a
+//! damper `−φ̇_r1/(hR_t)` (the paper's `−B_r φ̇_r1`, without the slack β of eq 99, which
+//! realizes between B_r/2 and B_r). Rigid rows (`K → ∞`) get `R = σ W_ii`
+//! ([`DrumwrightOptions::rigid_regularization`], σ = 1e-6, `W_ii` the Delassus diagonal:
+//! SAP's near-rigid estimate with a far smaller σ), so the program stays strictly convex
+//! while a rigid row admits a penetration of a relative σ of its velocity change per step.
+//! The friction floor σ_t = 1e-3 ([`DrumwrightOptions::friction_regularization`]; SAP ties
+//! `R_t` to `W_ii` the same way): the paper's `B_r = 10⁶/h` gives `R_t ≈ 10⁻⁶ W_ii` on
+//! the stack's spheres, where Newton's method, cut by the line search at each contact that
+//! changes between sticking and sliding, needed more than 100 iterations while the stack
+//! collapses (σ_t = 1e-6: 28 of the first 100 steps of the toppling 100-stack missed the
+//! iteration limit; 1e-3: none). A sticking contact then creeps at `R_t |γ_t|`: ≈ 1e-5 m/s
+//! for the incline's box at μ = 0.375 (test `a9_a10_…`: < 1 mm). Newton's method with exact line search is
 //! warm-started from the step's initial velocity (the previous step's result) and accepted
 //! at its momentum-balance test (relative 1e-8, [`DrumwrightOptions::contact_solver`]).
 //!
@@ -106,16 +112,20 @@
 //! contact that sticks strictly inside both its bound and `μγ_n`, or slides on a bound
 //! within [`DrumwrightOptions::sweep_tolerance`] of `μγ_n`, is consistent; otherwise the
 //! bounds are set to `μγ_n` and the program is solved again from the last velocity (a
-//! fixed point on the normal impulses, after Anitescu–Hart), at most `rounds` times. The
-//! accepted solution satisfies Coulomb's law with the normal forces of the max() law
-//! exactly (no inflation, no separation velocity); at rest and in steady sliding the first
-//! round is already consistent.
+//! fixed point on the normal impulses, after Anitescu–Hart), at most `rounds` times, every
+//! other round extrapolated by Aitken's Δ² along the last change (the bounds of a
+//! collapsing pile converge linearly at rates 0.8–0.9 per round). The accepted solution
+//! satisfies Coulomb's law with the normal forces of the max() law exactly (no inflation,
+//! no separation velocity); at rest and in steady sliding the first round is already
+//! consistent.
 //!
-//! A step whose program fails (a solver error, no convergence of Newton or of the fixed
-//! point, or a failed min-norm certificate under [`UnilateralForm::MinNorm`]) is solved by the
-//! staged programs ([`DrumwrightOptions::fallback_sweeps`] sweeps) and counted:
-//! [`StepReport::fell_back`], [`Stepper::last_step_fell_back`], and in a run
-//! [`crate::Recoveries::convex_fallbacks`]. The program runs on the block fast path (mass
+//! Fallbacks, each counted ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`],
+//! in a run [`crate::Recoveries::convex_fallbacks`]): when the bounds reach no fixed point,
+//! the step is solved once more with each contact's Coulomb cone coupled to its normal row
+//! (SAP's single convex program, with the relaxation above on its sliding contacts, on
+//! that step only); when a Newton solve fails or does not converge, or the min-norm
+//! certificate fails under [`UnilateralForm::MinNorm`], by the staged programs
+//! ([`DrumwrightOptions::fallback_sweeps`] sweeps). The program runs on the block fast path (mass
 //! blocks of root joints, sparse Cholesky of `M + JᵀGJ` for more than 30 velocities) and on
 //! the dense path (one dense block `M + G_bᵀS_bG_b` for articulated models).
 //!
@@ -239,14 +249,15 @@ pub enum FrictionCoupling {
         sweeps: usize,
     },
     /// The whole step as one regularized program in the symmetric `(W + R)` form (default;
-    /// see the [module documentation](crate::drumwright#the-one-program-default)): every row's spring–damper law
-    /// projected on its admissible set, solved in the velocity by Newton's method with
-    /// exact line search ([`nonsmooth_solvers::regularized_contact`]), each contact's
-    /// Coulomb bound `μ γ̄_n` taken from an estimate of its normal impulse and updated to a
-    /// fixed point in at most `rounds` solves. A step whose program does not converge, or
-    /// (for [`UnilateralForm::MinNorm`]) whose normal forces are not also the minimum-norm
-    /// ones, is solved by the staged programs ([`DrumwrightOptions::fallback_sweeps`]) and
-    /// counted ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`]).
+    /// see the [module documentation](crate::drumwright#the-one-program-default)): every
+    /// row's spring–damper law projected on its admissible set, solved in the velocity by
+    /// Newton's method with exact line search ([`nonsmooth_solvers::regularized_contact`]),
+    /// each contact's Coulomb bound `μ γ̄_n` taken from an estimate of its normal impulse
+    /// and updated to a fixed point in at most `rounds` solves. Fallbacks, counted
+    /// ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`]): the program with
+    /// coupled Coulomb cones when the bounds reach no fixed point; the staged programs
+    /// ([`DrumwrightOptions::fallback_sweeps`]) when Newton's method fails or, for
+    /// [`UnilateralForm::MinNorm`], the normal forces are not also the minimum-norm ones.
     OneProgram {
         /// Maximum number of solves of the fixed point on the friction bounds.
         rounds: usize,
