@@ -123,3 +123,42 @@ fn time_per_step_one_program_against_staged() {
         }
     }
 }
+
+/// `max_normal_inflation` of `drumwright-incline` (λ_n / spring value − 1 over the four
+/// friction coefficients, contacts with a spring value above 1e-3 N) for both couplings.
+#[test]
+#[ignore]
+fn incline_normal_inflation_one_program_against_staged() {
+    let base = Model::from_toml_str(
+        include_str!("../../../examples/drumwright_incline.toml"),
+        Some("incline"),
+    )
+    .unwrap();
+    let steps = (seconds("NONSMOOTH_TIMING_SECONDS", 1.0) / 0.01).round() as usize;
+    for (label, friction) in [
+        ("one program", FrictionCoupling::OneProgram { rounds: 30 }),
+        ("staged", FrictionCoupling::Staged { sweeps: 100 }),
+    ] {
+        let mut inflation: f64 = 0.0;
+        for mu in [0.0, 0.125, 0.25, 0.375] {
+            let mut model = base.clone();
+            for m in &mut model.materials {
+                m.friction = mu;
+            }
+            let mut st = DrumwrightStepper::new(DrumwrightOptions {
+                friction,
+                ..DrumwrightOptions::default()
+            });
+            let mut s = model.initial_state.clone();
+            for _ in 0..steps {
+                s = nonsmooth_sim::Stepper::step(&mut st, &model, &s, 0.01).unwrap();
+                for c in &st.last.contacts {
+                    if c.spring_normal > 1e-3 {
+                        inflation = inflation.max(c.normal / c.spring_normal - 1.0);
+                    }
+                }
+            }
+        }
+        println!("incline {label:12}: max_normal_inflation {inflation:.3e} over {steps} steps");
+    }
+}
