@@ -318,6 +318,7 @@ fn d5_literal_zeta_inflates_normal_force_and_staged_mitigation_does_not() {
     let h = 1e-2;
     let mut literal = DrumwrightOptions::default();
     literal.friction = FrictionCoupling::Literal { zeta: None };
+    literal.unilateral = UnilateralForm::MinNorm;
     let mut st = DrumwrightStepper::new(literal);
     st.step(&model, &model.initial_state, h).unwrap();
     let infl = st
@@ -466,6 +467,7 @@ material = "pad"
     ] {
         let mut opts = DrumwrightOptions::default();
         opts.friction = coupling;
+        opts.unilateral = UnilateralForm::MinNorm;
         let mut st = DrumwrightStepper::new(opts);
         let next = st.step(&model, &s, h).unwrap();
         let snap = ContactSnapshot::from_state(&model, &s).unwrap();
@@ -610,4 +612,85 @@ fn d7_model_files_carry_the_documented_parameters() {
     let stack = load(include_str!("../../../examples/drumwright_stack.toml"));
     assert_eq!(stack.bodies.len(), 10);
     assert_eq!(stack.bodies[0].mass, 0.1);
+}
+
+#[test]
+fn one_program_is_the_default_and_matches_the_staged_slides_without_inflation() {
+    // The incline (4 Hertz feet, Coulomb disks): every step solved by the one program,
+    // normal forces at their spring values, slides as the staged programs' within 1 %.
+    let h = 1e-2;
+    for mu in [0.0, 0.125, 0.25, 0.375] {
+        let model = incline(mu);
+        let mut one = DrumwrightStepper::default();
+        let mut staged = DrumwrightStepper::new(DrumwrightOptions {
+            friction: FrictionCoupling::Staged { sweeps: 100 },
+            ..DrumwrightOptions::default()
+        });
+        let (mut a, mut b) = (model.initial_state.clone(), model.initial_state.clone());
+        for _ in 0..30 {
+            a = one.step(&model, &a, h).unwrap();
+            b = staged.step(&model, &b, h).unwrap();
+            assert!(
+                one.last.one_program && !one.last.fell_back,
+                "{:?}",
+                one.last
+            );
+            assert!(!one.last_step_fell_back() && one.last_step_converged());
+            assert_eq!(one.last.contacts.len(), 4);
+            for c in &one.last.contacts {
+                assert!(c.normal <= 1.01 * c.spring_normal + 1e-9, "{c:?}");
+                let t = c.tangent.iter().map(|x| x * x).sum::<f64>().sqrt();
+                assert!(t <= mu * c.normal * (1.0 + 1e-6) + 1e-12, "{c:?}");
+            }
+        }
+        let (da, db) = (-a.q[0], -b.q[0]);
+        assert!(
+            (da - db).abs() <= 0.01 * db.abs() + 1e-4,
+            "μ = {mu}: {da} vs {db}"
+        );
+    }
+}
+
+#[test]
+fn one_program_min_norm_falls_back_to_the_staged_programs_where_the_forms_differ() {
+    // The tilted Winkler box: the max() solution is not the min-norm one (D4), so the one
+    // program's step under MinNorm is solved by the staged programs and counted.
+    let model = winkler_box();
+    let mut st = DrumwrightStepper::new(DrumwrightOptions {
+        unilateral: UnilateralForm::MinNorm,
+        ..DrumwrightOptions::default()
+    });
+    st.step(&model, &model.initial_state, 1e-2).unwrap();
+    assert!(st.last.fell_back && !st.last.one_program);
+    assert!(st.last_step_fell_back());
+    // Under the default max() form the one program solves it.
+    let mut st = DrumwrightStepper::default();
+    st.step(&model, &model.initial_state, 1e-2).unwrap();
+    assert!(st.last.one_program && !st.last.fell_back);
+}
+
+#[test]
+fn one_program_agrees_with_the_staged_programs_on_the_settled_stack() {
+    let model = load(include_str!("../../../examples/drumwright_stack.toml"));
+    let h = 1e-2;
+    let mut s = model.initial_state.clone();
+    let mut one = DrumwrightStepper::default();
+    for _ in 0..150 {
+        s = one.step(&model, &s, h).unwrap();
+        assert!(one.last.one_program, "{:?}", one.last);
+    }
+    let mut staged = DrumwrightStepper::new(DrumwrightOptions {
+        friction: FrictionCoupling::Staged { sweeps: 100 },
+        ..DrumwrightOptions::default()
+    });
+    let a = one.step(&model, &s, h).unwrap();
+    let b = staged.step(&model, &s, h).unwrap();
+    let weight = model.bodies.iter().map(|b| b.mass).sum::<f64>() * 9.81;
+    for (x, y) in one.last.contacts.iter().zip(&staged.last.contacts) {
+        assert!(
+            (x.normal - y.normal).abs() <= 1e-6 * weight,
+            "{x:?} vs {y:?}"
+        );
+    }
+    assert!((&a.v - &b.v).amax() < 1e-6);
 }

@@ -31,7 +31,7 @@ fn step(
         sparse_min_rows: if lifted { 2 } else { usize::MAX },
         sparse_with_friction: lifted,
         fast_solver: false,
-        ..Default::default()
+        ..staged()
     };
     let mut st = DrumwrightStepper::new(opts);
     let next = st.step(model, s, h).unwrap();
@@ -115,4 +115,14 @@ fn foundation_example_has_a_full_grid_of_elements() {
     let centroid: Vector3<f64> = pts.iter().sum::<Vector3<f64>>() / 100.0;
     assert!(centroid.xy().norm() < 1e-12 && (centroid.z + 0.5).abs() < 1e-12);
     assert!((model.bodies[0].mass - 8.0).abs() < 1e-12);
+}
+
+/// The staged normal/friction alternation with the paper's minimum-norm normal rows (D4,
+/// D5), whose fast path and lifted programs these tests check.
+fn staged() -> DrumwrightOptions {
+    DrumwrightOptions {
+        friction: nonsmooth_sim::drumwright::FrictionCoupling::Staged { sweeps: 100 },
+        unilateral: nonsmooth_sim::drumwright::UnilateralForm::MinNorm,
+        ..Default::default()
+    }
 }

@@ -139,7 +139,7 @@ struct Tally {
 /// distribution along the null space of the Delassus block, e.g. over the four feet of the
 /// incline box).
 fn check_stages(model: &Model, state: &State, h: f64, label: &str, tally: &mut Tally) {
-    let st = DrumwrightStepper::default();
+    let st = DrumwrightStepper::new(staged());
     tally.states += 1;
     let cmp = match st.compare_fast_stages(model, state, h) {
         Ok(c) => c.unwrap_or_else(|| panic!("{label}: model does not qualify")),
@@ -198,7 +198,7 @@ fn check_stages(model: &Model, state: &State, h: f64, label: &str, tally: &mut T
 /// States along a trajectory of the default (fast) stepper (up to the first failed step:
 /// some random piles make the Clarabel fallback of a sliding friction stage fail).
 fn trajectory(model: &Model, h: f64, steps: usize) -> Vec<State> {
-    let mut st = DrumwrightStepper::default();
+    let mut st = DrumwrightStepper::new(staged());
     let mut s = model.initial_state.clone();
     let mut out = vec![s.clone()];
     for _ in 0..steps {
@@ -371,7 +371,7 @@ fn fast_stages_agree_with_clarabel_on_random_piles() {
 fn fast_steps_agree_with_the_clarabel_path() {
     let clarabel = DrumwrightOptions {
         fast_solver: false,
-        ..Default::default()
+        ..staged()
     };
     for model in [
         stack(10),
@@ -379,7 +379,7 @@ fn fast_steps_agree_with_the_clarabel_path() {
         random_pile(false, 2),
         random_pile(true, 4),
     ] {
-        let mut fast = DrumwrightStepper::default();
+        let mut fast = DrumwrightStepper::new(staged());
         let mut slow = DrumwrightStepper::new(clarabel.clone());
         let mut s = model.initial_state.clone();
         let mut fast_solves = 0;
@@ -444,17 +444,27 @@ fn a_stepper_reused_across_models_matches_fresh_steppers() {
     // stepper that stepped a first one gives bit-identical results to a fresh stepper.
     let first = stack(6);
     let second = random_pile(false, 5);
-    let mut shared = DrumwrightStepper::default();
+    let mut shared = DrumwrightStepper::new(staged());
     let mut s = first.initial_state.clone();
     for _ in 0..3 {
         s = shared.step(&first, &s, 0.01).unwrap();
     }
-    let mut fresh = DrumwrightStepper::default();
+    let mut fresh = DrumwrightStepper::new(staged());
     let (mut a, mut b) = (second.initial_state.clone(), second.initial_state.clone());
     for _ in 0..3 {
         a = shared.step(&second, &a, 0.01).unwrap();
         b = fresh.step(&second, &b, 0.01).unwrap();
         assert_eq!(a.q, b.q);
         assert_eq!(a.v, b.v);
+    }
+}
+
+/// The staged normal/friction alternation with the paper's minimum-norm normal rows (D4,
+/// D5), whose fast path and lifted programs these tests check.
+fn staged() -> DrumwrightOptions {
+    DrumwrightOptions {
+        friction: nonsmooth_sim::drumwright::FrictionCoupling::Staged { sweeps: 100 },
+        unilateral: nonsmooth_sim::drumwright::UnilateralForm::MinNorm,
+        ..Default::default()
     }
 }

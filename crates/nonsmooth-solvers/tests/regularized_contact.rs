@@ -288,6 +288,20 @@ fn clarabel_dual(p: &RegularizedContactProblem) -> (DVector<f64>, DVector<f64>) 
                     .unwrap();
             }
             ConstraintKind::Bilateral => {}
+            ConstraintKind::Disk { radius } => {
+                // s = (ρ, γ_t₁, γ_t₂) ∈ SOC(3).
+                let t = [(1, o, -1.0), (2, o + 1, -1.0)];
+                b = b
+                    .constraint_triplets(Cone::SecondOrder(3), &t, &[radius, 0.0, 0.0])
+                    .unwrap();
+            }
+            ConstraintKind::Interval { radius } => {
+                // ρ − γ_t ≥ 0, ρ + γ_t ≥ 0.
+                let t = [(0, o, 1.0), (1, o, -1.0)];
+                b = b
+                    .constraint_triplets(Cone::Nonnegative(2), &t, &[radius; 2])
+                    .unwrap();
+            }
         }
     }
     let opts = ConicOptions {
@@ -344,6 +358,8 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
         ConstraintKind::Planar { mu: 0.0 },
         ConstraintKind::Unilateral,
         ConstraintKind::Bilateral,
+        ConstraintKind::Disk { radius: 0.0 },
+        ConstraintKind::Interval { radius: 0.0 },
     ];
     for _ in 0..2 {
         for kind in kinds {
@@ -353,6 +369,12 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
                 },
                 ConstraintKind::Planar { .. } => ConstraintKind::Planar {
                     mu: rng.uniform(0.1, 1.2),
+                },
+                ConstraintKind::Disk { .. } => ConstraintKind::Disk {
+                    radius: rng.uniform(0.0, 0.5),
+                },
+                ConstraintKind::Interval { .. } => ConstraintKind::Interval {
+                    radius: rng.uniform(0.0, 0.5),
                 },
                 k => k,
             };
@@ -368,7 +390,12 @@ fn random_problem(rng: &mut Lcg) -> RegularizedContactProblem {
             let rt = 10f64.powf(rng.uniform(-3.0, -1.0));
             let rn = 10f64.powf(rng.uniform(-3.0, -1.0));
             let mut r = vec![rt; rows];
-            r[rows - 1] = rn;
+            if !matches!(
+                kind,
+                ConstraintKind::Disk { .. } | ConstraintKind::Interval { .. }
+            ) {
+                r[rows - 1] = rn;
+            }
             let v_hat = (0..rows).map(|_| rng.uniform(-0.5, 0.5)).collect();
             b = b.constraint(Constraint::new(kind, t, r, v_hat));
         }
@@ -734,4 +761,87 @@ fn iteration_limit_is_a_status_not_an_error() {
     assert!(!s.converged());
     assert_eq!(s.iterations, 1);
     assert!(s.gradient_norm > s.tolerance);
+}
+
+/// A point mass on an incline (contact frame as in [`incline`]) with the Coulomb bound of
+/// its friction given (`Disk`/`Interval`, Tresca) and the normal a separate unilateral row.
+fn incline_bounded(
+    theta: f64,
+    radius: f64,
+    planar: bool,
+    r: f64,
+    h: f64,
+) -> RegularizedContactProblem {
+    let m = 2.0;
+    let n = if planar { 2 } else { 3 };
+    let mut v_star = DVector::zeros(n);
+    v_star[0] = G * h * theta.sin();
+    v_star[n - 1] = -G * h * theta.cos();
+    let t = DMatrix::identity(n, n);
+    let (kind, nt) = if planar {
+        (ConstraintKind::Interval { radius }, 1)
+    } else {
+        (ConstraintKind::Disk { radius }, 2)
+    };
+    RegularizedContactProblem::builder(n)
+        .mass_block(0, &(DMatrix::identity(n, n) * m))
+        .free_velocity(v_star)
+        .constraint(Constraint::from_dense(
+            ConstraintKind::Unilateral,
+            &t.rows(n - 1, 1).into_owned(),
+            vec![r],
+            vec![0.0],
+        ))
+        .constraint(Constraint::from_dense(
+            kind,
+            &t.rows(0, nt).into_owned(),
+            vec![r; nt],
+            vec![0.0; nt],
+        ))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn bounded_friction_sticks_inside_and_slides_on_its_bound() {
+    // m = 2, R = 1e-5: the normal impulse is m g h cos θ / (1 + m R) whatever the friction
+    // (no coupling, no inflation); sticking inside the bound, else |γ_t| = bound.
+    let (m, r, h) = (2.0, 1e-5, 0.01);
+    let theta = 30f64.to_radians();
+    for planar in [false, true] {
+        let gn = m * G * h * theta.cos() / (1.0 + m * r);
+        let stick = m * G * h * theta.sin() / (1.0 + m * r);
+        for (radius, sticks) in [
+            (2.0 * stick, true),
+            (0.5 * stick, false),
+            (f64::INFINITY, true),
+            (0.0, false),
+        ] {
+            let mut p = incline_bounded(theta, radius, planar, r, h);
+            for opt in dense_and_sparse() {
+                let s = solve(&p, None, &opt).unwrap();
+                assert_eq!(s.status, SolveStatus::Solved);
+                check_optimality(&p, &s);
+                assert!((s.impulse(0)[0] - gn).abs() <= 1e-9 * gn);
+                let gt = s.impulse(1).iter().map(|x| x * x).sum::<f64>().sqrt();
+                if sticks {
+                    assert!((gt - stick).abs() <= 1e-9 * stick, "{gt} vs {stick}");
+                } else {
+                    assert!(
+                        (gt - radius).abs() <= 1e-12 + 1e-9 * radius,
+                        "{gt} vs {radius}"
+                    );
+                    assert!(s.v[0] > 0.0);
+                }
+            }
+            // A changed bound is solved as a new problem of that bound.
+            p.set_friction_bound(1, 0.25 * stick).unwrap();
+            let s = solve(&p, None, &RegularizedContactOptions::default()).unwrap();
+            let gt = s.impulse(1).iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!((gt - 0.25 * stick).abs() <= 1e-9 * stick);
+            assert!(p.set_friction_bound(0, 1.0).is_err());
+            assert!(p.set_friction_bound(1, -1.0).is_err());
+            assert!(p.set_friction_bound(7, 1.0).is_err());
+        }
+    }
 }

@@ -88,7 +88,10 @@ impl DrumwrightStepper {
     /// Whether the options allow the block fast path (staged coupling without contact Ġ).
     pub(super) fn fast_path_allowed(&self) -> bool {
         self.options.fast_solver
-            && matches!(self.options.friction, FrictionCoupling::Staged { .. })
+            && matches!(
+                self.options.friction,
+                FrictionCoupling::Staged { .. } | FrictionCoupling::OneProgram { .. }
+            )
             && !self.options.unilateral_gdot
     }
 
@@ -612,11 +615,36 @@ impl DrumwrightStepper {
         let sweeps = match self.options.friction {
             FrictionCoupling::Staged { sweeps } => sweeps,
             FrictionCoupling::Literal { .. } => 1,
+            FrictionCoupling::OneProgram { .. } => self.options.fallback_sweeps,
         };
         let mut lt = DVector::zeros(nt);
         let mut lu = DVector::zeros(nu);
         let mut converged = false;
-        for _ in 0..sweeps.max(1) {
+        if let FrictionCoupling::OneProgram { rounds } = self.options.friction {
+            let input = self.block_program_input(bs, &p, v0, h, planar);
+            let solved = self.solve_one_program(&input, h, rounds)?.filter(|sol| {
+                self.options.unilateral == UnilateralForm::MaxLcp
+                    || min_norm_certificate(
+                        &p.a_mat,
+                        &sol.lambda.rows(0, nu).into_owned(),
+                        FAST_KKT_TOL,
+                    )
+            });
+            match solved {
+                Some(sol) => {
+                    report.one_program = true;
+                    report.fell_back = sol.coupled_cone;
+                    report.newton_iterations = sol.newton_iterations;
+                    report.program_rounds = sol.rounds;
+                    report.solver_status = Some(SolveStatus::Solved);
+                    lu = sol.lambda.rows(0, nu).into_owned();
+                    lt = sol.lambda.rows(nu, nt).into_owned();
+                    converged = true;
+                }
+                None => report.fell_back = true,
+            }
+        }
+        for _ in 0..if converged { 0 } else { sweeps.max(1) } {
             let lu_new = match self.fast_normal(&p, &lt, &warm) {
                 Some(x) => {
                     report.fast_solves += 1;
@@ -718,6 +746,12 @@ impl DrumwrightStepper {
         }
         self.warm_active.sort_unstable_by_key(|a| a.0);
         self.warm_active.dedup_by(|a, b| a.0 == b.0);
+        if matches!(self.options.friction, FrictionCoupling::OneProgram { .. }) {
+            self.remember_normals(contacts.iter().map(|c| {
+                let bc = &bs.contacts[c.snapshot_index];
+                ((bc.collider_a, bc.collider_b, bc.feature), lu[c.normal])
+            }));
+        }
         // Contact forces of the report, written over the previous report's entries (their
         // tangent and slip vectors keep their storage).
         let mut forces = std::mem::take(&mut self.last.contacts);
@@ -754,6 +788,80 @@ impl DrumwrightStepper {
         self.last = report;
         self.block_work = p;
         Ok(Some(v1))
+    }
+}
+
+impl DrumwrightStepper {
+    /// The one program of a block step (see the `one_program` module): the mass blocks, the
+    /// free velocity and the rows of `p`, `v̂ = −(ε/h)φ₀` per normal row (no Ġ on this
+    /// path), `W_ii` from the sparse Delassus matrix.
+    pub(super) fn block_program_input<'a>(
+        &self,
+        bs: &'a BlockSnapshot,
+        p: &'a BlockProgram,
+        v0: &'a DVector<f64>,
+        h: f64,
+        planar: bool,
+    ) -> ProgramInput<'a> {
+        let blocks = &bs.blocks;
+        let jac = |r: &BlockRow| -> Vec<(usize, f64)> {
+            let mut out = Vec::with_capacity(12);
+            for (b, c) in r.parts() {
+                let blk = &blocks[*b];
+                for k in 0..blk.force.len().min(6) {
+                    if c[k] != 0.0 {
+                        out.push((blk.v_index + k, c[k]));
+                    }
+                }
+            }
+            out
+        };
+        let nu = p.normals.len();
+        let tangent_row = Row {
+            g: DVector::zeros(0),
+            phi: 0.0,
+            gdot_v: 0.0,
+            k: 0.0,
+            b: self.options.tangent_damping_times_h / h,
+            rigid: false,
+        };
+        let normals = p
+            .normals
+            .iter()
+            .enumerate()
+            .map(|(i, (br, row))| ProgramRow {
+                jac: jac(br),
+                r: self.program_r(row, p.w.get(i, i), h, false),
+                v_hat: -(row.eps(h) / h) * row.phi,
+            })
+            .collect();
+        let tangents = p
+            .tangents
+            .iter()
+            .enumerate()
+            .map(|(t, br)| ProgramRow {
+                jac: jac(br),
+                r: self.program_r(&tangent_row, p.w.get(nu + t, nu + t), h, true),
+                v_hat: 0.0,
+            })
+            .collect();
+        let normal_guess = normal_guesses(
+            &self.program_normals,
+            p.contacts.iter().map(|c| {
+                let bc = &bs.contacts[c.snapshot_index];
+                (bc.collider_a, bc.collider_b, bc.feature)
+            }),
+        );
+        ProgramInput {
+            mass: ProgramMass::Blocks(blocks),
+            v_free: &p.v_free,
+            normals,
+            tangents,
+            contacts: &p.contacts,
+            normal_guess,
+            warm: v0,
+            planar,
+        }
     }
 }
 

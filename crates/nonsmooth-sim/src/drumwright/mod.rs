@@ -38,14 +38,25 @@
 //!   φ₀ ≤ margin + 2h|φ̇₀| ([`DrumwrightOptions::speculative_window`]), whatever the sign
 //!   of φ₀; [`Inclusion::PenetratingOnly`] keeps rows with φ₀ ≤ 0 only.
 //!   The paper's joint-limit result (Fig 6) needs the speculative policy.
-//! - **D4** (min-norm QP vs max()): [`UnilateralForm::MinNorm`] is the paper's QP (eqs 83–85,
-//!   Hessian ζI); [`UnilateralForm::MaxLcp`] is the LCP-equivalent convex QP
-//!   `min ½λᵀ(R + GΛGᵀ)λ − λᵀR q, λ ≥ 0` whose solution is λᵢ = max(0, spring forceᵢ).
+//! - **D4** (min-norm QP vs max()): [`UnilateralForm::MaxLcp`] (default) is the force law
+//!   of eq 68, λᵢ = max(0, spring forceᵢ), as the LCP-equivalent convex QP
+//!   `min ½λᵀ(R + GΛGᵀ)λ − λᵀR q, λ ≥ 0` — the symmetric `(W + R)` form the one program
+//!   solves; [`UnilateralForm::MinNorm`] is the paper's QP (eqs 83–85, Hessian ζI), which
+//!   equals it for a single row or rows whose `R + W` is an M-matrix and otherwise spreads
+//!   force onto rows whose springs are extended (the Winkler box of `tests/drumwright.rs`).
+//!   With the one program, `MinNorm` is honoured by a KKT certificate that the program's
+//!   normal forces are also the min-norm ones (else the step is solved by the staged
+//!   programs, counted as a fallback).
 //! - **D5** (ζ and λ_n inflation): [`FrictionCoupling::Literal`] solves the appendix program
-//!   with ζ = 1/h (which inflates λ_n, see the digest §4.5); [`FrictionCoupling::Staged`]
-//!   (default) is the mitigation: a lexicographic/fixed-point split, normal rows first with
-//!   the friction forces of the previous sweep fixed, then friction with λ_n fixed, repeated.
-//!   The normal forces then equal their spring values.
+//!   with ζ = 1/h (which inflates λ_n: the minimizer trades normal force for the friction
+//!   slack β); [`FrictionCoupling::Staged`] is a lexicographic/fixed-point split, normal rows
+//!   first with the friction forces of the previous sweep fixed, then friction with λ_n
+//!   fixed, repeated; [`FrictionCoupling::OneProgram`] (default) solves normal and friction
+//!   rows together in one program in which each contact's Coulomb bound is `μ γ̄_n` for an
+//!   estimate `γ̄_n` of its normal impulse, updated to a fixed point (see below). In both
+//!   of the last two the normal forces equal their spring values (`max_normal_inflation`
+//!   over the incline's 1 s runs: 6.5e-5 with the one program, 2.8e-4 staged; test
+//!   `incline_normal_inflation_one_program_against_staged` in `tests/drumwright_timing.rs`).
 //! - **D6** (Hertz): secant stiffness `K = k √d` with φ = −d (the model's `stiffness` lumps
 //!   E*√r, no 4/3 factor), `B` = the model damping; Hunt–Crossley: `K = k √d`,
 //!   `B = k d^{3/2} b`. d is the larger of the current penetration, the predicted one
@@ -59,6 +70,71 @@
 //! - **D10** (typos): the corrected equations above are used; the test
 //!   `d10_bilateral_elimination_satisfies_the_uneliminated_equations` checks the eliminated
 //!   solution against the un-eliminated equations of motion and bilateral force law.
+//!
+//! # The one program (default)
+//! [`FrictionCoupling::OneProgram`] solves each step as one strictly convex program in the
+//! end-of-step velocity `v₁`, the primal form of the symmetric `(W + R)` program
+//! ([`nonsmooth_solvers::regularized_contact`]):
+//!
+//! ```text
+//! min over v₁  ½ (v₁ − v_free)ᵀ A (v₁ − v_free) + Σ_c ½ γ_cᵀ R_c γ_c,
+//! γ_c = P_F(−R_c⁻¹ (J_c v₁ − v̂_c)),   A = M + G_bᵀ S_b G_b,
+//! ```
+//!
+//! whose impulses `γ = hλ` solve `min ½γᵀ(W + R)γ + (J v_free − v̂)ᵀγ` over the admissible
+//! sets. Per row (eq 82 scaled by `R = S⁻¹`): `R = 1/(h(hK + B))`, `v̂ = −(ε/h)φ₀`
+//! (minus `hĠv + hR M̂Ġv` when D1's Ġ terms are on). Friction rows (`K_r = 0`,
+//! `B_r` = [`DrumwrightOptions::tangent_damping_times_h`]`/h`, §6.4) have
+//! `R_t = max(1/(hB_r), σ_t W_ii)`, `v̂_t = 0`: inside its bound the friction force is a
+//! damper `−φ̇_r1/(hR_t)` (the paper's `−B_r φ̇_r1`, without the slack β of eq 99, which
+//! realizes between B_r/2 and B_r). Rigid rows (`K → ∞`) get `R = σ W_ii`
+//! ([`DrumwrightOptions::rigid_regularization`], σ = 1e-6, `W_ii` the Delassus diagonal:
+//! SAP's near-rigid estimate with a far smaller σ), so the program stays strictly convex
+//! while a rigid row admits a penetration of a relative σ of its velocity change per step.
+//! The friction floor σ_t = 1e-3 ([`DrumwrightOptions::friction_regularization`]; SAP ties
+//! `R_t` to `W_ii` the same way): the paper's `B_r = 10⁶/h` gives `R_t ≈ 10⁻⁶ W_ii` on
+//! the stack's spheres, where Newton's method, cut by the line search at each contact that
+//! changes between sticking and sliding, needed more than 100 iterations while the stack
+//! collapses (σ_t = 1e-6: 28 of the first 100 steps of the toppling 100-stack missed the
+//! iteration limit; 1e-3: none). A sticking contact then creeps at `R_t |γ_t|`: ≈ 1e-5 m/s
+//! for the incline's box at μ = 0.375 (test `a9_a10_…`: < 1 mm). Newton's method with exact line search is
+//! warm-started from the step's initial velocity (the previous step's result) and accepted
+//! at its momentum-balance test (relative 1e-8, [`DrumwrightOptions::contact_solver`]).
+//!
+//! The friction bound (D5): with the Coulomb cone `‖γ_t‖ ≤ μγ_n` inside one convex program
+//! (SAP's choice), the cone's multiplier enters the normal row: a sliding contact obeys
+//! `v_n − v̂_n + R_nγ_n = μ‖v_t + R_tγ_t‖` (Anitescu's relaxation), so its normal force
+//! exceeds the spring value by `(hK + B)μ‖v_t‖` — thousands of newtons on the paper's Hertz
+//! feet — unless the contact separates by `hμ‖v_t‖` per step; no choice of `R_t` (SAP's
+//! `R_t = σW_ii` included) removes that term, which depends on `R_n`. The program therefore
+//! bounds each contact's friction by a disk `‖γ_t‖ ≤ μγ̄_n` (an interval in 2D; Tresca
+//! friction), its normal a separate unilateral row, with `γ̄_n` the previous step's normal
+//! impulse of the same contact (none for a new contact: no bound). After a solve, every
+//! contact that sticks strictly inside both its bound and `μγ_n`, or slides on a bound
+//! within [`DrumwrightOptions::sweep_tolerance`] of `μγ_n`, is consistent; otherwise the
+//! bounds are set to `μγ_n` and the program is solved again from the last velocity (a
+//! fixed point on the normal impulses, after Anitescu–Hart), at most `rounds` times, every
+//! other round extrapolated by Aitken's Δ² along the last change (the bounds of a
+//! collapsing pile converge linearly at rates 0.8–0.9 per round). The accepted solution
+//! satisfies Coulomb's law with the normal forces of the max() law exactly (no inflation,
+//! no separation velocity); at rest and in steady sliding the first round is already
+//! consistent.
+//!
+//! Fallbacks, each counted ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`],
+//! in a run [`crate::Recoveries::convex_fallbacks`]): when the bounds reach no fixed point,
+//! the step is solved once more with each contact's Coulomb cone coupled to its normal row
+//! (SAP's single convex program, with the relaxation above on its sliding contacts, on
+//! that step only); when a Newton solve fails or does not converge, or the min-norm
+//! certificate fails under [`UnilateralForm::MinNorm`], by the staged programs
+//! ([`DrumwrightOptions::fallback_sweeps`] sweeps). The program runs on the block fast path (mass
+//! blocks of root joints, sparse Cholesky of `M + JᵀGJ` for more than 30 velocities) and on
+//! the dense path (one dense block `M + G_bᵀS_bG_b` for articulated models).
+//!
+//! Measured (`tests/drumwright_timing.rs`, 5 s runs, loaded 2-core machine): toppling
+//! 100-sphere stack 35 ms per step (staged: 187 ms over its first 0.5 s), no unconverged
+//! step, 14 coupled-cone fallbacks in 500 steps; `examples/mjcf/quadruped.xml` at 5 ms
+//! 0.63 ms per step (staged: fails at step 243), 10 fallbacks in 1000; `examples/quadruped.toml`
+//! 0.32 ms per step (staged: 25 ms, 61 unconverged steps), no fallback.
 //!
 //! # Block fast path (issue #4: the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
@@ -127,7 +203,7 @@ use nonsmooth_solvers::friction::{
     solve_friction_sticking, SlidingSettings,
 };
 use nonsmooth_solvers::lcp::{
-    block_pivoting_factored, min_norm_certificate_factored, natural_residual,
+    block_pivoting_factored, min_norm_certificate, min_norm_certificate_factored, natural_residual,
 };
 use nonsmooth_solvers::sparse::SymSparse;
 use nonsmooth_solvers::{SolveStatus, SolverError};
@@ -135,9 +211,12 @@ use nonsmooth_solvers::{SolveStatus, SolverError};
 mod stages;
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
+mod one_program;
 use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
+use nonsmooth_solvers::regularized_contact::RegularizedContactOptions;
+use one_program::{normal_guesses, ProgramInput, ProgramMass, ProgramRow};
 
 /// Which constraint rows enter a step (decision D3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +255,20 @@ pub enum FrictionCoupling {
         /// Maximum number of normal/friction sweeps.
         sweeps: usize,
     },
+    /// The whole step as one regularized program in the symmetric `(W + R)` form (default;
+    /// see the [module documentation](crate::drumwright#the-one-program-default)): every
+    /// row's spring–damper law projected on its admissible set, solved in the velocity by
+    /// Newton's method with exact line search ([`nonsmooth_solvers::regularized_contact`]),
+    /// each contact's Coulomb bound `μ γ̄_n` taken from an estimate of its normal impulse
+    /// and updated to a fixed point in at most `rounds` solves. Fallbacks, counted
+    /// ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`]): the program with
+    /// coupled Coulomb cones when the bounds reach no fixed point; the staged programs
+    /// ([`DrumwrightOptions::fallback_sweeps`]) when Newton's method fails or, for
+    /// [`UnilateralForm::MinNorm`], the normal forces are not also the minimum-norm ones.
+    OneProgram {
+        /// Maximum number of solves of the fixed point on the friction bounds.
+        rounds: usize,
+    },
 }
 
 /// Options of [`DrumwrightStepper`].
@@ -190,8 +283,20 @@ pub struct DrumwrightOptions {
     /// D6: smallest penetration (m) at which a Hertz or Hunt–Crossley contact's secant
     /// stiffness k√d is evaluated, so that touching and approaching contacts are stiff.
     pub hertz_floor: f64,
-    /// D5: relative force change at which the staged sweeps stop.
+    /// D5: relative force change at which the staged sweeps stop (and at which the one
+    /// program's friction bounds count as consistent with its normal forces).
     pub sweep_tolerance: f64,
+    /// Staged sweeps of a one-program step that falls back to the staged programs.
+    pub fallback_sweeps: usize,
+    /// One program: `σ` of the regularization `R = σ W_ii` of rigid rows, `W_ii` the row's
+    /// Delassus diagonal.
+    pub rigid_regularization: f64,
+    /// One program: `σ_t` of the floor `R_t ≥ σ_t W_ii` of the friction rows'
+    /// regularization (whose value from the paper's tangential damping, `1/(hB_r)`, is
+    /// far below it).
+    pub friction_regularization: f64,
+    /// One program: options of the Newton solver.
+    pub contact_solver: RegularizedContactOptions,
     /// D3: a speculative joint-limit row enters when φ₀ ≤ margin + w·h·|φ̇₀| (w this
     /// factor, margin the model's contact margin); farther rows cannot carry force within
     /// the step and only degrade the conditioning of the program.
@@ -245,9 +350,13 @@ impl Default for DrumwrightOptions {
     fn default() -> Self {
         DrumwrightOptions {
             inclusion: Inclusion::Speculative,
-            unilateral: UnilateralForm::MinNorm,
-            friction: FrictionCoupling::Staged { sweeps: 100 },
+            unilateral: UnilateralForm::MaxLcp,
+            friction: FrictionCoupling::OneProgram { rounds: 30 },
             sweep_tolerance: 1e-7,
+            fallback_sweeps: 100,
+            rigid_regularization: 1e-6,
+            friction_regularization: 1e-3,
+            contact_solver: RegularizedContactOptions::default(),
             hertz_floor: 1e-6,
             speculative_window: 2.0,
             bilateral_gdot: true,
@@ -308,6 +417,15 @@ pub struct StepReport {
     pub fallbacks: usize,
     /// Staged normal/friction sweeps of the step (D5).
     pub sweeps: usize,
+    /// Whether the step was solved by the one program ([`FrictionCoupling::OneProgram`]).
+    pub one_program: bool,
+    /// Whether the one program of the step found no checked solution and the step was
+    /// solved by the staged programs instead.
+    pub fell_back: bool,
+    /// Newton iterations of the one program, over all its rounds.
+    pub newton_iterations: usize,
+    /// Solves of the one program (rounds of the fixed point on the friction bounds).
+    pub program_rounds: usize,
     /// Whether the step ended at the limit of staged sweeps without meeting
     /// [`DrumwrightOptions::sweep_tolerance`], its last sweep accepted (counted by
     /// [`Stepper::last_step_converged`]).
@@ -328,6 +446,9 @@ pub struct DrumwrightStepper {
     block_work: BlockProgram,
     /// The block snapshot of the last fast-path step, updated in place by the next one.
     block_snapshot: Option<BlockSnapshot>,
+    /// The normal forces of the last step by contact (collider A, collider B, feature),
+    /// sorted by key: the friction bounds of the next one program.
+    program_normals: Vec<((usize, usize, usize), f64)>,
 }
 
 /// One scalar constraint row of a step.
@@ -430,6 +551,7 @@ impl DrumwrightStepper {
             warm_active: Vec::new(),
             block_work: BlockProgram::default(),
             block_snapshot: None,
+            program_normals: Vec::new(),
         }
     }
 
@@ -778,34 +900,35 @@ impl DrumwrightStepper {
                 self.normal_stage(&program, &lam, &DVector::zeros(0), &mut report)?
             }
             FrictionCoupling::Staged { sweeps } => {
-                let mut lt = DVector::zeros(nt);
-                let mut lu = DVector::zeros(nu);
-                let mut converged = false;
-                for _ in 0..sweeps.max(1) {
-                    let lu_new = self.normal_stage(&program, &lam, &lt, &mut report)?;
-                    if nt == 0 {
-                        lu = lu_new;
-                        converged = true;
-                        break;
+                self.staged_solve(&program, &lam, &rows, planar, sweeps, &mut report)?
+            }
+            FrictionCoupling::OneProgram { rounds } => {
+                let input = self.dense_program_input(
+                    snap, &rows, &aug, &lam, &gs, &v_free, &gdv, &mg_u, &mg_t, h, planar,
+                )?;
+                let solved = self.solve_one_program(&input, h, rounds)?.filter(|sol| {
+                    self.options.unilateral == UnilateralForm::MaxLcp
+                        || dense_min_norm_certificate(&input, &lam, &gs, &program.r, &sol.lambda)
+                });
+                let lambda = match solved {
+                    Some(sol) => {
+                        report.one_program = true;
+                        report.fell_back = sol.coupled_cone;
+                        report.newton_iterations = sol.newton_iterations;
+                        report.program_rounds = sol.rounds;
+                        sol.lambda
                     }
-                    let lt_new =
-                        self.friction_stage(&program, &lam, &rows, &lu_new, planar, &mut report)?;
-                    report.sweeps += 1;
-                    if accept_sweep(
-                        &mut lu,
-                        &mut lt,
-                        lu_new,
-                        lt_new,
-                        self.options.sweep_tolerance,
-                    ) {
-                        converged = true;
-                        break;
+                    None => {
+                        report.fell_back = true;
+                        let sweeps = self.options.fallback_sweeps;
+                        self.staged_solve(&program, &lam, &rows, planar, sweeps, &mut report)?
                     }
-                }
-                report.sweep_limit_reached = !converged;
-                let mut x = lu;
-                x = x.push_many(&lt);
-                x
+                };
+                self.remember_normals(rows.contacts.iter().map(|c| {
+                    let sc = &snap.contacts[c.snapshot_index];
+                    ((sc.collider_a, sc.collider_b, sc.feature), lambda[c.normal])
+                }));
+                lambda
             }
         };
         let v1 = &v_free + lam.solve_vector(&(gs.transpose() * &lambda)) * h;
@@ -980,6 +1103,10 @@ impl Stepper for DrumwrightStepper {
         !self.last.sweep_limit_reached
     }
 
+    fn last_step_fell_back(&self) -> bool {
+        self.last.fell_back
+    }
+
     fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
         if self.options.velocity_margin {
             ContactMargins::speculative(model.contact_margin, h)
@@ -1020,4 +1147,157 @@ fn accept_sweep(
     *lu = lu_new;
     *lt = lt_new;
     friction_change == 0.0 || change <= tolerance * scale
+}
+
+impl DrumwrightStepper {
+    /// The staged normal/friction alternation (D5) of a dense [`Program`]: at most `sweeps`
+    /// sweeps; returns the forces of the unilateral rows, then of the tangent rows.
+    fn staged_solve(
+        &self,
+        program: &Program,
+        lam: &MassSolver,
+        rows: &StepRows,
+        planar: bool,
+        sweeps: usize,
+        report: &mut StepReport,
+    ) -> Result<DVector<f64>, SimError> {
+        let nu = rows.unilateral.len();
+        let nt = rows.tangents.len();
+        let mut lt = DVector::zeros(nt);
+        let mut lu = DVector::zeros(nu);
+        let mut converged = false;
+        for _ in 0..sweeps.max(1) {
+            let lu_new = self.normal_stage(program, lam, &lt, report)?;
+            if nt == 0 {
+                lu = lu_new;
+                converged = true;
+                break;
+            }
+            let lt_new = self.friction_stage(program, lam, rows, &lu_new, planar, report)?;
+            report.sweeps += 1;
+            if accept_sweep(
+                &mut lu,
+                &mut lt,
+                lu_new,
+                lt_new,
+                self.options.sweep_tolerance,
+            ) {
+                converged = true;
+                break;
+            }
+        }
+        report.sweep_limit_reached = !converged;
+        Ok(lu.push_many(&lt))
+    }
+
+    /// The one program of a dense step (rows of a [`ContactSnapshot`], bilateral rows
+    /// eliminated into the augmented mass `lam`): `v̂ = −(ε/h)φ₀ − hĠv − hR M̂Ġv` per
+    /// unilateral row and `v̂ = −hĠv − hR M̂Ġv` per tangent row (the Ġ terms of D1 when on).
+    #[allow(clippy::too_many_arguments)]
+    fn dense_program_input<'a>(
+        &self,
+        snap: &'a ContactSnapshot<f64>,
+        rows: &'a StepRows,
+        aug: &'a DMatrix<f64>,
+        lam: &MassSolver,
+        gs: &DMatrix<f64>,
+        v_free: &'a DVector<f64>,
+        gdv: &DVector<f64>,
+        mg_u: &DVector<f64>,
+        mg_t: &DVector<f64>,
+        h: f64,
+        planar: bool,
+    ) -> Result<ProgramInput<'a>, SimError> {
+        let nu = rows.unilateral.len();
+        let w_diag: Vec<f64> = (0..gs.nrows())
+            .map(|i| {
+                let g = gs.row(i).transpose();
+                g.dot(&lam.solve_vector(&g))
+            })
+            .collect();
+        let jac = |g: &DVector<f64>| -> Vec<(usize, f64)> {
+            g.iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(j, &x)| (j, x))
+                .collect()
+        };
+        let normals = rows
+            .unilateral
+            .iter()
+            .enumerate()
+            .map(|(i, row)| ProgramRow {
+                jac: jac(&row.g),
+                r: self.program_r(row, w_diag[i], h, false),
+                v_hat: -(row.eps(h) / h) * row.phi - h * gdv[i] - h * row.r(h) * mg_u[i],
+            })
+            .collect();
+        let tangents = rows
+            .tangents
+            .iter()
+            .enumerate()
+            .map(|(t, row)| ProgramRow {
+                jac: jac(&row.g),
+                r: self.program_r(row, w_diag[nu + t], h, true),
+                v_hat: -h * gdv[nu + t] - h * row.r(h) * mg_t[t],
+            })
+            .collect();
+        let normal_guess = normal_guesses(
+            &self.program_normals,
+            rows.contacts.iter().map(|c| {
+                let sc = &snap.contacts[c.snapshot_index];
+                (sc.collider_a, sc.collider_b, sc.feature)
+            }),
+        );
+        Ok(ProgramInput {
+            mass: ProgramMass::Dense(aug),
+            v_free,
+            normals,
+            tangents,
+            contacts: &rows.contacts,
+            normal_guess,
+            warm: &snap.v,
+            planar,
+        })
+    }
+
+    /// Keeps the normal forces of this step's contacts as the next step's friction bounds.
+    fn remember_normals(&mut self, forces: impl Iterator<Item = ((usize, usize, usize), f64)>) {
+        self.program_normals.clear();
+        self.program_normals.extend(forces);
+        self.program_normals.sort_unstable_by_key(|a| a.0);
+        self.program_normals.dedup_by(|a, b| a.0 == b.0);
+    }
+}
+
+/// Whether the one program's normal forces (the LCP / max() solution, D4) are also the
+/// minimum-norm ones of the paper's QP (eqs 83–85) for its friction forces: the KKT
+/// certificate of [`min_norm_certificate`] on `R + W_uu`.
+fn dense_min_norm_certificate(
+    input: &ProgramInput<'_>,
+    lam: &MassSolver,
+    gs: &DMatrix<f64>,
+    r: &DVector<f64>,
+    lambda: &DVector<f64>,
+) -> bool {
+    let nu = input.normals.len();
+    if nu < 2 {
+        return true;
+    }
+    let gu = gs.rows(0, nu).into_owned();
+    let mut a = lam.delassus_dense(&gu);
+    for i in 0..nu {
+        a[(i, i)] += r[i];
+    }
+    let mut t = Vec::new();
+    for j in 0..nu {
+        for i in 0..nu {
+            if a[(i, j)] != 0.0 {
+                t.push((i, j, a[(i, j)]));
+            }
+        }
+    }
+    let a = SymSparse::from_triplets(nu, &t);
+    let lu = lambda.rows(0, nu).into_owned();
+    min_norm_certificate(&a, &lu, block::FAST_KKT_TOL)
 }

@@ -21,6 +21,11 @@
 //!   - `Planar { μ }`, rows `(t, n)`: `F = {|γ_t| ≤ μ γ_n}`,
 //!   - `Unilateral`, one row: `F = {γ ≥ 0}`,
 //!   - `Bilateral`, one row: `F = ℝ` (a soft equality),
+//!   - `Disk { radius }`, rows `(t₁, t₂)`: `F = {‖γ_t‖ ≤ radius}`, and `Interval { radius }`,
+//!     one row: `F = {|γ_t| ≤ radius}` — friction with a given bound (Tresca friction), the
+//!     Coulomb disk of a contact for a fixed estimate of its normal impulse (the normal row
+//!     is then a separate `Unilateral` constraint; [`RegularizedContactProblem::set_friction_bound`]
+//!     changes the bound between solves of a fixed-point iteration on the normal impulses),
 //! - a diagonal regularization `R_c > 0` (for a cone the two tangential entries are
 //!   equal) and a bias velocity `v̂_c`, one of each per row.
 //!

@@ -35,6 +35,20 @@ pub enum ConstraintKind {
     Unilateral,
     /// One row, `γ` free: a soft equality (joint, weld, motor with a target velocity).
     Bilateral,
+    /// Friction with a given bound (Tresca friction), 2 tangential rows:
+    /// `‖(γ_t₁, γ_t₂)‖ ≤ radius`. The two regularizations must be equal (isotropic
+    /// friction). With `radius = μ γ_n` for a fixed estimate of the normal impulse `γ_n`
+    /// it is the Coulomb disk of a contact whose normal row is a separate
+    /// [`Unilateral`](Self::Unilateral) constraint; `radius = ∞` is the plane.
+    Disk {
+        /// Bound on the impulse's norm, `≥ 0` (may be `+∞`).
+        radius: f64,
+    },
+    /// Friction with a given bound in the plane, 1 tangential row: `|γ_t| ≤ radius`.
+    Interval {
+        /// Bound on the impulse's magnitude, `≥ 0` (may be `+∞`).
+        radius: f64,
+    },
 }
 
 impl ConstraintKind {
@@ -42,8 +56,10 @@ impl ConstraintKind {
     pub fn rows(&self) -> usize {
         match self {
             ConstraintKind::Cone { .. } => 3,
-            ConstraintKind::Planar { .. } => 2,
-            ConstraintKind::Unilateral | ConstraintKind::Bilateral => 1,
+            ConstraintKind::Planar { .. } | ConstraintKind::Disk { .. } => 2,
+            ConstraintKind::Unilateral
+            | ConstraintKind::Bilateral
+            | ConstraintKind::Interval { .. } => 1,
         }
     }
 }
@@ -276,6 +292,10 @@ impl RegularizedContactProblemBuilder {
                     return Err(err("mu", format!("{mu} must be finite and >= 0")));
                 }
             }
+            if let ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius } = con.kind
+            {
+                check_radius(radius).map_err(|what| err("radius", what))?;
+            }
             if con.r.len() != rows {
                 return Err(err("r", format!("{} entries for {rows} rows", con.r.len())));
             }
@@ -298,7 +318,7 @@ impl RegularizedContactProblemBuilder {
                     return Err(err(&format!("v_hat[{i}]"), format!("{x} is not finite")));
                 }
             }
-            if let ConstraintKind::Cone { .. } = con.kind {
+            if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
                 let (r0, r1) = (con.r[0], con.r[1]);
                 if (r0 - r1).abs() > SYMMETRY_TOL * r0.max(r1) {
                     return Err(err(
@@ -335,7 +355,7 @@ impl RegularizedContactProblemBuilder {
                 }
             }
             let mut r = con.r.clone();
-            if let ConstraintKind::Cone { .. } = con.kind {
+            if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
                 let rt = 0.5 * (r[0] + r[1]);
                 r[0] = rt;
                 r[1] = rt;
@@ -363,6 +383,15 @@ impl RegularizedContactProblemBuilder {
             m_rows: row,
             pattern: OnceLock::new(),
         })
+    }
+}
+
+/// A friction bound must be `≥ 0` and not NaN (`+∞` allowed).
+fn check_radius(radius: f64) -> Result<(), String> {
+    if radius >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{radius} must be >= 0"))
     }
 }
 
@@ -506,6 +535,36 @@ impl RegularizedContactProblem {
     /// Kind of constraint `c`.
     pub fn kind(&self, c: usize) -> Option<ConstraintKind> {
         self.cons.get(c).map(|k| k.kind)
+    }
+
+    /// Sets the bound of the [`Disk`](ConstraintKind::Disk) or
+    /// [`Interval`](ConstraintKind::Interval) constraint `c` (the friction bound of a
+    /// fixed-point iteration on the normal impulses), keeping the symbolic factorization.
+    ///
+    /// Errors ([`SolverError::InvalidInput`]): `c` out of range, not a bounded friction
+    /// constraint, or a negative or NaN `radius`.
+    pub fn set_friction_bound(&mut self, c: usize, radius: f64) -> Result<(), SolverError> {
+        let invalid = |reason: String| SolverError::InvalidInput {
+            solver: SOLVER,
+            reason,
+        };
+        check_radius(radius).map_err(|what| invalid(format!("constraint {c}: radius: {what}")))?;
+        match self.cons.get_mut(c) {
+            Some(ConData {
+                kind: ConstraintKind::Disk { radius: b } | ConstraintKind::Interval { radius: b },
+                ..
+            }) => {
+                *b = radius;
+                Ok(())
+            }
+            Some(_) => Err(invalid(format!(
+                "constraint {c} is not a Disk or Interval constraint"
+            ))),
+            None => Err(invalid(format!(
+                "constraint {c} out of range ({} constraints)",
+                self.cons.len()
+            ))),
+        }
     }
 
     /// The free velocity `v*`.

@@ -56,7 +56,54 @@ pub(crate) fn project(
         }
         ConstraintKind::Cone { mu } => project_cone::<2>(mu, y, r, gamma, g),
         ConstraintKind::Planar { mu } => project_cone::<1>(mu, y, r, gamma, g),
+        ConstraintKind::Disk { radius } => project_ball::<2>(radius, y, r, gamma, g),
+        ConstraintKind::Interval { radius } => project_ball::<1>(radius, y, r, gamma, g),
     }
+}
+
+/// Projection onto the ball `{‖γ‖ ≤ ρ}` of `T` rows with equal regularizations (the
+/// R-weighted projection is then the Euclidean one): `γ = y` inside, `γ = ρ y/‖y‖`
+/// outside, with derivative `(ρ/‖y‖)(I − ŷŷᵀ)`.
+fn project_ball<const T: usize>(
+    radius: f64,
+    y: &[f64],
+    r: &[f64],
+    gamma: &mut [f64],
+    g: Option<&mut [f64]>,
+) -> Region {
+    let yr = y[..T].iter().map(|x| x * x).sum::<f64>().sqrt();
+    if yr <= radius {
+        gamma[..T].copy_from_slice(&y[..T]);
+        if let Some(g) = g {
+            g[..T * T].fill(0.0);
+            for i in 0..T {
+                g[i * T + i] = 1.0 / r[i];
+            }
+        }
+        return Region::Inside;
+    }
+    if radius == 0.0 {
+        gamma[..T].fill(0.0);
+        if let Some(g) = g {
+            g[..T * T].fill(0.0);
+        }
+        return Region::Separated;
+    }
+    let c = radius / yr;
+    let mut that = [0.0; T];
+    for i in 0..T {
+        that[i] = y[i] / yr;
+        gamma[i] = c * y[i];
+    }
+    if let Some(g) = g {
+        for i in 0..T {
+            for j in 0..T {
+                let id = if i == j { 1.0 } else { 0.0 };
+                g[i * T + j] = c * (id - that[i] * that[j]) / r[j];
+            }
+        }
+    }
+    Region::Sliding
 }
 
 /// Projection onto `{‖γ_t‖ ≤ μ γ_n}` with `T` tangent rows followed by the normal row.

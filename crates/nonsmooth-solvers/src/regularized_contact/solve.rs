@@ -105,7 +105,8 @@ pub struct RegularizedContactSolution {
     /// Cost `ℓ(v)`.
     pub cost: f64,
     /// Largest violation of a set constraint by `γ`: `max(0, −γ)` for unilateral rows,
-    /// `max(0, ‖γ_t‖ − μ γ_n, −γ_n)` for friction cones; 0 up to rounding.
+    /// `max(0, ‖γ_t‖ − μ γ_n, −γ_n)` for friction cones, `max(0, ‖γ‖ − radius)` for
+    /// bounded friction; 0 up to rounding.
     pub cone_violation: f64,
     row_offsets: Vec<usize>,
 }
@@ -366,6 +367,10 @@ pub fn solve(
                 let nt = c.rows - 1;
                 let gt = g[..nt].iter().map(|x| x * x).sum::<f64>().sqrt();
                 (gt - mu * g[nt]).max(-g[nt]).max(0.0)
+            }
+            ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius } => {
+                let gt = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+                (gt - radius).max(0.0)
             }
         };
         violation = violation.max(viol);

@@ -1,0 +1,375 @@
+//! The one-program contact stage of the `drumwright` stepper ([`FrictionCoupling::OneProgram`]):
+//! the step's regularized program in its symmetric `(W + R)` form, solved in the velocity
+//! `v₁` by Newton's method ([`nonsmooth_solvers::regularized_contact`]).
+//!
+//! Per row (Drumwright, eqs 82–85 scaled by `R = S⁻¹`, `S = h²K + hB`): regularization
+//! `R = 1/(h(hK + B))` and bias velocity `v̂ = −(ε/h) φ₀` with `ε = hK/(hK + B)`; friction rows
+//! (`K_r = 0`, `B_r` the tangential damping, §6.2) have `R_t = 1/(h B_r)` and `v̂_t = 0`. The
+//! program's impulses `γ = h λ` then satisfy `γ = P_F(−R⁻¹(J v₁ − v̂))`: the spring–damper
+//! law of every row (eq 15, implicit Euler eqs 36–39), projected on its admissible set.
+//!
+//! Rigid rows (no stiffness, `K → ∞`: `R = 0`, `ε = 1`) get `R = σ W_ii` with `σ` =
+//! [`DrumwrightOptions::rigid_regularization`] (`W_ii` the row's Delassus diagonal, as
+//! Drake's SAP estimates near-rigid contact), and the friction rows' `R_t` is never below
+//! `σ W_ii` either: the program stays strictly convex and its Newton Hessian
+//! `M + Jᵀ G J` well conditioned while the rows stay effectively rigid (the penetration a
+//! rigid row admits per step is `h σ W_ii γ`, a relative `σ` of the velocity change).
+//!
+//! Friction (decision D5): the Coulomb bound of each contact enters as a disk
+//! `‖γ_t‖ ≤ μ γ̄_n` for an estimate `γ̄_n` of its normal impulse (Tresca friction, a
+//! [`ConstraintKind::Disk`]/[`ConstraintKind::Interval`] constraint), the normal row a
+//! separate unilateral constraint. Coupling `γ_n` inside the cone of one convex program
+//! (SAP's cone) gives every sliding contact the relaxation `v_n − v̂_n + R_n γ_n = μ‖v_t‖`
+//! (Anitescu's): with the paper's stiff Hertz rows the normal force exceeds its spring
+//! value by `(hK + B) μ ‖v_t‖` unless the contact separates, by `h μ ‖v_t‖` per step, which
+//! is the λ_n inflation of the literal program in another form. The estimate is the
+//! previous step's normal force of the same contact (none: no bound on the first round),
+//! and the disk is updated to `μ γ_n` of the solution until every contact is consistent
+//! (sticking strictly inside its bound, or sliding on a bound within
+//! [`DrumwrightOptions::sweep_tolerance`] of `μ γ_n`): a fixed point on the normal impulses
+//! (Anitescu–Hart), each round one warm-started Newton solve of the whole program, normally
+//! one round per step (the previous step's normal forces are already consistent).
+
+use super::*;
+use nonsmooth_solvers::regularized_contact::{
+    solve as newton_solve, Constraint, ConstraintKind, RegularizedContactProblem,
+};
+
+/// One row of the program: Jacobian entries `(velocity index, value)`, the row's
+/// regularization `R` and bias velocity `v̂`.
+#[derive(Debug, Clone)]
+pub(super) struct ProgramRow {
+    pub(super) jac: Vec<(usize, f64)>,
+    pub(super) r: f64,
+    pub(super) v_hat: f64,
+}
+
+/// The generalized mass `A` of the program: dense, or one block per root joint.
+pub(super) enum ProgramMass<'a> {
+    Dense(&'a DMatrix<f64>),
+    Blocks(&'a [nonsmooth_core::snapshot::MassBlock]),
+}
+
+/// Everything the one program of a step needs.
+pub(super) struct ProgramInput<'a> {
+    pub(super) mass: ProgramMass<'a>,
+    /// Free velocity `v*` (bilateral rows already eliminated).
+    pub(super) v_free: &'a DVector<f64>,
+    /// Unilateral rows (contact normals and limits), in the stepper's order.
+    pub(super) normals: Vec<ProgramRow>,
+    /// Tangent rows, in the stepper's order.
+    pub(super) tangents: Vec<ProgramRow>,
+    pub(super) contacts: &'a [ContactRows],
+    /// The normal force estimate of each contact (by index in `contacts`; `None`: unknown).
+    pub(super) normal_guess: Vec<Option<f64>>,
+    /// Warm start of the Newton iteration (the step's initial velocity).
+    pub(super) warm: &'a DVector<f64>,
+    pub(super) planar: bool,
+}
+
+/// A checked solution of the one program.
+pub(super) struct ProgramSolution {
+    /// Whether the fixed point on the friction bounds was not reached and the step was
+    /// solved with the Coulomb cones coupled in the program (SAP's form).
+    pub(super) coupled_cone: bool,
+    /// Forces λ = γ/h of the unilateral rows, then of the tangent rows.
+    pub(super) lambda: DVector<f64>,
+    pub(super) rounds: usize,
+    pub(super) newton_iterations: usize,
+}
+
+impl DrumwrightStepper {
+    /// Solves the one program of a step; `Ok(None)` when a Newton solve fails or does not
+    /// converge, or the friction bounds do not reach a fixed point in
+    /// `rounds` solves (the caller then solves the staged programs).
+    pub(super) fn solve_one_program(
+        &self,
+        input: &ProgramInput<'_>,
+        h: f64,
+        rounds: usize,
+    ) -> Result<Option<ProgramSolution>, SimError> {
+        let nv = input.v_free.len();
+        let nu = input.normals.len();
+        let nt = input.tangents.len();
+        let mut builder =
+            RegularizedContactProblem::builder(nv).free_velocity(input.v_free.clone());
+        builder = match input.mass {
+            ProgramMass::Dense(m) => builder.mass_block(0, m),
+            ProgramMass::Blocks(blocks) => {
+                let mut b = builder;
+                for blk in blocks {
+                    b = b.mass_block(blk.v_index, &blk.mass);
+                }
+                b
+            }
+        };
+        let row_constraint = |kind: ConstraintKind, rows: &[&ProgramRow]| {
+            let r = rows.iter().map(|x| x.r).fold(0.0, f64::max);
+            let mut jac = Vec::new();
+            for (k, row) in rows.iter().enumerate() {
+                jac.extend(row.jac.iter().map(|&(j, x)| (k, j, x)));
+            }
+            Constraint::new(
+                kind,
+                jac,
+                vec![r; rows.len()],
+                rows.iter().map(|x| x.v_hat).collect(),
+            )
+        };
+        // Constraint c < nu is unilateral row c; then one friction constraint per contact
+        // with tangent rows.
+        let mut friction: Vec<(usize, usize)> = Vec::new(); // (contact, constraint)
+        let mut con_of_row = vec![usize::MAX; nu];
+        let mut count = 0;
+        for (i, row) in input.normals.iter().enumerate() {
+            if row.jac.is_empty() {
+                continue;
+            }
+            builder = builder.constraint(row_constraint(ConstraintKind::Unilateral, &[row]));
+            con_of_row[i] = count;
+            count += 1;
+        }
+        for (k, c) in input.contacts.iter().enumerate() {
+            if c.tangents.is_empty() || con_of_row[c.normal] == usize::MAX {
+                continue;
+            }
+            let rows: Vec<&ProgramRow> = c.tangents.iter().map(|&t| &input.tangents[t]).collect();
+            if rows.iter().all(|r| r.jac.is_empty()) {
+                continue;
+            }
+            let radius = match input.normal_guess[k] {
+                Some(f) => c.mu * (f * h).max(0.0),
+                None => f64::INFINITY,
+            };
+            let kind = match (input.planar, rows.len()) {
+                (true, 1) => ConstraintKind::Interval { radius },
+                (false, 2) => ConstraintKind::Disk { radius },
+                _ => return Ok(None),
+            };
+            builder = builder.constraint(row_constraint(kind, &rows));
+            friction.push((k, count));
+            count += 1;
+        }
+        let mut problem = builder.build().map_err(solver_error)?;
+        let options = &self.options.contact_solver;
+        let mut warm = input.warm.clone();
+        let mut iterations = 0;
+        let mut radius: Vec<f64> = friction
+            .iter()
+            .map(|&(k, c)| match problem.kind(c) {
+                Some(ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius }) => {
+                    radius
+                }
+                _ => input.contacts[k].mu * input.normal_guess[k].unwrap_or(0.0) * h,
+            })
+            .collect();
+        let mut last_change: Option<Vec<f64>> = None;
+        let mut extrapolated = false;
+        for round in 1..=rounds.max(1) {
+            let sol = match newton_solve(&problem, Some(&warm), options) {
+                Ok(sol) => sol,
+                Err(_) => return Ok(None),
+            };
+            iterations += sol.iterations;
+            if !sol.converged() || !sol.v.iter().all(|x| x.is_finite()) {
+                return Ok(None);
+            }
+            // Consistency of each friction bound with the solution's normal impulse.
+            let gmax = (0..nu)
+                .filter(|&i| con_of_row[i] != usize::MAX)
+                .map(|i| sol.impulse(con_of_row[i])[0])
+                .fold(0.0, f64::max);
+            let tol = self.options.sweep_tolerance * (h + gmax);
+            let mut consistent = true;
+            let previous_radius = radius.clone();
+            for (f, &(k, c)) in friction.iter().enumerate() {
+                let contact = &input.contacts[k];
+                let gn = sol.impulse(con_of_row[contact.normal])[0].max(0.0);
+                let bound = contact.mu * gn;
+                let gt = sol.impulse(c).iter().map(|x| x * x).sum::<f64>().sqrt();
+                let inside = gt < radius[f] && gt <= bound;
+                if !(inside || (radius[f] - bound).abs() <= contact.mu * tol) {
+                    consistent = false;
+                }
+                radius[f] = bound;
+            }
+            if consistent {
+                let mut lambda = DVector::zeros(nu + nt);
+                for i in 0..nu {
+                    if con_of_row[i] != usize::MAX {
+                        lambda[i] = sol.impulse(con_of_row[i])[0] / h;
+                    }
+                }
+                for &(k, c) in &friction {
+                    for (g, &t) in sol.impulse(c).iter().zip(&input.contacts[k].tangents) {
+                        lambda[nu + t] = g / h;
+                    }
+                }
+                return Ok(Some(ProgramSolution {
+                    coupled_cone: false,
+                    lambda,
+                    rounds: round,
+                    newton_iterations: iterations,
+                }));
+            }
+            // The bounds converge linearly (rate ρ, often 0.8–0.9 in toppling piles): every
+            // other round, Aitken's Δ² extrapolation along the last change d_k with the rate
+            // ρ = d_k·d_{k−1}/|d_{k−1}|² estimated from the last two changes.
+            let change: Vec<f64> = radius
+                .iter()
+                .zip(&previous_radius)
+                .map(|(b, r)| if r.is_finite() { b - r } else { 0.0 })
+                .collect();
+            if let Some(last) = last_change.as_ref().filter(|_| !extrapolated) {
+                let dot: f64 = change.iter().zip(last).map(|(a, b)| a * b).sum();
+                let norm2: f64 = last.iter().map(|b| b * b).sum();
+                let rate = if norm2 > 0.0 { dot / norm2 } else { 0.0 };
+                if rate > 0.0 && rate < 0.98 {
+                    let gain = rate / (1.0 - rate);
+                    for (x, d) in radius.iter_mut().zip(&change) {
+                        *x = (*x + gain * d).max(0.0);
+                    }
+                    extrapolated = true;
+                }
+            } else {
+                extrapolated = false;
+            }
+            last_change = Some(change);
+            for (f, &(_, c)) in friction.iter().enumerate() {
+                problem
+                    .set_friction_bound(c, radius[f])
+                    .map_err(solver_error)?;
+            }
+            warm = sol.v;
+        }
+        Ok(self
+            .solve_cone_program(input, h, &warm)?
+            .map(|(lambda, extra)| ProgramSolution {
+                coupled_cone: true,
+                lambda,
+                rounds: rounds.max(1) + 1,
+                newton_iterations: iterations + extra,
+            }))
+    }
+
+    /// The program with each contact's Coulomb cone `‖γ_t‖ ≤ μγ_n` coupled to its normal row
+    /// (SAP's form, rows tangents then normal): one convex program, no fixed point, at the
+    /// price of the relaxation `v_n − v̂_n + R_nγ_n = μ‖v_t + R_tγ_t‖` on sliding contacts.
+    /// The fallback of a step whose friction bounds reach no fixed point; returns the
+    /// forces (unilateral rows, then tangent rows) and the Newton iterations, `None` when
+    /// Newton fails or does not converge.
+    fn solve_cone_program(
+        &self,
+        input: &ProgramInput<'_>,
+        h: f64,
+        warm: &DVector<f64>,
+    ) -> Result<Option<(DVector<f64>, usize)>, SimError> {
+        let nv = input.v_free.len();
+        let nu = input.normals.len();
+        let nt = input.tangents.len();
+        let mut builder =
+            RegularizedContactProblem::builder(nv).free_velocity(input.v_free.clone());
+        builder = match input.mass {
+            ProgramMass::Dense(m) => builder.mass_block(0, m),
+            ProgramMass::Blocks(blocks) => {
+                let mut b = builder;
+                for blk in blocks {
+                    b = b.mass_block(blk.v_index, &blk.mass);
+                }
+                b
+            }
+        };
+        let mut with_cone = vec![None; nu];
+        for (k, c) in input.contacts.iter().enumerate() {
+            let n = &input.normals[c.normal];
+            if !c.tangents.is_empty() && !n.jac.is_empty() {
+                with_cone[c.normal] = Some(k);
+            }
+        }
+        // (constraint rows → stepper rows): unilateral row i or tangent rows then normal.
+        let mut layout: Vec<Vec<usize>> = Vec::new();
+        for (i, row) in input.normals.iter().enumerate() {
+            if row.jac.is_empty() {
+                continue;
+            }
+            let (kind, rows): (ConstraintKind, Vec<usize>) = match with_cone[i] {
+                Some(k) => {
+                    let c = &input.contacts[k];
+                    let mut rows: Vec<usize> = c.tangents.iter().map(|&t| nu + t).collect();
+                    rows.push(i);
+                    let kind = match (input.planar, c.tangents.len()) {
+                        (true, 1) => ConstraintKind::Planar { mu: c.mu },
+                        (false, 2) => ConstraintKind::Cone { mu: c.mu },
+                        _ => return Ok(None),
+                    };
+                    (kind, rows)
+                }
+                None => (ConstraintKind::Unilateral, vec![i]),
+            };
+            let row_of = |x: usize| {
+                if x < nu {
+                    &input.normals[x]
+                } else {
+                    &input.tangents[x - nu]
+                }
+            };
+            let m = rows.len();
+            let rt = rows[..m - 1]
+                .iter()
+                .map(|&x| row_of(x).r)
+                .fold(0.0, f64::max);
+            let mut r: Vec<f64> = vec![rt; m];
+            r[m - 1] = row_of(rows[m - 1]).r;
+            let mut jac = Vec::new();
+            for (k, &x) in rows.iter().enumerate() {
+                jac.extend(row_of(x).jac.iter().map(|&(j, v)| (k, j, v)));
+            }
+            let v_hat = rows.iter().map(|&x| row_of(x).v_hat).collect();
+            builder = builder.constraint(Constraint::new(kind, jac, r, v_hat));
+            layout.push(rows);
+        }
+        let problem = builder.build().map_err(solver_error)?;
+        let sol = match newton_solve(&problem, Some(warm), &self.options.contact_solver) {
+            Ok(sol) if sol.converged() && sol.v.iter().all(|x| x.is_finite()) => sol,
+            _ => return Ok(None),
+        };
+        let mut lambda = DVector::zeros(nu + nt);
+        for (c, rows) in layout.iter().enumerate() {
+            for (g, &x) in sol.impulse(c).iter().zip(rows) {
+                lambda[x] = g / h;
+            }
+        }
+        Ok(Some((lambda, sol.iterations)))
+    }
+
+    /// `R` of a row of the one program: the spring–damper's `1/(h(hK + B))`, or for a rigid
+    /// row `σ W_ii`.
+    pub(super) fn program_r(&self, row: &Row, w_ii: f64, h: f64, friction: bool) -> f64 {
+        let sigma = if friction {
+            self.options.friction_regularization
+        } else {
+            self.options.rigid_regularization
+        };
+        let floor = sigma * w_ii;
+        if row.rigid {
+            floor.max(f64::MIN_POSITIVE)
+        } else {
+            row.r(h).max(floor).max(f64::MIN_POSITIVE)
+        }
+    }
+}
+
+/// The normal force estimates of `keys` from the previous step's `(key, force)` list
+/// (sorted by key).
+pub(super) fn normal_guesses(
+    previous: &[((usize, usize, usize), f64)],
+    keys: impl Iterator<Item = (usize, usize, usize)>,
+) -> Vec<Option<f64>> {
+    keys.map(|key| {
+        previous
+            .binary_search_by(|e| e.0.cmp(&key))
+            .ok()
+            .map(|k| previous[k].1)
+    })
+    .collect()
+}
