@@ -74,10 +74,11 @@ pub trait Stepper: Send + Sync {
         false
     }
 
-    /// Whether the last successful step was solved by the regularized convex program of its
-    /// contacts after the scheme's own solve found no checked solution (`anitescu-potra`).
-    /// Counted by the [`crate::Simulator`] and the run loop
-    /// ([`crate::Recoveries::convex_fallbacks`]).
+    /// Whether the last successful step was solved by a fallback program after the scheme's
+    /// own solve found no checked solution (`anitescu-potra`: the regularized convex program of
+    /// its contacts; `drumwright`: the cone-coupled or the staged programs when its one
+    /// program's friction bounds do not settle or its Newton solve fails). Counted by the
+    /// [`crate::Simulator`] ([`crate::Recoveries::convex_fallbacks`]).
     fn last_step_fell_back(&self) -> bool {
         false
     }

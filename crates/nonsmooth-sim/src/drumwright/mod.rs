@@ -1,5 +1,5 @@
-//! Drumwright's unconditionally stable first-order constraint solver (seed 003: E. Drumwright,
-//! "An Unconditionally Stable First-Order Constraint Solver for Multibody Systems").
+//! Drumwright's unconditionally stable first-order constraint solver (E. Drumwright, "An
+//! Unconditionally Stable First-Order Constraint Solver for Multibody Systems", 2019).
 //!
 //! Every constraint (bilateral joint row, joint limit, contact normal, contact friction) is a
 //! spring–damper in constraint space. The constraint deformations are advanced with implicit
@@ -10,7 +10,8 @@
 //! v₁ = v₀ + h M⁻¹ (Gᵀ λ₁ + f),   q₁ = q₀ + h N(q₀) v₁.
 //! ```
 //!
-//! Per-row quantities (digest §3.4): `S = h²K + hB`, `R = S⁻¹`, `ε = hK/(hK + B)`; a rigid row
+//! Per-row quantities (eqs 51–62; the symmetric form of the solve in
+//! docs/decisions/003-stable-constraint-solver.md, D9): `S = h²K + hB`, `R = S⁻¹`, `ε = hK/(hK + B)`; a rigid row
 //! (no stiffness in the model) is the limit K → ∞: `R = 0`, `ε = 1`.
 //!
 //! - **Bilateral only** (§3.4): one symmetric positive-definite solve
@@ -26,7 +27,8 @@
 //!   second-order cone in 3D, §6.3). Using `v_free` includes the `G_bᵀ C⁻¹ c` term that the
 //!   paper's eqs 174/175 omit (decision D10).
 //!
-//! # Decisions (seed 003 digest §5), each exercised by a test in `tests/drumwright.rs`
+//! # Decisions (D1–D10 of docs/decisions/003-stable-constraint-solver.md), each exercised by a
+//! test in `tests/drumwright.rs`
 //! - **D1** (Ġ and M̂Ġv): per group, [`DrumwrightOptions::bilateral_gdot`] (default on, as
 //!   in the paper's pendulum) and [`DrumwrightOptions::unilateral_gdot`] (default off: contact
 //!   Ġ is approximate and M̂ is undefined for rank-deficient groups). When on, M̂ = W⁺ (a
@@ -136,7 +138,7 @@
 //! 0.63 ms per step (staged: fails at step 243), 10 fallbacks in 1000; `examples/quadruped.toml`
 //! 0.32 ms per step (staged: 25 ms, 61 unconverged steps), no fallback.
 //!
-//! # Block fast path (issue #4: the sphere stack)
+//! # Block fast path (the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
 //! joints, without bilateral constraints or joint limits, stepped with the staged coupling
 //! (D5) and without contact Ġ (D1), is stepped from a [`BlockSnapshot`] instead of the
@@ -309,7 +311,7 @@ pub struct DrumwrightOptions {
     pub tangent_damping_times_h: f64,
     /// Options of the conic solver (Clarabel).
     pub solver: ConicOptions,
-    /// Fast path (issue deliverable 2): build the staged programs in sparse "lifted" form,
+    /// Fast path: build the staged programs in sparse "lifted" form,
     /// with the auxiliary velocities `u = Λ Gᵀ λ` as extra variables and the equalities
     /// `(M + G_bᵀS_bG_b) u − Gᵀ λ = 0`, so the dense Delassus matrix `G Λ Gᵀ` is never
     /// formed and the KKT system keeps the sparsity of G (contacts couple only through
@@ -322,14 +324,14 @@ pub struct DrumwrightOptions {
     pub sparse_min_rows: usize,
     /// Also lift the friction stage (off by default: with the tangential damping
     /// B_r = 10⁶/h the lifted friction program is badly scaled and Clarabel's answer differs
-    /// from the dense one by up to 0.5 %, above the 1e-6 agreement the issue requires).
+    /// from the dense one by up to 0.5 %, above our 1e-6 agreement target).
     pub sparse_friction: bool,
     /// Use the lifted normal stage also in steps with friction rows (off by default: on the
     /// sphere stack the lifted KKT system is slower in Clarabel than the dense form, measured
     /// 22 ms versus 12 ms per step at N = 100; on the frictionless 900-element foundation it
     /// is about 10× faster).
     pub sparse_with_friction: bool,
-    /// Block fast path (issue #4, sphere stack): for models whose joints are all root
+    /// Block fast path (the sphere stack): for models whose joints are all root
     /// joints, without bilateral constraints or joint limits, with the staged coupling and
     /// no contact Ġ, build the step from a [`BlockSnapshot`] (block-diagonal M, Jacobian
     /// rows as per-body blocks, sparse Delassus matrix) and solve the normal stage by block
@@ -432,7 +434,7 @@ pub struct StepReport {
     pub sweep_limit_reached: bool,
 }
 
-/// The `drumwright` stepper (seed 003).
+/// The `drumwright` stepper (Drumwright 2019).
 #[derive(Debug, Clone, Default)]
 pub struct DrumwrightStepper {
     /// Options (decisions D1–D10).
@@ -989,7 +991,8 @@ impl PushMany for DVector<f64> {
 
 /// The paper's Y form of a bilateral-only step (eqs 61, 62, 53; D9), kept for comparison:
 /// `φ̇₁ = Y (φ̇₀ − h W K φ₀ + h G M⁻¹ f)`, `Y = (I + W S)⁻¹`, `λ₁ = −Kφ₁ − Bφ̇₁`, with the
-/// Ġ terms off. Returns v₁. Loses precision once h²k ≳ 10¹¹ (digest §3.4).
+/// Ġ terms off. Returns v₁. Loses precision once h²k ≳ 10¹¹ (D9 of
+/// docs/decisions/003-stable-constraint-solver.md).
 ///
 /// # Errors
 /// [`SimError::Unsupported`] for rigid rows, a singular mass matrix or a singular I + WS.
