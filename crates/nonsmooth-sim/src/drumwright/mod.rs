@@ -57,8 +57,8 @@
 //!   rows together in one program in which each contact's Coulomb bound is `μ γ̄_n` for an
 //!   estimate `γ̄_n` of its normal impulse, updated to a fixed point (see below). In both
 //!   of the last two the normal forces equal their spring values (`max_normal_inflation`
-//!   over the incline's 1 s runs: 6.5e-5 with the one program, 2.8e-4 staged; test
-//!   `incline_normal_inflation_one_program_against_staged` in `tests/drumwright_timing.rs`).
+//!   over the incline's 1 s runs: 6.5e-5 with the one program, 2.8e-4 staged; bench
+//!   `benches/contact_stage.rs`).
 //! - **D6** (Hertz): secant stiffness `K = k √d` with φ = −d (the model's `stiffness` lumps
 //!   E*√r, no 4/3 factor), `B` = the model damping; Hunt–Crossley: `K = k √d`,
 //!   `B = k d^{3/2} b`. d is the larger of the current penetration, the predicted one
@@ -132,7 +132,7 @@
 //! blocks of root joints, sparse Cholesky of `M + JᵀGJ` for more than 30 velocities) and on
 //! the dense path (one dense block `M + G_bᵀS_bG_b` for articulated models).
 //!
-//! Measured (`tests/drumwright_timing.rs`, 5 s runs, loaded 2-core machine): toppling
+//! Measured (`benches/contact_stage.rs`, 5 s runs, loaded 2-core machine): toppling
 //! 100-sphere stack 35 ms per step (staged: 187 ms over its first 0.5 s), no unconverged
 //! step, 14 coupled-cone fallbacks in 500 steps; `examples/mjcf/quadruped.xml` at 5 ms
 //! 0.63 ms per step (staged: fails at step 243), 10 fallbacks in 1000; `examples/quadruped.toml`

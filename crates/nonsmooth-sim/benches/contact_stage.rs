@@ -1,12 +1,11 @@
 //! Time per step of the `drumwright` stepper with the one program (default) and with the
 //! staged programs, on the toppling 100-sphere stack (h = 10 ms), `examples/mjcf/quadruped.xml`
 //! (h = 5 ms) and `examples/quadruped.toml` (h = 10 ms), with the recoveries of a run
-//! (unconverged steps, fallbacks, halvings). Ignored by default (it measures, it checks
-//! nothing but that the runs complete); run in release:
+//! (unconverged steps, fallbacks, halvings), and the incline's normal-force inflation under
+//! both couplings:
 //!
 //! ```sh
-//! cargo test --release --workspace --features nonsmooth-solvers/sdp --test drumwright_timing \
-//!     -- --ignored --nocapture
+//! cargo bench --workspace --features nonsmooth-solvers/sdp --bench contact_stage
 //! ```
 //!
 //! `NONSMOOTH_TIMING_SECONDS` (default 5) sets the simulated time of each run,
@@ -19,9 +18,7 @@ mod scenes;
 
 use nonsmooth_core::Model;
 use nonsmooth_sim::drumwright::FrictionCoupling;
-use nonsmooth_sim::{
-    step_with_recovery, Actuation, DrumwrightOptions, DrumwrightStepper, Recoveries,
-};
+use nonsmooth_sim::{Actuation, DrumwrightOptions, DrumwrightStepper, Recoveries, Simulator};
 use std::time::Instant;
 
 fn seconds(var: &str, default: f64) -> f64 {
@@ -38,30 +35,29 @@ fn run(
     h: f64,
     duration: f64,
 ) -> (f64, usize, Recoveries, Option<String>) {
-    let mut st = DrumwrightStepper::new(opts);
-    let mut s = model.initial_state.clone();
-    let mut rec = Recoveries::default();
     let steps = (duration / h).round() as usize;
-    let none = Actuation::none();
+    let mut sim = Simulator::borrowing(model, Box::new(DrumwrightStepper::new(opts)), h)
+        .expect("a valid step");
     let start = Instant::now();
     let mut done = 0;
     let mut failed = None;
     for k in 0..steps {
-        match step_with_recovery(&mut st, model, &s, &none, h, &mut rec) {
-            Ok(next) => s = next,
-            Err(e) => {
-                failed = Some(format!("step {k}: {e}"));
-                break;
-            }
+        if let Err(e) = sim.advance(&Actuation::none(), h) {
+            failed = Some(format!("step {k}: {e}"));
+            break;
         }
         done += 1;
     }
+    let rec = sim.counters().recoveries;
     let ms = 1e3 * start.elapsed().as_secs_f64() / done.max(1) as f64;
     (ms, done, rec, failed)
 }
 
-#[test]
-#[ignore]
+fn main() {
+    time_per_step_one_program_against_staged();
+    incline_normal_inflation_one_program_against_staged();
+}
+
 fn time_per_step_one_program_against_staged() {
     let t_one = seconds("NONSMOOTH_TIMING_SECONDS", 5.0);
     let t_staged = seconds("NONSMOOTH_TIMING_STAGED_SECONDS", 0.5);
@@ -126,8 +122,6 @@ fn time_per_step_one_program_against_staged() {
 
 /// `max_normal_inflation` of `drumwright-incline` (λ_n / spring value − 1 over the four
 /// friction coefficients, contacts with a spring value above 1e-3 N) for both couplings.
-#[test]
-#[ignore]
 fn incline_normal_inflation_one_program_against_staged() {
     let base = Model::from_toml_str(
         include_str!("../../../examples/drumwright_incline.toml"),
