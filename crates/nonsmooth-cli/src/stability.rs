@@ -10,12 +10,12 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_core::{Model, ParameterAxis};
+use nonsmooth_sos::event_driven::{falsify, SimOptions};
 use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
 use nonsmooth_sos::lyapunov::{certify, CertifyOptions, FlightFormulation, Method};
 use nonsmooth_sos::model::{certify_model, ModelCertifyOptions, StabilityModelError};
 use nonsmooth_sos::model_grid::{model_grid_figure, sweep_model};
 use nonsmooth_sos::planar::PlanarParams;
-use nonsmooth_sos::event_driven::{falsify, SimOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

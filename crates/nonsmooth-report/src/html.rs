@@ -491,7 +491,10 @@ mod tests {
         assert!(!html.contains("<?xml"));
         assert!(html.contains("src=\"x/missing.svg\""));
         assert!(html.contains("<h2>Paper P</h2>"));
-        assert_eq!(paper_group("Halm & Posa, rocking block (E1)"), "Halm & Posa");
+        assert_eq!(
+            paper_group("Halm & Posa, rocking block (E1)"),
+            "Halm & Posa"
+        );
         assert_eq!(
             paper_group("Zapolsky & Drumwright (§3)"),
             "Zapolsky & Drumwright"

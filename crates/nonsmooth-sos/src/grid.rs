@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::event_driven::{falsify, Falsification, SimOptions};
 use crate::lyapunov::{certify, CertifyOptions, CertifyReport, Method, Verdict};
 use crate::planar::PlanarParams;
-use crate::event_driven::{falsify, Falsification, SimOptions};
 use crate::SosError;
 
 /// A sweep over `μ × d`.

@@ -26,6 +26,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod event_driven;
 pub mod figures;
 pub mod grid;
 pub mod lyapunov;
@@ -35,7 +36,6 @@ mod parallel;
 pub mod planar;
 pub mod poly;
 pub mod program;
-pub mod event_driven;
 
 pub use poly::{monomials, Affine, Monomial, Poly};
 pub use program::{is_sos, Margin, SdpSize, SosProgram, SosSolution, SosStatus};

@@ -26,9 +26,9 @@ use serde::Serialize;
 use nonsmooth_core::geometry::{collider_world_poses, detect_contacts};
 use nonsmooth_core::{Dimension, JointKind, Model, ModelError, Shape};
 
+use crate::event_driven::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::lyapunov::{certify, CertifyOptions, CertifyReport, Verdict};
 use crate::planar::{not_applicable, ContactState, Mode, PlanarParams};
-use crate::event_driven::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::SosError;
 
 /// An assumption of the construction (Várkonyi §II; docs/decisions/000-sos-stability.md, model)

@@ -1,10 +1,10 @@
 //! Certificates on the paper's examples (acceptance tests 8–10 of
 //! docs/decisions/000-sos-stability.md, quick forms).
 
+use nonsmooth_sos::event_driven::{certificate_along_events, falsify, SimOptions};
 use nonsmooth_sos::lyapunov::{certify, monte_carlo_check, CertifyOptions, Method, Verdict};
 use nonsmooth_sos::planar::PlanarParams;
 use nonsmooth_sos::poly::Poly;
-use nonsmooth_sos::event_driven::{certificate_along_events, falsify, SimOptions};
 
 fn fig2(mu1: f64, d: f64) -> PlanarParams {
     PlanarParams::new(30f64.to_radians(), mu1, 2.0, d, 0.0)
