@@ -20,9 +20,10 @@
 //! - [`solve_friction_fixed`] and [`solve_friction_sticking`] (module `sticking`): the
 //!   unconstrained minimizer from the symmetric quasi-definite augmented system
 //!   `[I Eᵀ; E −I] [λ; β] = [0; −e]` (Vanderbei, "Symmetric quasidefinite matrices",
-//!   *SIAM J. Optim.* 5, 1995), factored as `P K Pᵀ = L D Lᵀ` by faer's sparse LDLᵀ
-//!   ([`SparseLdlt::quasi_definite`](crate::sparse::SparseLdlt::quasi_definite): an AMD
-//!   ordering, no pivoting, the pivot signs checked against the blocks), so that the
+//!   *SIAM J. Optim.* 5, 1995), factored as `K = L D Lᵀ` by faer's sparse LDLᵀ
+//!   ([`SparseLdlt::quasi_definite`](crate::sparse::SparseLdlt::quasi_definite): λ_i and
+//!   β_i interleaved, no reordering and no pivoting, the pivot signs checked against the
+//!   blocks), so that the
 //!   conditioning is that of E, not of EᵀE (whose entries reach 10¹⁵ for stiff contacts).
 //!   The augmented system is kept rather than the normal equations
 //!   `(I + EᵀE) λ = −Eᵀe` (an `L Lᵀ` of the Schur complement on λ) or the Schur complement

@@ -25,14 +25,21 @@ enum Kind {
 }
 
 /// Sparse factorization of a symmetric matrix (or of a principal submatrix of one) whose
-/// pivots have known signs, computed by faer's sparse Cholesky after an approximate minimum
-/// degree ordering P (faer docs, `faer::sparse::linalg::cholesky`):
+/// pivots have known signs, computed by faer's sparse Cholesky (faer docs,
+/// `faer::sparse::linalg::cholesky`):
 ///
-/// - positive definite matrices: `P A Pᵀ = L Lᵀ` ([`SparseLdlt::cholesky`]);
+/// - positive definite matrices: `P A Pᵀ = L Lᵀ` after an approximate minimum degree
+///   ordering P ([`SparseLdlt::cholesky`]);
 /// - symmetric quasi-definite matrices `[H Bᵀ; B −C]` (H, C positive definite), which are
 ///   strongly factorizable in every symmetric order with the pivot signs of their diagonal
 ///   blocks (Vanderbei, "Symmetric quasidefinite matrices", *SIAM J. Optim.* 5, 1995):
-///   `P A Pᵀ = L D Lᵀ` with L unit lower triangular ([`SparseLdlt::quasi_definite`]).
+///   `A = L D Lᵀ` with L unit lower triangular, in the caller's order
+///   ([`SparseLdlt::quasi_definite`]). The order is kept because the stability of this
+///   factorization depends on it (Gill, Saunders & Shinnerl, "On the stability of Cholesky
+///   factorization for symmetric quasidefinite systems", *SIAM J. Matrix Anal. Appl.* 17,
+///   1996): the friction stage interleaves each λ row with its β row, and an AMD order of
+///   the same systems failed the backward-error check on stiff contacts that the
+///   interleaved order passes.
 ///
 /// The symbolic part is shared (`Arc`) by clones.
 #[derive(Debug, Clone)]
@@ -103,7 +110,7 @@ impl SparseLdlt {
     }
 
     /// Factors the principal submatrix of `a` on `index` (as [`SparseLdlt::cholesky`]) as
-    /// `P A Pᵀ = L D Lᵀ`, requiring the pivot of submatrix row k to be positive when
+    /// `A = L D Lᵀ` in the given order (no fill-reducing ordering), requiring the pivot of submatrix row k to be positive when
     /// `positive(k)` and negative otherwise (quasi-definite matrices). Returns `None` if a
     /// pivot has the wrong sign, is zero or is not finite, or if an index is out of range or
     /// repeated.
@@ -144,7 +151,10 @@ impl SparseLdlt {
         let symbolic = factorize_symbolic_cholesky(
             sym,
             Side::Upper,
-            SymmetricOrdering::Amd,
+            match kind {
+                Kind::Llt => SymmetricOrdering::Amd,
+                Kind::Ldlt => SymmetricOrdering::Identity,
+            },
             Default::default(),
         )
         .ok()?;

@@ -6,13 +6,15 @@
 //!   to assemble and to multiply.
 //! - [`SparseLdlt`]: the factorization of a symmetric matrix, or of one of its principal
 //!   submatrices, whose pivots have prescribed signs: `P A Pᵀ = L Lᵀ` for positive definite
-//!   matrices ([`SparseLdlt::cholesky`]) and `P A Pᵀ = L D Lᵀ` for symmetric quasi-definite
+//!   matrices ([`SparseLdlt::cholesky`]) and `A = L D Lᵀ` for symmetric quasi-definite
 //!   ones `[H Bᵀ; B −C]` ([`SparseLdlt::quasi_definite`]), which are strongly factorizable
 //!   in any symmetric order (Vanderbei, "Symmetric quasidefinite matrices", *SIAM J. Optim.*
-//!   5, 1995), so no pivoting is needed.
+//!   5, 1995), so no pivoting is needed; these keep the caller's order, on which the
+//!   stability depends (Gill, Saunders & Shinnerl, *SIAM J. Matrix Anal. Appl.* 17, 1996).
 //!
 //! Decision: the factorizations are faer's sparse Cholesky (`faer::sparse::linalg::cholesky`:
-//! an approximate minimum degree ordering, then a simplicial or supernodal numeric
+//! an approximate minimum degree ordering for the positive definite case, then a simplicial
+//! or supernodal numeric
 //! factorization, chosen by faer from the flop count), not a hand-written one. faer is
 //! maintained, already used by this crate for the Newton Hessian of the regularized contact
 //! solver, and its fill-reducing ordering makes the fill independent of the order in which
