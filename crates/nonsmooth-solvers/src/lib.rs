@@ -4,8 +4,8 @@
 //! - [`lcp`]: linear complementarity problems — Lemke's method with a lexicographic ratio
 //!   test, projected Gauss–Seidel, block principal pivoting for sparse symmetric positive
 //!   definite matrices, a brute-force enumerator (test oracle) and an MLCP → LCP reduction;
-//! - [`sparse`]: symmetric sparse matrices and their envelope (skyline) `L D Lᵀ`
-//!   factorization;
+//! - [`sparse`]: symmetric sparse matrices and their sparse `L Lᵀ` / `L D Lᵀ`
+//!   factorization (faer's sparse Cholesky);
 //! - [`friction`]: the friction stage of a staged contact solve (a quadratic program over
 //!   Coulomb disks) by a quasi-definite sparse solve when contacts stick and Newton's method
 //!   on the disk multipliers when they slide;

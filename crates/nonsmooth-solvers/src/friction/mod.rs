@@ -20,11 +20,16 @@
 //! - [`solve_friction_fixed`] and [`solve_friction_sticking`] (module `sticking`): the
 //!   unconstrained minimizer from the symmetric quasi-definite augmented system
 //!   `[I Eᵀ; E −I] [λ; β] = [0; −e]` (Vanderbei, "Symmetric quasidefinite matrices",
-//!   *SIAM J. Optim.* 5, 1995), factored by the envelope [`Skyline`](crate::sparse::Skyline)
-//!   `L D Lᵀ`, so that the conditioning is that of E, not of EᵀE (whose entries reach
-//!   10¹⁵ for stiff contacts); accepted at a normwise backward error ≤ `tol` and, for the
-//!   sticking solve, only when the minimizer lies in every disk (then it is the constrained
-//!   optimum);
+//!   *SIAM J. Optim.* 5, 1995), factored as `K = L D Lᵀ` by faer's sparse LDLᵀ
+//!   ([`SparseLdlt::quasi_definite`](crate::sparse::SparseLdlt::quasi_definite): λ_i and
+//!   β_i interleaved, no reordering and no pivoting, the pivot signs checked against the
+//!   blocks), so that the
+//!   conditioning is that of E, not of EᵀE (whose entries reach 10¹⁵ for stiff contacts).
+//!   The augmented system is kept rather than the normal equations
+//!   `(I + EᵀE) λ = −Eᵀe` (an `L Lᵀ` of the Schur complement on λ) or the Schur complement
+//!   on β, `I + E Eᵀ`, since both square the conditioning of E. Accepted at a normwise
+//!   backward error ≤ `tol` and, for the sticking solve, only when the minimizer lies in
+//!   every disk (then it is the constrained optimum);
 //! - [`solve_friction_sliding`] (module `sliding`): when contacts slide, the stationarity
 //!   conditions `(I + EᵀE + diag ν) λ = −Eᵀe` with one multiplier ν_c ≥ 0 per disk, ν
 //!   updated by Newton's method on Moré & Sorensen's secular equation `1/‖λ_c(ν)‖ = 1/b_c`

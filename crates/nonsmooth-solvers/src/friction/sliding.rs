@@ -124,7 +124,7 @@ pub fn solve_friction_sliding(
                 for &i in &blocks[d].0 {
                     v[i] = lambda[i];
                 }
-                let w = system.solve(&v);
+                let w = system.solve(&v)?;
                 for (r, &c) in sliding.iter().enumerate() {
                     let dot: f64 = blocks[c].0.iter().map(|&i| lambda[i] * w[i]).sum();
                     jac[(r, a)] = dot / norms[c].powi(3);

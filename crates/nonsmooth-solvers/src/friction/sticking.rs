@@ -4,7 +4,7 @@
 use nalgebra::DVector;
 
 use super::{block_norm, zero_disk_rows};
-use crate::sparse::{Skyline, SymSparse};
+use crate::sparse::{SparseLdlt, SymSparse};
 
 /// The all-sticking solution of the friction stage `min ½‖λ‖² + ½‖Eλ + e‖²` (rows of
 /// contacts with b_c = 0 fixed at zero), accepted when it lies in every disk
@@ -29,9 +29,10 @@ pub fn solve_friction_sticking(
 /// The minimizer of the friction-stage objective `½‖λ‖² + ½‖Eλ + e‖²` over the rows that
 /// are not `fixed` (the others held at their given values). Solved through the symmetric
 /// quasi-definite augmented system `[I Eᵀ; E −I] [λ; β] = [0; −e']` (β = Eλ + e', e' = e +
-/// E λ_fixed), factored by [`Skyline::factor_signed`] with λ_i and β_i interleaved, so the
-/// condition number is that of E, not of EᵀE; one step of iterative refinement, then a
-/// normwise backward-error check (≤ `tol`; `None` when it fails).
+/// E λ_fixed), factored by [`SparseLdlt::quasi_definite`] (a signed `L D Lᵀ` with λ pivots
+/// positive and β pivots negative), so the condition number is that of E, not of EᵀE; one
+/// step of iterative refinement, then a normwise backward-error check (≤ `tol`; `None` when
+/// it fails).
 pub fn solve_friction_fixed(
     e_rows: &[Vec<(usize, f64)>],
     e: &DVector<f64>,
@@ -86,13 +87,13 @@ pub(super) fn solve_friction_shifted(
         rhs[pos_b[i]] = -ei;
     }
     let k = SymSparse::from_triplets(dim, &trip);
-    let f = Skyline::factor_signed(&k, None, &|i| positive[i])?;
+    let f = SparseLdlt::quasi_definite(&k, None, &|i| positive[i])?;
     let mut x = rhs.as_slice().to_vec();
-    f.solve_mut(&mut x);
+    f.solve_mut(&mut x)?;
     let mut x = DVector::from_vec(x);
     let mut res = &rhs - k.mul(&x);
     let mut d = res.as_slice().to_vec();
-    f.solve_mut(&mut d);
+    f.solve_mut(&mut d)?;
     x += DVector::from_vec(d);
     res = &rhs - k.mul(&x);
     let knorm = k
@@ -111,15 +112,16 @@ pub(super) fn solve_friction_shifted(
 /// The factored augmented system of [`solve_friction_shifted`], for further right-hand sides.
 pub(super) struct ShiftedSystem {
     k: SymSparse,
-    f: Skyline,
+    f: SparseLdlt,
     pos_l: Vec<usize>,
 }
 
 impl ShiftedSystem {
     /// `(I + EᵀE + diag(ν))⁻¹ v` on the free rows (v in λ-space; fixed rows of v ignored,
     /// their entries of the result zero): the augmented system with v on the λ rows and zero
-    /// on the β rows, one step of iterative refinement.
-    pub(super) fn solve(&self, v: &DVector<f64>) -> DVector<f64> {
+    /// on the β rows, one step of iterative refinement. `None` when the solve fails
+    /// ([`SparseLdlt::solve_mut`]).
+    pub(super) fn solve(&self, v: &DVector<f64>) -> Option<DVector<f64>> {
         let mut rhs = DVector::zeros(self.k.rows.len());
         for (i, &p) in self.pos_l.iter().enumerate() {
             if p != usize::MAX {
@@ -127,17 +129,17 @@ impl ShiftedSystem {
             }
         }
         let mut x = rhs.as_slice().to_vec();
-        self.f.solve_mut(&mut x);
+        self.f.solve_mut(&mut x)?;
         let mut x = DVector::from_vec(x);
         let mut d = (&rhs - self.k.mul(&x)).as_slice().to_vec();
-        self.f.solve_mut(&mut d);
+        self.f.solve_mut(&mut d)?;
         x += DVector::from_vec(d);
-        DVector::from_iterator(
+        Some(DVector::from_iterator(
             v.len(),
             self.pos_l
                 .iter()
                 .map(|&p| if p == usize::MAX { 0.0 } else { x[p] }),
-        )
+        ))
     }
 }
 

@@ -19,9 +19,12 @@
 //!   three block pivots that do not reduce the number of infeasibilities, fall back to
 //!   Murty's least-index single pivot (K. G. Murty, "Note on a Bard-type scheme for solving
 //!   the complementarity problem", *Opsearch* 11, 1974), which is finite for P-matrices.
-//!   Each iteration costs one envelope Cholesky factorization of `A_PP`
-//!   ([`Skyline`]) and one step of iterative refinement. A good warm start (the previous
-//!   time step's active set) usually ends in zero or one pivot.
+//!   Each iteration costs one sparse Cholesky factorization `L Lᵀ` of `A_PP`
+//!   ([`SparseLdlt::cholesky`], faer's sparse Cholesky after an AMD ordering) and one step
+//!   of iterative refinement. The ordering and symbolic factorization are recomputed at
+//!   every pivot, since each pivot changes the index set P and so the pattern of `A_PP`.
+//!   A good warm start (the previous time step's active set) usually ends in zero or one
+//!   pivot.
 //! - [`natural_residual`]: the relative natural-map residual `max_i |min(λ_i, w_i)|`, the
 //!   acceptance check for a solution.
 //! - [`min_norm_certificate`] / [`min_norm_certificate_factored`]: checks the KKT conditions
@@ -36,18 +39,23 @@
 
 use nalgebra::DVector;
 
-use crate::sparse::{Skyline, SymSparse};
+use crate::sparse::{SparseLdlt, SymSparse};
 
 /// Solves `A_PP x_P = c_P` (P = `index`) with one step of iterative refinement.
 fn solve_sub(a: &SymSparse, index: &[usize], c: &DVector<f64>) -> Option<Vec<f64>> {
-    let f = Skyline::factor(a, Some(index))?;
-    Some(solve_sub_with(a, index, &f, c))
+    let f = SparseLdlt::cholesky(a, Some(index))?;
+    solve_sub_with(a, index, &f, c)
 }
 
 /// As [`solve_sub`] with the factorization `f` of `A_PP` given.
-fn solve_sub_with(a: &SymSparse, index: &[usize], f: &Skyline, c: &DVector<f64>) -> Vec<f64> {
+fn solve_sub_with(
+    a: &SymSparse,
+    index: &[usize],
+    f: &SparseLdlt,
+    c: &DVector<f64>,
+) -> Option<Vec<f64>> {
     let mut x: Vec<f64> = index.iter().map(|&i| c[i]).collect();
-    f.solve_mut(&mut x);
+    f.solve_mut(&mut x)?;
     let mut pos = vec![usize::MAX; a.n];
     for (k, &i) in index.iter().enumerate() {
         pos[i] = k;
@@ -62,11 +70,11 @@ fn solve_sub_with(a: &SymSparse, index: &[usize], f: &Skyline, c: &DVector<f64>)
                 .sum::<f64>()
         })
         .collect();
-    f.solve_mut(&mut r);
+    f.solve_mut(&mut r)?;
     for (xi, ri) in x.iter_mut().zip(&r) {
         *xi += ri;
     }
-    x
+    Some(x)
 }
 
 /// Complementarity residual of the LCP `λ ≥ 0, w = Aλ − c ≥ 0, λᵀw = 0`: the natural-map
@@ -109,8 +117,8 @@ pub struct PivotingSolution {
     pub pivots: usize,
     /// The final active set P (sorted).
     pub active: Vec<usize>,
-    /// Envelope factorization of `A_PP` (`None` when P is empty).
-    pub factor: Option<Skyline>,
+    /// Sparse Cholesky factorization of `A_PP` (`None` when P is empty).
+    pub factor: Option<SparseLdlt>,
 }
 
 /// [`block_pivoting`], returning the final active set and its factorization as well.
@@ -132,8 +140,8 @@ pub fn block_pivoting_factored(
         let mut lambda = DVector::zeros(n);
         let mut factor = None;
         if !index.is_empty() {
-            let f = Skyline::factor(a, Some(&index))?;
-            let x = solve_sub_with(a, &index, &f, c);
+            let f = SparseLdlt::cholesky(a, Some(&index))?;
+            let x = solve_sub_with(a, &index, &f, c)?;
             for (k, &i) in index.iter().enumerate() {
                 lambda[i] = x[k];
             }
@@ -190,14 +198,14 @@ pub fn min_norm_certificate(a: &SymSparse, lambda: &DVector<f64>, tol: f64) -> b
     min_norm_certificate_factored(a, lambda, tol, None)
 }
 
-/// [`min_norm_certificate`], reusing the factorization `known = (P', L D Lᵀ of A_P'P')`
+/// [`min_norm_certificate`], reusing the factorization `known = (P', L Lᵀ of A_P'P')`
 /// when P' is the certificate's index set `{i : λ_i > 0}` (the same arithmetic as
 /// factoring again).
 pub fn min_norm_certificate_factored(
     a: &SymSparse,
     lambda: &DVector<f64>,
     tol: f64,
-    known: Option<(&[usize], &Skyline)>,
+    known: Option<(&[usize], &SparseLdlt)>,
 ) -> bool {
     let n = a.n;
     let index: Vec<usize> = (0..n).filter(|&i| lambda[i] > 0.0).collect();
@@ -206,10 +214,10 @@ pub fn min_norm_certificate_factored(
     }
     let mu_p = match known {
         Some((p, f)) if p == index.as_slice() => solve_sub_with(a, &index, f, lambda),
-        _ => match solve_sub(a, &index, lambda) {
-            Some(x) => x,
-            None => return false,
-        },
+        _ => solve_sub(a, &index, lambda),
+    };
+    let Some(mu_p) = mu_p else {
+        return false;
     };
     let mut mu = DVector::zeros(n);
     for (k, &i) in index.iter().enumerate() {

@@ -1,30 +1,39 @@
-//! Symmetric sparse matrices and their envelope (skyline) factorization.
+//! Symmetric sparse matrices and their sparse factorization.
 //!
 //! - [`SymSparse`]: a symmetric sparse matrix stored by rows (both triangles, column indices
 //!   sorted), assembled from triplets. A matrix such as the Delassus matrix `G M⁻¹ Gᵀ` of
 //!   contacts that couple only through shared bodies has O(rows) entries and costs O(rows)
 //!   to assemble and to multiply.
-//! - [`Skyline`]: the envelope ("skyline", variable-band) factorization `A = L D Lᵀ` of a
-//!   symmetric matrix, or of one of its principal submatrices, after George & Liu,
-//!   *Computer Solution of Large Sparse Positive Definite Systems* (Prentice-Hall, 1981),
-//!   ch. 4: row i of L is stored from its first nonzero column, so a banded or
-//!   block-tridiagonal matrix factors in O(n · bandwidth²). The pivot signs are prescribed:
-//!   all positive for positive definite matrices, or mixed for symmetric quasi-definite ones
-//!   `[H Bᵀ; B −C]`, which are strongly factorizable in any symmetric order (Vanderbei,
-//!   "Symmetric quasidefinite matrices", *SIAM J. Optim.* 5, 1995).
+//! - [`SparseLdlt`]: the factorization of a symmetric matrix, or of one of its principal
+//!   submatrices, whose pivots have prescribed signs: `P A Pᵀ = L Lᵀ` for positive definite
+//!   matrices ([`SparseLdlt::cholesky`]) and `A = L D Lᵀ` for symmetric quasi-definite
+//!   ones `[H Bᵀ; B −C]` ([`SparseLdlt::quasi_definite`]), which are strongly factorizable
+//!   in any symmetric order (Vanderbei, "Symmetric quasidefinite matrices", *SIAM J. Optim.*
+//!   5, 1995), so no pivoting is needed; these keep the caller's order, on which the
+//!   stability depends (Gill, Saunders & Shinnerl, *SIAM J. Matrix Anal. Appl.* 17, 1996).
+//!
+//! Decision: the factorizations are faer's sparse Cholesky (`faer::sparse::linalg::cholesky`:
+//! an approximate minimum degree ordering for the positive definite case, then a simplicial
+//! or supernodal numeric
+//! factorization, chosen by faer from the flop count), not a hand-written one. faer is
+//! maintained, already used by this crate for the Newton Hessian of the regularized contact
+//! solver, and its fill-reducing ordering makes the fill independent of the order in which
+//! callers number the rows (an envelope factorization, George & Liu 1981, ch. 4, fills the
+//! whole profile of the given order). The cost is a new ordering and symbolic factorization
+//! per factorization, which callers whose pattern changes every time (block pivoting's
+//! active sets) pay anyway. faer's `L D Lᵀ` without regularization accepts any nonzero
+//! pivot, so the quasi-definite factorization checks the signs of D afterwards.
 //!
 //! Checks and limitations: a factorization fails (returns `None`) when a pivot is not finite
 //! or has the wrong sign, which detects a matrix that is not positive definite (or not
-//! quasi-definite in the given order); there is no pivoting and no reordering, so the fill
-//! is the envelope of the matrix in the order given (choose an order with a small profile).
-//! Solves are not refined; callers that need accuracy add a step of iterative refinement
-//! with [`SymSparse::mul`].
+//! quasi-definite with the given signs); there is no pivoting. Solves are not refined;
+//! callers that need accuracy add a step of iterative refinement with [`SymSparse::mul`].
 
 use nalgebra::{DMatrix, DVector};
 
-mod skyline;
+mod ldlt;
 
-pub use skyline::Skyline;
+pub use ldlt::SparseLdlt;
 
 /// Symmetric sparse matrix stored by rows (both triangles), column indices sorted.
 #[derive(Debug, Clone, PartialEq, Default)]
