@@ -153,14 +153,14 @@
 //! ([`nonsmooth_solvers::lcp::block_pivoting`](mod@nonsmooth_solvers::lcp::block_pivoting)
 //! and [`nonsmooth_solvers::friction`]):
 //! - normal stage: the LCP `λ ≥ 0 ⊥ (R + W_uu)λ − c ≥ 0` by block principal pivoting,
-//!   warm-started from the previous step's active contacts, each pivot one envelope
-//!   Cholesky factorization; accepted when the complementarity residual is ≤ 1e-9
+//!   warm-started from the previous step's active contacts, each pivot one sparse
+//!   Cholesky factorization (faer); accepted when the complementarity residual is ≤ 1e-9
 //!   (relative) and, for the min-norm form (D4), when the KKT multipliers of the min-norm
 //!   QP certify that the LCP solution is also the min-norm one (always so for an M-matrix,
 //!   as for the stack's vertical normal rows);
 //! - friction stage: the all-sticking minimizer of ½‖λ_t‖² + ½‖Eλ_t + e‖²
 //!   (E = I + S_t W_tt) from the quasi-definite augmented system `[I Eᵀ; E −I]`
-//!   (envelope LDLᵀ, one refinement step, normwise backward error ≤ 1e-13), accepted when
+//!   (sparse signed LDLᵀ (faer), one refinement step, normwise backward error ≤ 1e-13), accepted when
 //!   it lies in every Coulomb disk (then it is the constrained optimum); when contacts slide
 //!   (at most 16 frictional contacts), Newton's method on the multipliers of the disks
 //!   ([`nonsmooth_solvers::friction::solve_friction_sliding`]), accepted at a KKT residual
@@ -182,7 +182,7 @@
 //! centre of mass, e.g. spheres: the block depends only on the model) is not factored
 //! again. Row i of W is the merge of the sorted row lists of its at most two bodies (no
 //! sort). The min-norm certificate of the normal stage reuses the pivoting method's last
-//! envelope factorization when its index set is the same (the same arithmetic as factoring
+//! factorization when its index set is the same (the same arithmetic as factoring
 //! again). Every acceptance check (residuals, KKT certificate, cone membership, Clarabel
 //! fallback) is unchanged.
 //!
