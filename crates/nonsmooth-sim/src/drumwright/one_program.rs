@@ -33,6 +33,7 @@
 use super::*;
 use nonsmooth_solvers::regularized_contact::{
     solve as newton_solve, Constraint, ConstraintKind, RegularizedContactProblem,
+    RegularizedContactProblemBuilder,
 };
 
 /// One row of the program: Jacobian entries `(velocity index, value)`, the row's
@@ -88,21 +89,9 @@ impl DrumwrightStepper {
         h: f64,
         rounds: usize,
     ) -> Result<Option<ProgramSolution>, SimError> {
-        let nv = input.v_free.len();
         let nu = input.normals.len();
         let nt = input.tangents.len();
-        let mut builder =
-            RegularizedContactProblem::builder(nv).free_velocity(input.v_free.clone());
-        builder = match input.mass {
-            ProgramMass::Dense(m) => builder.mass_block(0, m),
-            ProgramMass::Blocks(blocks) => {
-                let mut b = builder;
-                for blk in blocks {
-                    b = b.mass_block(blk.v_index, &blk.mass);
-                }
-                b
-            }
-        };
+        let mut builder = program_builder(input);
         let row_constraint = |kind: ConstraintKind, rows: &[&ProgramRow]| {
             let r = rows.iter().map(|x| x.r).fold(0.0, f64::max);
             let mut jac = Vec::new();
@@ -264,21 +253,9 @@ impl DrumwrightStepper {
         h: f64,
         warm: &DVector<f64>,
     ) -> Result<Option<(DVector<f64>, usize)>, SimError> {
-        let nv = input.v_free.len();
         let nu = input.normals.len();
         let nt = input.tangents.len();
-        let mut builder =
-            RegularizedContactProblem::builder(nv).free_velocity(input.v_free.clone());
-        builder = match input.mass {
-            ProgramMass::Dense(m) => builder.mass_block(0, m),
-            ProgramMass::Blocks(blocks) => {
-                let mut b = builder;
-                for blk in blocks {
-                    b = b.mass_block(blk.v_index, &blk.mass);
-                }
-                b
-            }
-        };
+        let mut builder = program_builder(input);
         let mut with_cone = vec![None; nu];
         for (k, c) in input.contacts.iter().enumerate() {
             let n = &input.normals[c.normal];
@@ -372,4 +349,16 @@ pub(super) fn normal_guesses(
             .map(|k| previous[k].1)
     })
     .collect()
+}
+
+/// The regularized program's builder with the step's free velocity and mass blocks.
+fn program_builder(input: &ProgramInput<'_>) -> RegularizedContactProblemBuilder {
+    let builder =
+        RegularizedContactProblem::builder(input.v_free.len()).free_velocity(input.v_free.clone());
+    match input.mass {
+        ProgramMass::Dense(m) => builder.mass_block(0, m),
+        ProgramMass::Blocks(blocks) => blocks
+            .iter()
+            .fold(builder, |b, blk| b.mass_block(blk.v_index, &blk.mass)),
+    }
 }
