@@ -9,33 +9,9 @@
 # reached: nothing was compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV="${NONSMOOTH_PEERS_VENV:-target/peers-venv}"
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
-fi
-VENV="$(cd "$VENV" && pwd)"
-if ! "$VENV/bin/python" -m pip install --quiet --upgrade pin example-robot-data mujoco numpy; then
-    echo "peer_robots_check.sh: could not install the peers from PyPI (offline?)" >&2
-    exit 3
-fi
-WHEELS="target/peers-wheels"
-rm -rf "$WHEELS"
-if ! "$VENV/bin/python" -m pip download --quiet --no-deps dm_control -d "$WHEELS"; then
-    echo "peer_robots_check.sh: could not download dm_control from PyPI (offline?)" >&2
-    exit 3
-fi
+source scripts/published_robots.sh
 SUITE="target/peers-dm-control"
-rm -rf "$SUITE"
-"$VENV/bin/python" - "$WHEELS" "$SUITE" <<'EOF'
-import glob, sys, zipfile
-wheels, out = sys.argv[1:]
-(wheel,) = glob.glob(f"{wheels}/dm_control-*.whl")
-with zipfile.ZipFile(wheel) as z:
-    for name in z.namelist():
-        if name.startswith("dm_control/suite/") and name.endswith(".xml"):
-            z.extract(name, out)
-EOF
-ROBOTS="$(ls -d "$VENV"/lib/python3*/site-packages/cmeel.prefix/share/example-robot-data/robots)"
+fetch_published_robots peer_robots_check.sh "$SUITE" pin example-robot-data mujoco numpy
 OUT="target/peer-robots.json"
 # From target/: MuJoCo writes its warnings (settotalmass's deprecation) to MUJOCO_LOG.TXT in
 # the working directory.

@@ -21,34 +21,11 @@ RUN_LIMIT="${RUN_LIMIT:-600}"
 # The robot's pose in the model file: its floating joint's coordinates count from there.
 DROP_Z=0.4
 V_REST="${V_REST:-0.05}"
-VENV="${NONSMOOTH_PEERS_VENV:-target/peers-venv}"
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
-fi
-VENV="$(cd "$VENV" && pwd)"
-if ! "$VENV/bin/python" -m pip install --quiet --upgrade example-robot-data numpy; then
-    echo "published_robots_run.sh: could not install example-robot-data from PyPI (offline?)" >&2
-    exit 3
-fi
-WHEELS="target/peers-wheels"
-rm -rf "$WHEELS"
-if ! "$VENV/bin/python" -m pip download --quiet --no-deps dm_control -d "$WHEELS"; then
-    echo "published_robots_run.sh: could not download dm_control from PyPI (offline?)" >&2
-    exit 3
-fi
 OUT="$(pwd)/target/published-robots"
 rm -rf "$OUT"
 mkdir -p "$OUT"
-"$VENV/bin/python" - "$WHEELS" "$OUT/dm-control" <<'EOF'
-import glob, sys, zipfile
-wheels, out = sys.argv[1:]
-(wheel,) = glob.glob(f"{wheels}/dm_control-*.whl")
-with zipfile.ZipFile(wheel) as z:
-    for name in z.namelist():
-        if name.startswith("dm_control/suite/") and name.endswith(".xml"):
-            z.extract(name, out)
-EOF
-ROBOTS="$(ls -d "$VENV"/lib/python3*/site-packages/cmeel.prefix/share/example-robot-data/robots)"
+source scripts/published_robots.sh
+fetch_published_robots published_robots_run.sh "$OUT/dm-control" example-robot-data numpy
 cat > "$OUT/solo12_on_ground.toml" <<EOF
 # solo12 as published in example-robot-data (collision meshes through package://), floating,
 # dropped from 0.4 m (its straight legs are 0.32 m long below the trunk) onto a ground plane;
