@@ -442,12 +442,7 @@ fn zeno_wobble_run(
             }
         }
     }
-    let ratios: Vec<f64> = stepper
-        .impacts
-        .iter()
-        .filter(|i| i.v_before[2].abs() > 0.05)
-        .map(|i| i.v_after[2] / i.v_before[2])
-        .collect();
+    let ratios = stepper.impact_ratios(2, 0.05);
     let first_impact = stepper.impacts.first().map_or(f64::INFINITY, |i| i.t);
     let apex_angle = trace
         .iter()

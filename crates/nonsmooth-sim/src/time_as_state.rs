@@ -102,6 +102,17 @@ impl TimeAsStateDi {
         Self::default()
     }
 
+    /// The ratio `v⁺ᵢ / v⁻ᵢ` of velocity coordinate `i` across each recorded impact whose
+    /// pre-impact `|v⁻ᵢ|` exceeds `min_speed` (e.g. the 0.7 per impact of the paper's Zeno
+    /// wobble, §4.3).
+    pub fn impact_ratios(&self, i: usize, min_speed: f64) -> Vec<f64> {
+        self.impacts
+            .iter()
+            .filter(|r| r.v_before.get(i).is_some_and(|v| v.abs() > min_speed))
+            .map(|r| r.v_after[i] / r.v_before[i])
+            .collect()
+    }
+
     /// The same stepper with sub-steps of s-length `s_step`.
     pub fn with_s_step(s_step: f64) -> Self {
         Self {

@@ -47,12 +47,7 @@ fn zeno_wobble_with_time_as_state_stepper() {
         }
     }
     let t = rest_time.unwrap();
-    let ratios: Vec<f64> = stepper
-        .impacts
-        .iter()
-        .filter(|i| i.v_before[2].abs() > 0.05)
-        .map(|i| i.v_after[2] / i.v_before[2])
-        .collect();
+    let ratios = stepper.impact_ratios(2, 0.05);
     eprintln!("apex {apex} ratios {ratios:?} rest {t} s {}", stepper.s);
     assert!((apex - models::zeno_apex_angle(1.0, 2.0, 1.0, 1.0)).abs() < 5e-3);
     assert!(ratios.len() >= 3);
