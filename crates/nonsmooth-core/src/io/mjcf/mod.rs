@@ -117,6 +117,7 @@
 //! `arm.xml:12: field \`geom[foot].type\``.
 
 mod build;
+mod defaults;
 mod inertia;
 mod parse;
 mod xml;
