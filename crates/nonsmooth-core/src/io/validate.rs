@@ -9,7 +9,8 @@ use nalgebra::{Isometry3, Matrix3, Unit, UnitQuaternion, Vector3};
 use super::spans::FieldPath;
 use crate::error::{Location, ModelError};
 use crate::model::{
-    ActuatorKind, ConstraintKind, ContactMaterial, Dimension, JointKind, Model, Shape,
+    Actuator, ActuatorKind, ConstraintKind, ContactMaterial, Dimension, Joint, JointKind,
+    JointLimit, JointSpring, Model, Shape,
 };
 
 /// Tolerance on |‖q‖ − 1| for quaternions and axes that are accepted as unit as given.
@@ -407,8 +408,22 @@ fn body_ref(
 }
 
 /// Validates every part of `model`; field paths are in model terms and passed to `loc`.
+/// The sections are checked in order (settings, bodies, joints, contact items,
+/// constraints, actuators, initial state, mass matrix); the first error is returned.
 pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
-    let nb = model.bodies.len();
+    check_settings(model, loc)?;
+    check_bodies(model, loc)?;
+    let (nq, nv) = check_joints(model, loc)?;
+    check_colliders(model, loc)?;
+    check_pairs(model, loc)?;
+    check_constraints(model, loc)?;
+    check_actuators(model, loc)?;
+    check_initial_state(model, loc, nq, nv)?;
+    check_mass_matrix(model, loc)
+}
+
+/// Gravity, contact margin and the simulation settings.
+fn check_settings(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     finite(loc, &p("gravity"), model.gravity.as_slice())?;
     non_negative(
         loc,
@@ -422,8 +437,11 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
     if let Some(duration) = model.simulation.duration {
         non_negative(loc, &p("simulation").key("duration"), duration, "duration")?;
     }
+    Ok(())
+}
 
-    // Bodies.
+/// Body names, masses, centres of mass and inertias.
+fn check_bodies(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     unique_names(
         loc,
         "bodies",
@@ -452,8 +470,13 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             check_inertia(loc, &pb.key("inertia"), &body.inertia)?;
         }
     }
+    Ok(())
+}
 
-    // Joints and the tree.
+/// The joints and the tree they form: one joint per body, in topological order, with
+/// consecutive coordinate offsets. Returns the numbers of coordinates (nq, nv).
+fn check_joints(model: &Model, loc: &Locator<'_>) -> Result<(usize, usize), ModelError> {
+    let nb = model.bodies.len();
     if model.joints.len() != nb {
         return Err(ModelError::Topology {
             location: loc(&p("joints")),
@@ -473,34 +496,7 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
     let (mut iq, mut iv) = (0, 0);
     for (i, joint) in model.joints.iter().enumerate() {
         let pj = p("joints").idx(i);
-        if joint.child != i {
-            return Err(ModelError::Topology {
-                location: loc(&pj.key("child")),
-                reason: format!("joints[{i}] must have child body {i}, not {}", joint.child),
-            });
-        }
-        if let Some(parent) = joint.parent {
-            if parent >= i {
-                return Err(ModelError::Topology {
-                    location: loc(&pj.key("parent")),
-                    reason: format!(
-                        "parent body {parent} of body {i} must come before it (bodies in \
-                         topological order; a cycle or a forward reference)"
-                    ),
-                });
-            }
-        }
-        if joint.q_index != iq || joint.v_index != iv {
-            return Err(invalid(
-                loc,
-                &pj,
-                format!(
-                    "coordinate offsets (q {}, v {}) should be (q {iq}, v {iv}); call \
-                     Model::assign_coordinate_offsets",
-                    joint.q_index, joint.v_index
-                ),
-            ));
-        }
+        check_joint_place(loc, &pj, i, joint, (iq, iv))?;
         iq += joint.kind.nq();
         iv += joint.kind.nv();
         pose(loc, &pj.key("placement"), &joint.placement)?;
@@ -508,53 +504,117 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         non_negative(loc, &pj.key("damping"), joint.damping, "joint damping")?;
         non_negative(loc, &pj.key("armature"), joint.armature, "joint armature")?;
         if let Some(spring) = &joint.spring {
-            let ps = pj.key("spring");
-            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
-                return Err(invalid(
-                    loc,
-                    &ps,
-                    "springs apply to revolute and prismatic joints only",
-                ));
-            }
-            non_negative(
-                loc,
-                &ps.key("stiffness"),
-                spring.stiffness,
-                "spring stiffness",
-            )?;
-            finite(loc, &ps.key("reference"), &[spring.reference])?;
+            check_spring(loc, &pj.key("spring"), joint.kind, spring)?;
         }
         if let Some(limit) = &joint.limit {
-            let pl = pj.key("limit");
-            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
-                return Err(invalid(
-                    loc,
-                    &pl,
-                    "limits apply to revolute and prismatic joints only",
-                ));
-            }
-            finite(loc, &pl.key("lower"), &[limit.lower])?;
-            finite(loc, &pl.key("upper"), &[limit.upper])?;
-            if limit.lower > limit.upper {
-                return Err(invalid(
-                    loc,
-                    &pl.key("upper"),
-                    format!("upper {} < lower {}", limit.upper, limit.lower),
-                ));
-            }
-            if let Some(k) = limit.stiffness {
-                positive(loc, &pl.key("stiffness"), k, "stiffness")?;
-            }
-            if let Some(b) = limit.damping {
-                non_negative(loc, &pl.key("damping"), b, "damping")?;
-            }
+            check_limit(loc, &pj.key("limit"), joint.kind, limit)?;
         }
         if model.dimension == Dimension::Planar {
             check_planar_joint(loc, &pj, joint)?;
         }
     }
+    Ok((iq, iv))
+}
 
-    // Materials and colliders.
+/// Joint `i` (at `pj`) in the tree: child body `i`, a parent before it, and its coordinates
+/// starting at `offsets` (q, v).
+fn check_joint_place(
+    loc: &Locator<'_>,
+    pj: &FieldPath,
+    i: usize,
+    joint: &Joint,
+    offsets: (usize, usize),
+) -> Result<(), ModelError> {
+    let (iq, iv) = offsets;
+    if joint.child != i {
+        return Err(ModelError::Topology {
+            location: loc(&pj.key("child")),
+            reason: format!("joints[{i}] must have child body {i}, not {}", joint.child),
+        });
+    }
+    if let Some(parent) = joint.parent {
+        if parent >= i {
+            return Err(ModelError::Topology {
+                location: loc(&pj.key("parent")),
+                reason: format!(
+                    "parent body {parent} of body {i} must come before it (bodies in \
+                     topological order; a cycle or a forward reference)"
+                ),
+            });
+        }
+    }
+    if joint.q_index != iq || joint.v_index != iv {
+        return Err(invalid(
+            loc,
+            pj,
+            format!(
+                "coordinate offsets (q {}, v {}) should be (q {iq}, v {iv}); call \
+                 Model::assign_coordinate_offsets",
+                joint.q_index, joint.v_index
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A joint spring (at `ps`): on a revolute or prismatic joint, stiffness ≥ 0, finite rest.
+fn check_spring(
+    loc: &Locator<'_>,
+    ps: &FieldPath,
+    kind: JointKind,
+    spring: &JointSpring,
+) -> Result<(), ModelError> {
+    if !matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+        return Err(invalid(
+            loc,
+            ps,
+            "springs apply to revolute and prismatic joints only",
+        ));
+    }
+    non_negative(
+        loc,
+        &ps.key("stiffness"),
+        spring.stiffness,
+        "spring stiffness",
+    )?;
+    finite(loc, &ps.key("reference"), &[spring.reference])
+}
+
+/// A joint limit (at `pl`): on a revolute or prismatic joint, lower ≤ upper, and its
+/// optional stiffness > 0 and damping ≥ 0.
+fn check_limit(
+    loc: &Locator<'_>,
+    pl: &FieldPath,
+    kind: JointKind,
+    limit: &JointLimit,
+) -> Result<(), ModelError> {
+    if !matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+        return Err(invalid(
+            loc,
+            pl,
+            "limits apply to revolute and prismatic joints only",
+        ));
+    }
+    finite(loc, &pl.key("lower"), &[limit.lower])?;
+    finite(loc, &pl.key("upper"), &[limit.upper])?;
+    if limit.lower > limit.upper {
+        return Err(invalid(
+            loc,
+            &pl.key("upper"),
+            format!("upper {} < lower {}", limit.upper, limit.lower),
+        ));
+    }
+    if let Some(k) = limit.stiffness {
+        positive(loc, &pl.key("stiffness"), k, "stiffness")?;
+    }
+    if let Some(b) = limit.damping {
+        non_negative(loc, &pl.key("damping"), b, "damping")?;
+    }
+    Ok(())
+}
+
+/// Materials and colliders: names, body and material references, poses and shapes.
+fn check_colliders(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     unique_names(
         loc,
         "materials",
@@ -572,7 +632,7 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
     )?;
     for (i, c) in model.colliders.iter().enumerate() {
         let pc = p("colliders").idx(i);
-        body_ref(loc, &pc.key("body"), c.body, nb)?;
+        body_ref(loc, &pc.key("body"), c.body, model.bodies.len())?;
         pose(loc, &pc.key("pose"), &c.pose)?;
         check_shape(loc, &pc.key("shape"), &c.shape, c.body.is_none())?;
         if c.material >= model.materials.len() {
@@ -583,6 +643,12 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             });
         }
     }
+    Ok(())
+}
+
+/// Pair overrides (two different colliders, a valid material) and excluded pairs (two
+/// colliders, smaller index first).
+fn check_pairs(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     let nc = model.colliders.len();
     for (i, o) in model.pair_overrides.iter().enumerate() {
         let po = p("pair_overrides").idx(i);
@@ -621,8 +687,13 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             ));
         }
     }
+    Ok(())
+}
 
-    // Constraints.
+/// Bilateral constraints: names, two different bodies, finite anchors, length ≥ 0, and
+/// optional stiffness > 0 and damping ≥ 0.
+fn check_constraints(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
+    let nb = model.bodies.len();
     unique_names(
         loc,
         "constraints",
@@ -667,8 +738,11 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             non_negative(loc, &pc.key("damping"), b, "damping")?;
         }
     }
+    Ok(())
+}
 
-    // Actuators.
+/// Actuators: names, then each one ([`check_actuator`]).
+fn check_actuators(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     unique_names(
         loc,
         "actuators",
@@ -676,75 +750,95 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
         model.actuators.iter().map(|a| a.name.as_str()),
     )?;
     for (i, a) in model.actuators.iter().enumerate() {
-        let pa = p("actuators").idx(i);
-        let Some(joint) = model.joints.get(a.joint) else {
-            return Err(ModelError::UnknownName {
-                location: loc(&pa.key("joint")),
-                kind: "joint",
-                name: format!("#{}", a.joint),
-            });
-        };
-        if a.dof >= joint.kind.nv() {
+        check_actuator(model, loc, &p("actuators").idx(i), a)?;
+    }
+    Ok(())
+}
+
+/// An actuator (at `pa`): an existing joint and coordinate, a finite gear, position gains
+/// (on a revolute or prismatic joint, nonzero gear) and an ordered effort range.
+fn check_actuator(
+    model: &Model,
+    loc: &Locator<'_>,
+    pa: &FieldPath,
+    a: &Actuator,
+) -> Result<(), ModelError> {
+    let Some(joint) = model.joints.get(a.joint) else {
+        return Err(ModelError::UnknownName {
+            location: loc(&pa.key("joint")),
+            kind: "joint",
+            name: format!("#{}", a.joint),
+        });
+    };
+    if a.dof >= joint.kind.nv() {
+        return Err(invalid(
+            loc,
+            &pa.key("dof"),
+            format!(
+                "joint `{}` has {} velocity coordinates, dof {} is out of range",
+                joint.name,
+                joint.kind.nv(),
+                a.dof
+            ),
+        ));
+    }
+    finite(loc, &pa.key("gear"), &[a.gear])?;
+    if let ActuatorKind::Position { kp, kv } = a.kind {
+        positive(loc, &pa.key("kp"), kp, "kp")?;
+        non_negative(loc, &pa.key("kv"), kv, "kv")?;
+        if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
             return Err(invalid(
                 loc,
-                &pa.key("dof"),
+                &pa.key("kind"),
                 format!(
-                    "joint `{}` has {} velocity coordinates, dof {} is out of range",
-                    joint.name,
-                    joint.kind.nv(),
-                    a.dof
+                    "a `position` actuator needs a revolute or prismatic joint; `{}` is {:?}",
+                    joint.name, joint.kind
                 ),
             ));
         }
-        finite(loc, &pa.key("gear"), &[a.gear])?;
-        if let ActuatorKind::Position { kp, kv } = a.kind {
-            positive(loc, &pa.key("kp"), kp, "kp")?;
-            non_negative(loc, &pa.key("kv"), kv, "kv")?;
-            if !matches!(joint.kind, JointKind::Revolute | JointKind::Prismatic) {
-                return Err(invalid(
-                    loc,
-                    &pa.key("kind"),
-                    format!(
-                        "a `position` actuator needs a revolute or prismatic joint; `{}` is {:?}",
-                        joint.name, joint.kind
-                    ),
-                ));
-            }
-            if a.gear == 0.0 {
-                return Err(invalid(
-                    loc,
-                    &pa.key("gear"),
-                    "a `position` actuator needs a nonzero gear",
-                ));
-            }
-        }
-        if let Some((lo, hi)) = a.effort_limit {
-            finite(loc, &pa.key("effort_limit"), &[lo, hi])?;
-            if lo > hi {
-                return Err(invalid(
-                    loc,
-                    &pa.key("effort_limit"),
-                    format!("min {lo} > max {hi}"),
-                ));
-            }
+        if a.gear == 0.0 {
+            return Err(invalid(
+                loc,
+                &pa.key("gear"),
+                "a `position` actuator needs a nonzero gear",
+            ));
         }
     }
+    if let Some((lo, hi)) = a.effort_limit {
+        finite(loc, &pa.key("effort_limit"), &[lo, hi])?;
+        if lo > hi {
+            return Err(invalid(
+                loc,
+                &pa.key("effort_limit"),
+                format!("min {lo} > max {hi}"),
+            ));
+        }
+    }
+    Ok(())
+}
 
-    // Initial state.
+/// The initial state: finite t, q of length `nq` and v of length `nv` with finite entries,
+/// unit quaternions.
+fn check_initial_state(
+    model: &Model,
+    loc: &Locator<'_>,
+    nq: usize,
+    nv: usize,
+) -> Result<(), ModelError> {
     let s = &model.initial_state;
     let ps = p("initial_state");
     finite(loc, &ps.key("t"), &[s.t])?;
-    if s.q.len() != iq {
+    if s.q.len() != nq {
         return Err(ModelError::DimensionMismatch {
             location: loc(&ps.key("q")),
-            expected: iq,
+            expected: nq,
             got: s.q.len(),
         });
     }
-    if s.v.len() != iv {
+    if s.v.len() != nv {
         return Err(ModelError::DimensionMismatch {
             location: loc(&ps.key("v")),
-            expected: iv,
+            expected: nv,
             got: s.v.len(),
         });
     }
@@ -761,7 +855,7 @@ pub fn validate_model(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError
             unit_norm(loc, &ps.key("q").idx(qi), norm)?;
         }
     }
-    check_mass_matrix(model, loc)
+    Ok(())
 }
 
 /// Planar models: revolute axes along ±z, prismatic axes in the x–y plane, joint frames
