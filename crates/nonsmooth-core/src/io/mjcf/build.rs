@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use nalgebra::{Isometry3, Matrix3, Translation3, Unit, UnitQuaternion, Vector3};
 
 use super::inertia::{body_properties, MassProperties};
-use super::parse::{ActuatorType, Compiler, GeomType, JointType, MjBody, MjGeom, MjModel};
+use super::parse::{ActuatorType, Compiler, GeomType, JointType, MjBody, MjGeom, MjJoint, MjModel};
 use super::MjcfOptions;
 use crate::error::{Location, ModelError};
 use crate::geometry::{ConvexHull, MeshSource, TriangleMesh};
@@ -56,6 +56,15 @@ struct Builder<'a> {
     mass_scale: f64,
     /// Bodies whose inertia `balanceinertia` changed.
     balanced: Vec<String>,
+}
+
+/// The joints of an MJCF body, each with where it comes from in the file, and the anchor of
+/// the last one in the body frame (where our body frame sits).
+struct JointChain {
+    /// The joints, in file order.
+    joints: Vec<(Joint, Location)>,
+    /// The last joint's anchor in the MJCF body frame (zero without joints).
+    anchor: Vector3<f64>,
 }
 
 /// MuJoCo's per-body corrections of the compiled mass properties, in its order:
@@ -151,9 +160,8 @@ pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelE
     for (k, g) in mj.world_geoms.iter().enumerate() {
         b.add_collider(g, None, &Isometry3::identity(), 0, "world", k)?;
     }
-    let mut counter = 0;
     for body in &mj.bodies {
-        b.visit(body, None, Isometry3::identity(), 0, &mut counter)?;
+        b.visit(body, None, Isometry3::identity(), 0)?;
     }
     b.add_actuators()?;
     b.add_exclusions()?;
@@ -205,32 +213,23 @@ pub(crate) fn build(mj: &MjModel, options: &MjcfOptions) -> Result<Model, ModelE
 
 impl Builder<'_> {
     /// Adds MJCF body `body` whose parent frame is `offset` in our body `parent` (the world
-    /// frame if `None`), `mj_parent` its parent's MJCF index.
+    /// frame if `None`), `mj_parent` its parent's MJCF index. A body welded to the world
+    /// gives its geoms to the world, a massless body welded to a moving one is merged into
+    /// it, any other becomes a chain of bodies, one per joint ([`Builder::add_joint_chain`]).
     fn visit(
         &mut self,
         body: &MjBody,
         parent: Option<BodyId>,
         offset: Isometry3<f64>,
         mj_parent: usize,
-        counter: &mut usize,
     ) -> Result<(), ModelError> {
-        *counter += 1;
         let mj_index = self.welds.len();
+        // Unnamed bodies are named by their depth-first MJCF index.
         let name = body
             .name
             .clone()
-            .unwrap_or_else(|| format!("body{counter}"));
-        let moving = !body.joints.is_empty();
-        let weld = if moving {
-            mj_index
-        } else {
-            self.welds[mj_parent].body
-        };
-        let parent_weld = self.welds[mj_parent].body;
-        self.welds.push(Weld {
-            body: weld,
-            parent: parent_weld,
-        });
+            .unwrap_or_else(|| format!("body{mj_index}"));
+        let weld = self.push_weld(body, mj_parent);
         let frame = offset * body.pose;
         if body.mocap {
             self.warnings.push(format!(
@@ -242,14 +241,71 @@ impl Builder<'_> {
             // Welded to the world: its geoms are world colliders, its children hang from the
             // world.
             self.static_bodies.push(name.clone());
-            for (k, g) in body.geoms.iter().enumerate() {
-                self.add_collider(g, None, &frame, mj_index, &name, k)?;
-            }
-            for c in &body.children {
-                self.visit(c, None, frame, mj_index, counter)?;
-            }
-            return Ok(());
+            return self.add_contents(body, None, frame, mj_index, &name);
         }
+        let props = self.mass_properties(body, &name)?;
+        if body.joints.is_empty() && props.mass == 0.0 && props.inertia == Matrix3::zeros() {
+            // A massless body fixed to a moving one: merged into it.
+            self.merged_bodies.push(name.clone());
+            return self.add_contents(body, parent, frame, mj_index, &name);
+        }
+        let chain = self.joint_chain(body, &name, frame, parent);
+        if chain.anchor != Vector3::zeros() {
+            self.shifted.push(name.clone());
+        }
+        let last = Body {
+            name: name.clone(),
+            mass: props.mass,
+            com: props.com - chain.anchor,
+            inertia: props.inertia,
+        };
+        let current = self.add_joint_chain(body, last, frame, parent, chain.joints)?;
+        let inner = Isometry3::from_parts(
+            Translation3::from(-chain.anchor),
+            UnitQuaternion::identity(),
+        );
+        self.add_contents(body, current, inner, mj_index, &name)
+    }
+
+    /// Records the weld body of the MJCF body `body` (its own when it has joints, else its
+    /// parent's) and its parent's; returns its weld body.
+    fn push_weld(&mut self, body: &MjBody, mj_parent: usize) -> usize {
+        let mj_index = self.welds.len();
+        let parent_weld = self.welds[mj_parent].body;
+        let weld = if body.joints.is_empty() {
+            parent_weld
+        } else {
+            mj_index
+        };
+        self.welds.push(Weld {
+            body: weld,
+            parent: parent_weld,
+        });
+        weld
+    }
+
+    /// Adds the geoms of `body` as colliders on `on`, placed by `frame`, and visits its
+    /// children hanging from `on` at `frame`.
+    fn add_contents(
+        &mut self,
+        body: &MjBody,
+        on: Option<BodyId>,
+        frame: Isometry3<f64>,
+        mj_index: usize,
+        name: &str,
+    ) -> Result<(), ModelError> {
+        for (k, g) in body.geoms.iter().enumerate() {
+            self.add_collider(g, on, &frame, mj_index, name, k)?;
+        }
+        for c in &body.children {
+            self.visit(c, on, frame, mj_index)?;
+        }
+        Ok(())
+    }
+
+    /// The compiled mass properties of `body` (named `name`): corrected as MuJoCo does
+    /// ([`corrected`]) and scaled by `settotalmass`.
+    fn mass_properties(&mut self, body: &MjBody, name: &str) -> Result<MassProperties, ModelError> {
         let (mut props, balanced) = corrected(
             body_properties(
                 body,
@@ -260,27 +316,28 @@ impl Builder<'_> {
             &self.mj.compiler,
         );
         if balanced {
-            self.balanced.push(name.clone());
+            self.balanced.push(name.to_string());
         }
         props.mass *= self.mass_scale;
         props.inertia *= self.mass_scale;
-        if !moving && props.mass == 0.0 && props.inertia == Matrix3::zeros() {
-            // A massless body fixed to a moving one: merged into it.
-            self.merged_bodies.push(name.clone());
-            for (k, g) in body.geoms.iter().enumerate() {
-                self.add_collider(g, parent, &frame, mj_index, &name, k)?;
-            }
-            for c in &body.children {
-                self.visit(c, parent, frame, mj_index, counter)?;
-            }
-            return Ok(());
-        }
-        // The joints: one body per joint, the last one the real body.
-        let mut joint_specs: Vec<(Joint, Location)> = Vec::new();
+        Ok(props)
+    }
+
+    /// The joints of `body` (named `name`, its frame `frame` in `parent`), one per MJCF
+    /// joint (a fixed one where it has none): the first placed at its anchor in `frame`, each
+    /// next one at its anchor relative to the previous.
+    fn joint_chain(
+        &mut self,
+        body: &MjBody,
+        name: &str,
+        frame: Isometry3<f64>,
+        parent: Option<BodyId>,
+    ) -> JointChain {
+        let mut joints: Vec<(Joint, Location)> = Vec::new();
         let mut anchor = Vector3::zeros();
         if body.joints.is_empty() {
             let jname = unique(&mut self.joint_names, format!("{name}_fixed"));
-            joint_specs.push((
+            joints.push((
                 Joint::new(jname, JointKind::Fixed, parent).with_placement(frame),
                 body.src.location.clone(),
             ));
@@ -288,12 +345,6 @@ impl Builder<'_> {
         for (k, j) in body.joints.iter().enumerate() {
             let base = j.name.clone().unwrap_or_else(|| format!("{name}_joint{k}"));
             let jname = unique(&mut self.joint_names, base);
-            let kind = match j.kind {
-                JointType::Hinge => JointKind::Revolute,
-                JointType::Slide => JointKind::Prismatic,
-                JointType::Ball => JointKind::Ball,
-                JointType::Free => JointKind::Floating,
-            };
             let placement = if k == 0 {
                 if j.kind == JointType::Free {
                     Isometry3::identity()
@@ -307,84 +358,118 @@ impl Builder<'_> {
                 )
             };
             anchor = j.pos;
-            let mut joint = Joint::new(jname.clone(), kind, parent).with_placement(placement);
-            if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
-                joint.axis = Unit::new_normalize(j.axis);
-            }
-            joint.limit = j.range.map(|(lower, upper)| JointLimit {
-                lower,
-                upper,
-                stiffness: None,
-                damping: None,
-            });
-            joint.damping = j.damping;
-            joint.armature = j.armature;
-            // our coordinate is MuJoCo's minus ref: the spring's rest moves with it
-            joint.spring = j.spring.map(|(stiffness, springref)| JointSpring {
-                stiffness,
-                reference: springref - j.reference,
-            });
-            if j.reference != 0.0 {
-                self.warnings.push(format!(
-                    "{}: joint `{jname}` has ref = {}: our coordinate is MuJoCo's minus ref \
-                     (zero at the pose written in the file)",
-                    j.src.location, j.reference
-                ));
-            }
-            if !j.dropped.is_empty() {
-                self.warnings.push(format!(
-                    "{}: joint `{jname}`: {} not imported",
-                    j.src.location,
-                    j.dropped.join(", ")
-                ));
-            }
-            joint_specs.push((joint, j.src.location.clone()));
+            joints.push((
+                self.joint(j, jname, placement, parent),
+                j.src.location.clone(),
+            ));
         }
-        if anchor != Vector3::zeros() {
-            self.shifted.push(name.clone());
+        JointChain { joints, anchor }
+    }
+
+    /// Our joint of MJCF joint `j`, named `name`, at `placement` in `parent`; warns about a
+    /// nonzero `ref` and the attributes not imported.
+    fn joint(
+        &mut self,
+        j: &MjJoint,
+        name: String,
+        placement: Isometry3<f64>,
+        parent: Option<BodyId>,
+    ) -> Joint {
+        let kind = match j.kind {
+            JointType::Hinge => JointKind::Revolute,
+            JointType::Slide => JointKind::Prismatic,
+            JointType::Ball => JointKind::Ball,
+            JointType::Free => JointKind::Floating,
+        };
+        let mut joint = Joint::new(name, kind, parent).with_placement(placement);
+        if matches!(kind, JointKind::Revolute | JointKind::Prismatic) {
+            joint.axis = Unit::new_normalize(j.axis);
         }
-        let n = joint_specs.len();
+        joint.limit = j.range.map(|(lower, upper)| JointLimit {
+            lower,
+            upper,
+            stiffness: None,
+            damping: None,
+        });
+        joint.damping = j.damping;
+        joint.armature = j.armature;
+        // our coordinate is MuJoCo's minus ref: the spring's rest moves with it
+        joint.spring = j.spring.map(|(stiffness, springref)| JointSpring {
+            stiffness,
+            reference: springref - j.reference,
+        });
+        if j.reference != 0.0 {
+            self.warnings.push(format!(
+                "{}: joint `{}` has ref = {}: our coordinate is MuJoCo's minus ref \
+                 (zero at the pose written in the file)",
+                j.src.location, joint.name, j.reference
+            ));
+        }
+        if !j.dropped.is_empty() {
+            self.warnings.push(format!(
+                "{}: joint `{}`: {} not imported",
+                j.src.location,
+                joint.name,
+                j.dropped.join(", ")
+            ));
+        }
+        joint
+    }
+
+    /// Adds the bodies of a joint chain to the model, hanging from `parent`: a massless
+    /// joint-frame body per joint but the last, which carries `last`. Returns the last body.
+    fn add_joint_chain(
+        &mut self,
+        body: &MjBody,
+        last: Body,
+        frame: Isometry3<f64>,
+        parent: Option<BodyId>,
+        mut joints: Vec<(Joint, Location)>,
+    ) -> Result<Option<BodyId>, ModelError> {
+        let Some((last_joint, last_loc)) = joints.pop() else {
+            return Ok(parent);
+        };
         let mut current = parent;
-        for (k, (mut joint, loc)) in joint_specs.into_iter().enumerate() {
+        for (mut joint, loc) in joints {
             joint.parent = current;
-            let last = k + 1 == n;
-            let b = if last {
-                Body {
-                    name: name.clone(),
-                    mass: props.mass,
-                    com: props.com - anchor,
-                    inertia: props.inertia,
-                }
-            } else {
-                Body {
-                    name: format!("{name}/{}", joint.name),
-                    mass: 0.0,
-                    com: Vector3::zeros(),
-                    inertia: Matrix3::zeros(),
-                }
+            let joint_frame = Body {
+                name: format!("{}/{}", last.name, joint.name),
+                mass: 0.0,
+                com: Vector3::zeros(),
+                inertia: Matrix3::zeros(),
             };
-            let is_free = joint.kind == JointKind::Floating;
-            let id = self.model.add_body(b, joint)?;
-            self.origins.bodies.push(body.src.location.clone());
-            self.origins.joints.push(loc);
-            if is_free {
-                let q = &mut self.model.initial_state.q;
-                let start = q.len() - 7;
-                let (t, r) = (frame.translation.vector, frame.rotation);
-                for (i, x) in [t.x, t.y, t.z, r.w, r.i, r.j, r.k].into_iter().enumerate() {
-                    q[start + i] = x;
-                }
+            current = Some(self.add_chain_body(body, joint_frame, joint, loc, frame)?);
+        }
+        let mut joint = last_joint;
+        joint.parent = current;
+        Ok(Some(
+            self.add_chain_body(body, last, joint, last_loc, frame)?,
+        ))
+    }
+
+    /// Adds body `b` of MJCF body `body` on `joint` (from `loc`); a free joint's initial q
+    /// is the body's `frame`.
+    fn add_chain_body(
+        &mut self,
+        body: &MjBody,
+        b: Body,
+        joint: Joint,
+        loc: Location,
+        frame: Isometry3<f64>,
+    ) -> Result<BodyId, ModelError> {
+        let is_free = joint.kind == JointKind::Floating;
+        let id = self.model.add_body(b, joint)?;
+        self.origins.bodies.push(body.src.location.clone());
+        self.origins.joints.push(loc);
+        if is_free {
+            let q = &mut self.model.initial_state.q;
+            let start = q.len() - 7;
+            let (t, r) = (frame.translation.vector, frame.rotation);
+            for (i, x) in [t.x, t.y, t.z, r.w, r.i, r.j, r.k].into_iter().enumerate() {
+                q[start + i] = x;
             }
-            current = Some(id);
         }
-        let inner = Isometry3::from_parts(Translation3::from(-anchor), UnitQuaternion::identity());
-        for (k, g) in body.geoms.iter().enumerate() {
-            self.add_collider(g, current, &inner, mj_index, &name, k)?;
-        }
-        for c in &body.children {
-            self.visit(c, current, inner, mj_index, counter)?;
-        }
-        Ok(())
+        Ok(id)
     }
 
     fn material(&mut self, friction: f64) -> usize {
