@@ -828,7 +828,6 @@ impl BlockSnapshot {
     ) -> Result<bool, ModelError> {
         use crate::dynamics::rnea::rnea_from_workspace;
         use crate::dynamics::DynamicsWorkspace;
-        use crate::geometry::pair_contacts;
         check_vector("q", q, model.nq())?;
         check_vector("v", v, model.nv())?;
         if !t.is_finite() {
@@ -837,40 +836,44 @@ impl BlockSnapshot {
                 value: t,
             });
         }
-        if model.joints.len() != model.bodies.len()
-            || !model.constraints.is_empty()
-            || model
-                .joints
-                .iter()
-                .enumerate()
-                .any(|(i, j)| j.parent.is_some() || j.limit.is_some() || j.child != i)
-        {
+        if !has_block_structure(model) {
             return Ok(false);
         }
         check_state(model, q, v)?;
-        for (i, c) in model.colliders.iter().enumerate() {
-            if c.body.is_some_and(|b| b >= model.bodies.len()) {
-                check_body(model, c.body, format!("colliders[{i}].body"))?;
-            }
-            if c.material >= model.materials.len() {
-                return Err(ModelError::Topology {
-                    location: Location::field(format!("colliders[{i}].material")),
-                    reason: format!(
-                        "material index {} out of range ({} materials)",
-                        c.material,
-                        model.materials.len()
-                    ),
-                });
-            }
-        }
-        let nv = model.nv();
+        check_collider_indices(model)?;
         let kin = kinematics(model, q, v);
         let mut ws = DynamicsWorkspace::<f64>::new(model);
         ws.update(model, q);
-        let mut bias = DVector::zeros(nv);
+        let mut bias = DVector::zeros(model.nv());
         rnea_from_workspace(model, v, None, &mut ws, &mut bias);
-        let mut blocks = std::mem::take(&mut self.blocks);
-        let mut block_of_body = std::mem::take(&mut self.block_of_body);
+        self.fill_mass_blocks(model, q, v, &bias, &ws);
+        check_blocks_finite(&self.blocks)?;
+        let poses = collider_world_poses(model, &kin.poses)?;
+        let margins = resolve_margins(model, margins, &kin);
+        BodyRowBuilder::new(model, &kin, &ws).fill_contacts(
+            &poses,
+            &margins,
+            &mut self.contacts,
+        )?;
+        self.dimension = model.dimension;
+        self.t = t;
+        self.nv = model.nv();
+        Ok(true)
+    }
+
+    /// Writes one [`MassBlock`] per joint with velocity coordinates into `blocks` (their
+    /// storage reused): `M_jj = Sᵀ I S` (RBDA §6.2 with no descendants) and
+    /// `f_j = −damping v − bias − spring` at (q, v), `bias` from RNEA and `ws` updated at q;
+    /// and the block of each body into `block_of_body`.
+    fn fill_mass_blocks(
+        &mut self,
+        model: &Model,
+        q: &DVector<f64>,
+        v: &DVector<f64>,
+        bias: &DVector<f64>,
+        ws: &crate::dynamics::DynamicsWorkspace<f64>,
+    ) {
+        let (blocks, block_of_body) = (&mut self.blocks, &mut self.block_of_body);
         block_of_body.clear();
         block_of_body.resize(model.bodies.len(), None);
         let mut nblocks = 0;
@@ -914,30 +917,89 @@ impl BlockSnapshot {
             block_of_body[i] = Some(nblocks - 1);
         }
         blocks.truncate(nblocks);
-        let mut first_bad = None;
-        let mut offset = 0;
-        for b in &blocks {
-            let (m, f) = (b.mass.as_slice(), b.force.as_slice());
-            if let Some(k) = m.iter().chain(f).position(|x| !x.is_finite()) {
-                first_bad = Some(offset + k);
-                break;
-            }
-            offset += m.len() + f.len();
+    }
+
+    /// [`BlockSnapshot::new`] at a [`State`].
+    ///
+    /// # Errors
+    /// As [`BlockSnapshot::new`].
+    pub fn from_state(model: &Model, state: &State) -> Result<Option<Self>, ModelError> {
+        BlockSnapshot::new(model, &state.q, &state.v, state.t)
+    }
+}
+
+/// Whether `model` has the structure of a [`BlockSnapshot`]: one root joint per body (in
+/// body order), no joint limits and no bilateral constraints.
+fn has_block_structure(model: &Model) -> bool {
+    model.joints.len() == model.bodies.len()
+        && model.constraints.is_empty()
+        && !model
+            .joints
+            .iter()
+            .enumerate()
+            .any(|(i, j)| j.parent.is_some() || j.limit.is_some() || j.child != i)
+}
+
+/// Checks the body and material index of every collider.
+fn check_collider_indices(model: &Model) -> Result<(), ModelError> {
+    for (i, c) in model.colliders.iter().enumerate() {
+        if c.body.is_some_and(|b| b >= model.bodies.len()) {
+            check_body(model, c.body, format!("colliders[{i}].body"))?;
         }
-        if let Some(k) = first_bad {
-            return Err(ModelError::InvalidValue {
-                location: Location::field("q"),
+        if c.material >= model.materials.len() {
+            return Err(ModelError::Topology {
+                location: Location::field(format!("colliders[{i}].material")),
                 reason: format!(
-                    "the state overflows floating point (block entry {k} is not finite)"
+                    "material index {} out of range ({} materials)",
+                    c.material,
+                    model.materials.len()
                 ),
             });
         }
-        let poses = collider_world_poses(model, &kin.poses)?;
-        let margins = resolve_margins(model, margins, &kin);
-        let pairs = crate::geometry::candidate_pairs(model, &poses, &margins);
-        // Columns (ω_k, u_k) in world axes of each joint's motion subspace: the body
-        // spatial velocity S v rotated into world axes (RBDA ch. 4), once per body.
-        let columns: Vec<BodyColumns> = (0..model.bodies.len())
+    }
+    Ok(())
+}
+
+/// Refuses mass blocks with a non-finite entry (a state that overflows floating point),
+/// naming the first one (counted over the blocks' masses and forces in order).
+fn check_blocks_finite(blocks: &[MassBlock]) -> Result<(), ModelError> {
+    let mut offset = 0;
+    for b in blocks {
+        let (m, f) = (b.mass.as_slice(), b.force.as_slice());
+        if let Some(k) = m.iter().chain(f).position(|x| !x.is_finite()) {
+            return Err(ModelError::InvalidValue {
+                location: Location::field("q"),
+                reason: format!(
+                    "the state overflows floating point (block entry {} is not finite)",
+                    offset + k
+                ),
+            });
+        }
+        offset += m.len() + f.len();
+    }
+    Ok(())
+}
+
+/// Builds the per-body Jacobian rows of contacts: the columns (ω_k, u_k) in world axes of
+/// each joint's motion subspace, the body spatial velocity S v rotated into world axes
+/// (RBDA ch. 4), once per body.
+struct BodyRowBuilder<'a> {
+    /// The model.
+    model: &'a Model,
+    /// Its kinematics at the snapshot's state.
+    kin: &'a Kinematics<f64>,
+    /// Motion-subspace columns of each body.
+    columns: Vec<BodyColumns>,
+}
+
+impl<'a> BodyRowBuilder<'a> {
+    /// The columns of every body at the kinematics `kin` (`ws` updated at the same q).
+    fn new(
+        model: &'a Model,
+        kin: &'a Kinematics<f64>,
+        ws: &crate::dynamics::DynamicsWorkspace<f64>,
+    ) -> Self {
+        let columns = (0..model.bodies.len())
             .map(|b| {
                 let r = kin.poses[b].rotation;
                 let s = &ws.bodies[b].s;
@@ -951,32 +1013,53 @@ impl BlockSnapshot {
                 (n, om, u)
             })
             .collect();
-        // Rows `sign · dirsᵀ J(p)` of `body` written into `m` (its storage reused when the
-        // shape is unchanged).
-        let rows_into = |m: &mut DMatrix<f64>,
-                         body: Option<BodyId>,
-                         p: &Vector3<f64>,
-                         dirs: &[Vector3<f64>],
-                         sign: f64| {
-            let Some(b) = body else {
-                if m.nrows() != 0 || m.ncols() != 0 {
-                    *m = DMatrix::zeros(0, 0);
-                }
-                return;
-            };
-            let (n, om, u) = &columns[b];
-            let r = p - kin.poses[b].translation.vector;
-            if m.nrows() != dirs.len() || m.ncols() != *n {
-                *m = DMatrix::zeros(dirs.len(), *n);
+        BodyRowBuilder {
+            model,
+            kin,
+            columns,
+        }
+    }
+
+    /// Rows `sign · dirsᵀ J(p)` of `body` written into `m` (its storage reused when the
+    /// shape is unchanged; empty for the world).
+    fn rows_into(
+        &self,
+        m: &mut DMatrix<f64>,
+        body: Option<BodyId>,
+        p: &Vector3<f64>,
+        dirs: &[Vector3<f64>],
+        sign: f64,
+    ) {
+        let Some(b) = body else {
+            if m.nrows() != 0 || m.ncols() != 0 {
+                *m = DMatrix::zeros(0, 0);
             }
-            for k in 0..*n {
-                let col = u[k] + om[k].cross(&r);
-                for (a, d) in dirs.iter().enumerate() {
-                    m[(a, k)] = sign * d.dot(&col);
-                }
-            }
+            return;
         };
-        let mut contacts = std::mem::take(&mut self.contacts);
+        let (n, om, u) = &self.columns[b];
+        let r = p - self.kin.poses[b].translation.vector;
+        if m.nrows() != dirs.len() || m.ncols() != *n {
+            *m = DMatrix::zeros(dirs.len(), *n);
+        }
+        for k in 0..*n {
+            let col = u[k] + om[k].cross(&r);
+            for (a, d) in dirs.iter().enumerate() {
+                m[(a, k)] = sign * d.dot(&col);
+            }
+        }
+    }
+
+    /// Detects the contacts of the candidate pairs (broad phase on `poses` within
+    /// `margins`) and writes them into `contacts` (their storage reused), in the order of
+    /// [`ContactSnapshot::contacts`].
+    fn fill_contacts(
+        &self,
+        poses: &[nalgebra::Isometry3<f64>],
+        margins: &ContactMargins,
+        contacts: &mut Vec<BlockContact>,
+    ) -> Result<(), ModelError> {
+        let model = self.model;
+        let pairs = crate::geometry::candidate_pairs(model, poses, margins);
         let mut ncontacts = 0;
         let mut materials = Vec::new();
         for (i, j) in pairs {
@@ -986,7 +1069,7 @@ impl BlockSnapshot {
             } else {
                 (i, j)
             };
-            let Some(found) = pair_contacts(
+            let Some(found) = crate::geometry::pair_contacts(
                 model.dimension,
                 &model.colliders[a].shape,
                 &poses[a],
@@ -1000,97 +1083,107 @@ impl BlockSnapshot {
                 .into_iter()
                 .filter(|(_, g)| g.gap <= margins.pair(a, b))
             {
-                let body_a = model.colliders[a].body;
-                let body_b = model.colliders[b].body;
-                let tangents = tangent_basis(model.dimension, &g.normal);
-                let mut dir_store = [g.normal; 3];
-                let nd = 1 + tangents.len().min(2);
-                for (d, t) in dir_store[1..nd].iter_mut().zip(&tangents) {
-                    *d = *t;
-                }
-                let dirs = &dir_store[..nd];
-                let jdot_v = point_jdot_v(model, &kin, body_a, &g.point_a)
-                    - point_jdot_v(model, &kin, body_b, &g.point_b);
-                let material = pair_material_cached(model, a, b, &mut materials);
                 if ncontacts == contacts.len() {
-                    contacts.push(BlockContact {
-                        collider_a: a,
-                        collider_b: b,
-                        body_a,
-                        body_b,
-                        feature,
-                        point: g.midpoint(),
-                        point_a: g.point_a,
-                        point_b: g.point_b,
-                        gap: g.gap,
-                        normal: g.normal,
-                        tangents: Vec::new(),
-                        rows: BodyRows::default(),
-                        normal_row_dot_v: 0.0,
-                        tangent_rows_dot_v: DVector::zeros(0),
-                        friction: material.friction,
-                        stiffness: material.stiffness,
-                        damping: material.damping,
-                        restitution: material.restitution,
-                        law: material.law,
-                    });
+                    contacts.push(empty_block_contact());
                 }
                 let contact = &mut contacts[ncontacts];
+                let material = pair_material_cached(model, a, b, &mut materials);
+                self.write_contact(contact, (a, b), feature, &g, &material);
+                check_contact_finite(contact, ncontacts)?;
                 ncontacts += 1;
-                contact.collider_a = a;
-                contact.collider_b = b;
-                contact.body_a = body_a;
-                contact.body_b = body_b;
-                contact.feature = feature;
-                contact.point = g.midpoint();
-                contact.point_a = g.point_a;
-                contact.point_b = g.point_b;
-                contact.gap = g.gap;
-                contact.normal = g.normal;
-                rows_into(&mut contact.rows.a, body_a, &g.point_a, dirs, 1.0);
-                rows_into(&mut contact.rows.b, body_b, &g.point_b, dirs, -1.0);
-                contact.normal_row_dot_v = g.normal.dot(&jdot_v);
-                if contact.tangent_rows_dot_v.len() != tangents.len() {
-                    contact.tangent_rows_dot_v = DVector::zeros(tangents.len());
-                }
-                for (x, t) in contact.tangent_rows_dot_v.iter_mut().zip(&tangents) {
-                    *x = t.dot(&jdot_v);
-                }
-                contact.tangents = tangents;
-                contact.friction = material.friction;
-                contact.stiffness = material.stiffness;
-                contact.damping = material.damping;
-                contact.restitution = material.restitution;
-                contact.law = material.law;
-                let bad = !contact.gap.is_finite()
-                    || !contact.rows.a.as_slice().iter().all(|x| x.is_finite())
-                    || !contact.rows.b.as_slice().iter().all(|x| x.is_finite());
-                if bad {
-                    return Err(ModelError::InvalidValue {
-                        location: Location::field("q"),
-                        reason: format!(
-                            "the state overflows floating point (contacts[{}] is not finite)",
-                            ncontacts - 1
-                        ),
-                    });
-                }
             }
         }
         contacts.truncate(ncontacts);
-        self.dimension = model.dimension;
-        self.t = t;
-        self.nv = nv;
-        self.blocks = blocks;
-        self.block_of_body = block_of_body;
-        self.contacts = contacts;
-        Ok(true)
+        Ok(())
     }
 
-    /// [`BlockSnapshot::new`] at a [`State`].
-    ///
-    /// # Errors
-    /// As [`BlockSnapshot::new`].
-    pub fn from_state(model: &Model, state: &State) -> Result<Option<Self>, ModelError> {
-        BlockSnapshot::new(model, &state.q, &state.v, state.t)
+    /// Writes the contact `g` between colliders `pair` (A, B), on feature `feature` of A,
+    /// with the pair's `material`, into `contact`.
+    fn write_contact(
+        &self,
+        contact: &mut BlockContact,
+        pair: (usize, usize),
+        feature: usize,
+        g: &crate::geometry::ContactGeometry<f64>,
+        material: &crate::ContactMaterial,
+    ) {
+        let (a, b) = pair;
+        let body_a = self.model.colliders[a].body;
+        let body_b = self.model.colliders[b].body;
+        let tangents = tangent_basis(self.model.dimension, &g.normal);
+        let mut dir_store = [g.normal; 3];
+        let nd = 1 + tangents.len().min(2);
+        for (d, t) in dir_store[1..nd].iter_mut().zip(&tangents) {
+            *d = *t;
+        }
+        let dirs = &dir_store[..nd];
+        let jdot_v = point_jdot_v(self.model, self.kin, body_a, &g.point_a)
+            - point_jdot_v(self.model, self.kin, body_b, &g.point_b);
+        contact.collider_a = a;
+        contact.collider_b = b;
+        contact.body_a = body_a;
+        contact.body_b = body_b;
+        contact.feature = feature;
+        contact.point = g.midpoint();
+        contact.point_a = g.point_a;
+        contact.point_b = g.point_b;
+        contact.gap = g.gap;
+        contact.normal = g.normal;
+        self.rows_into(&mut contact.rows.a, body_a, &g.point_a, dirs, 1.0);
+        self.rows_into(&mut contact.rows.b, body_b, &g.point_b, dirs, -1.0);
+        contact.normal_row_dot_v = g.normal.dot(&jdot_v);
+        if contact.tangent_rows_dot_v.len() != tangents.len() {
+            contact.tangent_rows_dot_v = DVector::zeros(tangents.len());
+        }
+        for (x, t) in contact.tangent_rows_dot_v.iter_mut().zip(&tangents) {
+            *x = t.dot(&jdot_v);
+        }
+        contact.tangents = tangents;
+        contact.friction = material.friction;
+        contact.stiffness = material.stiffness;
+        contact.damping = material.damping;
+        contact.restitution = material.restitution;
+        contact.law = material.law;
     }
+}
+
+/// Storage for one more contact of a [`BlockSnapshot`] (every field is then written by
+/// [`BodyRowBuilder::write_contact`]).
+fn empty_block_contact() -> BlockContact {
+    BlockContact {
+        collider_a: 0,
+        collider_b: 0,
+        body_a: None,
+        body_b: None,
+        feature: 0,
+        point: Vector3::zeros(),
+        point_a: Vector3::zeros(),
+        point_b: Vector3::zeros(),
+        gap: 0.0,
+        normal: Vector3::zeros(),
+        tangents: Vec::new(),
+        rows: BodyRows::default(),
+        normal_row_dot_v: 0.0,
+        tangent_rows_dot_v: DVector::zeros(0),
+        friction: 0.0,
+        stiffness: None,
+        damping: None,
+        restitution: None,
+        law: ComplianceLaw::default(),
+    }
+}
+
+/// Refuses contact `index` when its gap or rows are not finite (a state that overflows
+/// floating point).
+fn check_contact_finite(contact: &BlockContact, index: usize) -> Result<(), ModelError> {
+    let bad = !contact.gap.is_finite()
+        || !contact.rows.a.as_slice().iter().all(|x| x.is_finite())
+        || !contact.rows.b.as_slice().iter().all(|x| x.is_finite());
+    if bad {
+        return Err(ModelError::InvalidValue {
+            location: Location::field("q"),
+            reason: format!("the state overflows floating point (contacts[{index}] is not finite)"),
+        });
+    }
+    Ok(())
 }
