@@ -237,43 +237,112 @@ fn merge_massless_links(
     warnings: &mut Vec<String>,
     fail: &dyn Fn(&str, String) -> ModelError,
 ) -> Result<Vec<WorldCollision>, ModelError> {
-    use urdf_rs::JointType;
-    let mut world = Vec::new();
-    let mut merged = Vec::new();
-    // A link with mass whose inertia is singular (a point mass, a rod: camera frames, sensor
-    // links) or not positive semidefinite (a principal moment below zero: a CAD export's
-    // tiny antenna), welded to its parent or to the world: merged like a massless one, its
-    // mass going to the parent, as Pinocchio merges every welded link (the parent's sum is
-    // checked like any inertia). On a moving joint it stays (singular: the mass matrix check
-    // decides; negative: refused).
-    let welded_singular = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
-        let inertia = link_inertia(&l.inertial);
-        l.name != "world"
-            && l.inertial.mass.value > 0.0
-            && (super::validate::inertia_is_singular(&inertia)
-                || super::validate::inertia_is_negative(&inertia))
-            && match robot.joints.iter().find(|j| j.child.link == l.name) {
-                Some(j) => j.joint_type == JointType::Fixed,
-                None => !floating_base,
+    let mut log = MergeLog {
+        world: Vec::new(),
+        merged: Vec::new(),
+        warnings,
+    };
+    while let Some(li) = next_link_to_merge(robot, floating_base) {
+        let link = MergedLink::new(robot, li);
+        match link.parent_joint {
+            Some(j) if robot.joints[j].joint_type != urdf_rs::JointType::Fixed => {
+                let name = &link.name;
+                return Err(fail(
+                    name,
+                    format!(
+                        "link `{name}` has no mass but moves on joint `{}`: give it an \
+                         <inertial> (a moving link needs mass, unless it has no inertia \
+                         either and other links hang from it, as the cross of a universal \
+                         joint)",
+                        robot.joints[j].name
+                    ),
+                ));
             }
-    };
-    // A massless link without inertia between two moving joints (the cross of a universal
-    // joint) stays: a joint frame, as MJCF bodies with several joints import. The mass matrix
-    // check decides whether what hangs from it makes the dynamics computable.
-    let joint_frame = |robot: &urdf_rs::Robot, l: &urdf_rs::Link| {
-        link_inertia(&l.inertial) == Matrix3::zeros()
-            && robot
-                .joints
-                .iter()
-                .any(|j| j.child.link == l.name && j.joint_type != JointType::Fixed)
-            && robot.joints.iter().any(|j| j.parent.link == l.name)
-    };
-    while let Some(li) = robot
+            Some(j) if robot.joints[j].parent.link != "world" => {
+                merge_into_parent(robot, &link, j, &mut log);
+            }
+            _ if !floating_base || link.parent_joint.is_some() => {
+                merge_into_world(robot, &link, &mut log);
+            }
+            _ => hand_root_to_heir(robot, &link, &mut log, fail)?,
+        }
+        robot.links.remove(li);
+    }
+    if !log.merged.is_empty() {
+        log.warnings.push(format!(
+            "massless links merged across fixed joints: {}",
+            log.merged.join(", ")
+        ));
+    }
+    Ok(log.world)
+}
+
+/// The next link to merge away: a massless link that is not a joint frame, else a welded
+/// link with a singular or negative inertia.
+fn next_link_to_merge(robot: &urdf_rs::Robot, floating_base: bool) -> Option<usize> {
+    robot
         .links
         .iter()
-        .position(|l| l.name != "world" && l.inertial.mass.value == 0.0 && !joint_frame(robot, l))
-        .or_else(|| robot.links.iter().position(|l| welded_singular(robot, l)))
-    {
+        .position(|l| {
+            l.name != "world" && l.inertial.mass.value == 0.0 && !is_joint_frame(robot, l)
+        })
+        .or_else(|| {
+            robot
+                .links
+                .iter()
+                .position(|l| is_welded_singular(robot, l, floating_base))
+        })
+}
+
+/// A link with mass whose inertia is singular (a point mass, a rod: camera frames, sensor
+/// links) or not positive semidefinite (a principal moment below zero: a CAD export's tiny
+/// antenna), welded to its parent or to the world: merged like a massless one, its mass
+/// going to the parent, as Pinocchio merges every welded link (the parent's sum is checked
+/// like any inertia). On a moving joint it stays (singular: the mass matrix check decides;
+/// negative: refused).
+fn is_welded_singular(robot: &urdf_rs::Robot, l: &urdf_rs::Link, floating_base: bool) -> bool {
+    let inertia = link_inertia(&l.inertial);
+    l.name != "world"
+        && l.inertial.mass.value > 0.0
+        && (super::validate::inertia_is_singular(&inertia)
+            || super::validate::inertia_is_negative(&inertia))
+        && match robot.joints.iter().find(|j| j.child.link == l.name) {
+            Some(j) => j.joint_type == urdf_rs::JointType::Fixed,
+            None => !floating_base,
+        }
+}
+
+/// A massless link without inertia between two moving joints (the cross of a universal
+/// joint) stays: a joint frame, as MJCF bodies with several joints import. The mass matrix
+/// check decides whether what hangs from it makes the dynamics computable.
+fn is_joint_frame(robot: &urdf_rs::Robot, l: &urdf_rs::Link) -> bool {
+    link_inertia(&l.inertial) == Matrix3::zeros()
+        && robot
+            .joints
+            .iter()
+            .any(|j| j.child.link == l.name && j.joint_type != urdf_rs::JointType::Fixed)
+        && robot.joints.iter().any(|j| j.parent.link == l.name)
+}
+
+/// A link about to be merged away, and its place in the robot.
+struct MergedLink {
+    /// Its index in `robot.links`.
+    index: usize,
+    /// Its name.
+    name: String,
+    /// Whether it has no mass (else its inertia is singular or negative).
+    massless: bool,
+    /// What is wrong with its inertia (empty when massless).
+    defect: String,
+    /// The joint whose child it is.
+    parent_joint: Option<usize>,
+    /// The joints whose parent it is.
+    children: Vec<usize>,
+}
+
+impl MergedLink {
+    /// Link `li` of `robot`.
+    fn new(robot: &urdf_rs::Robot, li: usize) -> Self {
         let name = robot.links[li].name.clone();
         let massless = robot.links[li].inertial.mass.value == 0.0;
         let defect = if massless {
@@ -286,104 +355,126 @@ fn merge_massless_links(
         let children: Vec<usize> = (0..robot.joints.len())
             .filter(|&j| robot.joints[j].parent.link == name)
             .collect();
-        match parent_joint {
-            Some(j) if robot.joints[j].joint_type != JointType::Fixed => {
-                return Err(fail(
-                    &name,
-                    format!(
-                        "link `{name}` has no mass but moves on joint `{}`: give it an \
-                         <inertial> (a moving link needs mass, unless it has no inertia \
-                         either and other links hang from it, as the cross of a universal \
-                         joint)",
-                        robot.joints[j].name
-                    ),
-                ));
-            }
-            Some(j) if robot.joints[j].parent.link != "world" => {
-                // Into the parent, across the fixed joint.
-                let (frame, parent) = (
-                    pose(&robot.joints[j].origin),
-                    robot.joints[j].parent.link.clone(),
-                );
-                add_mass_properties(robot, li, &parent, &frame);
-                let moved = moved_collisions(robot, li, &frame);
-                if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
-                    p.collision.extend(moved);
-                }
-                reparent(robot, &children, &parent, &frame);
-                if massless {
-                    merged.push(format!("{name} → {parent}"));
-                } else {
-                    warnings.push(format!(
-                        "link `{name}`: {defect}; merged (mass, centre of mass and inertia) \
-                         into `{parent}` across fixed joint `{}`",
-                        robot.joints[j].name
-                    ));
-                }
-                robot.joints.remove(j);
-            }
-            _ if !floating_base || parent_joint.is_some() => {
-                // Fixed to the world: its colliders and child joints go to the world.
-                let frame = parent_joint
-                    .map_or_else(Isometry3::identity, |j| pose(&robot.joints[j].origin));
-                world.extend(moved_collisions(robot, li, &frame).into_iter().map(|c| {
-                    WorldCollision {
-                        name: c.name.unwrap_or_default(),
-                        origin: c.origin,
-                        geometry: c.geometry,
-                    }
-                }));
-                reparent(robot, &children, "world", &frame);
-                if massless {
-                    merged.push(format!("{name} → world"));
-                } else {
-                    warnings.push(format!(
-                        "link `{name}`: {defect}; welded to the world, so merged into it \
-                         (its mass does not move)"
-                    ));
-                }
-                if let Some(j) = parent_joint {
-                    robot.joints.remove(j);
-                }
-            }
-            _ => {
-                // A massless floating root: its child across a fixed joint becomes the root.
-                let Some(&f) = children
-                    .iter()
-                    .find(|&&c| robot.joints[c].joint_type == JointType::Fixed)
-                else {
-                    return Err(fail(
-                        &name,
-                        format!(
-                            "link `{name}` has no mass and is the floating root, with no child \
-                             across a fixed joint to take its place: give it an <inertial>"
-                        ),
-                    ));
-                };
-                let (frame, heir) = (
-                    pose(&robot.joints[f].origin).inverse(),
-                    robot.joints[f].child.link.clone(),
-                );
-                add_mass_properties(robot, li, &heir, &frame);
-                let moved = moved_collisions(robot, li, &frame);
-                if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
-                    h.collision.extend(moved);
-                }
-                let others: Vec<usize> = children.iter().copied().filter(|&c| c != f).collect();
-                reparent(robot, &others, &heir, &frame);
-                merged.push(format!("{name} → {heir} (the new floating root)"));
-                robot.joints.remove(f);
-            }
+        MergedLink {
+            index: li,
+            name,
+            massless,
+            defect,
+            parent_joint,
+            children,
         }
-        robot.links.remove(li);
     }
-    if !merged.is_empty() {
-        warnings.push(format!(
-            "massless links merged across fixed joints: {}",
-            merged.join(", ")
+}
+
+/// What merging gives besides the changed robot.
+struct MergeLog<'w> {
+    /// The collisions given to the world.
+    world: Vec<WorldCollision>,
+    /// The massless links merged, `link → target`, for one summary warning.
+    merged: Vec<String>,
+    /// The import's warnings (one per merged link with mass).
+    warnings: &'w mut Vec<String>,
+}
+
+/// Merges `link` into its parent across its fixed joint `j`: its mass properties,
+/// collisions and child joints move to the parent, and the joint goes.
+fn merge_into_parent(
+    robot: &mut urdf_rs::Robot,
+    link: &MergedLink,
+    j: usize,
+    log: &mut MergeLog<'_>,
+) {
+    let (frame, parent) = (
+        pose(&robot.joints[j].origin),
+        robot.joints[j].parent.link.clone(),
+    );
+    add_mass_properties(robot, link.index, &parent, &frame);
+    let moved = moved_collisions(robot, link.index, &frame);
+    if let Some(p) = robot.links.iter_mut().find(|l| l.name == parent) {
+        p.collision.extend(moved);
+    }
+    reparent(robot, &link.children, &parent, &frame);
+    let name = &link.name;
+    if link.massless {
+        log.merged.push(format!("{name} → {parent}"));
+    } else {
+        log.warnings.push(format!(
+            "link `{name}`: {}; merged (mass, centre of mass and inertia) \
+             into `{parent}` across fixed joint `{}`",
+            link.defect, robot.joints[j].name
         ));
     }
-    Ok(world)
+    robot.joints.remove(j);
+}
+
+/// Merges `link`, fixed to the world (by a joint, or as a root without a floating base),
+/// into the world: its colliders and child joints go to the world, its mass is dropped.
+fn merge_into_world(robot: &mut urdf_rs::Robot, link: &MergedLink, log: &mut MergeLog<'_>) {
+    let frame = link
+        .parent_joint
+        .map_or_else(Isometry3::identity, |j| pose(&robot.joints[j].origin));
+    log.world.extend(
+        moved_collisions(robot, link.index, &frame)
+            .into_iter()
+            .map(|c| WorldCollision {
+                name: c.name.unwrap_or_default(),
+                origin: c.origin,
+                geometry: c.geometry,
+            }),
+    );
+    reparent(robot, &link.children, "world", &frame);
+    let name = &link.name;
+    if link.massless {
+        log.merged.push(format!("{name} → world"));
+    } else {
+        log.warnings.push(format!(
+            "link `{name}`: {}; welded to the world, so merged into it \
+             (its mass does not move)",
+            link.defect
+        ));
+    }
+    if let Some(j) = link.parent_joint {
+        robot.joints.remove(j);
+    }
+}
+
+/// Merges the massless floating root `link` into its child across a fixed joint, which
+/// becomes the root (its heir); `fail` builds the error where there is none.
+fn hand_root_to_heir(
+    robot: &mut urdf_rs::Robot,
+    link: &MergedLink,
+    log: &mut MergeLog<'_>,
+    fail: &dyn Fn(&str, String) -> ModelError,
+) -> Result<(), ModelError> {
+    let name = &link.name;
+    let Some(&f) = link
+        .children
+        .iter()
+        .find(|&&c| robot.joints[c].joint_type == urdf_rs::JointType::Fixed)
+    else {
+        return Err(fail(
+            name,
+            format!(
+                "link `{name}` has no mass and is the floating root, with no child \
+                 across a fixed joint to take its place: give it an <inertial>"
+            ),
+        ));
+    };
+    let (frame, heir) = (
+        pose(&robot.joints[f].origin).inverse(),
+        robot.joints[f].child.link.clone(),
+    );
+    add_mass_properties(robot, link.index, &heir, &frame);
+    let moved = moved_collisions(robot, link.index, &frame);
+    if let Some(h) = robot.links.iter_mut().find(|l| l.name == heir) {
+        h.collision.extend(moved);
+    }
+    let others: Vec<usize> = link.children.iter().copied().filter(|&c| c != f).collect();
+    reparent(robot, &others, &heir, &frame);
+    log.merged
+        .push(format!("{name} → {heir} (the new floating root)"));
+    robot.joints.remove(f);
+    Ok(())
 }
 
 /// The `<name>` of the ROS package manifest `dir/package.xml` (REP 149 / REP 127), if `dir`
@@ -582,10 +673,14 @@ impl Model {
         file: Option<&str>,
         options: &UrdfOptions,
     ) -> Result<Model, ModelError> {
-        let locate = |tag: &str, name: &str, field: String| Location {
-            file: file.map(str::to_string),
-            line: find_line(src, tag, name),
-            field,
+        let import = UrdfImport {
+            src,
+            file,
+            options,
+            base_dir: file
+                .and_then(|f| Path::new(f).parent())
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
         };
         let mut robot = urdf_rs::read_from_string(&without_empty_textures(src)).map_err(|e| {
             ModelError::Urdf {
@@ -597,307 +692,254 @@ impl Model {
                 message: e.to_string(),
             }
         })?;
-        let urdf_err = |tag: &str, name: &str, field: String, message: String| ModelError::Urdf {
-            location: locate(tag, name, field),
-            message,
-        };
         let mut warnings = Vec::new();
         zero_negligible_inertias(&mut robot, &mut warnings);
         let world_collisions = merge_massless_links(
             &mut robot,
             options.floating_base,
             &mut warnings,
-            &|link, message| urdf_err("link", link, format!("links.{link}.inertial"), message),
+            &|link, message| import.error("link", link, format!("links.{link}.inertial"), message),
         )?;
-        let mimic: Vec<&str> = robot
-            .joints
-            .iter()
-            .filter(|j| j.mimic.is_some())
-            .map(|j| j.name.as_str())
-            .collect();
-        if !mimic.is_empty() {
-            warnings.push(format!(
-                "`mimic` couplings are not enforced (the joints move freely): {}",
-                mimic.join(", ")
-            ));
-        }
-        let velocity_limited = robot
-            .joints
-            .iter()
-            .filter(|j| j.limit.velocity.is_finite() && j.limit.velocity > 0.0)
-            .count();
-        if velocity_limited > 0 {
-            warnings.push(format!(
-                "velocity limits of {velocity_limited} joint(s) are not enforced (position \
-                 limits and efforts are)"
-            ));
-        }
-        let base_dir = file
-            .and_then(|f| Path::new(f).parent())
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        // A URDF collision geometry as a shape (`None`: skipped with a warning).
-        let geometry_shape = |geometry: &urdf_rs::Geometry,
-                              link: &str,
-                              k: usize,
-                              moving: bool,
-                              warnings: &mut Vec<String>|
-         -> Result<Option<Shape>, ModelError> {
-            let field = format!("links.{link}.collision[{k}].geometry");
-            Ok(Some(match geometry {
-                urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-                urdf_rs::Geometry::Box { size } => Shape::Box {
-                    half_extents: Vector3::from(size.0) * 0.5,
-                },
-                // URDF cylinders and capsules have their axis along z, as ours.
-                urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
-                    radius: *radius,
-                    half_length: 0.5 * length,
-                },
-                urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
-                    radius: *radius,
-                    half_length: 0.5 * length,
-                },
-                urdf_rs::Geometry::Mesh { filename, scale } => {
-                    if filename.to_ascii_lowercase().ends_with(".dae") {
-                        warnings.push(format!(
-                            "link `{link}`: collision mesh `{filename}` skipped (COLLADA .dae \
-                             is not read; convert it to STL or OBJ)"
-                        ));
-                        return Ok(None);
-                    }
-                    let path = resolve_mesh(filename, &base_dir, &options.package_paths)
-                        .map_err(|m| urdf_err("link", link, field.clone(), m))?;
-                    let scale = scale
-                        .as_ref()
-                        .map_or(Vector3::new(1.0, 1.0, 1.0), |s| Vector3::from(s.0));
-                    let data = super::mesh::read_mesh_file(&path, scale, &field)?;
-                    let mesh = crate::geometry::TriangleMesh::new(
-                        data.vertices,
-                        data.triangles,
-                        Some(crate::geometry::MeshSource {
-                            file: path.display().to_string(),
-                            scale,
-                        }),
-                    )
-                    .and_then(|m| if moving { m.colliding_as_hull() } else { Ok(m) })
-                    .map_err(|m| urdf_err("link", link, field.clone(), m))?;
-                    Shape::Mesh(mesh)
-                }
-            }))
-        };
+        warn_unenforced(&robot, &mut warnings);
+        let tree = LinkTree::new(&robot, &import)?;
+        let parts = import.robot_parts(&robot, &tree, &world_collisions, &mut warnings)?;
+        let mut model = robot_model(&robot.name, options, parts, warnings);
+        // Validation, with paths in URDF terms (`links.<name>...`, `joints.<name>...`).
+        validate_model(&model, &|path: &FieldPath| {
+            import.validation_location(&model, path)
+        })?;
+        let inertia_warnings = super::validate::inertia_warnings(
+            &model,
+            "link",
+            " (UrdfOptions::balance_inertia repairs it as MuJoCo's balanceinertia does)",
+        );
+        model.import_warnings.extend(inertia_warnings);
+        Ok(model)
+    }
+}
 
-        // Links (the link `world`, if any, is the world frame).
+/// Warns about what the model does not enforce: `mimic` couplings and velocity limits.
+fn warn_unenforced(robot: &urdf_rs::Robot, warnings: &mut Vec<String>) {
+    let mimic: Vec<&str> = robot
+        .joints
+        .iter()
+        .filter(|j| j.mimic.is_some())
+        .map(|j| j.name.as_str())
+        .collect();
+    if !mimic.is_empty() {
+        warnings.push(format!(
+            "`mimic` couplings are not enforced (the joints move freely): {}",
+            mimic.join(", ")
+        ));
+    }
+    let velocity_limited = robot
+        .joints
+        .iter()
+        .filter(|j| j.limit.velocity.is_finite() && j.limit.velocity > 0.0)
+        .count();
+    if velocity_limited > 0 {
+        warnings.push(format!(
+            "velocity limits of {velocity_limited} joint(s) are not enforced (position \
+             limits and efforts are)"
+        ));
+    }
+}
+
+/// A URDF document being imported: its text and file (to locate errors), the options and
+/// the folder that relative mesh paths start from.
+struct UrdfImport<'a> {
+    /// The URDF text.
+    src: &'a str,
+    /// Its file, for error messages.
+    file: Option<&'a str>,
+    /// The import options.
+    options: &'a UrdfOptions,
+    /// The folder of the URDF file.
+    base_dir: PathBuf,
+}
+
+/// The link tree of a robot: its links (without `world`), each link's parent joint and
+/// parent link, and the model order of the links (parents first).
+struct LinkTree<'r> {
+    /// The links that become bodies, in file order.
+    links: Vec<&'r urdf_rs::Link>,
+    /// Index of each joint in `robot.joints`, by name.
+    joint_names: HashMap<&'r str, usize>,
+    /// `joint_of[f]`: the joint whose child is link f (`None`: a root link).
+    joint_of: Vec<Option<usize>>,
+    /// `parent_of[f]`: the link that link f hangs from (`None`: the world).
+    parent_of: Vec<Option<usize>>,
+    /// `order[m]`: the link of model body m.
+    order: Vec<usize>,
+    /// `model_index[f]`: the model body of link f.
+    model_index: Vec<usize>,
+}
+
+impl<'r> LinkTree<'r> {
+    /// Resolves the link names of the joints and sorts the links topologically.
+    fn new(robot: &'r urdf_rs::Robot, import: &UrdfImport<'_>) -> Result<Self, ModelError> {
+        // The link `world`, if any, is the world frame.
         let links: Vec<&urdf_rs::Link> = robot.links.iter().filter(|l| l.name != "world").collect();
         let mut link_index = HashMap::new();
         for (i, l) in links.iter().enumerate() {
             if link_index.insert(l.name.as_str(), i).is_some() {
                 return Err(ModelError::DuplicateName {
-                    location: locate("link", &l.name, format!("links.{}.name", l.name)),
+                    location: import.locate("link", &l.name, format!("links.{}.name", l.name)),
                     kind: "link",
                     name: l.name.clone(),
                 });
             }
         }
-        let nb = links.len();
-        let mut joint_of: Vec<Option<usize>> = vec![None; nb];
-        let mut parent_of: Vec<Option<usize>> = vec![None; nb];
-        let mut joint_names = HashMap::new();
+        let mut tree = LinkTree {
+            joint_names: HashMap::new(),
+            joint_of: vec![None; links.len()],
+            parent_of: vec![None; links.len()],
+            order: Vec::new(),
+            model_index: vec![0; links.len()],
+            links,
+        };
         for (j, uj) in robot.joints.iter().enumerate() {
-            let field = |f: &str| format!("joints.{}.{f}", uj.name);
-            if joint_names.insert(uj.name.as_str(), j).is_some() {
-                return Err(ModelError::DuplicateName {
-                    location: locate("joint", &uj.name, field("name")),
-                    kind: "joint",
-                    name: uj.name.clone(),
-                });
-            }
-            if uj.child.link == "world" {
-                return Err(ModelError::Topology {
-                    location: locate("joint", &uj.name, field("child")),
-                    reason: "the world cannot be the child of a joint".into(),
-                });
-            }
-            let child =
-                *link_index
-                    .get(uj.child.link.as_str())
-                    .ok_or_else(|| ModelError::UnknownName {
-                        location: locate("joint", &uj.name, field("child")),
-                        kind: "link",
-                        name: uj.child.link.clone(),
-                    })?;
-            let parent = if uj.parent.link == "world" {
-                None
-            } else {
-                Some(*link_index.get(uj.parent.link.as_str()).ok_or_else(|| {
-                    ModelError::UnknownName {
-                        location: locate("joint", &uj.name, field("parent")),
-                        kind: "link",
-                        name: uj.parent.link.clone(),
-                    }
-                })?)
-            };
-            if joint_of[child].is_some() || parent == Some(child) {
-                return Err(ModelError::Topology {
-                    location: locate("joint", &uj.name, field("child")),
-                    reason: format!("link `{}` has more than one parent joint", uj.child.link),
-                });
-            }
-            joint_of[child] = Some(j);
-            parent_of[child] = parent;
+            tree.connect(j, uj, &link_index, import)?;
         }
-
-        let order = topological_order(&parent_of);
-        if order.len() < nb {
-            let stuck = (0..nb).find(|b| !order.contains(b)).unwrap_or(0);
-            let name = &links[stuck].name;
+        tree.order = topological_order(&tree.parent_of);
+        if tree.order.len() < tree.links.len() {
+            let stuck = (0..tree.links.len())
+                .find(|b| !tree.order.contains(b))
+                .unwrap_or(0);
+            let name = &tree.links[stuck].name;
             return Err(ModelError::Topology {
-                location: locate("link", name, format!("links.{name}")),
+                location: import.locate("link", name, format!("links.{name}")),
                 reason: "the joint graph has a cycle".into(),
             });
         }
-        let mut model_index = vec![0; nb];
-        for (m, &f) in order.iter().enumerate() {
-            model_index[f] = m;
+        for (m, &f) in tree.order.iter().enumerate() {
+            tree.model_index[f] = m;
         }
+        Ok(tree)
+    }
 
-        let mut bodies = Vec::with_capacity(nb);
-        let mut joints = Vec::with_capacity(nb);
-        let mut colliders = Vec::new();
-        let mut actuators = Vec::new();
-        for (m, &f) in order.iter().enumerate() {
-            let link = links[f];
-            let inertial = &link.inertial;
-            let mut inertia = link_inertia(inertial);
-            if options.balance_inertia {
-                let given = inertia;
-                if super::validate::balance_inertia(&mut inertia) {
-                    let eig = given.symmetric_eigenvalues();
-                    warnings.push(format!(
-                        "link `{}`: principal moments ({}, {}, {}) violate the triangle \
-                         inequality; balanced to their mean {} (balance_inertia)",
-                        link.name,
-                        eig[0],
-                        eig[1],
-                        eig[2],
-                        inertia[(0, 0)]
-                    ));
-                }
-            }
-            bodies.push(Body {
-                name: link.name.clone(),
-                mass: inertial.mass.value,
-                com: Vector3::from(inertial.origin.xyz.0),
-                inertia,
+    /// Enters joint `j` into the tree: a unique name, a known child link other than the
+    /// world with no other parent joint, a known parent link (or the world).
+    fn connect(
+        &mut self,
+        j: usize,
+        uj: &'r urdf_rs::Joint,
+        link_index: &HashMap<&str, usize>,
+        import: &UrdfImport<'_>,
+    ) -> Result<(), ModelError> {
+        let field = |f: &str| format!("joints.{}.{f}", uj.name);
+        if self.joint_names.insert(uj.name.as_str(), j).is_some() {
+            return Err(ModelError::DuplicateName {
+                location: import.locate("joint", &uj.name, field("name")),
+                kind: "joint",
+                name: uj.name.clone(),
             });
-            let joint = match joint_of[f] {
+        }
+        if uj.child.link == "world" {
+            return Err(ModelError::Topology {
+                location: import.locate("joint", &uj.name, field("child")),
+                reason: "the world cannot be the child of a joint".into(),
+            });
+        }
+        let child =
+            *link_index
+                .get(uj.child.link.as_str())
+                .ok_or_else(|| ModelError::UnknownName {
+                    location: import.locate("joint", &uj.name, field("child")),
+                    kind: "link",
+                    name: uj.child.link.clone(),
+                })?;
+        let parent = if uj.parent.link == "world" {
+            None
+        } else {
+            Some(*link_index.get(uj.parent.link.as_str()).ok_or_else(|| {
+                ModelError::UnknownName {
+                    location: import.locate("joint", &uj.name, field("parent")),
+                    kind: "link",
+                    name: uj.parent.link.clone(),
+                }
+            })?)
+        };
+        if self.joint_of[child].is_some() || parent == Some(child) {
+            return Err(ModelError::Topology {
+                location: import.locate("joint", &uj.name, field("child")),
+                reason: format!("link `{}` has more than one parent joint", uj.child.link),
+            });
+        }
+        self.joint_of[child] = Some(j);
+        self.parent_of[child] = parent;
+        Ok(())
+    }
+}
+
+/// The parts of a model imported from a URDF robot.
+struct RobotParts {
+    /// One body per link, in model order.
+    bodies: Vec<Body>,
+    /// The parent joint of each body.
+    joints: Vec<Joint>,
+    /// The collision elements of the links, then those given to the world.
+    colliders: Vec<Collider>,
+    /// One actuator per actuated joint (with [`UrdfOptions::actuators`]).
+    actuators: Vec<Actuator>,
+}
+
+impl UrdfImport<'_> {
+    /// The location of the element `<tag name="name">` in the URDF text, with `field`.
+    fn locate(&self, tag: &str, name: &str, field: String) -> Location {
+        Location {
+            file: self.file.map(str::to_string),
+            line: find_line(self.src, tag, name),
+            field,
+        }
+    }
+
+    /// A [`ModelError::Urdf`] at the element `<tag name="name">`.
+    fn error(&self, tag: &str, name: &str, field: String, message: String) -> ModelError {
+        ModelError::Urdf {
+            location: self.locate(tag, name, field),
+            message,
+        }
+    }
+
+    /// Per link in model order: its body, its parent joint (with its actuator) and its
+    /// colliders; then the colliders given to the world.
+    fn robot_parts(
+        &self,
+        robot: &urdf_rs::Robot,
+        tree: &LinkTree<'_>,
+        world_collisions: &[WorldCollision],
+        warnings: &mut Vec<String>,
+    ) -> Result<RobotParts, ModelError> {
+        let nb = tree.links.len();
+        let mut parts = RobotParts {
+            bodies: Vec::with_capacity(nb),
+            joints: Vec::with_capacity(nb),
+            colliders: Vec::new(),
+            actuators: Vec::new(),
+        };
+        for (m, &f) in tree.order.iter().enumerate() {
+            let link = tree.links[f];
+            parts.bodies.push(self.link_body(link, warnings));
+            let joint = match tree.joint_of[f] {
                 Some(j) => {
                     let uj = &robot.joints[j];
-                    let field = |s: &str| format!("joints.{}.{s}", uj.name);
-                    use urdf_rs::JointType as T;
-                    let kind = match uj.joint_type {
-                        T::Revolute | T::Continuous => JointKind::Revolute,
-                        T::Prismatic => JointKind::Prismatic,
-                        T::Fixed => JointKind::Fixed,
-                        T::Floating => JointKind::Floating,
-                        T::Planar => JointKind::Planar,
-                        T::Spherical => {
-                            return Err(urdf_err(
-                                "joint",
-                                &uj.name,
-                                field("type"),
-                                "spherical joints are not supported".into(),
-                            ))
-                        }
-                    };
-                    let needs_axis = matches!(
-                        kind,
-                        JointKind::Revolute | JointKind::Prismatic | JointKind::Planar
-                    );
-                    let axis = if needs_axis {
-                        let loc_axis = |_: &FieldPath| locate("joint", &uj.name, field("axis"));
-                        unit_vector(&loc_axis, &FieldPath::root(), uj.axis.xyz.0)?
-                    } else {
-                        Vector3::z_axis()
-                    };
-                    if kind == JointKind::Planar && (axis.x.abs() > 1e-9 || axis.y.abs() > 1e-9) {
-                        return Err(urdf_err(
-                            "joint",
-                            &uj.name,
-                            field("axis"),
-                            "planar joints must have axis (0, 0, ±1)".into(),
-                        ));
-                    }
-                    let l = &uj.limit;
-                    let has_limit = matches!(uj.joint_type, T::Revolute | T::Prismatic)
-                        && l.lower.is_finite()
-                        && l.upper.is_finite()
-                        && l.lower < l.upper;
-                    if options.actuators
-                        && matches!(uj.joint_type, T::Revolute | T::Continuous | T::Prismatic)
-                    {
-                        actuators.push(Actuator {
-                            name: uj.name.clone(),
-                            joint: m,
-                            dof: 0,
-                            gear: 1.0,
-                            effort_limit: (l.effort.is_finite() && l.effort > 0.0)
-                                .then_some((-l.effort, l.effort)),
-                            kind: ActuatorKind::Motor,
-                        });
-                    }
-                    Joint {
-                        name: uj.name.clone(),
-                        kind,
-                        parent: parent_of[f].map(|p| model_index[p]),
-                        child: m,
-                        placement: pose(&uj.origin),
-                        axis,
-                        limit: has_limit.then_some(JointLimit {
-                            lower: l.lower,
-                            upper: l.upper,
-                            stiffness: None,
-                            damping: None,
-                        }),
-                        spring: None,
-                        damping: uj.dynamics.as_ref().map_or(0.0, |d| d.damping),
-                        armature: 0.0,
-                        q_index: 0,
-                        v_index: 0,
-                    }
+                    let parent = tree.parent_of[f].map(|p| tree.model_index[p]);
+                    let joint = self.joint(uj, parent, m)?;
+                    parts.actuators.extend(self.actuator(uj, m));
+                    joint
                 }
-                None => {
-                    let mut name = if options.floating_base {
-                        link.name.clone()
-                    } else {
-                        format!("{}_to_world", link.name)
-                    };
-                    while joint_names.contains_key(name.as_str()) {
-                        name.push_str("_root");
-                    }
-                    let kind = if options.floating_base {
-                        JointKind::Floating
-                    } else {
-                        JointKind::Fixed
-                    };
-                    Joint {
-                        child: m,
-                        ..Joint::new(name, kind, None)
-                    }
-                }
+                None => self.root_joint(link, &tree.joint_names, m),
             };
-            joints.push(joint);
+            parts.joints.push(joint);
             for (k, c) in link.collision.iter().enumerate() {
-                let Some(shape) = geometry_shape(&c.geometry, &link.name, k, true, &mut warnings)?
+                let Some(shape) =
+                    self.geometry_shape(&c.geometry, &link.name, k, true, warnings)?
                 else {
                     continue;
                 };
-                let name = c
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}_collision{k}", link.name));
-                colliders.push(Collider {
-                    name,
+                parts.colliders.push(Collider {
+                    name: own_name(c, &link.name, k),
                     body: Some(m),
                     pose: pose(&c.origin),
                     shape,
@@ -907,10 +949,10 @@ impl Model {
             }
         }
         for (k, w) in world_collisions.iter().enumerate() {
-            let Some(shape) = geometry_shape(&w.geometry, "world", k, false, &mut warnings)? else {
+            let Some(shape) = self.geometry_shape(&w.geometry, "world", k, false, warnings)? else {
                 continue;
             };
-            colliders.push(Collider {
+            parts.colliders.push(Collider {
                 name: w.name.clone(),
                 body: None,
                 pose: pose(&w.origin),
@@ -919,90 +961,291 @@ impl Model {
                 filter: CollisionFilter::default(),
             });
         }
-        let materials = if colliders.is_empty() {
-            Vec::new()
-        } else {
-            vec![ContactMaterial::default_material()]
-        };
-        let mut model = Model {
-            name: robot.name.clone(),
-            dimension: Dimension::Spatial,
-            gravity: options.gravity,
-            bodies,
-            joints,
-            colliders,
-            materials,
-            pair_overrides: Vec::new(),
-            excluded_pairs: Vec::new(),
-            constraints: Vec::new(),
-            actuators,
-            initial_state: State {
-                q: DVector::zeros(0),
-                v: DVector::zeros(0),
-                t: 0.0,
-            },
-            contact_margin: 0.0,
-            simulation: SimulationSettings::default(),
-            import_warnings: warnings,
-        };
-        model.assign_coordinate_offsets();
-        let mut q = DVector::zeros(model.nq());
-        for j in &model.joints {
-            if let Some(offset) = j.kind.quaternion_offset() {
-                q[j.q_index + offset] = 1.0;
+        Ok(parts)
+    }
+
+    /// The body of `link`: mass, centre of mass and inertia in link axes, balanced (with a
+    /// warning) under [`UrdfOptions::balance_inertia`].
+    fn link_body(&self, link: &urdf_rs::Link, warnings: &mut Vec<String>) -> Body {
+        let inertial = &link.inertial;
+        let mut inertia = link_inertia(inertial);
+        if self.options.balance_inertia {
+            let given = inertia;
+            if super::validate::balance_inertia(&mut inertia) {
+                let eig = given.symmetric_eigenvalues();
+                warnings.push(format!(
+                    "link `{}`: principal moments ({}, {}, {}) violate the triangle \
+                     inequality; balanced to their mean {} (balance_inertia)",
+                    link.name,
+                    eig[0],
+                    eig[1],
+                    eig[2],
+                    inertia[(0, 0)]
+                ));
             }
         }
-        model.initial_state = State {
-            q,
-            v: DVector::zeros(model.nv()),
-            t: 0.0,
-        };
-
-        // Validation, with paths in URDF terms (`links.<name>...`, `joints.<name>...`).
-        let map = |path: &FieldPath| -> Location {
-            let segs = &path.0;
-            let rest = || {
-                let tail = FieldPath(segs.get(2..).unwrap_or(&[]).to_vec()).to_string();
-                match tail.as_str() {
-                    "mass" => "inertial.mass".to_string(),
-                    "com" => "inertial.origin".to_string(),
-                    t if t.starts_with("inertia") => format!("inertial.{t}"),
-                    _ => tail,
-                }
-            };
-            let under = |prefix: String| match rest() {
-                r if r.is_empty() => prefix,
-                r => format!("{prefix}.{r}"),
-            };
-            let (tag, name, field) = match (segs.first(), segs.get(1)) {
-                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "bodies" => {
-                    let n = model.bodies.get(*i).map_or("", |b| b.name.as_str());
-                    ("link", n.to_string(), under(format!("links.{n}")))
-                }
-                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "joints" => {
-                    let n = model.joints.get(*i).map_or("", |j| j.name.as_str());
-                    ("joint", n.to_string(), under(format!("joints.{n}")))
-                }
-                (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "colliders" => {
-                    let c = model.colliders.get(*i);
-                    let n = c
-                        .and_then(|c| c.body)
-                        .and_then(|b| model.bodies.get(b))
-                        .map_or("", |b| b.name.as_str());
-                    let cn = c.map_or("", |c| c.name.as_str());
-                    ("link", n.to_string(), format!("links.{n}.collision.{cn}"))
-                }
-                _ => ("robot", String::new(), path.to_string()),
-            };
-            locate(tag, &name, field)
-        };
-        validate_model(&model, &map)?;
-        let inertia_warnings = super::validate::inertia_warnings(
-            &model,
-            "link",
-            " (UrdfOptions::balance_inertia repairs it as MuJoCo's balanceinertia does)",
-        );
-        model.import_warnings.extend(inertia_warnings);
-        Ok(model)
+        Body {
+            name: link.name.clone(),
+            mass: inertial.mass.value,
+            com: Vector3::from(inertial.origin.xyz.0),
+            inertia,
+        }
     }
+
+    /// The model joint of URDF joint `uj`, moving body `child` relative to `parent`;
+    /// limits only on revolute and prismatic joints with finite lower < upper.
+    fn joint(
+        &self,
+        uj: &urdf_rs::Joint,
+        parent: Option<BodyId>,
+        child: BodyId,
+    ) -> Result<Joint, ModelError> {
+        let field = |s: &str| format!("joints.{}.{s}", uj.name);
+        use urdf_rs::JointType as T;
+        let kind = match uj.joint_type {
+            T::Revolute | T::Continuous => JointKind::Revolute,
+            T::Prismatic => JointKind::Prismatic,
+            T::Fixed => JointKind::Fixed,
+            T::Floating => JointKind::Floating,
+            T::Planar => JointKind::Planar,
+            T::Spherical => {
+                return Err(self.error(
+                    "joint",
+                    &uj.name,
+                    field("type"),
+                    "spherical joints are not supported".into(),
+                ))
+            }
+        };
+        let needs_axis = matches!(
+            kind,
+            JointKind::Revolute | JointKind::Prismatic | JointKind::Planar
+        );
+        let axis = if needs_axis {
+            let loc_axis = |_: &FieldPath| self.locate("joint", &uj.name, field("axis"));
+            unit_vector(&loc_axis, &FieldPath::root(), uj.axis.xyz.0)?
+        } else {
+            Vector3::z_axis()
+        };
+        if kind == JointKind::Planar && (axis.x.abs() > 1e-9 || axis.y.abs() > 1e-9) {
+            return Err(self.error(
+                "joint",
+                &uj.name,
+                field("axis"),
+                "planar joints must have axis (0, 0, ±1)".into(),
+            ));
+        }
+        let l = &uj.limit;
+        let has_limit = matches!(uj.joint_type, T::Revolute | T::Prismatic)
+            && l.lower.is_finite()
+            && l.upper.is_finite()
+            && l.lower < l.upper;
+        Ok(Joint {
+            name: uj.name.clone(),
+            kind,
+            parent,
+            child,
+            placement: pose(&uj.origin),
+            axis,
+            limit: has_limit.then_some(JointLimit {
+                lower: l.lower,
+                upper: l.upper,
+                stiffness: None,
+                damping: None,
+            }),
+            spring: None,
+            damping: uj.dynamics.as_ref().map_or(0.0, |d| d.damping),
+            armature: 0.0,
+            q_index: 0,
+            v_index: 0,
+        })
+    }
+
+    /// The motor of joint `uj` (model joint `joint`) under [`UrdfOptions::actuators`], for
+    /// revolute, continuous and prismatic joints: gear 1, effort bounds ±`effort` when that
+    /// is finite and positive.
+    fn actuator(&self, uj: &urdf_rs::Joint, joint: usize) -> Option<Actuator> {
+        use urdf_rs::JointType as T;
+        let actuated = matches!(uj.joint_type, T::Revolute | T::Continuous | T::Prismatic);
+        let effort = uj.limit.effort;
+        (self.options.actuators && actuated).then(|| Actuator {
+            name: uj.name.clone(),
+            joint,
+            dof: 0,
+            gear: 1.0,
+            effort_limit: (effort.is_finite() && effort > 0.0).then_some((-effort, effort)),
+            kind: ActuatorKind::Motor,
+        })
+    }
+
+    /// The joint of a root link to the world: floating (named after the link) under
+    /// [`UrdfOptions::floating_base`], else fixed (`<link>_to_world`); `_root` is appended
+    /// while the name is a URDF joint's.
+    fn root_joint(
+        &self,
+        link: &urdf_rs::Link,
+        joint_names: &HashMap<&str, usize>,
+        child: BodyId,
+    ) -> Joint {
+        let mut name = if self.options.floating_base {
+            link.name.clone()
+        } else {
+            format!("{}_to_world", link.name)
+        };
+        while joint_names.contains_key(name.as_str()) {
+            name.push_str("_root");
+        }
+        let kind = if self.options.floating_base {
+            JointKind::Floating
+        } else {
+            JointKind::Fixed
+        };
+        Joint {
+            child,
+            ..Joint::new(name, kind, None)
+        }
+    }
+
+    /// A URDF collision geometry (the `k`-th of `link`) as a shape (`None`: skipped with a
+    /// warning); a mesh on a `moving` link collides as its convex hull.
+    fn geometry_shape(
+        &self,
+        geometry: &urdf_rs::Geometry,
+        link: &str,
+        k: usize,
+        moving: bool,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Shape>, ModelError> {
+        let field = format!("links.{link}.collision[{k}].geometry");
+        Ok(Some(match geometry {
+            urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
+            urdf_rs::Geometry::Box { size } => Shape::Box {
+                half_extents: Vector3::from(size.0) * 0.5,
+            },
+            // URDF cylinders and capsules have their axis along z, as ours.
+            urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
+                radius: *radius,
+                half_length: 0.5 * length,
+            },
+            urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
+                radius: *radius,
+                half_length: 0.5 * length,
+            },
+            urdf_rs::Geometry::Mesh { filename, scale } => {
+                if filename.to_ascii_lowercase().ends_with(".dae") {
+                    warnings.push(format!(
+                        "link `{link}`: collision mesh `{filename}` skipped (COLLADA .dae \
+                         is not read; convert it to STL or OBJ)"
+                    ));
+                    return Ok(None);
+                }
+                let path = resolve_mesh(filename, &self.base_dir, &self.options.package_paths)
+                    .map_err(|m| self.error("link", link, field.clone(), m))?;
+                let scale = scale
+                    .as_ref()
+                    .map_or(Vector3::new(1.0, 1.0, 1.0), |s| Vector3::from(s.0));
+                let data = super::mesh::read_mesh_file(&path, scale, &field)?;
+                let mesh = crate::geometry::TriangleMesh::new(
+                    data.vertices,
+                    data.triangles,
+                    Some(crate::geometry::MeshSource {
+                        file: path.display().to_string(),
+                        scale,
+                    }),
+                )
+                .and_then(|m| if moving { m.colliding_as_hull() } else { Ok(m) })
+                .map_err(|m| self.error("link", link, field.clone(), m))?;
+                Shape::Mesh(mesh)
+            }
+        }))
+    }
+
+    /// The location of a validation error at model `path`, in URDF terms: the link or joint
+    /// element, its field as URDF names it (`links.<name>.inertial.mass`, …).
+    fn validation_location(&self, model: &Model, path: &FieldPath) -> Location {
+        let segs = &path.0;
+        let rest = || {
+            let tail = FieldPath(segs.get(2..).unwrap_or(&[]).to_vec()).to_string();
+            match tail.as_str() {
+                "mass" => "inertial.mass".to_string(),
+                "com" => "inertial.origin".to_string(),
+                t if t.starts_with("inertia") => format!("inertial.{t}"),
+                _ => tail,
+            }
+        };
+        let under = |prefix: String| match rest() {
+            r if r.is_empty() => prefix,
+            r => format!("{prefix}.{r}"),
+        };
+        let (tag, name, field) = match (segs.first(), segs.get(1)) {
+            (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "bodies" => {
+                let n = model.bodies.get(*i).map_or("", |b| b.name.as_str());
+                ("link", n.to_string(), under(format!("links.{n}")))
+            }
+            (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "joints" => {
+                let n = model.joints.get(*i).map_or("", |j| j.name.as_str());
+                ("joint", n.to_string(), under(format!("joints.{n}")))
+            }
+            (Some(Seg::Key(k)), Some(Seg::Index(i))) if k == "colliders" => {
+                let c = model.colliders.get(*i);
+                let n = c
+                    .and_then(|c| c.body)
+                    .and_then(|b| model.bodies.get(b))
+                    .map_or("", |b| b.name.as_str());
+                let cn = c.map_or("", |c| c.name.as_str());
+                ("link", n.to_string(), format!("links.{n}.collision.{cn}"))
+            }
+            _ => ("robot", String::new(), path.to_string()),
+        };
+        self.locate(tag, &name, field)
+    }
+}
+
+/// The model of an imported robot (not yet validated): its parts, one default material
+/// where it has colliders, the neutral initial state.
+fn robot_model(
+    name: &str,
+    options: &UrdfOptions,
+    parts: RobotParts,
+    warnings: Vec<String>,
+) -> Model {
+    let materials = if parts.colliders.is_empty() {
+        Vec::new()
+    } else {
+        vec![ContactMaterial::default_material()]
+    };
+    let mut model = Model {
+        name: name.to_string(),
+        dimension: Dimension::Spatial,
+        gravity: options.gravity,
+        bodies: parts.bodies,
+        joints: parts.joints,
+        colliders: parts.colliders,
+        materials,
+        pair_overrides: Vec::new(),
+        excluded_pairs: Vec::new(),
+        constraints: Vec::new(),
+        actuators: parts.actuators,
+        initial_state: State {
+            q: DVector::zeros(0),
+            v: DVector::zeros(0),
+            t: 0.0,
+        },
+        contact_margin: 0.0,
+        simulation: SimulationSettings::default(),
+        import_warnings: warnings,
+    };
+    model.assign_coordinate_offsets();
+    let mut q = DVector::zeros(model.nq());
+    for j in &model.joints {
+        if let Some(offset) = j.kind.quaternion_offset() {
+            q[j.q_index + offset] = 1.0;
+        }
+    }
+    model.initial_state = State {
+        q,
+        v: DVector::zeros(model.nv()),
+        t: 0.0,
+    };
+    model
 }
