@@ -511,23 +511,108 @@ impl<'f> BodyTree<'f> {
             "joint",
             fm.joints.iter().map(|j| j.name.as_str()),
         )?;
-        let (joint_of, parent_of) = parent_joints(fm, loc, &body_names)?;
-        check_root_joint_names(fm, loc, &joint_of, &joint_names)?;
-        let order = topological_order(&parent_of);
-        if order.len() < fm.bodies.len() {
-            return Err(cycle_error(fm, loc, &order, &joint_of, &parent_of));
-        }
-        let mut model_index = vec![0; fm.bodies.len()];
-        for (m, &f) in order.iter().enumerate() {
-            model_index[f] = m;
-        }
-        Ok(BodyTree {
+        let nb = fm.bodies.len();
+        let mut tree = BodyTree {
             body_names,
-            joint_of,
-            parent_of,
-            order,
-            model_index,
-        })
+            joint_of: vec![None; nb],
+            parent_of: vec![None; nb],
+            order: Vec::new(),
+            model_index: vec![0; nb],
+        };
+        for (j, fj) in fm.joints.iter().enumerate() {
+            tree.connect(fm, loc, j, fj)?;
+        }
+        check_root_joint_names(fm, loc, &tree.joint_of, &joint_names)?;
+        tree.order = topological_order(&tree.parent_of);
+        if tree.order.len() < nb {
+            return Err(tree.cycle_error(fm, loc));
+        }
+        for (m, &f) in tree.order.iter().enumerate() {
+            tree.model_index[f] = m;
+        }
+        Ok(tree)
+    }
+
+    /// Enters file joint `j` into the joint graph: its child body (not the world) gets it
+    /// as its one parent joint, and its parent body (another body, or the world).
+    fn connect(
+        &mut self,
+        fm: &FileModel,
+        loc: &Locator<'_>,
+        j: usize,
+        fj: &FileJoint,
+    ) -> Result<(), ModelError> {
+        let pj = p("joints").idx(j);
+        if fj.child == "world" {
+            return Err(ModelError::Topology {
+                location: loc(&pj.key("child")),
+                reason: "the world cannot be the child of a joint".into(),
+            });
+        }
+        let child = lookup(loc, &pj.key("child"), &self.body_names, "body", &fj.child)?;
+        let parent = if fj.parent == "world" {
+            None
+        } else {
+            Some(lookup(
+                loc,
+                &pj.key("parent"),
+                &self.body_names,
+                "body",
+                &fj.parent,
+            )?)
+        };
+        if let Some(prev) = self.joint_of[child] {
+            return Err(ModelError::Topology {
+                location: loc(&pj.key("child")),
+                reason: format!(
+                    "body `{}` has more than one parent joint (`{}` and `{}`)",
+                    fj.child, fm.joints[prev].name, fj.name
+                ),
+            });
+        }
+        if parent == Some(child) {
+            return Err(ModelError::Topology {
+                location: loc(&pj.key("parent")),
+                reason: format!("joint `{}` connects body `{}` to itself", fj.name, fj.child),
+            });
+        }
+        self.joint_of[child] = Some(j);
+        self.parent_of[child] = parent;
+        Ok(())
+    }
+
+    /// The error for a joint graph with a cycle (the topological order misses bodies),
+    /// naming the bodies of the cycle.
+    fn cycle_error(&self, fm: &FileModel, loc: &Locator<'_>) -> ModelError {
+        let (joint_of, parent_of) = (&self.joint_of, &self.parent_of);
+        let nb = fm.bodies.len();
+        let mut placed = vec![false; nb];
+        for &b in &self.order {
+            placed[b] = true;
+        }
+        let first = (0..nb).find(|&b| !placed[b]).unwrap_or(0);
+        // Walk up from `first` until a body repeats: that is the cycle.
+        let mut seen = vec![false; nb];
+        let mut b = first;
+        while !seen[b] {
+            seen[b] = true;
+            b = parent_of[b].unwrap_or(b);
+        }
+        let mut cycle = vec![fm.bodies[b].name.clone()];
+        let mut c = parent_of[b].unwrap_or(b);
+        while c != b {
+            cycle.push(fm.bodies[c].name.clone());
+            c = parent_of[c].unwrap_or(b);
+        }
+        cycle.push(fm.bodies[b].name.clone());
+        let j = joint_of[b].unwrap_or(0);
+        ModelError::Topology {
+            location: loc(&p("joints").idx(j).key("parent")),
+            reason: format!(
+                "the joint graph has a cycle: {} (each body is the child of its successor)",
+                cycle.join(" ← ")
+            ),
+        }
     }
 
     /// The model body named `name` at `path` (`None` for `world`).
@@ -586,57 +671,6 @@ fn check_world_not_a_body(fm: &FileModel, loc: &Locator<'_>) -> Result<(), Model
     Ok(())
 }
 
-/// The joint graph: for each file body, its parent joint and parent body (file indices),
-/// refusing a joint whose child is the world, a second parent joint and a self-loop.
-fn parent_joints(
-    fm: &FileModel,
-    loc: &Locator<'_>,
-    body_names: &HashMap<&str, usize>,
-) -> Result<(Vec<Option<usize>>, Vec<Option<usize>>), ModelError> {
-    let nb = fm.bodies.len();
-    let mut joint_of: Vec<Option<usize>> = vec![None; nb];
-    let mut parent_of: Vec<Option<usize>> = vec![None; nb];
-    for (j, fj) in fm.joints.iter().enumerate() {
-        let pj = p("joints").idx(j);
-        if fj.child == "world" {
-            return Err(ModelError::Topology {
-                location: loc(&pj.key("child")),
-                reason: "the world cannot be the child of a joint".into(),
-            });
-        }
-        let child = lookup(loc, &pj.key("child"), body_names, "body", &fj.child)?;
-        let parent = if fj.parent == "world" {
-            None
-        } else {
-            Some(lookup(
-                loc,
-                &pj.key("parent"),
-                body_names,
-                "body",
-                &fj.parent,
-            )?)
-        };
-        if let Some(prev) = joint_of[child] {
-            return Err(ModelError::Topology {
-                location: loc(&pj.key("child")),
-                reason: format!(
-                    "body `{}` has more than one parent joint (`{}` and `{}`)",
-                    fj.child, fm.joints[prev].name, fj.name
-                ),
-            });
-        }
-        if parent == Some(child) {
-            return Err(ModelError::Topology {
-                location: loc(&pj.key("parent")),
-                reason: format!("joint `{}` connects body `{}` to itself", fj.name, fj.child),
-            });
-        }
-        joint_of[child] = Some(j);
-        parent_of[child] = parent;
-    }
-    Ok((joint_of, parent_of))
-}
-
 /// Refuses a body without a parent joint whose name a file joint already has (its default
 /// root joint takes the body's name).
 fn check_root_joint_names(
@@ -658,45 +692,6 @@ fn check_root_joint_names(
         }
     }
     Ok(())
-}
-
-/// The error for a joint graph with a cycle (`order`, the topological order, misses bodies),
-/// naming the bodies of the cycle.
-fn cycle_error(
-    fm: &FileModel,
-    loc: &Locator<'_>,
-    order: &[usize],
-    joint_of: &[Option<usize>],
-    parent_of: &[Option<usize>],
-) -> ModelError {
-    let nb = fm.bodies.len();
-    let mut placed = vec![false; nb];
-    for &b in order {
-        placed[b] = true;
-    }
-    let first = (0..nb).find(|&b| !placed[b]).unwrap_or(0);
-    // Walk up from `first` until a body repeats: that is the cycle.
-    let mut seen = vec![false; nb];
-    let mut b = first;
-    while !seen[b] {
-        seen[b] = true;
-        b = parent_of[b].unwrap_or(b);
-    }
-    let mut cycle = vec![fm.bodies[b].name.clone()];
-    let mut c = parent_of[b].unwrap_or(b);
-    while c != b {
-        cycle.push(fm.bodies[c].name.clone());
-        c = parent_of[c].unwrap_or(b);
-    }
-    cycle.push(fm.bodies[b].name.clone());
-    let j = joint_of[b].unwrap_or(0);
-    ModelError::Topology {
-        location: loc(&p("joints").idx(j).key("parent")),
-        reason: format!(
-            "the joint graph has a cycle: {} (each body is the child of its successor)",
-            cycle.join(" ← ")
-        ),
-    }
 }
 
 /// The model body of file body `f`.
