@@ -21,9 +21,9 @@ OUT="target/mujoco-reference.json"
 "$VENV/bin/python" scripts/mujoco_check.py examples/mjcf/*.xml > "$OUT"
 echo "mujoco_check: MuJoCo $("$VENV/bin/python" -c 'import mujoco; print(mujoco.__version__)')"
 NONSMOOTH_MUJOCO_REFERENCE="$(pwd)/$OUT" cargo test --quiet --workspace \
-    --features nonsmooth-solvers/sdp --test mjcf_import mjcf_matches_mujoco_reference
+    --features nonsmooth-solvers/sdp --test core mjcf_import::mjcf_matches_mujoco_reference
 # The <compiler> mass corrections (settotalmass, bounds, balancing, fusestatic) at a pose.
 COMPILER_OUT="target/mujoco-compiler-reference.json"
 "$VENV/bin/python" scripts/mujoco_compiler_reference.py > "$COMPILER_OUT"
 NONSMOOTH_MUJOCO_COMPILER_REFERENCE="$(pwd)/$COMPILER_OUT" cargo test --quiet \
-    -p nonsmooth-core --test mjcf_compiler compiler_mass_corrections_match_mujoco
+    -p nonsmooth-core --test core mjcf_compiler::compiler_mass_corrections_match_mujoco

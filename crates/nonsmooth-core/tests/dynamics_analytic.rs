@@ -2,8 +2,7 @@
 //! the velocity map, and error cases (quaternion normalization, state checks, forward
 //! dynamics dimensions).
 
-#[path = "dynamics_support.rs"]
-mod support;
+use crate::support;
 
 use nalgebra::{DVector, Isometry3, Matrix3, Vector3};
 use nonsmooth_core::dynamics::{

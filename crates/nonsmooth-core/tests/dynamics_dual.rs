@@ -2,8 +2,7 @@
 //! central finite differences, and the power balance d(T + V)/dt = vᵀ(τ + f_passive) along
 //! forward dynamics evaluated exactly with dual numbers.
 
-#[path = "dynamics_support.rs"]
-mod support;
+use crate::support;
 
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::dynamics::{

@@ -1,8 +1,7 @@
 //! Point/frame Jacobians and J̇v against central finite differences along
 //! q(ε) = integrate_configuration(q, v, ε) on random trees.
 
-#[path = "dynamics_support.rs"]
-mod support;
+use crate::support;
 
 use nalgebra::{DVector, Point3, Vector3};
 use nonsmooth_core::dynamics::{

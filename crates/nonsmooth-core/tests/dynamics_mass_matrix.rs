@@ -1,8 +1,7 @@
 //! CRBA mass matrix: symmetry, positive definiteness and agreement with the Jacobian
 //! oracle `M = Σ_i m_i J_cᵀ J_c + J_ωᵀ R_i Ī_i R_iᵀ J_ω` on random trees.
 
-#[path = "dynamics_support.rs"]
-mod support;
+use crate::support;
 
 use nalgebra::{DMatrix, Point3};
 use nonsmooth_core::dynamics::{

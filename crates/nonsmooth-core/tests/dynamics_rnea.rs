@@ -1,8 +1,7 @@
 //! RNEA against CRBA, forward dynamics and a Jacobian-based Newton–Euler oracle on random
 //! trees.
 
-#[path = "dynamics_support.rs"]
-mod support;
+use crate::support;
 
 use nalgebra::{DVector, Point3};
 use nonsmooth_core::dynamics::{

@@ -17,7 +17,7 @@ pub mod impact;
 pub mod inverse_dynamics;
 pub mod locomotion;
 pub mod optimal_control;
-pub mod scenes;
+pub use nonsmooth_sim::scenes;
 pub mod stability;
 
 use nonsmooth_report::{Registry, ReportError};

@@ -12,9 +12,7 @@
 //! `NONSMOOTH_TIMING_STAGED_SECONDS` (default 0.5) that of the staged run on the toppling
 //! stack (the staged programs need about a second per step there).
 
-#[path = "../../nonsmooth-experiments/src/scenes.rs"]
-#[allow(dead_code, unused_imports)]
-mod scenes;
+use nonsmooth_sim::scenes;
 
 use nonsmooth_core::Model;
 use nonsmooth_sim::drumwright::FrictionCoupling;

@@ -20,11 +20,7 @@
 //! 4.35 M; Clarabel path 66 M at N = 100). Wall time: see docs/simulation.md (the 2-core
 //! machine is shared, so wall-clock figures carry the load they were taken under).
 
-// The stack generator of the `drumwright-stack` experiment, shared by path (it needs only
-// nonsmooth-core).
-#[path = "../../nonsmooth-experiments/src/scenes.rs"]
-#[allow(dead_code, unused_imports)]
-mod scenes;
+use nonsmooth_sim::scenes;
 use scenes::sphere_stack;
 
 use std::time::{Duration, Instant};

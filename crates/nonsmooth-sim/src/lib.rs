@@ -39,6 +39,7 @@ pub mod pipeline;
 pub mod recovery;
 pub mod registry;
 pub mod run;
+pub mod scenes;
 pub mod simulator;
 pub mod stepper;
 pub mod time_as_state;

@@ -10,11 +10,7 @@
 //! - the step workspaces carry nothing over: `BlockSnapshot::update` in place equals a fresh
 //!   snapshot, and a stepper reused across models steps like a fresh one.
 
-// The stack generator of the `drumwright-stack` experiment, shared by path (it needs only
-// nonsmooth-core).
-#[path = "../../nonsmooth-experiments/src/scenes.rs"]
-#[allow(dead_code, unused_imports)]
-mod scenes;
+use nonsmooth_sim::scenes;
 use scenes::sphere_stack;
 
 use nalgebra::DVector;

@@ -7,9 +7,7 @@
 //! the distance it travels in a step, and no sphere sinks more than 1 mm into the ground or
 //! into another sphere.
 
-#[path = "../../nonsmooth-experiments/src/scenes.rs"]
-#[allow(dead_code, unused_imports)]
-mod scenes;
+use nonsmooth_sim::scenes;
 
 use nonsmooth_sim::{DrumwrightStepper, Stepper};
 

@@ -1,13 +1,9 @@
-//! Generated scenes of the experiments.
+//! Generated scenes: models built in code for the experiments, the tests and the benchmarks.
 //!
 //! The sphere stack of the `drumwright-stack` experiment (Drumwright 2019, §6.5, Fig 10): the
 //! header (materials, ground) of `examples/drumwright_stack.toml` followed by `n` copies of its
 //! steel sphere (mass 0.1 kg, radius 5 cm), stacked on the z axis at rest with 2 mm gaps between
 //! neighbours and above the ground.
-//!
-//! This file depends on `nonsmooth-core` alone: the simulator's own benchmark and fast-path
-//! test include it by path (`#[path = …] mod scenes;`), so that they build the same stack
-//! without a dependency on this crate (which links every capability).
 
 use nonsmooth_core::{Model, ModelError};
 
