@@ -158,6 +158,55 @@ pub(super) fn require_flight_case(
     prog.require_nonneg_with_basis(label, target, &ineqs, &[], form)
 }
 
+/// One impulse piece of the impact at `k` of a flight case of [`flight_after_impact`] and
+/// [`flight_pre_impact`].
+struct FlightPiece<'a> {
+    /// The flight case.
+    case: FlightCase<'a>,
+    /// The piece's name.
+    name: &'static str,
+    /// The post-impact velocity `M_k(w)`.
+    v0: &'a [Poly; 3],
+    /// The case's linear constraints so far: `γ̇_k(w) ≤ 0` and the piece's.
+    lin_c: Vec<Poly>,
+}
+
+/// Calls `f` on every flight case (impact at `k`, landing at `i`) and impulse piece of the
+/// impact at `k` (paper eqs. 30–33), in the variables of [`flight_pre_velocity`].
+fn for_each_flight_piece(
+    p: &PlanarParams,
+    mut f: impl FnMut(FlightPiece<'_>) -> Result<(), SosError>,
+) -> Result<(), SosError> {
+    let l = [p.l(0), p.l(1)];
+    let x = Poly::vars(4);
+    for k in 0..2 {
+        for i in 0..2 {
+            let wv = flight_pre_velocity(l, k, i, &x)?;
+            let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
+            for (name, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
+                let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
+                let fl = ballistic_flight(p, k, i, &x, &v0)?;
+                let mut lin_c = vec![gk_w.scale(-1.0)];
+                lin_c.extend(consk);
+                let case = FlightCase {
+                    k,
+                    i,
+                    x: &x,
+                    wv: &wv,
+                    fl: &fl,
+                };
+                f(FlightPiece {
+                    case,
+                    name,
+                    v0: &v0,
+                    lin_c,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Condition 4, **our formulation** for `e > 0`: every free flight that can recur starts at
 /// the post-impact state `x₀ = M_k(w)` of an impact at a contact `k` (in the ZOD with
 /// φ = 0 a contact with `γ_k = γ̇_k = 0` never lifts off, because `γ̈_k = −cosα < 0` in FF,
@@ -173,71 +222,55 @@ pub(super) fn flight_after_impact(
     mult_half_degree: u32,
     half: u32,
 ) -> Result<(), SosError> {
-    let l = [p.l(0), p.l(1)];
-    let x = Poly::vars(4);
-    for k in 0..2 {
-        for i in 0..2 {
-            let wv = flight_pre_velocity(l, k, i, &x)?;
-            let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
-            for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
-                let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
-                let fl = ballistic_flight(p, k, i, &x, &v0)?;
-                let [q0, q1, q2] = fl.start_q.clone();
-                let v_start =
-                    v2.substitute(&[q0, q1, q2, v0[0].clone(), v0[1].clone(), v0[2].clone()])?;
-                let [xm0, xm1, xm2, xm3, xm4, xm5] = fl.landing.clone();
-                let mvel = [xm3, xm4, xm5];
-                for (ni, lni, lti, consi) in impulse_pieces(p, i, &mvel)? {
-                    let label = format!(
-                        "flight after impact {} then impact {} ({nk}, {ni})",
-                        k + 1,
-                        i + 1
-                    );
-                    let pv = apply_impulse(p, i, &mvel, &lni, &lti)?;
-                    let xp = vec![
-                        xm0.clone(),
-                        xm1.clone(),
-                        xm2.clone(),
-                        pv[0].clone(),
-                        pv[1].clone(),
-                        pv[2].clone(),
-                    ];
-                    let mut target = v_start.sub(&v2.substitute(&xp)?)?;
-                    if k == i {
-                        // At g = 0 both impulses vanish and Δ = 0, so the target vanishes on
-                        // the hyperplane g = 0: divide by g ≥ 0 exactly (closed-form facial
-                        // reduction; the undivided SOS program has no strictly feasible
-                        // point because σ₀ would have to vanish on that hyperplane).
-                        // Not divisible for a stick second impact after a slip first one
-                        // (there the set, not the polynomial, forces σ̇ = 0 at g = 0).
-                        if let Ok(t) = target.div_var(2, 1e-9) {
-                            target = t;
-                        }
-                    }
-                    let mut lin_c = vec![gk_w.scale(-1.0)];
-                    lin_c.extend(consk.iter().cloned());
-                    lin_c.extend(consi);
-                    let case = FlightCase {
-                        k,
-                        i,
-                        x: &x,
-                        wv: &wv,
-                        fl: &fl,
-                    };
-                    require_flight_case(
-                        prog,
-                        p,
-                        &case,
-                        lin_c,
-                        &label,
-                        &target,
-                        (half, mult_half_degree),
-                    )?;
+    for_each_flight_piece(p, |piece: FlightPiece<'_>| {
+        let FlightCase { k, i, fl, .. } = piece.case;
+        let v0 = piece.v0;
+        let [q0, q1, q2] = fl.start_q.clone();
+        let v_start = v2.substitute(&[q0, q1, q2, v0[0].clone(), v0[1].clone(), v0[2].clone()])?;
+        let [xm0, xm1, xm2, xm3, xm4, xm5] = fl.landing.clone();
+        let mvel = [xm3, xm4, xm5];
+        for (ni, lni, lti, consi) in impulse_pieces(p, i, &mvel)? {
+            let label = format!(
+                "flight after impact {} then impact {} ({}, {ni})",
+                k + 1,
+                i + 1,
+                piece.name
+            );
+            let pv = apply_impulse(p, i, &mvel, &lni, &lti)?;
+            let xp = vec![
+                xm0.clone(),
+                xm1.clone(),
+                xm2.clone(),
+                pv[0].clone(),
+                pv[1].clone(),
+                pv[2].clone(),
+            ];
+            let mut target = v_start.sub(&v2.substitute(&xp)?)?;
+            if k == i {
+                // At g = 0 both impulses vanish and Δ = 0, so the target vanishes on
+                // the hyperplane g = 0: divide by g ≥ 0 exactly (closed-form facial
+                // reduction; the undivided SOS program has no strictly feasible
+                // point because σ₀ would have to vanish on that hyperplane).
+                // Not divisible for a stick second impact after a slip first one
+                // (there the set, not the polynomial, forces σ̇ = 0 at g = 0).
+                if let Ok(t) = target.div_var(2, 1e-9) {
+                    target = t;
                 }
             }
+            let mut lin_c = piece.lin_c.clone();
+            lin_c.extend(consi);
+            require_flight_case(
+                prog,
+                p,
+                &piece.case,
+                lin_c,
+                &label,
+                &target,
+                (half, mult_half_degree),
+            )?;
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Condition 3–4 for `e > 0`, **our formulation** `FlightFormulation::PreImpact` (the default;
@@ -258,49 +291,35 @@ pub(super) fn flight_pre_impact(
     mult_half_degree: u32,
     half: u32,
 ) -> Result<(), SosError> {
-    let l = [p.l(0), p.l(1)];
-    let x = Poly::vars(4);
-    for k in 0..2 {
-        for i in 0..2 {
-            let wv = flight_pre_velocity(l, k, i, &x)?;
-            let gk_w = wv[1].add(&wv[2].scale(l[k]))?;
-            for (nk, lnk, ltk, consk) in impulse_pieces(p, k, &wv)? {
-                let label = format!("pre-impact {} flight to impact {} ({nk})", k + 1, i + 1);
-                let v0 = apply_impulse(p, k, &wv, &lnk, &ltk)?;
-                let fl = ballistic_flight(p, k, i, &x, &v0)?;
-                let [q0, q1, q2] = fl.start_q.clone();
-                let w_state = [q0, q1, q2, wv[0].clone(), wv[1].clone(), wv[2].clone()];
-                let mut target = v2.substitute(&w_state)?.sub(&v2.substitute(&fl.landing)?)?;
-                if k == i {
-                    // For the slip pieces the impulse and Δ vanish at g = 0, and so does the
-                    // target: divide by g ≥ 0 exactly (closed-form facial reduction). The
-                    // stick piece is not divisible (its set forces σ̇ = 0 at g = 0).
-                    if let Ok(t) = target.div_var(2, 1e-9) {
-                        target = t;
-                    }
-                }
-                let mut lin_c = vec![gk_w.scale(-1.0)];
-                lin_c.extend(consk.iter().cloned());
-                let case = FlightCase {
-                    k,
-                    i,
-                    x: &x,
-                    wv: &wv,
-                    fl: &fl,
-                };
-                require_flight_case(
-                    prog,
-                    p,
-                    &case,
-                    lin_c,
-                    &label,
-                    &target,
-                    (half, mult_half_degree),
-                )?;
+    for_each_flight_piece(p, |piece: FlightPiece<'_>| {
+        let FlightCase { k, i, wv, fl, .. } = piece.case;
+        let label = format!(
+            "pre-impact {} flight to impact {} ({})",
+            k + 1,
+            i + 1,
+            piece.name
+        );
+        let [q0, q1, q2] = fl.start_q.clone();
+        let w_state = [q0, q1, q2, wv[0].clone(), wv[1].clone(), wv[2].clone()];
+        let mut target = v2.substitute(&w_state)?.sub(&v2.substitute(&fl.landing)?)?;
+        if k == i {
+            // For the slip pieces the impulse and Δ vanish at g = 0, and so does the
+            // target: divide by g ≥ 0 exactly (closed-form facial reduction). The
+            // stick piece is not divisible (its set forces σ̇ = 0 at g = 0).
+            if let Ok(t) = target.div_var(2, 1e-9) {
+                target = t;
             }
         }
-    }
-    Ok(())
+        require_flight_case(
+            prog,
+            p,
+            &piece.case,
+            piece.lin_c,
+            &label,
+            &target,
+            (half, mult_half_degree),
+        )
+    })
 }
 
 /// Condition 4 for `e > 0` in [`FlightFormulation::AnyStart`](super::FlightFormulation::AnyStart)

@@ -114,6 +114,10 @@ pub(super) fn monte_carlo(
     Ok(worst)
 }
 
+/// A pre-impact state `w`, the post-impact state `x₀`, the next pre-impact state `x⁻` and
+/// its contact ([`ConditionValues::impact_then_flight`]).
+type FlightChain = ([f64; 6], [f64; 6], [f64; 6], usize);
+
 /// The conditions of a certificate `v` evaluated on physical states, for [`monte_carlo`].
 struct ConditionValues<'a> {
     p: &'a PlanarParams,
@@ -229,51 +233,44 @@ impl ConditionValues<'_> {
         Ok(Some(v.eval(&x)? - v.eval(&xp)?))
     }
 
+    /// An impact at a random contact `k` from the pre-impact state `w` made from the sample
+    /// (`γ_k = 0`, the other gap open) and the ballistic flight from `x₀ = M_k(w)` to the
+    /// next pre-impact state `x⁻` at the contact `i` that lands first: `(w, x₀, x⁻, i)`.
+    fn impact_then_flight<R: Rng>(&self, mut x: [f64; 6], rng: &mut R) -> Option<FlightChain> {
+        let p = self.p;
+        let k = rng.gen_range(0..2usize);
+        x[Z] = -self.l[k] * x[TH];
+        if p.gamma(&x, 1 - k) < 0.0 || norm2(&x) > 1.0 {
+            return None;
+        }
+        let (x0, _, _) = p.impact(&x, k)?;
+        let (xm, i) = ballistic_to_impact(p, &x0)?;
+        Some((x, x0, xm, i))
+    }
+
     /// A previous impact at `k` from `w`, the ballistic flight from `x₀ = M_k(w)` to the next
     /// impact (whichever contact lands first), and that impact: `V(x₀) − V(x⁺)`.
     fn flight_after_impact<R: Rng>(
         &self,
-        mut x: [f64; 6],
+        x: [f64; 6],
         rng: &mut R,
     ) -> Result<Option<f64>, SosError> {
-        let (p, v) = (self.p, self.v);
-        let k = rng.gen_range(0..2usize);
-        x[Z] = -self.l[k] * x[TH];
-        if p.gamma(&x, 1 - k) < 0.0 || norm2(&x) > 1.0 {
-            return Ok(None);
-        }
-        let Some((x0, _, _)) = p.impact(&x, k) else {
+        let Some((_, x0, xm, i)) = self.impact_then_flight(x, rng) else {
             return Ok(None);
         };
-        let Some((xm, i)) = ballistic_to_impact(p, &x0) else {
+        let Some((xp, _, _)) = self.p.impact(&xm, i) else {
             return Ok(None);
         };
-        let Some((xp, _, _)) = p.impact(&xm, i) else {
-            return Ok(None);
-        };
-        Ok(Some(v.eval(&x0)? - v.eval(&xp)?))
+        Ok(Some(self.v.eval(&x0)? - self.v.eval(&xp)?))
     }
 
     /// A pre-impact state `w` at `k`, the impact, and the ballistic flight from `M_k(w)` to
     /// the next pre-impact state `x⁻` (whichever contact lands first): `V(w) − V(x⁻)`.
-    fn flight_pre_impact<R: Rng>(
-        &self,
-        mut x: [f64; 6],
-        rng: &mut R,
-    ) -> Result<Option<f64>, SosError> {
-        let (p, v) = (self.p, self.v);
-        let k = rng.gen_range(0..2usize);
-        x[Z] = -self.l[k] * x[TH];
-        if p.gamma(&x, 1 - k) < 0.0 || norm2(&x) > 1.0 {
-            return Ok(None);
-        }
-        let Some((x0, _, _)) = p.impact(&x, k) else {
+    fn flight_pre_impact<R: Rng>(&self, x: [f64; 6], rng: &mut R) -> Result<Option<f64>, SosError> {
+        let Some((w, _, xm, _)) = self.impact_then_flight(x, rng) else {
             return Ok(None);
         };
-        let Some((xm, _)) = ballistic_to_impact(p, &x0) else {
-            return Ok(None);
-        };
-        Ok(Some(v.eval(&x)? - v.eval(&xm)?))
+        Ok(Some(self.v.eval(&w)? - self.v.eval(&xm)?))
     }
 
     /// The pre- and post-impact states of an impact at contact `i` made from the sample
