@@ -38,7 +38,7 @@ pub mod poly;
 pub mod program;
 
 pub use poly::{monomials, Affine, Monomial, Poly};
-pub use program::{is_sos, Margin, SdpSize, SosProgram, SosSolution, SosStatus};
+pub use program::{is_sos, CertificateForm, Margin, SdpSize, SosProgram, SosSolution, SosStatus};
 
 /// Errors of the SOS layer.
 #[derive(Debug, thiserror::Error)]

@@ -23,8 +23,12 @@
 use nalgebra::{DVector, Vector2};
 use serde::Serialize;
 
-use nonsmooth_core::geometry::{collider_world_poses, detect_contacts};
-use nonsmooth_core::{Dimension, JointKind, Model, ModelError, Shape};
+use nonsmooth_core::geometry::{
+    collider_world_poses, detect_contacts, ContactGeometry, PairContact,
+};
+use nonsmooth_core::{
+    Body, Collider, ContactMaterial, Dimension, Joint, JointKind, Model, ModelError, Shape,
+};
 
 use crate::event_driven::{falsify, simulate_traced, EventKind, Falsification, SimOptions};
 use crate::lyapunov::{certify, CertifyOptions, CertifyReport, Verdict};
@@ -202,6 +206,185 @@ fn shape_name(shape: &Shape) -> &'static str {
     }
 }
 
+/// A contact of the body that touches its support at the initial configuration.
+struct Touching<'a> {
+    /// `"collider[feature]/support"`.
+    name: String,
+    /// The body's collider.
+    on_body: &'a Collider,
+    /// The support's collider.
+    support: &'a Collider,
+    /// The contact geometry, the body's collider first.
+    geometry: ContactGeometry<f64>,
+    /// The pair's material.
+    material: ContactMaterial,
+}
+
+/// The model's one body and its joint, when the model is planar and the body free (a root
+/// planar joint).
+fn free_planar_body(model: &Model) -> Result<(&Body, &Joint), StabilityModelError> {
+    if model.dimension != Dimension::Planar {
+        return Err(NotApplicable::SpatialModel.into());
+    }
+    if model.bodies.len() != 1 {
+        return Err(NotApplicable::BodyCount(model.bodies.len()).into());
+    }
+    let (body, joint) = (&model.bodies[0], &model.joints[0]);
+    if joint.kind != JointKind::Planar || joint.parent.is_some() {
+        return Err(NotApplicable::NotFree {
+            body: body.name.clone(),
+            kind: format!("{:?}", joint.kind).to_lowercase(),
+        }
+        .into());
+    }
+    Ok((body, joint))
+}
+
+/// The two contacts of the body found within `tol`, checked: sliding contacts (no rolling
+/// shapes) against planes, exactly two, none penetrating.
+fn touching_contacts<'a>(
+    model: &'a Model,
+    found: &[PairContact<f64>],
+    tol: f64,
+) -> Result<Vec<Touching<'a>>, StabilityModelError> {
+    let mut touching = Vec::new();
+    for c in found {
+        let (ca, cb) = (
+            &model.colliders[c.collider_a],
+            &model.colliders[c.collider_b],
+        );
+        let (on_body, support, geometry) = if ca.body.is_some() {
+            (ca, cb, c.geometry.clone())
+        } else {
+            (cb, ca, c.geometry.flipped())
+        };
+        let feature = match on_body.shape {
+            Shape::Box { .. } | Shape::Points { .. } => format!("[{}]", c.feature),
+            _ => String::new(),
+        };
+        touching.push(Touching {
+            name: format!("{}{}/{}", on_body.name, feature, support.name),
+            on_body,
+            support,
+            geometry,
+            material: model.pair_material(c.collider_a, c.collider_b),
+        });
+    }
+    for Touching {
+        on_body, support, ..
+    } in &touching
+    {
+        if matches!(
+            on_body.shape,
+            Shape::Sphere { .. } | Shape::Capsule { .. } | Shape::Cylinder { .. }
+        ) {
+            return Err(NotApplicable::RollingContact {
+                collider: on_body.name.clone(),
+                shape: shape_name(&on_body.shape).into(),
+            }
+            .into());
+        }
+        if !matches!(support.shape, Shape::Plane { .. }) {
+            return Err(NotApplicable::SupportNotPlane {
+                collider: support.name.clone(),
+                shape: shape_name(&support.shape).into(),
+            }
+            .into());
+        }
+    }
+    if touching.len() != 2 {
+        return Err(NotApplicable::ContactCount {
+            contacts: touching.iter().map(|t| t.name.clone()).collect(),
+        }
+        .into());
+    }
+    for Touching { name, geometry, .. } in &touching {
+        if geometry.gap < -tol {
+            return Err(StabilityModelError::NotAnEquilibrium(format!(
+                "contact {name} penetrates its support by {:.3e} m",
+                -geometry.gap
+            )));
+        }
+    }
+    Ok(touching)
+}
+
+/// The slope of the two contacts' common support: its outward normal `n`, the downhill
+/// tangent `t` and the angle `α` (`cos α = −ĝ·n`, `0 < α < π/2`).
+fn slope(
+    touching: &[Touching<'_>],
+    ghat: &Vector2<f64>,
+) -> Result<(Vector2<f64>, Vector2<f64>, f64), StabilityModelError> {
+    // Normal from the support toward the body (the geometry's normal points B → A with
+    // A the body's collider after the flip in `touching_contacts`).
+    let normal_of = |i: usize| {
+        let n = touching[i].geometry.normal;
+        Vector2::new(n.x, n.y).normalize()
+    };
+    let (n1, n2) = (normal_of(0), normal_of(1));
+    if (n1 - n2).norm() > 1e-9 {
+        return Err(NotApplicable::TwoSurfaces {
+            n1: [n1.x, n1.y],
+            n2: [n2.x, n2.y],
+        }
+        .into());
+    }
+    let n = n1;
+    let cos_alpha = (-ghat.dot(&n)).clamp(-1.0, 1.0);
+    let alpha = cos_alpha.acos();
+    if !(alpha > 1e-9 && alpha < std::f64::consts::FRAC_PI_2) {
+        return Err(NotApplicable::SlopeOutOfRange {
+            degrees: alpha.to_degrees(),
+        }
+        .into());
+    }
+    let t = (ghat - n * ghat.dot(&n)) / alpha.sin();
+    Ok((n, t, alpha))
+}
+
+/// The two contacts in the slope frame of the centre of mass `com` (tangent `t`, normal
+/// `n`), the uphill one first, and the height of the centre of mass above them (their mean
+/// depth); the two restitution coefficients must agree.
+fn slope_contacts(
+    touching: &[Touching<'_>],
+    com: &Vector2<f64>,
+    t: &Vector2<f64>,
+    n: &Vector2<f64>,
+) -> Result<([PlanarContact; 2], f64), StabilityModelError> {
+    let mut contacts: Vec<(PlanarContact, f64)> = touching
+        .iter()
+        .map(|c| {
+            let p = Vector2::new(c.geometry.point_a.x, c.geometry.point_a.y);
+            let r = p - com;
+            (
+                PlanarContact {
+                    name: c.name.clone(),
+                    point: [p.x, p.y],
+                    l: r.dot(t),
+                    friction: c.material.friction,
+                    restitution: c.material.restitution.unwrap_or(0.0),
+                },
+                -r.dot(n),
+            )
+        })
+        .collect();
+    contacts.sort_by(|a, b| a.0.l.total_cmp(&b.0.l));
+    let (e1, e2) = (contacts[0].0.restitution, contacts[1].0.restitution);
+    if (e1 - e2).abs() > 1e-12 {
+        return Err(NotApplicable::UnequalRestitution { e1, e2 }.into());
+    }
+    let height = 0.5 * (contacts[0].1 + contacts[1].1);
+    let contacts: [PlanarContact; 2] = contacts
+        .into_iter()
+        .map(|c| c.0)
+        .collect::<Vec<_>>()
+        .try_into()
+        .map_err(|found: Vec<PlanarContact>| NotApplicable::ContactCount {
+            contacts: found.into_iter().map(|c| c.name).collect(),
+        })?;
+    Ok((contacts, height))
+}
+
 /// Static forces of the equilibrium (SS mode), in N.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StaticForces {
@@ -223,20 +406,7 @@ impl PlanarBody {
     /// [`StabilityModelError::NotAnEquilibrium`] when a contact penetrates, and
     /// [`StabilityModelError::Model`] when the kinematics cannot be evaluated.
     pub fn from_model(model: &Model) -> Result<PlanarBody, StabilityModelError> {
-        if model.dimension != Dimension::Planar {
-            return Err(NotApplicable::SpatialModel.into());
-        }
-        if model.bodies.len() != 1 {
-            return Err(NotApplicable::BodyCount(model.bodies.len()).into());
-        }
-        let (body, joint) = (&model.bodies[0], &model.joints[0]);
-        if joint.kind != JointKind::Planar || joint.parent.is_some() {
-            return Err(NotApplicable::NotFree {
-                body: body.name.clone(),
-                kind: format!("{:?}", joint.kind).to_lowercase(),
-            }
-            .into());
-        }
+        let (body, joint) = free_planar_body(model)?;
         let g3 = model.gravity;
         let g = Vector2::new(g3.x, g3.y);
         if g.norm() <= 0.0 || !g.norm().is_finite() {
@@ -253,121 +423,18 @@ impl PlanarBody {
         let com3 = pose * nalgebra::Point3::from(body.com);
         let com = Vector2::new(com3.x, com3.y);
         let poses = collider_world_poses(model, &kin.poses)?;
-        let found = detect_contacts(model, &poses, tol)?;
-
-        let mut touching = Vec::new();
-        for c in &found {
-            let (ca, cb) = (
-                &model.colliders[c.collider_a],
-                &model.colliders[c.collider_b],
-            );
-            let (on_body, support, geometry) = if ca.body.is_some() {
-                (ca, cb, c.geometry.clone())
-            } else {
-                (cb, ca, c.geometry.flipped())
-            };
-            let feature = match on_body.shape {
-                Shape::Box { .. } | Shape::Points { .. } => format!("[{}]", c.feature),
-                _ => String::new(),
-            };
-            touching.push((
-                format!("{}{}/{}", on_body.name, feature, support.name),
-                on_body,
-                support,
-                geometry,
-                model.pair_material(c.collider_a, c.collider_b),
-            ));
-        }
-        for (_, on_body, support, _, _) in &touching {
-            if matches!(
-                on_body.shape,
-                Shape::Sphere { .. } | Shape::Capsule { .. } | Shape::Cylinder { .. }
-            ) {
-                return Err(NotApplicable::RollingContact {
-                    collider: on_body.name.clone(),
-                    shape: shape_name(&on_body.shape).into(),
-                }
-                .into());
-            }
-            if !matches!(support.shape, Shape::Plane { .. }) {
-                return Err(NotApplicable::SupportNotPlane {
-                    collider: support.name.clone(),
-                    shape: shape_name(&support.shape).into(),
-                }
-                .into());
-            }
-        }
-        if touching.len() != 2 {
-            return Err(NotApplicable::ContactCount {
-                contacts: touching.iter().map(|t| t.0.clone()).collect(),
-            }
-            .into());
-        }
-        for (name, _, _, geometry, _) in &touching {
-            if geometry.gap < -tol {
-                return Err(StabilityModelError::NotAnEquilibrium(format!(
-                    "contact {name} penetrates its support by {:.3e} m",
-                    -geometry.gap
-                )));
-            }
-        }
-        // Normal from the support toward the body (the geometry's normal points B → A with
-        // A the body's collider after the flip above).
-        let normal_of = |i: usize| {
-            let n = touching[i].3.normal;
-            Vector2::new(n.x, n.y).normalize()
-        };
-        let (n1, n2) = (normal_of(0), normal_of(1));
-        if (n1 - n2).norm() > 1e-9 {
-            return Err(NotApplicable::TwoSurfaces {
-                n1: [n1.x, n1.y],
-                n2: [n2.x, n2.y],
-            }
-            .into());
-        }
-        let n = n1;
-        let cos_alpha = (-ghat.dot(&n)).clamp(-1.0, 1.0);
-        let alpha = cos_alpha.acos();
-        if !(alpha > 1e-9 && alpha < std::f64::consts::FRAC_PI_2) {
-            return Err(NotApplicable::SlopeOutOfRange {
-                degrees: alpha.to_degrees(),
-            }
-            .into());
-        }
-        let t = (ghat - n * ghat.dot(&n)) / alpha.sin();
+        let touching = touching_contacts(model, &detect_contacts(model, &poses, tol)?, tol)?;
+        let (n, t, alpha) = slope(&touching, &ghat)?;
         let handedness = (t.x * n.y - t.y * n.x).signum();
-
-        let mut contacts: Vec<(PlanarContact, f64)> = touching
-            .iter()
-            .map(|(name, _, _, geometry, material)| {
-                let p = Vector2::new(geometry.point_a.x, geometry.point_a.y);
-                let r = p - com;
-                (
-                    PlanarContact {
-                        name: name.clone(),
-                        point: [p.x, p.y],
-                        l: r.dot(&t),
-                        friction: material.friction,
-                        restitution: material.restitution.unwrap_or(0.0),
-                    },
-                    -r.dot(&n),
-                )
-            })
-            .collect();
-        contacts.sort_by(|a, b| a.0.l.total_cmp(&b.0.l));
-        let (e1, e2) = (contacts[0].0.restitution, contacts[1].0.restitution);
-        if (e1 - e2).abs() > 1e-12 {
-            return Err(NotApplicable::UnequalRestitution { e1, e2 }.into());
-        }
-        let height = 0.5 * (contacts[0].1 + contacts[1].1);
-        let (l1, l2) = (contacts[0].0.l / radius, contacts[1].0.l / radius);
+        let (contacts, height) = slope_contacts(&touching, &com, &t, &n)?;
+        let (l1, l2) = (contacts[0].l / radius, contacts[1].l / radius);
         let h = height / radius;
         let params = PlanarParams {
             alpha,
-            mu1: contacts[0].0.friction,
-            mu2: contacts[1].0.friction,
+            mu1: contacts[0].friction,
+            mu2: contacts[1].friction,
             d: 0.5 * (l2 - l1),
-            e: e1,
+            e: contacts[0].restitution,
             h,
             offset: 0.5 * (l1 + l2) - h * alpha.tan(),
         };
@@ -382,14 +449,6 @@ impl PlanarBody {
         let pl = &joint.placement;
         let placement_angle = pl.rotation.euler_angles().2;
         let body_angle = pose.rotation.euler_angles().2;
-        let contacts: [PlanarContact; 2] = contacts
-            .into_iter()
-            .map(|c| c.0)
-            .collect::<Vec<_>>()
-            .try_into()
-            .map_err(|found: Vec<PlanarContact>| NotApplicable::ContactCount {
-                contacts: found.into_iter().map(|c| c.name).collect(),
-            })?;
         Ok(PlanarBody {
             body: body.name.clone(),
             params,

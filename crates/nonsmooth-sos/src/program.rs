@@ -39,6 +39,21 @@ pub enum Margin {
     },
 }
 
+/// The form of the Putinar certificate `p = σ₀ + Σ σ_k g_k + Σ t_m h_m` of one condition
+/// ([`SosProgram::require_nonneg_with_basis`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CertificateForm {
+    /// Half of the certificate's degree.
+    pub half_degree: u32,
+    /// Whether `σ₀` carries the margin `ε` (strict positivity) instead of a plain `≥ 0`.
+    pub margin: bool,
+    /// Basis of `σ₀` (a subset of the monomials of degree ≤ `half_degree`); `None`: all of
+    /// them.
+    pub sigma0_basis: Option<Vec<Monomial>>,
+    /// Cap on the half-degree of the multipliers `σ_k`; `None`: none.
+    pub multiplier_half_degree: Option<u32>,
+}
+
 /// One Gram block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GramBlock {
@@ -253,27 +268,36 @@ impl SosProgram {
         half_degree: u32,
         margin: bool,
     ) -> Result<(), SosError> {
-        self.require_nonneg_with_basis(label, p, ineqs, eqs, half_degree, margin, None, None)
+        let form = CertificateForm {
+            half_degree,
+            margin,
+            sigma0_basis: None,
+            multiplier_half_degree: None,
+        };
+        self.require_nonneg_with_basis(label, p, ineqs, eqs, form)
     }
 
-    /// As [`SosProgram::require_nonneg`], with an explicit monomial basis for `σ₀` (a subset of
-    /// the monomials of degree ≤ `half_degree`). A smaller basis keeps the certificate sound
-    /// (any solution is still an identity `p = σ₀ + Σσ_k g_k + Σt_m h_m`) and only makes it
-    /// more conservative; it is how the degree-6 flight-then-impact condition of Várkonyi is
-    /// kept tractable. `multiplier_half_degree` caps the half-degree of the `σ_k` bases the
-    /// same way (also sound, also only more conservative).
-    #[allow(clippy::too_many_arguments)]
+    /// As [`SosProgram::require_nonneg`], with the certificate's `form`: optionally an
+    /// explicit monomial basis for `σ₀` (a subset of the monomials of degree ≤
+    /// `half_degree`). A smaller basis keeps the certificate sound (any solution is still an
+    /// identity `p = σ₀ + Σσ_k g_k + Σt_m h_m`) and only makes it more conservative; it is
+    /// how the degree-6 flight-then-impact condition of Várkonyi is kept tractable.
+    /// `multiplier_half_degree` caps the half-degree of the `σ_k` bases the same way (also
+    /// sound, also only more conservative).
     pub fn require_nonneg_with_basis(
         &mut self,
         label: &str,
         p: &Poly,
         ineqs: &[Poly],
         eqs: &[Poly],
-        half_degree: u32,
-        margin: bool,
-        sigma0_basis: Option<Vec<Monomial>>,
-        multiplier_half_degree: Option<u32>,
+        form: CertificateForm,
     ) -> Result<(), SosError> {
+        let CertificateForm {
+            half_degree,
+            margin,
+            sigma0_basis,
+            multiplier_half_degree,
+        } = form;
         let n = p.nvars();
         if let Some(b) = &sigma0_basis {
             if b.iter().any(|m| m.len() != n || degree(m) > half_degree) {
@@ -642,16 +666,13 @@ mod tests {
         let p = Poly::from_terms(1, &[(1.0, &[2])])?;
         let g = Poly::from_terms(1, &[(1.0, &[1])])?;
         let mut prog = SosProgram::new();
-        prog.require_nonneg_with_basis(
-            "x^2",
-            &p,
-            std::slice::from_ref(&g),
-            &[],
-            2,
-            false,
-            None,
-            Some(0),
-        )?;
+        let form = CertificateForm {
+            half_degree: 2,
+            margin: false,
+            sigma0_basis: None,
+            multiplier_half_degree: Some(0),
+        };
+        prog.require_nonneg_with_basis("x^2", &p, std::slice::from_ref(&g), &[], form)?;
         assert_eq!(prog.blocks()[0].basis, vec![vec![1u32]]);
         let s = prog.solve(Margin::Feasibility, 1e-6)?;
         assert_eq!(s.status, SosStatus::Certified);

@@ -144,33 +144,7 @@ impl BlockFn for FesdBlock {
     fn eval<T: Real>(&self, x: &[T], out: &mut [T]) {
         match self {
             FesdBlock::Collocation { tf, a, stewart } => {
-                let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, *stewart), a.len(), a[0].len());
-                let y0 = &x[..ny];
-                let ys = &x[ny..ny + nr * ny];
-                let al = &x[ny + nr * ny..ny + nr * ny + ns * nc];
-                let k = ny + nr * ny + ns * nc;
-                let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
-                let f: Vec<Vec<T>> = (0..ns)
-                    .map(|l| {
-                        colloc_rhs(
-                            tf,
-                            *stewart,
-                            &ys[l * ny..(l + 1) * ny],
-                            &al[l * nc..(l + 1) * nc],
-                            u,
-                        )
-                    })
-                    .collect();
-                let hs = h * s;
-                for j in 0..nr {
-                    for i in 0..ny {
-                        let mut acc = T::from(0.0);
-                        for (l, fl) in f.iter().enumerate() {
-                            acc += fl[i] * a[j][l];
-                        }
-                        out[j * ny + i] = ys[j * ny + i] - y0[i] - hs * acc;
-                    }
-                }
+                eval_collocation(tf, a, *stewart, x, out);
             }
             FesdBlock::Algebraic { tf } => {
                 let (ny, nc) = (tf.ny(), tf.nc());
@@ -224,17 +198,7 @@ impl BlockFn for FesdBlock {
                             }
                         }
                     }
-                    if out.len() == 1 {
-                        if i == 0 {
-                            out[0] = T::from(0.0);
-                        }
-                        out[0] += acc * *weight;
-                    } else {
-                        out[i] = acc * *weight;
-                        if let Some(se) = slack {
-                            out[i] -= se;
-                        }
-                    }
+                    write_comp_row(out, i, acc, *weight, slack);
                 }
             }
             FesdBlock::StewartAlgebraic { tf } => {
@@ -266,17 +230,7 @@ impl BlockFn for FesdBlock {
                             }
                         }
                     }
-                    if out.len() == 1 {
-                        if r == 0 {
-                            out[0] = T::from(0.0);
-                        }
-                        out[0] += acc * *weight;
-                    } else {
-                        out[r] = acc * *weight;
-                        if let Some(se) = slack {
-                            out[r] -= se;
-                        }
-                    }
+                    write_comp_row(out, r, acc, *weight, slack);
                 }
             }
             FesdBlock::Path { tf } => {
@@ -536,6 +490,60 @@ impl BlockFn for FesdBlock {
                 ca == cl && comp_pair(*cross && ca < *n_cross, jp, jl, ns)
             }
             _ => true,
+        }
+    }
+}
+
+/// The collocation equations Y_j − y_n − h s Σ_l a_jl F(Y_l, α_l, u) of
+/// [`FesdBlock::Collocation`] (Nurkanović et al. eq. 31).
+fn eval_collocation<T: Real>(
+    tf: &TimeFreezing,
+    a: &[Vec<f64>],
+    stewart: bool,
+    x: &[T],
+    out: &mut [T],
+) {
+    let (ny, nc, nr, ns) = (tf.ny(), colloc_width(tf, stewart), a.len(), a[0].len());
+    let y0 = &x[..ny];
+    let ys = &x[ny..ny + nr * ny];
+    let al = &x[ny + nr * ny..ny + nr * ny + ns * nc];
+    let k = ny + nr * ny + ns * nc;
+    let (h, s, u) = (x[k], x[k + 1], &x[k + 2..]);
+    let f: Vec<Vec<T>> = (0..ns)
+        .map(|l| {
+            colloc_rhs(
+                tf,
+                stewart,
+                &ys[l * ny..(l + 1) * ny],
+                &al[l * nc..(l + 1) * nc],
+                u,
+            )
+        })
+        .collect();
+    let hs = h * s;
+    for j in 0..nr {
+        for i in 0..ny {
+            let mut acc = T::from(0.0);
+            for (l, fl) in f.iter().enumerate() {
+                acc += fl[i] * a[j][l];
+            }
+            out[j * ny + i] = ys[j * ny + i] - y0[i] - hs * acc;
+        }
+    }
+}
+
+/// Writes the aggregated (cross) complementarity `acc` of component `i` scaled by `weight`:
+/// summed into the one output of a penalty block, else as row `i` less the elastic `slack`.
+fn write_comp_row<T: Real>(out: &mut [T], i: usize, acc: T, weight: f64, slack: Option<T>) {
+    if out.len() == 1 {
+        if i == 0 {
+            out[0] = T::from(0.0);
+        }
+        out[0] += acc * weight;
+    } else {
+        out[i] = acc * weight;
+        if let Some(se) = slack {
+            out[i] -= se;
         }
     }
 }

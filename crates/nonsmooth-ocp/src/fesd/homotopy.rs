@@ -4,7 +4,7 @@
 use super::blocks::FesdBlock;
 use super::complementarity::comp_residual;
 use super::layout::Layout;
-use super::options::{write_checkpoint, FesdOptions, CUT_OFF};
+use super::options::{write_checkpoint, CutStep, FesdOptions, CUT_OFF};
 use super::polish::polish;
 use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
 use crate::nlp::BlockNlp;
@@ -25,6 +25,21 @@ pub struct NlpLog {
     pub cpu_seconds: f64,
     /// IPOPT status.
     pub status: IpoptStatus,
+}
+
+impl NlpLog {
+    /// The entry of the NLP at relaxation `sigma` that ended at `sol` with complementarity
+    /// residual `comp_residual`.
+    fn of(sigma: f64, comp_residual: f64, sol: &IpoptSolution) -> Self {
+        NlpLog {
+            sigma,
+            objective: sol.objective,
+            comp_residual,
+            iterations: sol.iterations,
+            cpu_seconds: sol.cpu_seconds,
+            status: sol.status,
+        }
+    }
 }
 
 /// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
@@ -72,57 +87,10 @@ pub fn homotopy_with_trail(
     for it in 0..o.mpcc.n_homotopy.max(o.mpcc.cut_schedule.len()).max(1) {
         if let Some(step) = o.mpcc.cut_schedule.get(it) {
             sigma = step.sigma;
-            let d = [step.delta, step.delta_v];
-            for b in nlp.blocks.iter_mut() {
-                if let FesdBlock::FlightCut { delta, comp } = &mut b.kind {
-                    *delta = d.get(*comp).copied().flatten().unwrap_or(CUT_OFF);
-                }
-            }
+            set_flight_cuts(nlp, step);
         }
-        if layout.elastic.is_none() {
-            for r in &layout.comp_rows {
-                for i in 0..layout.comp_row_len {
-                    nlp.gu[r + i] = sigma;
-                }
-            }
-        }
-        let hard = layout.terminal.is_empty()
-            || o.mpcc.soft_terminal <= 0.0
-            || sigma <= o.mpcc.soft_terminal_sigma * (1.0 + 1e-12);
-        for b in nlp.blocks.iter_mut() {
-            match (b.row, &mut b.kind) {
-                (None, FesdBlock::Comp { weight, .. })
-                | (None, FesdBlock::StewartComp { weight, .. })
-                | (None, FesdBlock::Elastic { weight }) => {
-                    *weight = 1.0 / sigma;
-                }
-                (None, FesdBlock::Terminal { weight, .. }) => {
-                    *weight = if hard {
-                        0.0
-                    } else {
-                        o.mpcc.soft_terminal / sigma
-                    };
-                }
-                _ => {}
-            }
-        }
-        if hard {
-            for (i, v) in &layout.terminal {
-                nlp.xl[*i] = *v;
-                nlp.xu[*i] = *v;
-                x[*i] = *v;
-            }
-        }
-        let warm_mu = (it > 0 && o.nlp.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
-        let mut opts = relaxed_nlp_options(o, warm_mu);
-        if o.nlp.mu_adaptive {
-            opts.string.push(("mu_strategy".into(), "adaptive".into()));
-        }
-        if let (0, Some(mu)) = (it, o.nlp.first_mu) {
-            for key in ["mu_init", "bound_push", "bound_frac"] {
-                opts.num.push((key.into(), mu));
-            }
-        }
+        set_relaxation(nlp, layout, o, sigma, &mut x);
+        let opts = homotopy_nlp_options(o, it, sigma);
         let duals = if o.nlp.warm_duals {
             warm.as_ref()
         } else {
@@ -138,14 +106,8 @@ pub fn homotopy_with_trail(
                         solution.status, solution.iterations
                     );
                 }
-                log.push(NlpLog {
-                    sigma,
-                    objective: solution.objective,
-                    comp_residual: comp_residual(layout, &solution.x, o.discretization.fesd),
-                    iterations: solution.iterations,
-                    cpu_seconds: solution.cpu_seconds,
-                    status: solution.status,
-                });
+                let comp = comp_residual(layout, &solution.x, o.discretization.fesd);
+                log.push(NlpLog::of(sigma, comp, &solution));
                 if retries > 0 && o.mpcc.cut_schedule.len() <= it {
                     retries -= 1;
                     step = step.sqrt();
@@ -173,14 +135,7 @@ pub fn homotopy_with_trail(
                 sol.objective, sol.iterations, sol.cpu_seconds, sol.status
             );
         }
-        log.push(NlpLog {
-            sigma,
-            objective: sol.objective,
-            comp_residual: comp,
-            iterations: sol.iterations,
-            cpu_seconds: sol.cpu_seconds,
-            status: sol.status,
-        });
+        log.push(NlpLog::of(sigma, comp, &sol));
         previous = std::mem::replace(&mut x, sol.x.clone());
         write_checkpoint(o, &x)?;
         let done = comp <= o.mpcc.comp_tol;
@@ -219,6 +174,81 @@ pub fn homotopy_with_trail(
         });
     }
     Ok((sol, log, previous))
+}
+
+/// Sets the flight-cut thresholds of the cut schedule's `step` on every flight-cut row
+/// ([`CUT_OFF`] where the step leaves a cut inactive).
+fn set_flight_cuts(nlp: &mut BlockNlp<FesdBlock>, step: &CutStep) {
+    let d = [step.delta, step.delta_v];
+    for b in nlp.blocks.iter_mut() {
+        if let FesdBlock::FlightCut { delta, comp } = &mut b.kind {
+            *delta = d.get(*comp).copied().flatten().unwrap_or(CUT_OFF);
+        }
+    }
+}
+
+/// Sets the relaxation σ: the complementarity rows' upper bounds (not in elastic mode), the
+/// penalty weights 1/σ and the soft terminal's weight; once σ reaches
+/// [`MpccStrategy::soft_terminal_sigma`](crate::fesd::MpccStrategy::soft_terminal_sigma)
+/// (or without a soft terminal) the terminal is fixed by bounds instead, also in `x`.
+fn set_relaxation(
+    nlp: &mut BlockNlp<FesdBlock>,
+    layout: &Layout,
+    o: &FesdOptions,
+    sigma: f64,
+    x: &mut [f64],
+) {
+    if layout.elastic.is_none() {
+        for r in &layout.comp_rows {
+            for i in 0..layout.comp_row_len {
+                nlp.gu[r + i] = sigma;
+            }
+        }
+    }
+    let hard = layout.terminal.is_empty()
+        || o.mpcc.soft_terminal <= 0.0
+        || sigma <= o.mpcc.soft_terminal_sigma * (1.0 + 1e-12);
+    for b in nlp.blocks.iter_mut() {
+        match (b.row, &mut b.kind) {
+            (None, FesdBlock::Comp { weight, .. })
+            | (None, FesdBlock::StewartComp { weight, .. })
+            | (None, FesdBlock::Elastic { weight }) => {
+                *weight = 1.0 / sigma;
+            }
+            (None, FesdBlock::Terminal { weight, .. }) => {
+                *weight = if hard {
+                    0.0
+                } else {
+                    o.mpcc.soft_terminal / sigma
+                };
+            }
+            _ => {}
+        }
+    }
+    if hard {
+        for (i, v) in &layout.terminal {
+            nlp.xl[*i] = *v;
+            nlp.xu[*i] = *v;
+            x[*i] = *v;
+        }
+    }
+}
+
+/// IPOPT options of NLP `it` of the homotopy at relaxation `sigma`: [`relaxed_nlp_options`],
+/// warm-started with μ = σ/10 from the second NLP on (with warm duals), the adaptive μ
+/// strategy if asked, and the first NLP's initial μ and bound pushes.
+fn homotopy_nlp_options(o: &FesdOptions, it: usize, sigma: f64) -> IpoptOptions {
+    let warm_mu = (it > 0 && o.nlp.warm_duals).then(|| (sigma * 0.1).clamp(1e-9, 0.1));
+    let mut opts = relaxed_nlp_options(o, warm_mu);
+    if o.nlp.mu_adaptive {
+        opts.string.push(("mu_strategy".into(), "adaptive".into()));
+    }
+    if let (0, Some(mu)) = (it, o.nlp.first_mu) {
+        for key in ["mu_init", "bound_push", "bound_frac"] {
+            opts.num.push((key.into(), mu));
+        }
+    }
+    opts
 }
 
 /// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance

@@ -216,15 +216,23 @@ fn end_state(
         .collect()
 }
 
+/// A fixed mode to predict with: the side of every switching function and α of the
+/// interior components (½ without it).
+#[derive(Debug, Clone, Copy)]
+struct PredictedMode<'a> {
+    /// The side of each component.
+    sides: &'a [Mode],
+    /// α of the interior components (the previous step's last stage).
+    alpha: Option<&'a [f64]>,
+}
+
 /// Number of consecutive integrator steps (at most `max_steps`) over which the fixed-mode
 /// prediction ([`picard_element`] on the nominal elements) keeps every switching function
-/// on the side of `mode` (interior components take `alpha`, else ½).
-#[allow(clippy::too_many_arguments)]
+/// on the side of `mode`.
 fn predicted_run(
     tf: &TimeFreezing,
     y0: &[f64],
-    mode: &[Mode],
-    alpha: Option<&[f64]>,
+    mode: PredictedMode<'_>,
     step_len: f64,
     max_steps: usize,
     controls: &dyn Fn(usize) -> Vec<f64>,
@@ -233,6 +241,7 @@ fn predicted_run(
     let Ok(tab) = Tableau::new(o.discretization.scheme, o.discretization.n_s) else {
         return 0;
     };
+    let PredictedMode { sides: mode, alpha } = mode;
     let al: Vec<f64> = mode
         .iter()
         .enumerate()
@@ -372,6 +381,108 @@ pub struct SimResult {
     pub comp_residual: f64,
 }
 
+impl SimResult {
+    /// Appends the trajectory and element boundaries of the solved horizon `x` (layout
+    /// `layout`) that starts at step `k` (its first point, already there, skipped after
+    /// the first step).
+    fn append(&mut self, tf: &TimeFreezing, layout: &Layout, x: &[f64], k: usize, step_len: f64) {
+        let tr = trajectory(tf, layout, x, k as f64 * step_len);
+        let skip = usize::from(k > 0);
+        self.traj.tau.extend_from_slice(&tr.tau[skip..]);
+        self.traj.y.extend(tr.y[skip..].iter().cloned());
+        self.traj.theta1.extend_from_slice(&tr.theta1[skip..]);
+        let mut tau = k as f64 * step_len;
+        for e in &layout.elems {
+            tau += x[e.h];
+            self.boundaries.push(tau);
+        }
+    }
+}
+
+/// The side of a step-function component with value `a` at a solved stage.
+fn mode_of(a: f64) -> Mode {
+    if a <= MODE_ALPHA {
+        Mode::Zero
+    } else if a >= 1.0 - MODE_ALPHA {
+        Mode::One
+    } else {
+        Mode::Interior
+    }
+}
+
+/// The horizon of `m` integrator steps from step `k` (`(k, m)`) at state `y` with the
+/// boundary multipliers `lam0`: controls fixed to `controls(i)`, s = 1, no clock, bounds
+/// or costs.
+fn fixed_control_horizon(
+    y: &[f64],
+    lam0: Option<(Vec<f64>, Vec<f64>)>,
+    (k, m): (usize, usize),
+    step_len: f64,
+    controls: &dyn Fn(usize) -> Vec<f64>,
+) -> Horizon {
+    Horizon {
+        y0: y.to_vec(),
+        lam0,
+        n_steps: m,
+        step_len,
+        u_bounds: (k..k + m)
+            .map(|i| {
+                let u = controls(i);
+                (u.clone(), u)
+            })
+            .collect(),
+        s_bounds: (1.0, 1.0),
+        clock: Clock::Free,
+        global_speed: false,
+        terminal: vec![],
+        y_bounds: None,
+        control_weight: 0.0,
+        tracking: vec![],
+    }
+}
+
+/// State guess: the explicit Euler prediction y0 + τ F(y0, α, u) at every stage point of
+/// `layout` (α from `x0`), with the multipliers λᵖ = max(c, 0), λⁿ = max(−c, 0) of the
+/// predicted state.
+fn euler_guess(tf: &TimeFreezing, layout: &Layout, x0: &mut [f64], y: &[f64], u: &[f64]) {
+    let (ny, nc) = (layout.dims.0, layout.dims.1);
+    let mut tau = 0.0;
+    for e in &layout.elems {
+        let h = x0[e.h];
+        for j in 0..layout.dims.3 {
+            let al = x0[e.alpha[j]..e.alpha[j] + nc].to_vec();
+            let f = tf.rhs(y, &al, u);
+            let yj: Vec<f64> = (0..ny)
+                .map(|i| y[i] + (tau + layout.c[j] * h) * f[i])
+                .collect();
+            let c = tf.switching(&yj);
+            x0[e.y[j]..e.y[j] + ny].copy_from_slice(&yj);
+            for i in 0..nc {
+                x0[e.lp[j + 1] + i] = c[i].max(0.0);
+                x0[e.ln[j + 1] + i] = (-c[i]).max(0.0);
+            }
+        }
+        tau += h;
+    }
+}
+
+/// Prints the outcome of the fixed-mode solve of steps `k..k + m` (verbose mode).
+fn report_fixed_mode(fixed: &Result<(IpoptSolution, NlpLog), Option<NlpLog>>, k: usize, m: usize) {
+    match fixed {
+        Ok((_, e)) => eprintln!(
+            "steps {k}..{}: fixed mode, {} iterations, {:.4} s",
+            k + m,
+            e.iterations,
+            e.cpu_seconds
+        ),
+        Err(Some(e)) => eprintln!(
+            "step {k}: fixed mode rejected ({:?}, complementarity {:.1e}, {} iterations)",
+            e.status, e.comp_residual, e.iterations
+        ),
+        Err(None) => eprintln!("step {k}: homotopy"),
+    }
+}
+
 /// Integrates the time-freezing system with fixed controls `controls(k)` on `n_steps` steps
 /// of numerical length `step_len`, one homotopy per step (FESD as an integrator). The
 /// system's path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) are not imposed.
@@ -412,8 +523,10 @@ pub fn simulate(
             (Some(mode), true) => predicted_run(
                 tf,
                 &y,
-                mode,
-                alpha_prev.as_deref(),
+                PredictedMode {
+                    sides: mode,
+                    alpha: alpha_prev.as_deref(),
+                },
                 step_len,
                 n_steps - k,
                 &|i| controls(k + i),
@@ -423,25 +536,7 @@ pub fn simulate(
             _ => 1,
         };
         chunk_failed = false;
-        let hz = Horizon {
-            y0: y.clone(),
-            lam0: lam.clone(),
-            n_steps: m,
-            step_len,
-            u_bounds: (k..k + m)
-                .map(|i| {
-                    let u = controls(i);
-                    (u.clone(), u)
-                })
-                .collect(),
-            s_bounds: (1.0, 1.0),
-            clock: Clock::Free,
-            global_speed: false,
-            terminal: vec![],
-            y_bounds: None,
-            control_weight: 0.0,
-            tracking: vec![],
-        };
+        let hz = fixed_control_horizon(&y, lam.clone(), (k, m), step_len, controls);
         let (mut nlp, layout, mut x0) = build_nlp(tf, &hz, o, false)?;
         // warm start of the mode: every α from the previous step's last stage
         if let Some(a) = &alpha_prev {
@@ -451,47 +546,15 @@ pub fn simulate(
                 }
             }
         }
-        // state guess: explicit Euler prediction y0 + τ F(y0, α, u) at every stage point,
-        // with the multipliers λᵖ = max(c, 0), λⁿ = max(−c, 0) of the predicted state
         if o.mpcc.predict && o.discretization.dcs == Dcs::Step {
-            let nc = layout.dims.1;
-            let mut tau = 0.0;
-            for e in &layout.elems {
-                let h = x0[e.h];
-                for j in 0..layout.dims.3 {
-                    let al = x0[e.alpha[j]..e.alpha[j] + nc].to_vec();
-                    let f = tf.rhs(&y, &al, &u_k);
-                    let yj: Vec<f64> = (0..ny)
-                        .map(|i| y[i] + (tau + layout.c[j] * h) * f[i])
-                        .collect();
-                    let c = tf.switching(&yj);
-                    x0[e.y[j]..e.y[j] + ny].copy_from_slice(&yj);
-                    for i in 0..nc {
-                        x0[e.lp[j + 1] + i] = c[i].max(0.0);
-                        x0[e.ln[j + 1] + i] = (-c[i]).max(0.0);
-                    }
-                }
-                tau += h;
-            }
+            euler_guess(tf, &layout, &mut x0, &y, &u_k);
         }
         let fixed = match &mode_prev {
             Some(m) if mode_predict => solve_fixed_mode(tf, &mut nlp, &layout, &x0, m, o),
             _ => Err(None),
         };
         if o.nlp.verbose {
-            match &fixed {
-                Ok((_, e)) => eprintln!(
-                    "steps {k}..{}: fixed mode, {} iterations, {:.4} s",
-                    k + m,
-                    e.iterations,
-                    e.cpu_seconds
-                ),
-                Err(Some(e)) => eprintln!(
-                    "step {k}: fixed mode rejected ({:?}, complementarity {:.1e}, {} iterations)",
-                    e.status, e.comp_residual, e.iterations
-                ),
-                Err(None) => eprintln!("step {k}: homotopy"),
-            }
+            report_fixed_mode(&fixed, k, m);
         }
         let (sol, log) = match fixed {
             Ok((sol, entry)) => (sol, vec![entry]),
@@ -517,42 +580,16 @@ pub fn simulate(
         out.comp_residual =
             out.comp_residual
                 .max(comp_residual(&layout, &sol.x, o.discretization.fesd));
-        let tr = trajectory(tf, &layout, &sol.x, k as f64 * step_len);
-        let skip = usize::from(k > 0);
-        out.traj.tau.extend_from_slice(&tr.tau[skip..]);
-        out.traj.y.extend(tr.y[skip..].iter().cloned());
-        out.traj.theta1.extend_from_slice(&tr.theta1[skip..]);
-        let mut tau = k as f64 * step_len;
-        for e in &layout.elems {
-            tau += sol.x[e.h];
-            out.boundaries.push(tau);
-        }
+        out.append(tf, &layout, &sol.x, k, step_len);
         let last = layout
             .elems
             .last()
             .ok_or_else(|| OcpError::InvalidInput("empty step".into()))?;
         y = sol.x[last.y_end..last.y_end + ny].to_vec();
         let a_last = last.alpha[layout.dims.3 - 1];
-        mode_prev = Some(
-            sol.x[a_last..a_last + layout.dims.1]
-                .iter()
-                .map(|&a| {
-                    if a <= MODE_ALPHA {
-                        Mode::Zero
-                    } else if a >= 1.0 - MODE_ALPHA {
-                        Mode::One
-                    } else {
-                        Mode::Interior
-                    }
-                })
-                .collect(),
-        );
-        alpha_prev = Some(
-            sol.x[a_last..a_last + layout.dims.1]
-                .iter()
-                .map(|a| a.clamp(0.01, 0.99))
-                .collect(),
-        );
+        let alpha_last = &sol.x[a_last..a_last + layout.dims.1];
+        mode_prev = Some(alpha_last.iter().map(|&a| mode_of(a)).collect());
+        alpha_prev = Some(alpha_last.iter().map(|a| a.clamp(0.01, 0.99)).collect());
         // boundary multipliers from c(y) exactly (λᵖ = max(c, 0), λⁿ = max(−c, 0)): the
         // relaxed values would carry the previous step's residual into this step
         lam = None;

@@ -201,6 +201,178 @@ fn is_world_plane(model: &Model, i: usize) -> bool {
     c.body.is_none() && matches!(c.shape, Shape::Plane { .. })
 }
 
+/// An input error naming the model.
+fn model_error(model: &Model, m: String) -> OcpError {
+    OcpError::InvalidInput(format!("model \"{}\": {m}", model.name))
+}
+
+/// Checks the limits of the time-freezing construction on the model's joints and
+/// constraints: q̇ = v (no floating or ball joints), no joint limits, no bilateral
+/// constraints.
+fn check_supported(model: &Model) -> Result<(), OcpError> {
+    let bad = |m: String| model_error(model, m);
+    for j in &model.joints {
+        if matches!(j.kind, JointKind::Floating | JointKind::Ball) {
+            return Err(bad(format!(
+                "joint \"{}\" is {}: time-freezing needs q̇ = v (revolute, prismatic, \
+                 planar or fixed joints; give a free body in a planar model a planar joint)",
+                j.name,
+                format!("{:?}", j.kind).to_lowercase()
+            )));
+        }
+        if j.limit.is_some() {
+            return Err(bad(format!(
+                "joint \"{}\" has a limit: joint limits are not supported by the \
+                 time-freezing construction (one contact); bound the coordinate with \
+                 [ocp.path] instead",
+                j.name
+            )));
+        }
+    }
+    if let Some(c) = model.constraints.first() {
+        return Err(bad(format!(
+            "constraint \"{}\": bilateral constraints are not supported by time-freezing",
+            c.name
+        )));
+    }
+    Ok(())
+}
+
+/// The (body collider, world plane) pairs in contact: the named `pairs`, or every pair of a
+/// body collider with a world plane that the collision filters allow.
+fn contact_pairs(
+    model: &Model,
+    pairs: Option<&[(&str, &str)]>,
+) -> Result<Vec<(usize, usize)>, OcpError> {
+    let bad = |m: String| model_error(model, m);
+    let index = |name: &str| {
+        model
+            .colliders
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| bad(format!("no collider named \"{name}\"")))
+    };
+    let chosen: Vec<(usize, usize)> = match pairs {
+        Some(list) => {
+            let mut out = Vec::with_capacity(list.len());
+            for &(a, b) in list {
+                let (ia, ib) = (index(a)?, index(b)?);
+                if !is_world_plane(model, ib) {
+                    return Err(bad(format!(
+                        "collider \"{b}\" is not a world plane (the contact's second collider)"
+                    )));
+                }
+                out.push((ia, ib));
+            }
+            out
+        }
+        None => {
+            let planes: Vec<usize> = (0..model.colliders.len())
+                .filter(|&i| is_world_plane(model, i))
+                .collect();
+            (0..model.colliders.len())
+                .filter(|&i| model.colliders[i].body.is_some())
+                .flat_map(|a| planes.iter().map(move |&p| (a, p)))
+                .filter(|&(a, p)| {
+                    model.colliders[a].filter.allows(&model.colliders[p].filter)
+                        && !model
+                            .excluded_pairs
+                            .iter()
+                            .any(|&(x, y)| (x, y) == (a, p) || (y, x) == (a, p))
+                })
+                .collect()
+        }
+    };
+    if chosen.is_empty() {
+        return Err(bad(
+            "no contact: time-freezing needs a collider of a body (point, sphere, points or \
+             box) and a world plane"
+                .into(),
+        ));
+    }
+    Ok(chosen)
+}
+
+/// The contact points of the collider pairs `chosen` ([`contact_points`]) with their plane's
+/// normal, tangent and friction; at most [`MAX_CONTACTS`], frictionless in a spatial model.
+fn plane_contacts(
+    model: &Model,
+    chosen: Vec<(usize, usize)>,
+) -> Result<Vec<PlaneContact>, OcpError> {
+    let bad = |m: String| model_error(model, m);
+    let mut contacts = Vec::new();
+    for (ci, pi) in chosen {
+        let collider = &model.colliders[ci];
+        let Some(points) = contact_points(model, ci) else {
+            return Err(bad(format!(
+                "collider \"{}\" touches a plane along a line or a surface: the \
+                 time-freezing construction takes point contacts (points, spheres, box \
+                 corners)",
+                collider.name
+            )));
+        };
+        let plane = &model.colliders[pi];
+        let Shape::Plane { normal } = &plane.shape else {
+            return Err(bad(format!("collider \"{}\" is not a plane", plane.name)));
+        };
+        let n = plane.pose.rotation * normal.into_inner();
+        let mut tangent = Vector3::new(n.y, -n.x, 0.0);
+        if tangent.norm() < 1e-12 {
+            tangent = Vector3::x();
+        }
+        tangent.normalize_mut();
+        let friction = model.pair_material(ci, pi).friction;
+        if friction > 0.0 && model.dimension == Dimension::Spatial {
+            return Err(bad(format!(
+                "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
+                 time-freezing is planar (Nurkanović et al. Def. 6); use a planar model or μ = 0",
+                collider.name, plane.name
+            )));
+        }
+        for (corner, (body, point, radius)) in points.into_iter().enumerate() {
+            contacts.push(PlaneContact {
+                collider: collider.name.clone(),
+                corner,
+                plane: plane.name.clone(),
+                body,
+                point,
+                radius,
+                plane_point: plane.pose.translation.vector,
+                normal: n,
+                tangent,
+                friction,
+            });
+        }
+    }
+    if contacts.len() > MAX_CONTACTS {
+        return Err(bad(format!(
+            "{} contact points: the multi-contact time-freezing construction here takes at \
+             most {MAX_CONTACTS} (its free-flight weight is a product over the contacts); \
+             name the pairs with time_freezing.contacts",
+            contacts.len()
+        )));
+    }
+    Ok(contacts)
+}
+
+/// The motors `controls` (actuator names, in control order) as (velocity index, gear).
+fn motor_controls(model: &Model, controls: &[String]) -> Result<Vec<(usize, f64)>, OcpError> {
+    let mut mapped = Vec::with_capacity(controls.len());
+    for name in controls {
+        let Some(a) = model.actuators.iter().find(|a| &a.name == name) else {
+            return Err(model_error(model, format!("no actuator named \"{name}\"")));
+        };
+        if a.kind != ActuatorKind::Motor {
+            return Err(model_error(
+                model,
+                format!("actuator \"{name}\" is a position servo: OCP controls are motor efforts"),
+            ));
+        }
+        mapped.push((model.joints[a.joint].v_index + a.dof, a.gear));
+    }
+    Ok(mapped)
+}
+
 impl ModelSystem {
     /// The system of `model` with the contacts of the collider `pairs` (body side, plane;
     /// `None`: every pair of a body collider with a world plane that the collision filters
@@ -219,140 +391,10 @@ impl ModelSystem {
         pairs: Option<&[(&str, &str)]>,
         controls: &[String],
     ) -> Result<Self, OcpError> {
-        let bad = |m: String| OcpError::InvalidInput(format!("model \"{}\": {m}", model.name));
-        for j in &model.joints {
-            if matches!(j.kind, JointKind::Floating | JointKind::Ball) {
-                return Err(bad(format!(
-                    "joint \"{}\" is {}: time-freezing needs q̇ = v (revolute, prismatic, \
-                     planar or fixed joints; give a free body in a planar model a planar joint)",
-                    j.name,
-                    format!("{:?}", j.kind).to_lowercase()
-                )));
-            }
-            if j.limit.is_some() {
-                return Err(bad(format!(
-                    "joint \"{}\" has a limit: joint limits are not supported by the \
-                     time-freezing construction (one contact); bound the coordinate with \
-                     [ocp.path] instead",
-                    j.name
-                )));
-            }
-        }
-        if let Some(c) = model.constraints.first() {
-            return Err(bad(format!(
-                "constraint \"{}\": bilateral constraints are not supported by time-freezing",
-                c.name
-            )));
-        }
-        let index = |name: &str| {
-            model
-                .colliders
-                .iter()
-                .position(|c| c.name == name)
-                .ok_or_else(|| bad(format!("no collider named \"{name}\"")))
-        };
-        let chosen: Vec<(usize, usize)> = match pairs {
-            Some(list) => {
-                let mut out = Vec::with_capacity(list.len());
-                for &(a, b) in list {
-                    let (ia, ib) = (index(a)?, index(b)?);
-                    if !is_world_plane(&model, ib) {
-                        return Err(bad(format!(
-                            "collider \"{b}\" is not a world plane (the contact's second collider)"
-                        )));
-                    }
-                    out.push((ia, ib));
-                }
-                out
-            }
-            None => {
-                let planes: Vec<usize> = (0..model.colliders.len())
-                    .filter(|&i| is_world_plane(&model, i))
-                    .collect();
-                (0..model.colliders.len())
-                    .filter(|&i| model.colliders[i].body.is_some())
-                    .flat_map(|a| planes.iter().map(move |&p| (a, p)))
-                    .filter(|&(a, p)| {
-                        model.colliders[a].filter.allows(&model.colliders[p].filter)
-                            && !model
-                                .excluded_pairs
-                                .iter()
-                                .any(|&(x, y)| (x, y) == (a, p) || (y, x) == (a, p))
-                    })
-                    .collect()
-            }
-        };
-        if chosen.is_empty() {
-            return Err(bad(
-                "no contact: time-freezing needs a collider of a body (point, sphere, points or \
-                 box) and a world plane"
-                    .into(),
-            ));
-        }
-        let mut contacts = Vec::new();
-        for (ci, pi) in chosen {
-            let collider = &model.colliders[ci];
-            let Some(points) = contact_points(&model, ci) else {
-                return Err(bad(format!(
-                    "collider \"{}\" touches a plane along a line or a surface: the \
-                     time-freezing construction takes point contacts (points, spheres, box \
-                     corners)",
-                    collider.name
-                )));
-            };
-            let plane = &model.colliders[pi];
-            let Shape::Plane { normal } = &plane.shape else {
-                return Err(bad(format!("collider \"{}\" is not a plane", plane.name)));
-            };
-            let n = plane.pose.rotation * normal.into_inner();
-            let mut tangent = Vector3::new(n.y, -n.x, 0.0);
-            if tangent.norm() < 1e-12 {
-                tangent = Vector3::x();
-            }
-            tangent.normalize_mut();
-            let friction = model.pair_material(ci, pi).friction;
-            if friction > 0.0 && model.dimension == Dimension::Spatial {
-                return Err(bad(format!(
-                    "the pair {}–{} has friction μ = {friction} in a spatial model: frictional \
-                     time-freezing is planar (Nurkanović et al. Def. 6); use a planar model or μ = 0",
-                    collider.name, plane.name
-                )));
-            }
-            for (corner, (body, point, radius)) in points.into_iter().enumerate() {
-                contacts.push(PlaneContact {
-                    collider: collider.name.clone(),
-                    corner,
-                    plane: plane.name.clone(),
-                    body,
-                    point,
-                    radius,
-                    plane_point: plane.pose.translation.vector,
-                    normal: n,
-                    tangent,
-                    friction,
-                });
-            }
-        }
-        if contacts.len() > MAX_CONTACTS {
-            return Err(bad(format!(
-                "{} contact points: the multi-contact time-freezing construction here takes at \
-                 most {MAX_CONTACTS} (its free-flight weight is a product over the contacts); \
-                 name the pairs with time_freezing.contacts",
-                contacts.len()
-            )));
-        }
-        let mut mapped = Vec::with_capacity(controls.len());
-        for name in controls {
-            let Some(a) = model.actuators.iter().find(|a| &a.name == name) else {
-                return Err(bad(format!("no actuator named \"{name}\"")));
-            };
-            if a.kind != ActuatorKind::Motor {
-                return Err(bad(format!(
-                    "actuator \"{name}\" is a position servo: OCP controls are motor efforts"
-                )));
-            }
-            mapped.push((model.joints[a.joint].v_index + a.dof, a.gear));
-        }
+        check_supported(&model)?;
+        let chosen = contact_pairs(&model, pairs)?;
+        let contacts = plane_contacts(&model, chosen)?;
+        let mapped = motor_controls(&model, controls)?;
         let translation = translation_coordinates(&model);
         let shape_coords = (0..translation.len())
             .filter(|&k| !translation[k])

@@ -293,6 +293,8 @@ impl ModelProblem {
         Self::parse(text, source, Some(model))
     }
 
+    /// Parses the problem file `text` (named `source`) with the model `given` or the one
+    /// `ocp.model` names, section by section in the order of their checks.
     fn parse(text: &str, source: Option<&str>, given: Option<Model>) -> Result<Self, OcpError> {
         let name = source.unwrap_or("<problem>");
         let bad = |msg: String| OcpError::InvalidInput(format!("{name}: {msg}"));
@@ -311,23 +313,7 @@ impl ModelProblem {
             spans: SpanIndex::parse(text).ok(),
         };
         let ocp = &spec.ocp;
-        if ocp.N == 0 {
-            return Err(at.err(&["ocp", "N"], "must be positive".into()));
-        }
-        if !(ocp.T.is_finite() && ocp.T > 0.0) {
-            return Err(at.err(&["ocp", "T"], format!("must be positive, got {}", ocp.T)));
-        }
-        let s_max = ocp.s_max.unwrap_or(DEFAULT_S_MAX);
-        if !(s_max.is_finite() && s_max >= 1.0) {
-            return Err(at.err(&["ocp", "s_max"], format!("must be ≥ 1, got {s_max}")));
-        }
-        let effort = ocp.cost.effort.unwrap_or(1.0);
-        if !(effort.is_finite() && effort >= 0.0) {
-            return Err(at.err(
-                &["ocp", "cost", "effort"],
-                format!("must be ≥ 0, got {effort}"),
-            ));
-        }
+        let (s_max, effort) = check_horizon_keys(ocp, &at)?;
         let base = source
             .and_then(|s| Path::new(s).parent())
             .unwrap_or(Path::new(""));
@@ -341,190 +327,29 @@ impl ModelProblem {
                 )
             })?,
         };
-        // Controls: the named (default: every) actuator with its effort bounds.
-        let control_names: Vec<String> = match &ocp.controls {
-            Some(c) => c.clone(),
-            None => model.actuators.iter().map(|a| a.name.clone()).collect(),
+        let Controls {
+            names: control_names,
+            lo,
+            hi,
+        } = controls(ocp, &model, &at)?;
+        let coords = Coordinates {
+            q: model.q_names(),
+            v: model.v_names(),
+            at: &at,
         };
-        let mut lo = Vec::with_capacity(control_names.len());
-        let mut hi = Vec::with_capacity(control_names.len());
-        for c in &control_names {
-            let Some(a) = model.actuators.iter().find(|a| &a.name == c) else {
-                return Err(at.err(
-                    &["ocp", "controls"],
-                    format!(
-                        "the model has no actuator \"{c}\" (actuators: {})",
-                        model
-                            .actuators
-                            .iter()
-                            .map(|a| a.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            };
-            let Some((l, h)) = a.effort_limit else {
-                return Err(at.err(
-                    &["ocp", "controls"],
-                    format!("actuator \"{c}\" has no effort_limit: an OCP control needs bounds"),
-                ));
-            };
-            lo.push(l);
-            hi.push(h);
-        }
-        let q_names = model.q_names();
-        let v_names = model.v_names();
-        let (nq, nv) = (q_names.len(), v_names.len());
-        let ny = nq + nv + 1;
-        let index = |section: &str, kind: &str, key: &str| -> Result<usize, OcpError> {
-            let (names, offset) = if kind == "q" {
-                (&q_names, 0)
-            } else {
-                (&v_names, nq)
-            };
-            coordinate(names, key).map(|i| i + offset).ok_or_else(|| {
-                at.err(
-                    &["ocp", section, kind, key],
-                    format!(
-                        "the model has no coordinate \"{key}\" in {kind} (coordinates: {})",
-                        names.join(", ")
-                    ),
-                )
-            })
-        };
-        // State bounds from ocp.path.
-        let mut y_lo = vec![-NO_BOUND; ny];
-        let mut y_hi = vec![NO_BOUND; ny];
-        let mut bounded = false;
-        for (kind, map) in [("q", &ocp.path.q), ("v", &ocp.path.v)] {
-            for (key, &(l, h)) in map {
-                let i = index("path", kind, key)?;
-                if l.is_nan() || h.is_nan() || l > h || l == f64::INFINITY || h == f64::NEG_INFINITY
-                {
-                    return Err(at.err(
-                        &["ocp", "path", kind, key],
-                        format!("bounds [{l}, {h}] must be ordered (lower ≤ upper, inf for none)"),
-                    ));
-                }
-                y_lo[i] = l.max(-NO_BOUND);
-                y_hi[i] = h.min(NO_BOUND);
-                bounded = true;
-            }
-        }
-        // Terminal constraints, checked against the bounds.
-        let mut terminal = Vec::new();
-        for (kind, map) in [("q", &ocp.terminal.q), ("v", &ocp.terminal.v)] {
-            for (key, &value) in map {
-                let i = index("terminal", kind, key)?;
-                if !value.is_finite() {
-                    return Err(at.err(&["ocp", "terminal", kind, key], "is not finite".into()));
-                }
-                if value < y_lo[i] || value > y_hi[i] {
-                    return Err(at.err(
-                        &["ocp", "terminal", kind, key],
-                        format!(
-                            "{value} lies outside its bounds [{}, {}] (ocp.path.{kind}.{key})",
-                            y_lo[i], y_hi[i]
-                        ),
-                    ));
-                }
-                terminal.push((i, value));
-            }
-        }
-        // Running tracking cost.
-        let mut tracking = Vec::new();
-        for (kind, map) in [("q", &ocp.cost.track.q), ("v", &ocp.cost.track.v)] {
-            for (key, t) in map {
-                let index = index("cost", kind, key).map_err(|_| {
-                    at.err(
-                        &["ocp", "cost", "track", kind, key],
-                        format!("the model has no coordinate \"{key}\" in {kind}"),
-                    )
-                })?;
-                if !(t.target.is_finite() && t.weight.is_finite() && t.weight >= 0.0) {
-                    return Err(at.err(
-                        &["ocp", "cost", "track", kind, key],
-                        "needs a finite target and a finite weight ≥ 0".into(),
-                    ));
-                }
-                tracking.push(Tracking {
-                    index,
-                    target: t.target,
-                    weight: t.weight,
-                });
-            }
-        }
-        // Path constraints on points of bodies: point bounds, then obstacles.
-        let body_of = |list: &str, k: usize, name: &str| {
-            model.body_index(name).ok_or_else(|| {
-                at.err(
-                    &["ocp", "path", list],
-                    format!("entry {k}: the model has no body \"{name}\""),
-                )
-            })
-        };
-        let mut path = Vec::new();
-        for (k, p) in ocp.path.point.iter().enumerate() {
-            let body = body_of("point", k, &p.body)?;
-            for (axis, b) in [p.x, p.y].into_iter().enumerate() {
-                if let Some(bounds) = b {
-                    path.push(PathTerm::Point(PointBound {
-                        body,
-                        point: Vector3::from(p.point),
-                        axis,
-                        bounds,
-                    }));
-                }
-            }
-        }
-        for (k, e) in ocp.path.outside_ellipse.iter().enumerate() {
-            path.push(PathTerm::OutsideEllipse(EllipseObstacle {
-                body: body_of("outside_ellipse", k, &e.body)?,
-                point: Vector3::from(e.point),
-                center: e.center,
-                axes: e.axes,
-            }));
-        }
-        let tfk = &spec.time_freezing;
-        let pairs: Option<Vec<(&str, &str)>> = match (&tfk.contact, &tfk.contacts) {
-            (Some(_), Some(_)) => {
-                return Err(at.err(
-                    &["time_freezing", "contacts"],
-                    "give either contact (one pair) or contacts (a list of pairs), not both".into(),
-                ))
-            }
-            (Some((a, b)), None) => Some(vec![(a.as_str(), b.as_str())]),
-            (None, Some(list)) => {
-                Some(list.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
-            }
-            (None, None) => None,
-        };
-        let contact_key = if tfk.contacts.is_some() {
-            "contacts"
-        } else {
-            "contact"
-        };
+        let y_bounds = state_bounds(ocp, &coords)?;
+        let terminal = terminal_values(ocp, &coords, &y_bounds)?;
+        let tracking = tracking_terms(ocp, &coords)?;
+        let path = body_path_terms(ocp, &model, &at)?;
+        let ContactPairs {
+            pairs,
+            key: contact_key,
+        } = contact_pairs(&spec.time_freezing, &at)?;
+        let y0 = initial_state(ocp, &model, &coords)?;
         let tf_err = |path: &[&str], e: OcpError| match e {
             OcpError::InvalidInput(m) => at.err(path, m),
             other => other,
         };
-        let mut y0: Vec<f64> = model
-            .initial_state
-            .q
-            .iter()
-            .chain(model.initial_state.v.iter())
-            .copied()
-            .chain([0.0])
-            .collect();
-        for (kind, map) in [("q", &ocp.initial.q), ("v", &ocp.initial.v)] {
-            for (key, &value) in map {
-                let i = index("initial", kind, key)?;
-                if !value.is_finite() {
-                    return Err(at.err(&["ocp", "initial", kind, key], "is not finite".into()));
-                }
-                y0[i] = value;
-            }
-        }
         let system = ModelSystem::new(model, pairs.as_deref(), &control_names)
             .map_err(|e| tf_err(&["time_freezing", contact_key], e))?
             .with_path(path)
@@ -533,29 +358,7 @@ impl ModelProblem {
         let stance = spec.time_freezing.stance_stabilization;
         let growth = match &ocp.path.obstacle_growth {
             None => None,
-            Some(g) => {
-                let here = |e: OcpError| match e {
-                    OcpError::InvalidInput(m) => at.err(&["ocp", "path", "obstacle_growth"], m),
-                    other => other,
-                };
-                let base = system.clone();
-                let plain = |m: String| OcpError::InvalidInput(m);
-                let at_scale: SystemAt = Arc::new(move |s| {
-                    time_freezing(base.with_obstacle_scale(s)?, a_n, stance.as_ref(), &plain)
-                });
-                let growth = Growth {
-                    scales: g.scales.clone(),
-                    system: at_scale,
-                    factors: g.factors.clone(),
-                    bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
-                    close_stages: g.close_stages.unwrap_or(true),
-                };
-                growth.validate().map_err(here)?;
-                for k in 0..growth.scales.len() {
-                    growth.stage(k).map_err(here)?;
-                }
-                Some(growth)
-            }
+            Some(g) => Some(obstacle_growth(g, &system, a_n, stance, &at)?),
         };
         let tf = time_freezing(system, a_n, stance.as_ref(), &|m| {
             at.err(&["time_freezing"], m)
@@ -572,7 +375,7 @@ impl ModelProblem {
             clock,
             global_speed: ocp.global_speed,
             terminal,
-            y_bounds: bounded.then_some((y_lo, y_hi)),
+            y_bounds: y_bounds.bounded.then_some((y_bounds.lo, y_bounds.hi)),
             control_weight: weight * effort,
             tracking,
         };
@@ -581,44 +384,7 @@ impl ModelProblem {
             .apply(spec.fesd.apply(default_options(), &bad)?, &bad)?;
         let continuation = match &ocp.continuation {
             None => None,
-            Some(c) => {
-                let keys: Vec<(&str, &String, &Vec<f64>)> =
-                    c.q.iter()
-                        .map(|(k, v)| ("q", k, v))
-                        .chain(c.v.iter().map(|(k, v)| ("v", k, v)))
-                        .collect();
-                let [(kind, key, values)] = keys.as_slice() else {
-                    return Err(at.err(
-                        &["ocp", "continuation"],
-                        format!(
-                            "needs the waypoints of exactly one coordinate (e.g. q.x = [0.5, 1.0]), got {}",
-                            keys.len()
-                        ),
-                    ));
-                };
-                let i = index("continuation", kind, key)?;
-                let plan = ContinuationPlan::in_component(
-                    &horizon.terminal,
-                    i,
-                    values,
-                    c.sigma0.unwrap_or(DEFAULT_CONTINUATION_SIGMA0),
-                )
-                .map_err(|e| match e {
-                    OcpError::InvalidInput(m) => at.err(&["ocp", "continuation", kind, key], m),
-                    other => other,
-                })?;
-                if c.local_speed && !ocp.global_speed {
-                    return Err(at.err(
-                        &["ocp", "continuation", "local_speed"],
-                        "needs ocp.global_speed = true (the speed of time is already per interval)"
-                            .into(),
-                    ));
-                }
-                Some(ContinuationPlan {
-                    local_speed_after_first: c.local_speed,
-                    ..plan.with_mode(c.mode.unwrap_or_default())
-                })
-            }
+            Some(c) => Some(continuation_plan(c, ocp, &horizon, &coords)?),
         };
         if growth.is_some() && options.mpcc.smoothing.is_none() {
             return Err(at.err(
@@ -632,9 +398,10 @@ impl ModelProblem {
                 "cannot be combined with ocp.path.obstacle_growth".into(),
             ));
         }
-        let state_names = q_names
+        let state_names = coords
+            .q
             .iter()
-            .chain(v_names.iter())
+            .chain(coords.v.iter())
             .cloned()
             .chain(["t".to_string()])
             .collect();
@@ -661,4 +428,388 @@ impl ModelProblem {
             .map_err(|e| OcpError::InvalidInput(format!("{}: {e}", path.display())))?;
         Self::from_toml_str(&text, Some(&path.display().to_string()))
     }
+}
+
+/// The model's coordinate names, for the keys `q.NAME` and `v.NAME` of the problem file.
+struct Coordinates<'a> {
+    /// Names of q.
+    q: Vec<String>,
+    /// Names of v.
+    v: Vec<String>,
+    /// Where the keys sit, for errors.
+    at: &'a Locator<'a>,
+}
+
+impl Coordinates<'_> {
+    /// Length of the state y = (q, v, t).
+    fn ny(&self) -> usize {
+        self.q.len() + self.v.len() + 1
+    }
+
+    /// The index in y = (q, v, t) of coordinate `key` of `kind` ("q" or "v") named in
+    /// `ocp.section`.
+    fn index(&self, section: &str, kind: &str, key: &str) -> Result<usize, OcpError> {
+        let (names, offset) = if kind == "q" {
+            (&self.q, 0)
+        } else {
+            (&self.v, self.q.len())
+        };
+        coordinate(names, key).map(|i| i + offset).ok_or_else(|| {
+            self.at.err(
+                &["ocp", section, kind, key],
+                format!(
+                    "the model has no coordinate \"{key}\" in {kind} (coordinates: {})",
+                    names.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// [`Coordinates::index`] of a coordinate given the value `value` in `ocp.section`,
+    /// which must be finite.
+    fn index_of_value(
+        &self,
+        section: &str,
+        kind: &str,
+        key: &str,
+        value: f64,
+    ) -> Result<usize, OcpError> {
+        let i = self.index(section, kind, key)?;
+        if !value.is_finite() {
+            return Err(self
+                .at
+                .err(&["ocp", section, kind, key], "is not finite".into()));
+        }
+        Ok(i)
+    }
+}
+
+/// Checks `N`, `T`, `s_max` and `cost.effort` of `[ocp]`; returns `s_max` and the effort
+/// weight with their defaults.
+fn check_horizon_keys(ocp: &OcpKeys, at: &Locator) -> Result<(f64, f64), OcpError> {
+    if ocp.N == 0 {
+        return Err(at.err(&["ocp", "N"], "must be positive".into()));
+    }
+    if !(ocp.T.is_finite() && ocp.T > 0.0) {
+        return Err(at.err(&["ocp", "T"], format!("must be positive, got {}", ocp.T)));
+    }
+    let s_max = ocp.s_max.unwrap_or(DEFAULT_S_MAX);
+    if !(s_max.is_finite() && s_max >= 1.0) {
+        return Err(at.err(&["ocp", "s_max"], format!("must be ≥ 1, got {s_max}")));
+    }
+    let effort = ocp.cost.effort.unwrap_or(1.0);
+    if !(effort.is_finite() && effort >= 0.0) {
+        return Err(at.err(
+            &["ocp", "cost", "effort"],
+            format!("must be ≥ 0, got {effort}"),
+        ));
+    }
+    Ok((s_max, effort))
+}
+
+/// The controls of `ocp.controls`: actuator names and effort bounds.
+struct Controls {
+    /// The actuators' names, in control order.
+    names: Vec<String>,
+    /// Lower effort bounds.
+    lo: Vec<f64>,
+    /// Upper effort bounds.
+    hi: Vec<f64>,
+}
+
+/// `ocp.controls`: the named (default: every) actuator with its effort bounds.
+fn controls(ocp: &OcpKeys, model: &Model, at: &Locator) -> Result<Controls, OcpError> {
+    let control_names: Vec<String> = match &ocp.controls {
+        Some(c) => c.clone(),
+        None => model.actuators.iter().map(|a| a.name.clone()).collect(),
+    };
+    let mut lo = Vec::with_capacity(control_names.len());
+    let mut hi = Vec::with_capacity(control_names.len());
+    for c in &control_names {
+        let Some(a) = model.actuators.iter().find(|a| &a.name == c) else {
+            return Err(at.err(
+                &["ocp", "controls"],
+                format!(
+                    "the model has no actuator \"{c}\" (actuators: {})",
+                    model
+                        .actuators
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        let Some((l, h)) = a.effort_limit else {
+            return Err(at.err(
+                &["ocp", "controls"],
+                format!("actuator \"{c}\" has no effort_limit: an OCP control needs bounds"),
+            ));
+        };
+        lo.push(l);
+        hi.push(h);
+    }
+    Ok(Controls {
+        names: control_names,
+        lo,
+        hi,
+    })
+}
+
+/// The state bounds of `ocp.path.q` and `ocp.path.v`.
+struct StateBounds {
+    /// Lower bounds of y.
+    lo: Vec<f64>,
+    /// Upper bounds of y.
+    hi: Vec<f64>,
+    /// Whether any bound is set.
+    bounded: bool,
+}
+
+/// The state bounds of `ocp.path.q` and `ocp.path.v` ([`NO_BOUND`] where none is set).
+fn state_bounds(ocp: &OcpKeys, coords: &Coordinates) -> Result<StateBounds, OcpError> {
+    let ny = coords.ny();
+    let mut y_lo = vec![-NO_BOUND; ny];
+    let mut y_hi = vec![NO_BOUND; ny];
+    let mut bounded = false;
+    for (kind, map) in [("q", &ocp.path.q), ("v", &ocp.path.v)] {
+        for (key, &(l, h)) in map {
+            let i = coords.index("path", kind, key)?;
+            if l.is_nan() || h.is_nan() || l > h || l == f64::INFINITY || h == f64::NEG_INFINITY {
+                return Err(coords.at.err(
+                    &["ocp", "path", kind, key],
+                    format!("bounds [{l}, {h}] must be ordered (lower ≤ upper, inf for none)"),
+                ));
+            }
+            y_lo[i] = l.max(-NO_BOUND);
+            y_hi[i] = h.min(NO_BOUND);
+            bounded = true;
+        }
+    }
+    Ok(StateBounds {
+        lo: y_lo,
+        hi: y_hi,
+        bounded,
+    })
+}
+
+/// `[ocp.terminal]`: (index, value) of the fixed final coordinates, checked against the
+/// state bounds.
+fn terminal_values(
+    ocp: &OcpKeys,
+    coords: &Coordinates,
+    bounds: &StateBounds,
+) -> Result<Vec<(usize, f64)>, OcpError> {
+    let (y_lo, y_hi) = (&bounds.lo, &bounds.hi);
+    let mut terminal = Vec::new();
+    for (kind, map) in [("q", &ocp.terminal.q), ("v", &ocp.terminal.v)] {
+        for (key, &value) in map {
+            let i = coords.index_of_value("terminal", kind, key, value)?;
+            if value < y_lo[i] || value > y_hi[i] {
+                return Err(coords.at.err(
+                    &["ocp", "terminal", kind, key],
+                    format!(
+                        "{value} lies outside its bounds [{}, {}] (ocp.path.{kind}.{key})",
+                        y_lo[i], y_hi[i]
+                    ),
+                ));
+            }
+            terminal.push((i, value));
+        }
+    }
+    Ok(terminal)
+}
+
+/// `ocp.cost.track`: the running tracking cost's terms.
+fn tracking_terms(ocp: &OcpKeys, coords: &Coordinates) -> Result<Vec<Tracking>, OcpError> {
+    let mut tracking = Vec::new();
+    for (kind, map) in [("q", &ocp.cost.track.q), ("v", &ocp.cost.track.v)] {
+        for (key, t) in map {
+            let index = coords.index("cost", kind, key).map_err(|_| {
+                coords.at.err(
+                    &["ocp", "cost", "track", kind, key],
+                    format!("the model has no coordinate \"{key}\" in {kind}"),
+                )
+            })?;
+            if !(t.target.is_finite() && t.weight.is_finite() && t.weight >= 0.0) {
+                return Err(coords.at.err(
+                    &["ocp", "cost", "track", kind, key],
+                    "needs a finite target and a finite weight ≥ 0".into(),
+                ));
+            }
+            tracking.push(Tracking {
+                index,
+                target: t.target,
+                weight: t.weight,
+            });
+        }
+    }
+    Ok(tracking)
+}
+
+/// The path constraints on points of bodies: `ocp.path.point` bounds, then
+/// `ocp.path.outside_ellipse` obstacles.
+fn body_path_terms(ocp: &OcpKeys, model: &Model, at: &Locator) -> Result<Vec<PathTerm>, OcpError> {
+    let body_of = |list: &str, k: usize, name: &str| {
+        model.body_index(name).ok_or_else(|| {
+            at.err(
+                &["ocp", "path", list],
+                format!("entry {k}: the model has no body \"{name}\""),
+            )
+        })
+    };
+    let mut path = Vec::new();
+    for (k, p) in ocp.path.point.iter().enumerate() {
+        let body = body_of("point", k, &p.body)?;
+        for (axis, b) in [p.x, p.y].into_iter().enumerate() {
+            if let Some(bounds) = b {
+                path.push(PathTerm::Point(PointBound {
+                    body,
+                    point: Vector3::from(p.point),
+                    axis,
+                    bounds,
+                }));
+            }
+        }
+    }
+    for (k, e) in ocp.path.outside_ellipse.iter().enumerate() {
+        path.push(PathTerm::OutsideEllipse(EllipseObstacle {
+            body: body_of("outside_ellipse", k, &e.body)?,
+            point: Vector3::from(e.point),
+            center: e.center,
+            axes: e.axes,
+        }));
+    }
+    Ok(path)
+}
+
+/// The contacts of `[time_freezing]`.
+struct ContactPairs<'t> {
+    /// The (body side, plane) collider pairs; `None`: every body collider against every
+    /// world plane.
+    pairs: Option<Vec<(&'t str, &'t str)>>,
+    /// The key that named them (`contact` or `contacts`), for errors.
+    key: &'static str,
+}
+
+/// The contacts of `[time_freezing]`: `contact` (one pair) or `contacts` (a list).
+fn contact_pairs<'t>(tfk: &'t TfKeys, at: &Locator) -> Result<ContactPairs<'t>, OcpError> {
+    let pairs = match (&tfk.contact, &tfk.contacts) {
+        (Some(_), Some(_)) => {
+            return Err(at.err(
+                &["time_freezing", "contacts"],
+                "give either contact (one pair) or contacts (a list of pairs), not both".into(),
+            ))
+        }
+        (Some((a, b)), None) => Some(vec![(a.as_str(), b.as_str())]),
+        (None, Some(list)) => Some(list.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()),
+        (None, None) => None,
+    };
+    let contact_key = if tfk.contacts.is_some() {
+        "contacts"
+    } else {
+        "contact"
+    };
+    Ok(ContactPairs {
+        pairs,
+        key: contact_key,
+    })
+}
+
+/// The initial state y(0) = (q, v, 0): the model's `[initial]` with the `[ocp.initial]`
+/// changes.
+fn initial_state(ocp: &OcpKeys, model: &Model, coords: &Coordinates) -> Result<Vec<f64>, OcpError> {
+    let mut y0: Vec<f64> = model
+        .initial_state
+        .q
+        .iter()
+        .chain(model.initial_state.v.iter())
+        .copied()
+        .chain([0.0])
+        .collect();
+    for (kind, map) in [("q", &ocp.initial.q), ("v", &ocp.initial.v)] {
+        for (key, &value) in map {
+            let i = coords.index_of_value("initial", kind, key, value)?;
+            y0[i] = value;
+        }
+    }
+    Ok(y0)
+}
+
+/// `ocp.path.obstacle_growth`: the [`Growth`] of the ellipses of `system`, every stage's
+/// system checked.
+fn obstacle_growth(
+    g: &GrowthKeys,
+    system: &ModelSystem,
+    a_n: f64,
+    stance: Option<StanceSpec>,
+    at: &Locator,
+) -> Result<Growth, OcpError> {
+    let here = |e: OcpError| match e {
+        OcpError::InvalidInput(m) => at.err(&["ocp", "path", "obstacle_growth"], m),
+        other => other,
+    };
+    let base = system.clone();
+    let plain = |m: String| OcpError::InvalidInput(m);
+    let at_scale: SystemAt = Arc::new(move |s| {
+        time_freezing(base.with_obstacle_scale(s)?, a_n, stance.as_ref(), &plain)
+    });
+    let growth = Growth {
+        scales: g.scales.clone(),
+        system: at_scale,
+        factors: g.factors.clone(),
+        bisections: g.bisections.unwrap_or(DEFAULT_GROWTH_BISECTIONS),
+        close_stages: g.close_stages.unwrap_or(true),
+    };
+    growth.validate().map_err(here)?;
+    for k in 0..growth.scales.len() {
+        growth.stage(k).map_err(here)?;
+    }
+    Ok(growth)
+}
+
+/// `[ocp.continuation]` `c`: the plan through the waypoints of its one coordinate toward
+/// the terminal values of `horizon`.
+fn continuation_plan(
+    c: &ContinuationTable,
+    ocp: &OcpKeys,
+    horizon: &Horizon,
+    coords: &Coordinates,
+) -> Result<ContinuationPlan, OcpError> {
+    let at = coords.at;
+    let keys: Vec<(&str, &String, &Vec<f64>)> =
+        c.q.iter()
+            .map(|(k, v)| ("q", k, v))
+            .chain(c.v.iter().map(|(k, v)| ("v", k, v)))
+            .collect();
+    let [(kind, key, values)] = keys.as_slice() else {
+        return Err(at.err(
+            &["ocp", "continuation"],
+            format!(
+                "needs the waypoints of exactly one coordinate (e.g. q.x = [0.5, 1.0]), got {}",
+                keys.len()
+            ),
+        ));
+    };
+    let i = coords.index("continuation", kind, key)?;
+    let plan = ContinuationPlan::in_component(
+        &horizon.terminal,
+        i,
+        values,
+        c.sigma0.unwrap_or(DEFAULT_CONTINUATION_SIGMA0),
+    )
+    .map_err(|e| match e {
+        OcpError::InvalidInput(m) => at.err(&["ocp", "continuation", kind, key], m),
+        other => other,
+    })?;
+    if c.local_speed && !ocp.global_speed {
+        return Err(at.err(
+            &["ocp", "continuation", "local_speed"],
+            "needs ocp.global_speed = true (the speed of time is already per interval)".into(),
+        ));
+    }
+    Ok(ContinuationPlan {
+        local_speed_after_first: c.local_speed,
+        ..plan.with_mode(c.mode.unwrap_or_default())
+    })
 }

@@ -3,7 +3,7 @@
 //! slip −) on which the impulses are linear in the pre-impact velocities (paper eqs. 30–33); for `e
 //! > 0` only the impacts with both contacts closed (our formulation).
 
-use super::sets::{ball, const_poly, lin};
+use super::sets::{ball, const_poly, lin, with_pairwise_products, SlopePosition};
 use crate::planar::{PlanarParams, U, W};
 use crate::poly::Poly;
 use crate::program::SosProgram;
@@ -17,14 +17,13 @@ pub(super) fn plain_impacts(
     prog: &mut SosProgram,
     p: &PlanarParams,
     v2: &Poly,
-    ey: usize,
-    yv: &dyn Fn(usize) -> Poly,
+    y: SlopePosition,
 ) -> Result<(), SosError> {
     let (l, h) = ([p.l(0), p.l(1)], p.h);
     for i in 0..2 {
         let j = 1 - i;
         let mu = p.mu(i);
-        let n = 5 + ey;
+        let n = 5 + y.extra();
         let x = Poly::vars(n);
         let (th, u, v, w, lt) = (&x[0], &x[1], &x[2], &x[3], &x[4]);
         let li = l[i];
@@ -39,7 +38,7 @@ pub(super) fn plain_impacts(
             ],
         );
         let pre = vec![
-            yv(n),
+            y.poly(n),
             th.scale(-li),
             th.clone(),
             u.clone(),
@@ -47,7 +46,7 @@ pub(super) fn plain_impacts(
             w.clone(),
         ];
         let post = vec![
-            yv(n),
+            y.poly(n),
             th.scale(-li),
             th.clone(),
             u.add(lt)?,
@@ -172,12 +171,7 @@ pub(super) fn closed_impacts(
             let target = v_pre.sub(&v2.substitute(&post)?)?;
             let mut lin_c = vec![gi.scale(-1.0), gj.clone()];
             lin_c.extend(cons);
-            let mut ineqs = lin_c.clone();
-            for a in 0..lin_c.len() {
-                for b in a + 1..lin_c.len() {
-                    ineqs.push(lin_c[a].mul(&lin_c[b])?);
-                }
-            }
+            let mut ineqs = with_pairwise_products(lin_c)?;
             ineqs.push(ball(&pre, n)?);
             ineqs.retain(|g| g.max_abs_coefficient() > 1e-12);
             prog.require_nonneg(&label, &target, &ineqs, &[], 2, false)?;

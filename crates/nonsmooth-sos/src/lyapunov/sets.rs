@@ -27,3 +27,41 @@ pub(super) fn ball(map: &[Poly], n: usize) -> Result<Poly, SosError> {
     }
     Ok(b)
 }
+
+/// The position `y` along the slope in the reduced variables of a condition: `y` is cyclic
+/// in `V₂ = y + P`, so it is eliminated (`y = 0`); in the PTT baseline (a general `V`, in
+/// which `y` is not cyclic) it is the last reduced variable.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SlopePosition {
+    /// Whether `y` is a reduced variable (the PTT baseline).
+    pub(super) reduced: bool,
+}
+
+impl SlopePosition {
+    /// Number of reduced variables `y` adds (0 or 1).
+    pub(super) fn extra(self) -> usize {
+        usize::from(self.reduced)
+    }
+
+    /// `y` as a polynomial in `n` reduced variables.
+    pub(super) fn poly(self, n: usize) -> Poly {
+        if self.reduced {
+            lin(n, 0.0, &[(n - 1, 1.0)])
+        } else {
+            const_poly(n, 0.0)
+        }
+    }
+}
+
+/// The linear constraints `lin_c` followed by their pairwise products (Schmüdgen-type
+/// products, sound): they restore what the quadratic Coulomb constraints `μ²Λ_N² − Λ_T² ≥ 0`
+/// and `−Λ_Tσ̇⁺ ≥ 0` of the unsplit impulse set (paper eqs. 30–33) provided.
+pub(super) fn with_pairwise_products(lin_c: Vec<Poly>) -> Result<Vec<Poly>, SosError> {
+    let mut ineqs = lin_c.clone();
+    for a in 0..lin_c.len() {
+        for b in a + 1..lin_c.len() {
+            ineqs.push(lin_c[a].mul(&lin_c[b])?);
+        }
+    }
+    Ok(ineqs)
+}
