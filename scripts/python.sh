@@ -2,9 +2,8 @@
 # Builds the Python package `nonsmooth` (python/, PyO3 + maturin) into a virtual environment
 # and runs its pytest suite (python/tests), including the code blocks of docs/python.md.
 # The venv lives in target/python-venv (override with NONSMOOTH_VENV). The extension is built
-# with the profile and features of `cargo test --workspace` (scripts/test.sh), so that most of
-# the dependencies that build compiled are reused; the wheel is left in target/wheels, where
-# `scripts/wheel.sh --built target/wheels` takes it.
+# with the `dev` profile (the tests are small; clarabel is optimized even there, see Cargo.toml)
+# and left in target/wheels, where `scripts/wheel.sh --built target/wheels` takes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${NONSMOOTH_VENV:-target/python-venv}"
@@ -17,8 +16,7 @@ if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy
     exit 3
 fi
 rm -rf target/wheels/nonsmooth-*.whl
-"$VENV/bin/maturin" build --quiet --profile test --features nonsmooth-solvers/sdp \
-    --manifest-path python/Cargo.toml \
+"$VENV/bin/maturin" build --quiet --profile dev --manifest-path python/Cargo.toml \
     --interpreter "$VENV/bin/python" --auditwheel skip --out target/wheels
 "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/nonsmooth-*.whl
 "$VENV/bin/python" -m pytest -q python/tests "$@"

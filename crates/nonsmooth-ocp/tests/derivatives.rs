@@ -1,6 +1,6 @@
 //! Exact sparse derivatives of the FESD NLP against central finite differences.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Every `OcpError` a user can trigger, with what its message must name (the IPOPT failure of
 //! an infeasible OCP is in `derivatives.rs`).
 
-mod common;
+use crate::common;
 
 use nonsmooth_ocp::fesd::{build, solve_ocp, FesdOptions, Horizon};
 use nonsmooth_ocp::time_freezing::TimeFreezing;

@@ -1,7 +1,7 @@
 //! The planar hopper of Nurkanović et al. Sec. 6 on its model file (`examples/hopper.toml`):
 //! flight, stance, the stance stabilization, cut continuation, hole growth and repeatable solves.
 
-mod common;
+use crate::common;
 
 use common::{hopper_problem, hopper_system, HopperSpec};
 use nonsmooth_ocp::model_system::ModelSystem;

@@ -1,7 +1,7 @@
 //! Particle OCP of Nurkanović et al. Ex. 5 (frictionless sanity variant of E5,
 //! docs/decisions/002-time-freezing.md).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! order 1. Also checks that the active-set polishing makes the frozen jump and the rest on the
 //! ground exact.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

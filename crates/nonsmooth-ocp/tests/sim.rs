@@ -1,7 +1,7 @@
 //! FESD integrator on the time-freezing particle (Nurkanović et al. Ex. 1–4) against the analytic
 //! solution (E1, E2 of docs/decisions/002-time-freezing.md).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
