@@ -117,21 +117,11 @@ pub fn solve_lpec(
     let mut milp = Milp::new();
     let (row_of, mut entries) = linearized_rows(mpcc, x, &mut milp)?;
     let binaries = binary_rows(mpcc, x, rho, &decided, &mut milp, &mut entries);
-    // ‖d‖₁: t_j − d_j ≥ 0, t_j + d_j ≥ 0 for the free columns, and elastic rows (slacks
-    // of weight ELASTIC_WEIGHT) so that a relaxed point whose linearization has no
-    // complementary point in the box still gets the nearest branch
-    let mut dist_rows = vec![None; n];
-    if objective == LpecObjective::Distance {
-        for j in 0..n {
-            if hi[j] > lo[j] {
-                let a = milp.add_row(0.0, f64::INFINITY);
-                let b = milp.add_row(0.0, f64::INFINITY);
-                entries[j].push((a, -1.0));
-                entries[j].push((b, 1.0));
-                dist_rows[j] = Some((a, b));
-            }
-        }
-    }
+    let dist_rows = if objective == LpecObjective::Distance {
+        distance_rows(&mut milp, &mut entries, &lo, &hi)
+    } else {
+        vec![None; n]
+    };
     let cost: Vec<f64> = match objective {
         LpecObjective::Gradient => {
             let mut grad = vec![0.0; n];
@@ -403,4 +393,27 @@ fn add_auxiliary_columns(
         first_t,
         end_t,
     }
+}
+
+/// The rows `t_j − d_j ≥ 0`, `t_j + d_j ≥ 0` of ‖d‖₁ for every free column `j` (their `d_j`
+/// entries added to `entries`); the elastic rows' slacks (weight [`ELASTIC_WEIGHT`]) let a
+/// relaxed point whose linearization has no complementary point in the box still get the
+/// nearest branch.
+fn distance_rows(
+    milp: &mut Milp,
+    entries: &mut [Vec<(usize, f64)>],
+    lo: &[f64],
+    hi: &[f64],
+) -> Vec<Option<(usize, usize)>> {
+    let mut dist_rows = vec![None; lo.len()];
+    for j in 0..lo.len() {
+        if hi[j] > lo[j] {
+            let a = milp.add_row(0.0, f64::INFINITY);
+            let b = milp.add_row(0.0, f64::INFINITY);
+            entries[j].push((a, -1.0));
+            entries[j].push((b, 1.0));
+            dist_rows[j] = Some((a, b));
+        }
+    }
+    dist_rows
 }
