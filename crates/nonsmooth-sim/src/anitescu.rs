@@ -872,7 +872,9 @@ fn group_lcp(
 /// The column layout of one group's LCP: `m` normal rows, then its pyramid directions (`ni`
 /// impulse columns in all), then one friction column per contact with friction.
 struct GroupLayout<'a> {
+    /// Normal rows of the group.
     m: usize,
+    /// Impulse columns of the group (normal rows and pyramid directions).
     ni: usize,
     /// The group's pyramid directions (indices into the step's directions).
     dirs: &'a [usize],

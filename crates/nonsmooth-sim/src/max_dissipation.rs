@@ -383,6 +383,7 @@ struct QpLayout {
 struct QpConstraints {
     /// Triplets of `G`.
     g: Vec<(usize, usize, f64)>,
+    /// Right-hand side `b`.
     b: DVector<f64>,
 }
 
