@@ -73,7 +73,7 @@
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).
 
-use crate::free_motion::{stabilized_gap, RigidContact, SparseRow};
+use crate::free_motion::{stabilized_gap, Component, Delassus, RigidContact, SparseRow};
 use crate::{SimError, Stepper};
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::geometry::ContactMargins;
@@ -470,11 +470,50 @@ impl AnitescuPotraStepper {
         v: &DVector<f64>,
         h: f64,
     ) -> (Vec<StepLcp>, usize) {
-        let v_free = &free.v_free;
-        // Normal rows: contacts then limits; pyramid directions (normal row, column,
-        // components along the tangents).
+        let (normals, dirs, duplicates) = self.normal_rows_and_directions(free, v, h);
+        let m_all = normals.len();
+        if m_all == 0 {
+            return (Vec::new(), duplicates);
+        }
+        // Columns of the impulse map J: normal rows, then pyramid directions.
+        let columns: Vec<SparseRow> = normals
+            .iter()
+            .map(|n| n.row.clone())
+            .chain(dirs.iter().map(|d| d.1.clone()))
+            .collect();
+        // a contact's normal and pyramid columns form one group (its γ couples them)
+        let owner: Vec<usize> = (0..m_all).chain(dirs.iter().map(|d| d.0)).collect();
+        let delassus = free.mass.delassus(&columns, &owner);
+        let mut entries_of: Vec<Vec<(usize, usize, f64)>> =
+            vec![Vec::new(); delassus.components.len()];
+        for &e in &delassus.entries {
+            entries_of[delassus.component_of[e.0]].push(e);
+        }
+        let impulse_map = ImpulseMap {
+            normals,
+            dirs,
+            columns,
+            delassus,
+        };
+        let mut local = vec![0usize; impulse_map.columns.len()];
+        let mut groups = Vec::with_capacity(impulse_map.delassus.components.len());
+        for (comp, entries) in impulse_map.delassus.components.iter().zip(&entries_of) {
+            groups.push(group_lcp(free, &impulse_map, comp, entries, &mut local, h));
+        }
+        (groups, duplicates)
+    }
+
+    /// The normal rows of the step (contacts, then limits) and the pyramid directions of
+    /// the contacts with friction; contacts that exactly repeat an earlier one are dropped
+    /// and counted.
+    fn normal_rows_and_directions(
+        &self,
+        free: &crate::free_motion::FreeMotion,
+        v: &DVector<f64>,
+        h: f64,
+    ) -> (Vec<NormalRow>, Vec<PyramidDirection>, usize) {
         let mut normals: Vec<NormalRow> = Vec::new();
-        let mut dirs: Vec<(usize, SparseRow, Vec<f64>)> = Vec::new();
+        let mut dirs: Vec<PyramidDirection> = Vec::new();
         let mut kept: Vec<&RigidContact> = Vec::new();
         let mut duplicates = 0;
         for c in &free.contacts {
@@ -518,119 +557,7 @@ impl AnitescuPotraStepper {
                 contact: None,
             });
         }
-        let m_all = normals.len();
-        if m_all == 0 {
-            return (Vec::new(), duplicates);
-        }
-        // Columns of the impulse map J: normal rows, then pyramid directions.
-        let columns: Vec<SparseRow> = normals
-            .iter()
-            .map(|n| n.row.clone())
-            .chain(dirs.iter().map(|d| d.1.clone()))
-            .collect();
-        // a contact's normal and pyramid columns form one group (its γ couples them)
-        let owner: Vec<usize> = (0..m_all).chain(dirs.iter().map(|d| d.0)).collect();
-        let delassus = free.mass.delassus(&columns, &owner);
-        let mut entries_of: Vec<Vec<(usize, usize, f64)>> =
-            vec![Vec::new(); delassus.components.len()];
-        for &e in &delassus.entries {
-            entries_of[delassus.component_of[e.0]].push(e);
-        }
-        let mut local = vec![0usize; columns.len()];
-        let mut groups = Vec::with_capacity(delassus.components.len());
-        for (comp, entries) in delassus.components.iter().zip(&entries_of) {
-            for (k, &c) in comp.columns.iter().enumerate() {
-                local[c] = k;
-            }
-            // the group's columns are increasing: its normal rows (contacts, then limits)
-            // come first, then its pyramid directions, each contact's consecutively
-            let m = comp.columns.iter().filter(|&&c| c < m_all).count();
-            let ni = comp.columns.len();
-            let group_dirs: Vec<usize> = comp.columns[m..].iter().map(|&c| c - m_all).collect();
-            let friction_rows: Vec<usize> = {
-                let mut f: Vec<usize> = group_dirs.iter().map(|&d| local[dirs[d].0]).collect();
-                f.dedup();
-                f
-            };
-            let ng = friction_rows.len();
-            let n = ni + ng;
-            let mut mat = DMatrix::zeros(n, n);
-            for &(i, j, w) in entries {
-                mat[(local[i], local[j])] += w;
-            }
-            let jv = DVector::from_fn(ni, |k, _| columns[comp.columns[k]].dot(v_free));
-            let mut q = DVector::zeros(n);
-            for k in 0..ni {
-                q[k] = jv[k];
-            }
-            for k in 0..m {
-                q[k] += normals[comp.columns[k]].offset;
-            }
-            // Equilibration: unit Delassus diagonal for the impulses.
-            let mut col_scale = DVector::from_element(n, 1.0);
-            let dmax = (0..ni).fold(0.0_f64, |a, i| a.max(mat[(i, i)]));
-            for i in 0..ni {
-                let d = mat[(i, i)];
-                if d > 1e-14 * dmax && d.is_finite() {
-                    col_scale[i] = 1.0 / d.sqrt();
-                } else if dmax > 0.0 {
-                    col_scale[i] = 1.0 / dmax.sqrt();
-                }
-            }
-            let mut row_scale = col_scale.clone();
-            for (g, &row) in friction_rows.iter().enumerate() {
-                let col = ni + g;
-                let mut sum = 0.0;
-                let mut cnt = 0.0;
-                let mu = normals[comp.columns[row]].friction;
-                let mut big = mu * col_scale[row];
-                for (k, &d) in group_dirs.iter().enumerate() {
-                    if local[dirs[d].0] == row {
-                        mat[(m + k, col)] = 1.0;
-                        mat[(col, m + k)] = -1.0;
-                        sum += row_scale[m + k];
-                        cnt += 1.0;
-                        big = big.max(col_scale[m + k]);
-                    }
-                }
-                mat[(col, row)] = mu;
-                col_scale[col] = if sum > 0.0 { cnt / sum } else { 1.0 };
-                row_scale[col] = if big > 0.0 { 1.0 / big } else { 1.0 };
-            }
-            let rows = || comp.columns[..m].iter().map(|&c| &normals[c]);
-            groups.push(StepLcp {
-                contacts: rows().filter_map(|n| n.contact).collect(),
-                directions: group_dirs
-                    .iter()
-                    .map(|&d| (local[dirs[d].0], dirs[d].2.clone()))
-                    .collect(),
-                mat,
-                q,
-                // a bouncing row has no penetration correction to drop
-                gaps: rows()
-                    .map(|n| {
-                        if n.offset == stabilized_gap(n.gap, h) / h {
-                            stabilized_gap(n.gap, h)
-                        } else {
-                            n.gap.max(0.0)
-                        }
-                    })
-                    .collect(),
-                offsets: rows().map(|n| n.offset).collect(),
-                m,
-                ni,
-                minv_j: comp
-                    .columns
-                    .iter()
-                    .map(|&c| delassus.minv_columns[c].clone())
-                    .collect(),
-                jv,
-                ke_free: free.mass.kinetic_energy_of(v_free, &comp.blocks),
-                col_scale,
-                row_scale,
-            });
-        }
-        (groups, duplicates)
+        (normals, dirs, duplicates)
     }
 
     /// The solve cascade of the module docs; returns the first checked solution.
@@ -842,4 +769,162 @@ impl Stepper for AnitescuPotraStepper {
     fn last_contact_impulses(&self, _h: f64) -> Option<Vec<crate::ContactImpulse>> {
         Some(self.last_impulses.clone())
     }
+}
+
+/// A pyramid direction: its contact's normal row, its column, and its components along
+/// the contact's tangents.
+type PyramidDirection = (usize, SparseRow, Vec<f64>);
+
+/// The impulse map `J` of a step: normal rows (contacts, then limits), pyramid directions,
+/// their columns in that order, and the Delassus matrix of the columns.
+struct ImpulseMap {
+    /// Normal rows: contacts, then limits.
+    normals: Vec<NormalRow>,
+    /// Pyramid directions of the contacts with friction.
+    dirs: Vec<PyramidDirection>,
+    /// The columns of `J`: normal rows, then pyramid directions.
+    columns: Vec<SparseRow>,
+    /// `W = Jᵀ M⁻¹ J` of the columns, by component.
+    delassus: Delassus,
+}
+
+/// The LCP of one group of coupled contacts (a component of the Delassus pattern) with
+/// `entries` its Delassus entries; `local` maps global columns to the group's (scratch).
+fn group_lcp(
+    free: &crate::free_motion::FreeMotion,
+    map: &ImpulseMap,
+    comp: &Component,
+    entries: &[(usize, usize, f64)],
+    local: &mut [usize],
+    h: f64,
+) -> StepLcp {
+    let (normals, dirs, columns) = (&map.normals, &map.dirs, &map.columns);
+    let v_free = &free.v_free;
+    let m_all = normals.len();
+    for (k, &c) in comp.columns.iter().enumerate() {
+        local[c] = k;
+    }
+    // the group's columns are increasing: its normal rows (contacts, then limits)
+    // come first, then its pyramid directions, each contact's consecutively
+    let m = comp.columns.iter().filter(|&&c| c < m_all).count();
+    let ni = comp.columns.len();
+    let group_dirs: Vec<usize> = comp.columns[m..].iter().map(|&c| c - m_all).collect();
+    let friction_rows: Vec<usize> = {
+        let mut f: Vec<usize> = group_dirs.iter().map(|&d| local[dirs[d].0]).collect();
+        f.dedup();
+        f
+    };
+    let ng = friction_rows.len();
+    let n = ni + ng;
+    let mut mat = DMatrix::zeros(n, n);
+    for &(i, j, w) in entries {
+        mat[(local[i], local[j])] += w;
+    }
+    let jv = DVector::from_fn(ni, |k, _| columns[comp.columns[k]].dot(v_free));
+    let mut q = DVector::zeros(n);
+    for k in 0..ni {
+        q[k] = jv[k];
+    }
+    for k in 0..m {
+        q[k] += normals[comp.columns[k]].offset;
+    }
+    let group = GroupLayout {
+        m,
+        ni,
+        dirs: &group_dirs,
+        friction_rows: &friction_rows,
+    };
+    let (col_scale, row_scale) = friction_columns_and_scaling(&mut mat, map, comp, local, &group);
+    let rows = || comp.columns[..m].iter().map(|&c| &normals[c]);
+    StepLcp {
+        contacts: rows().filter_map(|n| n.contact).collect(),
+        directions: group_dirs
+            .iter()
+            .map(|&d| (local[dirs[d].0], dirs[d].2.clone()))
+            .collect(),
+        mat,
+        q,
+        // a bouncing row has no penetration correction to drop
+        gaps: rows()
+            .map(|n| {
+                if n.offset == stabilized_gap(n.gap, h) / h {
+                    stabilized_gap(n.gap, h)
+                } else {
+                    n.gap.max(0.0)
+                }
+            })
+            .collect(),
+        offsets: rows().map(|n| n.offset).collect(),
+        m,
+        ni,
+        minv_j: comp
+            .columns
+            .iter()
+            .map(|&c| map.delassus.minv_columns[c].clone())
+            .collect(),
+        jv,
+        ke_free: free.mass.kinetic_energy_of(v_free, &comp.blocks),
+        col_scale,
+        row_scale,
+    }
+}
+
+/// The column layout of one group's LCP: `m` normal rows, then its pyramid directions (`ni`
+/// impulse columns in all), then one friction column per contact with friction.
+struct GroupLayout<'a> {
+    /// Normal rows of the group.
+    m: usize,
+    /// Impulse columns of the group (normal rows and pyramid directions).
+    ni: usize,
+    /// The group's pyramid directions (indices into the step's directions).
+    dirs: &'a [usize],
+    /// The group's normal row of each friction column.
+    friction_rows: &'a [usize],
+}
+
+/// Writes each friction column's coupling (`μ` in the normal row, ±1 with its pyramid
+/// directions) into `mat` and returns the equilibration's column and row scales: unit
+/// Delassus diagonal for the impulses, and per friction column the mean of its
+/// directions' row scales and the largest of their column scales.
+fn friction_columns_and_scaling(
+    mat: &mut DMatrix<f64>,
+    map: &ImpulseMap,
+    comp: &Component,
+    local: &[usize],
+    group: &GroupLayout<'_>,
+) -> (DVector<f64>, DVector<f64>) {
+    let (m, ni) = (group.m, group.ni);
+    let n = mat.nrows();
+    // Equilibration: unit Delassus diagonal for the impulses.
+    let mut col_scale = DVector::from_element(n, 1.0);
+    let dmax = (0..ni).fold(0.0_f64, |a, i| a.max(mat[(i, i)]));
+    for i in 0..ni {
+        let d = mat[(i, i)];
+        if d > 1e-14 * dmax && d.is_finite() {
+            col_scale[i] = 1.0 / d.sqrt();
+        } else if dmax > 0.0 {
+            col_scale[i] = 1.0 / dmax.sqrt();
+        }
+    }
+    let mut row_scale = col_scale.clone();
+    for (g, &row) in group.friction_rows.iter().enumerate() {
+        let col = ni + g;
+        let mut sum = 0.0;
+        let mut cnt = 0.0;
+        let mu = map.normals[comp.columns[row]].friction;
+        let mut big = mu * col_scale[row];
+        for (k, &d) in group.dirs.iter().enumerate() {
+            if local[map.dirs[d].0] == row {
+                mat[(m + k, col)] = 1.0;
+                mat[(col, m + k)] = -1.0;
+                sum += row_scale[m + k];
+                cnt += 1.0;
+                big = big.max(col_scale[m + k]);
+            }
+        }
+        mat[(col, row)] = mu;
+        col_scale[col] = if sum > 0.0 { cnt / sum } else { 1.0 };
+        row_scale[col] = if big > 0.0 { 1.0 / big } else { 1.0 };
+    }
+    (col_scale, row_scale)
 }

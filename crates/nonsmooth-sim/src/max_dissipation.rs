@@ -368,6 +368,25 @@ impl ContactModel for MaxDissipationStepper {
     }
 }
 
+/// The layout of the QP's unknowns: normal forces (contacts, limits), then the net
+/// tangential forces in direction blocks (`m + j·nc + i`: contact i, tangent j).
+struct QpLayout {
+    /// Active contacts.
+    nc: usize,
+    /// Normal rows (contacts, then limits).
+    m: usize,
+    /// Tangent directions per contact.
+    ntan: usize,
+}
+
+/// The inequality constraints `G f ≤ b` of the QP.
+struct QpConstraints {
+    /// Triplets of `G`.
+    g: Vec<(usize, usize, f64)>,
+    /// Right-hand side `b`.
+    b: DVector<f64>,
+}
+
 impl MaxDissipationStepper {
     /// The QP of the step on the active `contacts` and `limits` (module docs): the velocity
     /// after the step and the impulses (`None` without active rows).
@@ -393,25 +412,9 @@ impl MaxDissipationStepper {
                 reason: "contacts with different numbers of tangent directions".into(),
             });
         }
-        let coulomb = !self.no_slip;
-        // Unknowns: normal forces (contacts, limits), then the net tangential forces in
-        // direction blocks (`m + j·nc + i`: contact i, tangent j).
-        let nf = ntan * nc;
-        let nz = m + nf;
-        // R = [Nᵀ Tᵀ]: normal columns (contacts, limits), then the tangent blocks.
-        let mut columns = vec![SparseRow::default(); nz];
-        let mut phi = DVector::zeros(m);
-        for (i, c) in contacts.iter().enumerate() {
-            columns[i] = c.normal.clone();
-            phi[i] = stabilized_gap(c.gap, h);
-            for (j, t) in c.tangents.iter().enumerate() {
-                columns[m + j * nc + i] = t.clone();
-            }
-        }
-        for (l, row) in limits.iter().enumerate() {
-            columns[nc + l] = row.row.clone();
-            phi[nc + l] = stabilized_gap(row.phi, h);
-        }
+        let layout = QpLayout { nc, m, ntan };
+        let nz = m + ntan * nc;
+        let (columns, phi) = qp_columns(contacts, limits, &layout, h);
         // owners: contact i for its normal and tangent columns, each limit its own
         let owner: Vec<usize> = (0..nz)
             .map(|k| if k < m { k } else { (k - m) % nc })
@@ -424,11 +427,43 @@ impl MaxDissipationStepper {
             .filter(|&(i, j, _)| i <= j)
             .collect();
         let lin: Vec<f64> = columns.iter().map(|c| c.dot(v_free) / h).collect();
-        // G f ≤ b: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), with Coulomb
-        // friction the pyramid's faces Σ_j s_j f_T,j,i ≤ μᵢ f_N,i for every sign pattern s
-        // (2^ntan rows per contact; they hold the tangential forces of a frictionless
-        // contact at 0), and f_N ≥ 0 for the rows the faces do not bound (they imply
-        // μᵢ f_N,i ≥ 0): limits, frictionless contacts, every contact without slip.
+        let cons = self.qp_constraints(contacts, &layout, &delassus.entries, &lin, &phi, h);
+        let problem = ConicProblemBuilder::new(nz)
+            .quadratic_upper_triplets(&upper)?
+            .linear(&lin)?
+            .constraint_triplets(Cone::Nonnegative(cons.b.len()), &cons.g, cons.b.as_slice())?
+            .build()?;
+        let f = self.solve_qp(&problem, &cons, t)?;
+        let mut v1 = v_free.clone();
+        for (k, col) in delassus.minv_columns.iter().enumerate() {
+            col.add_scaled_to(f[k] * h, &mut v1);
+        }
+        let impulses = MaxDissipationImpulses {
+            normal: f.rows(0, m).into_owned(),
+            contacts: contacts.iter().map(|c| c.index).collect(),
+            edges: pyramid_edges(&f, &layout),
+            ntan,
+            kinetic_energy: mass.kinetic_energy(&v1),
+        };
+        Ok((v1, Some(impulses)))
+    }
+
+    /// `G f ≤ b`: non-penetration (m rows: −N M⁻¹R f ≤ (N v* + φ/h)/h), with Coulomb
+    /// friction the pyramid's faces Σ_j s_j f_T,j,i ≤ μᵢ f_N,i for every sign pattern s
+    /// (2^ntan rows per contact; they hold the tangential forces of a frictionless contact
+    /// at 0), and f_N ≥ 0 for the rows the faces do not bound (they imply μᵢ f_N,i ≥ 0):
+    /// limits, frictionless contacts, every contact without slip.
+    fn qp_constraints(
+        &self,
+        contacts: &[&RigidContact],
+        layout: &QpLayout,
+        delassus: &[(usize, usize, f64)],
+        lin: &[f64],
+        phi: &DVector<f64>,
+        h: f64,
+    ) -> QpConstraints {
+        let QpLayout { nc, m, ntan } = *layout;
+        let coulomb = !self.no_slip;
         let faces = 1usize << ntan;
         let pyramid: Vec<usize> = if coulomb {
             (0..nc).collect()
@@ -440,7 +475,6 @@ impl MaxDissipationStepper {
             .collect();
         let rows = m + signed.len() + faces * pyramid.len();
         let mut g: Vec<(usize, usize, f64)> = delassus
-            .entries
             .iter()
             .filter(|&&(i, _, _)| i < m)
             .map(|&(i, j, w)| (i, j, -w))
@@ -462,83 +496,118 @@ impl MaxDissipationStepper {
                 }));
             }
         }
-        let problem = ConicProblemBuilder::new(nz)
-            .quadratic_upper_triplets(&upper)?
-            .linear(&lin)?
-            .constraint_triplets(Cone::Nonnegative(rows), &g, b.as_slice())?
-            .build()?;
-        let checked = |sol: Result<ConicSolution, SolverError>| -> Result<DVector<f64>, SimError> {
-            let sol = sol?;
-            if sol.status == SolveStatus::MaxIterations {
-                return Err(SimError::Solver(SolverError::Failed {
-                    solver: "clarabel",
-                    reason: format!(
-                        "maximal-dissipation QP stopped at the iteration limit (residuals {:?})",
-                        sol.residuals
-                    ),
-                }));
-            }
-            let f = sol.x;
-            if !f.iter().all(|x| x.is_finite()) {
-                return Err(SimError::Diverged {
-                    t,
-                    reason: "maximal-dissipation QP returned non-finite impulses".into(),
-                });
-            }
-            // Residual check on the constraints themselves.
-            let mut gf = -&b;
-            for &(i, j, v) in &g {
-                gf[i] += v * f[j];
-            }
-            let viol = gf.max().max(0.0);
-            let scale = 1.0 + b.amax();
-            if viol > self.tolerance * scale {
-                return Err(SimError::Solver(SolverError::Failed {
-                    solver: "clarabel",
-                    reason: format!(
-                        "maximal-dissipation impulses violate the constraints by {viol:.3e} \
-                         (tolerance {:.3e})",
-                        self.tolerance * scale
-                    ),
-                }));
-            }
-            Ok(f)
-        };
-        // A solve without iterative refinement that fails or does not pass the checks is
-        // repeated with it (and counted) before the step fails.
-        let f = match checked(self.solver.solve(&problem, &self.conic)) {
-            Ok(f) => f,
+        QpConstraints { g, b }
+    }
+
+    /// Solves the QP; a solve without iterative refinement that fails or does not pass the
+    /// checks is repeated with it (and counted) before the step fails.
+    fn solve_qp(
+        &mut self,
+        problem: &ConicProblem,
+        cons: &QpConstraints,
+        t: f64,
+    ) -> Result<DVector<f64>, SimError> {
+        let first = self.solver.solve(problem, &self.conic);
+        match self.checked_forces(first, cons, t) {
+            Ok(f) => Ok(f),
             Err(_) if !self.conic.iterative_refinement => {
                 self.repeated_solve = true;
-                checked(problem.solve(&ConicOptions {
-                    iterative_refinement: true,
-                    ..self.conic.clone()
-                }))?
+                self.checked_forces(
+                    problem.solve(&ConicOptions {
+                        iterative_refinement: true,
+                        ..self.conic.clone()
+                    }),
+                    cons,
+                    t,
+                )
             }
-            Err(e) => return Err(e),
-        };
-        let mut v1 = v_free.clone();
-        for (k, col) in delassus.minv_columns.iter().enumerate() {
-            col.add_scaled_to(f[k] * h, &mut v1);
+            Err(e) => Err(e),
         }
-        // the pyramid edges of the net tangential forces (`[T₁; −T₁; T₂; −T₂]` blocks)
-        let mut edges = DVector::zeros(2 * nf);
-        for j in 0..ntan {
-            for i in 0..nc {
-                let t = f[m + j * nc + i];
-                edges[2 * j * nc + i] = t.max(0.0);
-                edges[(2 * j + 1) * nc + i] = (-t).max(0.0);
-            }
-        }
-        let impulses = MaxDissipationImpulses {
-            normal: f.rows(0, m).into_owned(),
-            contacts: contacts.iter().map(|c| c.index).collect(),
-            edges,
-            ntan,
-            kinetic_energy: mass.kinetic_energy(&v1),
-        };
-        Ok((v1, Some(impulses)))
     }
+
+    /// The QP's forces when the solve reached its tolerance, they are finite and they
+    /// satisfy `G f ≤ b` to the stepper's tolerance (relative to `1 + ‖b‖∞`).
+    fn checked_forces(
+        &self,
+        sol: Result<ConicSolution, SolverError>,
+        cons: &QpConstraints,
+        t: f64,
+    ) -> Result<DVector<f64>, SimError> {
+        let sol = sol?;
+        if sol.status == SolveStatus::MaxIterations {
+            return Err(SimError::Solver(SolverError::Failed {
+                solver: "clarabel",
+                reason: format!(
+                    "maximal-dissipation QP stopped at the iteration limit (residuals {:?})",
+                    sol.residuals
+                ),
+            }));
+        }
+        let f = sol.x;
+        if !f.iter().all(|x| x.is_finite()) {
+            return Err(SimError::Diverged {
+                t,
+                reason: "maximal-dissipation QP returned non-finite impulses".into(),
+            });
+        }
+        // Residual check on the constraints themselves.
+        let mut gf = -&cons.b;
+        for &(i, j, v) in &cons.g {
+            gf[i] += v * f[j];
+        }
+        let viol = gf.max().max(0.0);
+        let scale = 1.0 + cons.b.amax();
+        if viol > self.tolerance * scale {
+            return Err(SimError::Solver(SolverError::Failed {
+                solver: "clarabel",
+                reason: format!(
+                    "maximal-dissipation impulses violate the constraints by {viol:.3e} \
+                     (tolerance {:.3e})",
+                    self.tolerance * scale
+                ),
+            }));
+        }
+        Ok(f)
+    }
+}
+
+/// `R = [Nᵀ Tᵀ]`: the normal columns (contacts, limits), then the tangent blocks, and the
+/// stabilized gap of each normal row.
+fn qp_columns(
+    contacts: &[&RigidContact],
+    limits: &[&RigidLimit],
+    layout: &QpLayout,
+    h: f64,
+) -> (Vec<SparseRow>, DVector<f64>) {
+    let QpLayout { nc, m, ntan } = *layout;
+    let mut columns = vec![SparseRow::default(); m + ntan * nc];
+    let mut phi = DVector::zeros(m);
+    for (i, c) in contacts.iter().enumerate() {
+        columns[i] = c.normal.clone();
+        phi[i] = stabilized_gap(c.gap, h);
+        for (j, t) in c.tangents.iter().enumerate() {
+            columns[m + j * nc + i] = t.clone();
+        }
+    }
+    for (l, row) in limits.iter().enumerate() {
+        columns[nc + l] = row.row.clone();
+        phi[nc + l] = stabilized_gap(row.phi, h);
+    }
+    (columns, phi)
+}
+
+/// The pyramid edges of the net tangential forces (`[T₁; −T₁; T₂; −T₂]` blocks).
+fn pyramid_edges(f: &DVector<f64>, layout: &QpLayout) -> DVector<f64> {
+    let QpLayout { nc, m, ntan } = *layout;
+    let mut edges = DVector::zeros(2 * ntan * nc);
+    for j in 0..ntan {
+        for i in 0..nc {
+            let t = f[m + j * nc + i];
+            edges[2 * j * nc + i] = t.max(0.0);
+            edges[(2 * j + 1) * nc + i] = (-t).max(0.0);
+        }
+    }
+    edges
 }
 
 /// Marks as active (`on`) the rows left out that the step's velocity `v1` would close

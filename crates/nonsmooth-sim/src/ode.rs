@@ -340,46 +340,50 @@ impl Default for BdfStepper {
 /// (y₁, F(y₁), Newton iterations).
 type NewtonResult = (DVector<f64>, DVector<f64>, usize);
 
-/// Newton solve of `y₁ = y₀ + dt F(y₁)` from the predictor `y₁ = y₀ + dt F(y₀)`, with the
-/// iteration matrix `I − dt J`. Returns (y₁, F(y₁), iterations) or `None` if it diverges.
-#[allow(clippy::too_many_arguments)]
-fn newton(
-    model: &Model,
-    law: &PenaltyStepper,
-    y0: &DVector<f64>,
-    pred: &DVector<f64>,
-    jac: &DMatrix<f64>,
-    dt: f64,
-    t1: f64,
-    max_iter: usize,
-) -> Result<Option<NewtonResult>, SimError> {
-    let n = y0.len();
-    let iter = DMatrix::identity(n, n) - jac * dt;
-    let Some(inv) = iter.try_inverse() else {
-        return Ok(None);
-    };
-    let mut y = pred.clone();
-    let mut prev = f64::INFINITY;
-    for it in 1..=max_iter {
-        let f = match rhs(model, law, &y, t1) {
-            Ok(f) => f,
-            Err(SimError::Diverged { .. }) | Err(SimError::Model(_)) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let res = &y - y0 - &f * dt;
-        let delta = -(&inv * &res);
-        y += &delta;
-        let size = err_norm(&delta, &y, y0, 1e-12, 1e-10);
-        if size < 1.0 {
-            let f1 = rhs(model, law, &y, t1)?;
-            return Ok(Some((y, f1, it)));
-        }
-        if size > 2.0 * prev {
+impl BdfStepper {
+    /// Newton solve of `y₁ = y₀ + dt F(y₁)` from the predictor `y₁ = y₀ + dt F(y₀)`, with
+    /// the iteration matrix `I − dt J` of the stored Jacobian `J`. Returns (y₁, F(y₁),
+    /// iterations) or `None` if it diverges.
+    fn newton(
+        &self,
+        model: &Model,
+        y0: &DVector<f64>,
+        pred: &DVector<f64>,
+        dt: f64,
+        t1: f64,
+        max_iter: usize,
+    ) -> Result<Option<NewtonResult>, SimError> {
+        let law = &self.law;
+        let empty = DMatrix::zeros(0, 0);
+        let jac = self.jac.as_ref().unwrap_or(&empty);
+        let n = y0.len();
+        let iter = DMatrix::identity(n, n) - jac * dt;
+        let Some(inv) = iter.try_inverse() else {
             return Ok(None);
+        };
+        let mut y = pred.clone();
+        let mut prev = f64::INFINITY;
+        for it in 1..=max_iter {
+            let f = match rhs(model, law, &y, t1) {
+                Ok(f) => f,
+                Err(SimError::Diverged { .. }) | Err(SimError::Model(_)) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let res = &y - y0 - &f * dt;
+            let delta = -(&inv * &res);
+            y += &delta;
+            let size = err_norm(&delta, &y, y0, 1e-12, 1e-10);
+            if size < 1.0 {
+                let f1 = rhs(model, law, &y, t1)?;
+                return Ok(Some((y, f1, it)));
+            }
+            if size > 2.0 * prev {
+                return Ok(None);
+            }
+            prev = size;
         }
-        prev = size;
+        Ok(None)
     }
-    Ok(None)
 }
 
 impl Stepper for BdfStepper {
@@ -409,8 +413,7 @@ impl Stepper for BdfStepper {
                 self.jacobians += 1;
             }
             let pred = &y + &f0 * dt;
-            let jac = self.jac.clone().unwrap_or_else(|| DMatrix::zeros(0, 0));
-            let solved = newton(model, &self.law, &y, &pred, &jac, dt, t + dt, 4)?;
+            let solved = self.newton(model, &y, &pred, dt, t + dt, 4)?;
             let Some((y1, f1, iters)) = solved else {
                 // Slow or failed Newton: refresh the Jacobian, then shrink the step.
                 failures += 1;

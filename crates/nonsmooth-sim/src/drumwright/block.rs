@@ -5,6 +5,7 @@
 //! friction disks, each verified, with the dense Clarabel programs as the fallback.
 
 use super::*;
+use nonsmooth_core::snapshot::{BlockContact, MassBlock};
 
 /// The sliding friction solve of the block path: accepted at a natural KKT residual of
 /// 1e-12, far tighter than the interior-point tolerances of the Clarabel fallback, so that a
@@ -155,100 +156,33 @@ impl DrumwrightStepper {
         load: Option<&DVector<f64>>,
         p: &mut BlockProgram,
     ) -> Result<bool, SimError> {
+        p.update_mass_inverses(&bs.blocks)?;
+        p.free_velocity(&bs.blocks, v0, h, load);
+        self.block_rows(bs, v0, h, p);
+        if !p.index_rows_by_block(bs.blocks.len()) {
+            return Ok(false);
+        }
+        p.delassus();
+        let bt = self.options.tangent_damping_times_h / h;
+        p.compliance_terms(&bs.blocks, h, bt);
+        p.split_delassus();
+        Ok(true)
+    }
+
+    /// The contact rows of a block step (normals, then tangents) with their compliance
+    /// laws, written over `p`'s rows and contacts (their storage reused).
+    fn block_rows(&self, bs: &BlockSnapshot, v0: &DVector<f64>, h: f64, p: &mut BlockProgram) {
         let blocks = &bs.blocks;
-        // M_b⁻¹ per block (zero-padded to 6 × 6), recomputed only for blocks whose mass
-        // matrix differs (entry for entry) from the one the cached inverse was computed
-        // from: the blocks of floating bodies whose origin is the centre of mass (spheres)
-        // depend only on the model (v = (parent-frame linear, body-frame angular)), so their
-        // Cholesky factorization and inverse are computed once.
-        p.minv.truncate(blocks.len());
-        p.mass_key.truncate(blocks.len());
-        for (k, b) in blocks.iter().enumerate() {
-            let n = b.mass.nrows();
-            if n > 6 || b.mass.ncols() != n {
-                return Err(invalid("mass block larger than 6 × 6"));
-            }
-            let unchanged = p.mass_key.get(k).is_some_and(|(kn, key)| {
-                if *kn != n {
-                    false
-                } else if n == 6 {
-                    key.as_slice() == b.mass.as_slice()
-                } else {
-                    key.view((0, 0), (n, n)) == b.mass
-                }
-            });
-            if unchanged {
-                continue;
-            }
-            let mut key = Matrix6::zeros();
-            key.view_mut((0, 0), (n, n)).copy_from(&b.mass);
-            let bad = || invalid("mass matrix is not positive definite");
-            let inv = if n == 6 {
-                key.cholesky().ok_or_else(bad)?.inverse()
-            } else {
-                let small = b.mass.clone().cholesky().ok_or_else(bad)?.inverse();
-                let mut m = Matrix6::zeros();
-                m.view_mut((0, 0), (n, n)).copy_from(&small);
-                m
-            };
-            if k < p.minv.len() {
-                p.minv[k] = inv;
-                p.mass_key[k] = (n, key);
-            } else {
-                p.minv.push(inv);
-                p.mass_key.push((n, key));
-            }
-        }
-        if p.v_free.len() == v0.len() {
-            p.v_free.copy_from(v0);
-        } else {
-            p.v_free = v0.clone();
-        }
-        for (b, mi) in blocks.iter().zip(&p.minv) {
-            let n = b.force.len();
-            let mut f = Vector6::zeros();
-            for k in 0..n {
-                f[k] = b.force[k] + load.map_or(0.0, |l| l[b.v_index + k]);
-            }
-            let dv = mi * f * h;
-            for k in 0..n {
-                p.v_free[b.v_index + k] += dv[k];
-            }
-        }
         // Rows: contact normals (0..nu), then tangents (nu..nu+nt).
         p.normals.clear();
         p.tangents.clear();
         // Contacts are overwritten in place (their tangent index lists keep their storage).
         let mut n_contacts = 0;
-        let bt = self.options.tangent_damping_times_h / h;
         for (ci, c) in bs.contacts.iter().enumerate() {
             if self.options.inclusion == Inclusion::PenetratingOnly && c.gap > 0.0 {
                 continue;
             }
-            let row_of = |r: usize| {
-                let mut row = BlockRow {
-                    parts: [(0, Vector6::zeros()); 2],
-                    len: 0,
-                };
-                for (body, rows) in [(c.body_a, &c.rows.a), (c.body_b, &c.rows.b)] {
-                    let Some(k) = body.and_then(|b| bs.block_of_body.get(b).copied().flatten())
-                    else {
-                        continue;
-                    };
-                    if rows.ncols() == 0 || rows.ncols() > 6 || r >= rows.nrows() {
-                        continue;
-                    }
-                    let mut g = Vector6::zeros();
-                    let nr = rows.nrows();
-                    for (gj, col) in g.iter_mut().zip(rows.as_slice().chunks_exact(nr)) {
-                        *gj = col[r];
-                    }
-                    row.parts[row.len] = (k, g);
-                    row.len += 1;
-                }
-                row
-            };
-            let nrow = row_of(0);
+            let nrow = block_row(bs, c, 0);
             let phidot = nrow.dot(blocks, v0);
             let (k, b, rigid) = self.contact_law(c.stiffness, c.damping, c.law, c.gap, phidot, h);
             if !rigid && h * h * k + h * b <= 0.0 {
@@ -283,113 +217,11 @@ impl DrumwrightStepper {
             if c.friction > 0.0 {
                 for t in 0..c.tangents.len() {
                     cr.tangents.push(p.tangents.len());
-                    p.tangents.push(row_of(1 + t));
+                    p.tangents.push(block_row(bs, c, 1 + t));
                 }
             }
         }
         p.contacts.truncate(n_contacts);
-        let nu = p.normals.len();
-        let nt = p.tangents.len();
-        let n = nu + nt;
-        // Rows touching each block.
-        reset_rows(&mut p.per_block, blocks.len());
-        for i in 0..n {
-            let r = row_ref(&p.normals, &p.tangents, i);
-            for (k, (b, _)) in r.parts().iter().enumerate() {
-                p.per_block[*b].push((i, k));
-            }
-        }
-        let work: usize = p.per_block.iter().map(|l| l.len() * l.len()).sum();
-        if !delassus_is_sparse(work, n) {
-            return Ok(false);
-        }
-        // W row by row: `M_b⁻¹ gᵀ` of every (row, block) part first, then row i of W as
-        // the merge of the (sorted) row lists of its at most two blocks, so its entries come
-        // out sorted by column with shared columns summed.
-        p.ys.clear();
-        for i in 0..n {
-            let r = row_ref(&p.normals, &p.tangents, i);
-            let mut y = [Vector6::zeros(); 2];
-            for (k, (b, g)) in r.parts().iter().enumerate() {
-                y[k] = p.minv[*b] * g;
-            }
-            p.ys.push(y);
-        }
-        p.w.n = n;
-        reset_rows(&mut p.w.rows, n);
-        for (i, row) in p.w.rows.iter_mut().enumerate() {
-            let parts = row_ref(&p.normals, &p.tangents, i).parts();
-            let list = |k: usize| parts.get(k).map_or(&[][..], |(b, _)| &p.per_block[*b][..]);
-            let (l1, l2) = (list(0), list(1));
-            let val = |k: usize, (j, q): (usize, usize)| parts[k].1.dot(&p.ys[j][q]);
-            let (mut a, mut b) = (0, 0);
-            while a < l1.len() || b < l2.len() {
-                let ja = l1.get(a).map_or(usize::MAX, |e| e.0);
-                let jb = l2.get(b).map_or(usize::MAX, |e| e.0);
-                if ja < jb {
-                    row.push((ja, val(0, l1[a])));
-                    a += 1;
-                } else if jb < ja {
-                    row.push((jb, val(1, l2[b])));
-                    b += 1;
-                } else {
-                    row.push((ja, val(0, l1[a]) + val(1, l2[b])));
-                    a += 1;
-                    b += 1;
-                }
-            }
-        }
-        p.gv.clear();
-        for i in 0..n {
-            let gv = p.row(i).dot(blocks, &p.v_free);
-            p.gv.push(gv);
-        }
-        reset_vector(&mut p.rq, nu);
-        reset_vector(&mut p.r, nu);
-        for (i, (_, row)) in p.normals.iter().enumerate() {
-            p.r[i] = row.r(h);
-            p.rq[i] = -(row.eps(h) / (h * h)) * row.phi - p.gv[i] / h;
-        }
-        reset_vector(&mut p.s_t, nt);
-        reset_vector(&mut p.d_t, nt);
-        for i in 0..nt {
-            p.s_t[i] = h * bt;
-            p.d_t[i] = bt * p.gv[nu + i];
-        }
-        // Sub-blocks of W (rows stay sorted by column).
-        p.a_mat.n = nu;
-        reset_rows(&mut p.a_mat.rows, nu);
-        reset_rows(&mut p.wut, nu);
-        reset_rows(&mut p.wtu, nt);
-        reset_rows(&mut p.e_rows, nt);
-        for (i, row) in p.w.rows.iter().enumerate() {
-            let split = row.partition_point(|e| e.0 < nu);
-            let (lo, hi) = row.split_at(split);
-            if i < nu {
-                let ar = &mut p.a_mat.rows[i];
-                ar.extend_from_slice(lo);
-                if let Some(d) = ar.iter_mut().find(|e| e.0 == i) {
-                    d.1 += p.r[i];
-                } else {
-                    ar.push((i, p.r[i]));
-                    ar.sort_unstable_by_key(|e| e.0);
-                }
-                p.wut[i].extend(hi.iter().map(|&(j, v)| (j - nu, v)));
-            } else {
-                let k = i - nu;
-                p.wtu[k].extend_from_slice(lo);
-                // E = I + S_t W_tt.
-                let er = &mut p.e_rows[k];
-                er.extend(hi.iter().map(|&(j, v)| (j - nu, p.s_t[k] * v)));
-                if let Some(d) = er.iter_mut().find(|e| e.0 == k) {
-                    d.1 += 1.0;
-                } else {
-                    er.push((k, 1.0));
-                    er.sort_unstable_by_key(|e| e.0);
-                }
-            }
-        }
-        Ok(true)
     }
 
     /// Normal stage of a block program by the fast solver (block principal pivoting), with
@@ -450,7 +282,7 @@ impl DrumwrightStepper {
     }
 
     /// The dense [`Program`] of a block program (Clarabel fallback).
-    pub(super) fn dense_program(p: &BlockProgram) -> Program {
+    pub(super) fn dense_program(p: &BlockProgram, planar: bool) -> Program {
         Program {
             w: p.w.to_dense(),
             rq: p.rq.clone(),
@@ -459,6 +291,7 @@ impl DrumwrightStepper {
             d_t: p.d_t.clone(),
             nu: p.rq.len(),
             lift: None,
+            planar,
         }
     }
 
@@ -484,7 +317,8 @@ impl DrumwrightStepper {
         }
         let nu = p.rq.len();
         let nt = p.s_t.len();
-        let dense = Self::dense_program(&p);
+        let planar = bs.dimension == Dimension::Planar;
+        let dense = Self::dense_program(&p, planar);
         let rows = StepRows {
             contacts: p.contacts.clone(),
             ..StepRows::default()
@@ -504,7 +338,6 @@ impl DrumwrightStepper {
         let normal_residual = normal_fast
             .as_ref()
             .map(|x| natural_residual(&p.a_mat, &c, x));
-        let planar = bs.dimension == Dimension::Planar;
         let (
             friction_fast,
             friction_clarabel,
@@ -521,14 +354,7 @@ impl DrumwrightStepper {
             let clar = if e.amax() == 0.0 {
                 DVector::zeros(nt)
             } else {
-                self.friction_stage(
-                    &dense,
-                    &no_mass,
-                    &rows,
-                    &normal_clarabel,
-                    planar,
-                    &mut report,
-                )?
+                self.friction_stage(&dense, &no_mass, &rows, &normal_clarabel, &mut report)?
             };
             let kkt = fast
                 .as_ref()
@@ -592,22 +418,96 @@ impl DrumwrightStepper {
             self.block_work = p;
             return Ok(None);
         }
-        let blocks = &bs.blocks;
+        let mut report = StepReport::default();
+        let one_program = match self.options.friction {
+            FrictionCoupling::OneProgram { rounds } => {
+                self.block_one_program(bs, &p, v0, h, rounds, &mut report)?
+            }
+            _ => None,
+        };
+        let (lu, lt) = match one_program {
+            Some(forces) => {
+                report.sweep_limit_reached = false;
+                forces
+            }
+            None => {
+                let (lu, lt, converged) = self.block_sweeps(bs, &mut p, &mut report)?;
+                report.sweep_limit_reached = !converged;
+                (lu, lt)
+            }
+        };
+        if report.solver_status.is_none() && report.fast_solves > 0 {
+            report.solver_status = Some(SolveStatus::Solved);
+        }
+        let v1 = block_velocity(&mut p, &bs.blocks, &lu, &lt, h);
+        if !v1.iter().all(|x| x.is_finite()) {
+            return Err(SimError::Diverged {
+                t: bs.t + h,
+                reason: "drumwright produced a non-finite velocity".into(),
+            });
+        }
+        self.remember_block_contacts(bs, &p.contacts, &lu);
+        report.contacts = self.block_contact_forces(bs, &p, &v1, &lu, &lt, h);
+        self.last = report;
+        self.block_work = p;
+        Ok(Some(v1))
+    }
+
+    /// The one program of a block step; the normal and tangent forces when it is solved
+    /// (and, for [`UnilateralForm::MinNorm`], certified), `None` when the step falls back
+    /// to the staged sweeps.
+    fn block_one_program(
+        &self,
+        bs: &BlockSnapshot,
+        p: &BlockProgram,
+        v0: &DVector<f64>,
+        h: f64,
+        rounds: usize,
+        report: &mut StepReport,
+    ) -> Result<Option<BlockForces>, SimError> {
         let nu = p.rq.len();
         let nt = p.s_t.len();
-        let contacts = &p.contacts;
-        // Warm start of the normal stage: the previous step's active contacts.
-        let warm: Vec<bool> = contacts
-            .iter()
-            .map(|c| {
-                let bc = &bs.contacts[c.snapshot_index];
-                let key = (bc.collider_a, bc.collider_b, bc.feature);
-                self.warm_active
-                    .binary_search_by(|e| e.0.cmp(&key))
-                    .map_or(p.rq[c.normal] > 0.0, |k| self.warm_active[k].1)
-            })
-            .collect();
-        let mut report = StepReport::default();
+        let planar = bs.dimension == Dimension::Planar;
+        let input = self.block_program_input(bs, p, v0, h, planar);
+        let solved = self.solve_one_program(&input, h, rounds)?.filter(|sol| {
+            self.options.unilateral == UnilateralForm::MaxLcp
+                || min_norm_certificate(
+                    &p.a_mat,
+                    &sol.lambda.rows(0, nu).into_owned(),
+                    FAST_KKT_TOL,
+                )
+        });
+        Ok(match solved {
+            Some(sol) => {
+                report.one_program = true;
+                report.fell_back = sol.coupled_cone;
+                report.newton_iterations = sol.newton_iterations;
+                report.program_rounds = sol.rounds;
+                report.solver_status = Some(SolveStatus::Solved);
+                Some((
+                    sol.lambda.rows(0, nu).into_owned(),
+                    sol.lambda.rows(nu, nt).into_owned(),
+                ))
+            }
+            None => {
+                report.fell_back = true;
+                None
+            }
+        })
+    }
+
+    /// The staged normal/friction sweeps (D5) of a block program, each stage by the fast
+    /// solver with Clarabel as the fallback; returns the normal forces, the tangent forces
+    /// and whether the sweeps converged.
+    fn block_sweeps(
+        &self,
+        bs: &BlockSnapshot,
+        p: &mut BlockProgram,
+        report: &mut StepReport,
+    ) -> Result<(DVector<f64>, DVector<f64>, bool), SimError> {
+        let nu = p.rq.len();
+        let nt = p.s_t.len();
+        let warm = self.warm_active_set(bs, p);
         let mut dense_program: Option<Program> = None;
         let mut dense_rows: Option<StepRows> = None;
         let no_mass = MassSolver::empty();
@@ -619,33 +519,8 @@ impl DrumwrightStepper {
         };
         let mut lt = DVector::zeros(nt);
         let mut lu = DVector::zeros(nu);
-        let mut converged = false;
-        if let FrictionCoupling::OneProgram { rounds } = self.options.friction {
-            let input = self.block_program_input(bs, &p, v0, h, planar);
-            let solved = self.solve_one_program(&input, h, rounds)?.filter(|sol| {
-                self.options.unilateral == UnilateralForm::MaxLcp
-                    || min_norm_certificate(
-                        &p.a_mat,
-                        &sol.lambda.rows(0, nu).into_owned(),
-                        FAST_KKT_TOL,
-                    )
-            });
-            match solved {
-                Some(sol) => {
-                    report.one_program = true;
-                    report.fell_back = sol.coupled_cone;
-                    report.newton_iterations = sol.newton_iterations;
-                    report.program_rounds = sol.rounds;
-                    report.solver_status = Some(SolveStatus::Solved);
-                    lu = sol.lambda.rows(0, nu).into_owned();
-                    lt = sol.lambda.rows(nu, nt).into_owned();
-                    converged = true;
-                }
-                None => report.fell_back = true,
-            }
-        }
-        for _ in 0..if converged { 0 } else { sweeps.max(1) } {
-            let lu_new = match self.fast_normal(&p, &lt, &warm) {
+        for _ in 0..sweeps.max(1) {
+            let lu_new = match self.fast_normal(p, &lt, &warm) {
                 Some(x) => {
                     report.fast_solves += 1;
                     report.hessian_nnz = p.a_mat.nnz();
@@ -653,21 +528,19 @@ impl DrumwrightStepper {
                 }
                 None => {
                     report.fallbacks += 1;
-                    let dp = dense_program.get_or_insert_with(|| Self::dense_program(&p));
-                    self.normal_stage(dp, &no_mass, &lt, &mut report)?
+                    let dp = dense_program.get_or_insert_with(|| Self::dense_program(p, planar));
+                    self.normal_stage(dp, &no_mass, &lt, report)?
                 }
             };
             if nt == 0 {
-                lu = lu_new;
-                converged = true;
-                break;
+                return Ok((lu_new, lt, true));
             }
-            let e_vec = Self::friction_offset(&p, &lu_new);
+            let e_vec = Self::friction_offset(p, &lu_new);
             let lt_new = if e_vec.amax() == 0.0 {
                 DVector::zeros(nt)
             } else {
                 let mut disks = std::mem::take(&mut p.disks);
-                Self::disks_into(&p, &lu_new, &mut disks);
+                Self::disks_into(p, &lu_new, &mut disks);
                 let fast =
                     solve_friction_sticking(&p.e_rows, &e_vec, &disks, 1e-13).or_else(|| {
                         solve_friction_sliding(
@@ -686,12 +559,13 @@ impl DrumwrightStepper {
                     }
                     None => {
                         report.fallbacks += 1;
-                        let dp = dense_program.get_or_insert_with(|| Self::dense_program(&p));
+                        let dp =
+                            dense_program.get_or_insert_with(|| Self::dense_program(p, planar));
                         let dr = dense_rows.get_or_insert_with(|| StepRows {
-                            contacts: contacts.clone(),
+                            contacts: p.contacts.clone(),
                             ..StepRows::default()
                         });
-                        self.friction_stage(dp, &no_mass, dr, &lu_new, planar, &mut report)?
+                        self.friction_stage(dp, &no_mass, dr, &lu_new, report)?
                     }
                 }
             };
@@ -703,39 +577,35 @@ impl DrumwrightStepper {
                 lt_new,
                 self.options.sweep_tolerance,
             ) {
-                converged = true;
-                break;
+                return Ok((lu, lt, true));
             }
         }
-        report.sweep_limit_reached = !converged;
-        if report.solver_status.is_none() && report.fast_solves > 0 {
-            report.solver_status = Some(SolveStatus::Solved);
-        }
-        // v₁ = v_free + h M⁻¹ Gᵀ λ, block by block.
-        p.gt_lambda.clear();
-        p.gt_lambda.resize(blocks.len(), Vector6::zeros());
-        for i in 0..nu + nt {
-            let l = if i < nu { lu[i] } else { lt[i - nu] };
-            if l == 0.0 {
-                continue;
-            }
-            for (b, c) in row_ref(&p.normals, &p.tangents, i).parts() {
-                p.gt_lambda[*b] += c * l;
-            }
-        }
-        let mut v1 = p.v_free.clone();
-        for ((b, mi), f) in blocks.iter().zip(&p.minv).zip(&p.gt_lambda) {
-            let dv = mi * f * h;
-            for k in 0..b.force.len() {
-                v1[b.v_index + k] += dv[k];
-            }
-        }
-        if !v1.iter().all(|x| x.is_finite()) {
-            return Err(SimError::Diverged {
-                t: bs.t + h,
-                reason: "drumwright produced a non-finite velocity".into(),
-            });
-        }
+        Ok((lu, lt, false))
+    }
+
+    /// Warm start of the normal stage: the previous step's active contacts (a new contact
+    /// is active when its `R q` is positive).
+    fn warm_active_set(&self, bs: &BlockSnapshot, p: &BlockProgram) -> Vec<bool> {
+        p.contacts
+            .iter()
+            .map(|c| {
+                let bc = &bs.contacts[c.snapshot_index];
+                let key = (bc.collider_a, bc.collider_b, bc.feature);
+                self.warm_active
+                    .binary_search_by(|e| e.0.cmp(&key))
+                    .map_or(p.rq[c.normal] > 0.0, |k| self.warm_active[k].1)
+            })
+            .collect()
+    }
+
+    /// Keeps this step's active contacts (the next warm start) and, for the one program,
+    /// their normal forces (the next friction bounds).
+    fn remember_block_contacts(
+        &mut self,
+        bs: &BlockSnapshot,
+        contacts: &[ContactRows],
+        lu: &DVector<f64>,
+    ) {
         self.warm_active.clear();
         for c in contacts {
             let bc = &bs.contacts[c.snapshot_index];
@@ -752,13 +622,26 @@ impl DrumwrightStepper {
                 ((bc.collider_a, bc.collider_b, bc.feature), lu[c.normal])
             }));
         }
-        // Contact forces of the report, written over the previous report's entries (their
-        // tangent and slip vectors keep their storage).
+    }
+
+    /// Contact forces of the report, written over the previous report's entries (their
+    /// tangent and slip vectors keep their storage).
+    fn block_contact_forces(
+        &mut self,
+        bs: &BlockSnapshot,
+        p: &BlockProgram,
+        v1: &DVector<f64>,
+        lu: &DVector<f64>,
+        lt: &DVector<f64>,
+        h: f64,
+    ) -> Vec<ContactForce> {
+        let blocks = &bs.blocks;
+        let contacts = &p.contacts;
         let mut forces = std::mem::take(&mut self.last.contacts);
         forces.truncate(contacts.len());
         for (k, c) in contacts.iter().enumerate() {
             let (nrow, row) = &p.normals[c.normal];
-            let phidot1 = nrow.dot(blocks, &v1);
+            let phidot1 = nrow.dot(blocks, v1);
             let phi1 = row.phi + h * phidot1;
             let spring = if row.rigid {
                 lu[c.normal]
@@ -782,13 +665,44 @@ impl DrumwrightStepper {
             f.tangent.extend(c.tangents.iter().map(|&t| lt[t]));
             f.slip.clear();
             f.slip
-                .extend(c.tangents.iter().map(|&t| p.tangents[t].dot(blocks, &v1)));
+                .extend(c.tangents.iter().map(|&t| p.tangents[t].dot(blocks, v1)));
         }
-        report.contacts = forces;
-        self.last = report;
-        self.block_work = p;
-        Ok(Some(v1))
+        forces
     }
+}
+
+/// The forces of a block step: normal rows, then tangent rows.
+type BlockForces = (DVector<f64>, DVector<f64>);
+
+/// `v₁ = v_free + h M⁻¹ Gᵀ λ`, block by block.
+fn block_velocity(
+    p: &mut BlockProgram,
+    blocks: &[MassBlock],
+    lu: &DVector<f64>,
+    lt: &DVector<f64>,
+    h: f64,
+) -> DVector<f64> {
+    let nu = p.rq.len();
+    let nt = p.s_t.len();
+    p.gt_lambda.clear();
+    p.gt_lambda.resize(blocks.len(), Vector6::zeros());
+    for i in 0..nu + nt {
+        let l = if i < nu { lu[i] } else { lt[i - nu] };
+        if l == 0.0 {
+            continue;
+        }
+        for (b, c) in row_ref(&p.normals, &p.tangents, i).parts() {
+            p.gt_lambda[*b] += c * l;
+        }
+    }
+    let mut v1 = p.v_free.clone();
+    for ((b, mi), f) in blocks.iter().zip(&p.minv).zip(&p.gt_lambda) {
+        let dv = mi * f * h;
+        for k in 0..b.force.len() {
+            v1[b.v_index + k] += dv[k];
+        }
+    }
+    v1
 }
 
 impl DrumwrightStepper {
@@ -913,6 +827,230 @@ impl BlockProgram {
     /// Row i (normals, then tangents).
     pub(super) fn row(&self, i: usize) -> &BlockRow {
         row_ref(&self.normals, &self.tangents, i)
+    }
+}
+
+/// Row `r` of contact `c` (0: the normal, 1 + t: tangent t) as its parts on the (at most
+/// two) blocks of the contact's bodies.
+fn block_row(bs: &BlockSnapshot, c: &BlockContact, r: usize) -> BlockRow {
+    let mut row = BlockRow {
+        parts: [(0, Vector6::zeros()); 2],
+        len: 0,
+    };
+    for (body, rows) in [(c.body_a, &c.rows.a), (c.body_b, &c.rows.b)] {
+        let Some(k) = body.and_then(|b| bs.block_of_body.get(b).copied().flatten()) else {
+            continue;
+        };
+        if rows.ncols() == 0 || rows.ncols() > 6 || r >= rows.nrows() {
+            continue;
+        }
+        let mut g = Vector6::zeros();
+        let nr = rows.nrows();
+        for (gj, col) in g.iter_mut().zip(rows.as_slice().chunks_exact(nr)) {
+            *gj = col[r];
+        }
+        row.parts[row.len] = (k, g);
+        row.len += 1;
+    }
+    row
+}
+
+impl BlockProgram {
+    /// `M_b⁻¹` per block (zero-padded to 6 × 6), recomputed only for blocks whose mass
+    /// matrix differs (entry for entry) from the one the cached inverse was computed from:
+    /// the blocks of floating bodies whose origin is the centre of mass (spheres) depend
+    /// only on the model (v = (parent-frame linear, body-frame angular)), so their Cholesky
+    /// factorization and inverse are computed once.
+    fn update_mass_inverses(&mut self, blocks: &[MassBlock]) -> Result<(), SimError> {
+        let p = self;
+        p.minv.truncate(blocks.len());
+        p.mass_key.truncate(blocks.len());
+        for (k, b) in blocks.iter().enumerate() {
+            let n = b.mass.nrows();
+            if n > 6 || b.mass.ncols() != n {
+                return Err(invalid("mass block larger than 6 × 6"));
+            }
+            let unchanged = p.mass_key.get(k).is_some_and(|(kn, key)| {
+                if *kn != n {
+                    false
+                } else if n == 6 {
+                    key.as_slice() == b.mass.as_slice()
+                } else {
+                    key.view((0, 0), (n, n)) == b.mass
+                }
+            });
+            if unchanged {
+                continue;
+            }
+            let mut key = Matrix6::zeros();
+            key.view_mut((0, 0), (n, n)).copy_from(&b.mass);
+            let bad = || invalid("mass matrix is not positive definite");
+            let inv = if n == 6 {
+                key.cholesky().ok_or_else(bad)?.inverse()
+            } else {
+                let small = b.mass.clone().cholesky().ok_or_else(bad)?.inverse();
+                let mut m = Matrix6::zeros();
+                m.view_mut((0, 0), (n, n)).copy_from(&small);
+                m
+            };
+            if k < p.minv.len() {
+                p.minv[k] = inv;
+                p.mass_key[k] = (n, key);
+            } else {
+                p.minv.push(inv);
+                p.mass_key.push((n, key));
+            }
+        }
+        Ok(())
+    }
+
+    /// `v_free = v₀ + h M⁻¹ (f + load)`, block by block.
+    fn free_velocity(
+        &mut self,
+        blocks: &[MassBlock],
+        v0: &DVector<f64>,
+        h: f64,
+        load: Option<&DVector<f64>>,
+    ) {
+        let p = self;
+        if p.v_free.len() == v0.len() {
+            p.v_free.copy_from(v0);
+        } else {
+            p.v_free = v0.clone();
+        }
+        for (b, mi) in blocks.iter().zip(&p.minv) {
+            let n = b.force.len();
+            let mut f = Vector6::zeros();
+            for k in 0..n {
+                f[k] = b.force[k] + load.map_or(0.0, |l| l[b.v_index + k]);
+            }
+            let dv = mi * f * h;
+            for k in 0..n {
+                p.v_free[b.v_index + k] += dv[k];
+            }
+        }
+    }
+
+    /// Lists the (row, part) pairs touching each of the `n_blocks` blocks; `false` when the
+    /// Delassus matrix they imply is not sparse enough for the fast path.
+    fn index_rows_by_block(&mut self, n_blocks: usize) -> bool {
+        let p = self;
+        let n = p.normals.len() + p.tangents.len();
+        reset_rows(&mut p.per_block, n_blocks);
+        for i in 0..n {
+            let r = row_ref(&p.normals, &p.tangents, i);
+            for (k, (b, _)) in r.parts().iter().enumerate() {
+                p.per_block[*b].push((i, k));
+            }
+        }
+        let work: usize = p.per_block.iter().map(|l| l.len() * l.len()).sum();
+        delassus_is_sparse(work, n)
+    }
+
+    /// The sparse Delassus matrix `W = G M⁻¹ Gᵀ` row by row: `M_b⁻¹ gᵀ` of every (row,
+    /// block) part first, then row i of W as the merge of the (sorted) row lists of its at
+    /// most two blocks, so its entries come out sorted by column with shared columns summed.
+    fn delassus(&mut self) {
+        let p = self;
+        let n = p.normals.len() + p.tangents.len();
+        p.ys.clear();
+        for i in 0..n {
+            let r = row_ref(&p.normals, &p.tangents, i);
+            let mut y = [Vector6::zeros(); 2];
+            for (k, (b, g)) in r.parts().iter().enumerate() {
+                y[k] = p.minv[*b] * g;
+            }
+            p.ys.push(y);
+        }
+        p.w.n = n;
+        reset_rows(&mut p.w.rows, n);
+        for (i, row) in p.w.rows.iter_mut().enumerate() {
+            let parts = row_ref(&p.normals, &p.tangents, i).parts();
+            let list = |k: usize| parts.get(k).map_or(&[][..], |(b, _)| &p.per_block[*b][..]);
+            let (l1, l2) = (list(0), list(1));
+            let val = |k: usize, (j, q): (usize, usize)| parts[k].1.dot(&p.ys[j][q]);
+            let (mut a, mut b) = (0, 0);
+            while a < l1.len() || b < l2.len() {
+                let ja = l1.get(a).map_or(usize::MAX, |e| e.0);
+                let jb = l2.get(b).map_or(usize::MAX, |e| e.0);
+                if ja < jb {
+                    row.push((ja, val(0, l1[a])));
+                    a += 1;
+                } else if jb < ja {
+                    row.push((jb, val(1, l2[b])));
+                    b += 1;
+                } else {
+                    row.push((ja, val(0, l1[a]) + val(1, l2[b])));
+                    a += 1;
+                    b += 1;
+                }
+            }
+        }
+    }
+
+    /// `G v_free`, `R` and `R q` of the normal rows (eq 82 scaled by R), `S_t` and `d_t` of
+    /// the tangent rows (damping `bt`, §6.4).
+    fn compliance_terms(&mut self, blocks: &[MassBlock], h: f64, bt: f64) {
+        let p = self;
+        let nu = p.normals.len();
+        let nt = p.tangents.len();
+        p.gv.clear();
+        for i in 0..nu + nt {
+            let gv = p.row(i).dot(blocks, &p.v_free);
+            p.gv.push(gv);
+        }
+        reset_vector(&mut p.rq, nu);
+        reset_vector(&mut p.r, nu);
+        for (i, (_, row)) in p.normals.iter().enumerate() {
+            p.r[i] = row.r(h);
+            p.rq[i] = -(row.eps(h) / (h * h)) * row.phi - p.gv[i] / h;
+        }
+        reset_vector(&mut p.s_t, nt);
+        reset_vector(&mut p.d_t, nt);
+        for i in 0..nt {
+            p.s_t[i] = h * bt;
+            p.d_t[i] = bt * p.gv[nu + i];
+        }
+    }
+
+    /// The sub-blocks of W the staged solvers read (rows stay sorted by column): `R + W_uu`,
+    /// `W_ut`, `W_tu` and `E = I + S_t W_tt`.
+    fn split_delassus(&mut self) {
+        let p = self;
+        let nu = p.normals.len();
+        let nt = p.tangents.len();
+        p.a_mat.n = nu;
+        reset_rows(&mut p.a_mat.rows, nu);
+        reset_rows(&mut p.wut, nu);
+        reset_rows(&mut p.wtu, nt);
+        reset_rows(&mut p.e_rows, nt);
+        for (i, row) in p.w.rows.iter().enumerate() {
+            let split = row.partition_point(|e| e.0 < nu);
+            let (lo, hi) = row.split_at(split);
+            if i < nu {
+                let ar = &mut p.a_mat.rows[i];
+                ar.extend_from_slice(lo);
+                if let Some(d) = ar.iter_mut().find(|e| e.0 == i) {
+                    d.1 += p.r[i];
+                } else {
+                    ar.push((i, p.r[i]));
+                    ar.sort_unstable_by_key(|e| e.0);
+                }
+                p.wut[i].extend(hi.iter().map(|&(j, v)| (j - nu, v)));
+            } else {
+                let k = i - nu;
+                p.wtu[k].extend_from_slice(lo);
+                // E = I + S_t W_tt.
+                let er = &mut p.e_rows[k];
+                er.extend(hi.iter().map(|&(j, v)| (j - nu, p.s_t[k] * v)));
+                if let Some(d) = er.iter_mut().find(|e| e.0 == k) {
+                    d.1 += 1.0;
+                } else {
+                    er.push((k, 1.0));
+                    er.sort_unstable_by_key(|e| e.0);
+                }
+            }
+        }
     }
 }
 

@@ -750,6 +750,46 @@ impl DrumwrightStepper {
     }
 }
 
+/// The bilateral elimination of a dense step (Woodbury form of the augmented mass) and
+/// the free motion under it.
+struct AugmentedFreeMotion {
+    /// Stacked bilateral rows `G_b`.
+    gb: DMatrix<f64>,
+    /// The augmented mass `Λ⁻¹ = M + G_bᵀ S_b G_b`.
+    aug: DMatrix<f64>,
+    /// Factor of `aug`.
+    lam: MassSolver,
+    /// `a_b = −K_b φ_b0 − (hK_b + B_b) h Ġ_b v₀ − M̂_b Ġ_b v₀`.
+    a_b: DVector<f64>,
+    /// `v_free = Λ (M v₀ + h f + h G_bᵀ a_b)`.
+    v_free: DVector<f64>,
+}
+
+/// The unilateral and tangent rows of a dense step stacked, with their Ġv terms (D1).
+struct StackedRows {
+    /// `G*`: unilateral rows, then tangent rows.
+    gs: DMatrix<f64>,
+    /// `Ġ v₀` per row (zero when D1's unilateral Ġ terms are off).
+    gdv: DVector<f64>,
+    /// `M̂_u Ġ_u v₀` of the unilateral rows.
+    mg_u: DVector<f64>,
+    /// `M̂_t Ġ_t v₀` of the tangent rows.
+    mg_t: DVector<f64>,
+}
+
+/// One dense step after its rows and free motion are known: what the contact program and
+/// the reports read.
+struct DenseStep {
+    /// Rows and compliance laws of the step.
+    rows: StepRows,
+    /// The bilateral elimination and the free motion.
+    free: AugmentedFreeMotion,
+    /// The unilateral and tangent rows stacked.
+    stacked: StackedRows,
+    /// Time step.
+    h: f64,
+}
+
 impl DrumwrightStepper {
     /// One step at a frozen snapshot; returns v₁ and fills `self.last`.
     pub fn step_velocity(
@@ -759,18 +799,47 @@ impl DrumwrightStepper {
         h: f64,
     ) -> Result<DVector<f64>, SimError> {
         let rows = self.rows(model, snap, h)?;
-        let nv = snap.nv();
-        let v0 = &snap.v;
-        let f = &snap.forces;
-        let mass = &snap.mass_matrix;
         let mut report = StepReport::default();
         if rows.unilateral.is_empty() && rows.tangents.is_empty() {
-            let (v1, lambda) = self.bilateral_step(&rows.bilateral, mass, f, v0, h)?;
+            let (v1, lambda) =
+                self.bilateral_step(&rows.bilateral, &snap.mass_matrix, &snap.forces, &snap.v, h)?;
             report.bilateral = lambda.iter().copied().collect();
             self.last = report;
             return Ok(v1);
         }
-        // Bilateral elimination with the augmented mass M + G_bᵀ S_b G_b (Woodbury form).
+        let free = self.augmented_free_motion(&rows, snap, h)?;
+        let stacked = self.stack_contact_rows(&rows, &snap.mass_matrix, snap.nv())?;
+        let program = self.staged_program(&rows, &free, &stacked, snap, h);
+        let step = DenseStep {
+            rows,
+            free,
+            stacked,
+            h,
+        };
+        let lambda = self.solve_contact_program(snap, &step, &program, &mut report)?;
+        let (free, gs) = (&step.free, &step.stacked.gs);
+        let v1 = &free.v_free + free.lam.solve_vector(&(gs.transpose() * &lambda)) * h;
+        if !v1.iter().all(|x| x.is_finite()) {
+            return Err(SimError::Diverged {
+                t: snap.t + h,
+                reason: "drumwright produced a non-finite velocity".into(),
+            });
+        }
+        step_reports(&step, &v1, &lambda, &mut report);
+        self.last = report;
+        Ok(v1)
+    }
+
+    /// Eliminates the bilateral rows with the augmented mass `M + G_bᵀ S_b G_b` (Woodbury
+    /// form) and computes the free motion `v_free` under it.
+    fn augmented_free_motion(
+        &self,
+        rows: &StepRows,
+        snap: &ContactSnapshot<f64>,
+        h: f64,
+    ) -> Result<AugmentedFreeMotion, SimError> {
+        let nv = snap.nv();
+        let (v0, f, mass) = (&snap.v, &snap.forces, &snap.mass_matrix);
         if rows.bilateral.iter().any(|r| r.rigid) {
             return Err(invalid(
                 "rigid bilateral constraints together with unilateral rows need stiffness \
@@ -784,13 +853,6 @@ impl DrumwrightStepper {
         if nb > 0 {
             aug += gb.transpose() * DMatrix::from_diagonal(&sb) * &gb;
         }
-        let n_star = rows.unilateral.len() + rows.tangents.len();
-        let literal = matches!(self.options.friction, FrictionCoupling::Literal { .. })
-            && !rows.tangents.is_empty();
-        let use_lift = n_star >= self.options.sparse_min_rows.max(2)
-            && !literal
-            && (rows.tangents.is_empty() || self.options.sparse_with_friction);
-        let aug_copy = if use_lift { Some(aug.clone()) } else { None };
         let lam = MassSolver::new(&aug, snap.t)?;
         let mut a_b = DVector::zeros(nb);
         if nb > 0 {
@@ -817,25 +879,28 @@ impl DrumwrightStepper {
         }
         let rhs = mass * v0 + f * h + gb.transpose() * &a_b * h;
         let v_free = lam.solve_vector(&rhs);
+        Ok(AugmentedFreeMotion {
+            gb,
+            aug,
+            lam,
+            a_b,
+            v_free,
+        })
+    }
+
+    /// Stacks the unilateral and tangent rows into `G*` with their `Ġv` and, when D1's
+    /// unilateral Ġ terms are on, `M̂Ġv` per group (D2).
+    fn stack_contact_rows(
+        &self,
+        rows: &StepRows,
+        mass: &DMatrix<f64>,
+        nv: usize,
+    ) -> Result<StackedRows, SimError> {
         let nu = rows.unilateral.len();
         let nt = rows.tangents.len();
         let mut all = rows.unilateral.clone();
         all.extend(rows.tangents.iter().cloned());
         let gs = stack(&all, nv);
-        let (w, lift) = match aug_copy {
-            Some(aug) => {
-                let lift = Lift {
-                    gu: dense_triplets(&gs.rows(0, nu).into_owned()),
-                    gt: dense_triplets(&gs.rows(nu, nt).into_owned()),
-                    aug_upper: upper_triplets(&aug),
-                    aug: dense_triplets(&aug),
-                    nv,
-                    gs: gs.clone(),
-                };
-                (DMatrix::zeros(0, 0), Some(lift))
-            }
-            None => (lam.delassus_dense(&gs), None),
-        };
         let ugdot = self.options.unilateral_gdot;
         let gdv = DVector::from_iterator(
             nu + nt,
@@ -857,7 +922,55 @@ impl DrumwrightStepper {
         } else {
             (DVector::zeros(nu), DVector::zeros(nt))
         };
-        let gv = &gs * &v_free;
+        Ok(StackedRows {
+            gs,
+            gdv,
+            mg_u,
+            mg_t,
+        })
+    }
+
+    /// The staged [`Program`] of a dense step: the Delassus matrix `W = G* Λ G*ᵀ` (or the
+    /// sparse data of its lifted form), `R q` and `R` of the unilateral rows, `S_t` and `d_t`
+    /// of the tangent rows.
+    fn staged_program(
+        &self,
+        rows: &StepRows,
+        free: &AugmentedFreeMotion,
+        stacked: &StackedRows,
+        snap: &ContactSnapshot<f64>,
+        h: f64,
+    ) -> Program {
+        let nv = snap.nv();
+        let nu = rows.unilateral.len();
+        let nt = rows.tangents.len();
+        let n_star = nu + nt;
+        let literal = matches!(self.options.friction, FrictionCoupling::Literal { .. })
+            && !rows.tangents.is_empty();
+        let use_lift = n_star >= self.options.sparse_min_rows.max(2)
+            && !literal
+            && (rows.tangents.is_empty() || self.options.sparse_with_friction);
+        let StackedRows {
+            gs,
+            gdv,
+            mg_u,
+            mg_t,
+        } = stacked;
+        let (w, lift) = if use_lift {
+            let aug = &free.aug;
+            let lift = Lift {
+                gu: dense_triplets(&gs.rows(0, nu).into_owned()),
+                gt: dense_triplets(&gs.rows(nu, nt).into_owned()),
+                aug_upper: upper_triplets(aug),
+                aug: dense_triplets(aug),
+                nv,
+                gs: gs.clone(),
+            };
+            (DMatrix::zeros(0, 0), Some(lift))
+        } else {
+            (free.lam.delassus_dense(gs), None)
+        };
+        let gv = gs * &free.v_free;
         let mut rq = DVector::zeros(nu);
         let mut r = DVector::zeros(nu);
         for (i, row) in rows.unilateral.iter().enumerate() {
@@ -870,7 +983,7 @@ impl DrumwrightStepper {
             s_t[i] = row.s(h);
             d_t[i] = (h * row.k + row.b) * (gv[nu + i] + h * gdv[nu + i]) + mg_t[i];
         }
-        let program = Program {
+        Program {
             w,
             rq,
             r,
@@ -878,9 +991,22 @@ impl DrumwrightStepper {
             d_t,
             nu,
             lift,
-        };
-        let planar = snap.dimension == Dimension::Planar;
-        let lambda = match self.options.friction {
+            planar: snap.dimension == Dimension::Planar,
+        }
+    }
+
+    /// Solves a dense step's contact program by the configured [`FrictionCoupling`];
+    /// returns the forces of the unilateral rows, then of the tangent rows.
+    fn solve_contact_program(
+        &mut self,
+        snap: &ContactSnapshot<f64>,
+        step: &DenseStep,
+        program: &Program,
+        report: &mut StepReport,
+    ) -> Result<DVector<f64>, SimError> {
+        let (rows, lam, h) = (&step.rows, &step.free.lam, step.h);
+        let nt = rows.tangents.len();
+        Ok(match self.options.friction {
             FrictionCoupling::Literal { zeta } if nt > 0 => {
                 if self.options.unilateral != UnilateralForm::MinNorm {
                     return Err(SimError::InvalidOption {
@@ -890,27 +1016,25 @@ impl DrumwrightStepper {
                             .into(),
                     });
                 }
-                self.literal_program(
-                    &program,
-                    &rows,
-                    zeta.unwrap_or(1.0 / h),
-                    planar,
-                    &mut report,
-                )?
+                self.literal_program(program, rows, zeta.unwrap_or(1.0 / h), report)?
             }
             FrictionCoupling::Literal { .. } => {
-                self.normal_stage(&program, &lam, &DVector::zeros(0), &mut report)?
+                self.normal_stage(program, lam, &DVector::zeros(0), report)?
             }
             FrictionCoupling::Staged { sweeps } => {
-                self.staged_solve(&program, &lam, &rows, planar, sweeps, &mut report)?
+                self.staged_solve(program, lam, rows, sweeps, report)?
             }
             FrictionCoupling::OneProgram { rounds } => {
-                let input = self.dense_program_input(
-                    snap, &rows, &aug, &lam, &gs, &v_free, &gdv, &mg_u, &mg_t, h, planar,
-                )?;
+                let input = self.dense_program_input(snap, step, program.planar)?;
                 let solved = self.solve_one_program(&input, h, rounds)?.filter(|sol| {
                     self.options.unilateral == UnilateralForm::MaxLcp
-                        || dense_min_norm_certificate(&input, &lam, &gs, &program.r, &sol.lambda)
+                        || dense_min_norm_certificate(
+                            &input,
+                            lam,
+                            &step.stacked.gs,
+                            &program.r,
+                            &sol.lambda,
+                        )
                 });
                 let lambda = match solved {
                     Some(sol) => {
@@ -923,7 +1047,7 @@ impl DrumwrightStepper {
                     None => {
                         report.fell_back = true;
                         let sweeps = self.options.fallback_sweeps;
-                        self.staged_solve(&program, &lam, &rows, planar, sweeps, &mut report)?
+                        self.staged_solve(program, lam, rows, sweeps, report)?
                     }
                 };
                 self.remember_normals(rows.contacts.iter().map(|c| {
@@ -932,47 +1056,51 @@ impl DrumwrightStepper {
                 }));
                 lambda
             }
+        })
+    }
+}
+
+/// Fills the step's reports from `v₁` and the contact forces `lambda`: bilateral forces
+/// `λ_b = a_b − (hK_b + B_b) G_b v₁`, named unilateral forces, and per contact its forces,
+/// spring force and slip.
+fn step_reports(
+    step: &DenseStep,
+    v1: &DVector<f64>,
+    lambda: &DVector<f64>,
+    report: &mut StepReport,
+) {
+    let (rows, h) = (&step.rows, step.h);
+    let nu = rows.unilateral.len();
+    let gdv = &step.stacked.gdv;
+    let gbv = &step.free.gb * v1;
+    report.bilateral = rows
+        .bilateral
+        .iter()
+        .enumerate()
+        .map(|(i, row)| step.free.a_b[i] - (h * row.k + row.b) * gbv[i])
+        .collect();
+    let gv1 = &step.stacked.gs * v1;
+    for (i, name) in rows.unilateral_names.iter().enumerate() {
+        if let Some(name) = name {
+            report.unilateral.push((name.clone(), lambda[i]));
+        }
+    }
+    for c in &rows.contacts {
+        let row = &rows.unilateral[c.normal];
+        let phidot1 = gv1[c.normal] + h * gdv[c.normal];
+        let phi1 = row.phi + h * phidot1;
+        let spring = if row.rigid {
+            lambda[c.normal]
+        } else {
+            (-row.k * phi1 - row.b * phidot1).max(0.0)
         };
-        let v1 = &v_free + lam.solve_vector(&(gs.transpose() * &lambda)) * h;
-        if !v1.iter().all(|x| x.is_finite()) {
-            return Err(SimError::Diverged {
-                t: snap.t + h,
-                reason: "drumwright produced a non-finite velocity".into(),
-            });
-        }
-        // Reports: bilateral forces λ_b = a_b − (hK_b + B_b) G_b v₁, contact forces.
-        let gbv = &gb * &v1;
-        report.bilateral = rows
-            .bilateral
-            .iter()
-            .enumerate()
-            .map(|(i, row)| a_b[i] - (h * row.k + row.b) * gbv[i])
-            .collect();
-        let gv1 = &gs * &v1;
-        for (i, name) in rows.unilateral_names.iter().enumerate() {
-            if let Some(name) = name {
-                report.unilateral.push((name.clone(), lambda[i]));
-            }
-        }
-        for c in &rows.contacts {
-            let row = &rows.unilateral[c.normal];
-            let phidot1 = gv1[c.normal] + h * gdv[c.normal];
-            let phi1 = row.phi + h * phidot1;
-            let spring = if row.rigid {
-                lambda[c.normal]
-            } else {
-                (-row.k * phi1 - row.b * phidot1).max(0.0)
-            };
-            report.contacts.push(ContactForce {
-                contact: c.snapshot_index,
-                normal: lambda[c.normal],
-                tangent: c.tangents.iter().map(|&t| lambda[nu + t]).collect(),
-                spring_normal: spring,
-                slip: c.tangents.iter().map(|&t| gv1[nu + t]).collect(),
-            });
-        }
-        self.last = report;
-        Ok(v1)
+        report.contacts.push(ContactForce {
+            contact: c.snapshot_index,
+            normal: lambda[c.normal],
+            tangent: c.tangents.iter().map(|&t| lambda[nu + t]).collect(),
+            spring_normal: spring,
+            slip: c.tangents.iter().map(|&t| gv1[nu + t]).collect(),
+        });
     }
 }
 
@@ -1160,7 +1288,6 @@ impl DrumwrightStepper {
         program: &Program,
         lam: &MassSolver,
         rows: &StepRows,
-        planar: bool,
         sweeps: usize,
         report: &mut StepReport,
     ) -> Result<DVector<f64>, SimError> {
@@ -1176,7 +1303,7 @@ impl DrumwrightStepper {
                 converged = true;
                 break;
             }
-            let lt_new = self.friction_stage(program, lam, rows, &lu_new, planar, report)?;
+            let lt_new = self.friction_stage(program, lam, rows, &lu_new, report)?;
             report.sweeps += 1;
             if accept_sweep(
                 &mut lu,
@@ -1196,21 +1323,20 @@ impl DrumwrightStepper {
     /// The one program of a dense step (rows of a [`ContactSnapshot`], bilateral rows
     /// eliminated into the augmented mass `lam`): `v̂ = −(ε/h)φ₀ − hĠv − hR M̂Ġv` per
     /// unilateral row and `v̂ = −hĠv − hR M̂Ġv` per tangent row (the Ġ terms of D1 when on).
-    #[allow(clippy::too_many_arguments)]
     fn dense_program_input<'a>(
         &self,
         snap: &'a ContactSnapshot<f64>,
-        rows: &'a StepRows,
-        aug: &'a DMatrix<f64>,
-        lam: &MassSolver,
-        gs: &DMatrix<f64>,
-        v_free: &'a DVector<f64>,
-        gdv: &DVector<f64>,
-        mg_u: &DVector<f64>,
-        mg_t: &DVector<f64>,
-        h: f64,
+        step: &'a DenseStep,
         planar: bool,
     ) -> Result<ProgramInput<'a>, SimError> {
+        let (rows, h) = (&step.rows, step.h);
+        let (aug, lam, v_free) = (&step.free.aug, &step.free.lam, &step.free.v_free);
+        let StackedRows {
+            gs,
+            gdv,
+            mg_u,
+            mg_t,
+        } = &step.stacked;
         let nu = rows.unilateral.len();
         let w_diag: Vec<f64> = (0..gs.nrows())
             .map(|i| {

@@ -33,7 +33,7 @@
 use super::*;
 use nonsmooth_solvers::regularized_contact::{
     solve as newton_solve, Constraint, ConstraintKind, RegularizedContactProblem,
-    RegularizedContactProblemBuilder,
+    RegularizedContactProblemBuilder, RegularizedContactSolution,
 };
 
 /// One row of the program: Jacobian entries `(velocity index, value)`, the row's
@@ -79,6 +79,27 @@ pub(super) struct ProgramSolution {
     pub(super) newton_iterations: usize,
 }
 
+/// The one program with each contact's friction bounded by a disk (an interval in 2D)
+/// and the constraint of each row.
+struct BoundedProgram {
+    /// The program.
+    problem: RegularizedContactProblem,
+    /// The constraint of each unilateral row (`usize::MAX`: a row with no Jacobian).
+    con_of_row: Vec<usize>,
+    /// `(contact, constraint)` of each friction constraint.
+    friction: Vec<(usize, usize)>,
+}
+
+/// The last change of the friction bounds and whether it was extrapolated, for Aitken's
+/// Δ² acceleration of the fixed point.
+#[derive(Default)]
+struct BoundHistory {
+    /// The change of the bounds in the last round.
+    last_change: Option<Vec<f64>>,
+    /// Whether the last round's bounds were extrapolated.
+    extrapolated: bool,
+}
+
 impl DrumwrightStepper {
     /// Solves the one program of a step; `Ok(None)` when a Newton solve fails or does not
     /// converge, or the friction bounds do not reach a fixed point in
@@ -89,57 +110,14 @@ impl DrumwrightStepper {
         h: f64,
         rounds: usize,
     ) -> Result<Option<ProgramSolution>, SimError> {
-        let nu = input.normals.len();
-        let nt = input.tangents.len();
-        let mut builder = program_builder(input);
-        let row_constraint = |kind: ConstraintKind, rows: &[&ProgramRow]| {
-            let r = rows.iter().map(|x| x.r).fold(0.0, f64::max);
-            let mut jac = Vec::new();
-            for (k, row) in rows.iter().enumerate() {
-                jac.extend(row.jac.iter().map(|&(j, x)| (k, j, x)));
-            }
-            Constraint::new(
-                kind,
-                jac,
-                vec![r; rows.len()],
-                rows.iter().map(|x| x.v_hat).collect(),
-            )
+        let Some(BoundedProgram {
+            mut problem,
+            con_of_row,
+            friction,
+        }) = bounded_program(input, h)?
+        else {
+            return Ok(None);
         };
-        // Constraint c < nu is unilateral row c; then one friction constraint per contact
-        // with tangent rows.
-        let mut friction: Vec<(usize, usize)> = Vec::new(); // (contact, constraint)
-        let mut con_of_row = vec![usize::MAX; nu];
-        let mut count = 0;
-        for (i, row) in input.normals.iter().enumerate() {
-            if row.jac.is_empty() {
-                continue;
-            }
-            builder = builder.constraint(row_constraint(ConstraintKind::Unilateral, &[row]));
-            con_of_row[i] = count;
-            count += 1;
-        }
-        for (k, c) in input.contacts.iter().enumerate() {
-            if c.tangents.is_empty() || con_of_row[c.normal] == usize::MAX {
-                continue;
-            }
-            let rows: Vec<&ProgramRow> = c.tangents.iter().map(|&t| &input.tangents[t]).collect();
-            if rows.iter().all(|r| r.jac.is_empty()) {
-                continue;
-            }
-            let radius = match input.normal_guess[k] {
-                Some(f) => c.mu * (f * h).max(0.0),
-                None => f64::INFINITY,
-            };
-            let kind = match (input.planar, rows.len()) {
-                (true, 1) => ConstraintKind::Interval { radius },
-                (false, 2) => ConstraintKind::Disk { radius },
-                _ => return Ok(None),
-            };
-            builder = builder.constraint(row_constraint(kind, &rows));
-            friction.push((k, count));
-            count += 1;
-        }
-        let mut problem = builder.build().map_err(solver_error)?;
         let options = &self.options.contact_solver;
         let mut warm = input.warm.clone();
         let mut iterations = 0;
@@ -152,8 +130,7 @@ impl DrumwrightStepper {
                 _ => input.contacts[k].mu * input.normal_guess[k].unwrap_or(0.0) * h,
             })
             .collect();
-        let mut last_change: Option<Vec<f64>> = None;
-        let mut extrapolated = false;
+        let mut history = BoundHistory::default();
         for round in 1..=rounds.max(1) {
             let sol = match newton_solve(&problem, Some(&warm), options) {
                 Ok(sol) => sol,
@@ -163,67 +140,16 @@ impl DrumwrightStepper {
             if !sol.converged() || !sol.v.iter().all(|x| x.is_finite()) {
                 return Ok(None);
             }
-            // Consistency of each friction bound with the solution's normal impulse.
-            let gmax = (0..nu)
-                .filter(|&i| con_of_row[i] != usize::MAX)
-                .map(|i| sol.impulse(con_of_row[i])[0])
-                .fold(0.0, f64::max);
-            let tol = self.options.sweep_tolerance * (h + gmax);
-            let mut consistent = true;
             let previous_radius = radius.clone();
-            for (f, &(k, c)) in friction.iter().enumerate() {
-                let contact = &input.contacts[k];
-                let gn = sol.impulse(con_of_row[contact.normal])[0].max(0.0);
-                let bound = contact.mu * gn;
-                let gt = sol.impulse(c).iter().map(|x| x * x).sum::<f64>().sqrt();
-                let inside = gt < radius[f] && gt <= bound;
-                if !(inside || (radius[f] - bound).abs() <= contact.mu * tol) {
-                    consistent = false;
-                }
-                radius[f] = bound;
-            }
-            if consistent {
-                let mut lambda = DVector::zeros(nu + nt);
-                for i in 0..nu {
-                    if con_of_row[i] != usize::MAX {
-                        lambda[i] = sol.impulse(con_of_row[i])[0] / h;
-                    }
-                }
-                for &(k, c) in &friction {
-                    for (g, &t) in sol.impulse(c).iter().zip(&input.contacts[k].tangents) {
-                        lambda[nu + t] = g / h;
-                    }
-                }
+            if self.update_bounds(input, &con_of_row, &friction, &sol, &mut radius, h) {
                 return Ok(Some(ProgramSolution {
                     coupled_cone: false,
-                    lambda,
+                    lambda: program_forces(input, &con_of_row, &friction, &sol, h),
                     rounds: round,
                     newton_iterations: iterations,
                 }));
             }
-            // The bounds converge linearly (rate ρ, often 0.8–0.9 in toppling piles): every
-            // other round, Aitken's Δ² extrapolation along the last change d_k with the rate
-            // ρ = d_k·d_{k−1}/|d_{k−1}|² estimated from the last two changes.
-            let change: Vec<f64> = radius
-                .iter()
-                .zip(&previous_radius)
-                .map(|(b, r)| if r.is_finite() { b - r } else { 0.0 })
-                .collect();
-            if let Some(last) = last_change.as_ref().filter(|_| !extrapolated) {
-                let dot: f64 = change.iter().zip(last).map(|(a, b)| a * b).sum();
-                let norm2: f64 = last.iter().map(|b| b * b).sum();
-                let rate = if norm2 > 0.0 { dot / norm2 } else { 0.0 };
-                if rate > 0.0 && rate < 0.98 {
-                    let gain = rate / (1.0 - rate);
-                    for (x, d) in radius.iter_mut().zip(&change) {
-                        *x = (*x + gain * d).max(0.0);
-                    }
-                    extrapolated = true;
-                }
-            } else {
-                extrapolated = false;
-            }
-            last_change = Some(change);
+            history.extrapolate(&mut radius, &previous_radius);
             for (f, &(_, c)) in friction.iter().enumerate() {
                 problem
                     .set_friction_bound(c, radius[f])
@@ -241,6 +167,156 @@ impl DrumwrightStepper {
             }))
     }
 
+    /// Sets each friction bound to `μγ_n` of the solution's normal impulse; returns whether
+    /// every previous bound was consistent with it (a contact sticking strictly inside both
+    /// bounds, or a bound within the sweep tolerance of `μγ_n`).
+    fn update_bounds(
+        &self,
+        input: &ProgramInput<'_>,
+        con_of_row: &[usize],
+        friction: &[(usize, usize)],
+        sol: &RegularizedContactSolution,
+        radius: &mut [f64],
+        h: f64,
+    ) -> bool {
+        let nu = input.normals.len();
+        let gmax = (0..nu)
+            .filter(|&i| con_of_row[i] != usize::MAX)
+            .map(|i| sol.impulse(con_of_row[i])[0])
+            .fold(0.0, f64::max);
+        let tol = self.options.sweep_tolerance * (h + gmax);
+        let mut consistent = true;
+        for (f, &(k, c)) in friction.iter().enumerate() {
+            let contact = &input.contacts[k];
+            let gn = sol.impulse(con_of_row[contact.normal])[0].max(0.0);
+            let bound = contact.mu * gn;
+            let gt = sol.impulse(c).iter().map(|x| x * x).sum::<f64>().sqrt();
+            let inside = gt < radius[f] && gt <= bound;
+            if !(inside || (radius[f] - bound).abs() <= contact.mu * tol) {
+                consistent = false;
+            }
+            radius[f] = bound;
+        }
+        consistent
+    }
+}
+
+impl BoundHistory {
+    /// The bounds converge linearly (rate ρ, often 0.8–0.9 in toppling piles): every other
+    /// round, Aitken's Δ² extrapolation along the last change d_k with the rate
+    /// ρ = d_k·d_{k−1}/|d_{k−1}|² estimated from the last two changes.
+    fn extrapolate(&mut self, radius: &mut [f64], previous_radius: &[f64]) {
+        let change: Vec<f64> = radius
+            .iter()
+            .zip(previous_radius)
+            .map(|(b, r)| if r.is_finite() { b - r } else { 0.0 })
+            .collect();
+        if let Some(last) = self.last_change.as_ref().filter(|_| !self.extrapolated) {
+            let dot: f64 = change.iter().zip(last).map(|(a, b)| a * b).sum();
+            let norm2: f64 = last.iter().map(|b| b * b).sum();
+            let rate = if norm2 > 0.0 { dot / norm2 } else { 0.0 };
+            if rate > 0.0 && rate < 0.98 {
+                let gain = rate / (1.0 - rate);
+                for (x, d) in radius.iter_mut().zip(&change) {
+                    *x = (*x + gain * d).max(0.0);
+                }
+                self.extrapolated = true;
+            }
+        } else {
+            self.extrapolated = false;
+        }
+        self.last_change = Some(change);
+    }
+}
+
+/// One constraint of the program from its rows: the rows' Jacobians, one regularization
+/// (the largest of the rows') and their bias velocities.
+fn row_constraint(kind: ConstraintKind, rows: &[&ProgramRow]) -> Constraint {
+    let r = rows.iter().map(|x| x.r).fold(0.0, f64::max);
+    let mut jac = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        jac.extend(row.jac.iter().map(|&(j, x)| (k, j, x)));
+    }
+    Constraint::new(
+        kind,
+        jac,
+        vec![r; rows.len()],
+        rows.iter().map(|x| x.v_hat).collect(),
+    )
+}
+
+/// The program with bounded friction: constraint c < nu is unilateral row c; then one
+/// friction constraint per contact with tangent rows, bounded by `μ h γ̄_n` of its normal
+/// force estimate (unbounded without one). `None` when a contact's tangent count does not
+/// fit the dimension.
+fn bounded_program(input: &ProgramInput<'_>, h: f64) -> Result<Option<BoundedProgram>, SimError> {
+    let nu = input.normals.len();
+    let mut builder = program_builder(input);
+    let mut friction: Vec<(usize, usize)> = Vec::new(); // (contact, constraint)
+    let mut con_of_row = vec![usize::MAX; nu];
+    let mut count = 0;
+    for (i, row) in input.normals.iter().enumerate() {
+        if row.jac.is_empty() {
+            continue;
+        }
+        builder = builder.constraint(row_constraint(ConstraintKind::Unilateral, &[row]));
+        con_of_row[i] = count;
+        count += 1;
+    }
+    for (k, c) in input.contacts.iter().enumerate() {
+        if c.tangents.is_empty() || con_of_row[c.normal] == usize::MAX {
+            continue;
+        }
+        let rows: Vec<&ProgramRow> = c.tangents.iter().map(|&t| &input.tangents[t]).collect();
+        if rows.iter().all(|r| r.jac.is_empty()) {
+            continue;
+        }
+        let radius = match input.normal_guess[k] {
+            Some(f) => c.mu * (f * h).max(0.0),
+            None => f64::INFINITY,
+        };
+        let kind = match (input.planar, rows.len()) {
+            (true, 1) => ConstraintKind::Interval { radius },
+            (false, 2) => ConstraintKind::Disk { radius },
+            _ => return Ok(None),
+        };
+        builder = builder.constraint(row_constraint(kind, &rows));
+        friction.push((k, count));
+        count += 1;
+    }
+    let problem = builder.build().map_err(solver_error)?;
+    Ok(Some(BoundedProgram {
+        problem,
+        con_of_row,
+        friction,
+    }))
+}
+
+/// Forces `λ = γ/h` of the solution: the unilateral rows, then the tangent rows.
+fn program_forces(
+    input: &ProgramInput<'_>,
+    con_of_row: &[usize],
+    friction: &[(usize, usize)],
+    sol: &RegularizedContactSolution,
+    h: f64,
+) -> DVector<f64> {
+    let nu = input.normals.len();
+    let nt = input.tangents.len();
+    let mut lambda = DVector::zeros(nu + nt);
+    for i in 0..nu {
+        if con_of_row[i] != usize::MAX {
+            lambda[i] = sol.impulse(con_of_row[i])[0] / h;
+        }
+    }
+    for &(k, c) in friction {
+        for (g, &t) in sol.impulse(c).iter().zip(&input.contacts[k].tangents) {
+            lambda[nu + t] = g / h;
+        }
+    }
+    lambda
+}
+
+impl DrumwrightStepper {
     /// The program with each contact's Coulomb cone `‖γ_t‖ ≤ μγ_n` coupled to its normal row
     /// (SAP's form, rows tangents then normal): one convex program, no fixed point, at the
     /// price of the relaxation `v_n − v̂_n + R_nγ_n = μ‖v_t + R_tγ_t‖` on sliding contacts.

@@ -19,6 +19,8 @@ pub(super) struct Program {
     pub(super) nu: usize,
     /// Sparse data of the lifted form (fast path); `w` is empty when present.
     pub(super) lift: Option<Lift>,
+    /// Whether the friction rows are planar (one tangent per contact, §6.3).
+    pub(super) planar: bool,
 }
 
 impl Program {
@@ -36,6 +38,7 @@ impl Program {
             d_t: self.d_t.clone(),
             nu: self.nu,
             lift: None,
+            planar: self.planar,
         }
     }
 }
@@ -232,14 +235,12 @@ impl DrumwrightStepper {
 
     /// Friction stage with λ_u fixed: min ½‖λ_t‖² + ½‖β‖², β = λ_t + S_t(W_tt λ_t + W_tu λ_u)
     /// + d_t, Coulomb cone with λ_n fixed (eq 99–108 / 109–120 with λ_n known).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn friction_stage(
         &self,
         p: &Program,
         lam: &MassSolver,
         rows: &StepRows,
         lu: &DVector<f64>,
-        planar: bool,
         report: &mut StepReport,
     ) -> Result<DVector<f64>, SimError> {
         let nu = p.nu;
@@ -250,7 +251,7 @@ impl DrumwrightStepper {
         let dense;
         let p = match &p.lift {
             Some(lift) if self.options.sparse_friction => {
-                match self.friction_stage_lifted(p, lift, lam, rows, lu, planar, report) {
+                match self.friction_stage_lifted(p, lift, lam, rows, lu, report) {
                     Ok(x) if lifted_solve_exact(report) => return Ok(x),
                     _ => {
                         dense = p.dense(lam);
@@ -292,7 +293,7 @@ impl DrumwrightStepper {
             .map_err(solver_error)?
             .linear(g.as_slice())
             .map_err(solver_error)?;
-        b = friction_cones(b, rows, lu, planar)?;
+        b = friction_cones(b, rows, lu, p.planar)?;
         let prob = b.build().map_err(solver_error)?;
         report.hessian_nnz = prob.p().nnz();
         let sol = prob.solve(&self.options.solver).map_err(solver_error)?;
@@ -388,7 +389,6 @@ impl DrumwrightStepper {
     /// Lifted (sparse) friction stage: variables (λ_t, u, β) with `Λ⁻¹u − G_tᵀλ_t = 0`,
     /// `β − λ_t − S_t G_t u = d_t + S_t G_t Λ G_uᵀ λ_u`; objective ½‖λ_t‖² + ½‖β‖² (the
     /// slack objective of eq 99), Coulomb cones on λ_t with λ_n fixed.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn friction_stage_lifted(
         &self,
         p: &Program,
@@ -396,7 +396,6 @@ impl DrumwrightStepper {
         lam: &MassSolver,
         rows: &StepRows,
         lu: &DVector<f64>,
-        planar: bool,
         report: &mut StepReport,
     ) -> Result<DVector<f64>, SimError> {
         let nu = p.nu;
@@ -433,7 +432,7 @@ impl DrumwrightStepper {
         b = b
             .constraint_triplets(Cone::Zero(nt), &eq2, e_vec.as_slice())
             .map_err(solver_error)?;
-        b = friction_cones(b, rows, lu, planar)?;
+        b = friction_cones(b, rows, lu, p.planar)?;
         let prob = b.build().map_err(solver_error)?;
         report.hessian_nnz = prob.p().nnz();
         let sol = prob.solve(&self.options.solver).map_err(solver_error)?;
@@ -448,7 +447,6 @@ impl DrumwrightStepper {
         p: &Program,
         rows: &StepRows,
         zeta: f64,
-        planar: bool,
         report: &mut StepReport,
     ) -> Result<DVector<f64>, SimError> {
         let nu = p.nu;
@@ -494,7 +492,7 @@ impl DrumwrightStepper {
                 continue;
             }
             let n = c.normal;
-            if planar {
+            if p.planar {
                 let t = nu + c.tangents[0];
                 b = b
                     .constraint_triplets(

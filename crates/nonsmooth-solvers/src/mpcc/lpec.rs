@@ -67,6 +67,39 @@ pub struct LpecSolution {
     pub seconds: f64,
 }
 
+/// An undecided pair's binary and its two big-M rows.
+struct BinaryPair {
+    /// Index of the pair.
+    pair: usize,
+    /// Row `sign_G d_G + M_G y ≤ M_G − G(x)`.
+    g_row: usize,
+    /// Row `sign_H d_H − M_H y ≤ −H(x)`.
+    h_row: usize,
+    /// `M_G = G(x) + ρ`.
+    m_g: f64,
+    /// `M_H = H(x) + ρ`.
+    m_h: f64,
+}
+
+/// Where each block of columns starts in the MILP: the steps `d` are `0..n`, then the
+/// binaries, the ‖d‖₁ columns `t_j`, and the elastic slacks up to the end.
+struct ColumnBlocks {
+    /// The first binary.
+    first_binary: usize,
+    /// The first ‖d‖₁ column.
+    first_t: usize,
+    /// One past the last ‖d‖₁ column (the first elastic slack).
+    end_t: usize,
+}
+
+/// A failed evaluation of the NLP.
+fn failed(reason: String) -> SolverError {
+    SolverError::Failed {
+        solver: "LPEC",
+        reason,
+    }
+}
+
 /// Solves the LPEC at `x` with radius `rho`. With `start` (the branch of a feasible point x,
 /// phase II), d = 0 with that branch is passed to HiGHS as its first incumbent.
 pub fn solve_lpec(
@@ -78,13 +111,83 @@ pub fn solve_lpec(
     settings: &MilpSettings,
 ) -> Result<LpecSolution, SolverError> {
     let nlp = mpcc.nlp;
-    let (n, m) = (nlp.num_vars(), nlp.num_cons());
-    let failed = |reason: String| SolverError::Failed {
-        solver: "LPEC",
-        reason,
+    let n = nlp.num_vars();
+    let (mut lo, mut hi) = step_bounds(mpcc, x, rho);
+    let decided = decide_pairs(mpcc, x, rho, &mut lo, &mut hi)?;
+    let mut milp = Milp::new();
+    let (row_of, mut entries) = linearized_rows(mpcc, x, &mut milp)?;
+    let binaries = binary_rows(mpcc, x, rho, &decided, &mut milp, &mut entries);
+    let dist_rows = if objective == LpecObjective::Distance {
+        distance_rows(&mut milp, &mut entries, &lo, &hi)
+    } else {
+        vec![None; n]
     };
-    // column bounds of d: the NLP's bounds and the trust region, widened to contain 0
-    let (xl, xu) = super::var_bounds(nlp);
+    let cost: Vec<f64> = match objective {
+        LpecObjective::Gradient => {
+            let mut grad = vec![0.0; n];
+            if !nlp.gradient(x, &mut grad) {
+                return Err(failed("gradient evaluation failed".into()));
+            }
+            grad
+        }
+        LpecObjective::Distance => vec![0.0; n],
+    };
+    for j in 0..n {
+        milp.add_column(
+            cost[j],
+            lo[j],
+            hi[j],
+            false,
+            std::mem::take(&mut entries[j]),
+        );
+    }
+    let cols = add_auxiliary_columns(
+        &mut milp, &binaries, &dist_rows, &row_of, &lo, &hi, objective,
+    );
+    if let Some(branch) = start {
+        if objective == LpecObjective::Gradient {
+            let mut s = vec![0.0; milp.num_cols()];
+            for (k, b) in binaries.iter().enumerate() {
+                s[cols.first_binary + k] = f64::from(u8::from(branch[b.pair]));
+            }
+            milp.set_start(s);
+        }
+    }
+    let clock = std::time::Instant::now();
+    let sol = milp.solve(settings)?;
+    let d = sol.x[..n].to_vec();
+    let mut branch = vec![false; mpcc.pairs.len()];
+    for (i, choice) in decided.iter().enumerate() {
+        if let Some(c) = choice {
+            branch[i] = *c;
+        }
+    }
+    for (k, b) in binaries.iter().enumerate() {
+        branch[b.pair] = sol.x[cols.first_binary + k] > 0.5;
+    }
+    let objective_value = match objective {
+        LpecObjective::Gradient => sol.objective,
+        LpecObjective::Distance => sol.x[cols.first_t..cols.end_t].iter().sum(),
+    };
+    let elastic = sol.x[cols.end_t..]
+        .iter()
+        .fold(0.0_f64, |a, v| a.max(v.abs()));
+    Ok(LpecSolution {
+        d,
+        objective: objective_value,
+        branch,
+        undecided: binaries.len(),
+        status: sol.status,
+        elastic,
+        seconds: clock.elapsed().as_secs_f64(),
+    })
+}
+
+/// Column bounds of `d`: the NLP's bounds and the trust region, widened to contain 0, to
+/// keep every side ≥ 0, and to allow a forced move to zero beyond the trust region.
+fn step_bounds(mpcc: &Mpcc<'_>, x: &[f64], rho: f64) -> (Vec<f64>, Vec<f64>) {
+    let n = mpcc.nlp.num_vars();
+    let (xl, xu) = super::var_bounds(mpcc.nlp);
     let mut lo: Vec<f64> = (0..n).map(|j| (xl[j] - x[j]).max(-rho).min(0.0)).collect();
     let mut hi: Vec<f64> = (0..n).map(|j| (xu[j] - x[j]).min(rho).max(0.0)).collect();
     // every side ≥ 0 (widened to contain d = 0 when a side is slightly negative at x)
@@ -118,13 +221,24 @@ pub fn solve_lpec(
             hi[var] = hi[var].max(step);
         }
     }
-    // decided pairs fix the zero side's variable; undecided ones get a binary. A side can
-    // reach zero when the step that zeroes it lies within its column's bounds (the NLP's
-    // bounds and the trust region).
+    (lo, hi)
+}
+
+/// Decides the pairs with only one side able to reach zero, fixing that side's variable
+/// in `lo`/`hi`; `None` marks a pair left to a binary, `Some(true)` the `G = 0` side.
+/// A side can reach zero when the step that zeroes it lies within its column's bounds
+/// (the NLP's bounds and the trust region).
+fn decide_pairs(
+    mpcc: &Mpcc<'_>,
+    x: &[f64],
+    rho: f64,
+    lo: &mut [f64],
+    hi: &mut [f64],
+) -> Result<Vec<Option<bool>>, SolverError> {
     let mut decided: Vec<Option<bool>> = vec![None; mpcc.pairs.len()];
     for (i, p) in mpcc.pairs.iter().enumerate() {
-        let g_can = zeroing_step(p.g, x, &lo, &hi).is_some();
-        let h_can = zeroing_step(p.h, x, &lo, &hi).is_some();
+        let g_can = zeroing_step(p.g, x, lo, hi).is_some();
+        let h_can = zeroing_step(p.h, x, lo, hi).is_some();
         let choice = match (g_can, h_can) {
             (true, true) => None,
             (true, false) => Some(true),
@@ -143,7 +257,7 @@ pub fn solve_lpec(
         };
         if let Some(g_side) = choice {
             let s = if g_side { p.g } else { p.h };
-            let Some(step) = zeroing_step(s, x, &lo, &hi) else {
+            let Some(step) = zeroing_step(s, x, lo, hi) else {
                 return Err(SolverError::PrimalInfeasible {
                     solver: "LPEC",
                     detail: format!(
@@ -157,7 +271,19 @@ pub fn solve_lpec(
         }
         decided[i] = choice;
     }
-    // the rows of the linearized constraints
+    Ok(decided)
+}
+
+/// Adds the rows of the linearized constraints `g_L − g(x) ≤ ∇g(x) d ≤ g_U − g(x)`
+/// (widened to contain 0; rows free on both sides are left out). Returns each
+/// constraint's MILP row (`usize::MAX` when left out) and each column's entries so far.
+fn linearized_rows(
+    mpcc: &Mpcc<'_>,
+    x: &[f64],
+    milp: &mut Milp,
+) -> Result<(Vec<usize>, Vec<Vec<(usize, f64)>>), SolverError> {
+    let nlp = mpcc.nlp;
+    let (n, m) = (nlp.num_vars(), nlp.num_cons());
     let mut g = vec![0.0; m];
     let (gl, gu) = super::con_bounds(nlp);
     if !nlp.constraints(x, &mut g) {
@@ -168,7 +294,6 @@ pub fn solve_lpec(
     if !nlp.jacobian_values(x, &mut vals) {
         return Err(failed("Jacobian evaluation failed".into()));
     }
-    let mut milp = Milp::new();
     let mut row_of = vec![usize::MAX; m];
     for i in 0..m {
         let (l, u) = (gl[i], gu[i]);
@@ -193,8 +318,20 @@ pub fn solve_lpec(
             entries[*c].push((row_of[*r], *v));
         }
     }
-    // binaries' rows: sign_G d_G + M_G y ≤ M_G − G(x); sign_H d_H − M_H y ≤ −H(x)
-    let mut binary_rows = vec![];
+    Ok((row_of, entries))
+}
+
+/// Adds the big-M rows of every undecided pair:
+/// `sign_G d_G + M_G y ≤ M_G − G(x)` and `sign_H d_H − M_H y ≤ −H(x)`.
+fn binary_rows(
+    mpcc: &Mpcc<'_>,
+    x: &[f64],
+    rho: f64,
+    decided: &[Option<bool>],
+    milp: &mut Milp,
+    entries: &mut [Vec<(usize, f64)>],
+) -> Vec<BinaryPair> {
+    let mut binaries = vec![];
     for (i, p) in mpcc.pairs.iter().enumerate() {
         if decided[i].is_some() {
             continue;
@@ -205,45 +342,37 @@ pub fn solve_lpec(
         let rh = milp.add_row(f64::NEG_INFINITY, -hv);
         entries[p.g.var].push((rg, p.g.sign));
         entries[p.h.var].push((rh, p.h.sign));
-        binary_rows.push((i, rg, rh, mg, mh));
+        binaries.push(BinaryPair {
+            pair: i,
+            g_row: rg,
+            h_row: rh,
+            m_g: mg,
+            m_h: mh,
+        });
     }
-    // ‖d‖₁: t_j − d_j ≥ 0, t_j + d_j ≥ 0 for the free columns, and elastic rows (slacks
-    // of weight ELASTIC_WEIGHT) so that a relaxed point whose linearization has no
-    // complementary point in the box still gets the nearest branch
-    let mut dist_rows = vec![None; n];
-    if objective == LpecObjective::Distance {
-        for j in 0..n {
-            if hi[j] > lo[j] {
-                let a = milp.add_row(0.0, f64::INFINITY);
-                let b = milp.add_row(0.0, f64::INFINITY);
-                entries[j].push((a, -1.0));
-                entries[j].push((b, 1.0));
-                dist_rows[j] = Some((a, b));
-            }
-        }
-    }
-    let cost: Vec<f64> = match objective {
-        LpecObjective::Gradient => {
-            let mut grad = vec![0.0; n];
-            if !nlp.gradient(x, &mut grad) {
-                return Err(failed("gradient evaluation failed".into()));
-            }
-            grad
-        }
-        LpecObjective::Distance => vec![0.0; n],
-    };
-    for j in 0..n {
-        milp.add_column(
-            cost[j],
-            lo[j],
-            hi[j],
-            false,
-            std::mem::take(&mut entries[j]),
-        );
-    }
+    binaries
+}
+
+/// Adds, after the step columns, the binaries, the ‖d‖₁ columns `t_j ∈ [0, hi − lo]`
+/// and (for [`LpecObjective::Distance`]) two elastic slacks per linearized row.
+fn add_auxiliary_columns(
+    milp: &mut Milp,
+    binaries: &[BinaryPair],
+    dist_rows: &[Option<(usize, usize)>],
+    row_of: &[usize],
+    lo: &[f64],
+    hi: &[f64],
+    objective: LpecObjective,
+) -> ColumnBlocks {
     let first_binary = milp.num_cols();
-    for (_, rg, rh, mg, mh) in &binary_rows {
-        milp.add_column(0.0, 0.0, 1.0, true, vec![(*rg, *mg), (*rh, -*mh)]);
+    for b in binaries {
+        milp.add_column(
+            0.0,
+            0.0,
+            1.0,
+            true,
+            vec![(b.g_row, b.m_g), (b.h_row, -b.m_h)],
+        );
     }
     let first_t = milp.num_cols();
     for (j, rows) in dist_rows.iter().enumerate() {
@@ -259,39 +388,32 @@ pub fn solve_lpec(
             }
         }
     }
-    if let Some(branch) = start {
-        if objective == LpecObjective::Gradient {
-            let mut s = vec![0.0; milp.num_cols()];
-            for (k, (i, ..)) in binary_rows.iter().enumerate() {
-                s[first_binary + k] = f64::from(u8::from(branch[*i]));
-            }
-            milp.set_start(s);
+    ColumnBlocks {
+        first_binary,
+        first_t,
+        end_t,
+    }
+}
+
+/// The rows `t_j − d_j ≥ 0`, `t_j + d_j ≥ 0` of ‖d‖₁ for every free column `j` (their `d_j`
+/// entries added to `entries`); the elastic rows' slacks (weight [`ELASTIC_WEIGHT`]) let a
+/// relaxed point whose linearization has no complementary point in the box still get the
+/// nearest branch.
+fn distance_rows(
+    milp: &mut Milp,
+    entries: &mut [Vec<(usize, f64)>],
+    lo: &[f64],
+    hi: &[f64],
+) -> Vec<Option<(usize, usize)>> {
+    let mut dist_rows = vec![None; lo.len()];
+    for j in 0..lo.len() {
+        if hi[j] > lo[j] {
+            let a = milp.add_row(0.0, f64::INFINITY);
+            let b = milp.add_row(0.0, f64::INFINITY);
+            entries[j].push((a, -1.0));
+            entries[j].push((b, 1.0));
+            dist_rows[j] = Some((a, b));
         }
     }
-    let clock = std::time::Instant::now();
-    let sol = milp.solve(settings)?;
-    let d = sol.x[..n].to_vec();
-    let mut branch = vec![false; mpcc.pairs.len()];
-    for (i, choice) in decided.iter().enumerate() {
-        if let Some(c) = choice {
-            branch[i] = *c;
-        }
-    }
-    for (k, (i, ..)) in binary_rows.iter().enumerate() {
-        branch[*i] = sol.x[first_binary + k] > 0.5;
-    }
-    let objective_value = match objective {
-        LpecObjective::Gradient => sol.objective,
-        LpecObjective::Distance => sol.x[first_t..end_t].iter().sum(),
-    };
-    let elastic = sol.x[end_t..].iter().fold(0.0_f64, |a, v| a.max(v.abs()));
-    Ok(LpecSolution {
-        d,
-        objective: objective_value,
-        branch,
-        undecided: binary_rows.len(),
-        status: sol.status,
-        elastic,
-        seconds: clock.elapsed().as_secs_f64(),
-    })
+    dist_rows
 }

@@ -194,182 +194,26 @@ impl RegularizedContactProblemBuilder {
     ///   regularizations differ by more than [`SYMMETRY_TOL`] relative.
     pub fn build(self) -> Result<RegularizedContactProblem, SolverError> {
         let n = self.n;
-        let invalid = |reason: String| SolverError::InvalidInput {
-            solver: SOLVER,
-            reason,
-        };
-        let v_star = match self.v_star {
-            Some(v) => {
-                if v.len() != n {
-                    return Err(SolverError::DimensionMismatch {
-                        solver: SOLVER,
-                        what: "free velocity v*",
-                        expected: n,
-                        got: v.len(),
-                    });
-                }
-                if v.iter().any(|x| !x.is_finite()) {
-                    return Err(SolverError::NonFinite {
-                        solver: SOLVER,
-                        what: "free velocity v*",
-                    });
-                }
-                v
-            }
-            None => DVector::zeros(n),
-        };
+        let v_star = checked_free_velocity(self.v_star, n)?;
+        let (a, diag) = mass_matrix(self.mass_triplets, &self.mass_blocks, n)?;
 
-        // A: gather, validate, merge into full-symmetric CSC.
-        let mut trip = self.mass_triplets;
-        for (b, (idx, m)) in self.mass_blocks.iter().enumerate() {
-            if m.nrows() != idx.len() || m.ncols() != idx.len() {
-                return Err(invalid(format!(
-                    "mass block {b}: {} indices for a {} x {} matrix",
-                    idx.len(),
-                    m.nrows(),
-                    m.ncols()
-                )));
-            }
-            for (jj, &j) in idx.iter().enumerate() {
-                for (ii, &i) in idx.iter().enumerate() {
-                    let x = m[(ii, jj)];
-                    if x != 0.0 {
-                        trip.push((i, j, x));
-                    }
-                }
-            }
-        }
-        for &(i, j, x) in &trip {
-            if i >= n || j >= n {
-                return Err(invalid(format!(
-                    "mass matrix entry ({i}, {j}) outside {n} x {n}"
-                )));
-            }
-            if !x.is_finite() {
-                return Err(SolverError::NonFinite {
-                    solver: SOLVER,
-                    what: "mass matrix A",
-                });
-            }
-        }
-        let a = Csc::from_triplets(n, &trip);
-        let amax = a.val.iter().fold(0f64, |m, x| m.max(x.abs()));
-        for j in 0..n {
-            for k in a.ptr[j]..a.ptr[j + 1] {
-                let i = a.idx[k];
-                if i != j {
-                    let aij = a.val[k];
-                    let aji = a.get(j, i);
-                    if (aij - aji).abs() > SYMMETRY_TOL * amax {
-                        return Err(invalid(format!(
-                            "mass matrix not symmetric: A[{i}][{j}] = {aij}, A[{j}][{i}] = {aji}"
-                        )));
-                    }
-                }
-            }
-        }
-        let mut diag = vec![0.0; n];
-        for (j, d) in diag.iter_mut().enumerate() {
-            *d = a.get(j, j);
-            if d.is_nan() || *d <= 0.0 {
-                return Err(invalid(format!(
-                    "mass matrix diagonal A[{j}][{j}] = {d} must be positive"
-                )));
-            }
-        }
-
-        // Constraints.
         let mut cons = Vec::with_capacity(self.constraints.len());
         let mut r_all = Vec::new();
         let mut vhat_all = Vec::new();
         let mut row = 0;
         for (c, con) in self.constraints.iter().enumerate() {
-            let rows = con.kind.rows();
-            let err =
-                |field: &str, what: String| invalid(format!("constraint {c}: {field}: {what}"));
-            if let ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } = con.kind {
-                if !(mu.is_finite() && mu >= 0.0) {
-                    return Err(err("mu", format!("{mu} must be finite and >= 0")));
-                }
-            }
-            if let ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius } = con.kind
-            {
-                check_radius(radius).map_err(|what| err("radius", what))?;
-            }
-            if con.r.len() != rows {
-                return Err(err("r", format!("{} entries for {rows} rows", con.r.len())));
-            }
-            if con.v_hat.len() != rows {
-                return Err(err(
-                    "v_hat",
-                    format!("{} entries for {rows} rows", con.v_hat.len()),
-                ));
-            }
-            for (i, &x) in con.r.iter().enumerate() {
-                if !(x.is_finite() && x > 0.0) {
-                    return Err(err(
-                        &format!("r[{i}]"),
-                        format!("{x} must be positive and finite"),
-                    ));
-                }
-            }
-            for (i, &x) in con.v_hat.iter().enumerate() {
-                if !x.is_finite() {
-                    return Err(err(&format!("v_hat[{i}]"), format!("{x} is not finite")));
-                }
-            }
+            check_constraint(c, con, n)?;
+            let data = constraint_data(c, con, row)?;
             if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
-                let (r0, r1) = (con.r[0], con.r[1]);
-                if (r0 - r1).abs() > SYMMETRY_TOL * r0.max(r1) {
-                    return Err(err(
-                        "r",
-                        format!("tangential regularizations {r0} and {r1} differ"),
-                    ));
-                }
+                let rt = 0.5 * (con.r[0] + con.r[1]);
+                r_all.extend_from_slice(&[rt, rt]);
+                r_all.extend_from_slice(&con.r[2..]);
+            } else {
+                r_all.extend_from_slice(&con.r);
             }
-            for &(i, j, x) in &con.jacobian {
-                if i >= rows || j >= n {
-                    return Err(err(
-                        "jacobian",
-                        format!("entry ({i}, {j}) outside {rows} x {n}"),
-                    ));
-                }
-                if !x.is_finite() {
-                    return Err(err(
-                        "jacobian",
-                        format!("entry ({i}, {j}) = {x} is not finite"),
-                    ));
-                }
-            }
-            let mut support: Vec<usize> = con.jacobian.iter().map(|t| t.1).collect();
-            support.sort_unstable();
-            support.dedup();
-            if support.is_empty() {
-                return Err(err("jacobian", "no entries".into()));
-            }
-            let k = support.len();
-            let mut jd = vec![0.0; rows * k];
-            for &(i, j, x) in &con.jacobian {
-                if let Ok(p) = support.binary_search(&j) {
-                    jd[i * k + p] += x;
-                }
-            }
-            let mut r = con.r.clone();
-            if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
-                let rt = 0.5 * (r[0] + r[1]);
-                r[0] = rt;
-                r[1] = rt;
-            }
-            r_all.extend_from_slice(&r);
             vhat_all.extend_from_slice(&con.v_hat);
-            cons.push(ConData {
-                kind: con.kind,
-                rows,
-                row,
-                support,
-                jd,
-            });
-            row += rows;
+            row += data.rows;
+            cons.push(data);
         }
 
         Ok(RegularizedContactProblem {
@@ -384,6 +228,196 @@ impl RegularizedContactProblemBuilder {
             pattern: OnceLock::new(),
         })
     }
+}
+
+/// An [`SolverError::InvalidInput`] of this solver.
+fn invalid(reason: String) -> SolverError {
+    SolverError::InvalidInput {
+        solver: SOLVER,
+        reason,
+    }
+}
+
+/// The free velocity `v*` checked for length and finiteness (zero when not given).
+fn checked_free_velocity(
+    v_star: Option<DVector<f64>>,
+    n: usize,
+) -> Result<DVector<f64>, SolverError> {
+    let Some(v) = v_star else {
+        return Ok(DVector::zeros(n));
+    };
+    if v.len() != n {
+        return Err(SolverError::DimensionMismatch {
+            solver: SOLVER,
+            what: "free velocity v*",
+            expected: n,
+            got: v.len(),
+        });
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(SolverError::NonFinite {
+            solver: SOLVER,
+            what: "free velocity v*",
+        });
+    }
+    Ok(v)
+}
+
+/// `A` gathered from triplets and dense blocks into full-symmetric CSC, checked for
+/// range, finiteness, symmetry and a positive diagonal; returns it with its diagonal.
+fn mass_matrix(
+    mut trip: Vec<(usize, usize, f64)>,
+    mass_blocks: &[(Vec<usize>, DMatrix<f64>)],
+    n: usize,
+) -> Result<(Csc, Vec<f64>), SolverError> {
+    for (b, (idx, m)) in mass_blocks.iter().enumerate() {
+        if m.nrows() != idx.len() || m.ncols() != idx.len() {
+            return Err(invalid(format!(
+                "mass block {b}: {} indices for a {} x {} matrix",
+                idx.len(),
+                m.nrows(),
+                m.ncols()
+            )));
+        }
+        for (jj, &j) in idx.iter().enumerate() {
+            for (ii, &i) in idx.iter().enumerate() {
+                let x = m[(ii, jj)];
+                if x != 0.0 {
+                    trip.push((i, j, x));
+                }
+            }
+        }
+    }
+    for &(i, j, x) in &trip {
+        if i >= n || j >= n {
+            return Err(invalid(format!(
+                "mass matrix entry ({i}, {j}) outside {n} x {n}"
+            )));
+        }
+        if !x.is_finite() {
+            return Err(SolverError::NonFinite {
+                solver: SOLVER,
+                what: "mass matrix A",
+            });
+        }
+    }
+    let a = Csc::from_triplets(n, &trip);
+    let amax = a.val.iter().fold(0f64, |m, x| m.max(x.abs()));
+    for j in 0..n {
+        for k in a.ptr[j]..a.ptr[j + 1] {
+            let i = a.idx[k];
+            if i != j {
+                let aij = a.val[k];
+                let aji = a.get(j, i);
+                if (aij - aji).abs() > SYMMETRY_TOL * amax {
+                    return Err(invalid(format!(
+                        "mass matrix not symmetric: A[{i}][{j}] = {aij}, A[{j}][{i}] = {aji}"
+                    )));
+                }
+            }
+        }
+    }
+    let mut diag = vec![0.0; n];
+    for (j, d) in diag.iter_mut().enumerate() {
+        *d = a.get(j, j);
+        if d.is_nan() || *d <= 0.0 {
+            return Err(invalid(format!(
+                "mass matrix diagonal A[{j}][{j}] = {d} must be positive"
+            )));
+        }
+    }
+    Ok((a, diag))
+}
+
+/// The error for field `field` of constraint `c`.
+fn constraint_error(c: usize, field: &str, what: String) -> SolverError {
+    invalid(format!("constraint {c}: {field}: {what}"))
+}
+
+/// Checks constraint `c`'s friction data, `r`, `v_hat` and Jacobian entries.
+fn check_constraint(c: usize, con: &Constraint, n: usize) -> Result<(), SolverError> {
+    let rows = con.kind.rows();
+    let err = |field: &str, what: String| constraint_error(c, field, what);
+    if let ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } = con.kind {
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(err("mu", format!("{mu} must be finite and >= 0")));
+        }
+    }
+    if let ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius } = con.kind {
+        check_radius(radius).map_err(|what| err("radius", what))?;
+    }
+    if con.r.len() != rows {
+        return Err(err("r", format!("{} entries for {rows} rows", con.r.len())));
+    }
+    if con.v_hat.len() != rows {
+        return Err(err(
+            "v_hat",
+            format!("{} entries for {rows} rows", con.v_hat.len()),
+        ));
+    }
+    for (i, &x) in con.r.iter().enumerate() {
+        if !(x.is_finite() && x > 0.0) {
+            return Err(err(
+                &format!("r[{i}]"),
+                format!("{x} must be positive and finite"),
+            ));
+        }
+    }
+    for (i, &x) in con.v_hat.iter().enumerate() {
+        if !x.is_finite() {
+            return Err(err(&format!("v_hat[{i}]"), format!("{x} is not finite")));
+        }
+    }
+    if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
+        let (r0, r1) = (con.r[0], con.r[1]);
+        if (r0 - r1).abs() > SYMMETRY_TOL * r0.max(r1) {
+            return Err(err(
+                "r",
+                format!("tangential regularizations {r0} and {r1} differ"),
+            ));
+        }
+    }
+    for &(i, j, x) in &con.jacobian {
+        if i >= rows || j >= n {
+            return Err(err(
+                "jacobian",
+                format!("entry ({i}, {j}) outside {rows} x {n}"),
+            ));
+        }
+        if !x.is_finite() {
+            return Err(err(
+                "jacobian",
+                format!("entry ({i}, {j}) = {x} is not finite"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Constraint `c` (already checked) as its column support and dense Jacobian block,
+/// starting at stacked row `row`.
+fn constraint_data(c: usize, con: &Constraint, row: usize) -> Result<ConData, SolverError> {
+    let rows = con.kind.rows();
+    let mut support: Vec<usize> = con.jacobian.iter().map(|t| t.1).collect();
+    support.sort_unstable();
+    support.dedup();
+    if support.is_empty() {
+        return Err(constraint_error(c, "jacobian", "no entries".into()));
+    }
+    let k = support.len();
+    let mut jd = vec![0.0; rows * k];
+    for &(i, j, x) in &con.jacobian {
+        if let Ok(p) = support.binary_search(&j) {
+            jd[i * k + p] += x;
+        }
+    }
+    Ok(ConData {
+        kind: con.kind,
+        rows,
+        row,
+        support,
+        jd,
+    })
 }
 
 /// A friction bound must be `≥ 0` and not NaN (`+∞` allowed).

@@ -144,6 +144,72 @@ struct Eval {
     grad: Vec<f64>,
 }
 
+/// Buffers of one solve, allocated once and reused by every Newton iteration.
+struct Workspace {
+    /// Evaluation at the current iterate.
+    ev: Eval,
+    /// Offsets of each constraint's `G` block in `ev.g`.
+    g_off: Vec<usize>,
+    /// Gradient scaling `D = diag(A)^{-1/2}`.
+    dscale: Vec<f64>,
+    /// `A v*`.
+    av_star: Vec<f64>,
+    /// `v − v*`.
+    e: Vec<f64>,
+    /// Newton direction `Δv`.
+    dv: Vec<f64>,
+    /// `A Δv`.
+    adv: Vec<f64>,
+    /// `J Δv`.
+    dvc: Vec<f64>,
+    /// One constraint's unprojected impulse `−R⁻¹(J v − v̂)`.
+    y: [f64; 3],
+    /// One constraint's projected impulse during the line search.
+    gam: [f64; 3],
+    /// One constraint's `G` block during the line search.
+    gblk: [f64; 9],
+}
+
+impl Workspace {
+    /// Buffers sized for `p`.
+    fn new(p: &RegularizedContactProblem) -> Self {
+        let n = p.n;
+        let m = p.m_rows;
+        let dscale: Vec<f64> = p.diag.iter().map(|d| 1.0 / d.sqrt()).collect();
+        let mut av_star = vec![0.0; n];
+        p.a.mul_into(p.v_star.as_slice(), &mut av_star);
+
+        let mut g_off = Vec::with_capacity(p.cons.len());
+        let mut g_len = 0;
+        for c in &p.cons {
+            g_off.push(g_len);
+            g_len += c.rows * c.rows;
+        }
+        let ev = Eval {
+            vc: vec![0.0; m],
+            gamma: vec![0.0; m],
+            g: vec![0.0; g_len],
+            active: vec![false; p.cons.len()],
+            ae: vec![0.0; n],
+            jtg: vec![0.0; n],
+            grad: vec![0.0; n],
+        };
+        Self {
+            ev,
+            g_off,
+            dscale,
+            av_star,
+            e: vec![0.0; n],
+            dv: vec![0.0; n],
+            adv: vec![0.0; n],
+            dvc: vec![0.0; m],
+            y: [0.0; 3],
+            gam: [0.0; 3],
+            gblk: [0.0; 9],
+        }
+    }
+}
+
 /// Solves the regularized contact problem by Newton's method with exact line search,
 /// starting from `warm_start` (default `v*`).
 ///
@@ -160,8 +226,70 @@ pub fn solve(
     options.validate()?;
     let p = problem;
     let n = p.n;
-    let m = p.m_rows;
-    let mut v: Vec<f64> = match warm_start {
+    let mut v = starting_point(p, warm_start)?;
+    let mut ws = Workspace::new(p);
+    let mut hess = HessianSolver::new(p, options.dense_threshold)?;
+    let mut scratch = BlockScratch::default();
+
+    let mut iterations = 0;
+    let mut ls_total = 0;
+    let mut stalled = false;
+    let (status, gnorm, tol) = loop {
+        let (gnorm, tol) = evaluate(p, &v, &mut ws, options);
+        if gnorm <= tol {
+            break (SolveStatus::Solved, gnorm, tol);
+        }
+        if iterations >= options.max_iterations {
+            break (SolveStatus::MaxIterations, gnorm, tol);
+        }
+        if stalled {
+            break (SolveStatus::AlmostSolved, gnorm, tol);
+        }
+
+        hess.factor(p, &ws.ev.g, &ws.g_off, &ws.ev.active, &mut scratch)?;
+        let d0 = newton_direction(&mut hess, &mut ws)?;
+        if d0.is_nan() || d0 >= 0.0 {
+            // No descent left at rounding level (or a non-finite direction).
+            break (SolveStatus::AlmostSolved, gnorm, tol);
+        }
+
+        let alpha = line_search(p, &mut ws, d0, options, &mut ls_total);
+        let mut step = 0f64;
+        let mut vmax = 0f64;
+        for i in 0..n {
+            v[i] += alpha * ws.dv[i];
+            step = step.max((alpha * ws.dv[i]).abs());
+            vmax = vmax.max(v[i].abs());
+        }
+        iterations += 1;
+        stalled = step <= 4.0 * f64::EPSILON * vmax;
+    };
+
+    let (cost, violation) = cost_and_violation(p, &ws);
+    let mut row_offsets = Vec::with_capacity(p.cons.len() + 1);
+    row_offsets.extend(p.cons.iter().map(|c| c.row));
+    row_offsets.push(p.m_rows);
+    Ok(RegularizedContactSolution {
+        v: DVector::from_vec(v),
+        gamma: DVector::from_vec(ws.ev.gamma),
+        constraint_velocity: DVector::from_vec(ws.ev.vc),
+        status,
+        iterations,
+        line_search_iterations: ls_total,
+        gradient_norm: gnorm,
+        tolerance: tol,
+        cost,
+        cone_violation: violation,
+        row_offsets,
+    })
+}
+
+/// The first iterate: the checked warm start, or `v*`.
+fn starting_point(
+    p: &RegularizedContactProblem,
+    warm_start: Option<&DVector<f64>>,
+) -> Result<Vec<f64>, SolverError> {
+    Ok(match warm_start {
         Some(w) => {
             p.check_len(w, "warm start")?;
             if w.iter().any(|x| !x.is_finite()) {
@@ -173,190 +301,172 @@ pub fn solve(
             w.as_slice().to_vec()
         }
         None => p.v_star.as_slice().to_vec(),
-    };
-    let dscale: Vec<f64> = p.diag.iter().map(|d| 1.0 / d.sqrt()).collect();
-    let mut av_star = vec![0.0; n];
-    p.a.mul_into(p.v_star.as_slice(), &mut av_star);
+    })
+}
 
-    let mut g_off = Vec::with_capacity(p.cons.len());
-    let mut g_len = 0;
-    for c in &p.cons {
-        g_off.push(g_len);
-        g_len += c.rows * c.rows;
-    }
-    let mut ev = Eval {
-        vc: vec![0.0; m],
-        gamma: vec![0.0; m],
-        g: vec![0.0; g_len],
-        active: vec![false; p.cons.len()],
-        ae: vec![0.0; n],
-        jtg: vec![0.0; n],
-        grad: vec![0.0; n],
-    };
-    let mut hess = HessianSolver::new(p, options.dense_threshold)?;
-    let mut scratch = BlockScratch::default();
-    let mut e = vec![0.0; n];
-    let mut dv = vec![0.0; n];
-    let mut adv = vec![0.0; n];
-    let mut dvc = vec![0.0; m];
-    let mut y = [0.0; 3];
-    let mut gam = [0.0; 3];
-    let mut gblk = [0.0; 9];
-
-    let mut iterations = 0;
-    let mut ls_total = 0;
-    let mut stalled = false;
-    let (status, gnorm, tol) = loop {
-        // Evaluate at v.
-        for i in 0..n {
-            e[i] = v[i] - p.v_star[i];
-        }
-        p.a.mul_into(&e, &mut ev.ae);
-        ev.jtg.fill(0.0);
-        for (ci, c) in p.cons.iter().enumerate() {
-            let rr = c.row..c.row + c.rows;
-            c.apply(&v, &mut ev.vc[rr.clone()]);
-            for (k, i) in rr.clone().enumerate() {
-                y[k] = -(ev.vc[i] - p.v_hat[i]) / p.r[i];
-            }
-            let region = project(
-                c.kind,
-                &y[..c.rows],
-                &p.r[rr.clone()],
-                &mut ev.gamma[rr.clone()],
-                Some(&mut ev.g[g_off[ci]..g_off[ci] + c.rows * c.rows]),
-            );
-            ev.active[ci] = region != Region::Separated;
-            c.apply_transpose_add(&ev.gamma[rr], &mut ev.jtg);
-        }
-        let mut gn2 = 0.0;
-        let mut pv2 = 0.0;
-        let mut jg2 = 0.0;
-        for i in 0..n {
-            ev.grad[i] = ev.ae[i] - ev.jtg[i];
-            gn2 += (dscale[i] * ev.grad[i]).powi(2);
-            pv2 += (dscale[i] * (ev.ae[i] + av_star[i])).powi(2);
-            jg2 += (dscale[i] * ev.jtg[i]).powi(2);
-        }
-        let gnorm = gn2.sqrt();
-        let tol = options.abs_tolerance + options.rel_tolerance * pv2.sqrt().max(jg2.sqrt());
-        if gnorm <= tol {
-            break (SolveStatus::Solved, gnorm, tol);
-        }
-        if iterations >= options.max_iterations {
-            break (SolveStatus::MaxIterations, gnorm, tol);
-        }
-        if stalled {
-            break (SolveStatus::AlmostSolved, gnorm, tol);
-        }
-
-        // Newton direction.
-        hess.factor(p, &ev.g, &g_off, &ev.active, &mut scratch)?;
-        for i in 0..n {
-            dv[i] = -ev.grad[i];
-        }
-        hess.solve(&mut dv)?;
-        let d0: f64 = dv.iter().zip(&ev.grad).map(|(a, b)| a * b).sum();
-        if d0.is_nan() || d0 >= 0.0 {
-            // No descent left at rounding level (or a non-finite direction).
-            break (SolveStatus::AlmostSolved, gnorm, tol);
-        }
-
-        // Exact line search on ℓ(v + α Δv).
-        p.a.mul_into(&dv, &mut adv);
-        let qa: f64 = dv.iter().zip(&adv).map(|(a, b)| a * b).sum();
-        let qb: f64 = dv.iter().zip(&ev.ae).map(|(a, b)| a * b).sum();
-        let mut touched = Vec::new();
-        for (ci, c) in p.cons.iter().enumerate() {
-            let rr = c.row..c.row + c.rows;
-            c.apply(&dv, &mut dvc[rr.clone()]);
-            if dvc[rr].iter().any(|&x| x != 0.0) {
-                touched.push(ci);
-            }
-        }
-        // ℓ'(α) and ℓ''(α).
-        let mut deriv = |alpha: f64| -> (f64, f64) {
-            let mut d1 = qb + alpha * qa;
-            let mut d2 = qa;
-            for &ci in &touched {
-                let c = &p.cons[ci];
-                let k = c.rows;
-                for t in 0..k {
-                    let i = c.row + t;
-                    y[t] = -(ev.vc[i] + alpha * dvc[i] - p.v_hat[i]) / p.r[i];
-                }
-                project(
-                    c.kind,
-                    &y[..k],
-                    &p.r[c.row..c.row + k],
-                    &mut gam[..k],
-                    Some(&mut gblk[..k * k]),
-                );
-                let dc = &dvc[c.row..c.row + k];
-                for a in 0..k {
-                    d1 -= dc[a] * gam[a];
-                    for b in 0..k {
-                        d2 += dc[a] * gblk[a * k + b] * dc[b];
-                    }
-                }
-            }
-            (d1, d2)
-        };
-        let amax = options.alpha_max;
-        let (dmax, _) = deriv(amax);
-        ls_total += 1;
-        let alpha = if dmax <= 0.0 {
-            amax
-        } else {
-            let target = options.line_search_tolerance * d0.abs();
-            let (mut lo, mut hi) = (0.0, amax);
-            let mut alpha = 1.0;
-            let mut out = alpha;
-            for _ in 0..options.max_line_search_iterations {
-                let (d1, d2) = deriv(alpha);
-                ls_total += 1;
-                out = alpha;
-                if d1.abs() <= target {
-                    break;
-                }
-                if d1 < 0.0 {
-                    lo = alpha;
-                } else {
-                    hi = alpha;
-                }
-                if hi - lo <= 1e-14 * hi {
-                    break;
-                }
-                let newton = alpha - d1 / d2;
-                alpha = if d2 > 0.0 && newton > lo && newton < hi {
-                    newton
-                } else {
-                    0.5 * (lo + hi)
-                };
-            }
-            out
-        };
-        let mut step = 0f64;
-        let mut vmax = 0f64;
-        for i in 0..n {
-            v[i] += alpha * dv[i];
-            step = step.max((alpha * dv[i]).abs());
-            vmax = vmax.max(v[i].abs());
-        }
-        iterations += 1;
-        stalled = step <= 4.0 * f64::EPSILON * vmax;
-    };
-
-    // Cost and cone membership at the returned point (ev holds its evaluation).
-    let mut cost = 0.0;
+/// Evaluates impulses, `G` blocks and gradient at `v` into `ws.ev`; returns the scaled
+/// gradient norm and the convergence threshold it is compared with.
+fn evaluate(
+    p: &RegularizedContactProblem,
+    v: &[f64],
+    ws: &mut Workspace,
+    options: &RegularizedContactOptions,
+) -> (f64, f64) {
+    let n = p.n;
+    let ev = &mut ws.ev;
+    let y = &mut ws.y;
     for i in 0..n {
-        cost += 0.5 * e[i] * ev.ae[i];
+        ws.e[i] = v[i] - p.v_star[i];
+    }
+    p.a.mul_into(&ws.e, &mut ev.ae);
+    ev.jtg.fill(0.0);
+    for (ci, c) in p.cons.iter().enumerate() {
+        let rr = c.row..c.row + c.rows;
+        c.apply(v, &mut ev.vc[rr.clone()]);
+        for (k, i) in rr.clone().enumerate() {
+            y[k] = -(ev.vc[i] - p.v_hat[i]) / p.r[i];
+        }
+        let go = ws.g_off[ci];
+        let region = project(
+            c.kind,
+            &y[..c.rows],
+            &p.r[rr.clone()],
+            &mut ev.gamma[rr.clone()],
+            Some(&mut ev.g[go..go + c.rows * c.rows]),
+        );
+        ev.active[ci] = region != Region::Separated;
+        c.apply_transpose_add(&ev.gamma[rr], &mut ev.jtg);
+    }
+    let dscale = &ws.dscale;
+    let mut gn2 = 0.0;
+    let mut pv2 = 0.0;
+    let mut jg2 = 0.0;
+    for i in 0..n {
+        ev.grad[i] = ev.ae[i] - ev.jtg[i];
+        gn2 += (dscale[i] * ev.grad[i]).powi(2);
+        pv2 += (dscale[i] * (ev.ae[i] + ws.av_star[i])).powi(2);
+        jg2 += (dscale[i] * ev.jtg[i]).powi(2);
+    }
+    let gnorm = gn2.sqrt();
+    let tol = options.abs_tolerance + options.rel_tolerance * pv2.sqrt().max(jg2.sqrt());
+    (gnorm, tol)
+}
+
+/// Solves `H Δv = −∇ℓ` with the factored Hessian into `ws.dv`; returns the directional
+/// derivative `ℓ'(0) = Δvᵀ ∇ℓ`.
+fn newton_direction(hess: &mut HessianSolver, ws: &mut Workspace) -> Result<f64, SolverError> {
+    for (d, g) in ws.dv.iter_mut().zip(&ws.ev.grad) {
+        *d = -g;
+    }
+    hess.solve(&mut ws.dv)?;
+    Ok(ws.dv.iter().zip(&ws.ev.grad).map(|(a, b)| a * b).sum())
+}
+
+/// Exact line search on `ℓ(v + α Δv)`: `α_max` when `ℓ'` is still negative there,
+/// otherwise safeguarded Newton on `ℓ'(α) = 0` within the bracket. Counts every
+/// evaluation of `ℓ'` in `ls_total`.
+fn line_search(
+    p: &RegularizedContactProblem,
+    ws: &mut Workspace,
+    d0: f64,
+    options: &RegularizedContactOptions,
+    ls_total: &mut usize,
+) -> f64 {
+    p.a.mul_into(&ws.dv, &mut ws.adv);
+    let qa: f64 = ws.dv.iter().zip(&ws.adv).map(|(a, b)| a * b).sum();
+    let qb: f64 = ws.dv.iter().zip(&ws.ev.ae).map(|(a, b)| a * b).sum();
+    let mut touched = Vec::new();
+    for (ci, c) in p.cons.iter().enumerate() {
+        let rr = c.row..c.row + c.rows;
+        c.apply(&ws.dv, &mut ws.dvc[rr.clone()]);
+        if ws.dvc[rr].iter().any(|&x| x != 0.0) {
+            touched.push(ci);
+        }
+    }
+    let mut deriv = |alpha: f64| line_derivatives(p, ws, &touched, qa, qb, alpha);
+    let amax = options.alpha_max;
+    let (dmax, _) = deriv(amax);
+    *ls_total += 1;
+    if dmax <= 0.0 {
+        return amax;
+    }
+    let target = options.line_search_tolerance * d0.abs();
+    let (mut lo, mut hi) = (0.0, amax);
+    let mut alpha = 1.0;
+    let mut out = alpha;
+    for _ in 0..options.max_line_search_iterations {
+        let (d1, d2) = deriv(alpha);
+        *ls_total += 1;
+        out = alpha;
+        if d1.abs() <= target {
+            break;
+        }
+        if d1 < 0.0 {
+            lo = alpha;
+        } else {
+            hi = alpha;
+        }
+        if hi - lo <= 1e-14 * hi {
+            break;
+        }
+        let newton = alpha - d1 / d2;
+        alpha = if d2 > 0.0 && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+    }
+    out
+}
+
+/// `ℓ'(α)` and `ℓ''(α)` along `Δv`, from the quadratic part `qb + α qa` and the
+/// constraints whose velocity `Δv` changes (`touched`).
+fn line_derivatives(
+    p: &RegularizedContactProblem,
+    ws: &mut Workspace,
+    touched: &[usize],
+    qa: f64,
+    qb: f64,
+    alpha: f64,
+) -> (f64, f64) {
+    let (vc, dvc) = (&ws.ev.vc, &ws.dvc);
+    let (y, gam, gblk) = (&mut ws.y, &mut ws.gam, &mut ws.gblk);
+    let mut d1 = qb + alpha * qa;
+    let mut d2 = qa;
+    for &ci in touched {
+        let c = &p.cons[ci];
+        let k = c.rows;
+        for t in 0..k {
+            let i = c.row + t;
+            y[t] = -(vc[i] + alpha * dvc[i] - p.v_hat[i]) / p.r[i];
+        }
+        project(
+            c.kind,
+            &y[..k],
+            &p.r[c.row..c.row + k],
+            &mut gam[..k],
+            Some(&mut gblk[..k * k]),
+        );
+        let dc = &dvc[c.row..c.row + k];
+        for a in 0..k {
+            d1 -= dc[a] * gam[a];
+            for b in 0..k {
+                d2 += dc[a] * gblk[a * k + b] * dc[b];
+            }
+        }
+    }
+    (d1, d2)
+}
+
+/// Cost `ℓ(v)` and largest set violation of `γ` at the last evaluated point.
+fn cost_and_violation(p: &RegularizedContactProblem, ws: &Workspace) -> (f64, f64) {
+    let mut cost = 0.0;
+    for i in 0..p.n {
+        cost += 0.5 * ws.e[i] * ws.ev.ae[i];
     }
     let mut violation = 0f64;
-    let mut row_offsets = Vec::with_capacity(p.cons.len() + 1);
     for c in &p.cons {
-        row_offsets.push(c.row);
-        let g = &ev.gamma[c.row..c.row + c.rows];
+        let g = &ws.ev.gamma[c.row..c.row + c.rows];
         for (t, gi) in g.iter().enumerate() {
             cost += 0.5 * p.r[c.row + t] * gi * gi;
         }
@@ -375,18 +485,5 @@ pub fn solve(
         };
         violation = violation.max(viol);
     }
-    row_offsets.push(m);
-    Ok(RegularizedContactSolution {
-        v: DVector::from_vec(v),
-        gamma: DVector::from_vec(ev.gamma),
-        constraint_velocity: DVector::from_vec(ev.vc),
-        status,
-        iterations,
-        line_search_iterations: ls_total,
-        gradient_norm: gnorm,
-        tolerance: tol,
-        cost,
-        cone_violation: violation,
-        row_offsets,
-    })
+    (cost, violation)
 }
