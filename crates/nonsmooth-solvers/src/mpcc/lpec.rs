@@ -274,6 +274,9 @@ fn decide_pairs(
     Ok(decided)
 }
 
+/// Each column's `(MILP row, coefficient)` entries, column by column.
+type ColumnEntries = Vec<Vec<(usize, f64)>>;
+
 /// Adds the rows of the linearized constraints `g_L − g(x) ≤ ∇g(x) d ≤ g_U − g(x)`
 /// (widened to contain 0; rows free on both sides are left out). Returns each
 /// constraint's MILP row (`usize::MAX` when left out) and each column's entries so far.
@@ -281,7 +284,7 @@ fn linearized_rows(
     mpcc: &Mpcc<'_>,
     x: &[f64],
     milp: &mut Milp,
-) -> Result<(Vec<usize>, Vec<Vec<(usize, f64)>>), SolverError> {
+) -> Result<(Vec<usize>, ColumnEntries), SolverError> {
     let nlp = mpcc.nlp;
     let (n, m) = (nlp.num_vars(), nlp.num_cons());
     let mut g = vec![0.0; m];
