@@ -222,8 +222,22 @@ struct SmdCase {
 }
 
 fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
-    let m = 1.0;
     let base = load(SMD, "examples/drumwright_smd.toml")?;
+    let cases = smd_cases();
+    let measured = smd_spectral_radii(ctx, out, &base, &cases)?;
+    smd_drumwright_radii(out, &base)?;
+    smd_stability_predicates(out);
+    let implicit_euler = "penalty-implicit";
+    let model = smd_model(&base, 0.0, 1e6);
+    let l_stable = measured_step_map(&model, implicit_euler, 1e3)?;
+    out.metric("rho_implicit_h1e3", spectral_radius(&l_stable));
+    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability, eqs 13-14");
+    smd_figures(ctx, out, &cases, &measured)
+}
+
+/// The spring–mass–damper cases of Figs 1–3 (Drumwright 2019, §3): each scheme's stepper,
+/// closed-form step map, parameters and the paper's spectral radius.
+fn smd_cases() -> [SmdCase; 8] {
     let case = |metric, stepper, closed_form, b, k, h, paper_rho| SmdCase {
         metric,
         stepper,
@@ -236,7 +250,7 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
     let explicit_euler = "penalty-explicit";
     let symplectic_euler = "penalty-symplectic";
     let implicit_euler = "penalty-implicit";
-    let cases = [
+    [
         case(
             "rho_explicit_b1",
             explicit_euler,
@@ -309,16 +323,28 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
             1e-2,
             0.0995,
         ),
-    ];
+    ]
+}
+
+/// The spectral radius of each library stepper's measured step map for each case, checked
+/// against the paper's, and the measured maps against the schemes' closed forms; returns
+/// the measured maps.
+fn smd_spectral_radii(
+    ctx: &RunContext,
+    out: &mut ExperimentOutcome,
+    base: &Model,
+    cases: &[SmdCase],
+) -> Result<Vec<Matrix2<f64>>, ReportError> {
+    let m = 1.0;
     // The spectral radius of each library stepper's measured step map (not of a matrix
     // written here), checked against the paper's; the measured map against the scheme's
     // closed form.
     let mut measured = Vec::with_capacity(cases.len());
     let mut map_error: f64 = 0.0;
     let mut linearity: f64 = 0.0;
-    for c in &cases {
+    for c in cases {
         (ctx.progress)(&format!("{}: {} steps", c.metric, c.stepper));
-        let model = smd_model(&base, c.b, c.k);
+        let model = smd_model(base, c.b, c.k);
         let a = measured_step_map(&model, c.stepper, c.h)?;
         let closed = (c.closed_form)(m, c.b, c.k, c.h);
         map_error = map_error.max((a - closed).abs().max() / closed.abs().max().max(1.0));
@@ -347,6 +373,12 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
     );
     out.metric("step_map_linearity_200_steps", linearity);
     out.expect("step_map_linearity_200_steps", 0.0, 1e-6, "linear scheme");
+    Ok(measured)
+}
+
+/// The Drumwright step on the spring as a soft constraint: implicit Euler in the constraint.
+fn smd_drumwright_radii(out: &mut ExperimentOutcome, base: &Model) -> Result<(), ReportError> {
+    let m = 1.0;
     // The paper's point, on the library's own stepper: with the spring as a soft constraint,
     // the Drumwright step is implicit Euler in the constraint (stable where symplectic Euler
     // explodes, k = 1e7, h = 1e-3) and L-stable (k = 1e6, h = 1e3).
@@ -354,7 +386,7 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
         ("rho_drumwright_k1e7_h1e-3", 1e7, 1e-3),
         ("rho_drumwright_k1e6_h1e3", 1e6, 1e3),
     ] {
-        let model = smd_model(&base, 1.0, k);
+        let model = smd_model(base, 1.0, k);
         let a = measured_step_map(&model, "drumwright", h)?;
         let expected = spectral_radius(&implicit(m, 1.0, k, h));
         out.metric(metric, spectral_radius(&a));
@@ -365,6 +397,12 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
             "implicit Euler, eqs 13-14",
         );
     }
+    Ok(())
+}
+
+/// The stability predicates of eqs 7–12 against the spectral radius on a parameter sweep.
+fn smd_stability_predicates(out: &mut ExperimentOutcome) {
+    let m = 1.0;
     // Stability predicates against the spectral radius on a parameter sweep (A1).
     let mut mismatches = 0.0;
     for i in 0..40 {
@@ -395,10 +433,15 @@ fn smd(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError>
         0.0,
         "§3, eqs 7-12 (Jury, A1)",
     );
-    let model = smd_model(&base, 0.0, 1e6);
-    let l_stable = measured_step_map(&model, implicit_euler, 1e3)?;
-    out.metric("rho_implicit_h1e3", spectral_radius(&l_stable));
-    out.expect("rho_implicit_h1e3", 0.0, 1e-3, "L-stability, eqs 13-14");
+}
+
+/// The trajectories of Figs 1–3 from the measured step maps.
+fn smd_figures(
+    ctx: &RunContext,
+    out: &mut ExperimentOutcome,
+    cases: &[SmdCase],
+    measured: &[Matrix2<f64>],
+) -> Result<(), ReportError> {
     let t_end = if ctx.quick { 0.01 } else { 0.05 };
     let label = |i: usize, text: &'static str| (text, measured[i], cases[i].h);
     let figs: [FigureSpec; 3] = [
@@ -1025,19 +1068,12 @@ fn require_finished(id: &str, run: TimedRun) -> Result<TimedRun, ReportError> {
 }
 
 fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
-    let id = "drumwright-foundation";
     let t_end = if ctx.quick { 0.1 } else { 1.0 };
     let h = 0.01;
     let elements: &[usize] = if ctx.quick { &[10] } else { &[10, 30] };
     let moduli: &[f64] = if ctx.quick { &[1e7] } else { &[1e7, 1e11] };
     let mut table = Vec::new();
-    let mut fig_time = Figure::new(
-        "Wall time per run versus elements (Table 1)",
-        "elements",
-        "seconds",
-    );
     let mut cb_times = Vec::new();
-    let budget = |full: f64| if ctx.quick { f64::INFINITY } else { full };
     let mut references: Vec<(f64, State)> = Vec::new();
     let mut fig_pressure = Figure::new(
         "Element forces across the middle of the face at the end (Fig 7, 50 N)",
@@ -1047,116 +1083,183 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     for &n in elements {
         for &load in &[5.0, 50.0] {
             for &e in moduli {
-                let tag = format!("{}_{}N_{e:e}", n * n, load);
-                (ctx.progress)(&tag);
-                let model = foundation_model(n, e)?;
-                let pl = foundation_load(load);
-                let mut cb = DrumwrightStepper::default();
-                let mut cb_states: Vec<State> = Vec::new();
-                let cb_run = require_finished(
-                    id,
-                    run_loaded(&model, t_end, h, f64::INFINITY, |s| {
-                        let next = cb.step_with_load(&model, s, h, &pl)?;
-                        cb_states.push(next.clone());
-                        Ok(next)
-                    }),
-                )?;
-                let mut bdf = BdfStepper::default().with_load(pl.clone());
-                bdf.rtol = 1e-3;
-                bdf.atol = 1e-6;
-                // The BDF(1) baseline serves Table 1's timing only: `--fast` skips it.
-                let bdf_run = (!ctx.fast).then(|| {
-                    run_loaded(&model, t_end, h, budget(BASELINE_BUDGET_S), |s| {
-                        bdf.step(&model, s, h)
-                    })
-                });
-                let mut rk = Rk45Stepper::default().with_load(pl.clone());
-                rk.rtol = 1e-8;
-                rk.atol = 1e-11;
-                let rk_run = run_loaded(&model, t_end, h, budget(REFERENCE_BUDGET_S), |s| {
-                    rk.step(&model, s, h)
-                });
-                let t_bdf = bdf_run.as_ref().map_or(f64::NAN, |r| r.seconds);
-                let (t_cb, t_rk) = (cb_run.seconds, rk_run.seconds);
-                out.metric(&format!("time_cb_{tag}"), t_cb);
-                if bdf_run.is_some() {
-                    out.metric(&format!("time_bdf_{tag}"), t_bdf);
-                }
-                out.metric(&format!("time_rk45_{tag}"), t_rk);
-                let runs = [("bdf", bdf_run.as_ref()), ("rk45", Some(&rk_run))];
-                for (name, run) in runs.into_iter().filter_map(|(n, r)| Some((n, r?))) {
-                    let done = run.stopped.is_none();
-                    out.metric(&format!("finished_{name}_{tag}"), f64::from(u8::from(done)));
-                    if let Some(why) = &run.stopped {
-                        out.notes.push(format!(
-                            "{name} on {tag} stopped at t = {:.4} s after {:.1} s of wall time: {why}",
-                            run.state.t, run.seconds
-                        ));
+                let case = FoundationCase { n, load, e };
+                (ctx.progress)(&case.tag());
+                let result = foundation_case(ctx, out, case, t_end, h)?;
+                table.push(result.row);
+                if !ctx.quick && n == 10 && load == 50.0 {
+                    if let Some(reference) = result.reference {
+                        references.push((e, reference));
                     }
                 }
-                let q_cb = &cb_run.state;
-                // Error against the reference at t_end, or, when the reference stopped on
-                // its budget, at the last time it reached (`error_cb_<tag>_at_t`).
-                let at_ref = cb_states
-                    .iter()
-                    .find(|c| (c.t - rk_run.state.t).abs() < 1e-9 * (1.0 + c.t))
-                    .map(|c| (&c.q - &rk_run.state.q).norm());
-                let (err, rel) = if rk_run.stopped.is_none() {
-                    let err = (&q_cb.q - &rk_run.state.q).norm();
-                    out.metric(&format!("error_cb_{tag}"), err);
-                    out.metric(&format!("rel_error_cb_{tag}"), err / rk_run.state.q.norm());
-                    (err, err / rk_run.state.q.norm())
-                } else {
-                    if let Some(err) = at_ref {
-                        out.metric(&format!("error_cb_{tag}_at_t"), err);
-                        out.metric(&format!("reference_t_{tag}"), rk_run.state.t);
-                    }
-                    (f64::NAN, f64::NAN)
-                };
-                if !ctx.quick && n == 10 && load == 50.0 && rk_run.stopped.is_none() {
-                    references.push((e, rk_run.state.clone()));
-                }
-                let stable = q_cb.q.iter().all(|x| x.is_finite()) && (q_cb.q[2] - 0.5).abs() < 0.05;
-                out.metric(&format!("stable_{tag}"), if stable { 1.0 } else { 0.0 });
-                out.expect(&format!("stable_{tag}"), 1.0, 0.0, "A8: no instability");
-                table.push(vec![
-                    (n * n) as f64,
-                    load,
-                    e,
-                    t_cb,
-                    t_bdf,
-                    t_rk,
-                    err,
-                    rel,
-                    if bdf_run.is_some() {
-                        bdf.internal_steps as f64
-                    } else {
-                        f64::NAN
-                    },
-                    rk.internal_steps as f64,
-                ]);
                 if e == 1e7 && load == 50.0 {
-                    cb_times.push(((n * n) as f64, t_cb));
-                }
-                if load == 50.0 && e == 1e7 {
-                    let mid = n / 2;
-                    let mut pts = Vec::new();
-                    for c in &cb.last.contacts {
-                        let (i, j) = (c.contact / n, c.contact % n);
-                        if j == mid {
-                            pts.push((-0.5 + (i as f64 + 0.5) / n as f64, c.normal));
-                        }
-                    }
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    cb_times.push(((n * n) as f64, result.seconds));
                     fig_pressure
                         .series
-                        .push(Series::line(format!("{} elements", n * n), pts));
+                        .push(Series::line(format!("{} elements", n * n), result.pressure));
                 }
             }
         }
     }
-    // 50 N, 100 elements at h = 1e-3 (Table 2 note), against the h = 1e-2 runs' references.
-    for (e, reference) in &references {
+    foundation_fine_step(out, &references, t_end)?;
+    let outputs = FoundationOutputs {
+        table,
+        cb_times,
+        fig_pressure,
+        t_end,
+    };
+    foundation_outputs(ctx, out, outputs)
+}
+
+/// One case of the foundation grid (Drumwright 2019, §5.5): elements per side, load (N),
+/// Young's modulus (Pa).
+#[derive(Debug, Clone, Copy)]
+struct FoundationCase {
+    n: usize,
+    load: f64,
+    e: f64,
+}
+
+impl FoundationCase {
+    /// The case's tag in metric names (`<elements>_<load>N_<E>`).
+    fn tag(&self) -> String {
+        format!("{}_{}N_{:e}", self.n * self.n, self.load, self.e)
+    }
+}
+
+/// What one foundation case gives: its row of the tables' CSV, the Drumwright run's wall
+/// time, the reference state at the end (when the reference run finished) and the element
+/// forces across the middle of the face.
+struct FoundationResult {
+    row: Vec<f64>,
+    seconds: f64,
+    reference: Option<State>,
+    pressure: Vec<(f64, f64)>,
+}
+
+/// One foundation case: the Drumwright run, the BDF(1) baseline (not with `--fast`) and the
+/// RK45 reference, their wall times, the error against the reference and the stability
+/// check.
+fn foundation_case(
+    ctx: &RunContext,
+    out: &mut ExperimentOutcome,
+    case: FoundationCase,
+    t_end: f64,
+    h: f64,
+) -> Result<FoundationResult, ReportError> {
+    let id = "drumwright-foundation";
+    let FoundationCase { n, load, e } = case;
+    let tag = case.tag();
+    let budget = |full: f64| if ctx.quick { f64::INFINITY } else { full };
+    let model = foundation_model(n, e)?;
+    let pl = foundation_load(load);
+    let mut cb = DrumwrightStepper::default();
+    let mut cb_states: Vec<State> = Vec::new();
+    let cb_run = require_finished(
+        id,
+        run_loaded(&model, t_end, h, f64::INFINITY, |s| {
+            let next = cb.step_with_load(&model, s, h, &pl)?;
+            cb_states.push(next.clone());
+            Ok(next)
+        }),
+    )?;
+    let mut bdf = BdfStepper::default().with_load(pl.clone());
+    bdf.rtol = 1e-3;
+    bdf.atol = 1e-6;
+    // The BDF(1) baseline serves Table 1's timing only: `--fast` skips it.
+    let bdf_run = (!ctx.fast).then(|| {
+        run_loaded(&model, t_end, h, budget(BASELINE_BUDGET_S), |s| {
+            bdf.step(&model, s, h)
+        })
+    });
+    let mut rk = Rk45Stepper::default().with_load(pl.clone());
+    rk.rtol = 1e-8;
+    rk.atol = 1e-11;
+    let rk_run = run_loaded(&model, t_end, h, budget(REFERENCE_BUDGET_S), |s| {
+        rk.step(&model, s, h)
+    });
+    let t_bdf = bdf_run.as_ref().map_or(f64::NAN, |r| r.seconds);
+    let (t_cb, t_rk) = (cb_run.seconds, rk_run.seconds);
+    out.metric(&format!("time_cb_{tag}"), t_cb);
+    if bdf_run.is_some() {
+        out.metric(&format!("time_bdf_{tag}"), t_bdf);
+    }
+    out.metric(&format!("time_rk45_{tag}"), t_rk);
+    let runs = [("bdf", bdf_run.as_ref()), ("rk45", Some(&rk_run))];
+    for (name, run) in runs.into_iter().filter_map(|(n, r)| Some((n, r?))) {
+        let done = run.stopped.is_none();
+        out.metric(&format!("finished_{name}_{tag}"), f64::from(u8::from(done)));
+        if let Some(why) = &run.stopped {
+            out.notes.push(format!(
+                "{name} on {tag} stopped at t = {:.4} s after {:.1} s of wall time: {why}",
+                run.state.t, run.seconds
+            ));
+        }
+    }
+    let q_cb = &cb_run.state;
+    // Error against the reference at t_end, or, when the reference stopped on
+    // its budget, at the last time it reached (`error_cb_<tag>_at_t`).
+    let at_ref = cb_states
+        .iter()
+        .find(|c| (c.t - rk_run.state.t).abs() < 1e-9 * (1.0 + c.t))
+        .map(|c| (&c.q - &rk_run.state.q).norm());
+    let (err, rel) = if rk_run.stopped.is_none() {
+        let err = (&q_cb.q - &rk_run.state.q).norm();
+        out.metric(&format!("error_cb_{tag}"), err);
+        out.metric(&format!("rel_error_cb_{tag}"), err / rk_run.state.q.norm());
+        (err, err / rk_run.state.q.norm())
+    } else {
+        if let Some(err) = at_ref {
+            out.metric(&format!("error_cb_{tag}_at_t"), err);
+            out.metric(&format!("reference_t_{tag}"), rk_run.state.t);
+        }
+        (f64::NAN, f64::NAN)
+    };
+    let stable = q_cb.q.iter().all(|x| x.is_finite()) && (q_cb.q[2] - 0.5).abs() < 0.05;
+    out.metric(&format!("stable_{tag}"), if stable { 1.0 } else { 0.0 });
+    out.expect(&format!("stable_{tag}"), 1.0, 0.0, "A8: no instability");
+    let row = vec![
+        (n * n) as f64,
+        load,
+        e,
+        t_cb,
+        t_bdf,
+        t_rk,
+        err,
+        rel,
+        if bdf_run.is_some() {
+            bdf.internal_steps as f64
+        } else {
+            f64::NAN
+        },
+        rk.internal_steps as f64,
+    ];
+    let mid = n / 2;
+    let mut pressure = Vec::new();
+    for c in &cb.last.contacts {
+        let (i, j) = (c.contact / n, c.contact % n);
+        if j == mid {
+            pressure.push((-0.5 + (i as f64 + 0.5) / n as f64, c.normal));
+        }
+    }
+    pressure.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(FoundationResult {
+        row,
+        seconds: t_cb,
+        reference: rk_run.stopped.is_none().then(|| rk_run.state.clone()),
+        pressure,
+    })
+}
+
+/// The 100-element, 50 N cases at h = 1e-3 (Table 2 note), against the h = 1e-2 runs'
+/// references.
+fn foundation_fine_step(
+    out: &mut ExperimentOutcome,
+    references: &[(f64, State)],
+    t_end: f64,
+) -> Result<(), ReportError> {
+    let id = "drumwright-foundation";
+    for (e, reference) in references {
         let tag = format!("100_50N_{e:e}");
         let model = foundation_model(10, *e)?;
         let pl = foundation_load(50.0);
@@ -1172,6 +1275,35 @@ fn foundation(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
             (&cb_run.state.q - &reference.q).norm(),
         );
     }
+    Ok(())
+}
+
+/// The foundation grid's collected outputs: the tables' rows, the Drumwright wall times at
+/// 50 N and E = 1e7, the element-force figure, the simulated duration.
+struct FoundationOutputs {
+    table: Vec<Vec<f64>>,
+    cb_times: Vec<(f64, f64)>,
+    fig_pressure: Figure,
+    t_end: f64,
+}
+
+/// Tables 1–2 (full mode), the timing exponent, the figures and the tables' CSV.
+fn foundation_outputs(
+    ctx: &RunContext,
+    out: &mut ExperimentOutcome,
+    outputs: FoundationOutputs,
+) -> Result<(), ReportError> {
+    let FoundationOutputs {
+        table,
+        cb_times,
+        fig_pressure,
+        t_end,
+    } = outputs;
+    let mut fig_time = Figure::new(
+        "Wall time per run versus elements (Table 1)",
+        "elements",
+        "seconds",
+    );
     if !ctx.quick {
         foundation_table1(out);
         foundation_table2(out);

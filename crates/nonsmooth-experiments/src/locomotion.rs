@@ -174,184 +174,19 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     let model = quadruped(id)?;
     let planner = GaitPlanner::trot(0.75);
     let dur = duration(ctx);
-    let mut err_fig = Figure::new(
-        "Mean joint position error (rigid, μ = 0.1)",
-        "t [s]",
-        "|θ − θ_des| [rad]",
-    );
-    let mut tau_fig = Figure::new(
-        "Front-left knee torque (rigid, μ = 0.1)",
-        "t [s]",
-        "u [N m]",
-    );
-    let mut com_fig = Figure::new(
-        "Centre-of-mass path (rigid, μ = 0.1, cf. Fig. 17)",
-        "x [m]",
-        "y [m]",
-    );
-    let mut com_inf_fig = Figure::new(
-        "Centre-of-mass path (rigid, μ = ∞): who walks and who trots in place",
-        "x [m]",
-        "y [m]",
-    );
-    let mut strip: Option<LoopRecord> = None;
-    // The walk player: every controller on rigid μ = 0.1, overlaid.
-    let mut player: Option<(Model, &str, Vec<nonsmooth_report::viewer::ViewerRun>)> = None;
-    let mut rows = Vec::new();
-    let mut travel = Vec::new();
+    let mut grid = TrackingGrid::new();
     for terrain in terrains(ctx) {
         for ctrl in controllers(ctx) {
             (ctx.progress)(&format!("{ctrl} on {}", terrain.id));
             let rec = run_one(id, &model, ctrl, &terrain, &planner, dur)?;
-            let key = format!("{ctrl}_{}", terrain.id);
-            let fell = rec.fell.is_some();
-            out.metric(&format!("pos_err_{key}"), rec.mean_pos_err());
-            out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
-            out.metric(&format!("fell_{key}"), if fell { 1.0 } else { 0.0 });
-            out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
-            out.metric(
-                &format!("longest_reversal_run_{key}"),
-                rec.longest_reversal_run as f64,
-            );
-            out.metric(&format!("progress_{key}"), rec.progress());
-            if let (Some(t), Some(r)) = (rec.fell, &rec.fall_reason) {
-                out.notes.push(format!("{key}: fell at t = {t:.3} s ({r})"));
-            }
-            travel.push(format!(
-                "{key} {:.3} m ({:.0} %)",
-                rec.travel,
-                100.0 * rec.progress()
-            ));
-            if terrain.id == "rigid_muinf" {
-                com_inf_fig.series.push(Series::line(
-                    ctrl,
-                    rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
-                ));
-            }
-            rows.push((key, rec.mean_pos_err(), fell));
-            if terrain.id == "rigid_mu0_1" {
-                let (m, _, runs) = player.get_or_insert_with(|| {
-                    (
-                        terrain_model(&model, &terrain),
-                        terrain.stepper(),
-                        Vec::new(),
-                    )
-                });
-                let traj = nonsmooth_sim::viewer::trajectory_of(m, terrain.stepper(), &rec.states);
-                let status = match (rec.fell, &rec.fall_reason) {
-                    (Some(t), Some(r)) => format!("fell at t = {t:.3} s ({r})"),
-                    _ => String::new(),
-                };
-                runs.push(nonsmooth_sim::viewer::run(
-                    m,
-                    &traj,
-                    ctrl.to_string(),
-                    status,
-                    PLAYER_FRAMES,
-                ));
-                err_fig.series.push(Series::line(
-                    ctrl,
-                    rec.t
-                        .iter()
-                        .copied()
-                        .zip(rec.pos_err.iter().copied())
-                        .collect(),
-                ));
-                tau_fig.series.push(Series::line(
-                    ctrl,
-                    rec.t
-                        .iter()
-                        .copied()
-                        .zip(rec.torques.iter().map(|u| u[2]))
-                        .collect(),
-                ));
-                com_fig.series.push(Series::line(
-                    ctrl,
-                    rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
-                ));
-                if ctrl == "pid" {
-                    strip = Some(rec);
-                }
-            }
+            grid.record(&model, &terrain, ctrl, rec, out);
         }
     }
-    for (name, fig) in [
-        ("joint_error.svg", &err_fig),
-        ("torque.svg", &tau_fig),
-        ("com_path.svg", &com_fig),
-        ("com_path_muinf.svg", &com_inf_fig),
-    ] {
-        // The quick mode runs no μ = ∞ terrain.
-        if fig.series.is_empty() {
-            continue;
-        }
-        fig.write_svg(&ctx.path(name))?;
-        out.figure(name);
-    }
-    if let Some((m, stepper, runs)) = player {
-        let scene = nonsmooth_sim::viewer::overlay(
-            &m,
-            runs,
-            format!("Quadruped trot on rigid ground, μ = 0.1, every controller ({stepper}, 1 ms)"),
-            vec!["Contact points only: the closed loop records no contact impulses.".into()],
-        );
-        nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
-        out.player("viewer.html");
-    }
-    if let Some(rec) = strip {
-        let mut fig = Figure::new(
-            "Animation strip: side view (x, z) of trunk and feet, PID, rigid μ = 0.1",
-            "x [m] (frames offset by 0.3 m)",
-            "z [m]",
-        );
-        let n = rec.frames.len();
-        let picks = 6.min(n);
-        for j in 0..picks {
-            let (t, trunk, feet) = &rec.frames[j * (n - 1).max(1) / (picks - 1).max(1)];
-            let off = 0.3 * j as f64;
-            let mut pts = Vec::new();
-            for f in feet {
-                pts.push((trunk.x + off, trunk.z));
-                pts.push((f.x + off, f.z));
-            }
-            fig.series.push(Series::line(format!("t = {t:.2} s"), pts));
-        }
-        fig.write_svg(&ctx.path("animation_strip.svg"))?;
-        out.figure("animation_strip.svg");
-    }
+    let (rows, travel) = grid.write_pictures(ctx, out)?;
     // The height-map terrain (paper §7.5; the paper ran only QP,μ there and compared it with
     // PID): full mode only.
     if !ctx.quick {
-        let hm = HEIGHTMAP_TERRAIN;
-        let mut hm_rows = Vec::new();
-        for ctrl in ["qp_mu", "lcp_mu", "pid"] {
-            (ctx.progress)(&format!("{ctrl} on {}", hm.id));
-            let rec = run_one(id, &model, ctrl, &hm, &planner, dur)?;
-            let key = format!("{ctrl}_{}", hm.id);
-            out.metric(&format!("pos_err_{key}"), rec.mean_pos_err());
-            out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
-            out.metric(
-                &format!("fell_{key}"),
-                if rec.fell.is_some() { 1.0 } else { 0.0 },
-            );
-            out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
-            hm_rows.push(format!(
-                "{ctrl} {:.4} rad{}",
-                rec.mean_pos_err(),
-                rec.fell
-                    .map(|t| format!(" (fell at {t:.2} s)"))
-                    .unwrap_or_default()
-            ));
-        }
-        out.notes.push(format!(
-            "Height-map terrain `{}` (rigid, smooth bumps of ±{} mm, normals from the \
-             interpolated gradient, μ = {}): mean position error {}. Paper: QP,μ cut the \
-             tracking error by 19 % against PID there.",
-            hm.id,
-            hm.bumps * 1e3,
-            hm.friction,
-            hm_rows.join(", ")
-        ));
+        heightmap_runs(id, &model, &planner, dur, ctx, out)?;
     }
     let cap_sweep = if ctx.quick {
         String::from("(full mode only)")
@@ -374,6 +209,272 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         travel.join(", "),
         cap_sweep
     ));
+    tracking_checks(ctx, out);
+    ordering_against_pid(&rows, out);
+    out.notes.push(format!(
+        "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and turns; \
+         here a straight trot). Rigid terrains: anitescu-potra; compliant: penalty-symplectic \
+         with 10 sub-steps of 0.1 ms per control step (K = {} N/m, B = {} N s/m, friction \
+         regularized below 2 cm/s; at 1 ms the explicit ground was unstable at μ = 2); μ = ∞ is μ = {} on rigid and \
+         μ = {} on compliant ground (see docs/locomotion.md).",
+        Terrain::STIFFNESS,
+        Terrain::DAMPING,
+        Terrain::MU_INF,
+        Terrain::MU_INF_COMPLIANT
+    ));
+    if !ctx.quick {
+        table3_comparison(out);
+    }
+    Ok(())
+}
+
+/// The walk player's scene: the model of the first terrain with a player, its stepper and
+/// one run per controller.
+type WalkPlayer = (
+    Model,
+    &'static str,
+    Vec<nonsmooth_report::viewer::ViewerRun>,
+);
+
+/// Each run's (key, mean position error, fell), and each run's travelled distance (a note's
+/// text).
+type TrackingRows = (Vec<(String, f64, bool)>, Vec<String>);
+
+/// What the controller × terrain grid of `id-tracking` collects: the figures (rigid μ = 0.1,
+/// and the centre-of-mass paths on rigid μ = ∞), the walk player, the PID run of the
+/// animation strip, each run's (key, mean position error, fell) and travelled distance.
+struct TrackingGrid {
+    err_fig: Figure,
+    tau_fig: Figure,
+    com_fig: Figure,
+    com_inf_fig: Figure,
+    strip: Option<LoopRecord>,
+    player: Option<WalkPlayer>,
+    rows: Vec<(String, f64, bool)>,
+    travel: Vec<String>,
+}
+
+impl TrackingGrid {
+    /// Empty figures and records.
+    fn new() -> Self {
+        Self {
+            err_fig: Figure::new(
+                "Mean joint position error (rigid, μ = 0.1)",
+                "t [s]",
+                "|θ − θ_des| [rad]",
+            ),
+            tau_fig: Figure::new(
+                "Front-left knee torque (rigid, μ = 0.1)",
+                "t [s]",
+                "u [N m]",
+            ),
+            com_fig: Figure::new(
+                "Centre-of-mass path (rigid, μ = 0.1, cf. Fig. 17)",
+                "x [m]",
+                "y [m]",
+            ),
+            com_inf_fig: Figure::new(
+                "Centre-of-mass path (rigid, μ = ∞): who walks and who trots in place",
+                "x [m]",
+                "y [m]",
+            ),
+            strip: None,
+            player: None,
+            rows: Vec::new(),
+            travel: Vec::new(),
+        }
+    }
+
+    /// Records one run of controller `ctrl` on `terrain`: its metrics, its fall, its travel,
+    /// and its curves and player run on the terrains that are drawn.
+    fn record(
+        &mut self,
+        model: &Model,
+        terrain: &Terrain,
+        ctrl: &'static str,
+        rec: LoopRecord,
+        out: &mut ExperimentOutcome,
+    ) {
+        let key = format!("{ctrl}_{}", terrain.id);
+        let fell = rec.fell.is_some();
+        out.metric(&format!("pos_err_{key}"), rec.mean_pos_err());
+        out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
+        out.metric(&format!("fell_{key}"), if fell { 1.0 } else { 0.0 });
+        out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
+        out.metric(
+            &format!("longest_reversal_run_{key}"),
+            rec.longest_reversal_run as f64,
+        );
+        out.metric(&format!("progress_{key}"), rec.progress());
+        if let (Some(t), Some(r)) = (rec.fell, &rec.fall_reason) {
+            out.notes.push(format!("{key}: fell at t = {t:.3} s ({r})"));
+        }
+        self.travel.push(format!(
+            "{key} {:.3} m ({:.0} %)",
+            rec.travel,
+            100.0 * rec.progress()
+        ));
+        if terrain.id == "rigid_muinf" {
+            self.com_inf_fig.series.push(Series::line(
+                ctrl,
+                rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
+            ));
+        }
+        self.rows.push((key, rec.mean_pos_err(), fell));
+        if terrain.id == "rigid_mu0_1" {
+            let (m, _, runs) = self.player.get_or_insert_with(|| {
+                (terrain_model(model, terrain), terrain.stepper(), Vec::new())
+            });
+            let traj = nonsmooth_sim::viewer::trajectory_of(m, terrain.stepper(), &rec.states);
+            let status = match (rec.fell, &rec.fall_reason) {
+                (Some(t), Some(r)) => format!("fell at t = {t:.3} s ({r})"),
+                _ => String::new(),
+            };
+            runs.push(nonsmooth_sim::viewer::run(
+                m,
+                &traj,
+                ctrl.to_string(),
+                status,
+                PLAYER_FRAMES,
+            ));
+            self.err_fig.series.push(Series::line(
+                ctrl,
+                rec.t
+                    .iter()
+                    .copied()
+                    .zip(rec.pos_err.iter().copied())
+                    .collect(),
+            ));
+            self.tau_fig.series.push(Series::line(
+                ctrl,
+                rec.t
+                    .iter()
+                    .copied()
+                    .zip(rec.torques.iter().map(|u| u[2]))
+                    .collect(),
+            ));
+            self.com_fig.series.push(Series::line(
+                ctrl,
+                rec.com.iter().map(|(_, c)| (c.x, c.y)).collect(),
+            ));
+            if ctrl == "pid" {
+                self.strip = Some(rec);
+            }
+        }
+    }
+
+    /// Writes the figures, the walk player and the animation strip; returns the runs'
+    /// (key, mean position error, fell) and travelled distances for the checks and notes.
+    fn write_pictures(
+        self,
+        ctx: &RunContext,
+        out: &mut ExperimentOutcome,
+    ) -> Result<TrackingRows, ReportError> {
+        let TrackingGrid {
+            err_fig,
+            tau_fig,
+            com_fig,
+            com_inf_fig,
+            strip,
+            player,
+            rows,
+            travel,
+        } = self;
+        for (name, fig) in [
+            ("joint_error.svg", &err_fig),
+            ("torque.svg", &tau_fig),
+            ("com_path.svg", &com_fig),
+            ("com_path_muinf.svg", &com_inf_fig),
+        ] {
+            // The quick mode runs no μ = ∞ terrain.
+            if fig.series.is_empty() {
+                continue;
+            }
+            fig.write_svg(&ctx.path(name))?;
+            out.figure(name);
+        }
+        if let Some((m, stepper, runs)) = player {
+            let scene = nonsmooth_sim::viewer::overlay(
+                &m,
+                runs,
+                format!(
+                    "Quadruped trot on rigid ground, μ = 0.1, every controller ({stepper}, 1 ms)"
+                ),
+                vec!["Contact points only: the closed loop records no contact impulses.".into()],
+            );
+            nonsmooth_report::viewer::write_viewer_html(&ctx.path("viewer.html"), &scene)?;
+            out.player("viewer.html");
+        }
+        if let Some(rec) = strip {
+            let mut fig = Figure::new(
+                "Animation strip: side view (x, z) of trunk and feet, PID, rigid μ = 0.1",
+                "x [m] (frames offset by 0.3 m)",
+                "z [m]",
+            );
+            let n = rec.frames.len();
+            let picks = 6.min(n);
+            for j in 0..picks {
+                let (t, trunk, feet) = &rec.frames[j * (n - 1).max(1) / (picks - 1).max(1)];
+                let off = 0.3 * j as f64;
+                let mut pts = Vec::new();
+                for f in feet {
+                    pts.push((trunk.x + off, trunk.z));
+                    pts.push((f.x + off, f.z));
+                }
+                fig.series.push(Series::line(format!("t = {t:.2} s"), pts));
+            }
+            fig.write_svg(&ctx.path("animation_strip.svg"))?;
+            out.figure("animation_strip.svg");
+        }
+        Ok((rows, travel))
+    }
+}
+
+/// The height-map terrain runs (full mode): QP,μ, LCP,μ and PID, their metrics and a note.
+fn heightmap_runs(
+    id: &str,
+    model: &Model,
+    planner: &GaitPlanner,
+    dur: f64,
+    ctx: &RunContext,
+    out: &mut ExperimentOutcome,
+) -> Result<(), ReportError> {
+    let hm = HEIGHTMAP_TERRAIN;
+    let mut hm_rows = Vec::new();
+    for ctrl in ["qp_mu", "lcp_mu", "pid"] {
+        (ctx.progress)(&format!("{ctrl} on {}", hm.id));
+        let rec = run_one(id, model, ctrl, &hm, planner, dur)?;
+        let key = format!("{ctrl}_{}", hm.id);
+        out.metric(&format!("pos_err_{key}"), rec.mean_pos_err());
+        out.metric(&format!("vel_err_{key}"), rec.mean_vel_err());
+        out.metric(
+            &format!("fell_{key}"),
+            if rec.fell.is_some() { 1.0 } else { 0.0 },
+        );
+        out.metric(&format!("chatter_{key}"), rec.chatter_fraction);
+        hm_rows.push(format!(
+            "{ctrl} {:.4} rad{}",
+            rec.mean_pos_err(),
+            rec.fell
+                .map(|t| format!(" (fell at {t:.2} s)"))
+                .unwrap_or_default()
+        ));
+    }
+    out.notes.push(format!(
+        "Height-map terrain `{}` (rigid, smooth bumps of ±{} mm, normals from the \
+         interpolated gradient, μ = {}): mean position error {}. Paper: QP,μ cut the \
+         tracking error by 19 % against PID there.",
+        hm.id,
+        hm.bumps * 1e3,
+        hm.friction,
+        hm_rows.join(", ")
+    ));
+    Ok(())
+}
+
+/// The fall checks of Table 3 (the rigid μ = 0.1 ones in quick mode, every terrain in full
+/// mode).
+fn tracking_checks(ctx: &RunContext, out: &mut ExperimentOutcome) {
     // Robust checks (both hold in quick and full mode); the paper's orderings are compared
     // in the notes below, not silently weakened into checks.
     out.expect(
@@ -426,6 +527,11 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
             "ID(tᵢ)_LCP,∞ completes rigid μ = ∞ (Table 3)",
         );
     }
+}
+
+/// PID's position error on rigid μ = 0.1 (a check), and which inverse-dynamics runs track
+/// better than PID on rigid ground without falling (check 8, a note).
+fn ordering_against_pid(rows: &[(String, f64, bool)], out: &mut ExperimentOutcome) {
     let pid = rows
         .iter()
         .find(|r| r.0 == "pid_rigid_mu0_1")
@@ -440,7 +546,7 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
     );
     let mut better = Vec::new();
     let mut worse = Vec::new();
-    for (key, err, fell) in &rows {
+    for (key, err, fell) in rows {
         if key.starts_with("pid_") {
             continue;
         }
@@ -488,21 +594,6 @@ fn tracking(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         worse.join("; "),
         falls.join(", ")
     ));
-    out.notes.push(format!(
-        "Durations: {dur} s of simulated time per run (the paper runs 30 s with waypoints and turns; \
-         here a straight trot). Rigid terrains: anitescu-potra; compliant: penalty-symplectic \
-         with 10 sub-steps of 0.1 ms per control step (K = {} N/m, B = {} N s/m, friction \
-         regularized below 2 cm/s; at 1 ms the explicit ground was unstable at μ = 2); μ = ∞ is μ = {} on rigid and \
-         μ = {} on compliant ground (see docs/locomotion.md).",
-        Terrain::STIFFNESS,
-        Terrain::DAMPING,
-        Terrain::MU_INF,
-        Terrain::MU_INF_COMPLIANT
-    ));
-    if !ctx.quick {
-        table3_comparison(out);
-    }
-    Ok(())
 }
 
 /// Rows of the paper's Table 3 (controller, [pos, vel] per terrain in the order of
