@@ -143,19 +143,42 @@ impl ReducedQp {
     /// solves. `Err(reason)` when the cap is reached, a system is singular beyond the
     /// regularization, or the final residuals exceed [`ACCEPT_TOL`].
     pub fn solve_from(&self, start: &ActiveSet, max_iter: usize) -> Result<QpPoint, String> {
+        let mut set = self.normalized_start(start)?;
+        let scales = self.pivot_scales();
+        for iter in 1..=max_iter {
+            let (k, rhs) = self.basis_system(&set);
+            let sol = solve_basis(&k, &rhs, &scales, set.basic.len(), iter)?;
+            let (x, nu, lam) = self.scatter_basis_solution(&set, &sol);
+            match self.most_violated_pair(&set, &x, &nu, &lam, &scales) {
+                None => return self.accept_point(x, &nu, lam, set, iter, &scales),
+                Some(pair) => pivot(&mut set, pair),
+            }
+        }
+        Err(format!("no KKT point after {max_iter} principal pivots"))
+    }
+
+    /// `start` with its indices checked against the QP's sizes, sorted and deduplicated.
+    fn normalized_start(&self, start: &ActiveSet) -> Result<ActiveSet, String> {
         let nz = self.nz();
         let ri = self.ineq.nrows();
-        let re = self.eq.nrows();
         if start.basic.iter().any(|&j| j >= nz) || start.active.iter().any(|&i| i >= ri) {
             return Err("warm-start indices out of range".into());
         }
-        let scale = self.scale();
-        let tol = 1e-11 * scale;
         let mut set = start.clone();
         set.basic.sort_unstable();
         set.basic.dedup();
         set.active.sort_unstable();
         set.active.dedup();
+        Ok(set)
+    }
+
+    /// The tolerances and unit conversions of the pivoting, from the QP's scales.
+    fn pivot_scales(&self) -> PivotScales {
+        let nz = self.nz();
+        let ri = self.ineq.nrows();
+        let re = self.eq.nrows();
+        let scale = self.scale();
+        let tol = 1e-11 * scale;
         // Scales of the regularization: the largest Hessian diagonal and the largest squared
         // constraint row norm divided by it (the Schur complement's scale).
         let qdiag = (0..nz)
@@ -172,127 +195,135 @@ impl ReducedQp {
         let (xs, ls, ss) = (qdiag, anorm, qdiag / anorm);
         let eps = 1e-10 * qdiag;
         let delta = 1e-10 * (arow / qdiag).max(1e-300);
-        for iter in 1..=max_iter {
-            let (s, a) = (set.basic.len(), set.active.len());
-            let dim = s + re + a;
-            // The unregularized KKT matrix of the basis and its right-hand side.
-            let mut k = DMatrix::zeros(dim, dim);
-            let fs = DMatrix::from_fn(self.fac.nrows(), s, |r, c| self.fac[(r, set.basic[c])]);
-            let qss = fs.tr_mul(&fs);
-            k.view_mut((0, 0), (s, s)).copy_from(&qss);
-            for c in 0..s {
-                k[(c, c)] += self.rho;
-                let j = set.basic[c];
-                for r in 0..re {
-                    let v = self.eq[(r, j)];
-                    k[(s + r, c)] = v;
-                    k[(c, s + r)] = -v;
-                }
-                for (r, &i) in set.active.iter().enumerate() {
-                    let v = self.ineq[(i, j)];
-                    k[(s + re + r, c)] = v;
-                    k[(c, s + re + r)] = -v;
-                }
+        PivotScales {
+            scale,
+            tol,
+            xs,
+            ls,
+            ss,
+            eps,
+            delta,
+        }
+    }
+
+    /// The unregularized KKT matrix of the basis `set` and its right-hand side.
+    fn basis_system(&self, set: &ActiveSet) -> (DMatrix<f64>, DVector<f64>) {
+        let re = self.eq.nrows();
+        let (s, a) = (set.basic.len(), set.active.len());
+        let dim = s + re + a;
+        let mut k = DMatrix::zeros(dim, dim);
+        let fs = DMatrix::from_fn(self.fac.nrows(), s, |r, c| self.fac[(r, set.basic[c])]);
+        let qss = fs.tr_mul(&fs);
+        k.view_mut((0, 0), (s, s)).copy_from(&qss);
+        for c in 0..s {
+            k[(c, c)] += self.rho;
+            let j = set.basic[c];
+            for r in 0..re {
+                let v = self.eq[(r, j)];
+                k[(s + r, c)] = v;
+                k[(c, s + r)] = -v;
             }
-            let mut rhs = DVector::zeros(dim);
-            for (c, &j) in set.basic.iter().enumerate() {
-                rhs[c] = -self.lin[j];
-            }
-            rhs.rows_mut(s, re).copy_from(&self.eq_rhs);
             for (r, &i) in set.active.iter().enumerate() {
-                rhs[s + re + r] = self.ineq_rhs[i];
-            }
-            let mut kreg = k.clone();
-            for c in 0..s {
-                kreg[(c, c)] += eps;
-            }
-            for r in s..dim {
-                kreg[(r, r)] += delta;
-            }
-            // (nalgebra's LU solve does not take an empty system.)
-            let lu = (dim > 0).then(|| kreg.lu());
-            let mut sol = match &lu {
-                Some(lu) => lu
-                    .solve(&rhs)
-                    .ok_or_else(|| format!("singular basis at pivot {iter}"))?,
-                None => DVector::zeros(0),
-            };
-            for _ in 0..4 {
-                let Some(lu) = &lu else { break };
-                let res = &rhs - &k * &sol;
-                if res.amax() <= 1e-14 * scale {
-                    break;
-                }
-                match lu.solve(&res) {
-                    Some(d) => sol += d,
-                    None => break,
-                }
-            }
-            if sol.iter().any(|v| !v.is_finite()) {
-                return Err(format!("non-finite basis solution at pivot {iter}"));
-            }
-            let mut x = DVector::zeros(nz);
-            for (c, &j) in set.basic.iter().enumerate() {
-                x[j] = sol[c];
-            }
-            let nu = sol.rows(s, re).into_owned();
-            let mut lam = DVector::zeros(ri);
-            for (r, &i) in set.active.iter().enumerate() {
-                lam[i] = sol[s + re + r];
-            }
-            let g = self.gradient(&x, &nu, &lam);
-            let slack = &self.ineq * &x - &self.ineq_rhs;
-            // Violated complementarity conditions (x_j, g_j) and (λ_i, slack_i), each
-            // measured in gradient units.
-            let mut viol: Vec<(f64, bool, usize, bool)> = Vec::new();
-            for j in 0..nz {
-                let basic = set.basic.binary_search(&j).is_ok();
-                let v = if basic { -x[j] * xs } else { -g[j] };
-                if v > tol {
-                    viol.push((v, false, j, basic));
-                }
-            }
-            for i in 0..ri {
-                let act = set.active.binary_search(&i).is_ok();
-                let v = if act { -lam[i] * ls } else { -slack[i] * ss };
-                if v > tol {
-                    viol.push((v, true, i, act));
-                }
-            }
-            // Murty-type single principal pivot on the most violated pair.
-            let flip = viol
-                .iter()
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|&(_, r, i, inside)| (r, i, inside));
-            match flip {
-                None => {
-                    let x = x.map(|v| v.max(0.0));
-                    let lam = lam.map(|v| v.max(0.0));
-                    let residuals = self.residuals(&x, &nu, &lam);
-                    if residuals.max() > ACCEPT_TOL * scale {
-                        return Err(format!(
-                            "KKT residuals {:e} above tolerance after {iter} pivots",
-                            residuals.max()
-                        ));
-                    }
-                    return Ok(QpPoint {
-                        x,
-                        set,
-                        residuals,
-                        iterations: iter,
-                    });
-                }
-                Some((row, idx, inside)) => {
-                    let v = if row { &mut set.active } else { &mut set.basic };
-                    if inside {
-                        v.retain(|&t| t != idx);
-                    } else if let Err(pos) = v.binary_search(&idx) {
-                        v.insert(pos, idx);
-                    }
-                }
+                let v = self.ineq[(i, j)];
+                k[(s + re + r, c)] = v;
+                k[(c, s + re + r)] = -v;
             }
         }
-        Err(format!("no KKT point after {max_iter} principal pivots"))
+        let mut rhs = DVector::zeros(dim);
+        for (c, &j) in set.basic.iter().enumerate() {
+            rhs[c] = -self.lin[j];
+        }
+        rhs.rows_mut(s, re).copy_from(&self.eq_rhs);
+        for (r, &i) in set.active.iter().enumerate() {
+            rhs[s + re + r] = self.ineq_rhs[i];
+        }
+        (k, rhs)
+    }
+
+    /// The basis solution `[x_S; ν; λ_A]` spread to the full `(x, ν, λ)`.
+    fn scatter_basis_solution(
+        &self,
+        set: &ActiveSet,
+        sol: &DVector<f64>,
+    ) -> (DVector<f64>, DVector<f64>, DVector<f64>) {
+        let re = self.eq.nrows();
+        let s = set.basic.len();
+        let mut x = DVector::zeros(self.nz());
+        for (c, &j) in set.basic.iter().enumerate() {
+            x[j] = sol[c];
+        }
+        let nu = sol.rows(s, re).into_owned();
+        let mut lam = DVector::zeros(self.ineq.nrows());
+        for (r, &i) in set.active.iter().enumerate() {
+            lam[i] = sol[s + re + r];
+        }
+        (x, nu, lam)
+    }
+
+    /// The most violated complementarity pair of `(x, ν, λ)` under `set`, if any.
+    fn most_violated_pair(
+        &self,
+        set: &ActiveSet,
+        x: &DVector<f64>,
+        nu: &DVector<f64>,
+        lam: &DVector<f64>,
+        scales: &PivotScales,
+    ) -> Option<ViolatedPair> {
+        let g = self.gradient(x, nu, lam);
+        let slack = &self.ineq * x - &self.ineq_rhs;
+        // Violated complementarity conditions (x_j, g_j) and (λ_i, slack_i), each
+        // measured in gradient units.
+        let mut viol: Vec<(f64, bool, usize, bool)> = Vec::new();
+        for j in 0..self.nz() {
+            let basic = set.basic.binary_search(&j).is_ok();
+            let v = if basic { -x[j] * scales.xs } else { -g[j] };
+            if v > scales.tol {
+                viol.push((v, false, j, basic));
+            }
+        }
+        for i in 0..self.ineq.nrows() {
+            let act = set.active.binary_search(&i).is_ok();
+            let v = if act {
+                -lam[i] * scales.ls
+            } else {
+                -slack[i] * scales.ss
+            };
+            if v > scales.tol {
+                viol.push((v, true, i, act));
+            }
+        }
+        // Murty-type single principal pivot on the most violated pair.
+        viol.iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|&(_, row, index, inside)| ViolatedPair { row, index, inside })
+    }
+
+    /// The KKT point of a basis without violations (clipped to x, λ ≥ 0), or `Err` when its
+    /// residuals exceed [`ACCEPT_TOL`].
+    fn accept_point(
+        &self,
+        x: DVector<f64>,
+        nu: &DVector<f64>,
+        lam: DVector<f64>,
+        set: ActiveSet,
+        iter: usize,
+        scales: &PivotScales,
+    ) -> Result<QpPoint, String> {
+        let x = x.map(|v| v.max(0.0));
+        let lam = lam.map(|v| v.max(0.0));
+        let residuals = self.residuals(&x, nu, &lam);
+        if residuals.max() > ACCEPT_TOL * scales.scale {
+            return Err(format!(
+                "KKT residuals {:e} above tolerance after {iter} pivots",
+                residuals.max()
+            ));
+        }
+        Ok(QpPoint {
+            x,
+            set,
+            residuals,
+            iterations: iter,
+        })
     }
 
     /// The dense KKT LCP of the QP (equalities split into two inequalities with multipliers
@@ -358,6 +389,92 @@ impl ReducedQp {
             residuals,
             iterations,
         }
+    }
+}
+
+/// The tolerances and unit conversions of principal pivoting ([`ReducedQp::solve_from`]).
+struct PivotScales {
+    /// The scale of the KKT LCP's data ([`ReducedQp::scale`]).
+    scale: f64,
+    /// The violation threshold in gradient units.
+    tol: f64,
+    /// Converts an x violation to gradient units (the largest Hessian diagonal).
+    xs: f64,
+    /// Converts a λ violation to gradient units (the largest constraint row norm).
+    ls: f64,
+    /// Converts a slack violation to gradient units (their ratio).
+    ss: f64,
+    /// The regularization of the basis' Hessian block.
+    eps: f64,
+    /// The regularization of the basis' constraint block.
+    delta: f64,
+}
+
+/// A violated complementarity pair: a variable x_j (`row` false) or an inequality row
+/// (`row` true), and whether it is `inside` the basis now.
+struct ViolatedPair {
+    /// An inequality row (λ_i, slack_i) rather than a variable (x_j, g_j).
+    row: bool,
+    /// Its index.
+    index: usize,
+    /// Whether it is in the basis (basic variable, active row) now.
+    inside: bool,
+}
+
+/// Solves the basis system `k sol = rhs` through the LU factor of its regularization
+/// (`eps` on the first `s` diagonals, `delta` on the rest) with up to four steps of
+/// iterative refinement on the unregularized `k`.
+fn solve_basis(
+    k: &DMatrix<f64>,
+    rhs: &DVector<f64>,
+    scales: &PivotScales,
+    s: usize,
+    iter: usize,
+) -> Result<DVector<f64>, String> {
+    let dim = k.nrows();
+    let mut kreg = k.clone();
+    for c in 0..s {
+        kreg[(c, c)] += scales.eps;
+    }
+    for r in s..dim {
+        kreg[(r, r)] += scales.delta;
+    }
+    // (nalgebra's LU solve does not take an empty system.)
+    let lu = (dim > 0).then(|| kreg.lu());
+    let mut sol = match &lu {
+        Some(lu) => lu
+            .solve(rhs)
+            .ok_or_else(|| format!("singular basis at pivot {iter}"))?,
+        None => DVector::zeros(0),
+    };
+    for _ in 0..4 {
+        let Some(lu) = &lu else { break };
+        let res = rhs - k * &sol;
+        if res.amax() <= 1e-14 * scales.scale {
+            break;
+        }
+        match lu.solve(&res) {
+            Some(d) => sol += d,
+            None => break,
+        }
+    }
+    if sol.iter().any(|v| !v.is_finite()) {
+        return Err(format!("non-finite basis solution at pivot {iter}"));
+    }
+    Ok(sol)
+}
+
+/// One principal pivot: `pair` leaves the basis if it is inside, else enters it.
+fn pivot(set: &mut ActiveSet, pair: ViolatedPair) {
+    let v = if pair.row {
+        &mut set.active
+    } else {
+        &mut set.basic
+    };
+    if pair.inside {
+        v.retain(|&t| t != pair.index);
+    } else if let Err(pos) = v.binary_search(&pair.index) {
+        v.insert(pos, pair.index);
     }
 }
 

@@ -340,8 +340,21 @@ fn lemke_error(variant: Variant, e: SolverError) -> ControlError {
     }
 }
 
-/// Assembles an [`IdSolution`] from the contact impulses and the elimination.
-#[allow(clippy::too_many_arguments)]
+/// How a solver found the contact impulses: the route taken, its status, the residuals of
+/// the returned point and the iterations spent.
+pub(crate) struct SolveReport {
+    /// The route taken (`"lemke"`, `"ppm"`, ...).
+    pub method: String,
+    /// The solver's status.
+    pub status: SolveStatus,
+    /// The residuals of the returned point.
+    pub residuals: Residuals,
+    /// The iterations (pivots) spent.
+    pub iterations: usize,
+}
+
+/// Assembles an [`IdSolution`] from the contact impulses, the elimination and how the
+/// impulses were found.
 pub(crate) fn assemble(
     problem: &IdProblem,
     variant: Variant,
@@ -349,11 +362,14 @@ pub(crate) fn assemble(
     qdes: &DVector<f64>,
     normal: DVector<f64>,
     tangent: DVector<f64>,
-    method: String,
-    status: SolveStatus,
-    residuals: Residuals,
-    iterations: usize,
+    report: SolveReport,
 ) -> IdSolution {
+    let SolveReport {
+        method,
+        status,
+        residuals,
+        iterations,
+    } = report;
     let n = problem.num_contacts();
     let ntan = problem.ntan();
     let mut g = problem.normal_matrix().transpose() * &normal;
@@ -463,10 +479,12 @@ pub(crate) fn solve_noslip(
         qdes,
         z,
         tangent,
-        method,
-        SolveStatus::Solved,
-        residuals,
-        iterations,
+        SolveReport {
+            method,
+            status: SolveStatus::Solved,
+            residuals,
+            iterations,
+        },
     );
     Ok((sol, active))
 }
@@ -500,10 +518,12 @@ pub(crate) fn solve_coulomb(
         qdes,
         normal,
         tangent,
-        "lemke".into(),
-        s.status,
-        s.residuals,
-        s.iterations,
+        SolveReport {
+            method: "lemke".into(),
+            status: s.status,
+            residuals: s.residuals,
+            iterations: s.iterations,
+        },
     ))
 }
 

@@ -52,7 +52,7 @@ use nonsmooth_solvers::{SolveStatus, SolverError};
 use crate::active_set::{status_of, ActiveSet, QpPoint, ReducedQp, ACCEPT_TOL};
 use crate::elimination::Elimination;
 use crate::error::ControlError;
-use crate::lcp::{assemble, split_coulomb};
+use crate::lcp::{assemble, split_coulomb, SolveReport};
 use crate::problem::{check_realizable, IdProblem};
 use crate::{IdOptions, IdSolution, IdStats, IdStatus, StageTwoObjective, Variant};
 
@@ -214,22 +214,35 @@ struct Stage {
     note: Option<String>,
 }
 
-/// Solves one stage: from `warm` by principal pivoting (if given), else from `guess_first`
-/// (if given), else or on failure by Lemke on the KKT LCP (if `lemke` and the LCP is within `lemke_max_size`), on a Lemke
-/// failure by principal pivoting from `guess` (Stage II: the support of Stage I's impulses),
-/// else by Clarabel. Every fallback is counted in `stats`.
-#[allow(clippy::too_many_arguments)]
+/// The active sets a stage's principal pivoting may start from, in the order tried.
+struct StageStarts<'a> {
+    /// The previous call's optimal set (a warm start), if any.
+    warm: Option<&'a ActiveSet>,
+    /// A cold guess tried before Lemke, if any.
+    guess_first: Option<&'a ActiveSet>,
+    /// The cold guess tried after a Lemke failure.
+    guess: &'a ActiveSet,
+}
+
+/// Solves one stage: from `starts.warm` by principal pivoting (if given), else from
+/// `starts.guess_first` (if given), else or on failure by Lemke on the KKT LCP (if `lemke`
+/// and the LCP is within `lemke_max_size`), on a Lemke failure by principal pivoting from
+/// `starts.guess` (Stage II: the support of Stage I's impulses), else by Clarabel. Every
+/// fallback is counted in `stats`.
 fn solve_stage(
     qp: &ReducedQp,
-    warm: Option<&ActiveSet>,
-    guess_first: Option<&ActiveSet>,
-    guess: &ActiveSet,
+    starts: StageStarts<'_>,
     lemke: bool,
     variant: Variant,
     stage: &'static str,
     opts: &IdOptions,
     stats: &mut IdStats,
 ) -> Result<Stage, ControlError> {
+    let StageStarts {
+        warm,
+        guess_first,
+        guess,
+    } = starts;
     let scale = qp.scale();
     let mut note = None;
     // From a guess more pivots are allowed than from a warm start: up to twice the number
@@ -389,9 +402,11 @@ fn solve_stage_one(
 ) -> Result<Stage, ControlError> {
     solve_stage(
         &s1.qp,
-        warm,
-        guess_first,
-        &ActiveSet::default(),
+        StageStarts {
+            warm,
+            guess_first,
+            guess: &ActiveSet::default(),
+        },
         opts.stage_one_lemke,
         variant,
         "stage I",
@@ -492,10 +507,12 @@ pub(crate) fn solve(
             qdes,
             DVector::zeros(0),
             DVector::zeros(0),
-            "no contacts".into(),
-            SolveStatus::Solved,
-            Default::default(),
-            0,
+            SolveReport {
+                method: "no contacts".into(),
+                status: SolveStatus::Solved,
+                residuals: Default::default(),
+                iterations: 0,
+            },
         ));
     }
     let (warm_one, warm_two) = warm.sets(variant, n);
@@ -542,7 +559,7 @@ pub(crate) fn solve(
             // ill-conditioned face of ID_QP,∞: 182 of 1300 steps of the rigid μ = ∞ walk);
             // as the authors' plugin does, fall back to Stage I's f₀, which is on the face
             // and Stage-I optimal (only the torque choice on the face is lost).
-            let qp2 = stage_two(problem, qdes, &elim, &s1, e, &f, variant, opts);
+            let qp2 = stage_two(problem, qdes, &elim, &s1, e, &f, opts);
             // The cold guess of Stage II: f₀'s support and the friction rows tight at f₀.
             let slack = &qp2.ineq * &f - &qp2.ineq_rhs;
             let guess = ActiveSet {
@@ -551,9 +568,11 @@ pub(crate) fn solve(
             };
             match solve_stage(
                 &qp2,
-                warm_two.as_ref(),
-                None,
-                &guess,
+                StageStarts {
+                    warm: warm_two.as_ref(),
+                    guess_first: None,
+                    guess: &guess,
+                },
                 opts.stage_two_lemke,
                 variant,
                 "stage II",
@@ -614,8 +633,8 @@ pub(crate) fn solve(
 }
 
 /// Stage II on the optimal face of Stage I (module docs) as a [`ReducedQp`]: factor K,
-/// `ρ`, the face rows `E f = E f₀` and the friction rows relaxed to what f₀ attains.
-#[allow(clippy::too_many_arguments)]
+/// `ρ`, the face rows `E f = E f₀` and the friction rows relaxed to what f₀ attains (the
+/// variant is `opts.variant`).
 fn stage_two(
     problem: &IdProblem,
     qdes: &DVector<f64>,
@@ -623,7 +642,6 @@ fn stage_two(
     s1: &StageOne,
     e: DMatrix<f64>,
     f0: &DVector<f64>,
-    variant: Variant,
     opts: &IdOptions,
 ) -> ReducedQp {
     let nz = f0.len();
@@ -646,7 +664,7 @@ fn stage_two(
     let lin = k.tr_mul(&ua) - &f0 * rho;
     let e0 = &e * &f0;
     // Friction rows −fr f ≥ b_fr, relaxed to what f₀ attains (feasible by construction).
-    let (ineq, ineq_rhs) = if variant.coulomb() {
+    let (ineq, ineq_rhs) = if opts.variant.coulomb() {
         let a = -friction_rows(problem);
         let b = (&a * &f0).map(|x| x.min(0.0));
         (a, b)

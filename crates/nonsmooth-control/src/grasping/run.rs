@@ -441,6 +441,250 @@ fn noslip_plant_step(
     }
 }
 
+/// Why a grasp run stops before its end.
+enum Halt {
+    /// A failure during the run, recorded in [`GraspRecord::failure`].
+    Failure(String),
+    /// The box slipped beyond [`GraspOptions::stop_slip`].
+    SlippedOut,
+    /// An error returned to the caller.
+    Error(GraspError),
+}
+
+impl From<GraspError> for Halt {
+    fn from(e: GraspError) -> Self {
+        Halt::Error(e)
+    }
+}
+
+/// The grasp loop's parts between steps: the plant, the controller and what it may exert,
+/// the tracked bodies, the chatter counter and the record.
+struct GraspLoop<'a, 'c> {
+    /// The arm, hand and box.
+    model: &'a Model,
+    /// The controller under test.
+    controller: &'c mut dyn Controller,
+    /// The joint plan.
+    plan: &'a GraspPlan,
+    /// The run's options.
+    options: &'a GraspOptions,
+    /// The stepper plant.
+    sim: nonsmooth_sim::Simulator<'a>,
+    /// The palm's and the box's bodies.
+    palm_and_box: (usize, usize),
+    /// The box's initial position in the palm frame.
+    rel0: Vector3<f64>,
+    /// The arm's actuators (those that are not fingers).
+    arm: Vec<usize>,
+    /// The actuators' effort limits (lower, upper).
+    limits: Vec<(f64, f64)>,
+    /// The torque-reversal counter.
+    chatter: crate::controllers::ChatterCounter,
+    /// The record so far.
+    rec: GraspRecord,
+}
+
+impl GraspLoop<'_, '_> {
+    /// Sense: the contact snapshot at `state`.
+    fn sense(&self, t: f64, state: &State) -> Result<ContactSnapshot<f64>, Halt> {
+        ContactSnapshot::new(self.model, &state.q, &state.v, t)
+            .map_err(|e| Halt::Failure(format!("snapshot at t = {t:.3}: {e}")))
+    }
+
+    /// Records the box's pose and slip, the arm's tracking error and the closed contacts
+    /// at `t`; marks the drop, and stops the run when the box slipped out.
+    fn record(
+        &mut self,
+        t: f64,
+        state: &State,
+        snap: &ContactSnapshot<f64>,
+        reference: &JointReference,
+    ) -> Result<(), Halt> {
+        let (model, options) = (self.model, self.options);
+        let (palm, bx) = self.palm_and_box;
+        let (palm_pose, box_pos) = poses(model, &state.q, palm, bx);
+        let rel = palm_pose
+            .inverse_transform_point(&Point3::from(box_pos))
+            .coords;
+        let slip = (rel - self.rel0).norm();
+        let theta_ref_arm = self.plan.reference(t, 0.0)?.q;
+        let q_des = with_actuated(model, &state.q, &theta_ref_arm);
+        let (palm_des, _) = poses(model, &q_des, palm, bx);
+        let box_des = (palm_des * Point3::from(self.rel0)).coords;
+        let theta = actuated_positions(model, &state.q);
+        let rec = &mut self.rec;
+        rec.t.push(t);
+        rec.box_pos.push(box_pos);
+        rec.states.push(State {
+            q: state.q.clone(),
+            v: state.v.clone(),
+            t,
+        });
+        rec.box_des.push(box_des);
+        rec.box_err.push((box_pos - box_des).norm());
+        rec.slip.push(slip);
+        rec.arm_err.push(mean(
+            self.arm.iter().map(|&i| (theta[i] - reference.q[i]).abs()),
+        ));
+        rec.contacts.push(
+            snap.contacts
+                .iter()
+                .filter(|c| c.gap <= options.contact_gap)
+                .count(),
+        );
+        if slip > options.drop_slip && rec.dropped.is_none() {
+            rec.dropped = Some(t);
+        }
+        if slip > options.stop_slip {
+            return Err(Halt::SlippedOut);
+        }
+        Ok(())
+    }
+
+    /// Solve: the controller's torques, clipped to the effort limits and observed by the
+    /// chatter counter.
+    fn solve(
+        &mut self,
+        t: f64,
+        snap: &ContactSnapshot<f64>,
+        reference: &JointReference,
+    ) -> Result<DVector<f64>, Halt> {
+        let model = self.model;
+        let dt = self.options.dt;
+        let input = ControlInput {
+            model,
+            snapshot: snap,
+            reference,
+            dt,
+        };
+        let mut u = match self.controller.control(&input) {
+            Ok(u) if u.len() == model.nu() && u.iter().all(|x| x.is_finite()) => u,
+            Ok(_) => {
+                return Err(Halt::Failure(format!(
+                    "t = {t:.3}: controller returned bad torques"
+                )))
+            }
+            Err(e) => return Err(Halt::Failure(format!("t = {t:.3}: controller: {e}"))),
+        };
+        for (x, (lo, hi)) in u.iter_mut().zip(&self.limits) {
+            *x = x.clamp(*lo, *hi);
+        }
+        self.chatter.observe(&u, dt);
+        Ok(u)
+    }
+
+    /// Actuate: one step of the plant under the torques `u` from `state`; records the
+    /// stepper's impulses and the torques, and gives the sensed generalized contact force to
+    /// the controller.
+    fn actuate(
+        &mut self,
+        t: f64,
+        state: &State,
+        snap: &ContactSnapshot<f64>,
+        u: DVector<f64>,
+    ) -> Result<State, Halt> {
+        let (model, options) = (self.model, self.options);
+        let dt = options.dt;
+        let gen_u = &snap.actuation * &u;
+        // the stepper applies Pᵀu inside its step (f(q, v) at the pre-step velocity)
+        let stepped = State {
+            q: state.q.clone(),
+            v: state.v.clone(),
+            t,
+        };
+        let halvings = self.sim.counters().recoveries.step_halving;
+        let next = match options.plant {
+            GraspPlant::Stepper => plant_step(&mut self.sim, &stepped, &gen_u, dt),
+            GraspPlant::NoSlip => noslip_plant_step(model, snap, state, &u, dt, options),
+        };
+        self.rec.recoveries = self.sim.counters().recoveries;
+        let next = next.map_err(|e| Halt::Failure(format!("t = {t:.3}: stepper: {e}")))?;
+        // after a recovery the stepper holds its last sub-step's impulses: not this step's
+        let recovered = self.rec.recoveries.step_halving != halvings;
+        self.rec.impulses.push(match options.plant {
+            GraspPlant::Stepper if !recovered => {
+                nonsmooth_sim::StepImpulses::of_last_step(self.sim.stepper(), model, dt)
+            }
+            GraspPlant::Stepper => None,
+            GraspPlant::NoSlip => None,
+        });
+        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
+        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
+        self.controller.observe(&sensed);
+        self.rec.torques.push(u);
+        Ok(next)
+    }
+
+    /// One control step from `state` at `t`: sense, record, solve, actuate.
+    fn step(&mut self, t: f64, state: &State) -> Result<State, Halt> {
+        let reference: JointReference = self.plan.reference(t, self.options.finger_closure)?;
+        let snap = self.sense(t, state)?;
+        self.record(t, state, &snap, &reference)?;
+        let u = self.solve(t, &snap, &reference)?;
+        self.actuate(t, state, &snap, u)
+    }
+
+    /// Closes the record: a failure stops the run early; the chatter statistics.
+    fn finish(mut self) -> GraspRecord {
+        let rec = &mut self.rec;
+        if rec.failure.is_some() {
+            rec.stopped_early = true;
+        }
+        rec.impulses.resize(rec.states.len(), None);
+        rec.chatter_fraction = self.chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
+        rec.chattered = self.chatter.chatters(self.options.chatter_run_steps);
+        rec.longest_reversal_run = self.chatter.longest_run();
+        self.rec
+    }
+}
+
+/// Checks the options' step and duration and that `plan` drives `model`'s actuators.
+fn check_grasp_inputs(
+    model: &Model,
+    plan: &GraspPlan,
+    options: &GraspOptions,
+) -> Result<(), GraspError> {
+    if !(options.dt > 0.0
+        && options.dt.is_finite()
+        && options.duration >= 0.0
+        && options.duration.is_finite())
+    {
+        return Err(GraspError::Invalid(format!(
+            "bad step {} or duration {}",
+            options.dt, options.duration
+        )));
+    }
+    if plan.home.len() != model.nu() {
+        return Err(GraspError::Invalid(format!(
+            "plan has {} actuators, model {}",
+            plan.home.len(),
+            model.nu()
+        )));
+    }
+    Ok(())
+}
+
+/// Fills the controller's sensed-force history before t = 0 with the contact force of the
+/// static grasp at `state` (twice), if it solves.
+fn observe_static_grasp(
+    model: &Model,
+    controller: &mut dyn Controller,
+    state: &State,
+    options: &GraspOptions,
+) {
+    if let Ok((problem, sol)) = static_grasp(
+        model,
+        state,
+        options.dt,
+        options.contact_gap,
+        Variant::QpCoulomb,
+    ) {
+        let g = predicted_contact_force(&problem, &sol);
+        controller.observe(&g);
+        controller.observe(&g);
+    }
+}
+
 /// Runs `controller` on the grasp plant `model` (from its initial state, the box held at
 /// rest between the four fingertips) tracking `plan`, with the options' stepper at a fixed
 /// step. Actuation as in the locomotion loop: `v ← v + Δt M⁻¹ Pᵀ u` (zero-order hold), then
@@ -464,27 +708,10 @@ pub fn run_grasp(
     plan: &GraspPlan,
     options: &GraspOptions,
 ) -> Result<GraspRecord, GraspError> {
-    if !(options.dt > 0.0
-        && options.dt.is_finite()
-        && options.duration >= 0.0
-        && options.duration.is_finite())
-    {
-        return Err(GraspError::Invalid(format!(
-            "bad step {} or duration {}",
-            options.dt, options.duration
-        )));
-    }
-    if plan.home.len() != model.nu() {
-        return Err(GraspError::Invalid(format!(
-            "plan has {} actuators, model {}",
-            plan.home.len(),
-            model.nu()
-        )));
-    }
+    check_grasp_inputs(model, plan, options)?;
     let (palm, bx) = palm_and_box(model)?;
     let dt = options.dt;
-    let mut sim =
-        nonsmooth_sim::Simulator::borrowing(model, stepper_by_name(&options.stepper)?, dt)?;
+    let sim = nonsmooth_sim::Simulator::borrowing(model, stepper_by_name(&options.stepper)?, dt)?;
     let steps = (options.duration / dt).round() as usize;
     let limits: Vec<(f64, f64)> = model
         .actuators
@@ -495,127 +722,39 @@ pub fn run_grasp(
     let (palm0, box0) = poses(model, &state.q, palm, bx);
     let rel0 = palm0.inverse_transform_point(&Point3::from(box0)).coords;
     // Sensor history before t = 0: the static grasp.
-    if let Ok((problem, sol)) =
-        static_grasp(model, &state, dt, options.contact_gap, Variant::QpCoulomb)
-    {
-        let g = predicted_contact_force(&problem, &sol);
-        controller.observe(&g);
-        controller.observe(&g);
-    }
+    observe_static_grasp(model, controller, &state, options);
     let arm: Vec<usize> = (0..model.nu())
         .filter(|i| !plan.fingers.contains(i))
         .collect();
-    let mut rec = GraspRecord::default();
-    let mut chatter = crate::controllers::ChatterCounter::new(options.chatter_rate);
+    let mut gl = GraspLoop {
+        model,
+        controller,
+        plan,
+        options,
+        sim,
+        palm_and_box: (palm, bx),
+        rel0,
+        arm,
+        limits,
+        chatter: crate::controllers::ChatterCounter::new(options.chatter_rate),
+        rec: GraspRecord::default(),
+    };
     for k in 0..steps {
         let t = k as f64 * dt;
-        let reference: JointReference = plan.reference(t, options.finger_closure)?;
-        let snap = match ContactSnapshot::new(model, &state.q, &state.v, t) {
-            Ok(s) => s,
-            Err(e) => {
-                rec.failure = Some(format!("snapshot at t = {t:.3}: {e}"));
+        match gl.step(t, &state) {
+            Ok(next) => state = next,
+            Err(Halt::Failure(reason)) => {
+                gl.rec.failure = Some(reason);
                 break;
             }
-        };
-        let (palm_pose, box_pos) = poses(model, &state.q, palm, bx);
-        let rel = palm_pose
-            .inverse_transform_point(&Point3::from(box_pos))
-            .coords;
-        let slip = (rel - rel0).norm();
-        let theta_ref_arm = plan.reference(t, 0.0)?.q;
-        let q_des = with_actuated(model, &state.q, &theta_ref_arm);
-        let (palm_des, _) = poses(model, &q_des, palm, bx);
-        let box_des = (palm_des * Point3::from(rel0)).coords;
-        let theta = actuated_positions(model, &state.q);
-        rec.t.push(t);
-        rec.box_pos.push(box_pos);
-        rec.states.push(State {
-            q: state.q.clone(),
-            v: state.v.clone(),
-            t,
-        });
-        rec.box_des.push(box_des);
-        rec.box_err.push((box_pos - box_des).norm());
-        rec.slip.push(slip);
-        rec.arm_err
-            .push(mean(arm.iter().map(|&i| (theta[i] - reference.q[i]).abs())));
-        rec.contacts.push(
-            snap.contacts
-                .iter()
-                .filter(|c| c.gap <= options.contact_gap)
-                .count(),
-        );
-        if slip > options.drop_slip && rec.dropped.is_none() {
-            rec.dropped = Some(t);
+            Err(Halt::SlippedOut) => {
+                gl.rec.stopped_early = true;
+                break;
+            }
+            Err(Halt::Error(e)) => return Err(e),
         }
-        if slip > options.stop_slip {
-            rec.stopped_early = true;
-            break;
-        }
-        let input = ControlInput {
-            model,
-            snapshot: &snap,
-            reference: &reference,
-            dt,
-        };
-        let mut u = match controller.control(&input) {
-            Ok(u) if u.len() == model.nu() && u.iter().all(|x| x.is_finite()) => u,
-            Ok(_) => {
-                rec.failure = Some(format!("t = {t:.3}: controller returned bad torques"));
-                break;
-            }
-            Err(e) => {
-                rec.failure = Some(format!("t = {t:.3}: controller: {e}"));
-                break;
-            }
-        };
-        for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
-            *x = x.clamp(*lo, *hi);
-        }
-        chatter.observe(&u, dt);
-        let gen_u = &snap.actuation * &u;
-        // the stepper applies Pᵀu inside its step (f(q, v) at the pre-step velocity)
-        let stepped = State {
-            q: state.q.clone(),
-            v: state.v.clone(),
-            t,
-        };
-        let halvings = sim.counters().recoveries.step_halving;
-        let next = match options.plant {
-            GraspPlant::Stepper => plant_step(&mut sim, &stepped, &gen_u, dt),
-            GraspPlant::NoSlip => noslip_plant_step(model, &snap, &state, &u, dt, options),
-        };
-        rec.recoveries = sim.counters().recoveries;
-        let next = match next {
-            Ok(s) => s,
-            Err(e) => {
-                rec.failure = Some(format!("t = {t:.3}: stepper: {e}"));
-                break;
-            }
-        };
-        // after a recovery the stepper holds its last sub-step's impulses: not this step's
-        let recovered = rec.recoveries.step_halving != halvings;
-        rec.impulses.push(match options.plant {
-            GraspPlant::Stepper if !recovered => {
-                nonsmooth_sim::StepImpulses::of_last_step(sim.stepper(), model, dt)
-            }
-            GraspPlant::Stepper => None,
-            GraspPlant::NoSlip => None,
-        });
-        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
-        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
-        controller.observe(&sensed);
-        rec.torques.push(u);
-        state = next;
     }
-    if rec.failure.is_some() {
-        rec.stopped_early = true;
-    }
-    rec.impulses.resize(rec.states.len(), None);
-    rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
-    rec.chattered = chatter.chatters(options.chatter_run_steps);
-    rec.longest_reversal_run = chatter.longest_run();
-    Ok(rec)
+    Ok(gl.finish())
 }
 
 /// Runs controller `id` ([`grasp_controller`], [`finger_closure`]) on the reference model

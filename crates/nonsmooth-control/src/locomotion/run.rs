@@ -594,11 +594,22 @@ impl<'a> Plant<'a> {
     }
 }
 
-/// One control step of the plant: `substeps` steps of `dt / substeps` ([`plant_substep`]),
-/// each with the same generalized actuator force `gen_u = Pᵀu` (zero-order hold of the torque
-/// over the control step). `snap` and `chol` are the snapshot and Cholesky factor at `state`
-/// (reused for the first sub-step).
-#[allow(clippy::too_many_arguments)]
+/// How the plant advances over one control step: `substeps` steps of `dt / substeps`, each
+/// split at its time of contact when `time_of_contact_split` is set ([`plant_substep`]).
+#[derive(Debug, Clone, Copy)]
+struct ControlStepping {
+    /// The control step (s).
+    dt: f64,
+    /// Plant steps per control step (at least 1).
+    substeps: usize,
+    /// Whether a plant step is split at the time of contact of a closing contact.
+    time_of_contact_split: bool,
+}
+
+/// One control step of the plant: `stepping.substeps` steps of `dt / substeps`
+/// ([`plant_substep`]), each with the same generalized actuator force `gen_u = Pᵀu`
+/// (zero-order hold of the torque over the control step). `snap` and `chol` are the
+/// snapshot and Cholesky factor at `state` (reused for the first sub-step).
 fn step_plant(
     model: &Model,
     plant: &mut Plant<'_>,
@@ -606,10 +617,13 @@ fn step_plant(
     snap: &ContactSnapshot<f64>,
     chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
     gen_u: &DVector<f64>,
-    dt: f64,
-    substeps: usize,
-    time_of_contact_split: bool,
+    stepping: &ControlStepping,
 ) -> Result<State, LocoError> {
+    let ControlStepping {
+        dt,
+        substeps,
+        time_of_contact_split,
+    } = *stepping;
     let h = dt / substeps as f64;
     let mut s = plant_substep(
         model,
@@ -626,20 +640,197 @@ fn step_plant(
     Ok(s)
 }
 
-/// Runs `controller` on `model` (floating trunk = body 0, first joint floating) tracking
-/// `planner` with the stepper and options given, from the model's initial state.
-///
-/// # Errors
-/// [`LocoError::Invalid`] for a model without a floating root, a model whose actuated joints
-/// do not match the plan's, bad options, a stepper name that does not exist, or a planner
-/// failure at t = 0. Falls (including stepper/controller
-/// failures during the run) are recorded, not returned as errors.
-pub fn run_closed_loop(
-    model: &Model,
-    controller: &mut dyn Controller,
-    planner: &GaitPlanner,
-    options: &LoopOptions,
-) -> Result<LoopRecord, LocoError> {
+/// Why and when a run fell: recorded in [`LoopRecord::fell`] and [`LoopRecord::fall_reason`].
+struct Fall {
+    /// The time of the fall (s).
+    t: f64,
+    /// What failed or how the trunk fell.
+    reason: String,
+}
+
+/// The closed loop's parts between steps: the plant, the controller and what it may exert,
+/// the chatter counter and the record.
+struct ClosedLoop<'a, 'c> {
+    /// The robot.
+    model: &'a Model,
+    /// The controller under test.
+    controller: &'c mut dyn Controller,
+    /// The stepped plant.
+    plant: Plant<'a>,
+    /// How the plant advances over a control step.
+    stepping: ControlStepping,
+    /// The actuators' effort limits (lower, upper).
+    limits: Vec<(f64, f64)>,
+    /// The torque-reversal counter.
+    chatter: crate::controllers::ChatterCounter,
+    /// The record so far.
+    rec: LoopRecord,
+}
+
+impl ClosedLoop<'_, '_> {
+    /// Records the trunk frame, the feet, the center of mass and the state at `t`.
+    fn record_frame(&mut self, t: f64, state: &State) {
+        let model = self.model;
+        self.rec.com.push((t, center_of_mass(model, &state.q)));
+        self.rec.frames.push((
+            t,
+            state.q.fixed_rows::<3>(0).into_owned(),
+            feet_positions(model, &state.q),
+        ));
+        self.rec.states.push(state.clone());
+    }
+
+    /// Sense: the contact snapshot at `state`, and the tracking errors against `reference`.
+    fn sense(
+        &mut self,
+        t: f64,
+        state: &State,
+        reference: &JointReference,
+    ) -> Result<ContactSnapshot<f64>, Fall> {
+        let model = self.model;
+        let snap = ContactSnapshot::new(model, &state.q, &state.v, t).map_err(|e| Fall {
+            t,
+            reason: format!("snapshot: {e}"),
+        })?;
+        let theta = actuated_positions(model, &state.q);
+        let theta_d = actuated_velocities(model, &state.v);
+        self.rec.t.push(t);
+        self.rec.pos_err.push((&theta - &reference.q).abs().mean());
+        self.rec
+            .vel_err
+            .push((&theta_d - &reference.qd).abs().mean());
+        Ok(snap)
+    }
+
+    /// Solve: the controller's torques, clipped to the effort limits and observed by the
+    /// chatter counter.
+    fn solve(
+        &mut self,
+        t: f64,
+        snap: &ContactSnapshot<f64>,
+        reference: &JointReference,
+    ) -> Result<DVector<f64>, Fall> {
+        let dt = self.stepping.dt;
+        let input = ControlInput {
+            model: self.model,
+            snapshot: snap,
+            reference,
+            dt,
+        };
+        let mut u = match self.controller.control(&input) {
+            Ok(u) if u.iter().all(|x| x.is_finite()) => u,
+            Ok(_) => {
+                return Err(Fall {
+                    t,
+                    reason: "controller returned non-finite torques".into(),
+                })
+            }
+            Err(e) => {
+                return Err(Fall {
+                    t,
+                    reason: format!("controller: {e}"),
+                })
+            }
+        };
+        for (x, (lo, hi)) in u.iter_mut().zip(&self.limits) {
+            *x = x.clamp(*lo, *hi);
+        }
+        self.chatter.observe(&u, dt);
+        self.rec
+            .predicted_normal
+            .push(self.controller.predicted_normal_force());
+        Ok(u)
+    }
+
+    /// Actuate: one control step of the plant under the torques `u` from `state`; then the
+    /// sensed generalized contact force goes to the controller and the record.
+    fn actuate(
+        &mut self,
+        t: f64,
+        state: &State,
+        snap: &ContactSnapshot<f64>,
+        u: DVector<f64>,
+    ) -> Result<State, Fall> {
+        let dt = self.stepping.dt;
+        let gen_u = &snap.actuation * &u;
+        let chol = snap.mass_matrix.clone().cholesky().ok_or_else(|| Fall {
+            t,
+            reason: "mass matrix not positive definite".into(),
+        })?;
+        let next = step_plant(
+            self.model,
+            &mut self.plant,
+            state,
+            snap,
+            &chol,
+            &gen_u,
+            &self.stepping,
+        )
+        .map_err(|e| Fall {
+            t,
+            reason: format!("stepper: {e}"),
+        })?;
+        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
+        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
+        self.rec.sensed_normal.push(sensed[2]);
+        self.controller.observe(&sensed);
+        self.rec.torques.push(u);
+        Ok(next)
+    }
+
+    /// One control step from `state` at `t` tracking `reference`: sense, solve, actuate.
+    fn step(&mut self, t: f64, state: &State, reference: &JointReference) -> Result<State, Fall> {
+        let snap = self.sense(t, state, reference)?;
+        let u = self.solve(t, &snap, reference)?;
+        self.actuate(t, state, &snap, u)
+    }
+
+    /// Closes the record at the final `state`: the last frame, the travel, the recoveries
+    /// and the chatter statistics.
+    fn finish(
+        mut self,
+        state: &State,
+        planner: &GaitPlanner,
+        chatter_run_steps: usize,
+    ) -> LoopRecord {
+        let model = self.model;
+        let rec = &mut self.rec;
+        rec.com.push((state.t, center_of_mass(model, &state.q)));
+        if rec.states.last().map(|s| s.t) != Some(state.t) {
+            rec.states.push(state.clone());
+        }
+        rec.travel = state.q[0] - model.initial_state.q[0];
+        rec.planned_travel = planner.odometer(state.t);
+        rec.recoveries = self.plant.sim.counters().recoveries;
+        rec.chatter_fraction = self.chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
+        rec.chattered = self.chatter.chatters(chatter_run_steps);
+        rec.longest_reversal_run = self.chatter.longest_run();
+        self.rec
+    }
+}
+
+/// A fall of the trunk in `state`: a non-finite state, or the trunk below half its
+/// `nominal_height` or tilted past 45° (its up axis' z below 1/√2).
+fn detect_fall(state: &State, nominal_height: f64) -> Option<Fall> {
+    let (qi, qj) = (state.q[4], state.q[5]);
+    let up = 1.0 - 2.0 * (qi * qi + qj * qj);
+    if !state.q.iter().chain(state.v.iter()).all(|x| x.is_finite()) {
+        return Some(Fall {
+            t: state.t,
+            reason: "non-finite state".into(),
+        });
+    }
+    if state.q[2] < 0.5 * nominal_height || up < std::f64::consts::FRAC_1_SQRT_2 {
+        return Some(Fall {
+            t: state.t,
+            reason: format!("trunk height {:.4} m, up-axis z {:.3}", state.q[2], up),
+        });
+    }
+    None
+}
+
+/// Checks that `model` has a floating root and `options` a valid step and duration.
+fn check_loop_inputs(model: &Model, options: &LoopOptions) -> Result<(), LocoError> {
     if model
         .joints
         .first()
@@ -657,27 +848,23 @@ pub fn run_closed_loop(
             options.dt, options.duration
         )));
     }
-    let mut plant = Plant::new(
-        model,
-        if options.stepper == "penalty-symplectic" {
-            let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
-            p.friction_regularization = options.friction_regularization;
-            Box::new(p)
-        } else {
-            stepper_by_name(&options.stepper)?
-        },
-        options.dt,
-    )?;
-    let dt = options.dt;
-    let steps = (options.duration / dt).round() as usize;
-    let nominal_height = model.initial_state.q[2];
-    let limits: Vec<(f64, f64)> = model
-        .actuators
-        .iter()
-        .map(|a| a.effort_limit.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
-        .collect();
-    let mut state = model.initial_state.clone();
-    let mut rec = LoopRecord::default();
+    Ok(())
+}
+
+/// The plant's stepper: the symplectic penalty stepper with the options' friction
+/// regularization for `penalty-symplectic`, else the stepper of that name.
+fn loop_stepper(options: &LoopOptions) -> Result<Box<dyn Stepper>, LocoError> {
+    Ok(if options.stepper == "penalty-symplectic" {
+        let mut p = PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler);
+        p.friction_regularization = options.friction_regularization;
+        Box::new(p)
+    } else {
+        stepper_by_name(&options.stepper)?
+    })
+}
+
+/// Checks that `planner` drives as many joints as `model` actuates.
+fn check_plan_matches(model: &Model, planner: &GaitPlanner) -> Result<(), LocoError> {
     let planned = planner.reference(0.0)?.q.len();
     let actuated = actuated_positions(model, &model.initial_state.q).len();
     if actuated != planned {
@@ -688,118 +875,74 @@ pub fn run_closed_loop(
             model.name
         )));
     }
-    let mut chatter = crate::controllers::ChatterCounter::new(options.chatter_rate);
+    Ok(())
+}
+
+/// The actuators' effort limits (lower, upper); unlimited ones are infinite.
+fn effort_limits(model: &Model) -> Vec<(f64, f64)> {
+    model
+        .actuators
+        .iter()
+        .map(|a| a.effort_limit.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
+        .collect()
+}
+
+/// Runs `controller` on `model` (floating trunk = body 0, first joint floating) tracking
+/// `planner` with the stepper and options given, from the model's initial state.
+///
+/// # Errors
+/// [`LocoError::Invalid`] for a model without a floating root, a model whose actuated joints
+/// do not match the plan's, bad options, a stepper name that does not exist, or a planner
+/// failure at t = 0. Falls (including stepper/controller
+/// failures during the run) are recorded, not returned as errors.
+pub fn run_closed_loop(
+    model: &Model,
+    controller: &mut dyn Controller,
+    planner: &GaitPlanner,
+    options: &LoopOptions,
+) -> Result<LoopRecord, LocoError> {
+    check_loop_inputs(model, options)?;
+    let plant = Plant::new(model, loop_stepper(options)?, options.dt)?;
+    let dt = options.dt;
+    let steps = (options.duration / dt).round() as usize;
+    let nominal_height = model.initial_state.q[2];
+    let limits = effort_limits(model);
+    let mut state = model.initial_state.clone();
+    check_plan_matches(model, planner)?;
+    let mut cl = ClosedLoop {
+        model,
+        controller,
+        plant,
+        stepping: ControlStepping {
+            dt,
+            substeps: options.substeps.max(1),
+            time_of_contact_split: options.time_of_contact,
+        },
+        limits,
+        chatter: crate::controllers::ChatterCounter::new(options.chatter_rate),
+        rec: LoopRecord::default(),
+    };
     let every = options.record_every.max(1);
     for k in 0..steps {
         let t = k as f64 * dt;
         if k % every == 0 {
-            rec.com.push((t, center_of_mass(model, &state.q)));
-            rec.frames.push((
-                t,
-                state.q.fixed_rows::<3>(0).into_owned(),
-                feet_positions(model, &state.q),
-            ));
-            rec.states.push(state.clone());
+            cl.record_frame(t, &state);
         }
         let reference: JointReference = planner.reference(t)?;
-        let snap = match ContactSnapshot::new(model, &state.q, &state.v, t) {
-            Ok(s) => s,
-            Err(e) => {
-                rec.fell = Some(t);
-                rec.fall_reason = Some(format!("snapshot: {e}"));
-                break;
+        let fall = match cl.step(t, &state, &reference) {
+            Ok(next) => {
+                state = next;
+                detect_fall(&state, nominal_height)
             }
+            Err(fall) => Some(fall),
         };
-        let theta = actuated_positions(model, &state.q);
-        let theta_d = actuated_velocities(model, &state.v);
-        rec.t.push(t);
-        rec.pos_err.push((&theta - &reference.q).abs().mean());
-        rec.vel_err.push((&theta_d - &reference.qd).abs().mean());
-        let input = ControlInput {
-            model,
-            snapshot: &snap,
-            reference: &reference,
-            dt,
-        };
-        let mut u = match controller.control(&input) {
-            Ok(u) if u.iter().all(|x| x.is_finite()) => u,
-            Ok(_) => {
-                rec.fell = Some(t);
-                rec.fall_reason = Some("controller returned non-finite torques".into());
-                break;
-            }
-            Err(e) => {
-                rec.fell = Some(t);
-                rec.fall_reason = Some(format!("controller: {e}"));
-                break;
-            }
-        };
-        for (x, (lo, hi)) in u.iter_mut().zip(&limits) {
-            *x = x.clamp(*lo, *hi);
-        }
-        chatter.observe(&u, dt);
-        rec.predicted_normal
-            .push(controller.predicted_normal_force());
-        let gen_u = &snap.actuation * &u;
-        let chol = match snap.mass_matrix.clone().cholesky() {
-            Some(c) => c,
-            None => {
-                rec.fell = Some(t);
-                rec.fall_reason = Some("mass matrix not positive definite".into());
-                break;
-            }
-        };
-        let next = match step_plant(
-            model,
-            &mut plant,
-            &state,
-            &snap,
-            &chol,
-            &gen_u,
-            dt,
-            options.substeps.max(1),
-            options.time_of_contact,
-        ) {
-            Ok(s) => s,
-            Err(e) => {
-                rec.fell = Some(t);
-                rec.fall_reason = Some(format!("stepper: {e}"));
-                break;
-            }
-        };
-        // Sensed generalized contact force over the step: M (v⁺ − v)/h − f − Pᵀu.
-        let sensed = &snap.mass_matrix * (&next.v - &state.v) / dt - &snap.forces - &gen_u;
-        rec.sensed_normal.push(sensed[2]);
-        controller.observe(&sensed);
-        rec.torques.push(u);
-        state = next;
-        let (qi, qj) = (state.q[4], state.q[5]);
-        let up = 1.0 - 2.0 * (qi * qi + qj * qj);
-        if !state.q.iter().chain(state.v.iter()).all(|x| x.is_finite()) {
-            rec.fell = Some(state.t);
-            rec.fall_reason = Some("non-finite state".into());
-            break;
-        }
-        if state.q[2] < 0.5 * nominal_height || up < std::f64::consts::FRAC_1_SQRT_2 {
-            rec.fell = Some(state.t);
-            rec.fall_reason = Some(format!(
-                "trunk height {:.4} m, up-axis z {:.3}",
-                state.q[2], up
-            ));
+        if let Some(fall) = fall {
+            cl.rec.fell = Some(fall.t);
+            cl.rec.fall_reason = Some(fall.reason);
             break;
         }
     }
-    rec.com.push((state.t, center_of_mass(model, &state.q)));
-    if rec.states.last().map(|s| s.t) != Some(state.t) {
-        rec.states.push(state.clone());
-    }
-    rec.travel = state.q[0] - model.initial_state.q[0];
-    rec.planned_travel = planner.odometer(state.t);
-    rec.recoveries = plant.sim.counters().recoveries;
-    rec.chatter_fraction = chatter.reversals() as f64 / rec.torques.len().max(1) as f64;
-    rec.chattered = chatter.chatters(options.chatter_run_steps);
-    rec.longest_reversal_run = chatter.longest_run();
-    Ok(rec)
+    Ok(cl.finish(&state, planner, options.chatter_run_steps))
 }
 
 #[cfg(test)]
@@ -849,7 +992,12 @@ mod tests {
         let step = |split| {
             let mut plant =
                 Plant::new(&model, stepper_by_name("anitescu-potra").unwrap(), 1e-3).unwrap();
-            step_plant(&model, &mut plant, &s, &snap, &chol, &u, 1e-3, 1, split).unwrap()
+            let stepping = ControlStepping {
+                dt: 1e-3,
+                substeps: 1,
+                time_of_contact_split: split,
+            };
+            step_plant(&model, &mut plant, &s, &snap, &chol, &u, &stepping).unwrap()
         };
         // Fixed step: the stabilization φ/h closes the gaps at the step's end, and the feet
         // still approach the ground at φ/h = 0.5 m/s (their impact comes one step later).
