@@ -178,19 +178,30 @@ fn write_samples(
     Ok(())
 }
 
+/// A figure in the plane of two contact velocities: its axes, their labels, its title and
+/// its file name.
+struct VelocityPlane<'a> {
+    axes: (ContactAxis, ContactAxis),
+    labels: (&'a str, &'a str),
+    title: &'a str,
+    file: &'a str,
+}
+
 /// Scatter of the set and the comparison outcomes in the plane of two contact velocities.
-#[allow(clippy::too_many_arguments)]
 fn scatter(
     ctx: &RunContext,
     p: &ImpactProblem,
     res: &ApproxResult,
     marks: &[(&str, Vec<DVector<f64>>)],
-    axes: (ContactAxis, ContactAxis),
-    labels: (&str, &str),
-    title: &str,
-    file: &str,
+    plane: VelocityPlane<'_>,
     out: &mut ExperimentOutcome,
 ) -> Result<(), ReportError> {
+    let VelocityPlane {
+        axes,
+        labels,
+        title,
+        file,
+    } = plane;
     let max_points = 20_000;
     let stride = (res.outputs.len() / max_points).max(1);
     let thinned: Vec<DVector<f64>> = res.outputs.iter().step_by(stride).cloned().collect();
@@ -293,10 +304,12 @@ fn rocking_block(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
             ("sequential A,B", vec![ab.v.clone()]),
             ("sequential B,A", vec![ba.v]),
         ],
-        (ContactAxis::Normal(0), ContactAxis::Normal(1)),
-        ("J_nA v+ [m/s]", "J_nB v+ [m/s]"),
-        "Rocking block: post-impact normal velocities (Fig. 9)",
-        "rocking_block_normal.svg",
+        VelocityPlane {
+            axes: (ContactAxis::Normal(0), ContactAxis::Normal(1)),
+            labels: ("J_nA v+ [m/s]", "J_nB v+ [m/s]"),
+            title: "Rocking block: post-impact normal velocities (Fig. 9)",
+            file: "rocking_block_normal.svg",
+        },
         out,
     )?;
     Ok(())
@@ -495,10 +508,12 @@ fn compass_gait(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Rep
         &p,
         &res,
         &[("Anitescu-Potra", ap.clone())],
-        (ContactAxis::Normal(1), ContactAxis::Tangent(1)),
-        ("J_nB v+ [m/s]", "J_tB v+ [m/s]"),
-        "Compass gait: trailing foot B velocities (Fig. 10)",
-        "compass_gait_b.svg",
+        VelocityPlane {
+            axes: (ContactAxis::Normal(1), ContactAxis::Tangent(1)),
+            labels: ("J_nB v+ [m/s]", "J_tB v+ [m/s]"),
+            title: "Compass gait: trailing foot B velocities (Fig. 10)",
+            file: "compass_gait_b.svg",
+        },
         out,
     )?;
     Ok(())
@@ -570,10 +585,12 @@ fn box_wall(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportE
         &p,
         &res,
         &[("Anitescu-Potra", ap), ("sequential", vec![ba.v])],
-        (ContactAxis::Tangent(1), ContactAxis::Normal(1)),
-        ("J_tB v+ [m/s]", "J_nB v+ [m/s]"),
-        "Box and wall: wall contact B velocities (Fig. 11)",
-        "box_wall_b.svg",
+        VelocityPlane {
+            axes: (ContactAxis::Tangent(1), ContactAxis::Normal(1)),
+            labels: ("J_tB v+ [m/s]", "J_nB v+ [m/s]"),
+            title: "Box and wall: wall contact B velocities (Fig. 11)",
+            file: "box_wall_b.svg",
+        },
         out,
     )?;
     Ok(())
@@ -681,10 +698,12 @@ fn ramone(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErr
         &p,
         &res,
         &[("Anitescu-Potra", ap)],
-        (ContactAxis::Normal(1), ContactAxis::Tangent(1)),
-        ("J_nB v+ [m/s]", "J_tB v+ [m/s]"),
-        "RAMone: trailing foot B velocities (Fig. 13)",
-        "ramone_b.svg",
+        VelocityPlane {
+            axes: (ContactAxis::Normal(1), ContactAxis::Tangent(1)),
+            labels: ("J_nB v+ [m/s]", "J_tB v+ [m/s]"),
+            title: "RAMone: trailing foot B velocities (Fig. 13)",
+            file: "ramone_b.svg",
+        },
         out,
     )?;
     Ok(())
@@ -737,13 +756,15 @@ fn disks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         &p,
         &res,
         &[("Anitescu-Potra", ap)],
-        (ContactAxis::Normal(0), ContactAxis::Normal(1)),
-        (
-            "floor contact 1: J_n v+ [m/s]",
-            "floor contact 2: J_n v+ [m/s]",
-        ),
-        "Disk stack: floor contact normal velocities (Fig. 14)",
-        "disks_floor.svg",
+        VelocityPlane {
+            axes: (ContactAxis::Normal(0), ContactAxis::Normal(1)),
+            labels: (
+                "floor contact 1: J_n v+ [m/s]",
+                "floor contact 2: J_n v+ [m/s]",
+            ),
+            title: "Disk stack: floor contact normal velocities (Fig. 14)",
+            file: "disks_floor.svg",
+        },
         out,
     )?;
     Ok(())
