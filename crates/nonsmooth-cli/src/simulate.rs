@@ -475,8 +475,52 @@ mod all {
             .map(|name| run_one(args, model, name, options, steps))
             .collect();
         let mut files = vec!["comparison.csv".to_string(), "comparison.json".to_string()];
+        let json_runs = write_trajectories(args, &runs, &mut files)?;
+        write_comparison_csv(args, &runs)?;
+        if args.html {
+            write_viewer(args, model, &runs, &mut files)?;
+        }
+        let completed = runs
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Completed))
+            .count();
+        let summary = serde_json::json!({
+            "model": model.name,
+            "model_file": args.model.display().to_string(),
+            "dt": options.dt,
+            "duration": options.duration,
+            "steps": steps,
+            "record_every": options.record_every,
+            "completed": completed,
+            "runs": json_runs,
+            "files": files,
+        });
+        write_json(&args.out.join("comparison.json"), &summary)?;
+        if args.output.json {
+            outln!("{summary}");
+        } else if !args.output.quiet {
+            print_comparison(args, model, options, &runs);
+        }
+        if completed == 0 {
+            eprintln!(
+                "error: no stepper completed the run of `{}` (see {})",
+                model.name,
+                args.out.join("comparison.json").display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Warns of each run's warnings, writes each recorded trajectory into the stepper's
+    /// folder (its file added to `files`) and returns each run's entry of the summary JSON.
+    fn write_trajectories(
+        args: &SimulateArgs,
+        runs: &[Run],
+        files: &mut Vec<String>,
+    ) -> Result<Vec<serde_json::Value>, CliError> {
         let mut json_runs = Vec::new();
-        for r in &runs {
+        for r in runs {
             for w in &r.warnings {
                 if matches!(r.outcome, Outcome::Completed | Outcome::Failed(_)) {
                     eprintln!("warning: {}: {w}", r.stepper);
@@ -507,6 +551,12 @@ mod all {
                 "files": run_files,
             }));
         }
+        Ok(json_runs)
+    }
+
+    /// `comparison.csv`: one row per stepper (status, wall time, steps, drift, penetration,
+    /// recoveries).
+    fn write_comparison_csv(args: &SimulateArgs, runs: &[Run]) -> Result<(), CliError> {
         let header: Vec<String> = [
             "stepper",
             "status",
@@ -554,95 +604,77 @@ mod all {
             })
             .collect();
         write_csv_cells(&args.out.join("comparison.csv"), &header, &rows)?;
-        if args.html {
-            match scene(model, &runs) {
-                Some(scene) => {
-                    nonsmooth_report::viewer::write_viewer_html(
-                        &args.out.join("viewer.html"),
-                        &scene,
-                    )?;
-                    files.push("viewer.html".to_string());
+        Ok(())
+    }
+
+    /// `viewer.html`: every stepper's recorded trajectory overlaid (added to `files`), or a
+    /// warning when none recorded a state.
+    fn write_viewer(
+        args: &SimulateArgs,
+        model: &Model,
+        runs: &[Run],
+        files: &mut Vec<String>,
+    ) -> Result<(), CliError> {
+        match scene(model, runs) {
+            Some(scene) => {
+                nonsmooth_report::viewer::write_viewer_html(&args.out.join("viewer.html"), &scene)?;
+                files.push("viewer.html".to_string());
+            }
+            None => eprintln!("warning: no stepper recorded a state; viewer.html not written"),
+        }
+        Ok(())
+    }
+
+    /// The comparison as a table on standard output, then each run's detail.
+    fn print_comparison(args: &SimulateArgs, model: &Model, options: &SimOptions, runs: &[Run]) {
+        outln!(
+            "`{}` under every stepper for {} s (steps of {} s) → {}",
+            model.name,
+            options.duration,
+            options.dt,
+            args.out.display()
+        );
+        outln!(
+            "{:<20} {:<15} {:>9} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
+            "stepper",
+            "status",
+            "wall [s]",
+            "steps",
+            "t end [s]",
+            "drift [J]",
+            "penetr. [m]",
+            "recovered",
+            "unconverged"
+        );
+        for r in runs {
+            let applicable = r.traj.is_some();
+            let count = |n: usize| {
+                if applicable {
+                    n.to_string()
+                } else {
+                    "–".into()
                 }
-                None => eprintln!("warning: no stepper recorded a state; viewer.html not written"),
-            }
-        }
-        let completed = runs
-            .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Completed))
-            .count();
-        let summary = serde_json::json!({
-            "model": model.name,
-            "model_file": args.model.display().to_string(),
-            "dt": options.dt,
-            "duration": options.duration,
-            "steps": steps,
-            "record_every": options.record_every,
-            "completed": completed,
-            "runs": json_runs,
-            "files": files,
-        });
-        write_json(&args.out.join("comparison.json"), &summary)?;
-        if args.output.json {
-            outln!("{summary}");
-        } else if !args.output.quiet {
+            };
             outln!(
-                "`{}` under every stepper for {} s (steps of {} s) → {}",
-                model.name,
-                options.duration,
-                options.dt,
-                args.out.display()
+                "{:<20} {:<15} {:>9.3} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
+                r.stepper,
+                r.outcome.label(),
+                r.wall,
+                count(r.steps),
+                r.traj
+                    .as_ref()
+                    .and_then(|t| t.t.last())
+                    .map_or_else(|| "–".to_string(), |t| format!("{t:.4}")),
+                short(r.energy_drift),
+                short(r.penetration()),
+                count(r.recoveries.step_halving),
+                count(r.recoveries.unconverged_steps)
             );
-            outln!(
-                "{:<20} {:<15} {:>9} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
-                "stepper",
-                "status",
-                "wall [s]",
-                "steps",
-                "t end [s]",
-                "drift [J]",
-                "penetr. [m]",
-                "recovered",
-                "unconverged"
-            );
-            for r in &runs {
-                let applicable = r.traj.is_some();
-                let count = |n: usize| {
-                    if applicable {
-                        n.to_string()
-                    } else {
-                        "–".into()
-                    }
-                };
-                outln!(
-                    "{:<20} {:<15} {:>9.3} {:>7} {:>10} {:>12} {:>12} {:>9} {:>11}",
-                    r.stepper,
-                    r.outcome.label(),
-                    r.wall,
-                    count(r.steps),
-                    r.traj
-                        .as_ref()
-                        .and_then(|t| t.t.last())
-                        .map_or_else(|| "–".to_string(), |t| format!("{t:.4}")),
-                    short(r.energy_drift),
-                    short(r.penetration()),
-                    count(r.recoveries.step_halving),
-                    count(r.recoveries.unconverged_steps)
-                );
-            }
-            for r in &runs {
-                if !r.outcome.detail().is_empty() {
-                    outln!("  {}: {}", r.stepper, r.outcome.detail());
-                }
+        }
+        for r in runs {
+            if !r.outcome.detail().is_empty() {
+                outln!("  {}: {}", r.stepper, r.outcome.detail());
             }
         }
-        if completed == 0 {
-            eprintln!(
-                "error: no stepper completed the run of `{}` (see {})",
-                model.name,
-                args.out.join("comparison.json").display()
-            );
-            return Ok(ExitCode::FAILURE);
-        }
-        Ok(ExitCode::SUCCESS)
     }
 }
