@@ -2,8 +2,9 @@
 //!
 //! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
 //! `SolverError`, `ImpactError`, `ControlError`, `StabilityError` (with `NotApplicableError` and
-//! `NotAnEquilibriumError`), `OcpError` and `FeatureNotBuiltError` derive from it. Shape and value errors of
-//! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
+//! `NotAnEquilibriumError`), `OcpError` and `FeatureNotBuiltError` (a function of a cargo
+//! feature the extension was built without) derive from it. Shape and value errors of the
+//! arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;

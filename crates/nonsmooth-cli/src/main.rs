@@ -3,7 +3,7 @@
 //! Cargo features (both on by default): `ocp` brings `nonsmooth ocp` and the optimal-control
 //! experiments of `nonsmooth reproduce` (IPOPT, HiGHS), `stability` brings `nonsmooth
 //! stability` and the SOS experiments (the SDP solver with OpenBLAS). With a feature off its
-//! subcommand stays listed and answers with an error naming the feature ([`disabled`]).
+//! subcommand stays listed and answers with an error naming the feature (module `disabled`).
 
 /// Prints a line to standard output. A closed pipe (`nonsmooth … | head`) ends the output
 /// quietly instead of panicking, as a command-line tool should.
