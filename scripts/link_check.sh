@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# A program on the simulation crates alone links neither IPOPT nor OpenBLAS (they come with
-# the optional layers: `nonsmooth-solvers` features `ipopt` and `sdp`, enabled by the
-# optimal-control and stability crates only). Builds the `drop_model` example of
-# nonsmooth-sim on its own (its own feature set), runs it, and checks `ldd`.
+# The command-line tool built without its default features (`ocp`: IPOPT and HiGHS;
+# `stability`: the SDP solver with OpenBLAS) links none of these libraries: simulation,
+# impact, inverse dynamics and the remaining experiments need no optimization library.
+# Builds `nonsmooth` with `--no-default-features`, runs a simulation, and checks `ldd` and the
+# dependency tree (HiGHS would be linked statically, so ldd alone would not see it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --quiet -p nonsmooth-sim --example drop_model
-BIN=target/debug/examples/drop_model
-"$BIN" examples/bouncing_sphere.toml 0.5 >/dev/null
-if ldd "$BIN" | grep -Ei 'ipopt|openblas'; then
-    echo "link_check: $BIN links IPOPT or OpenBLAS (above)" >&2
+LIBS='ipopt|highs|openblas|mumps|lapack'
+cargo build --quiet -p nonsmooth-cli --no-default-features
+BIN=target/debug/nonsmooth
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+"$BIN" simulate examples/bouncing_sphere.toml --stepper anitescu-potra --duration 0.5 --quiet --out "$OUT"
+test -s "$OUT/trajectory.csv"
+if ldd "$BIN" | grep -Ei "$LIBS"; then
+    echo "link_check: $BIN links IPOPT, HiGHS, OpenBLAS, MUMPS or LAPACK (above)" >&2
     exit 1
 fi
-echo "link_check: ok ($BIN links neither IPOPT nor OpenBLAS)"
+if cargo tree -p nonsmooth-cli --no-default-features -e normal | grep -Ei "$LIBS|blas"; then
+    echo "link_check: nonsmooth-cli without default features depends on a solver library (above)" >&2
+    exit 1
+fi
+echo "link_check: ok ($BIN without default features links neither IPOPT, HiGHS nor OpenBLAS)"

@@ -12,7 +12,7 @@ cargo clippy --workspace --all-targets --features nonsmooth-solvers/sdp -- -D wa
 cargo test --workspace --features nonsmooth-solvers/sdp
 # The API docs build without warnings (broken links, missing docs).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features nonsmooth-solvers/sdp
-# A program on nonsmooth-sim alone links neither IPOPT nor OpenBLAS.
+# The CLI without its default features (ocp, stability) links neither IPOPT, HiGHS nor OpenBLAS.
 bash scripts/link_check.sh
 # The reproduction report rendered in headless Chromium: no console errors, every figure
 # renders, a screenshot (installs Debian's chromium when missing).

@@ -2,6 +2,8 @@
 
 Python bindings of the Rust toolkit (https://example.invalid/nonsmooth). Arrays are float64
 numpy arrays; errors raise subclasses of :class:`NonsmoothError` carrying the Rust message.
+``FEATURES`` lists the optional parts built in (``"ocp"``: ``solve_ocp``, ``"stability"``:
+``certify_stability``); a function of a part left out raises :class:`FeatureNotBuiltError`.
 
 Quick start::
 
@@ -16,8 +18,10 @@ Quick start::
 """
 
 from ._nonsmooth import (  # noqa: F401
+    FEATURES,
     STEPPER_NAMES,
     ControlError,
+    FeatureNotBuiltError,
     ImpactError,
     Model,
     ModelError,
@@ -46,8 +50,10 @@ from .sweep import SweepRecord, SweepResults, grid, sweep  # noqa: F401
 from .viewer import Player, view  # noqa: F401
 
 __all__ = [
+    "FEATURES",
     "STEPPER_NAMES",
     "ControlError",
+    "FeatureNotBuiltError",
     "ImpactError",
     "Model",
     "ModelError",

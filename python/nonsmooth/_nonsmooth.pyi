@@ -27,6 +27,9 @@ _PathLike = Union[str, "os.PathLike[str]"]
 
 __version__: str
 STEPPER_NAMES: List[str]
+FEATURES: List[str]
+"""The optional cargo features built in: ``"ocp"`` (``solve_ocp``), ``"stability"``
+(``certify_stability``)."""
 
 class NonsmoothError(Exception):
     """Base class of every error raised by the nonsmooth Rust core."""
@@ -48,6 +51,10 @@ class ControlError(NonsmoothError):
 
 class OcpError(NonsmoothError):
     """An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."""
+
+class FeatureNotBuiltError(NonsmoothError):
+    """The function belongs to a cargo feature this extension was built without (``ocp``,
+    ``stability``); the message names the feature. ``FEATURES`` lists those built in."""
 
 class StabilityError(NonsmoothError):
     """A stability certificate could not be computed (bad parameters or a failed SDP build)."""

@@ -2,8 +2,9 @@
 //!
 //! Hierarchy: `NonsmoothError(Exception)` is the base; `ModelError`, `SimulationError`,
 //! `SolverError`, `ImpactError`, `ControlError`, `StabilityError` (with `NotApplicableError` and
-//! `NotAnEquilibriumError`) and `OcpError` derive from it. Shape and value errors of
-//! the arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
+//! `NotAnEquilibriumError`), `OcpError` and `FeatureNotBuiltError` (a function of a cargo
+//! feature the extension was built without) derive from it. Shape and value errors of the
+//! arguments themselves (a matrix that is not square, a NaN) raise `ValueError`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -72,6 +73,13 @@ create_exception!(
     "An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."
 );
 
+create_exception!(
+    _nonsmooth,
+    FeatureNotBuiltError,
+    NonsmoothError,
+    "The function belongs to a cargo feature this extension was built without (`ocp`, `stability`); the message names the feature. `nonsmooth.FEATURES` lists those built in."
+);
+
 /// Emits each line of `warnings` as a Python `UserWarning`.
 pub fn warn_all(py: Python<'_>, warnings: &[String]) -> PyResult<()> {
     let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
@@ -115,12 +123,14 @@ pub fn loco_err(e: nonsmooth_control::locomotion::LocoError) -> PyErr {
 }
 
 /// Converts a [`nonsmooth_sos::SosError`] into `StabilityError`.
+#[cfg(feature = "stability")]
 pub fn stability_err(e: nonsmooth_sos::SosError) -> PyErr {
     StabilityError::new_err(e.to_string())
 }
 
 /// Converts a [`nonsmooth_sos::model::StabilityModelError`] into `NotApplicableError`,
 /// `NotAnEquilibriumError`, `ModelError` or `StabilityError`.
+#[cfg(feature = "stability")]
 pub fn stability_model_err(e: nonsmooth_sos::model::StabilityModelError) -> PyErr {
     use nonsmooth_sos::model::StabilityModelError as E;
     match e {
@@ -132,6 +142,7 @@ pub fn stability_model_err(e: nonsmooth_sos::model::StabilityModelError) -> PyEr
 }
 
 /// Converts a [`nonsmooth_ocp::OcpError`] into `OcpError`.
+#[cfg(feature = "ocp")]
 pub fn ocp_err(e: nonsmooth_ocp::OcpError) -> PyErr {
     OcpError::new_err(e.to_string())
 }
@@ -152,5 +163,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<NotAnEquilibriumError>(),
     )?;
     m.add("OcpError", py.get_type::<OcpError>())?;
+    m.add(
+        "FeatureNotBuiltError",
+        py.get_type::<FeatureNotBuiltError>(),
+    )?;
     Ok(())
 }

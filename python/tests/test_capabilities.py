@@ -172,3 +172,16 @@ def test_walk_reports_who_walks_and_names_bad_input():
         ns.walk("pid", friction_cap=0.5)
     with pytest.raises(ns.ControlError, match="duty"):
         ns.walk("pid", duty=1.5)
+
+
+def test_features_list_what_is_built_and_a_left_out_function_names_its_feature(examples):
+    assert set(ns.FEATURES) <= {"ocp", "stability"}
+    assert issubclass(ns.FeatureNotBuiltError, ns.NonsmoothError)
+    calls = {
+        "ocp": lambda: ns.solve_ocp(path=str(examples / "ocp_particle.toml")),
+        "stability": lambda: ns.certify_stability(30.0, 2.0, 2.0, 1.0),
+    }
+    for feature, call in calls.items():
+        if feature not in ns.FEATURES:
+            with pytest.raises(ns.FeatureNotBuiltError, match=f"`{feature}`"):
+                call()

@@ -1,4 +1,9 @@
 //! `nonsmooth`: the command-line front end of the nonsmooth toolkit.
+//!
+//! Cargo features (both on by default): `ocp` brings `nonsmooth ocp` and the optimal-control
+//! experiments of `nonsmooth reproduce` (IPOPT, HiGHS), `stability` brings `nonsmooth
+//! stability` and the SOS experiments (the SDP solver with OpenBLAS). With a feature off its
+//! subcommand stays listed and answers with an error naming the feature (module `disabled`).
 
 /// Prints a line to standard output. A closed pipe (`nonsmooth … | head`) ends the output
 /// quietly instead of panicking, as a command-line tool should.
@@ -9,15 +14,18 @@ macro_rules! outln {
     }};
 }
 
+#[cfg(any(not(feature = "ocp"), not(feature = "stability")))]
+mod disabled;
 mod impact;
 mod inspect;
 mod inverse;
+#[cfg(feature = "ocp")]
 mod ocp;
 mod progress;
-#[cfg(feature = "reproduce")]
 mod reproduce;
 mod simulate;
 mod soak;
+#[cfg(feature = "stability")]
 mod stability;
 mod walk;
 
@@ -41,7 +49,6 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Reproduce the papers' experiments: metrics (result.json), figures (SVG) and an HTML
     /// report.
-    #[cfg(feature = "reproduce")]
     Reproduce(reproduce::ReproduceArgs),
     /// Inverse dynamics with rigid contact: actuator torques and predicted contact forces
     /// (JSON); --bench-contacts times it against the number of contacts.
@@ -53,10 +60,19 @@ enum Command {
     /// energy gain, bounded drift, no memory growth (soak.json, energy plots).
     Soak(soak::SoakArgs),
     /// SOS Lyapunov stability certificate of the planar two-contact body (Várkonyi).
+    #[cfg(feature = "stability")]
     Stability(stability::StabilityArgs),
+    /// SOS Lyapunov stability certificate (not in this build: needs the cargo feature
+    /// `stability`).
+    #[cfg(not(feature = "stability"))]
+    Stability(disabled::DisabledArgs),
     /// Optimal control through impacts (time-freezing + FESD + MPCC homotopy over IPOPT);
     /// writes trajectory CSVs, controls, the homotopy log (JSON) and plots.
+    #[cfg(feature = "ocp")]
     Ocp(ocp::OcpArgs),
+    /// Optimal control through impacts (not in this build: needs the cargo feature `ocp`).
+    #[cfg(not(feature = "ocp"))]
+    Ocp(disabled::DisabledArgs),
     /// One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a chosen controller and
     /// terrain; writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
     Walk(walk::WalkArgs),
@@ -67,13 +83,18 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Inspect(args) => inspect::run(&args),
-        #[cfg(feature = "reproduce")]
         Command::Reproduce(args) => reproduce::run(&args),
         Command::Inverse(args) => inverse::run(&args),
         Command::Impact(args) => impact::run(&args),
         Command::Soak(args) => soak::run(&args),
+        #[cfg(feature = "stability")]
         Command::Stability(args) => stability::run(&args),
+        #[cfg(not(feature = "stability"))]
+        Command::Stability(_) => disabled::run("stability", "stability"),
+        #[cfg(feature = "ocp")]
         Command::Ocp(args) => ocp::run(&args),
+        #[cfg(not(feature = "ocp"))]
+        Command::Ocp(_) => disabled::run("ocp", "ocp"),
         Command::Walk(args) => walk::run(&args),
     };
     match result {
@@ -96,4 +117,15 @@ pub enum CliError {
     Report(#[from] nonsmooth_report::ReportError),
     #[error("{0}")]
     Usage(String),
+    /// `what` (a subcommand, an experiment) is compiled out of this build.
+    #[error(
+        "{what} is not in this build of nonsmooth: it needs the cargo feature `{feature}` \
+         (on by default; build without --no-default-features, or add --features {feature})"
+    )]
+    FeatureDisabled {
+        /// What was asked for, e.g. "`nonsmooth ocp`" or "experiment `tf-hopper-ocp`".
+        what: String,
+        /// The cargo feature of nonsmooth-cli that brings it.
+        feature: &'static str,
+    },
 }

@@ -57,6 +57,12 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         args.ids.clone()
     };
     for id in &ids {
+        if let Some(feature) = nonsmooth_experiments::feature_left_out(id) {
+            return Err(CliError::FeatureDisabled {
+                what: format!("experiment `{id}`"),
+                feature,
+            });
+        }
         if registry.get(id).is_none() {
             return Err(nonsmooth_report::ReportError::UnknownExperiment { id: id.clone() }.into());
         }

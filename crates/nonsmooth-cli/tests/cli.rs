@@ -362,16 +362,21 @@ fn simulate_stepper_all_rejects_bad_options_before_running_any_stepper() {
 
 #[test]
 fn every_subcommand_takes_the_same_quiet_and_json_flags() {
-    for sub in [
+    let mut subcommands = vec![
         "simulate",
         "impact",
         "inverse",
         "inspect",
         "reproduce",
-        "ocp",
-        "stability",
         "soak",
-    ] {
+    ];
+    if cfg!(feature = "ocp") {
+        subcommands.push("ocp");
+    }
+    if cfg!(feature = "stability") {
+        subcommands.push("stability");
+    }
+    for sub in subcommands {
         let out = bin().args([sub, "--help"]).output().expect("runs");
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -381,6 +386,7 @@ fn every_subcommand_takes_the_same_quiet_and_json_flags() {
     }
 }
 
+#[cfg(feature = "ocp")]
 #[test]
 fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
     let out_dir = scratch("ocp-json");
@@ -412,6 +418,7 @@ fn ocp_json_prints_the_summary_and_quiet_prints_nothing() {
 /// A problem on a model file: outputs named after the model's coordinates and actuators, and
 /// the optimal motion in the offline viewer; solved by the exact active-set method
 /// (`--mpcc active-set`), whose verdict and counts land in `summary.json`.
+#[cfg(feature = "ocp")]
 #[test]
 fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
     let out_dir = scratch("ocp-model");
@@ -455,6 +462,7 @@ fn ocp_on_a_model_file_names_columns_and_writes_the_viewer() {
 
 /// The particle example with the terminal x(T) = `target` reached through the continuation
 /// `keys` (the `[ocp.continuation]` lines), written into `dir`.
+#[cfg(feature = "ocp")]
 fn particle_continuation(dir: &std::path::Path, target: f64, keys: &str) -> std::path::PathBuf {
     let model = example("particle.toml");
     let text = std::fs::read_to_string(example("ocp_particle.toml"))
@@ -475,6 +483,7 @@ fn particle_continuation(dir: &std::path::Path, target: f64, keys: &str) -> std:
     file
 }
 
+#[cfg(feature = "ocp")]
 #[test]
 fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
     for (name, mode) in [("homotopy", ""), ("active-set", "\nmode = \"active-set\"")] {
@@ -508,6 +517,7 @@ fn ocp_continuation_reports_each_waypoint_and_reaches_the_target() {
     }
 }
 
+#[cfg(feature = "ocp")]
 #[test]
 fn ocp_continuation_failure_names_the_waypoint_and_writes_the_iterate() {
     let out_dir = scratch("ocp-continuation-fail");
@@ -584,6 +594,7 @@ fn walk_writes_the_run_its_summary_and_plots_and_names_bad_options() {
     assert_eq!(cap.status.code(), Some(2));
 }
 
+#[cfg(feature = "stability")]
 #[test]
 fn stability_certifies_a_model_file_and_sweeps_named_parameters() {
     let out_dir = scratch("stability-model");
@@ -655,4 +666,44 @@ fn stability_certifies_a_model_file_and_sweeps_named_parameters() {
         !bad.status.success() && err.contains("not applicable"),
         "{err}"
     );
+}
+
+/// A subcommand or experiment whose cargo feature is off stays listed and stops with exit
+/// code 2 and an error naming the feature.
+#[test]
+fn a_left_out_feature_is_named_by_its_subcommand_and_experiments() {
+    let help = bin().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for (feature, enabled, subcommand, experiment) in [
+        ("ocp", cfg!(feature = "ocp"), "ocp", "tf-hopper-ocp"),
+        (
+            "stability",
+            cfg!(feature = "stability"),
+            "stability",
+            "sos-fig2",
+        ),
+    ] {
+        assert!(help.contains(&format!("  {subcommand} ")), "{help}");
+        if enabled {
+            continue;
+        }
+        let named = format!("cargo feature `{feature}`");
+        let out = bin()
+            .args([subcommand, "model.toml", "--json", "--out", "x"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&named), "{stderr}");
+        let out_dir = scratch(&format!("left-out-{feature}"));
+        let out = bin()
+            .args(["reproduce", experiment, "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&named), "{stderr}");
+        let _ = std::fs::remove_dir_all(&out_dir);
+    }
 }
