@@ -1,6 +1,5 @@
 //! Simulates a model file with no actuator input and prints where its bodies come to rest: the
-//! smallest program on `nonsmooth-sim` alone (it links neither IPOPT nor OpenBLAS; see
-//! `scripts/link_check.sh`).
+//! smallest program on `nonsmooth-sim` alone (it links neither IPOPT nor OpenBLAS).
 //!
 //! ```sh
 //! cargo run -p nonsmooth-sim --example drop_model -- examples/bouncing_sphere.toml 1.0
