@@ -812,7 +812,12 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         out.expect("hop_count", 3.0, 0.0, "Sec. 6 (E6): about three hops");
     }
     out.notes.push(settings);
-    active_set_beside(ctx, id, &tf, &hz, &o, &sol, converged, out)?;
+    let problem = HopperProblem {
+        tf: &tf,
+        hz: &hz,
+        o: &o,
+    };
+    active_set_beside(ctx, id, problem, &sol, converged, out)?;
     // trajectory in physical time
     let pick = |f: &dyn Fn(&[f64]) -> f64| -> Vec<(f64, f64)> {
         sol.traj.y.iter().map(|y| (y[8], f(y))).collect()
@@ -866,22 +871,29 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     Ok(())
 }
 
+/// The hopper's optimal control problem as solved: its time-freezing system, horizon and
+/// options.
+#[derive(Clone, Copy)]
+struct HopperProblem<'a> {
+    tf: &'a Arc<TimeFreezing>,
+    hz: &'a Horizon,
+    o: &'a FesdOptions,
+}
+
 /// The active-set MPCC method ([`nonsmooth_ocp::fesd::MpccMethod::ActiveSet`]) from the
 /// homotopy's end point (converged or its last iterate, so the homotopy is phase I and runs
 /// once), beside the homotopy: `b_stationary` (1/0), `lpec_count`, `bnlp_count` and the
 /// active-set point's objective, complementarity, terminal error, hops and hole clearance as
 /// `active_set_*` metrics, both methods in `methods.csv`, the verdict in a note.
-#[allow(clippy::too_many_arguments)]
 fn active_set_beside(
     ctx: &RunContext,
     id: &str,
-    tf: &Arc<TimeFreezing>,
-    hz: &Horizon,
-    o: &FesdOptions,
+    problem: HopperProblem<'_>,
     homotopy: &nonsmooth_ocp::fesd::OcpSolution,
     homotopy_converged: bool,
     out: &mut ExperimentOutcome,
 ) -> Result<(), ReportError> {
+    let HopperProblem { tf, hz, o } = problem;
     let hop = &tf.cls;
     let row = |name: &str, sol: &nonsmooth_ocp::fesd::OcpSolution, certified: Option<bool>| {
         let clearance = hop.min_obstacle_clearance(&sol.traj.y).unwrap_or(0.0);

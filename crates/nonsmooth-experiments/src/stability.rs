@@ -168,17 +168,29 @@ fn params_deviation(a: &PlanarParams, b: &PlanarParams) -> f64 {
     .fold(0.0, |m: f64, x| m.max(x.abs()))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How a figure's grid is reported: the model file (its text and its path), the swept axis
+/// the region is read along, and the checks that apply (a nonempty certified region, a
+/// region monotone along the axis).
+struct GridReport<'a> {
+    model: (&'a str, &'a str),
+    axis: &'a str,
+    require_nonempty: bool,
+    monotone_region: bool,
+}
+
 fn report_grid(
     id: &str,
     ctx: &RunContext,
     out: &mut ExperimentOutcome,
     spec: &GridSpec,
-    (src, file): (&str, &str),
-    axis: &str,
-    require_nonempty: bool,
-    monotone_region: bool,
+    report: GridReport<'_>,
 ) -> Result<(), ReportError> {
+    let GridReport {
+        model: (src, file),
+        axis,
+        require_nonempty,
+        monotone_region,
+    } = report;
     let (cases, deviation) = cases_from_model(id, src, file, spec)?;
     out.metric("model_params_deviation", deviation);
     out.expect(
@@ -282,10 +294,12 @@ fn fig2(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
         ctx,
         out,
         &spec,
-        (FIG2_MODEL, "examples/sos_fig2.toml"),
-        "mu1",
-        true,
-        true,
+        GridReport {
+            model: (FIG2_MODEL, "examples/sos_fig2.toml"),
+            axis: "mu1",
+            require_nonempty: true,
+            monotone_region: true,
+        },
     )
 }
 
@@ -316,9 +330,11 @@ fn fig3(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError
         ctx,
         out,
         &spec,
-        (FIG3_MODEL, "examples/sos_fig3.toml"),
-        "mu",
-        true,
-        false,
+        GridReport {
+            model: (FIG3_MODEL, "examples/sos_fig3.toml"),
+            axis: "mu",
+            require_nonempty: true,
+            monotone_region: false,
+        },
     )
 }
