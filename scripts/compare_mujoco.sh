@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Time per step of nonsmooth's rigid steppers against MuJoCo on a toppling sphere stack and the
-# incline box (scripts/compare_mujoco.py). Builds the CLI in release mode and installs the
-# `mujoco` wheel into its own virtual environment (target/mujoco-venv); not part of the tests.
-# Extra arguments go to the Python script (e.g. --spheres 10).
+# Time per step of nonsmooth's rigid steppers against MuJoCo on sphere stacks, the incline and
+# a tumbling box, the quadruped and sphere piles of 10 to 1000 (scripts/compare_mujoco.py;
+# results also in target/compare-mujoco.json and .csv). Builds the CLI in release mode and
+# installs the `mujoco` wheel into its own virtual environment (target/mujoco-venv); not part
+# of the tests. Extra arguments go to the Python script (e.g. --scenes stack,aligned
+# --duration-scale 0.2 --timeout 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
