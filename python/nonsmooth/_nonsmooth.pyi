@@ -52,6 +52,10 @@ class ControlError(NonsmoothError):
 class OcpError(NonsmoothError):
     """An optimal-control problem is malformed, infeasible, or its NLP/homotopy failed."""
 
+class UnreachableError(OcpError):
+    """No contact-consistent solution was found: the target (or a path bound) appears
+    unreachable; the message names the binding constraints, largest sensitivity first."""
+
 class FeatureNotBuiltError(NonsmoothError):
     """The function belongs to a cargo feature this extension was built without (``ocp``,
     ``stability``); the message names the feature. ``FEATURES`` lists those built in."""

@@ -75,6 +75,13 @@ create_exception!(
 
 create_exception!(
     _nonsmooth,
+    UnreachableError,
+    OcpError,
+    "No contact-consistent solution was found: the relaxed problems meet every constraint only by giving up complementarity, so the target (or a path bound) appears unreachable; the message names the binding constraints, largest sensitivity first."
+);
+
+create_exception!(
+    _nonsmooth,
     FeatureNotBuiltError,
     NonsmoothError,
     "The function belongs to a cargo feature this extension was built without (`ocp`, `stability`); the message names the feature. `nonsmooth.FEATURES` lists those built in."
@@ -163,6 +170,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<NotAnEquilibriumError>(),
     )?;
     m.add("OcpError", py.get_type::<OcpError>())?;
+    m.add("UnreachableError", py.get_type::<UnreachableError>())?;
     m.add(
         "FeatureNotBuiltError",
         py.get_type::<FeatureNotBuiltError>(),

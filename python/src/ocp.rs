@@ -26,12 +26,17 @@ use std::sync::Arc;
 /// names), `t` (the physical clock, the last column of
 /// `y`), `u` (controls per interval), `control_names` (the actuators), `s` (speed of time
 /// per interval), `objective`,
-/// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds` and `homotopy` (a list
+/// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds`, `settings` (the
+/// discretization and homotopy used: `intervals`, `scheme`, `n_s`, `n_fe`, `contacts`,
+/// `switching_functions`, `cross_components`, `relaxation`, `sigma0`, `kappa`, `n_homotopy`
+/// and their one-line `text`) and `homotopy` (a list
 /// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`),
 /// `active_set` (`None` for the homotopy; with `[mpcc] method = "active-set"` a dict
 /// `b_stationary`, `verdict`, `reason` (why not certified, else `None`), `lpec_count`,
 /// `bnlp_count`, `phase_one_comp`, `cpu_seconds`).
-/// Raises `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
+/// Raises `UnreachableError` (a subclass of `OcpError`) when no contact-consistent solution
+/// exists near the homotopy's path (the message names the binding terminal or path
+/// constraints), otherwise `OcpError` with the Rust message (malformed file with its line, infeasible OCP,
 /// IPOPT failure, stalled homotopy, the failed waypoint of an `ocp.continuation`).
 #[pyfunction]
 #[pyo3(signature = (path = None, text = None))]
@@ -74,7 +79,15 @@ fn solve<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let sol = py
         .detach(|| solve_with_plan(tf, horizon, options, plan, growth, &mut |_, _| {}))
-        .map_err(|f| crate::errors::OcpError::new_err(f.to_string()))?;
+        .map_err(|mut f| {
+            f.error = f.error.with_state_names(&names.0);
+            match f.error {
+                nonsmooth_ocp::OcpError::Unreachable { .. } => {
+                    crate::errors::UnreachableError::new_err(f.to_string())
+                }
+                _ => crate::errors::OcpError::new_err(f.to_string()),
+            }
+        })?;
     let ny = tf.ny();
     let (state_names, control_names) = names.clone();
     let d = PyDict::new(py);
@@ -103,6 +116,21 @@ fn solve<'py>(
     d.set_item("comp_residual", sol.comp_residual)?;
     d.set_item("nlp_iterations", sol.nlp_iterations)?;
     d.set_item("cpu_seconds", sol.cpu_seconds)?;
+    let settings = nonsmooth_ocp::problem::RunSettings::of(tf, horizon, options);
+    let st = PyDict::new(py);
+    st.set_item("intervals", settings.intervals)?;
+    st.set_item("scheme", &settings.scheme)?;
+    st.set_item("n_s", settings.n_s)?;
+    st.set_item("n_fe", settings.n_fe)?;
+    st.set_item("contacts", settings.contacts)?;
+    st.set_item("switching_functions", settings.switching_functions)?;
+    st.set_item("cross_components", settings.cross_components)?;
+    st.set_item("relaxation", &settings.relaxation)?;
+    st.set_item("sigma0", settings.sigma0)?;
+    st.set_item("kappa", settings.kappa)?;
+    st.set_item("n_homotopy", settings.n_homotopy)?;
+    st.set_item("text", settings.to_string())?;
+    d.set_item("settings", st)?;
     let log = pyo3::types::PyList::empty(py);
     for entry in &sol.log {
         let e = PyDict::new(py);

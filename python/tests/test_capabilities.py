@@ -131,8 +131,19 @@ def test_solve_ocp_on_a_model_file(examples):
     assert r["terminal_error"] < 1e-8 and r["comp_residual"] < 1e-9
     assert r["state_names"] == ["x.q", "y.q", "x.v", "y.v", "t"]
     assert r["control_names"] == ["thrust"]
+    # the settings follow the model: one contact, switch detection on its 3 functions
+    st = r["settings"]
+    assert (st["contacts"], st["switching_functions"], st["cross_components"]) == (1, 3, 3)
+    assert st["intervals"] == 12 and st["relaxation"] == "penalty"
     np.testing.assert_allclose(r["y"][-1, :4], [2.0, 0.1, 0.0, 0.0], atol=1e-8)
     assert np.all(np.abs(r["u"]) <= 1.0 + 1e-8)
+
+
+def test_solve_ocp_says_an_unreachable_target(examples):
+    # A 1 N thrust cannot push the ball 0.5 m up a slope: the outcome names the terminal x.
+    with pytest.raises(ns.UnreachableError, match="appears unreachable.*terminal x.q = 0.5"):
+        ns.solve_ocp(path=str(examples / "ocp_ball_unreachable.toml"))
+    assert issubclass(ns.UnreachableError, ns.OcpError)
 
 
 def test_solve_ocp_follows_the_continuation_of_the_file(examples):

@@ -164,6 +164,10 @@ fn solve_and_write(
             );
         }
     };
+    let settings = nonsmooth_ocp::problem::RunSettings::of(tf, hz, o);
+    if !quiet {
+        eprintln!("{settings}");
+    }
     let solved = match &args.start {
         Some(file) => {
             if plan.is_some() {
@@ -188,7 +192,8 @@ fn solve_and_write(
     };
     let (sol, failure, layout) = match solved {
         Ok(sol) => (sol, None, build(tf, hz, o).map_err(usage)?.1),
-        Err(failure) => {
+        Err(mut failure) => {
+            failure.error = failure.error.with_state_names(&outputs.names.state);
             let message = failure.to_string();
             let PlanFailure {
                 error: e, horizon, ..
@@ -204,15 +209,16 @@ fn solve_and_write(
                 sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 sol.log = log.to_vec();
             }
-            (sol, Some(message), layout)
+            (sol, Some((message, e)), layout)
         }
     };
-    write_outputs(&outputs.names, hz.n_steps, &sol, failure.is_none(), args)?;
+    let error = failure.as_ref().map(|(_, e)| e);
+    write_outputs(&outputs.names, &settings, &sol, error, args)?;
     (outputs.extra)(&sol, &args.out)?;
     let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
     match failure {
         None => Ok(ExitCode::SUCCESS),
-        Some(message) => {
+        Some((message, _)) => {
             if !quiet {
                 for p in products.iter().take(5) {
                     eprintln!(
@@ -226,6 +232,18 @@ fn solve_and_write(
                 args.out.display()
             )))
         }
+    }
+}
+
+/// The run's outcome in `summary.json`: `solved`, `unreachable` (no contact-consistent
+/// solution, [`OcpError::Unreachable`]), `stalled` (the homotopy or a model growth stopped
+/// short of the complementarity tolerance) or `failed` (IPOPT or the active-set method).
+fn outcome(failure: Option<&OcpError>) -> &'static str {
+    match failure {
+        None => "solved",
+        Some(OcpError::Unreachable { .. }) => "unreachable",
+        Some(OcpError::HomotopyStalled { .. } | OcpError::GrowthStalled { .. }) => "stalled",
+        Some(_) => "failed",
     }
 }
 
@@ -316,12 +334,12 @@ fn motion_figures(
 /// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution.
 fn write_outputs(
     names: &Names,
-    n: usize,
+    settings: &nonsmooth_ocp::problem::RunSettings,
     sol: &OcpSolution,
-    converged: bool,
+    failure: Option<&OcpError>,
     args: &OcpArgs,
 ) -> Result<(), CliError> {
-    let ny = names.state.len();
+    let (ny, n) = (names.state.len(), settings.intervals);
     let mut header = vec!["tau".to_string()];
     header.extend(names.state.iter().cloned());
     let rows: Vec<Vec<f64>> = sol
@@ -371,9 +389,15 @@ fn write_outputs(
         "comp_residual": sol.comp_residual,
         "nlp_iterations": sol.nlp_iterations,
         "cpu_seconds": sol.cpu_seconds,
-        "converged": converged,
+        "converged": failure.is_none(),
+        "outcome": outcome(failure),
         "mpcc_method": if sol.active_set.is_some() { "active-set" } else { "homotopy" },
+        "settings": settings,
     });
+    if let Some(OcpError::Unreachable { detail, .. }) = failure {
+        summary["binding"] = serde_json::to_value(&detail.binding)
+            .map_err(|e| CliError::Usage(format!("summary: {e}")))?;
+    }
     if let Some(a) = &sol.active_set {
         summary["b_stationary"] = serde_json::json!(a.verdict.is_b_stationary());
         summary["verdict"] = serde_json::to_value(&a.verdict)

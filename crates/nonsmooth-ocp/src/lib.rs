@@ -62,6 +62,19 @@ pub enum OcpError {
         /// The NLPs solved so far (σ, objective, residual, iterations, CPU seconds).
         log: Vec<fesd::NlpLog>,
     },
+    /// The relaxed NLPs meet every constraint but keep the complementarity violation while
+    /// σ falls by decades ([`fesd::MpccStrategy::unreachable_decades`]): no trajectory that
+    /// obeys the contact laws was found — the terminal or path constraints that bind
+    /// (largest sensitivity first) appear to be out of reach.
+    #[error("{detail}")]
+    Unreachable {
+        /// What stagnated and the constraints that bind.
+        detail: Box<fesd::Unreachability>,
+        /// The last primal point.
+        x: Vec<f64>,
+        /// The NLPs solved so far.
+        log: Vec<fesd::NlpLog>,
+    },
     /// A model continuation ([`smoothing::solve_ocp_with_growth`]) failed at a stage with
     /// no bisection left.
     #[error("model growth failed at scale {scale} (last solved scale {solved}): {error}")]
@@ -94,7 +107,9 @@ impl OcpError {
     /// last point, IPOPT's last iterate), if any.
     pub fn last_iterate(&self) -> Option<&[f64]> {
         match self {
-            OcpError::HomotopyStalled { x, .. } | OcpError::GrowthStalled { x, .. } => Some(x),
+            OcpError::HomotopyStalled { x, .. }
+            | OcpError::GrowthStalled { x, .. }
+            | OcpError::Unreachable { x, .. } => Some(x),
             OcpError::Ipopt { solution, .. } => Some(&solution.x),
             OcpError::ActiveSet { x, .. } => (!x.is_empty()).then_some(x.as_slice()),
             OcpError::InvalidInput(_) => None,
@@ -104,10 +119,29 @@ impl OcpError {
     /// The log of the NLPs solved before a failure, if the failure carries one.
     pub fn log(&self) -> Option<&[fesd::NlpLog]> {
         match self {
-            OcpError::HomotopyStalled { log, .. } | OcpError::GrowthStalled { log, .. } => {
-                Some(log)
-            }
+            OcpError::HomotopyStalled { log, .. }
+            | OcpError::GrowthStalled { log, .. }
+            | OcpError::Unreachable { log, .. } => Some(log),
             _ => None,
         }
+    }
+
+    /// The error with the state components of its binding constraints named by `names`
+    /// (the model's coordinates, then velocities and clock: a problem file's
+    /// `state_names`); a model growth's inner error too.
+    #[must_use]
+    pub fn with_state_names(mut self, names: &[String]) -> Self {
+        match &mut self {
+            OcpError::Unreachable { detail, .. } => {
+                detail.binding.iter_mut().for_each(|b| b.name_with(names));
+            }
+            OcpError::GrowthStalled { error, .. } => {
+                let inner =
+                    std::mem::replace(error.as_mut(), OcpError::InvalidInput(String::new()));
+                **error = inner.with_state_names(names);
+            }
+            _ => {}
+        }
+        self
     }
 }

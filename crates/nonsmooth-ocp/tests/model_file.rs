@@ -93,6 +93,54 @@ fn ball_brakes_on_the_ground_and_the_simulator_agrees() {
     );
 }
 
+/// A target out of reach (`examples/ocp_ball_unreachable.toml`: a 1 N thrust cannot push the
+/// ball 0.5 m up a slope that gravity and friction hold it on with 5.4 N) ends with the
+/// unreachable outcome, the terminal constraint on x named first, instead of a homotopy that
+/// runs down to σ = 1e-10 and stalls.
+#[test]
+fn unreachable_target_is_said_as_such_naming_the_terminal_x() {
+    let p = ModelProblem::from_file(&examples().join("ocp_ball_unreachable.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // the premise: the thrust bound is below the downhill gravity plus the friction bound
+    let g = p.tf.cls.model().gravity;
+    let (mass, mu, u_max) = (1.0, 0.3, p.horizon.u_bounds[0].1[0]);
+    assert!(
+        u_max < mass * (-g[0] + mu * -g[1]),
+        "the test needs an unreachable target"
+    );
+    let e = match solve_ocp(&p.tf, &p.horizon, &p.options) {
+        Err(e) => e.with_state_names(&p.state_names),
+        Ok(sol) => panic!("solved with complementarity {}", sol.comp_residual),
+    };
+    let message = e.to_string();
+    eprintln!("{message}");
+    let nonsmooth_ocp::OcpError::Unreachable { detail, log, .. } = &e else {
+        panic!("expected the unreachable outcome, got {message}")
+    };
+    let (comp_residual, constraint_violation, binding) = (
+        &detail.comp_residual,
+        &detail.constraint_violation,
+        &detail.binding,
+    );
+    assert!(
+        message.starts_with("no contact-consistent solution found: the target appears unreachable")
+    );
+    assert!(*comp_residual > 0.1 && *constraint_violation < 1e-6);
+    // it stops after three decades of σ (four NLPs), not at the end of the homotopy
+    assert!(log.len() <= 5, "{} NLPs", log.len());
+    let first = &binding[0];
+    assert_eq!(
+        first.kind,
+        nonsmooth_ocp::fesd::BindingKind::Terminal {
+            component: 0,
+            value: 0.5
+        },
+        "{message}"
+    );
+    assert_eq!(first.name, "x.q");
+    assert!(message.contains("terminal x.q = 0.5"), "{message}");
+}
+
 #[test]
 fn unknown_coordinate_is_named_with_its_line() {
     let text = problem_text().replace("v.x = 0.0", "v.z = 0.0");

@@ -3,6 +3,7 @@
 
 use super::blocks::FesdBlock;
 use super::complementarity::comp_residual;
+use super::infeasibility::{binding_constraints, stagnation, Unreachability};
 use super::layout::Layout;
 use super::options::{write_checkpoint, CutStep, FesdOptions, CUT_OFF};
 use super::polish::polish;
@@ -81,6 +82,8 @@ pub fn homotopy_with_trail(
     let mut warm: Option<IpoptSolution> = None;
     let mut sigma = o.mpcc.sigma0;
     let mut polished = false;
+    // the homotopy's own NLPs (after the smoothing phase's), for the infeasibility test
+    let first = log.len();
     // σ of the last converged NLP, the current step factor and the retries left
     let (mut sigma_ok, mut step, mut retries) =
         (o.mpcc.sigma0, o.mpcc.kappa, o.mpcc.homotopy_retries);
@@ -136,6 +139,19 @@ pub fn homotopy_with_trail(
             );
         }
         log.push(NlpLog::of(sigma, comp, &sol));
+        if let Some(sigma_from) = stagnating(layout, o, sigma, &sol, &log[first..]) {
+            return Err(OcpError::Unreachable {
+                detail: Box::new(Unreachability {
+                    comp_residual: comp,
+                    constraint_violation: sol.constraint_violation,
+                    sigma_from,
+                    sigma,
+                    binding: binding_constraints(nlp, layout, &sol, sigma),
+                }),
+                x: sol.x,
+                log,
+            });
+        }
         previous = std::mem::replace(&mut x, sol.x.clone());
         write_checkpoint(o, &x)?;
         let done = comp <= o.mpcc.comp_tol;
@@ -176,6 +192,33 @@ pub fn homotopy_with_trail(
     Ok((sol, log, previous))
 }
 
+/// The σ of an earlier NLP whose complementarity residual the converged relaxed NLP `sol`
+/// at `sigma` did not halve ([`stagnation`], [`MpccStrategy::unreachable_decades`](crate::fesd::MpccStrategy::unreachable_decades)), in
+/// the penalty or elastic homotopy with the terminal constraint hard and every constraint
+/// met: the sign of an MPCC with no feasible point near the path.
+fn stagnating(
+    layout: &Layout,
+    o: &FesdOptions,
+    sigma: f64,
+    sol: &IpoptSolution,
+    log: &[NlpLog],
+) -> Option<f64> {
+    let penalized = o.mpcc.penalty || layout.elastic.is_some();
+    let feasible = sol.constraint_violation <= 1e3 * o.nlp.tol;
+    if !(penalized && feasible && terminal_is_hard(layout, o, sigma)) {
+        return None;
+    }
+    stagnation(log, o.mpcc.polish_tol, o.mpcc.unreachable_decades)
+}
+
+/// Whether the terminal constraint is imposed exactly at relaxation `sigma` (no soft
+/// terminal phase, or σ at or below [`MpccStrategy::soft_terminal_sigma`](crate::fesd::MpccStrategy::soft_terminal_sigma)).
+fn terminal_is_hard(layout: &Layout, o: &FesdOptions, sigma: f64) -> bool {
+    layout.terminal.is_empty()
+        || o.mpcc.soft_terminal <= 0.0
+        || sigma <= o.mpcc.soft_terminal_sigma * (1.0 + 1e-12)
+}
+
 /// Sets the flight-cut thresholds of the cut schedule's `step` on every flight-cut row
 /// ([`CUT_OFF`] where the step leaves a cut inactive).
 fn set_flight_cuts(nlp: &mut BlockNlp<FesdBlock>, step: &CutStep) {
@@ -205,9 +248,7 @@ fn set_relaxation(
             }
         }
     }
-    let hard = layout.terminal.is_empty()
-        || o.mpcc.soft_terminal <= 0.0
-        || sigma <= o.mpcc.soft_terminal_sigma * (1.0 + 1e-12);
+    let hard = terminal_is_hard(layout, o, sigma);
     for b in nlp.blocks.iter_mut() {
         match (b.row, &mut b.kind) {
             (None, FesdBlock::Comp { weight, .. })

@@ -31,7 +31,8 @@
 // One file per job: `tableau` (collocation schemes, DCS representations, complementarity
 // pairs), `options` (FesdOptions), `blocks` (the NLP's smooth pieces), `layout` (index
 // layout and horizon), `build` (the NLP of a horizon), `complementarity` (products and
-// residual), `homotopy` (the MPCC homotopy), `polish` (the active-set end game),
+// residual), `homotopy` (the MPCC homotopy), `infeasibility` (a
+// stagnating homotopy said as an unreachable target), `polish` (the active-set end game),
 // `integrator` (simulate and its fixed-mode prediction) and `solve` (the OCP).
 
 pub mod active_set;
@@ -39,6 +40,7 @@ mod blocks;
 mod build;
 mod complementarity;
 mod homotopy;
+mod infeasibility;
 mod integrator;
 mod layout;
 mod options;
@@ -51,6 +53,7 @@ pub use build::{build, Built};
 pub use complementarity::{comp_products, comp_residual, mpcc_pairs, CompProduct};
 pub(crate) use homotopy::relaxed_nlp_options;
 pub use homotopy::{homotopy, homotopy_with_trail, NlpLog};
+pub use infeasibility::{BindingConstraint, BindingKind, Unreachability};
 pub use integrator::{
     initial_mode, simulate, solve_fixed_mode, trajectory, Mode, SimResult, Trajectory,
 };

@@ -310,6 +310,13 @@ pub struct MpccStrategy {
     /// With `polish`, try the active-set polish as soon as a relaxed NLP reaches this
     /// complementarity residual (> 0; and stop the homotopy when it succeeds).
     pub polish_tol: f64,
+    /// Infeasibility test of the penalty and elastic homotopies (decades of σ, ≥ 0; 0 =
+    /// off): when a converged relaxed NLP's complementarity residual is above `polish_tol`
+    /// and at least half that of a converged NLP at a σ `10^unreachable_decades` times
+    /// larger, the homotopy ends with [`OcpError::Unreachable`] naming the binding
+    /// constraints (an exact ℓ1 penalty drives the residual to zero once σ is small enough
+    /// wherever the MPCC is feasible; see `fesd::infeasibility`).
+    pub unreachable_decades: f64,
     /// Return the last relaxed iterate instead of [`OcpError::HomotopyStalled`] when the
     /// complementarity tolerance is not reached (used for the fixed-grid IRK baseline,
     /// whose discrete complementarity system has no exact solution at an impact inside an
@@ -477,6 +484,7 @@ impl Default for MpccStrategy {
             homotopy_retries: 0,
             polish: true,
             polish_tol: 1e-4,
+            unreachable_decades: 3.0,
             accept_relaxed: false,
             predict: false,
             mode_predict: true,
@@ -512,6 +520,7 @@ impl MpccStrategy {
         }
         positive("comp_tol", self.comp_tol)?;
         positive("polish_tol", self.polish_tol)?;
+        nonnegative("unreachable_decades", self.unreachable_decades)?;
         positive("s_elastic_max", self.s_elastic_max)?;
         if self.elastic && self.penalty {
             return Err(invalid(
@@ -572,6 +581,7 @@ group_builder!(
     plain homotopy_retries: usize,
     plain polish: bool,
     plain polish_tol: f64,
+    plain unreachable_decades: f64,
     plain accept_relaxed: bool,
     plain predict: bool,
     plain mode_predict: bool,

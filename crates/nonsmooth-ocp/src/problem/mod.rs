@@ -22,7 +22,9 @@
 //! `max_iter` and `tol` (IPOPT, per NLP), `relaxation = "scholtes"`, `"penalty"` (ℓ1, the
 //! default, [`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) or `"elastic"`
 //! ([`MpccStrategy::elastic`](crate::fesd::MpccStrategy::elastic)), `polish_tol`
-//! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)), `mu_adaptive`
+//! ([`MpccStrategy::polish_tol`](crate::fesd::MpccStrategy::polish_tol)),
+//! `unreachable_decades` (0 = off,
+//! [`MpccStrategy::unreachable_decades`](crate::fesd::MpccStrategy::unreachable_decades)), `mu_adaptive`
 //! ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
 //! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase
 //! `[fesd.smoothing]` ([`crate::smoothing::Smoothing`]), `path_at_stages = false` (path
@@ -121,6 +123,7 @@ struct FesdSpec {
     max_iter: Option<i32>,
     relaxation: Option<String>,
     polish_tol: Option<f64>,
+    unreachable_decades: Option<f64>,
     mu_adaptive: Option<bool>,
     first_mu: Option<f64>,
     smoothing: Option<crate::smoothing::Smoothing>,
@@ -257,6 +260,9 @@ impl FesdSpec {
         if let Some(t) = self.polish_tol {
             m = m.polish_tol(t);
         }
+        if let Some(d) = self.unreachable_decades {
+            m = m.unreachable_decades(d);
+        }
         m = m.smoothing(self.smoothing.clone());
         if let Some(c) = &self.cut_schedule {
             m = m.cut_schedule(
@@ -301,6 +307,89 @@ pub fn default_options() -> FesdOptions {
             ..Discretization::default()
         },
         ..FesdOptions::default()
+    }
+}
+
+/// The discretization and homotopy of a run, as its summary states them (`settings` of
+/// `summary.json` and of Python's `solve_ocp`; the line `nonsmooth ocp` prints first).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSettings {
+    /// Control intervals N.
+    pub intervals: usize,
+    /// Collocation scheme.
+    pub scheme: String,
+    /// Collocation stages n_s.
+    pub n_s: usize,
+    /// Finite elements per control interval.
+    pub n_fe: usize,
+    /// Contacts of the model.
+    pub contacts: usize,
+    /// Switching functions n_c.
+    pub switching_functions: usize,
+    /// Switching functions with cross complementarity (switch detection).
+    pub cross_components: usize,
+    /// `"penalty"`, `"scholtes"` or `"elastic"`.
+    pub relaxation: String,
+    /// First relaxation σ₀.
+    pub sigma0: f64,
+    /// σ ← κσ.
+    pub kappa: f64,
+    /// Most NLPs of the homotopy.
+    pub n_homotopy: usize,
+}
+
+impl RunSettings {
+    /// The settings of solving `hz` on `tf` with `o`.
+    pub fn of(tf: &TimeFreezing, hz: &crate::fesd::Horizon, o: &FesdOptions) -> Self {
+        let (d, m) = (&o.discretization, &o.mpcc);
+        let nc = tf.nc();
+        Self {
+            intervals: hz.n_steps,
+            scheme: match d.scheme {
+                Scheme::RadauIIA => "radau".into(),
+                Scheme::GaussLegendre => "gauss-legendre".into(),
+            },
+            n_s: d.n_s,
+            n_fe: d.n_fe,
+            contacts: tf.cls.n_contacts(),
+            switching_functions: nc,
+            cross_components: d.cross_components.min(nc),
+            relaxation: if m.penalty {
+                "penalty"
+            } else if m.elastic {
+                "elastic"
+            } else {
+                "scholtes"
+            }
+            .into(),
+            sigma0: m.sigma0,
+            kappa: m.kappa,
+            n_homotopy: m.n_homotopy,
+        }
+    }
+}
+
+impl std::fmt::Display for RunSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} control intervals × {} finite elements, {} n_s = {}; {} contact{}, switch \
+             detection on {} of {} switching functions; {} homotopy from σ = {:e} by κ = {}, \
+             at most {} NLPs",
+            self.intervals,
+            self.n_fe,
+            self.scheme,
+            self.n_s,
+            self.contacts,
+            plural(self.contacts),
+            self.cross_components,
+            self.switching_functions,
+            self.relaxation,
+            self.sigma0,
+            self.kappa,
+            self.n_homotopy
+        )
     }
 }
 
@@ -642,6 +731,26 @@ mod tests {
         assert_eq!(p.tf.cls.n_contacts(), 4);
         // the default material has friction (μ = 0.5): 3 switching functions per corner
         assert_eq!(p.tf.nc(), 12);
+        // switch detection on the gaps by default with several contacts, the file's key wins
+        let plain = "[ocp]\nmodel = \"box.toml\"\nN = 2\nT = 0.5\n";
+        let d = ModelProblem::with_model(plain, Some("b.toml"), model.clone()).unwrap();
+        assert_eq!(d.options.discretization.cross_components, 4);
+        let settings = RunSettings::of(&d.tf, &d.horizon, &d.options);
+        assert_eq!(
+            (
+                settings.contacts,
+                settings.switching_functions,
+                settings.cross_components
+            ),
+            (4, 12, 4)
+        );
+        assert!(
+            settings.to_string().contains("switch detection on 4 of 12"),
+            "{settings}"
+        );
+        let all = format!("{plain}[fesd]\ncross_components = 12\n");
+        let a = ModelProblem::with_model(&all, Some("b.toml"), model.clone()).unwrap();
+        assert_eq!(a.options.discretization.cross_components, 12);
         let both =
             problem("contact = [\"shell\", \"floor\"]\ncontacts = [[\"shell\", \"floor\"]]\n");
         let e = ModelProblem::with_model(&both, Some("b.toml"), model.clone()).err();

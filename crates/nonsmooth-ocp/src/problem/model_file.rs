@@ -379,9 +379,11 @@ impl ModelProblem {
             control_weight: weight * effort,
             tracking,
         };
-        let options = spec
-            .mpcc
-            .apply(spec.fesd.apply(default_options(), &bad)?, &bad)?;
+        let options = spec.mpcc.apply(
+            spec.fesd
+                .apply(model_defaults(&tf, default_options()), &bad)?,
+            &bad,
+        )?;
         let continuation = match &ocp.continuation {
             None => None,
             Some(c) => Some(continuation_plan(c, ocp, &horizon, &coords)?),
@@ -486,6 +488,21 @@ impl Coordinates<'_> {
 
 /// Checks `N`, `T`, `s_max` and `cost.effort` of `[ocp]`; returns `s_max` and the effort
 /// weight with their defaults.
+/// The options that follow the model, before the file's `[fesd]` keys: with several
+/// contacts, cross complementarity (switch detection) on the contact gaps only — the leading
+/// switching functions — since the normal and tangential velocities of a contact that is
+/// open change sign in flight where no element boundary is needed, and demanding one there
+/// leaves the FESD equations without a solution (a box dropped flat: its upper corners'
+/// normal velocities); with one contact on all of them (the slip–stick switch of a braking
+/// ball needs its boundary).
+fn model_defaults(tf: &TimeFreezing, mut o: FesdOptions) -> FesdOptions {
+    let contacts = tf.cls.n_contacts();
+    if contacts > 1 && tf.nc() > contacts {
+        o.discretization.cross_components = contacts;
+    }
+    o
+}
+
 fn check_horizon_keys(ocp: &OcpKeys, at: &Locator) -> Result<(f64, f64), OcpError> {
     if ocp.N == 0 {
         return Err(at.err(&["ocp", "N"], "must be positive".into()));
