@@ -43,6 +43,7 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         y_bounds: None,
         control_weight: 0.2,
         tracking: vec![],
+        initial_guess: None,
     };
     let o = {
         let mut o = FesdOptions::default();
@@ -69,6 +70,7 @@ fn fesd_jacobian_and_hessian_match_finite_differences() {
         global_speed: true,
         control_weight: 1.0,
         tracking: vec![],
+        initial_guess: None,
         ..hz
     };
     let (nlp, layout, _) = build(&tf, &hz, &o).unwrap();
@@ -260,6 +262,7 @@ fn bad_inputs_are_typed_errors() {
         y_bounds: None,
         control_weight: 0.0,
         tracking: vec![],
+        initial_guess: None,
     };
     assert!(build(&tf, &hz, &FesdOptions::default()).is_err());
     hz.y0 = vec![1.0, 0.0, f64::NAN];
@@ -291,6 +294,7 @@ fn infeasible_ocp_reports_violation() {
         y_bounds: None,
         control_weight: 0.0,
         tracking: vec![],
+        initial_guess: None,
     };
     let o = {
         let mut o = FesdOptions::default();

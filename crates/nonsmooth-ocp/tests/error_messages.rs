@@ -27,6 +27,7 @@ fn drop_horizon() -> Horizon {
         y_bounds: None,
         control_weight: 0.0,
         tracking: vec![],
+        initial_guess: None,
     }
 }
 

@@ -332,3 +332,48 @@ fn tracking_cost_adds_the_running_term() {
         "{e}"
     );
 }
+
+/// `[ocp.initial_guess] simulate = true` starts the NLP from a rollout of the model under
+/// zero controls: every stage point holds the rollout's state at its physical time (the
+/// falling particle of `examples/ocp_particle.toml`: y = y₀ − g t²/2 until it lands), and
+/// the homotopy reaches the trivial start's optimum (Ex. 5: 13.507316). Bad keys are named.
+#[test]
+fn rollout_guess_starts_on_the_falling_trajectory_and_reaches_the_optimum() {
+    use nonsmooth_ocp::fesd::build;
+    let text = std::fs::read_to_string(examples().join("ocp_particle.toml")).unwrap();
+    let guessed = text.replace(
+        "[time_freezing]",
+        "[ocp.initial_guess]\nsimulate = true\n\n[time_freezing]",
+    );
+    let p = parse(&guessed).unwrap_or_else(|e| panic!("{e}"));
+    let guess = p.horizon.initial_guess.as_ref().expect("a rollout");
+    assert!((guess.t.last().unwrap() - p.t_final).abs() < 2e-3);
+    let (_, layout, x0) = build(&p.tf, &p.horizon, &p.options).unwrap();
+    let y0 = p.horizon.y0.clone();
+    // the first element's first stage: free fall from rest at its physical time
+    let e = &layout.elems[0];
+    let h = p.t_final / (p.horizon.n_steps * p.options.discretization.n_fe) as f64;
+    let t = layout.c[0] * h;
+    let g = -p.tf.cls.model().gravity[1];
+    assert!((x0[e.y[0] + 1] - (y0[1] - 0.5 * g * t * t)).abs() < 1e-3);
+    assert!((x0[e.y[0] + 4] - t).abs() < 1e-12, "the stage's clock");
+    let sol = solve_ocp(&p.tf, &p.horizon, &p.options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sol.comp_residual <= 1e-9, "{}", sol.comp_residual);
+    assert!(
+        (sol.objective - 13.507316).abs() < 1e-5,
+        "objective {}",
+        sol.objective
+    );
+    let bad = guessed.replace(
+        "simulate = true",
+        "simulate = true\ncontrols = { jet = 1.0 }",
+    );
+    let e = parse(&bad).err().expect("an error").to_string();
+    assert!(
+        e.contains("ocp.initial_guess.controls") && e.contains("jet"),
+        "{e}"
+    );
+    let bad = guessed.replace("simulate = true", "simulate = true\nstepper = \"warp\"");
+    let e = parse(&bad).err().expect("an error").to_string();
+    assert!(e.contains("ocp.initial_guess.stepper"), "{e}");
+}

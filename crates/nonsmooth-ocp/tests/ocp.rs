@@ -64,6 +64,7 @@ fn particle(n: usize) -> (Arc<TimeFreezing>, Horizon) {
         y_bounds: None,
         control_weight: 2.0 / n as f64,
         tracking: vec![],
+        initial_guess: None,
     };
     (tf, hz)
 }

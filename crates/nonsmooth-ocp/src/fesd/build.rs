@@ -17,7 +17,8 @@ use super::simulate;
 /// The FESD NLP, its layout and an initial guess.
 pub type Built = (BlockNlp<FesdBlock>, Layout, Vec<f64>);
 
-/// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½),
+/// Builds the FESD NLP of `h`, its layout and an initial guess (y0 everywhere, α = ½, or
+/// the horizon's [`Horizon::initial_guess`]),
 /// with the system's path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) at every stage point.
 pub fn build(tf: &Arc<TimeFreezing>, hz: &Horizon, o: &FesdOptions) -> Result<Built, OcpError> {
     build_nlp(tf, hz, o, true)
@@ -56,7 +57,12 @@ pub(super) fn build_nlp(
     for k in 0..hz.n_steps {
         b.control_interval(k)?;
     }
-    Ok((b.nlp, b.layout, b.x0))
+    let (nlp, layout, mut x0) = (b.nlp, b.layout, b.x0);
+    if let Some(guess) = &hz.initial_guess {
+        guess.validate(tf.ny() - 1)?;
+        super::initial_guess::apply(tf, hz, o, (&nlp, &layout), guess, &mut x0);
+    }
+    Ok((nlp, layout, x0))
 }
 
 /// Checks the horizon `hz` against the system and the options: the sizes and finiteness

@@ -438,6 +438,7 @@ fn fixed_control_horizon(
         y_bounds: None,
         control_weight: 0.0,
         tracking: vec![],
+        initial_guess: None,
     }
 }
 

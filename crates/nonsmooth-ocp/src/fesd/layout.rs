@@ -2,6 +2,7 @@
 //! discretizes ([`Horizon`]; [`Clock`]: the stage clock constraints of Nurkanović et al. Sec. 5 or
 //! only the final clock).
 
+use super::initial_guess::StateGuess;
 use super::tableau::Dcs;
 
 #[cfg(doc)]
@@ -97,6 +98,8 @@ pub struct Horizon {
     /// Running tracking cost Σ_k Δt w (y_i(t_k) − target)² at the control-interval ends,
     /// Δt = T/N the nominal interval length (empty: none).
     pub tracking: Vec<Tracking>,
+    /// Initial guess of the NLP from a state trajectory (`None`: y0 everywhere).
+    pub initial_guess: Option<std::sync::Arc<StateGuess>>,
 }
 
 /// One term of [`Horizon::tracking`]: state component `index` tracked toward `target` with

@@ -32,7 +32,8 @@
 // pairs), `options` (FesdOptions), `blocks` (the NLP's smooth pieces), `layout` (index
 // layout and horizon), `build` (the NLP of a horizon), `complementarity` (products and
 // residual), `homotopy` (the MPCC homotopy), `infeasibility` (a
-// stagnating homotopy said as an unreachable target), `polish` (the active-set end game),
+// stagnating homotopy said as an unreachable target), `initial_guess` (a rollout mapped onto
+// the variables), `polish` (the active-set end game),
 // `integrator` (simulate and its fixed-mode prediction) and `solve` (the OCP).
 
 pub mod active_set;
@@ -41,6 +42,7 @@ mod build;
 mod complementarity;
 mod homotopy;
 mod infeasibility;
+mod initial_guess;
 mod integrator;
 mod layout;
 mod options;
@@ -54,6 +56,7 @@ pub use complementarity::{comp_products, comp_residual, mpcc_pairs, CompProduct}
 pub(crate) use homotopy::relaxed_nlp_options;
 pub use homotopy::{homotopy, homotopy_with_trail, NlpLog};
 pub use infeasibility::{BindingConstraint, BindingKind, Unreachability};
+pub use initial_guess::StateGuess;
 pub use integrator::{
     initial_mode, simulate, solve_fixed_mode, trajectory, Mode, SimResult, Trajectory,
 };

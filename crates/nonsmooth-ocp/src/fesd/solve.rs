@@ -52,7 +52,9 @@ pub struct OcpSolution {
 
 /// Solves the OCP (Nurkanović et al. eq. 35) of horizon `hz` (speed of time, stage clock
 /// constraints, terminal constraint, control cost) from the trivial initialization y0 everywhere, u
-/// = 0.
+/// = 0, or from the horizon's [`Horizon::initial_guess`]; a guess whose homotopy stalls or
+/// ends as [`OcpError::Unreachable`] is dropped and the problem solved again from the
+/// trivial initialization.
 ///
 /// With [`Scheme::GaussLegendre`] and the ℓ1 penalty ([`MpccStrategy::penalty`](crate::fesd::MpccStrategy::penalty)) the
 /// homotopy first runs the Scholtes relaxation (`penalty = false`, otherwise the same
@@ -79,7 +81,22 @@ pub fn solve_ocp(
             return Ok(out);
         }
     }
-    let mut out = solve_ocp_once(tf, hz, o)?;
+    let mut out = match solve_ocp_once(tf, hz, o) {
+        // a guess that leads the homotopy astray is dropped for the trivial start
+        Err(OcpError::Unreachable { .. } | OcpError::HomotopyStalled { .. })
+            if hz.initial_guess.is_some() =>
+        {
+            if o.nlp.verbose {
+                eprintln!("the initial guess did not converge: again from the trivial start");
+            }
+            let trivial = Horizon {
+                initial_guess: None,
+                ..hz.clone()
+            };
+            solve_ocp_once(tf, &trivial, o)?
+        }
+        other => other?,
+    };
     out.cpu_seconds = thread_cpu_seconds() - start;
     Ok(out)
 }

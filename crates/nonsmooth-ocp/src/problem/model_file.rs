@@ -5,7 +5,7 @@ use super::{
     DEFAULT_CONTINUATION_SIGMA0, DEFAULT_GROWTH_BISECTIONS,
 };
 use crate::continuation::{ContinuationMode, ContinuationPlan};
-use crate::fesd::{FesdOptions, Horizon, Tracking};
+use crate::fesd::{FesdOptions, Horizon, StateGuess, Tracking};
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::smoothing::{Growth, SystemAt};
 use crate::time_freezing::TimeFreezing;
@@ -56,6 +56,7 @@ struct OcpKeys {
     initial: CoordinateValues<f64>,
     #[serde(default)]
     terminal: CoordinateValues<f64>,
+    initial_guess: Option<GuessKeys>,
     #[serde(default)]
     path: PathKeys,
     continuation: Option<ContinuationTable>,
@@ -73,6 +74,17 @@ struct ContinuationTable {
     mode: Option<ContinuationMode>,
     #[serde(default)]
     local_speed: bool,
+}
+
+/// `[ocp.initial_guess]`: the NLP's start from a rollout of the model.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuessKeys {
+    simulate: bool,
+    stepper: Option<String>,
+    dt: Option<f64>,
+    #[serde(default)]
+    controls: BTreeMap<String, f64>,
 }
 
 /// `ocp.path.obstacle_growth`: the ellipses grown from the scales to full size in the
@@ -178,6 +190,10 @@ struct TfKeys {
 /// track.q.y = { target = 0.3, weight = 10.0 }   # + Σ_k (T/N) w (y(t_k) − target)²
 /// [ocp.initial]                  # optional: starts that differ from the model's [initial]
 /// q.y = 0.3
+/// [ocp.initial_guess]            # optional: start the NLP from a rollout of the model
+/// simulate = true                #   through a rigid stepper (zero controls by default)
+/// stepper = "anitescu-potra"     #   the default; dt = a tenth of an element (≤ 1 ms)
+/// controls = { thrust = 0.5 }    #   constant efforts by actuator name
 /// [ocp.terminal]                 # final values of named coordinates
 /// q.x = 3.0                      #   a joint's name for a one-coordinate joint, or the
 /// v.x = 0.0                      #   coordinate's full name, quoted (q."base.x")
@@ -365,7 +381,7 @@ impl ModelProblem {
         })?;
         let n = ocp.N;
         let (clock, weight) = clock_spec(ocp.clock.as_deref(), ocp.global_speed, ocp.T, n, &bad)?;
-        let horizon = Horizon {
+        let mut horizon = Horizon {
             y0,
             lam0: None,
             n_steps: n,
@@ -378,12 +394,23 @@ impl ModelProblem {
             y_bounds: y_bounds.bounded.then_some((y_bounds.lo, y_bounds.hi)),
             control_weight: weight * effort,
             tracking,
+            initial_guess: None,
         };
         let options = spec.mpcc.apply(
             spec.fesd
                 .apply(model_defaults(&tf, default_options()), &bad)?,
             &bad,
         )?;
+        let element = ocp.T / (n * options.discretization.n_fe) as f64;
+        horizon.initial_guess = rollout(
+            ocp.initial_guess.as_ref(),
+            tf.cls.model(),
+            &horizon.y0,
+            (ocp.T, element),
+            &control_names,
+            &at,
+        )?
+        .map(Arc::new);
         let continuation = match &ocp.continuation {
             None => None,
             Some(c) => Some(continuation_plan(c, ocp, &horizon, &coords)?),
@@ -731,6 +758,70 @@ fn contact_pairs<'t>(tfk: &'t TfKeys, at: &Locator) -> Result<ContactPairs<'t>, 
         pairs,
         key: contact_key,
     })
+}
+
+/// Default rigid stepper of `[ocp.initial_guess]`.
+const DEFAULT_GUESS_STEPPER: &str = "anitescu-potra";
+
+/// `[ocp.initial_guess] simulate = true`: the model run from `y0` over the horizon `t_final`
+/// through a rigid stepper (`stepper`, default `anitescu-potra`; step `dt`, default a tenth
+/// of a finite element, at most 1 ms) under constant controls (`controls`, by actuator
+/// name; default zero), sampled at every step. `None` without the table or with
+/// `simulate = false`.
+fn rollout(
+    keys: Option<&GuessKeys>,
+    model: &Model,
+    y0: &[f64],
+    (t_final, element): (f64, f64),
+    control_names: &[String],
+    at: &Locator,
+) -> Result<Option<StateGuess>, OcpError> {
+    let Some(g) = keys.filter(|g| g.simulate) else {
+        return Ok(None);
+    };
+    fn key(k: &str) -> [&str; 3] {
+        ["ocp", "initial_guess", k]
+    }
+    let dt = g.dt.unwrap_or((element / 10.0).min(1e-3));
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(at.err(&key("dt"), format!("must be positive, got {dt}")));
+    }
+    let mut u_model = vec![0.0; model.actuators.len()];
+    let mut u_ocp = vec![0.0; control_names.len()];
+    for (name, &value) in &g.controls {
+        let Some(a) = model.actuators.iter().position(|a| &a.name == name) else {
+            return Err(at.err(
+                &key("controls"),
+                format!("the model has no actuator \"{name}\""),
+            ));
+        };
+        u_model[a] = value;
+        if let Some(c) = control_names.iter().position(|c| c == name) {
+            u_ocp[c] = value;
+        }
+    }
+    let stepper = g.stepper.as_deref().unwrap_or(DEFAULT_GUESS_STEPPER);
+    let sim_err = |e: nonsmooth_sim::SimError| at.err(&key("simulate"), e.to_string());
+    let mut sim = nonsmooth_sim::Simulator::new(model.clone(), stepper, dt)
+        .map_err(|e| at.err(&key("stepper"), e.to_string()))?;
+    let nq = model.nq();
+    sim.reset_to(&y0[..nq], &y0[nq..y0.len() - 1])
+        .map_err(sim_err)?;
+    let steps = (t_final / dt).ceil() as usize;
+    let mut guess = StateGuess {
+        t: vec![0.0],
+        y: vec![y0[..y0.len() - 1].to_vec()],
+        u: vec![],
+    };
+    for _ in 0..steps {
+        sim.step(&u_model).map_err(sim_err)?;
+        guess.t.push(sim.t());
+        guess
+            .y
+            .push(sim.q().iter().chain(sim.v().iter()).copied().collect());
+    }
+    guess.u = vec![u_ocp];
+    Ok(Some(guess))
 }
 
 /// The initial state y(0) = (q, v, 0): the model's `[initial]` with the `[ocp.initial]`
