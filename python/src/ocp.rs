@@ -4,17 +4,14 @@
 use crate::convert::rows_to_py;
 use crate::errors::ocp_err;
 use nalgebra::DVector;
-use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan};
-use nonsmooth_ocp::fesd::{FesdOptions, Horizon};
+use nonsmooth_ocp::continuation::PlanFailure;
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::time_freezing::TimeFreezing;
+use nonsmooth_ocp::run::{run, Problem};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Solves the optimal-control problem of a problem file (`path`) or of its TOML text
 /// (`text`); the format is that of `nonsmooth ocp`: a problem on a model file
@@ -55,41 +52,33 @@ fn solve_ocp<'py>(
         }
     }
     .map_err(ocp_err)?;
-    let names = (p.state_names.clone(), p.control_names.clone());
-    solve(
-        py,
-        &p.tf,
-        &p.horizon,
-        &p.options,
-        p.continuation.as_ref(),
-        p.growth.as_ref(),
-        &names,
-    )
+    solve(py, &p)
 }
 
-/// Solves one problem and builds the result dict of [`solve_ocp`].
-fn solve<'py>(
-    py: Python<'py>,
-    tf: &Arc<TimeFreezing>,
-    horizon: &Horizon,
-    options: &FesdOptions,
-    plan: Option<&ContinuationPlan>,
-    growth: Option<&Growth>,
-    names: &(Vec<String>, Vec<String>),
-) -> PyResult<Bound<'py, PyDict>> {
-    let sol = py
-        .detach(|| solve_with_plan(tf, horizon, options, plan, growth, &mut |_, _| {}))
-        .map_err(|mut f| {
-            f.error = f.error.with_state_names(&names.0);
-            match f.error {
-                nonsmooth_ocp::OcpError::Unreachable { .. } => {
-                    crate::errors::UnreachableError::new_err(f.to_string())
-                }
-                _ => crate::errors::OcpError::new_err(f.to_string()),
-            }
-        })?;
+/// The exception of a failed run: `UnreachableError` for an unreachable target, otherwise
+/// `OcpError`, with the failure's message.
+fn run_err(f: &PlanFailure) -> PyErr {
+    match f.error {
+        nonsmooth_ocp::OcpError::Unreachable { .. } => {
+            crate::errors::UnreachableError::new_err(f.to_string())
+        }
+        _ => crate::errors::OcpError::new_err(f.to_string()),
+    }
+}
+
+/// Solves one problem ([`nonsmooth_ocp::run::run`]) and builds the result dict of
+/// [`solve_ocp`].
+fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>> {
+    let problem = Problem::of(p);
+    let run = py
+        .detach(|| run(&problem, None, &mut |_, _| {}))
+        .map_err(|f| run_err(&f))?;
+    if let Some(f) = &run.failure {
+        return Err(run_err(f));
+    }
+    let (sol, tf, horizon, options) = (&run.solution, &p.tf, &p.horizon, &p.options);
     let ny = tf.ny();
-    let (state_names, control_names) = names.clone();
+    let (state_names, control_names) = (p.state_names.clone(), p.control_names.clone());
     let d = PyDict::new(py);
     d.set_item("tau", sol.traj.tau.clone().into_pyarray(py))?;
     let y: Vec<DVector<f64>> = sol

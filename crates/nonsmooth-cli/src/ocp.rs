@@ -15,23 +15,17 @@
 
 use crate::CliError;
 use clap::Args;
-use nonsmooth_ocp::continuation::{solve_with_plan, ContinuationPlan, PlanFailure};
-use nonsmooth_ocp::fesd::{
-    build, comp_products, extract_ocp, solve_from_point, CompProduct, FesdOptions, Horizon, Layout,
-    OcpSolution,
-};
+use nonsmooth_ocp::fesd::{comp_products, CompProduct, FesdOptions, Horizon, Layout, OcpSolution};
 use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
-use nonsmooth_ocp::smoothing::Growth;
-use nonsmooth_ocp::time_freezing::TimeFreezing;
+use nonsmooth_ocp::run::{Problem, Run};
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
 use nonsmooth_report::{Figure, Series};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Arguments of `nonsmooth ocp`.
 #[derive(Args, Clone)]
@@ -61,30 +55,78 @@ pub struct OcpArgs {
     pub output: crate::progress::OutputFlags,
 }
 
-/// Runs the subcommand.
+/// Runs the subcommand: solves the problem file ([`nonsmooth_ocp::run::run`]) and writes the
+/// outputs; on a failure with a last iterate that iterate is written and the typed error is
+/// the command's failure.
 pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     let usage = |e: OcpError| CliError::Usage(e.to_string());
     let p = ModelProblem::from_file(&args.problem).map_err(usage)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
-    solve_and_write(
-        &p.tf,
-        &p.horizon,
-        &p.options,
-        p.continuation.as_ref(),
-        p.growth.as_ref(),
-        args,
-        &Outputs {
-            names: Names {
-                state: p.state_names.clone(),
-                controls: p.control_names.clone(),
-            },
-            extra: &|sol, dir| {
-                model_viewer(&p.tf.cls, sol, dir)?;
-                motion_figures(&p.tf.cls, &p.horizon, sol, dir)
-            },
-        },
-    )
+    let quiet = args.output.quiet;
+    let plan = p.continuation.as_ref();
+    // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error;
+    // point.json holds the last converged NLP point while the run goes on (without a
+    // continuation plan, whose waypoints are other problems)
+    let o = &{
+        let mut o = p.options.clone();
+        if let Some(m) = &args.mpcc {
+            o.mpcc.method = nonsmooth_ocp::fesd::MpccMethod::from_name(m).map_err(usage)?;
+        }
+        o.nlp.verbose = o.nlp.verbose || !quiet;
+        o.nlp.checkpoint = plan.is_none().then(|| args.out.join("point.json"));
+        o
+    };
+    let problem = Problem {
+        options: o,
+        ..Problem::of(&p)
+    };
+    let settings = problem.settings();
+    if !quiet {
+        eprintln!("{settings}");
+    }
+    let progress = &mut |w: usize, sol: &OcpSolution| {
+        if !quiet {
+            eprintln!(
+                "continuation waypoint {}/{}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
+                w + 1,
+                plan.map_or(1, |p| p.waypoints.len()),
+                sol.objective,
+                sol.comp_residual,
+                sol.nlp_iterations,
+                sol.cpu_seconds
+            );
+        }
+    };
+    let start = args.start.as_deref().map(read_point).transpose()?;
+    let outcome = nonsmooth_ocp::run::run(&problem, start.as_deref(), progress)
+        .map_err(|f| CliError::Usage(f.to_string()))?;
+    let names = Names {
+        state: p.state_names.clone(),
+        controls: p.control_names.clone(),
+    };
+    let sol = &outcome.solution;
+    write_outputs(&names, &settings, &outcome, args)?;
+    model_viewer(&p.tf.cls, sol, &args.out)?;
+    motion_figures(&p.tf.cls, &p.horizon, sol, &args.out)?;
+    let products = write_complementarity(&sol.layout, &sol.x, o, &args.out)?;
+    match &outcome.failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(failure) => {
+            if !quiet {
+                for p in products.iter().take(5) {
+                    eprintln!(
+                        "complementarity {:.3e} at interval {}, element {}, stage {}, point {}, switching function {} ({})",
+                        p.value, p.interval, p.element, p.stage, p.point, p.switch, p.side
+                    );
+                }
+            }
+            Err(CliError::Usage(format!(
+                "{failure}; the last iterate was written to {}",
+                args.out.display()
+            )))
+        }
+    }
 }
 
 /// `viewer.html`: the optimal motion of a model-file problem in the offline trajectory viewer
@@ -110,141 +152,10 @@ fn model_viewer(sys: &ModelSystem, sol: &OcpSolution, dir: &Path) -> Result<(), 
     Ok(())
 }
 
-/// What a problem adds to the common outputs: column names and model-specific files.
-struct Outputs<'a> {
-    names: Names,
-    extra: &'a Extra<'a>,
-}
-
 /// Column names of the outputs: the state y = (q, v, t) and the controls.
 struct Names {
     state: Vec<String>,
     controls: Vec<String>,
-}
-
-/// Type of the model-specific extra output (the hopper's frame strip).
-type Extra<'a> = dyn Fn(&OcpSolution, &Path) -> Result<(), CliError> + 'a;
-
-/// Solves the OCP and writes the outputs; on a stalled homotopy or an IPOPT failure the
-/// last iterate is written and the typed error is returned as the command's failure.
-fn solve_and_write(
-    tf: &Arc<TimeFreezing>,
-    hz: &Horizon,
-    o: &FesdOptions,
-    plan: Option<&ContinuationPlan>,
-    growth: Option<&Growth>,
-    args: &OcpArgs,
-    outputs: &Outputs,
-) -> Result<ExitCode, CliError> {
-    let usage = |e: OcpError| CliError::Usage(e.to_string());
-    let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
-    let quiet = args.output.quiet;
-    // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error;
-    // point.json holds the last converged NLP point while the run goes on (without a
-    // continuation plan, whose waypoints are other problems)
-    let o = &{
-        let mut o = o.clone();
-        if let Some(m) = &args.mpcc {
-            o.mpcc.method = nonsmooth_ocp::fesd::MpccMethod::from_name(m).map_err(usage)?;
-        }
-        o.nlp.verbose = o.nlp.verbose || !quiet;
-        o.nlp.checkpoint = plan.is_none().then(|| args.out.join("point.json"));
-        o
-    };
-    let progress = &mut |w: usize, sol: &OcpSolution| {
-        if !quiet {
-            eprintln!(
-                "continuation waypoint {}/{}: objective {:.6}, complementarity {:.2e}, {} IPOPT iterations, {:.1} s CPU",
-                w + 1,
-                plan.map_or(1, |p| p.waypoints.len()),
-                sol.objective,
-                sol.comp_residual,
-                sol.nlp_iterations,
-                sol.cpu_seconds
-            );
-        }
-    };
-    let settings = nonsmooth_ocp::problem::RunSettings::of(tf, hz, o);
-    if !quiet {
-        eprintln!("{settings}");
-    }
-    let solved = match &args.start {
-        Some(file) => {
-            if plan.is_some() {
-                return Err(CliError::Usage(
-                    "--start runs the homotopy on the problem's own horizon: remove the [continuation] plan".into(),
-                ));
-            }
-            let x0 = read_point(file)?;
-            let solved = if o.mpcc.method == nonsmooth_ocp::fesd::MpccMethod::ActiveSet {
-                // the earlier run was phase I: project its point and go on from there
-                nonsmooth_ocp::fesd::solve_active_set_from_point(tf, hz, o, &x0)
-            } else {
-                solve_from_point(tf, hz, o, x0)
-            };
-            solved.map_err(|error| PlanFailure {
-                error,
-                horizon: Box::new(hz.clone()),
-                waypoint: None,
-            })
-        }
-        None => solve_with_plan(tf, hz, o, plan, growth, progress),
-    };
-    let (sol, failure, layout) = match solved {
-        Ok(sol) => (sol, None, build(tf, hz, o).map_err(usage)?.1),
-        Err(mut failure) => {
-            failure.error = failure.error.with_state_names(&outputs.names.state);
-            let message = failure.to_string();
-            let PlanFailure {
-                error: e, horizon, ..
-            } = failure;
-            let hz = &horizon;
-            let Some(x) = e.last_iterate() else {
-                return Err(usage(e));
-            };
-            let (_, layout, _) = build(tf, hz, o).map_err(usage)?;
-            let mut sol = extract_ocp(tf, hz, &layout, x, o).map_err(usage)?;
-            sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-            if let Some(log) = e.log() {
-                sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
-                sol.log = log.to_vec();
-            }
-            (sol, Some((message, e)), layout)
-        }
-    };
-    let error = failure.as_ref().map(|(_, e)| e);
-    write_outputs(&outputs.names, &settings, &sol, error, args)?;
-    (outputs.extra)(&sol, &args.out)?;
-    let products = write_complementarity(&layout, &sol.x, o, &args.out)?;
-    match failure {
-        None => Ok(ExitCode::SUCCESS),
-        Some((message, _)) => {
-            if !quiet {
-                for p in products.iter().take(5) {
-                    eprintln!(
-                        "complementarity {:.3e} at interval {}, element {}, stage {}, point {}, switching function {} ({})",
-                        p.value, p.interval, p.element, p.stage, p.point, p.switch, p.side
-                    );
-                }
-            }
-            Err(CliError::Usage(format!(
-                "{message}; the last iterate was written to {}",
-                args.out.display()
-            )))
-        }
-    }
-}
-
-/// The run's outcome in `summary.json`: `solved`, `unreachable` (no contact-consistent
-/// solution, [`OcpError::Unreachable`]), `stalled` (the homotopy or a model growth stopped
-/// short of the complementarity tolerance) or `failed` (IPOPT or the active-set method).
-fn outcome(failure: Option<&OcpError>) -> &'static str {
-    match failure {
-        None => "solved",
-        Some(OcpError::Unreachable { .. }) => "unreachable",
-        Some(OcpError::HomotopyStalled { .. } | OcpError::GrowthStalled { .. }) => "stalled",
-        Some(_) => "failed",
-    }
 }
 
 /// Writes `complementarity.csv`: every complementarity product above the tolerance
@@ -335,10 +246,10 @@ fn motion_figures(
 fn write_outputs(
     names: &Names,
     settings: &nonsmooth_ocp::problem::RunSettings,
-    sol: &OcpSolution,
-    failure: Option<&OcpError>,
+    outcome: &Run,
     args: &OcpArgs,
 ) -> Result<(), CliError> {
+    let sol = &outcome.solution;
     let (ny, n) = (names.state.len(), settings.intervals);
     let mut header = vec!["tau".to_string()];
     header.extend(names.state.iter().cloned());
@@ -389,12 +300,12 @@ fn write_outputs(
         "comp_residual": sol.comp_residual,
         "nlp_iterations": sol.nlp_iterations,
         "cpu_seconds": sol.cpu_seconds,
-        "converged": failure.is_none(),
-        "outcome": outcome(failure),
+        "converged": outcome.solved(),
+        "outcome": outcome.outcome(),
         "mpcc_method": if sol.active_set.is_some() { "active-set" } else { "homotopy" },
         "settings": settings,
     });
-    if let Some(OcpError::Unreachable { detail, .. }) = failure {
+    if let Some(OcpError::Unreachable { detail, .. }) = outcome.failure.as_ref().map(|f| &f.error) {
         summary["binding"] = serde_json::to_value(&detail.binding)
             .map_err(|e| CliError::Usage(format!("summary: {e}")))?;
     }

@@ -752,32 +752,22 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
     } = hopper_setup(ctx.quick).map_err(|e| fail(id, e))?;
     let hop = &tf.cls;
     let n = hz.n_steps;
-    let start = nonsmooth_ocp::ipopt::thread_cpu_seconds();
-    let result = match &growth {
-        Some(g) => nonsmooth_ocp::smoothing::solve_ocp_with_growth(&tf, &hz, &o, g),
-        None => solve_ocp(&tf, &hz, &o),
+    let problem = nonsmooth_ocp::run::Problem {
+        tf: &tf,
+        horizon: &hz,
+        options: &o,
+        plan: None,
+        growth: growth.as_ref(),
+        state_names: &[],
     };
-    let (sol, converged) = match result {
-        Ok(sol) => (sol, true),
-        Err(e) => {
-            // record the last iterate honestly: the checks below then fail
-            let Some(x) = e.last_iterate() else {
-                return Err(fail(id, e));
-            };
-            let (_, layout, _) =
-                nonsmooth_ocp::fesd::build(&tf, &hz, &o).map_err(|e| fail(id, e))?;
-            let mut sol = nonsmooth_ocp::fesd::extract_ocp(&tf, &hz, &layout, x, &o)
-                .map_err(|e| fail(id, e))?;
-            sol.cpu_seconds = nonsmooth_ocp::ipopt::thread_cpu_seconds() - start;
-            if let Some(log) = e.log() {
-                sol.nlp_iterations = log.iter().map(|l| l.iterations).sum();
-                sol.log = log.to_vec();
-            }
-            out.notes
-                .push(format!("{e}; metrics are those of the last iterate"));
-            (sol, false)
-        }
-    };
+    let run =
+        nonsmooth_ocp::run::run(&problem, None, &mut |_, _| {}).map_err(|f| fail(id, f.error))?;
+    if let Some(f) = &run.failure {
+        // the last iterate is recorded honestly: the checks below then fail
+        out.notes
+            .push(format!("{f}; metrics are those of the last iterate"));
+    }
+    let (converged, sol) = (run.solved(), run.solution);
     let min_clear = hop.min_obstacle_clearance(&sol.traj.y).unwrap_or(0.0);
     let hops = hop.flight_phases(&sol.traj.y, 1e-3);
     out.metric("objective", sol.objective);

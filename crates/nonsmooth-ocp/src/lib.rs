@@ -15,6 +15,8 @@
 //! - [`continuation`]: continuation of an OCP in its terminal constraints;
 //! - [`refine`]: a point of a coarse FESD mesh carried to a finer one;
 //! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`;
+//! - [`run`]: a problem run to a result (start point, plan, growth, the last iterate of a
+//!   failure) — the entry point of the CLI, Python and the experiments;
 //! - [`figures`]: the frame strip of a planar model's optimal motion.
 
 #![warn(missing_docs)]
@@ -31,6 +33,7 @@ pub mod model_system;
 pub mod nlp;
 pub mod problem;
 pub mod refine;
+pub mod run;
 pub mod smoothing;
 pub mod time_freezing;
 

@@ -167,7 +167,8 @@ pub struct Discretization {
     /// Weight of the step-equilibration penalty (≥ 0).
     pub rho_h: f64,
     /// Number of leading switching functions with cross complementarity (switch detection);
-    /// the others get stage-wise complementarity only. Default: all. With 1 only the contact
+    /// the others get stage-wise complementarity only. Default: all (a problem file on a
+    /// model with several contacts: the contact gaps, one per contact). With 1 only the contact
     /// gap c₁ = f_c is detected: sign changes of nᵀv and bᵀv in flight (irrelevant there,
     /// θ₁ = 1) then need no element boundary, at the price of first-order accuracy at the
     /// jump end and at stick/slip transitions.

@@ -48,6 +48,8 @@ pub struct OcpSolution {
     pub x: Vec<f64>,
     /// What the active-set method did ([`MpccMethod::ActiveSet`]; `None` for the homotopy).
     pub active_set: Option<ActiveSetSummary>,
+    /// The layout of the NLP whose point `x` is (e.g. to list its complementarity products).
+    pub layout: Layout,
 }
 
 /// Solves the OCP (Nurkanović et al. eq. 35) of horizon `hz` (speed of time, stage clock
@@ -415,5 +417,6 @@ pub fn extract_ocp(
         cpu_seconds: 0.0,
         x: x.to_vec(),
         active_set: None,
+        layout: layout.clone(),
     })
 }
