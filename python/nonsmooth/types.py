@@ -26,6 +26,7 @@ __all__ = [
     "WalkResult",
     "ActiveSetResult",
     "HomotopyStep",
+    "OcpSettings",
     "OcpResult",
     "Residuals",
     "LcpResult",
@@ -179,6 +180,23 @@ class HomotopyStep(TypedDict):
     status: str
 
 
+class OcpSettings(TypedDict):
+    """The discretization and homotopy of a ``solve_ocp`` run (``["settings"]``)."""
+
+    intervals: int
+    scheme: str
+    n_s: int
+    n_fe: int
+    contacts: int
+    switching_functions: int
+    cross_components: int
+    relaxation: str
+    sigma0: float
+    kappa: float
+    n_homotopy: int
+    text: str
+
+
 class ActiveSetResult(TypedDict):
     """The exact MPCC method of ``solve_ocp`` (``[mpcc] method = "active-set"``)."""
 
@@ -206,6 +224,7 @@ class OcpResult(TypedDict):
     comp_residual: float
     nlp_iterations: int
     cpu_seconds: float
+    settings: OcpSettings
     homotopy: List[HomotopyStep]
     active_set: Optional[ActiveSetResult]
 
