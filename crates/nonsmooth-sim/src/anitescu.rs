@@ -87,16 +87,26 @@ const SOLVER: &str = "anitescu-potra";
 /// unregularized solve.
 const REGULARIZATION: [f64; 2] = [1e-10, 1e-8];
 /// How far above [`AnitescuPotraStepper::residual_tol`] a candidate may be when no candidate
-/// met it (degenerate contact sets, e.g. the coplanar corners of a mesh foot, polish to a
-/// few 1e-8): it is still checked for energy, and the step counts as not converged.
+/// met it: it is still checked for energy, and the step counts as not converged.
 pub const INEXACT_FACTOR: f64 = 1e3;
+/// Ratio tie tolerance of the stepper's Lemke runs ([`LemkeOptions::ratio_tie_tol`]).
+/// The equilibrated LCP (unit Delassus diagonal) has ratios of the order of its scaled
+/// impulses, 1e-3 to 1e-1 for a robot's feet, so Lemke's default floor `1e-9 · max(1, θ)`
+/// counts ratios that differ by 1e-8 of their size as ties. The lexicographic rule (meant
+/// for exact ties, Cottle–Pang–Stone Ch. 4) then may pick a row whose ratio exceeds the
+/// minimum, and the basic variable of the true minimum goes negative by up to 1e-9 per
+/// pivot. Measured on the mesh feet of
+/// `examples/mjcf/quadruped.xml` (4 coplanar corners per foot, 40–60 rows): the pyramid rows
+/// of the returned basis ended at `w = −1e-8 … −2e-7`, above the residual check; with ties
+/// at 1e-11 and below every one of those LCPs solves to a residual of 1e-17.
+pub const RATIO_TIE_TOL: f64 = 1e-12;
 
 /// The `anitescu-potra` stepper.
 #[derive(Debug, Clone)]
 pub struct AnitescuPotraStepper {
     /// Friction-pyramid directions per contact in 3D (≥ 3; planar models always use ±t).
     pub directions: usize,
-    /// Lemke options.
+    /// Lemke options (default: Lemke's, with ratio ties at [`RATIO_TIE_TOL`]).
     pub lemke: LemkeOptions,
     /// Relative tolerance of the residual check on the unscaled LCP (see the module docs).
     /// Default `1e-8`.
@@ -117,7 +127,10 @@ impl Default for AnitescuPotraStepper {
     fn default() -> Self {
         AnitescuPotraStepper {
             directions: 4,
-            lemke: LemkeOptions::default(),
+            lemke: LemkeOptions {
+                ratio_tie_tol: RATIO_TIE_TOL,
+                ..LemkeOptions::default()
+            },
             residual_tol: 1e-8,
             restitution_threshold: 0.1,
             last_inexact: false,
