@@ -84,6 +84,8 @@ pub fn homotopy_with_trail(
     let mut polished = false;
     // the homotopy's own NLPs (after the smoothing phase's), for the infeasibility test
     let first = log.len();
+    // whether the stagnation has been tested by releasing the target (once per homotopy)
+    let mut target_tested = false;
     // σ of the last converged NLP, the current step factor and the retries left
     let (mut sigma_ok, mut step, mut retries) =
         (o.mpcc.sigma0, o.mpcc.kappa, o.mpcc.homotopy_retries);
@@ -139,18 +141,35 @@ pub fn homotopy_with_trail(
             );
         }
         log.push(NlpLog::of(sigma, comp, &sol));
-        if let Some(sigma_from) = stagnating(layout, o, sigma, &sol, &log[first..]) {
-            return Err(OcpError::Unreachable {
-                detail: Box::new(Unreachability {
-                    comp_residual: comp,
-                    constraint_violation: sol.constraint_violation,
-                    sigma_from,
-                    sigma,
-                    binding: binding_constraints(nlp, layout, &sol, sigma),
-                }),
-                x: sol.x,
-                log,
-            });
+        let stagnated = if target_tested {
+            None
+        } else {
+            stagnating(layout, o, sigma, &sol, &log[first..])
+        };
+        if let Some(sigma_from) = stagnated {
+            // only once: whether the residual falls when the target is released tells an
+            // unreachable target from a homotopy that stalls on its own
+            target_tested = true;
+            let released = release_target(nlp, layout, &sol, o);
+            if o.nlp.verbose {
+                eprintln!(
+                    "complementarity stagnates at {comp:.3e}; with the terminal values released: {}",
+                    released.map_or("no solution".into(), |c| format!("{c:.3e}"))
+                );
+            }
+            if released.is_some_and(|c| c <= o.mpcc.polish_tol.max(0.1 * comp)) {
+                return Err(OcpError::Unreachable {
+                    detail: Box::new(Unreachability {
+                        comp_residual: comp,
+                        constraint_violation: sol.constraint_violation,
+                        sigma_from,
+                        sigma,
+                        binding: binding_constraints(nlp, layout, &sol, sigma),
+                    }),
+                    x: sol.x,
+                    log,
+                });
+            }
         }
         previous = std::mem::replace(&mut x, sol.x.clone());
         write_checkpoint(o, &x)?;
@@ -209,6 +228,43 @@ fn stagnating(
         return None;
     }
     stagnation(log, o.mpcc.polish_tol, o.mpcc.unreachable_decades)
+}
+
+/// The complementarity residual of the relaxed NLP solved again from `sol` with
+/// the final state's fixed components (the terminal values) released to the bounds of the
+/// stage point before (`None` when that NLP fails); the bounds are restored.
+fn release_target(
+    nlp: &mut BlockNlp<FesdBlock>,
+    layout: &Layout,
+    sol: &IpoptSolution,
+    o: &FesdOptions,
+) -> Option<f64> {
+    let ny = layout.dims.0;
+    let n = layout.elems.len();
+    let (last, before) = (
+        layout.elems.get(n.checked_sub(1)?)?,
+        layout.elems.get(n.checked_sub(2)?),
+    );
+    let reference = before.map_or(last.y[0], |e| e.y_end);
+    let fixed: Vec<usize> = (0..ny - 1)
+        .filter(|&c| nlp.xl[last.y_end + c] == nlp.xu[last.y_end + c])
+        .collect();
+    let saved: Vec<(f64, f64)> = fixed
+        .iter()
+        .map(|&c| (nlp.xl[last.y_end + c], nlp.xu[last.y_end + c]))
+        .collect();
+    for &c in &fixed {
+        nlp.xl[last.y_end + c] = nlp.xl[reference + c];
+        nlp.xu[last.y_end + c] = nlp.xu[reference + c];
+    }
+    let released = solve(nlp, &sol.x, None, &relaxed_nlp_options(o, None))
+        .ok()
+        .map(|r| comp_residual(layout, &r.x, o.discretization.fesd));
+    for (&c, (lo, hi)) in fixed.iter().zip(saved) {
+        nlp.xl[last.y_end + c] = lo;
+        nlp.xu[last.y_end + c] = hi;
+    }
+    released
 }
 
 /// Whether the terminal constraint is imposed exactly at relaxation `sigma` (no soft

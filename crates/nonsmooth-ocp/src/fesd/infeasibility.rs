@@ -11,7 +11,11 @@
 //! same positive value over several decades of σ, the NLPs are minimizing C itself: its
 //! local minimum under the constraints is positive, and no trajectory that satisfies the
 //! complementarity constraints (the contact laws) meets the terminal and path constraints
-//! there. The elastic mode (one slack s ≥ C with the objective weight 1/σ) behaves alike.
+//! there. A stagnation can also be the homotopy's own (a switch the discretization does not
+//! resolve, whatever the target), so the homotopy tests it once by solving the relaxed NLP
+//! again with the terminal values released: only when C then falls tenfold is the target
+//! what the contact laws cannot meet. The elastic mode (one slack s ≥ C with the objective
+//! weight 1/σ) behaves alike.
 //! The Scholtes relaxation (C ≤ σ as a constraint) cannot stagnate: an infeasible MPCC
 //! shows there as an NLP that IPOPT reports infeasible.
 

@@ -314,9 +314,11 @@ pub struct MpccStrategy {
     /// Infeasibility test of the penalty and elastic homotopies (decades of σ, ≥ 0; 0 =
     /// off): when a converged relaxed NLP's complementarity residual is above `polish_tol`
     /// and at least half that of a converged NLP at a σ `10^unreachable_decades` times
-    /// larger, the homotopy ends with [`OcpError::Unreachable`] naming the binding
-    /// constraints (an exact ℓ1 penalty drives the residual to zero once σ is small enough
-    /// wherever the MPCC is feasible; see `fesd::infeasibility`).
+    /// larger, the relaxed NLP is solved once more with the terminal values released; when
+    /// its residual then falls tenfold the homotopy ends with [`OcpError::Unreachable`]
+    /// naming the binding constraints (an exact ℓ1 penalty drives the residual to zero once σ
+    /// is small enough wherever the MPCC is feasible; see `fesd::infeasibility`), otherwise
+    /// it goes on.
     pub unreachable_decades: f64,
     /// Return the last relaxed iterate instead of [`OcpError::HomotopyStalled`] when the
     /// complementarity tolerance is not reached (used for the fixed-grid IRK baseline,

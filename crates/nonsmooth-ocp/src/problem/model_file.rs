@@ -513,23 +513,27 @@ impl Coordinates<'_> {
     }
 }
 
-/// Checks `N`, `T`, `s_max` and `cost.effort` of `[ocp]`; returns `s_max` and the effort
-/// weight with their defaults.
 /// The options that follow the model, before the file's `[fesd]` keys: with several
-/// contacts, cross complementarity (switch detection) on the contact gaps only — the leading
-/// switching functions — since the normal and tangential velocities of a contact that is
-/// open change sign in flight where no element boundary is needed, and demanding one there
-/// leaves the FESD equations without a solution (a box dropped flat: its upper corners'
-/// normal velocities); with one contact on all of them (the slip–stick switch of a braking
-/// ball needs its boundary).
+/// contacts, a larger IPOPT iteration budget (the constant below, with its measurement) and cross complementarity (switch
+/// detection) on the contact gaps only — the leading switching functions: in flight the
+/// normal and tangential velocities of the corners that do not touch change sign where no
+/// element boundary is needed. With one contact every switching function keeps its switch
+/// detection (a braking ball's slip–stick switch gets its boundary).
 fn model_defaults(tf: &TimeFreezing, mut o: FesdOptions) -> FesdOptions {
     let contacts = tf.cls.n_contacts();
-    if contacts > 1 && tf.nc() > contacts {
-        o.discretization.cross_components = contacts;
+    if contacts > 1 {
+        o.discretization.cross_components = contacts.min(tf.nc());
+        o.nlp.max_iter = SEVERAL_CONTACTS_MAX_ITER;
     }
     o
 }
 
+/// IPOPT iterations per NLP with several contacts: the pushed box's relaxed NLPs take 360 to
+/// 800 iterations (the default 300 ends its first NLP short).
+const SEVERAL_CONTACTS_MAX_ITER: i32 = 1500;
+
+/// Checks `N`, `T`, `s_max` and `cost.effort` of `[ocp]`; returns `s_max` and the effort
+/// weight with their defaults.
 fn check_horizon_keys(ocp: &OcpKeys, at: &Locator) -> Result<(f64, f64), OcpError> {
     if ocp.N == 0 {
         return Err(at.err(&["ocp", "N"], "must be positive".into()));
