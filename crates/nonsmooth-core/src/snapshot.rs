@@ -280,9 +280,12 @@ impl<T: Scalar> ContactSnapshot<T> {
     }
 
     /// [`ContactSnapshot::new`] with the contacts detected within `margins` instead of the
-    /// model's [`Model::contact_margin`] (joint limits keep the model's margin): steppers
-    /// widen it for fast colliders ([`ContactMargins::speculative`], resolved with this
-    /// snapshot's own kinematics) so that no contact is stepped over.
+    /// model's [`Model::contact_margin`]: steppers widen it for fast colliders
+    /// ([`ContactMargins::speculative`], resolved with this snapshot's own kinematics) so that
+    /// no contact is stepped over. With a travel time `τ` ([`ContactMargins::travel_time`])
+    /// the joint limits are speculative too: a limit row enters when its gap is at most the
+    /// model's margin plus `τ |q̇ᵢ|`, the joint's travel over the step, so that no stop is
+    /// stepped over either (without one, the model's margin alone).
     ///
     /// # Errors
     /// As [`ContactSnapshot::new`].
@@ -346,13 +349,12 @@ impl<T: Scalar> ContactSnapshot<T> {
             }
         }
 
-        let nv = model.nv();
         let kin = kinematics(model, q, v);
         let mass = mass_matrix(model, q);
         let forces = passive_force(model, q, v) - bias_force(model, q, v);
         let contacts = Self::build_contacts(model, &kin, &resolve_margins(model, margins, &kin))?;
         let bilateral = Self::build_bilateral(model, &kin, v)?;
-        let limits = Self::build_limits(model, q, nv);
+        let limits = Self::build_limits(model, q, v, margins.travel_time);
         check_outputs_finite(q, v, &mass, &forces, &contacts)?;
         Ok(ContactSnapshot {
             dimension: model.dimension,
@@ -496,8 +498,15 @@ impl<T: Scalar> ContactSnapshot<T> {
         Ok(rows)
     }
 
-    fn build_limits(model: &Model, q: &DVector<T>, nv: usize) -> Vec<ConstraintRow<T>> {
-        let margin = lift::<T>(model.contact_margin);
+    /// The limit rows with gap φ ≤ margin + `travel_time`·|q̇ᵢ| (speculative for a positive
+    /// travel time, like the contacts of [`velocity_margins`]).
+    fn build_limits(
+        model: &Model,
+        q: &DVector<T>,
+        v: &DVector<T>,
+        travel_time: f64,
+    ) -> Vec<ConstraintRow<T>> {
+        let nv = v.len();
         let mut rows = Vec::new();
         for j in &model.joints {
             let Some(limit) = j.limit else { continue };
@@ -505,6 +514,7 @@ impl<T: Scalar> ContactSnapshot<T> {
                 continue;
             }
             let qi = q[j.q_index];
+            let margin = lift::<T>(model.contact_margin + travel_time * real(v[j.v_index]).abs());
             for (suffix, phi, sign) in [
                 ("lower", qi - lift::<T>(limit.lower), T::one()),
                 ("upper", lift::<T>(limit.upper) - qi, -T::one()),

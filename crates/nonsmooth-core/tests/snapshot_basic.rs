@@ -1,6 +1,7 @@
 //! ContactSnapshot against analytic values and finite differences.
 
 use nalgebra::{DMatrix, DVector, Isometry3, Matrix3, Quaternion, Unit, UnitQuaternion, Vector3};
+use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{
     Actuator, Body, Collider, ComplianceLaw, Constraint, ConstraintKind, ContactMaterial,
     ContactSnapshot, Dimension, Joint, JointKind, JointLimit, Model, ModelError, PairOverride,
@@ -488,6 +489,47 @@ fn joint_limit_rows() {
         ContactSnapshot::new(&model, &q, &v, 0.0),
         Err(ModelError::Topology { .. })
     ));
+}
+
+#[test]
+fn joint_limit_rows_are_speculative_over_a_travel_time() {
+    // A hinge 0.15 rad below its upper stop, margin 0.1: outside the margin, but at
+    // q̇ = 20 rad/s a 5 ms step travels 0.1 rad, so the speculative snapshot keeps the row
+    // (gap still 0.15, the stepper's bias −φ/h lets the joint close exactly that).
+    let mut model = empty_model(Dimension::Spatial);
+    let hinge = add_body(
+        &mut model,
+        "hinge",
+        JointKind::Revolute,
+        1.0,
+        Matrix3::identity(),
+    );
+    model.joints[hinge].limit = Some(JointLimit {
+        lower: -1.0,
+        upper: 1.0,
+        stiffness: None,
+        damping: None,
+    });
+    model.contact_margin = 0.1;
+    let q = DVector::from_vec(vec![0.85]);
+    let h = 0.005;
+    let snapshot = |v: f64, margins: &ContactMargins| {
+        ContactSnapshot::with_contact_margins(&model, &q, &DVector::from_vec(vec![v]), 0.0, margins)
+            .unwrap()
+    };
+    // The model's margin alone: no row.
+    assert!(snapshot(20.0, &ContactMargins::uniform(0.1))
+        .limits
+        .is_empty());
+    let speculative = ContactMargins::speculative(0.1, h);
+    let snap = snapshot(20.0, &speculative);
+    assert_eq!(snap.limits.len(), 1);
+    assert_eq!(snap.limits[0].name, "hinge_joint.upper");
+    assert!((snap.limits[0].phi - 0.15).abs() < 1e-15);
+    // The travel counts whatever its direction, as for contacts.
+    assert_eq!(snapshot(-20.0, &speculative).limits.len(), 1);
+    // Too slow to reach it within the step: no row.
+    assert!(snapshot(5.0, &speculative).limits.is_empty());
 }
 
 #[test]

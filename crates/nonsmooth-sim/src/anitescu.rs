@@ -59,13 +59,17 @@
 //!    matrix), which makes the matrix strictly copositive so Lemke's method processes the
 //!    LCP for every `q` (Cottle–Pang–Stone §3.8, §4.4); every candidate must pass
 //!    the checks of 3 on the unregularized LCP;
-//! 5. as a last resort drops the penetration part of the stabilization (`φ₀/h → φ₀⁺/h`):
+//! 5. drops the penetration part of the stabilization (`φ₀/h → φ₀⁺/h`):
 //!    then `zᵀq ≥ 0` for every such `z`, the solvability condition above (a penetration
 //!    correction that a rank-deficient contact set cannot satisfy makes the LCP infeasible);
-//! 6. when no candidate met the residual tolerance, takes the first that is within
+//! 6. as a last resort raises `q` by a round-off amount δ on every impulse row
+//!    ([`ROUNDOFF_RELAXATION`]): where `zᵀq = 0` holds only in exact arithmetic (internal
+//!    forces of a closed loop of contacts and joints, rows at `φ ≈ 0`), round-off can make
+//!    it negative and the floating-point LCP infeasible; with δ, `zᵀq > 0`;
+//! 7. when no candidate met the residual tolerance, takes the first that is within
 //!    [`INEXACT_FACTOR`] times it and passes the energy check ([`ApStepReport::inexact`];
 //!    the step counts as not converged, [`Stepper::last_step_converged`]);
-//! 7. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
+//! 8. otherwise returns [`SimError::Solver`] with [`SolverError::NoSolution`] listing every
 //!    attempt (never a state built from an unchecked solution); a stepper's step then solves
 //!    the regularized convex program of the same contacts instead, accepted only when it
 //!    passes its own energy check (counted, [`crate::Recoveries::convex_fallbacks`]).
@@ -100,6 +104,15 @@ pub const INEXACT_FACTOR: f64 = 1e3;
 /// of the returned basis ended at `w = −1e-8 … −2e-7`, above the residual check; with ties
 /// at 1e-11 and below every one of those LCPs solves to a residual of 1e-17.
 pub const RATIO_TIE_TOL: f64 = 1e-12;
+/// Relative amount `δ / (1 + ‖q‖∞)` by which the last stage of the solve raises `q` on every
+/// impulse row (step 6 of the module docs). A null direction `z` of `JᵀM⁻¹J` (an internal
+/// force of a closed loop: a shin pressed against its own torso across rigid hinges, a foot
+/// pinched between the torso and the ground) has `zᵀq = zᵀ(J v_free + φ/h)` equal to
+/// `zᵀφ/h ≥ 0` in exact arithmetic, but round-off in `J v_free` on rows with `φ ≈ 0` makes
+/// it −1e-14 and the LCP infeasible in floating point (Lemke ends on a ray). Raising every
+/// impulse row by δ makes `zᵀq > 0` for every such `z`; a row then admits an approach
+/// velocity δ (1e-10 m/s at ‖q‖∞ ≈ 1, a gap change of 5e-13 m per 5 ms step).
+pub const ROUNDOFF_RELAXATION: f64 = 1e-10;
 
 /// The `anitescu-potra` stepper.
 #[derive(Debug, Clone)]
@@ -172,6 +185,9 @@ pub struct ApStepReport {
     pub regularization: f64,
     /// Whether the penetration part of the stabilization had to be dropped.
     pub stabilization_dropped: bool,
+    /// Whether the accepted solve is that of `q` relaxed by round-off on its impulse rows
+    /// ([`ROUNDOFF_RELAXATION`], step 6 of the module docs).
+    pub q_relaxed: bool,
     /// Residual `max(‖(−z)⁺‖∞, ‖(−w)⁺‖∞, maxᵢ|zᵢwᵢ|)` of the accepted solution on the
     /// unscaled LCP.
     pub residual: f64,
@@ -182,7 +198,7 @@ pub struct ApStepReport {
     /// Largest impulse (N·s) of the accepted solution.
     pub max_impulse: f64,
     /// Whether no candidate met the residual tolerance and the step took the first one within
-    /// [`INEXACT_FACTOR`] times it that passed the energy check (step 6 of the module docs);
+    /// [`INEXACT_FACTOR`] times it that passed the energy check (step 7 of the module docs);
     /// such a step counts as not converged ([`Stepper::last_step_converged`]).
     pub inexact: bool,
     /// Contacts dropped because they exactly duplicate an earlier contact (same normal
@@ -443,6 +459,7 @@ impl AnitescuPotraStepper {
             report.max_impulse = report.max_impulse.max(acc.z.rows(0, lcp.ni).amax());
             report.regularization = report.regularization.max(part.regularization);
             report.stabilization_dropped |= part.stabilization_dropped;
+            report.q_relaxed |= part.q_relaxed;
             report.inexact |= part.inexact;
             if report.restart == Restart::Cold {
                 report.restart = part.restart;
@@ -593,16 +610,27 @@ impl AnitescuPotraStepper {
         let scaled_mat = DMatrix::from_fn(n, n, |i, j| {
             lcp.row_scale[i] * lcp.mat[(i, j)] * lcp.col_scale[j]
         });
-        let mut why: Vec<String> = Vec::new();
-        let stabilizations: &[bool] = if any_penetration {
-            &[false, true]
+        // The last stage's q, relaxed by round-off on every impulse row (step 6 of the
+        // module docs).
+        let mut q_relaxed = if any_penetration {
+            q_plus.clone()
         } else {
-            &[false]
+            lcp.q.clone()
         };
+        let relax = ROUNDOFF_RELAXATION * (1.0 + q_relaxed.amax());
+        for k in 0..lcp.ni {
+            q_relaxed[k] += relax;
+        }
+        let mut why: Vec<String> = Vec::new();
+        // (q, penetration dropped, relaxed by round-off)
+        let mut stabilizations: Vec<(&DVector<f64>, bool, bool)> = vec![(&lcp.q, false, false)];
+        if any_penetration {
+            stabilizations.push((&q_plus, true, false));
+        }
+        stabilizations.push((&q_relaxed, any_penetration, true));
         let ramp = DVector::from_fn(n, |i, _| 1.0 + i as f64 / n as f64);
         let mut inexact: Option<(Accepted, f64, bool, Restart)> = None;
-        for &drop in stabilizations {
-            let q = if drop { &q_plus } else { &lcp.q };
+        for (q, drop, relaxed) in stabilizations {
             let q_scaled = q.component_mul(&lcp.row_scale);
             let mut support: Option<Vec<usize>> = None;
             let mut plan: Vec<(f64, Restart)> = vec![(0.0, Restart::Cold)];
@@ -653,12 +681,14 @@ impl AnitescuPotraStepper {
                     Ok(acc) => {
                         report.regularization = eps;
                         report.stabilization_dropped = drop;
+                        report.q_relaxed = relaxed;
                         report.restart = restart;
                         return Ok(acc);
                     }
                     Err(e) => why.push(format!(
-                        "[{restart:?}, ε = {eps:e}{}] {e}",
-                        if drop { ", φ⁺" } else { "" }
+                        "[{restart:?}, ε = {eps:e}{}{}] {e}",
+                        if drop { ", φ⁺" } else { "" },
+                        if relaxed { ", q + δ" } else { "" }
                     )),
                 }
             }

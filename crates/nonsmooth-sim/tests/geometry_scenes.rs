@@ -336,3 +336,28 @@ fn an_mjcf_quadruped_with_mesh_feet_lands_on_its_ground_without_a_solver_error()
     assert!(z > 0.2 && z < 0.45, "torso at z = {z}");
     assert_eq!(unconverged, 0, "{unconverged} inexact steps");
 }
+
+#[test]
+fn the_mjcf_quadruped_collapses_under_the_rigid_steppers_without_a_recovery() {
+    // Unactuated, the legs fold until the knees reach their stops (speculative limit rows)
+    // and the shins and feet press against the torso (closed loops of contacts and hinges:
+    // null directions of the Delassus matrix, `anitescu::ROUNDOFF_RELAXATION`), the box
+    // feet on four coplanar corners (oscillating friction bounds of drumwright's one
+    // program). 3 s covers the steps that needed a fallback before.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/mjcf/quadruped.xml"
+    );
+    let model = Model::from_file(path).expect("loads");
+    for name in ["anitescu-potra", "drumwright"] {
+        let mut st = stepper_by_name(name).expect("stepper");
+        let mut s = model.initial_state.clone();
+        let (mut fallbacks, mut unconverged) = (0, 0);
+        for _ in 0..600 {
+            s = st.step(&model, &s, 0.005).expect("steps");
+            fallbacks += usize::from(st.last_step_fell_back());
+            unconverged += usize::from(!st.last_step_converged());
+        }
+        assert_eq!((fallbacks, unconverged), (0, 0), "{name}");
+    }
+}

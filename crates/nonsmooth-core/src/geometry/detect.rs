@@ -264,7 +264,8 @@ pub struct ContactMargins {
     pub extra: Vec<f64>,
     /// A snapshot built with these margins adds to `extra` the distance each collider travels
     /// in this time (s) at the snapshot's velocities
-    /// ([`crate::snapshot::velocity_margins`]); 0 adds nothing.
+    /// ([`crate::snapshot::velocity_margins`]), and keeps the joint-limit rows a joint can
+    /// reach in this time at its velocity; 0 adds nothing.
     pub travel_time: f64,
 }
 

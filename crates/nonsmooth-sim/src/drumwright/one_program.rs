@@ -202,9 +202,13 @@ impl DrumwrightStepper {
 }
 
 impl BoundHistory {
-    /// The bounds converge linearly (rate ρ, often 0.8–0.9 in toppling piles): every other
-    /// round, Aitken's Δ² extrapolation along the last change d_k with the rate
-    /// ρ = d_k·d_{k−1}/|d_{k−1}|² estimated from the last two changes.
+    /// The bounds converge linearly: monotonically (rate ρ often 0.8–0.9 in toppling piles)
+    /// or oscillating (ρ ≈ −0.7 to −1 where several coplanar contacts share a normal load
+    /// that is nearly non-unique, e.g. the four corners of a box foot). Every other round,
+    /// Aitken's Δ² extrapolation to the fixed point of the linear model,
+    /// `x + ρ/(1 − ρ) d_k`, along the last change d_k with the rate
+    /// ρ = d_k·d_{k−1}/|d_{k−1}|² estimated from the last two changes. For ρ < 0 this
+    /// damps the oscillation (ρ = −1, a two-value cycle, gives the midpoint of its values).
     fn extrapolate(&mut self, radius: &mut [f64], previous_radius: &[f64]) {
         let change: Vec<f64> = radius
             .iter()
@@ -215,7 +219,7 @@ impl BoundHistory {
             let dot: f64 = change.iter().zip(last).map(|(a, b)| a * b).sum();
             let norm2: f64 = last.iter().map(|b| b * b).sum();
             let rate = if norm2 > 0.0 { dot / norm2 } else { 0.0 };
-            if rate > 0.0 && rate < 0.98 {
+            if rate != 0.0 && rate < 0.98 {
                 let gain = rate / (1.0 - rate);
                 for (x, d) in radius.iter_mut().zip(&change) {
                     *x = (*x + gain * d).max(0.0);
