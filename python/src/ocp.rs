@@ -76,7 +76,7 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     if let Some(f) = &run.failure {
         return Err(run_err(f));
     }
-    let (sol, tf, horizon, options) = (&run.solution, &p.tf, &p.horizon, &p.options);
+    let (sol, tf) = (&run.solution, &p.tf);
     let ny = tf.ny();
     let (state_names, control_names) = (p.state_names.clone(), p.control_names.clone());
     let d = PyDict::new(py);
@@ -105,7 +105,7 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     d.set_item("comp_residual", sol.comp_residual)?;
     d.set_item("nlp_iterations", sol.nlp_iterations)?;
     d.set_item("cpu_seconds", sol.cpu_seconds)?;
-    let settings = nonsmooth_ocp::problem::RunSettings::of(tf, horizon, options);
+    let settings = problem.settings();
     let st = PyDict::new(py);
     st.set_item("intervals", settings.intervals)?;
     st.set_item("scheme", &settings.scheme)?;
