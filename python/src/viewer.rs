@@ -52,8 +52,8 @@ fn viewer_html(
         .zip(vs)
         .map(|((&t, q), v)| State { q, v, t })
         .collect();
-    let traj = nonsmooth_sim::viewer::trajectory_of(m, stepper, &states);
-    let scene = nonsmooth_sim::viewer::scene(m, &traj, title.unwrap_or_else(|| m.name.clone()));
+    let traj = nonsmooth_figures::viewer::trajectory_of(m, stepper, &states);
+    let scene = nonsmooth_figures::viewer::scene(m, &traj, title.unwrap_or_else(|| m.name.clone()));
     nonsmooth_report::viewer::render_viewer_html(&scene)
         .map_err(|e| PyValueError::new_err(format!("trajectory: {e}")))
 }

@@ -15,11 +15,12 @@
 
 use crate::CliError;
 use clap::Args;
+use nonsmooth_figures::optimal_control::{frame_strip, obstacle_outline};
 use nonsmooth_ocp::fesd::{comp_products, CompProduct, FesdOptions, Horizon, Layout, OcpSolution};
-use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
 use nonsmooth_ocp::run::{Problem, Run};
+use nonsmooth_ocp::time_freezing::physical_time_states;
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
@@ -136,9 +137,9 @@ fn model_viewer(sys: &ModelSystem, sol: &OcpSolution, dir: &Path) -> Result<(), 
     use nonsmooth_report::viewer::{ViewerShape, ViewerShapeKind, IDENTITY_POSE};
     let model = sys.model();
     let states = physical_time_states(model.nq(), model.nv(), &sol.traj.y);
-    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
+    let traj = nonsmooth_figures::viewer::trajectory_of(model, "optimal control", &states);
     let mut scene =
-        nonsmooth_sim::viewer::scene(model, &traj, format!("{}: optimal motion", model.name));
+        nonsmooth_figures::viewer::scene(model, &traj, format!("{}: optimal motion", model.name));
     let outline = obstacle_outline(sys);
     if !outline.is_empty() {
         scene.shapes.push(ViewerShape {

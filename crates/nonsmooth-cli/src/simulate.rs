@@ -197,7 +197,7 @@ fn write_outputs(
             eprintln!("warning: no recorded states; viewer.html not written");
         } else {
             let title = format!("{} ({})", model.name, traj.stepper);
-            let scene = nonsmooth_sim::viewer::scene(model, traj, title);
+            let scene = nonsmooth_figures::viewer::scene(model, traj, title);
             nonsmooth_report::viewer::write_viewer_html(&out.join("viewer.html"), &scene)?;
             files.push("viewer.html");
         }
@@ -438,7 +438,7 @@ mod all {
                     Outcome::Failed(e) => format!("failed: {e}"),
                     _ => String::new(),
                 };
-                Some(nonsmooth_sim::viewer::run(
+                Some(nonsmooth_figures::viewer::run(
                     model,
                     traj,
                     r.stepper.to_string(),
@@ -456,7 +456,7 @@ mod all {
                 _ => None,
             })
             .collect();
-        Some(nonsmooth_sim::viewer::overlay(
+        Some(nonsmooth_figures::viewer::overlay(
             model,
             viewer_runs,
             format!("{}: every stepper", model.name),

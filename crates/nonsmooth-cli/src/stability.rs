@@ -10,11 +10,12 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_core::{Model, ParameterAxis};
+use nonsmooth_figures::stability::model_grid_figure;
 use nonsmooth_sos::event_driven::{falsify, SimOptions};
 use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
 use nonsmooth_sos::lyapunov::{certify, CertifyOptions, FlightFormulation, Method};
 use nonsmooth_sos::model::{certify_model, ModelCertifyOptions, StabilityModelError};
-use nonsmooth_sos::model_grid::{model_grid_figure, sweep_model};
+use nonsmooth_sos::model_grid::sweep_model;
 use nonsmooth_sos::planar::PlanarParams;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -279,7 +280,7 @@ fn run_flags(args: &StabilityArgs) -> Result<ExitCode, CliError> {
         log.finish();
         std::fs::create_dir_all(&args.out).map_err(usage)?;
         let axis = if args.equal_mu { "mu" } else { "mu1" };
-        let fig = nonsmooth_sos::figures::grid_figure(&res, "SOS certificates", axis);
+        let fig = nonsmooth_figures::stability::grid_figure(&res, "SOS certificates", axis);
         fig.write_svg(&args.out.join("grid.svg"))?;
         nonsmooth_report::table::write_json(&args.out.join("grid.json"), &res)?;
         let summary = serde_json::json!({

@@ -797,9 +797,9 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
         }
         let slide = -s.q[0];
         impulses.push(None);
-        let mut traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+        let mut traj = nonsmooth_figures::viewer::trajectory_of(&model, "drumwright", &states);
         traj.impulses = impulses;
-        runs.push(nonsmooth_sim::viewer::run(
+        runs.push(nonsmooth_figures::viewer::run(
             &model,
             &traj,
             format!("μ = {mu}"),
@@ -840,7 +840,7 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
     fig.write_svg(&ctx.path("incline.svg"))?;
     out.figure("incline.svg");
     // The four slides overlaid in the trajectory viewer (one colour per μ).
-    let scene = nonsmooth_sim::viewer::overlay(
+    let scene = nonsmooth_figures::viewer::overlay(
         &base,
         runs,
         "Box on a 15° incline, drumwright, h = 0.01 (Fig 9)".into(),
@@ -928,10 +928,10 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         }
         if n == 10 {
             fig_top.series.push(Series::line("top sphere", top));
-            let mut traj = nonsmooth_sim::viewer::trajectory_of(&model, "drumwright", &states);
+            let mut traj = nonsmooth_figures::viewer::trajectory_of(&model, "drumwright", &states);
             impulses.push(None);
             traj.impulses = impulses;
-            let scene = nonsmooth_sim::viewer::scene(
+            let scene = nonsmooth_figures::viewer::scene(
                 &model,
                 &traj,
                 "Stack of 10 stiff spheres, drumwright, h = 0.01 (Fig 10)".into(),

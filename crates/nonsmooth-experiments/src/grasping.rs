@@ -178,14 +178,14 @@ fn grasp_player(
         .filter(|(_, f, rec)| *f == friction && !rec.states.is_empty())
         .map(|(ctrl, _, rec)| {
             let mut traj =
-                nonsmooth_sim::viewer::trajectory_of(&model, "anitescu-potra", &rec.states);
+                nonsmooth_figures::viewer::trajectory_of(&model, "anitescu-potra", &rec.states);
             traj.impulses = rec.impulses.clone();
             let status = match (&rec.failure, rec.dropped) {
                 (Some(r), _) => format!("failed: {r}"),
                 (None, Some(t)) => format!("dropped the box at t = {t:.3} s"),
                 (None, None) => String::new(),
             };
-            nonsmooth_sim::viewer::run(
+            nonsmooth_figures::viewer::run(
                 &model,
                 &traj,
                 ctrl.clone(),
@@ -197,7 +197,7 @@ fn grasp_player(
     if shown.is_empty() {
         return Ok(());
     }
-    let scene = nonsmooth_sim::viewer::overlay(
+    let scene = nonsmooth_figures::viewer::overlay(
         &model,
         shown,
         "Arm grasp, fingertip μ = 1.0 (grasp_lowmu): every controller".into(),

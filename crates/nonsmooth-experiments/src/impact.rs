@@ -373,15 +373,15 @@ fn zeno_wobble(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repo
     fig.write_svg(&ctx.path("zeno_theta.svg"))?;
     out.figure("zeno_theta.svg");
     // The wobble in the trajectory viewer (physical time; the impacts take none).
-    let traj = nonsmooth_sim::viewer::trajectory_of(&model, "time-as-state-di", &run.states);
-    let player = nonsmooth_sim::viewer::run(
+    let traj = nonsmooth_figures::viewer::trajectory_of(&model, "time-as-state-di", &run.states);
+    let player = nonsmooth_figures::viewer::run(
         &model,
         &traj,
         "time-as-state DI".into(),
         String::new(),
         PLAYER_FRAMES,
     );
-    let scene = nonsmooth_sim::viewer::overlay(
+    let scene = nonsmooth_figures::viewer::overlay(
         &model,
         vec![player],
         "Zeno wobble of the rocking block, time-as-state DI, h = 2e-3 (Sec. 4.3)".into(),

@@ -325,12 +325,12 @@ impl TrackingGrid {
             let (m, _, runs) = self.player.get_or_insert_with(|| {
                 (terrain_model(model, terrain), terrain.stepper(), Vec::new())
             });
-            let traj = nonsmooth_sim::viewer::trajectory_of(m, terrain.stepper(), &rec.states);
+            let traj = nonsmooth_figures::viewer::trajectory_of(m, terrain.stepper(), &rec.states);
             let status = match (rec.fell, &rec.fall_reason) {
                 (Some(t), Some(r)) => format!("fell at t = {t:.3} s ({r})"),
                 _ => String::new(),
             };
-            runs.push(nonsmooth_sim::viewer::run(
+            runs.push(nonsmooth_figures::viewer::run(
                 m,
                 &traj,
                 ctrl.to_string(),
@@ -394,7 +394,7 @@ impl TrackingGrid {
             out.figure(name);
         }
         if let Some((m, stepper, runs)) = player {
-            let scene = nonsmooth_sim::viewer::overlay(
+            let scene = nonsmooth_figures::viewer::overlay(
                 &m,
                 runs,
                 format!(

@@ -22,8 +22,8 @@
 
 use crate::fail;
 use nonsmooth_core::{Model, ParameterPath};
+use nonsmooth_figures::stability::grid_figure;
 use nonsmooth_report::{Experiment, ExperimentOutcome, ReportError, RunContext};
-use nonsmooth_sos::figures::grid_figure;
 use nonsmooth_sos::grid::{linspace, sweep_cases, GridCase, GridResult, GridSpec};
 use nonsmooth_sos::model::PlanarBody;
 use nonsmooth_sos::planar::PlanarParams;

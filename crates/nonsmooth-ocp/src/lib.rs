@@ -16,8 +16,10 @@
 //! - [`refine`]: a point of a coarse FESD mesh carried to a finer one;
 //! - [`problem`]: OCP problem files (TOML) of `nonsmooth ocp` and the Python `solve_ocp`;
 //! - [`run`]: a problem run to a result (start point, plan, growth, the last iterate of a
-//!   failure) — the entry point of the CLI, Python and the experiments;
-//! - [`figures`]: the frame strip of a planar model's optimal motion.
+//!   failure) — the entry point of the CLI, Python and the experiments.
+//!
+//! Pictures of solutions (the frame strip, the viewer's scene) are drawn by
+//! `nonsmooth-figures`.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -27,7 +29,6 @@
 
 pub mod continuation;
 pub mod fesd;
-pub mod figures;
 pub mod ipopt;
 pub mod model_system;
 pub mod nlp;

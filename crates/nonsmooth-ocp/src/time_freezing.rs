@@ -350,3 +350,22 @@ impl TimeFreezing {
         out
     }
 }
+
+/// The stage points `ys` (each (q, v, t)) as states in physical time for a model with `nq`
+/// coordinates and `nv` velocities: a frozen impact phase (the clock not advancing)
+/// collapses to its end.
+pub fn physical_time_states(nq: usize, nv: usize, ys: &[Vec<f64>]) -> Vec<nonsmooth_core::State> {
+    let mut states: Vec<nonsmooth_core::State> = Vec::new();
+    for y in ys.iter().filter(|y| y.len() > nq + nv) {
+        let t = y[nq + nv];
+        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
+            continue;
+        }
+        states.push(nonsmooth_core::State {
+            q: nalgebra::DVector::from_column_slice(&y[..nq]),
+            v: nalgebra::DVector::from_column_slice(&y[nq..nq + nv]),
+            t,
+        });
+    }
+    states
+}

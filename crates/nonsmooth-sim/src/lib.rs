@@ -43,7 +43,6 @@ pub mod scenes;
 pub mod simulator;
 pub mod stepper;
 pub mod time_as_state;
-pub mod viewer;
 pub mod warnings;
 
 pub use actuation::Actuation;

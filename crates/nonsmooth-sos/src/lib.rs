@@ -17,8 +17,8 @@
 //! - [`event_driven`]: an event-driven simulator of the ZOD hybrid system for falsification;
 //! - [`model`]: the planar body of a model file mapped onto the two-contact system, and its
 //!   certificate ([`model::certify_model`]);
-//! - [`model_grid`]: sweeps of named model parameters and their stability map;
-//! - [`figures`]: the stability map of a parameter grid.
+//! - [`model_grid`]: sweeps of named model parameters (their stability maps are drawn by
+//!   `nonsmooth-figures`);
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -27,7 +27,6 @@
 )]
 
 pub mod event_driven;
-pub mod figures;
 pub mod grid;
 pub mod lyapunov;
 pub mod model;

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use nonsmooth_core::{Model, ParameterAxis, ParameterPath};
-use nonsmooth_report::{Figure, Series};
 
 use crate::model::{certify_model, ModelCertifyOptions, Outcome, StabilityModelError};
 
@@ -155,29 +154,4 @@ pub fn sweep_model(
         points,
         counts,
     })
-}
-
-/// The stability map of a model sweep: one scatter series per category over the first two
-/// axes (a single axis is drawn against 0).
-pub fn model_grid_figure(grid: &ModelGrid, title: &str) -> Figure {
-    let x_label = grid.axes.first().map_or("", String::as_str);
-    let y_label = grid.axes.get(1).map_or("", String::as_str);
-    let mut fig = Figure::new(title, x_label, y_label);
-    for cat in CATEGORIES {
-        let pts: Vec<(f64, f64)> = grid
-            .points
-            .iter()
-            .filter(|p| p.category == cat)
-            .map(|p| {
-                (
-                    p.values.first().copied().unwrap_or(0.0),
-                    p.values.get(1).copied().unwrap_or(0.0),
-                )
-            })
-            .collect();
-        if !pts.is_empty() {
-            fig = fig.with(Series::scatter(cat, pts));
-        }
-    }
-    fig
 }

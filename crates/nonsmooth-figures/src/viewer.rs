@@ -3,9 +3,8 @@
 //! kinematics at every recorded state; contacts from a [`ContactSnapshot`] of each shown
 //! state, with their forces (impulse / step size) where the trajectory recorded the
 //! impulses of the step from it ([`Trajectory::impulses`],
-//! [`crate::simulate_recording_impulses`]).
+//! [`nonsmooth_sim::simulate_recording_impulses`]).
 
-use crate::{StepImpulses, Trajectory};
 use nalgebra::Isometry3;
 use nonsmooth_core::dynamics::kinematics;
 use nonsmooth_core::model::{Dimension, Shape};
@@ -14,6 +13,7 @@ use nonsmooth_report::viewer::{
     even_picks, ViewerContact, ViewerRun, ViewerScene, ViewerShape, ViewerShapeKind, IDENTITY_POSE,
     MAX_FRAMES,
 };
+use nonsmooth_sim::{StepImpulses, Trajectory};
 
 /// `[x, y, z, qw, qx, qy, qz]` of an isometry.
 fn pose7(p: &Isometry3<f64>) -> [f64; 7] {
@@ -229,7 +229,7 @@ pub fn trajectory_of(model: &Model, stepper: &str, states: &[State]) -> Trajecto
         q: states.iter().map(|s| s.q.clone()).collect(),
         v: states.iter().map(|s| s.v.clone()).collect(),
         steps: states.len().saturating_sub(1),
-        recoveries: crate::Recoveries::default(),
+        recoveries: nonsmooth_sim::Recoveries::default(),
         impulses: Vec::new(),
     }
 }

@@ -1,13 +1,12 @@
-//! Figures of optimal-control solutions, drawn with `nonsmooth-report`: the frame strip of a
-//! planar model's motion (Nurkanović et al. Fig. 7), the motion's states in physical time and the
-//! obstacles' outlines for the trajectory viewer, shared by `nonsmooth ocp` and the
-//! `tf-hopper-ocp` experiment.
+//! Pictures of optimal-control solutions: the frame strip of a planar model's motion
+//! (Nurkanović et al. Fig. 7) and the obstacles' outlines for the trajectory viewer, shared by
+//! `nonsmooth ocp` and the `tf-hopper-ocp` experiment.
 
-use crate::fesd::OcpSolution;
-use crate::model_system::{ModelSystem, PathTerm};
 use nalgebra::{DVector, Vector3};
 use nonsmooth_core::dynamics::{kinematics, point_position};
 use nonsmooth_core::JointKind;
+use nonsmooth_ocp::fesd::OcpSolution;
+use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_report::{Figure, Series};
 
 /// The frame strip of a planar model's optimal motion (Nurkanović et al. Fig. 7): the model's
@@ -106,25 +105,6 @@ fn walk(
         points.push((p.x, p.y));
         points.push((here.x, here.y));
     }
-}
-
-/// The stage points `ys` (each (q, v, t)) as states in physical time for a model with `nq`
-/// coordinates and `nv` velocities: a frozen impact phase (the clock not advancing)
-/// collapses to its end.
-pub fn physical_time_states(nq: usize, nv: usize, ys: &[Vec<f64>]) -> Vec<nonsmooth_core::State> {
-    let mut states: Vec<nonsmooth_core::State> = Vec::new();
-    for y in ys.iter().filter(|y| y.len() > nq + nv) {
-        let t = y[nq + nv];
-        if states.last().is_some_and(|s| t <= s.t + 1e-12) {
-            continue;
-        }
-        states.push(nonsmooth_core::State {
-            q: DVector::from_column_slice(&y[..nq]),
-            v: DVector::from_column_slice(&y[nq..nq + nv]),
-            t,
-        });
-    }
-    states
 }
 
 /// Points along the lower half of every [`PathTerm::OutsideEllipse`] obstacle of `sys`
