@@ -35,18 +35,48 @@ pub struct ReproduceArgs {
 pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
     let registry = nonsmooth_experiments::registry();
     if args.list {
-        for e in registry.list() {
-            if args.output.json {
-                outln!(
-                    "{}",
-                    serde_json::json!({"id": e.id, "title": e.title, "paper": e.paper})
-                );
-            } else {
-                outln!("{:<32} {} [{}]", e.id, e.title, e.paper);
-            }
-        }
+        list(&registry, args.output.json);
         return Ok(ExitCode::SUCCESS);
     }
+    let ids = selected_ids(&registry, args)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
+    let (entries, all_passed) = run_experiments(&registry, &ids, args);
+    // The report covers the experiments that ran (all of them with --all).
+    let path = args.out.join("report.html");
+    write_report(&path, &entries, args.quick)?;
+    write_tables(&args.out, &entries)?;
+    if args.output.json {
+        outln!("{}", json_summary(&path, &entries, all_passed));
+    } else if !args.output.quiet {
+        outln!("report: {}", path.display());
+    }
+    Ok(if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `--list`: one line (or JSON object) per registered experiment.
+fn list(registry: &nonsmooth_report::Registry, json: bool) {
+    for e in registry.list() {
+        if json {
+            outln!(
+                "{}",
+                serde_json::json!({"id": e.id, "title": e.title, "paper": e.paper})
+            );
+        } else {
+            outln!("{:<32} {} [{}]", e.id, e.title, e.paper);
+        }
+    }
+}
+
+/// The ids to run (`--all` or the named ones), each checked: registered and built in.
+fn selected_ids(
+    registry: &nonsmooth_report::Registry,
+    args: &ReproduceArgs,
+) -> Result<Vec<String>, CliError> {
     let ids: Vec<String> = if args.all {
         registry.list().iter().map(|e| e.id.to_string()).collect()
     } else if args.ids.is_empty() {
@@ -67,11 +97,19 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
             return Err(nonsmooth_report::ReportError::UnknownExperiment { id: id.clone() }.into());
         }
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
+    Ok(ids)
+}
+
+/// Runs `ids` in order with progress (and the previous run's times as an estimate); every
+/// experiment's outcome or error, and whether none failed.
+fn run_experiments(
+    registry: &nonsmooth_report::Registry,
+    ids: &[String],
+    args: &ReproduceArgs,
+) -> (Vec<ReportEntry>, bool) {
     let mut entries = Vec::new();
     let mut all_passed = true;
-    let previous = previous_wall_times(&args.out, &ids, args.quick, args.fast);
+    let previous = previous_wall_times(&args.out, ids, args.quick, args.fast);
     if let Some(total) = estimate(&previous) {
         if !(args.output.quiet || args.output.json) {
             eprintln!(
@@ -128,11 +166,12 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
         log.advance();
     }
     log.finish();
-    // The report covers the experiments that ran (all of them with --all).
-    let path = args.out.join("report.html");
-    write_report(&path, &entries, args.quick)?;
-    // The papers' tables that several experiments fill (a row each), merged, with their
-    // agreeing share: tables.json beside the report.
+    (entries, all_passed)
+}
+
+/// The papers' tables that several experiments fill (a row each), merged, with their
+/// agreeing share: `tables.json` in `out`, beside the report.
+fn write_tables(out: &Path, entries: &[ReportEntry]) -> Result<(), CliError> {
     let merged = nonsmooth_report::html::merged_tables(entries.iter().filter_map(|e| match e {
         ReportEntry::Ran(o) => Some(o.as_ref()),
         ReportEntry::Failed { .. } => None,
@@ -151,40 +190,35 @@ pub fn run(args: &ReproduceArgs) -> Result<ExitCode, CliError> {
             })
         })
         .collect();
-    nonsmooth_report::table::write_json(&args.out.join("tables.json"), &tables)?;
-    if args.output.json {
-        let items: Vec<serde_json::Value> = entries
-            .iter()
-            .map(|e| match e {
-                ReportEntry::Ran(o) => serde_json::json!({
-                    "id": o.id,
-                    "paper": o.paper,
-                    "passed": o.passed(),
-                    "verdict": o.verdict(),
-                    "checks": o.checks.len(),
-                    "checks_passed": o.checks.iter().filter(|c| c.passed).count(),
-                    "wall_time_s": o.wall_time_s,
-                }),
-                ReportEntry::Failed { id, error, .. } => serde_json::json!({
-                    "id": id,
-                    "passed": false,
-                    "error": error,
-                }),
-            })
-            .collect();
-        let summary = serde_json::json!({
-            "report": path.display().to_string(),
-            "passed": all_passed,
-            "experiments": items,
-        });
-        outln!("{summary}");
-    } else if !args.output.quiet {
-        outln!("report: {}", path.display());
-    }
-    Ok(if all_passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    nonsmooth_report::table::write_json(&out.join("tables.json"), &tables)?;
+    Ok(())
+}
+
+/// The `--json` summary: the report's path, the overall verdict and one object per experiment.
+fn json_summary(path: &Path, entries: &[ReportEntry], all_passed: bool) -> serde_json::Value {
+    let items: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|e| match e {
+            ReportEntry::Ran(o) => serde_json::json!({
+                "id": o.id,
+                "paper": o.paper,
+                "passed": o.passed(),
+                "verdict": o.verdict(),
+                "checks": o.checks.len(),
+                "checks_passed": o.checks.iter().filter(|c| c.passed).count(),
+                "wall_time_s": o.wall_time_s,
+            }),
+            ReportEntry::Failed { id, error, .. } => serde_json::json!({
+                "id": id,
+                "passed": false,
+                "error": error,
+            }),
+        })
+        .collect();
+    serde_json::json!({
+        "report": path.display().to_string(),
+        "passed": all_passed,
+        "experiments": items,
     })
 }
 
