@@ -62,6 +62,7 @@ pub const OPTIMAL_CONTROL_IDS: &[&str] = &[
     "tf-order",
     "tf-hopper-ocp",
     "tf-bouncing-ball",
+    "tf-contact-rich",
 ];
 
 /// The ids of the stability experiments (module `stability`, feature `stability`), known also

@@ -21,10 +21,11 @@
 use std::sync::Arc;
 
 use crate::fail;
+use nonsmooth_figures::optimal_control::{frame_strip, obstacle_outline};
 use nonsmooth_ocp::fesd::{simulate, solve_ocp, FesdOptions, Horizon, SimResult};
-use nonsmooth_ocp::figures::{frame_strip, obstacle_outline, physical_time_states};
 use nonsmooth_ocp::model_system::{ModelSystem, PathTerm};
 use nonsmooth_ocp::problem::ModelProblem;
+use nonsmooth_ocp::time_freezing::physical_time_states;
 use nonsmooth_ocp::time_freezing::TimeFreezing;
 use nonsmooth_report::viewer::{ViewerScene, IDENTITY_POSE};
 use nonsmooth_report::{
@@ -71,6 +72,13 @@ pub fn experiments() -> Vec<Experiment> {
             title: "Inelastic bouncing ball by time-freezing + FESD",
             paper: "Nurkanović et al. 2023 (time-freezing)",
             run: bouncing_ball,
+        },
+        Experiment {
+            id: "tf-contact-rich",
+            title: "Contact-rich problems from model files: a box pushed on four corners, a \
+                    landing inside a control interval, replayed through a rigid stepper",
+            paper: "Nurkanović et al. 2023 (time-freezing), several contacts",
+            run: contact_rich,
         },
     ]
 }
@@ -349,6 +357,86 @@ fn bouncing_ball(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Re
         &r,
         &["q", "v", "t"],
     )
+}
+
+const BALL_MODEL: &str = include_str!("../../../examples/ball_on_ground.toml");
+const LATE_LANDING_PROBLEM: &str = include_str!("../../../examples/ocp_ball_late_landing.toml");
+const BOX_MODEL: &str = include_str!("../../../examples/box_on_ground.toml");
+const BOX_PUSH_PROBLEM: &str = include_str!("../../../examples/ocp_box_push.toml");
+
+/// Problem files that give only the model and the target, solved with the defaults that
+/// follow the model, then replayed (zero-order hold, ten `anitescu-potra` steps per finite
+/// element): `examples/ocp_ball_late_landing.toml` (a ball landing 2 ms after a
+/// control-interval boundary, braked to rest) and, in full mode, `examples/ocp_box_push.toml`
+/// (a box on four corners, μ = 0.5, pushed 0.5 m and stopped flat).
+fn contact_rich(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportError> {
+    let id = "tf-contact-rich";
+    let mut cases = vec![(
+        "landing",
+        LATE_LANDING_PROBLEM,
+        "examples/ocp_ball_late_landing.toml",
+        BALL_MODEL,
+        "examples/ball_on_ground.toml",
+        0.1,
+    )];
+    if !ctx.quick {
+        cases.push((
+            "box",
+            BOX_PUSH_PROBLEM,
+            "examples/ocp_box_push.toml",
+            BOX_MODEL,
+            "examples/box_on_ground.toml",
+            0.04,
+        ));
+    }
+    let first_order =
+        "first-order collocation (one Radau stage, 50 ms elements): an O(h) replay gap";
+    for (name, problem, problem_source, model, model_source, x_bound) in cases {
+        let model = nonsmooth_core::Model::from_toml_str(model, Some(model_source))
+            .map_err(|e| fail(id, e))?;
+        let p = ModelProblem::with_model(problem, Some(problem_source), model)
+            .map_err(|e| fail(id, e))?;
+        let sol = solve_ocp(&p.tf, &p.horizon, &p.options).map_err(|e| fail(id, e))?;
+        let replay = p
+            .replay(&sol, "anitescu-potra", 10)
+            .map_err(|e| fail(id, e))?;
+        let gap = replay.deviation();
+        out.metric(&format!("{name}_comp_residual"), sol.comp_residual);
+        out.metric(&format!("{name}_terminal_error"), sol.terminal_error);
+        out.metric(&format!("{name}_objective"), sol.objective);
+        out.metric(&format!("{name}_nlp_iterations"), sol.nlp_iterations as f64);
+        out.metric(&format!("{name}_cpu_seconds"), sol.cpu_seconds);
+        out.metric(&format!("{name}_replay_dx"), gap[0]);
+        out.metric(&format!("{name}_replay_dy"), gap[1]);
+        out.expect(
+            &format!("{name}_comp_residual"),
+            0.0,
+            1e-9,
+            "an exact MPCC solution",
+        );
+        out.expect(
+            &format!("{name}_terminal_error"),
+            0.0,
+            1e-6,
+            "the terminal constraints",
+        );
+        out.expect(&format!("{name}_replay_dx"), 0.0, x_bound, first_order);
+        out.expect(&format!("{name}_replay_dy"), 0.0, 0.01, first_order);
+        if let Some(&dtheta) = gap.get(2) {
+            out.metric(&format!("{name}_replay_dtheta"), dtheta);
+            out.expect(&format!("{name}_replay_dtheta"), 0.0, 0.02, first_order);
+        }
+        out.notes.push(format!(
+            "{name}: {}",
+            nonsmooth_ocp::problem::RunSettings::of(&p.tf, &p.horizon, &p.options)
+        ));
+    }
+    out.notes.push(
+        "the replays end within the first-order bounds, not within 1 cm: the default \
+         discretization (one collocation stage) converges exactly where two stages stall"
+            .into(),
+    );
+    Ok(())
 }
 
 /// Minimum of Δ Σ u_k² subject to q(T) = 3, v(T) = 0 for a double integrator with
@@ -970,15 +1058,15 @@ fn active_set_beside(
 }
 
 /// The trajectory viewer's scene of a hopper solution `y` (stage points `(q, v, t)`): the
-/// model's own scene ([`nonsmooth_sim::viewer::scene`]) over the stage points in physical
+/// model's own scene ([`nonsmooth_figures::viewer::scene`]) over the stage points in physical
 /// time (frozen impact phases collapse to their end), with the outlines of the holes
 /// (dots) of the path constraints.
 fn hopper_scene(sys: &ModelSystem, y: &[Vec<f64>], title: String) -> ViewerScene {
     use nonsmooth_report::viewer::{ViewerShape, ViewerShapeKind};
     let model = sys.model();
     let states = physical_time_states(model.nq(), model.nv(), y);
-    let traj = nonsmooth_sim::viewer::trajectory_of(model, "optimal control", &states);
-    let mut scene = nonsmooth_sim::viewer::scene(model, &traj, title);
+    let traj = nonsmooth_figures::viewer::trajectory_of(model, "optimal control", &states);
+    let mut scene = nonsmooth_figures::viewer::scene(model, &traj, title);
     let outline = obstacle_outline(sys);
     if !outline.is_empty() {
         scene.shapes.push(ViewerShape {

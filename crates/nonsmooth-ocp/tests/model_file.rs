@@ -378,71 +378,9 @@ fn rollout_guess_starts_on_the_falling_trajectory_and_reaches_the_optimum() {
     assert!(e.contains("ocp.initial_guess.stepper"), "{e}");
 }
 
-/// The optimal controls of `p`'s solution replayed (zero-order hold) through
-/// `anitescu-potra` at ten steps per finite element; returns the final q of the replay and
-/// of the OCP.
-fn replay(p: &ModelProblem, sol: &nonsmooth_ocp::fesd::OcpSolution) -> (Vec<f64>, Vec<f64>) {
-    let model = p.tf.cls.model().clone();
-    let n = p.horizon.n_steps;
-    let sub = 10 * p.options.discretization.n_fe;
-    let dt = p.t_final / (n * sub) as f64;
-    let actuator = |name: &String| model.actuators.iter().position(|a| &a.name == name);
-    let slots: Vec<Option<usize>> = p.control_names.iter().map(actuator).collect();
-    let n_act = model.actuators.len();
-    let nq = model.nq();
-    let mut sim = Simulator::new(model, "anitescu-potra", dt).unwrap();
-    for u in &sol.u {
-        let mut full = vec![0.0; n_act];
-        for (value, slot) in u.iter().zip(&slots) {
-            full[slot.expect("a control is an actuator")] = *value;
-        }
-        sim.step_n(sub, &full).unwrap();
-    }
-    let ocp_end = sol.traj.y.last().unwrap()[..nq].to_vec();
-    (sim.q().as_slice().to_vec(), ocp_end)
-}
-
-/// Several contacts at once (`examples/ocp_box_push.toml`: a box on four corners pushed
-/// 0.5 m over rough ground and stopped, the file giving only the model and the target):
-/// exact complementarity with the defaults that follow the model. The replay ends 3.1 cm
-/// short of the optimal final x (flat, at rest): the default discretization is first order
-/// (one stage, elements of 50 ms), so replay and optimum agree to 4 cm, not 1 cm.
-#[test]
-fn a_box_pushed_on_its_corners_converges_exactly_and_its_replay_agrees() {
-    let p = ModelProblem::from_file(&examples().join("ocp_box_push.toml"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(p.tf.cls.n_contacts(), 4);
-    let sol = solve_ocp(&p.tf, &p.horizon, &p.options).unwrap_or_else(|e| panic!("{e}"));
-    assert!(sol.comp_residual <= 1e-9, "{}", sol.comp_residual);
-    assert!(sol.terminal_error <= 1e-6, "{}", sol.terminal_error);
-    let (sim, ocp) = replay(&p, &sol);
-    eprintln!(
-        "box push: objective {:.6}, {} IPOPT iterations; replay {sim:?} vs {ocp:?}",
-        sol.objective, sol.nlp_iterations
-    );
-    assert!(
-        (sim[0] - ocp[0]).abs() <= 0.04,
-        "x {} vs {}",
-        sim[0],
-        ocp[0]
-    );
-    assert!(
-        (sim[1] - ocp[1]).abs() <= 0.01,
-        "y {} vs {}",
-        sim[1],
-        ocp[1]
-    );
-    assert!(
-        (sim[2] - ocp[2]).abs() <= 0.02,
-        "θ {} vs {}",
-        sim[2],
-        ocp[2]
-    );
-}
-
 /// A landing 2 ms after a control-interval boundary (`examples/ocp_ball_late_landing.toml`):
 /// exact complementarity with the default discretization, the switch found inside the
-/// interval. The replay ends 8.4 cm beyond the optimal final x (first-order collocation
+/// interval. The replay ends 6.9 cm beyond the optimal final x (first-order collocation
 /// with elements of 50 ms), so replay and optimum agree to 10 cm, not 1 cm.
 #[test]
 fn a_landing_inside_a_control_interval_converges_exactly_and_its_replay_agrees() {
@@ -454,7 +392,11 @@ fn a_landing_inside_a_control_interval_converges_exactly_and_its_replay_agrees()
     assert!((landing - 0.202).abs() < 1e-5, "lands at {landing}");
     let sol = solve_ocp(&p.tf, &p.horizon, &p.options).unwrap_or_else(|e| panic!("{e}"));
     assert!(sol.comp_residual <= 1e-9, "{}", sol.comp_residual);
-    let (sim, ocp) = replay(&p, &sol);
+    // ten anitescu-potra steps per finite element
+    let r = p
+        .replay(&sol, "anitescu-potra", 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (sim, ocp) = (&r.simulated, &r.optimal);
     eprintln!(
         "late landing: objective {:.6}, {} IPOPT iterations; replay {sim:?} vs {ocp:?}",
         sol.objective, sol.nlp_iterations

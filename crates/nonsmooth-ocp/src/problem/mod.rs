@@ -35,8 +35,10 @@
 //! [`MpccStrategy::cut_schedule`](crate::fesd::MpccStrategy::cut_schedule)).
 
 mod model_file;
+mod replay;
 
 pub use model_file::{ModelProblem, DEFAULT_A_N, DEFAULT_S_MAX};
+pub use replay::Replay;
 
 #[cfg(doc)]
 use crate::continuation::{ContinuationMode, ContinuationPlan};
