@@ -216,6 +216,7 @@ mod stages;
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
 mod one_program;
+use crate::contact_set::{BlockView, ContactModel, ContactSet, SnapshotWorkspace};
 use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
@@ -448,8 +449,8 @@ pub struct DrumwrightStepper {
     warm_active: Vec<((usize, usize, usize), bool)>,
     /// Workspace of the block fast path (allocations reused from step to step).
     block_work: BlockProgram,
-    /// The block snapshot of the last fast-path step, updated in place by the next one.
-    block_snapshot: Option<BlockSnapshot>,
+    /// The contact-set stage's workspace (the per-body snapshot, updated in place).
+    workspace: SnapshotWorkspace,
     /// The normal forces of the last step by contact (collider A, collider B, feature),
     /// sorted by key: the friction bounds of the next one program.
     program_normals: Vec<((usize, usize, usize), f64)>,
@@ -554,7 +555,7 @@ impl DrumwrightStepper {
             last: StepReport::default(),
             warm_active: Vec::new(),
             block_work: BlockProgram::default(),
-            block_snapshot: None,
+            workspace: SnapshotWorkspace::default(),
             program_normals: Vec::new(),
         }
     }
@@ -1163,7 +1164,8 @@ pub fn y_form_velocity(snap: &ContactSnapshot<f64>, h: f64) -> Result<DVector<f6
 
 impl DrumwrightStepper {
     /// One step with an additional external load evaluated at the start of the step
-    /// (explicit in f, as the paper's f in eqs 36–39).
+    /// (explicit in f, as the paper's f in eqs 36–39), added to the step's forces by the
+    /// shared contact-set stage.
     ///
     /// # Errors
     /// As [`Stepper::step`], plus an invalid load.
@@ -1177,49 +1179,42 @@ impl DrumwrightStepper {
         let none = crate::Actuation::none();
         let step = crate::pipeline::prepare(model, state, &none, h)?;
         let extra = load.generalized(model, &state.q, state.t)?;
-        self.step_with_forces(&step, Some(&extra))
+        crate::contact_set::rigid_step_with_forces(self, &step, Some(&extra))
+    }
+}
+
+impl ContactModel for DrumwrightStepper {
+    const NAME: &'static str = "drumwright";
+
+    /// The options are checked where a step uses them.
+    fn check_options(&self) -> Result<(), SimError> {
+        Ok(())
     }
 
-    /// One step with `extra` generalized forces (if any) and the actuation `input` added to
-    /// the snapshot's M and f: the block fast path when it applies (no servo terms, which
-    /// change M) and certifies its answer, else the dense Clarabel path.
-    fn step_with_forces(
+    /// The block fast path reads the per-body view: when its options allow it and the
+    /// actuation has no servos (whose implicit terms change the mass blocks).
+    fn per_body_view(&self, step: &crate::pipeline::Step<'_>) -> bool {
+        self.fast_path_allowed() && !step.input.has_servos()
+    }
+
+    fn workspace(&mut self) -> &mut SnapshotWorkspace {
+        &mut self.workspace
+    }
+
+    /// The block fast path on the per-body view when it applies and certifies its answer;
+    /// else the dense rows and programs on the dense view ([`DrumwrightStepper::step_velocity`]).
+    fn velocity(
         &mut self,
         step: &crate::pipeline::Step<'_>,
-        extra: Option<&DVector<f64>>,
-    ) -> Result<State, SimError> {
-        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
-        let mut block_extra = extra.cloned();
-        if !input.is_none() && !input.has_servos() {
-            let f = input.generalized_force(&state.q, &state.v);
-            block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
-        }
-        let margins = self.contact_margins(model, h);
-        let block = if input.has_servos() {
-            None
-        } else {
-            self.try_block_step(model, state, h, block_extra.as_ref(), &margins)?
-        };
-        let v1 = match block {
-            Some(v1) => v1,
-            None => {
-                let mut snap = ContactSnapshot::with_contact_margins(
-                    model, &state.q, &state.v, state.t, &margins,
-                )?;
-                if let Some(extra) = extra {
-                    snap.forces += extra;
-                }
-                input.apply_implicit(
-                    &mut snap.mass_matrix,
-                    &mut snap.forces,
-                    &state.q,
-                    &state.v,
-                    h,
-                );
-                self.step_velocity(model, &snap, h)?
+        contacts: &mut ContactSet<'_>,
+    ) -> Result<DVector<f64>, SimError> {
+        if let Some(view) = contacts.blocks() {
+            if let Some(v1) = self.try_block_step(view, &step.state.v, step.h)? {
+                return Ok(v1);
             }
-        };
-        crate::pipeline::integrate_and_finish("drumwright", step, v1)
+        }
+        let snap = contacts.dense()?;
+        self.step_velocity(step.model, snap, step.h)
     }
 }
 
@@ -1229,7 +1224,7 @@ impl Stepper for DrumwrightStepper {
     }
 
     fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
-        self.step_with_forces(step, None)
+        crate::contact_set::rigid_step(self, step)
     }
 
     fn last_step_converged(&self) -> bool {
