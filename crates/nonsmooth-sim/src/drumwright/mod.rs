@@ -27,6 +27,27 @@
 //!   second-order cone in 3D, §6.3). Using `v_free` includes the `G_bᵀ C⁻¹ c` term that the
 //!   paper's eqs 174/175 omit (decision D10).
 //!
+//! # Stages of a step
+//! A step runs the stages every velocity-level rigid scheme shares ([`crate::pipeline`]):
+//! the step is checked; the contact set of its start state is detected once, within
+//! [`Stepper::contact_margins`] (the speculative margins with
+//! [`DrumwrightOptions::velocity_margin`]), with the actuation added to M and f (servos
+//! implicitly) and the external load of [`DrumwrightStepper::step_with_load`], if any, added
+//! to f (explicit, as the paper's f in eqs 36–39); this module's contact-model stage
+//! computes `v₁`; the configuration is integrated and the new state checked. The code of
+//! this module is what differs from the other rigid schemes:
+//! - the rows with their compliance laws (D3 inclusion, D6 Hertz and Hunt–Crossley
+//!   linearizations, rigid rows as the limit K → ∞);
+//! - the augmented mass `M + G_bᵀ S_b G_b` that eliminates compliant bilateral rows;
+//! - the programs (the one program, the staged programs, the program of Appendix 0.A)
+//!   and their solvers.
+//!
+//! The contact set is read through its per-body view by the block fast path (below) when
+//! the model's joints are all root joints, the options allow the fast path and the
+//! actuation has no servos; otherwise, and when the fast path declines the step (a
+//! Delassus matrix that is not sparse), through its dense view, the [`ContactSnapshot`] with
+//! the actuation applied ([`DrumwrightStepper::step_velocity`]).
+//!
 //! # Decisions (D1–D10 of docs/decisions/003-stable-constraint-solver.md), each exercised by a
 //! test in `tests/drumwright.rs`
 //! - **D1** (Ġ and M̂Ġv): per group, [`DrumwrightOptions::bilateral_gdot`] (default on, as
@@ -142,9 +163,10 @@
 //!
 //! # Block fast path (the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
-//! joints, without bilateral constraints or joint limits, stepped with the staged coupling
-//! (D5) and without contact Ġ (D1), is stepped from a [`BlockSnapshot`] instead of the
-//! dense [`ContactSnapshot`]: block-diagonal M (one Cholesky per body), Jacobian rows stored
+//! joints, without bilateral constraints or joint limits, stepped with the one program or
+//! the staged coupling (D5), without contact Ġ (D1) and without servos, is stepped from the
+//! contact set's per-body view (a [`BlockSnapshot`]) instead of its dense
+//! [`ContactSnapshot`]: block-diagonal M (one Cholesky per body), Jacobian rows stored
 //! as per-body blocks, contacts from a sweep-and-prune broad phase, and the Delassus matrix
 //! `W = G M⁻¹ Gᵀ` assembled sparsely body by body (contacts couple only through shared
 //! bodies; for the stack W is block tridiagonal), so a step costs O(bodies + contacts).
@@ -175,8 +197,9 @@
 //! the incline and random 2D/3D sphere piles.
 //!
 //! The per-step data of the fast path live in workspaces kept in the stepper, overwritten
-//! in place from step to step: the block snapshot ([`BlockSnapshot::update`] reuses the
-//! storage of its mass and Jacobian blocks), the mass-block inverses, the rows, the sparse W
+//! in place from step to step: the block snapshot of the shared contact-set stage
+//! ([`BlockSnapshot::update_with_contact_margins`] reuses the storage of its mass and
+//! Jacobian blocks), the mass-block inverses, the rows, the sparse W
 //! and its sub-blocks and the report entries; the program assembly allocates nothing in
 //! steady state. Per-body blocks are fixed-size (6 × 6 inverses, 6-vectors of row
 //! coefficients, zero-padded for joints with fewer coordinates). A mass block equal entry
@@ -794,7 +817,14 @@ struct DenseStep {
 }
 
 impl DrumwrightStepper {
-    /// One step at a frozen snapshot; returns v₁ and fills `self.last`.
+    /// The contact-model stage on a dense snapshot (the dense view of a step's contact set,
+    /// or any snapshot with the actuation already in its M and f): the rows with their
+    /// compliance laws, the bilateral elimination and the program of the configured
+    /// coupling; returns v₁ and fills `self.last`.
+    ///
+    /// # Errors
+    /// [`SimError::Unsupported`] for rows the formulation cannot take, solver failures, and
+    /// [`SimError::Diverged`] for a non-finite velocity.
     pub fn step_velocity(
         &mut self,
         model: &Model,
