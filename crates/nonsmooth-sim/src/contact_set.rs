@@ -62,7 +62,7 @@ pub(crate) struct BlockView<'w> {
 
 impl<'w> BlockView<'w> {
     /// The view of `snapshot` with `extra` and the actuation of `step` applied.
-    pub(crate) fn new(
+    fn new(
         snapshot: &'w BlockSnapshot,
         step: &Step<'_>,
         extra: Option<&DVector<f64>>,
@@ -276,4 +276,131 @@ pub(crate) fn rigid_step_with_forces<C: ContactModel>(
         .and_then(|mut contacts| contact_model.velocity(step, &mut contacts));
     *contact_model.workspace() = workspace;
     crate::pipeline::integrate_and_finish(C::NAME, step, v1?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nonsmooth_core::Model;
+
+    /// A ball on the ground and a box on a vertical slider driven by a position servo: a
+    /// model of root joints, so that the contact set has both views.
+    const SCENE: &str = r#"
+[model]
+name = "views"
+dimension = "spatial"
+gravity = [0.0, 0.0, -9.81]
+contact_margin = 0.01
+
+[[materials]]
+name = "m"
+friction = 0.5
+
+[[colliders]]
+name = "ground"
+shape = { plane = [0.0, 0.0, 1.0] }
+material = "m"
+
+[[bodies]]
+name = "ball"
+mass = 0.5
+inertia = { solid_sphere = 0.05 }
+
+[[colliders]]
+name = "ball_surface"
+body = "ball"
+shape = { sphere = 0.05 }
+material = "m"
+
+[[bodies]]
+name = "slider"
+mass = 1.0
+inertia = { solid_box = [0.05, 0.05, 0.05] }
+
+[[joints]]
+name = "z"
+kind = "prismatic"
+parent = "world"
+child = "slider"
+axis = [0.0, 0.0, 1.0]
+
+[[colliders]]
+name = "box"
+body = "slider"
+shape = { box = [0.05, 0.05, 0.05] }
+material = "m"
+
+[[actuators]]
+name = "lift"
+joint = "z"
+kind = "position"
+kp = 100.0
+kv = 5.0
+
+[initial]
+q.ball = [0.3, 0.0, 0.0505, 1.0, 0.0, 0.0, 0.0]
+v.ball = [0.2, 0.0, -0.1, 0.0, 1.0, 0.0]
+q.z = 0.052
+v.z = -0.3
+"#;
+
+    /// The per-body view carries the forces and the servo's implicit diagonal of the dense
+    /// view (`M̃`, `f̃` with the actuation and an extra force applied), the same contacts, and
+    /// is updated in place from step to step with the values of a fresh detection.
+    #[test]
+    fn the_views_of_a_contact_set_agree() {
+        let model = Model::from_toml_str(SCENE, None).unwrap();
+        let state = model.initial_state.clone();
+        let h = 0.01;
+        let input = crate::Actuation::from_command(&model, &state, &[0.1]).unwrap();
+        assert!(input.has_servos());
+        let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
+        let extra = DVector::from_fn(model.nv(), |i, _| 0.1 * i as f64 - 0.2);
+        let margins = ContactMargins::speculative(model.contact_margin, h);
+        let mut workspace = SnapshotWorkspace::default();
+        let mut set =
+            ContactSet::detect(&step, margins.clone(), true, Some(&extra), &mut workspace)
+                .unwrap();
+        let view = set.blocks().expect("a model of root joints has a per-body view");
+        let (forces, diagonal) = (
+            view.forces.clone(),
+            view.implicit_diagonal.clone().expect("a servo"),
+        );
+        let ncontacts = view.snapshot.contacts.len();
+        assert_eq!(ncontacts, 5, "the ball and the four lower corners of the box");
+        let plain = ContactSnapshot::with_contact_margins(
+            &model, &state.q, &state.v, state.t, &margins,
+        )
+        .unwrap();
+        let dense = set.dense().unwrap();
+        assert_eq!(dense.contacts.len(), ncontacts);
+        assert!((&dense.forces - &forces).amax() < 1e-12, "{} vs {forces}", dense.forces);
+        let added = &dense.mass_matrix - &plain.mass_matrix;
+        assert!((added.diagonal() - &diagonal).amax() < 1e-12);
+        assert!(diagonal.amax() > 0.0);
+
+        // a later step updates the kept snapshot in place, with a fresh detection's values
+        let mut later = state.clone();
+        later.q[2] -= 0.004;
+        later.t = h;
+        let step = crate::pipeline::prepare(&model, &later, &input, h).unwrap();
+        let updated = ContactSet::detect(&step, margins.clone(), true, None, &mut workspace)
+            .unwrap()
+            .blocks()
+            .map(|v| (v.snapshot.clone(), v.forces.clone()));
+        let mut own = SnapshotWorkspace::default();
+        let fresh = ContactSet::detect(&step, margins.clone(), true, None, &mut own)
+            .unwrap()
+            .blocks()
+            .map(|v| (v.snapshot.clone(), v.forces.clone()));
+        assert!(updated.is_some());
+        assert_eq!(updated, fresh);
+
+        // without the per-body view only the dense view is there
+        let mut unused = SnapshotWorkspace::default();
+        let mut dense_only =
+            ContactSet::detect(&step, margins, false, None, &mut unused).unwrap();
+        assert!(dense_only.blocks().is_none());
+        assert_eq!(dense_only.dense().unwrap().contacts.len(), ncontacts);
+    }
 }

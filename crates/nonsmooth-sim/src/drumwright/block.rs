@@ -296,14 +296,18 @@ impl DrumwrightStepper {
         state: &State,
         h: f64,
     ) -> Result<Option<StageComparison>, SimError> {
-        let Some(bs) = BlockSnapshot::from_state(model, state)? else {
-            return Ok(None);
-        };
+        // The per-body view of the shared contact-set stage, within the model's margin.
         let none = crate::Actuation::none();
         let step = crate::pipeline::prepare(model, state, &none, h)?;
-        let forces = BlockView::new(&bs, &step, None).forces;
+        let margins = ContactMargins::uniform(model.contact_margin);
+        let mut workspace = SnapshotWorkspace::default();
+        let contacts = ContactSet::detect(&step, margins, true, None, &mut workspace)?;
+        let Some(view) = contacts.blocks() else {
+            return Ok(None);
+        };
+        let bs = view.snapshot;
         let mut p = BlockProgram::default();
-        if !self.block_program(&bs, &state.v, h, &forces, &mut p)? {
+        if !self.block_program(bs, &state.v, h, &view.forces, &mut p)? {
             return Ok(None);
         }
         let nu = p.rq.len();
