@@ -62,11 +62,7 @@ pub(crate) struct BlockView<'w> {
 
 impl<'w> BlockView<'w> {
     /// The view of `snapshot` with `extra` and the actuation of `step` applied.
-    fn new(
-        snapshot: &'w BlockSnapshot,
-        step: &Step<'_>,
-        extra: Option<&DVector<f64>>,
-    ) -> Self {
+    fn new(snapshot: &'w BlockSnapshot, step: &Step<'_>, extra: Option<&DVector<f64>>) -> Self {
         let (state, input, h) = (step.state, step.input, step.h);
         let mut forces = DVector::zeros(snapshot.nv);
         for b in &snapshot.blocks {
@@ -175,8 +171,12 @@ impl<'a> ContactSet<'a> {
         let snap = match self.dense.take() {
             Some(snap) => snap,
             None => {
-                let (model, state, input, h) =
-                    (self.step.model, self.step.state, self.step.input, self.step.h);
+                let (model, state, input, h) = (
+                    self.step.model,
+                    self.step.state,
+                    self.step.input,
+                    self.step.h,
+                );
                 let mut snap = ContactSnapshot::with_contact_margins(
                     model,
                     &state.q,
@@ -359,22 +359,29 @@ v.z = -0.3
         let margins = ContactMargins::speculative(model.contact_margin, h);
         let mut workspace = SnapshotWorkspace::default();
         let mut set =
-            ContactSet::detect(&step, margins.clone(), true, Some(&extra), &mut workspace)
-                .unwrap();
-        let view = set.blocks().expect("a model of root joints has a per-body view");
+            ContactSet::detect(&step, margins.clone(), true, Some(&extra), &mut workspace).unwrap();
+        let view = set
+            .blocks()
+            .expect("a model of root joints has a per-body view");
         let (forces, diagonal) = (
             view.forces.clone(),
             view.implicit_diagonal.clone().expect("a servo"),
         );
         let ncontacts = view.snapshot.contacts.len();
-        assert_eq!(ncontacts, 5, "the ball and the four lower corners of the box");
-        let plain = ContactSnapshot::with_contact_margins(
-            &model, &state.q, &state.v, state.t, &margins,
-        )
-        .unwrap();
+        assert_eq!(
+            ncontacts, 5,
+            "the ball and the four lower corners of the box"
+        );
+        let plain =
+            ContactSnapshot::with_contact_margins(&model, &state.q, &state.v, state.t, &margins)
+                .unwrap();
         let dense = set.dense().unwrap();
         assert_eq!(dense.contacts.len(), ncontacts);
-        assert!((&dense.forces - &forces).amax() < 1e-12, "{} vs {forces}", dense.forces);
+        assert!(
+            (&dense.forces - &forces).amax() < 1e-12,
+            "{} vs {forces}",
+            dense.forces
+        );
         let added = &dense.mass_matrix - &plain.mass_matrix;
         assert!((added.diagonal() - &diagonal).amax() < 1e-12);
         assert!(diagonal.amax() > 0.0);
@@ -398,8 +405,7 @@ v.z = -0.3
 
         // without the per-body view only the dense view is there
         let mut unused = SnapshotWorkspace::default();
-        let mut dense_only =
-            ContactSet::detect(&step, margins, false, None, &mut unused).unwrap();
+        let mut dense_only = ContactSet::detect(&step, margins, false, None, &mut unused).unwrap();
         assert!(dense_only.blocks().is_none());
         assert_eq!(dense_only.dense().unwrap().contacts.len(), ncontacts);
     }

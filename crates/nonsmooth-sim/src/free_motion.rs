@@ -816,7 +816,10 @@ v.b = [0.0, 0.3, -1.0, 0.0, 0.0, 2.0]
         let mut workspace = SnapshotWorkspace::default();
         let mut set =
             ContactSet::detect(&step, margins.clone(), true, None, &mut workspace).unwrap();
-        assert!(set.blocks().is_some(), "a pile of free bodies has a block view");
+        assert!(
+            set.blocks().is_some(),
+            "a pile of free bodies has a block view"
+        );
         let block = set.free_motion("test").unwrap();
         let dense = dense_free_motion(set.dense().unwrap(), &state, h, "test").unwrap();
         assert!(
