@@ -134,6 +134,8 @@ pub struct AnitescuPotraStepper {
     last_impulses: Vec<crate::ContactImpulse>,
     /// Whether the last step was solved by the convex fallback.
     fell_back: bool,
+    /// The contact-set stage's workspace (the per-body snapshot, updated in place).
+    workspace: crate::contact_set::SnapshotWorkspace,
 }
 
 impl Default for AnitescuPotraStepper {
@@ -149,6 +151,7 @@ impl Default for AnitescuPotraStepper {
             last_inexact: false,
             last_impulses: Vec::new(),
             fell_back: false,
+            workspace: Default::default(),
         }
     }
 }
@@ -412,7 +415,8 @@ impl AnitescuPotraStepper {
     ) -> Result<(State, ApStepReport), SimError> {
         let step = crate::pipeline::prepare(model, state, input, h)?;
         self.check_options()?;
-        let free = crate::free_motion::free_motion(model, state, input, h, SOLVER)?;
+        let margins = self.contact_margins(model, h);
+        let free = crate::contact_set::ContactSet::fresh_free_motion(&step, margins, SOLVER)?;
         let (v1, report) = self.solve_groups(&step, &free)?;
         let next = crate::pipeline::integrate_and_finish(SOLVER, &step, v1)?;
         Ok((next, report))
@@ -749,18 +753,24 @@ impl AnitescuPotraStepper {
     }
 }
 
-impl crate::free_motion::ContactModel for AnitescuPotraStepper {
+impl crate::contact_set::ContactModel for AnitescuPotraStepper {
     const NAME: &'static str = SOLVER;
 
     fn check_options(&self) -> Result<(), SimError> {
         AnitescuPotraStepper::check_options(self)
     }
 
+    fn workspace(&mut self) -> &mut crate::contact_set::SnapshotWorkspace {
+        &mut self.workspace
+    }
+
+    /// The free motion of the contact set, then one LCP per group of coupled contacts.
     fn velocity(
         &mut self,
         step: &crate::pipeline::Step<'_>,
-        free: crate::free_motion::FreeMotion,
+        contacts: &mut crate::contact_set::ContactSet<'_>,
     ) -> Result<DVector<f64>, SimError> {
+        let free = contacts.free_motion(SOLVER)?;
         self.fell_back = false;
         match self.solve_groups(step, &free) {
             Ok((v1, report)) => {
@@ -793,7 +803,7 @@ impl Stepper for AnitescuPotraStepper {
 
     fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
         self.last_impulses.clear();
-        crate::free_motion::rigid_step(self, step)
+        crate::contact_set::rigid_step(self, step)
     }
 
     fn last_step_converged(&self) -> bool {

@@ -1,26 +1,24 @@
-//! The free-motion stage of a velocity-level rigid-contact step ([`crate::pipeline`]), shared
-//! by the `anitescu-potra` and `qp-max-dissipation` steppers, and the [`ContactModel`] trait
-//! of the stage that differs between them ([`rigid_step`] runs the stages in order): the
-//! step's contacts and joint-limit rows as rows sparse over the velocity coordinates, the mass matrix factored block by block and the free velocity
-//! `v_free = v + h M⁻¹ f`; and the mass-matrix factorization every explicit-force stepper
-//! (penalty, ODE baselines) shares.
+//! The free-motion view of a step's contact set ([`crate::contact_set`]), read by the
+//! `anitescu-potra` and `qp-max-dissipation` contact models: the step's contacts and
+//! joint-limit rows as rows sparse over the velocity coordinates, the mass matrix (with the
+//! actuation's implicit terms) factored block by block and the free velocity
+//! `v_free = v + h M̃⁻¹ f̃` ([`ContactSet::free_motion`]); the convex fallback both schemes
+//! share ([`regularized_step`]); and the mass-matrix factorization every explicit-force
+//! stepper (penalty, ODE baselines) shares.
 //!
-//! Models whose joints are all root joints (a pile of free bodies) are read through the
-//! per-body [`BlockSnapshot`], so that a step costs O(bodies + contacts): no dense mass
-//! matrix, no dense Jacobian. Other models go through the dense [`ContactSnapshot`] and the
+//! A contact set with a per-body view (a pile of free bodies) gives its rows and mass blocks
+//! straight from the per-body snapshot, so that a step costs O(bodies + contacts): no dense
+//! mass matrix, no dense Jacobian. Other models go through the dense snapshot and the
 //! connected components of their mass matrix. Either way the Delassus matrix `Jᵀ M⁻¹ J` is
 //! assembled from the columns each block touches, and its connected components (contacts
 //! coupled through a body) are reported, so that a stepper can solve decoupled groups of
 //! contacts on their own.
 
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
-use nonsmooth_core::geometry::ContactMargins;
-use nonsmooth_core::snapshot::BlockSnapshot;
-use nonsmooth_core::{ContactSnapshot, Dimension, Model, State};
+use nonsmooth_core::{ContactSnapshot, Dimension, State};
 
-use crate::pipeline::Step;
+use crate::contact_set::{BlockView, ContactSet};
 use crate::SimError;
-use nonsmooth_core::dynamics::check_state;
 
 /// A row (or column) sparse over the velocity coordinates: `(index, value)` pairs with
 /// increasing, distinct indices.
@@ -408,48 +406,34 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
     }
 }
 
-/// Checks the state, detects the contacts (with `speculative`, within the velocity margins
-/// of [`nonsmooth_core::snapshot::velocity_margins`], so that fast bodies meet their
-/// contacts before passing through; else within the model's margin), adds the actuation
-/// `input` to M and f (servos implicitly, [`crate::actuation`]), rejects bilateral
-/// constraints for `stepper` and factors M; a mass matrix that is not positive definite is a
-/// [`SimError::Diverged`]. Models of root joints only go through the per-body
-/// [`BlockSnapshot`] (no dense matrix of size nv); others through the dense snapshot.
-pub(crate) fn free_motion(
-    model: &Model,
-    state: &State,
-    input: &crate::Actuation,
-    h: f64,
-    stepper: &'static str,
-) -> Result<FreeMotion, SimError> {
-    let margins = ContactMargins::speculative(model.contact_margin, h);
-    if let Some(snap) =
-        BlockSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, &margins)?
-    {
-        return block_free_motion(&snap, state, input, h);
+impl ContactSet<'_> {
+    /// The free-motion view of the contact set: its contacts as rows sparse over the
+    /// velocity coordinates, the mass matrix with the actuation's implicit terms factored
+    /// block by block, and `v_free = v + h M̃⁻¹ f̃`. From the per-body view when the set has
+    /// one (no dense matrix of size nv), else from the dense snapshot, whose bilateral
+    /// constraints `stepper` refuses; a mass matrix that is not positive definite is a
+    /// [`SimError::Diverged`].
+    ///
+    /// # Errors
+    /// [`SimError::Unsupported`] for bilateral constraints, [`SimError::Diverged`] for a mass
+    /// matrix that is not positive definite, and the errors of [`ContactSet::dense`].
+    pub(crate) fn free_motion(&mut self, stepper: &'static str) -> Result<FreeMotion, SimError> {
+        let (state, h) = (self.step().state, self.step().h);
+        if let Some(view) = self.blocks() {
+            return block_free_motion(view, state, h);
+        }
+        dense_free_motion(self.dense()?, state, h, stepper)
     }
-    dense_free_motion(model, state, input, h, stepper, &margins)
 }
 
-/// [`free_motion`] through the dense snapshot (any model).
+/// [`ContactSet::free_motion`] from the dense snapshot `snap` (actuation applied) of any
+/// model.
 fn dense_free_motion(
-    model: &Model,
+    snap: &ContactSnapshot<f64>,
     state: &State,
-    input: &crate::Actuation,
     h: f64,
     stepper: &'static str,
-    margins: &ContactMargins,
 ) -> Result<FreeMotion, SimError> {
-    check_state(model, &state.q, &state.v)?;
-    let mut snap =
-        ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, margins)?;
-    input.apply_implicit(
-        &mut snap.mass_matrix,
-        &mut snap.forces,
-        &state.q,
-        &state.v,
-        h,
-    );
     if !snap.bilateral.is_empty() {
         return Err(SimError::Unsupported {
             stepper,
@@ -489,36 +473,27 @@ fn dense_free_motion(
     })
 }
 
-/// [`free_motion`] from the per-body view of a model of root joints.
-fn block_free_motion(
-    snap: &BlockSnapshot,
-    state: &State,
-    input: &crate::Actuation,
-    h: f64,
-) -> Result<FreeMotion, SimError> {
+/// [`ContactSet::free_motion`] from the per-body view of a model of root joints: each mass
+/// block with the servos' implicit diagonal added, factored on its own.
+fn block_free_motion(view: &BlockView<'_>, state: &State, h: f64) -> Result<FreeMotion, SimError> {
+    let snap = view.snapshot;
     let nv = snap.nv;
-    let mut forces = DVector::zeros(nv);
-    let mut diagonal = DVector::<f64>::zeros(nv);
-    for b in &snap.blocks {
-        forces
-            .rows_mut(b.v_index, b.force.len())
-            .copy_from(&b.force);
-    }
-    input.apply_implicit_with(|i, d| diagonal[i] += d, &mut forces, &state.q, &state.v, h);
     let blocks = snap
         .blocks
         .iter()
         .map(|b| {
             let n = b.mass.nrows();
             let mut mass = b.mass.clone();
-            for k in 0..n {
-                mass[(k, k)] += diagonal[b.v_index + k];
+            if let Some(diagonal) = &view.implicit_diagonal {
+                for k in 0..n {
+                    mass[(k, k)] += diagonal[b.v_index + k];
+                }
             }
             ((b.v_index..b.v_index + n).collect(), mass)
         })
         .collect();
     let mass = MassSolver::from_blocks(nv, blocks, state.t)?;
-    let v_free = &state.v + mass.solve_vector(&forces) * h;
+    let v_free = &state.v + mass.solve_vector(&view.forces) * h;
     let start = |body: Option<usize>| {
         body.and_then(|b| snap.block_of_body[b])
             .map(|k| snap.blocks[k].v_index)
@@ -709,34 +684,6 @@ pub(crate) fn regularized_step(
     Ok((solution.v, impulses))
 }
 
-/// The contact-model stage of a velocity-level rigid step: the one part that differs between
-/// the rigid schemes (`anitescu-potra`'s LCP, `qp-max-dissipation`'s QP). The stages around
-/// it ([`rigid_step`]) are shared.
-pub(crate) trait ContactModel {
-    /// The scheme's name (in errors).
-    const NAME: &'static str;
-
-    /// Checks the scheme's options before a step.
-    fn check_options(&self) -> Result<(), SimError>;
-
-    /// The velocity at the end of the step from the step's free motion (contacts and limits
-    /// as sparse rows, the factored mass matrix, `v_free`).
-    fn velocity(&mut self, step: &Step<'_>, free: FreeMotion) -> Result<DVector<f64>, SimError>;
-}
-
-/// A velocity-level rigid step of a prepared `step` ([`crate::pipeline`]): the free motion
-/// (contacts within the speculative margins, the mass matrix factored per block), the
-/// contact model's velocity, then the shared integrate and finish stages.
-pub(crate) fn rigid_step<C: ContactModel>(
-    contact_model: &mut C,
-    step: &Step<'_>,
-) -> Result<State, SimError> {
-    contact_model.check_options()?;
-    let free = free_motion(step.model, step.state, step.input, step.h, C::NAME)?;
-    let v1 = contact_model.velocity(step, free)?;
-    crate::pipeline::integrate_and_finish(C::NAME, step, v1)
-}
-
 /// The Cholesky factor of the mass matrix at time `t`; a matrix that is not positive
 /// definite (a state off the model's manifold) is a [`SimError::Diverged`] at `t`.
 pub(crate) fn factor_mass(mass: &DMatrix<f64>, t: f64) -> Result<Cholesky<f64, Dyn>, SimError> {
@@ -749,6 +696,9 @@ pub(crate) fn factor_mass(mass: &DMatrix<f64>, t: f64) -> Result<Cholesky<f64, D
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contact_set::SnapshotWorkspace;
+    use nonsmooth_core::geometry::ContactMargins;
+    use nonsmooth_core::Model;
 
     /// The block-by-block Delassus matrix, `M⁻¹J` and components equal their dense
     /// counterparts for a mass matrix of three components (one with interleaved indices).
@@ -862,11 +812,16 @@ v.b = [0.0, 0.3, -1.0, 0.0, 0.0, 2.0]
         let h = 0.01;
         let margins = ContactMargins::speculative(model.contact_margin, h);
         let input = crate::Actuation::none();
-        let snap = BlockSnapshot::with_contact_margins(&model, &state.q, &state.v, 0.0, &margins)
-            .unwrap()
-            .expect("a pile of free bodies has a block view");
-        let block = block_free_motion(&snap, &state, &input, h).unwrap();
-        let dense = dense_free_motion(&model, &state, &input, h, "test", &margins).unwrap();
+        let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
+        let mut workspace = SnapshotWorkspace::default();
+        let mut set =
+            ContactSet::detect(&step, margins.clone(), true, None, &mut workspace).unwrap();
+        assert!(
+            set.blocks().is_some(),
+            "a pile of free bodies has a block view"
+        );
+        let block = set.free_motion("test").unwrap();
+        let dense = dense_free_motion(set.dense().unwrap(), &state, h, "test").unwrap();
         assert!(
             block.contacts.len() >= 3,
             "{} contacts",
@@ -926,7 +881,10 @@ q.ball = [0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]
         let model = Model::from_toml_str(src, None).unwrap();
         let h = 1e-3;
         let state = model.initial_state.clone();
-        let free = free_motion(&model, &state, &crate::Actuation::none(), h, "test").unwrap();
+        let input = crate::Actuation::none();
+        let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
+        let margins = ContactMargins::speculative(model.contact_margin, h);
+        let free = ContactSet::fresh_free_motion(&step, margins, "test").unwrap();
         assert_eq!(free.contacts.len(), 1);
         let (v1, impulses) = regularized_step(&free, h).unwrap();
         let weight = 2.0 * 9.81 * h;

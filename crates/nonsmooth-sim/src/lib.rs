@@ -28,6 +28,7 @@ pub mod actuation;
 pub mod anitescu;
 pub mod choice;
 pub mod contact_law;
+mod contact_set;
 pub mod drumwright;
 pub mod error;
 pub mod external_load;

@@ -54,8 +54,9 @@
 //! edge along the sliding direction the optimum has `v⁺_n = μ v⁺_t` (a small lift-off),
 //! see `tests/max_dissipation.rs`.
 
+use crate::contact_set::{ContactModel, ContactSet, SnapshotWorkspace};
 use crate::free_motion::{
-    stabilized_gap, ContactModel, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
+    stabilized_gap, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
 };
 use crate::{SimError, Stepper};
 use nalgebra::DVector;
@@ -92,6 +93,8 @@ pub struct MaxDissipationStepper {
     repeated_solve: bool,
     converged: bool,
     solver: CachedSolver,
+    /// The contact-set stage's workspace (the per-body snapshot, updated in place).
+    workspace: SnapshotWorkspace,
 }
 
 /// The Clarabel solver of the last step, reused (data updated in place: no setup, no
@@ -163,6 +166,7 @@ impl Default for MaxDissipationStepper {
             repeated_solve: false,
             converged: true,
             solver: CachedSolver::default(),
+            workspace: SnapshotWorkspace::default(),
         }
     }
 }
@@ -258,7 +262,7 @@ impl Stepper for MaxDissipationStepper {
         self.last = None;
         self.repeated_solve = false;
         self.converged = true;
-        crate::free_motion::rigid_step(self, step)
+        crate::contact_set::rigid_step(self, step)
     }
 }
 
@@ -281,15 +285,20 @@ impl ContactModel for MaxDissipationStepper {
         Ok(())
     }
 
+    fn workspace(&mut self) -> &mut SnapshotWorkspace {
+        &mut self.workspace
+    }
+
     /// Contacts come detected within the speculative margins (each collider's margin widened
     /// by its travel over the step), so that a fast body meets its contact before it passes
     /// through; the active set below then decides which of them act.
     fn velocity(
         &mut self,
         step: &crate::pipeline::Step<'_>,
-        free: FreeMotion,
+        contacts: &mut ContactSet<'_>,
     ) -> Result<DVector<f64>, SimError> {
         let (model, state, input, h) = (step.model, step.state, step.input, step.h);
+        let free = contacts.free_motion(Self::NAME)?;
         let FreeMotion {
             contacts: mut all_contacts,
             limits: all_limits,
@@ -672,7 +681,14 @@ fn contacts_in_reach(
         v: v1.zip_map(&state.v, |a, b| if a.abs() > b.abs() { a } else { b }),
         t: state.t,
     };
-    let wider = crate::free_motion::free_motion(model, &cover, input, h, "qp-max-dissipation")?;
+    let step = crate::pipeline::Step {
+        model,
+        state: &cover,
+        input,
+        h,
+    };
+    let margins = ContactMargins::speculative(model.contact_margin, h);
+    let wider = ContactSet::fresh_free_motion(&step, margins, "qp-max-dissipation")?;
     Ok(wider
         .contacts
         .into_iter()

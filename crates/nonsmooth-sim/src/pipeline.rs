@@ -3,11 +3,17 @@
 //!
 //! 1. [`prepare`]: the step size, the state and the actuation are checked once, here and
 //!    nowhere else ([`Step`] is the checked input every scheme receives);
-//! 2. the scheme's own stage, [`crate::Stepper::advance`]: for the velocity-level rigid
-//!    schemes the free motion (contacts detected into one set of sparse rows, the mass
-//!    matrix factored per block) followed by the contact model that
-//!    differs between them (the LCP of `anitescu-potra`, the QP of `qp-max-dissipation`);
-//!    the penalty and ODE schemes keep their integrators;
+//! 2. the scheme's own stage, [`crate::Stepper::advance`]. The velocity-level rigid schemes
+//!    (`anitescu-potra`, `qp-max-dissipation`, `drumwright`) share its first part, the
+//!    contact set: the contacts of the step's start state detected once, within the margins
+//!    the scheme reports ([`crate::Stepper::contact_margins`]), into one set with a per-body
+//!    view (models of root joints: mass blocks and per-body Jacobian rows, kept by the
+//!    scheme and updated in place from step to step) and a dense view (built when a scheme
+//!    asks for it), with the actuation applied to M and f. The contact model that follows
+//!    is each scheme's own code: the LCP of `anitescu-potra` and the QP of
+//!    `qp-max-dissipation` on the set's free motion (sparse rows, the mass matrix factored
+//!    per block), Drumwright's compliant rows, augmented mass and programs. The penalty and
+//!    ODE schemes keep their integrators;
 //! 3. [`integrate`]: the configuration update `q₁ = q₀ ⊕ h v₁` (floating-joint quaternions
 //!    renormalized);
 //! 4. [`finish`]: the new state, refused when not finite ([`SimError::Diverged`] naming the

@@ -96,30 +96,19 @@ impl DrumwrightStepper {
             && !self.options.unilateral_gdot
     }
 
-    /// The block fast path at `state` (extra generalized force `load`); `Ok(None)` when the
-    /// model does not qualify (see [`BlockSnapshot`]) or its Delassus matrix is not sparse.
+    /// The block fast path on the per-body view of a step's contact set (`v0` the step's
+    /// start velocity); `Ok(None)` when the actuation changes the mass blocks (servos) or
+    /// the Delassus matrix is not sparse.
     pub(super) fn try_block_step(
         &mut self,
-        model: &Model,
-        state: &State,
+        view: &BlockView<'_>,
+        v0: &DVector<f64>,
         h: f64,
-        load: Option<&DVector<f64>>,
-        margins: &ContactMargins,
     ) -> Result<Option<DVector<f64>>, SimError> {
-        if !self.fast_path_allowed() {
+        if view.implicit_diagonal.is_some() {
             return Ok(None);
         }
-        // The block snapshot of the previous step is updated in place (its storage reused).
-        let mut bs = match self.block_snapshot.take() {
-            Some(bs) => bs,
-            None => match BlockSnapshot::from_state(model, state)? {
-                Some(bs) => bs,
-                None => return Ok(None),
-            },
-        };
-        if !bs.update_with_contact_margins(model, &state.q, &state.v, state.t, margins)? {
-            return Ok(None);
-        }
+        let bs = view.snapshot;
         // Early sparsity estimate (the test of `block_program` on all detected contacts): many
         // contacts on one body (the foundation) stay on the Clarabel path.
         let mut per_body = vec![0usize; bs.block_of_body.len()];
@@ -140,24 +129,23 @@ impl DrumwrightStepper {
         if !delassus_is_sparse(per_body.iter().map(|x| x * x).sum(), rows) {
             return Ok(None);
         }
-        let out = self.block_step(&bs, &state.v, h, load);
-        self.block_snapshot = Some(bs);
-        out
+        self.block_step(bs, v0, h, &view.forces)
     }
 
-    /// The staged programs of one step on a [`BlockSnapshot`] with a sparse Delassus matrix,
-    /// written into the workspace `p` (its allocations are reused from step to step).
-    /// `Ok(false)` when the Delassus matrix is not sparse enough for the fast path.
+    /// The staged programs of one step on a [`BlockSnapshot`] with a sparse Delassus matrix
+    /// and the step's generalized forces `forces` (actuation applied), written into the
+    /// workspace `p` (its allocations are reused from step to step). `Ok(false)` when the
+    /// Delassus matrix is not sparse enough for the fast path.
     pub(super) fn block_program(
         &self,
         bs: &BlockSnapshot,
         v0: &DVector<f64>,
         h: f64,
-        load: Option<&DVector<f64>>,
+        forces: &DVector<f64>,
         p: &mut BlockProgram,
     ) -> Result<bool, SimError> {
         p.update_mass_inverses(&bs.blocks)?;
-        p.free_velocity(&bs.blocks, v0, h, load);
+        p.free_velocity(&bs.blocks, v0, h, forces);
         self.block_rows(bs, v0, h, p);
         if !p.index_rows_by_block(bs.blocks.len()) {
             return Ok(false);
@@ -308,11 +296,18 @@ impl DrumwrightStepper {
         state: &State,
         h: f64,
     ) -> Result<Option<StageComparison>, SimError> {
-        let Some(bs) = BlockSnapshot::from_state(model, state)? else {
+        // The per-body view of the shared contact-set stage, within the model's margin.
+        let none = crate::Actuation::none();
+        let step = crate::pipeline::prepare(model, state, &none, h)?;
+        let margins = ContactMargins::uniform(model.contact_margin);
+        let mut workspace = SnapshotWorkspace::default();
+        let contacts = ContactSet::detect(&step, margins, true, None, &mut workspace)?;
+        let Some(view) = contacts.blocks() else {
             return Ok(None);
         };
+        let bs = view.snapshot;
         let mut p = BlockProgram::default();
-        if !self.block_program(&bs, &state.v, h, None, &mut p)? {
+        if !self.block_program(bs, &state.v, h, &view.forces, &mut p)? {
             return Ok(None);
         }
         let nu = p.rq.len();
@@ -411,10 +406,10 @@ impl DrumwrightStepper {
         bs: &BlockSnapshot,
         v0: &DVector<f64>,
         h: f64,
-        load: Option<&DVector<f64>>,
+        forces: &DVector<f64>,
     ) -> Result<Option<DVector<f64>>, SimError> {
         let mut p = std::mem::take(&mut self.block_work);
-        if !self.block_program(bs, v0, h, load, &mut p)? {
+        if !self.block_program(bs, v0, h, forces, &mut p)? {
             self.block_work = p;
             return Ok(None);
         }
@@ -904,13 +899,14 @@ impl BlockProgram {
         Ok(())
     }
 
-    /// `v_free = v₀ + h M⁻¹ (f + load)`, block by block.
+    /// `v_free = v₀ + h M⁻¹ f̃`, block by block (`forces` = f̃, the step's generalized
+    /// forces with the actuation and any external load).
     fn free_velocity(
         &mut self,
         blocks: &[MassBlock],
         v0: &DVector<f64>,
         h: f64,
-        load: Option<&DVector<f64>>,
+        forces: &DVector<f64>,
     ) {
         let p = self;
         if p.v_free.len() == v0.len() {
@@ -922,7 +918,7 @@ impl BlockProgram {
             let n = b.force.len();
             let mut f = Vector6::zeros();
             for k in 0..n {
-                f[k] = b.force[k] + load.map_or(0.0, |l| l[b.v_index + k]);
+                f[k] = forces[b.v_index + k];
             }
             let dv = mi * f * h;
             for k in 0..n {

@@ -27,6 +27,27 @@
 //!   second-order cone in 3D, §6.3). Using `v_free` includes the `G_bᵀ C⁻¹ c` term that the
 //!   paper's eqs 174/175 omit (decision D10).
 //!
+//! # Stages of a step
+//! A step runs the stages every velocity-level rigid scheme shares ([`crate::pipeline`]):
+//! the step is checked; the contact set of its start state is detected once, within
+//! [`Stepper::contact_margins`] (the speculative margins with
+//! [`DrumwrightOptions::velocity_margin`]), with the actuation added to M and f (servos
+//! implicitly) and the external load of [`DrumwrightStepper::step_with_load`], if any, added
+//! to f (explicit, as the paper's f in eqs 36–39); this module's contact-model stage
+//! computes `v₁`; the configuration is integrated and the new state checked. The code of
+//! this module is what differs from the other rigid schemes:
+//! - the rows with their compliance laws (D3 inclusion, D6 Hertz and Hunt–Crossley
+//!   linearizations, rigid rows as the limit K → ∞);
+//! - the augmented mass `M + G_bᵀ S_b G_b` that eliminates compliant bilateral rows;
+//! - the programs (the one program, the staged programs, the program of Appendix 0.A)
+//!   and their solvers.
+//!
+//! The contact set is read through its per-body view by the block fast path (below) when
+//! the model's joints are all root joints, the options allow the fast path and the
+//! actuation has no servos; otherwise, and when the fast path declines the step (a
+//! Delassus matrix that is not sparse), through its dense view, the [`ContactSnapshot`] with
+//! the actuation applied ([`DrumwrightStepper::step_velocity`]).
+//!
 //! # Decisions (D1–D10 of docs/decisions/003-stable-constraint-solver.md), each exercised by a
 //! test in `tests/drumwright.rs`
 //! - **D1** (Ġ and M̂Ġv): per group, [`DrumwrightOptions::bilateral_gdot`] (default on, as
@@ -142,9 +163,10 @@
 //!
 //! # Block fast path (the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
-//! joints, without bilateral constraints or joint limits, stepped with the staged coupling
-//! (D5) and without contact Ġ (D1), is stepped from a [`BlockSnapshot`] instead of the
-//! dense [`ContactSnapshot`]: block-diagonal M (one Cholesky per body), Jacobian rows stored
+//! joints, without bilateral constraints or joint limits, stepped with the one program or
+//! the staged coupling (D5), without contact Ġ (D1) and without servos, is stepped from the
+//! contact set's per-body view (a [`BlockSnapshot`]) instead of its dense
+//! [`ContactSnapshot`]: block-diagonal M (one Cholesky per body), Jacobian rows stored
 //! as per-body blocks, contacts from a sweep-and-prune broad phase, and the Delassus matrix
 //! `W = G M⁻¹ Gᵀ` assembled sparsely body by body (contacts couple only through shared
 //! bodies; for the stack W is block tridiagonal), so a step costs O(bodies + contacts).
@@ -175,8 +197,9 @@
 //! the incline and random 2D/3D sphere piles.
 //!
 //! The per-step data of the fast path live in workspaces kept in the stepper, overwritten
-//! in place from step to step: the block snapshot ([`BlockSnapshot::update`] reuses the
-//! storage of its mass and Jacobian blocks), the mass-block inverses, the rows, the sparse W
+//! in place from step to step: the block snapshot of the shared contact-set stage
+//! ([`BlockSnapshot::update_with_contact_margins`] reuses the storage of its mass and
+//! Jacobian blocks), the mass-block inverses, the rows, the sparse W
 //! and its sub-blocks and the report entries; the program assembly allocates nothing in
 //! steady state. Per-body blocks are fixed-size (6 × 6 inverses, 6-vectors of row
 //! coefficients, zero-padded for joints with fewer coordinates). A mass block equal entry
@@ -216,6 +239,7 @@ mod stages;
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
 mod one_program;
+use crate::contact_set::{BlockView, ContactModel, ContactSet, SnapshotWorkspace};
 use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
@@ -448,8 +472,8 @@ pub struct DrumwrightStepper {
     warm_active: Vec<((usize, usize, usize), bool)>,
     /// Workspace of the block fast path (allocations reused from step to step).
     block_work: BlockProgram,
-    /// The block snapshot of the last fast-path step, updated in place by the next one.
-    block_snapshot: Option<BlockSnapshot>,
+    /// The contact-set stage's workspace (the per-body snapshot, updated in place).
+    workspace: SnapshotWorkspace,
     /// The normal forces of the last step by contact (collider A, collider B, feature),
     /// sorted by key: the friction bounds of the next one program.
     program_normals: Vec<((usize, usize, usize), f64)>,
@@ -554,7 +578,7 @@ impl DrumwrightStepper {
             last: StepReport::default(),
             warm_active: Vec::new(),
             block_work: BlockProgram::default(),
-            block_snapshot: None,
+            workspace: SnapshotWorkspace::default(),
             program_normals: Vec::new(),
         }
     }
@@ -793,7 +817,14 @@ struct DenseStep {
 }
 
 impl DrumwrightStepper {
-    /// One step at a frozen snapshot; returns v₁ and fills `self.last`.
+    /// The contact-model stage on a dense snapshot (the dense view of a step's contact set,
+    /// or any snapshot with the actuation already in its M and f): the rows with their
+    /// compliance laws, the bilateral elimination and the program of the configured
+    /// coupling; returns v₁ and fills `self.last`.
+    ///
+    /// # Errors
+    /// [`SimError::Unsupported`] for rows the formulation cannot take, solver failures, and
+    /// [`SimError::Diverged`] for a non-finite velocity.
     pub fn step_velocity(
         &mut self,
         model: &Model,
@@ -1163,7 +1194,8 @@ pub fn y_form_velocity(snap: &ContactSnapshot<f64>, h: f64) -> Result<DVector<f6
 
 impl DrumwrightStepper {
     /// One step with an additional external load evaluated at the start of the step
-    /// (explicit in f, as the paper's f in eqs 36–39).
+    /// (explicit in f, as the paper's f in eqs 36–39), added to the step's forces by the
+    /// shared contact-set stage.
     ///
     /// # Errors
     /// As [`Stepper::step`], plus an invalid load.
@@ -1177,49 +1209,42 @@ impl DrumwrightStepper {
         let none = crate::Actuation::none();
         let step = crate::pipeline::prepare(model, state, &none, h)?;
         let extra = load.generalized(model, &state.q, state.t)?;
-        self.step_with_forces(&step, Some(&extra))
+        crate::contact_set::rigid_step_with_forces(self, &step, Some(&extra))
+    }
+}
+
+impl ContactModel for DrumwrightStepper {
+    const NAME: &'static str = "drumwright";
+
+    /// The options are checked where a step uses them.
+    fn check_options(&self) -> Result<(), SimError> {
+        Ok(())
     }
 
-    /// One step with `extra` generalized forces (if any) and the actuation `input` added to
-    /// the snapshot's M and f: the block fast path when it applies (no servo terms, which
-    /// change M) and certifies its answer, else the dense Clarabel path.
-    fn step_with_forces(
+    /// The block fast path reads the per-body view: when its options allow it and the
+    /// actuation has no servos (whose implicit terms change the mass blocks).
+    fn per_body_view(&self, step: &crate::pipeline::Step<'_>) -> bool {
+        self.fast_path_allowed() && !step.input.has_servos()
+    }
+
+    fn workspace(&mut self) -> &mut SnapshotWorkspace {
+        &mut self.workspace
+    }
+
+    /// The block fast path on the per-body view when it applies and certifies its answer;
+    /// else the dense rows and programs on the dense view ([`DrumwrightStepper::step_velocity`]).
+    fn velocity(
         &mut self,
         step: &crate::pipeline::Step<'_>,
-        extra: Option<&DVector<f64>>,
-    ) -> Result<State, SimError> {
-        let (model, state, input, h) = (step.model, step.state, step.input, step.h);
-        let mut block_extra = extra.cloned();
-        if !input.is_none() && !input.has_servos() {
-            let f = input.generalized_force(&state.q, &state.v);
-            block_extra = Some(block_extra.map_or(f.clone(), |e| e + f));
-        }
-        let margins = self.contact_margins(model, h);
-        let block = if input.has_servos() {
-            None
-        } else {
-            self.try_block_step(model, state, h, block_extra.as_ref(), &margins)?
-        };
-        let v1 = match block {
-            Some(v1) => v1,
-            None => {
-                let mut snap = ContactSnapshot::with_contact_margins(
-                    model, &state.q, &state.v, state.t, &margins,
-                )?;
-                if let Some(extra) = extra {
-                    snap.forces += extra;
-                }
-                input.apply_implicit(
-                    &mut snap.mass_matrix,
-                    &mut snap.forces,
-                    &state.q,
-                    &state.v,
-                    h,
-                );
-                self.step_velocity(model, &snap, h)?
+        contacts: &mut ContactSet<'_>,
+    ) -> Result<DVector<f64>, SimError> {
+        if let Some(view) = contacts.blocks() {
+            if let Some(v1) = self.try_block_step(view, &step.state.v, step.h)? {
+                return Ok(v1);
             }
-        };
-        crate::pipeline::integrate_and_finish("drumwright", step, v1)
+        }
+        let snap = contacts.dense()?;
+        self.step_velocity(step.model, snap, step.h)
     }
 }
 
@@ -1229,7 +1254,7 @@ impl Stepper for DrumwrightStepper {
     }
 
     fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
-        self.step_with_forces(step, None)
+        crate::contact_set::rigid_step(self, step)
     }
 
     fn last_step_converged(&self) -> bool {
