@@ -3,7 +3,9 @@
 #![cfg(feature = "mpcc")]
 
 use nonsmooth_solvers::mpcc::macmpec::{cases, pair, Quadratic};
-use nonsmooth_solvers::mpcc::{solve, solve_from_relaxed, ActiveSetSettings, Mpcc};
+use nonsmooth_solvers::mpcc::{
+    solve, solve_from_point, solve_from_relaxed, ActiveSetSettings, Mpcc, MpccError,
+};
 
 /// Every problem: exact complementarity, a B-stationarity certificate and the known value.
 #[test]
@@ -101,11 +103,10 @@ fn bad_pairs_and_settings_are_named() {
 }
 
 /// A time limit reached is a typed error carrying the last feasible branch point (exactly
-/// complementary); a problem without a feasible branch is a typed error carrying the relaxed
-/// point.
+/// complementary); a problem without a feasible branch is certified locally infeasible, with
+/// its ℓ1 violation and the certified point.
 #[test]
 fn time_limit_and_infeasible_branches_are_typed_errors_with_their_points() {
-    use nonsmooth_solvers::mpcc::MpccError;
     let case = cases().into_iter().find(|c| c.name == "kth2").unwrap();
     let mpcc = Mpcc {
         nlp: &case.nlp,
@@ -119,7 +120,8 @@ fn time_limit_and_infeasible_branches_are_typed_errors_with_their_points() {
     assert!(matches!(e, MpccError::TimeLimit { .. }), "{e}");
     let x = e.last_point().expect("the branch point");
     assert_eq!(mpcc.comp_residual(x), 0.0);
-    // x + y = 1 with 0 ≤ x ⊥ y ≥ 0 and x ≥ 2: no branch is feasible
+    // x + y = 1 with 0 ≤ x ⊥ y ≥ 0 and x ≥ 2: no branch is feasible; the least ℓ1
+    // violation is 1 (on the branch y = 0, anywhere in 1 ≤ x ≤ 2)
     let nlp = Quadratic::new(2)
         .row(&[(0, 1.0), (1, 1.0)], 1.0, 1.0)
         .row(&[(0, 1.0)], 2.0, 1e20);
@@ -134,6 +136,72 @@ fn time_limit_and_infeasible_branches_are_typed_errors_with_their_points() {
         &ActiveSetSettings::default(),
     )
     .unwrap_err();
-    assert!(matches!(e, MpccError::NoFeasibleBranch { .. }), "{e}");
-    assert_eq!(e.last_point(), Some(&[0.5, 0.5][..]));
+    let MpccError::LocallyInfeasible { violation, ref x } = e else {
+        panic!("{e}");
+    };
+    assert!((violation - 1.0).abs() < 1e-6, "{e}");
+    assert_eq!(infeasible.comp_residual(x), 0.0);
+    assert!(
+        x[1] == 0.0 && x[0] >= 1.0 - 1e-6 && x[0] <= 2.0 + 1e-6,
+        "{x:?}"
+    );
+}
+
+/// Phase I where no projection of the relaxed point is feasible: min (x − 1)² + (y − 1)²
+/// with 0 ≤ x ⊥ y ≥ 0 and x ≥ 1 from (0, 0.5), where y cannot reach zero within the
+/// projection's trust region and the branch x = 0 violates x ≥ 1 by 1. The feasibility MPCC
+/// leaves that branch on a widened trust region; phase II ends at (1, 0), f = 1, certified.
+#[test]
+fn the_feasibility_phase_finds_the_branch_no_projection_reaches() {
+    let mut nlp = Quadratic::new(2).row(&[(0, 1.0)], 1.0, 1e20);
+    nlp.q = vec![(0, 0, 2.0), (1, 1, 2.0)];
+    nlp.c = vec![-2.0, -2.0];
+    nlp.c0 = 2.0;
+    let mpcc = Mpcc {
+        nlp: &nlp,
+        pairs: vec![pair(0, 1)],
+    };
+    let s = solve_from_relaxed(&mpcc, &[0.0, 0.5], None, &ActiveSetSettings::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        s.log
+            .iter()
+            .any(|l| l.kind == "bnlp" && l.ok && l.detail.contains("feasibility branch")),
+        "{:#?}",
+        s.log
+    );
+    assert!((s.solution.objective - 1.0).abs() < 1e-8, "{s:?}");
+    assert!(
+        // x = 1 + O(√μ) on the row x ≥ 1 of an interior-point solution
+        (s.solution.x[0] - 1.0).abs() < 1e-4 && s.solution.x[1] == 0.0,
+        "{:?}",
+        s.solution.x
+    );
+    assert!(s.verdict.is_b_stationary(), "{:?}", s.verdict);
+}
+
+/// Phase I from any point: every MacMPEC problem started at its x0 without a relaxed NLP
+/// (the feasibility MPCC, then phase II) ends exactly complementary and certified; where the
+/// start lies in the basin of the known solution, at its value.
+#[test]
+fn macmpec_problems_from_their_start_points_by_the_feasibility_phase() {
+    for case in cases() {
+        let mpcc = Mpcc {
+            nlp: &case.nlp,
+            pairs: case.pairs.clone(),
+        };
+        let s = solve_from_point(&mpcc, &case.x0, &ActiveSetSettings::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        println!(
+            "{:<10} f = {:>12.9}  (known {:>5})  {:?}  LPECs {}  BNLPs {}",
+            case.name, s.solution.objective, case.optimum, s.verdict, s.lpec_count, s.bnlp_count
+        );
+        assert!(
+            s.verdict.is_b_stationary(),
+            "{}: {:?}",
+            case.name,
+            s.verdict
+        );
+        assert_eq!(s.comp_residual, 0.0, "{}", case.name);
+    }
 }

@@ -2,6 +2,7 @@
 //! phase II (LPEC certificate or a better branch), see the [module docs](super).
 
 use super::branch::solve_branch;
+use super::feasibility::feasible_branch;
 use super::lpec::{solve_lpec, LpecObjective};
 use super::relaxed::ScholtesNlp;
 use super::{con_bounds, var_bounds, ActiveSetSettings, Mpcc, MpccError, Side};
@@ -91,11 +92,11 @@ pub struct MpccSolution {
 }
 
 /// Counters and log shared by the phases.
-struct Run<'s> {
-    settings: &'s ActiveSetSettings,
+pub(super) struct Run<'s> {
+    pub(super) settings: &'s ActiveSetSettings,
     start: f64,
     lpec: usize,
-    bnlp: usize,
+    pub(super) bnlp: usize,
     relaxed: usize,
     log: Vec<ActiveSetLog>,
 }
@@ -116,7 +117,7 @@ impl<'s> Run<'s> {
         thread_cpu_seconds() - self.start
     }
 
-    fn note(
+    pub(super) fn note(
         &mut self,
         kind: &'static str,
         parameter: f64,
@@ -149,7 +150,8 @@ impl<'s> Run<'s> {
 }
 
 /// Phase I by the Scholtes relaxation from `x0` (σ = σ₀ κ^k), projecting each relaxed point
-/// whose largest min(G_i, H_i) is at most the projection threshold; then phase II.
+/// whose largest min(G_i, H_i) is at most the projection threshold (and, when no projection
+/// gives a feasible branch, the feasibility MPCC from the last relaxed point); then phase II.
 pub fn solve(
     mpcc: &Mpcc<'_>,
     x0: &[f64],
@@ -192,12 +194,56 @@ pub fn solve(
         }
         sigma *= settings.kappa;
     }
-    Err(MpccError::NoFeasibleBranch { reason, relaxed: x })
+    feasibility_then_phase_two(mpcc, &x, &reason, &mut run)
+}
+
+/// Phase I by the feasibility MPCC from any point `x0` (no relaxed NLP; see
+/// [`super::feasibility`]), then phase II.
+///
+/// # Errors
+/// As [`solve`]; [`MpccError::LocallyInfeasible`] when the constraints' ℓ1 violation is
+/// B-stationary above zero.
+pub fn solve_from_point(
+    mpcc: &Mpcc<'_>,
+    x0: &[f64],
+    settings: &ActiveSetSettings,
+) -> Result<MpccSolution, MpccError> {
+    mpcc.validate()?;
+    settings.validate()?;
+    if x0.len() != mpcc.nlp.num_vars() {
+        return Err(MpccError::InvalidInput(format!(
+            "start point has {} entries, the NLP {} variables",
+            x0.len(),
+            mpcc.nlp.num_vars()
+        )));
+    }
+    let mut run = Run::new(settings);
+    let (branch, sol) = feasible_branch(mpcc, x0, &mut run)?;
+    phase_two(mpcc, branch, sol, &mut run)
+}
+
+/// The feasibility phase from `x` after the projections failed (`projection_failure` says
+/// why), then phase II.
+fn feasibility_then_phase_two(
+    mpcc: &Mpcc<'_>,
+    x: &[f64],
+    projection_failure: &str,
+    run: &mut Run<'_>,
+) -> Result<MpccSolution, MpccError> {
+    match feasible_branch(mpcc, x, run) {
+        Ok((branch, sol)) => phase_two(mpcc, branch, sol, run),
+        Err(MpccError::NoFeasibleBranch { reason, relaxed }) => Err(MpccError::NoFeasibleBranch {
+            reason: format!("{projection_failure}; then {reason}"),
+            relaxed,
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 /// Phase I from a caller's relaxed point (e.g. the end of a relaxation homotopy; with the
 /// relaxed point before it, `x_previous`, the trend of the sides along the homotopy is one
-/// more projection candidate): the projection and its BNLP, then phase II.
+/// more projection candidate): the projection and its BNLP (and, when no candidate branch is
+/// feasible, the feasibility MPCC from the relaxed point), then phase II.
 pub fn solve_from_relaxed(
     mpcc: &Mpcc<'_>,
     x_relaxed: &[f64],
@@ -221,10 +267,7 @@ pub fn solve_from_relaxed(
     }
     match project(mpcc, x_relaxed, x_previous, &mut run) {
         Ok((branch, sol)) => phase_two(mpcc, branch, sol, &mut run),
-        Err(reason) => Err(MpccError::NoFeasibleBranch {
-            reason,
-            relaxed: x_relaxed.to_vec(),
-        }),
+        Err(reason) => feasibility_then_phase_two(mpcc, x_relaxed, &reason, &mut run),
     }
 }
 
@@ -355,7 +398,7 @@ fn project(
 /// (the smaller ratio side(x)/side(previous): along a relaxation homotopy the active side goes
 /// to zero while the inactive one stays, however small it is), switching to the other side
 /// where the chosen one's variable is already fixed at another value by an earlier pair.
-fn rounded_branch(mpcc: &Mpcc<'_>, x: &[f64], previous: Option<&[f64]>) -> Vec<bool> {
+pub(super) fn rounded_branch(mpcc: &Mpcc<'_>, x: &[f64], previous: Option<&[f64]>) -> Vec<bool> {
     let (xl, xu) = var_bounds(mpcc.nlp);
     let reach = |s: Side| {
         let z = s.zero_at();
@@ -392,10 +435,46 @@ fn rounded_branch(mpcc: &Mpcc<'_>, x: &[f64], previous: Option<&[f64]>) -> Vec<b
 /// Phase II from a feasible branch point.
 fn phase_two(
     mpcc: &Mpcc<'_>,
+    branch: Vec<bool>,
+    sol: IpoptSolution,
+    run: &mut Run<'_>,
+) -> Result<MpccSolution, MpccError> {
+    let (branch, sol, verdict) = descend(mpcc, branch, sol, run, None)?;
+    let comp_residual = mpcc.comp_residual(&sol.x);
+    Ok(MpccSolution {
+        solution: sol,
+        branch,
+        verdict,
+        comp_residual,
+        lpec_count: run.lpec,
+        bnlp_count: run.bnlp,
+        relaxed_count: run.relaxed,
+        log: std::mem::take(&mut run.log),
+        cpu_seconds: run.elapsed(),
+    })
+}
+
+/// Where a certificate at the current trust region is not yet accepted: while `needed` holds
+/// at the point, d = 0 optimal at ρ sends the LPEC out again at 10ρ, up to `limit` (the
+/// feasibility phase certifies a positive violation only on the widest region).
+pub(super) struct Widening<'f> {
+    /// Largest radius.
+    pub(super) limit: f64,
+    /// Whether the point still needs a wider search.
+    pub(super) needed: &'f dyn Fn(&IpoptSolution) -> bool,
+}
+
+/// The LPEC–BNLP iteration of phase II from a feasible branch point of `mpcc`: LPECs on
+/// ∇f(x)ᵀd within the trust region until d = 0 is optimal (B-stationary; with a
+/// [`Widening`], on its widest region) or the region collapses; returns the last accepted
+/// branch, its solution and the verdict.
+pub(super) fn descend(
+    mpcc: &Mpcc<'_>,
     mut branch: Vec<bool>,
     mut sol: IpoptSolution,
     run: &mut Run<'_>,
-) -> Result<MpccSolution, MpccError> {
+    widening: Option<Widening<'_>>,
+) -> Result<(Vec<bool>, IpoptSolution, Verdict), MpccError> {
     let s = run.settings;
     let mut rho = s.trust_region;
     let n = mpcc.nlp.num_vars();
@@ -449,10 +528,18 @@ fn phase_two(
             t0,
         );
         if certified {
-            break Verdict::BStationary {
-                lpec_objective: l.objective,
-                trust_region: rho,
-            };
+            match &widening {
+                Some(w) if rho * 10.0 <= w.limit && (w.needed)(&sol) => {
+                    rho *= 10.0;
+                    continue;
+                }
+                _ => {
+                    break Verdict::BStationary {
+                        lpec_objective: l.objective,
+                        trust_region: rho,
+                    }
+                }
+            }
         }
         let start: Vec<f64> = sol.x.iter().zip(&l.d).map(|(a, b)| a + b).collect();
         let t0 = thread_cpu_seconds();
@@ -491,25 +578,14 @@ fn phase_two(
             };
         }
     };
-    let comp_residual = mpcc.comp_residual(&sol.x);
-    Ok(MpccSolution {
-        solution: sol,
-        branch,
-        verdict,
-        comp_residual,
-        lpec_count: run.lpec,
-        bnlp_count: run.bnlp,
-        relaxed_count: run.relaxed,
-        log: std::mem::take(&mut run.log),
-        cpu_seconds: run.elapsed(),
-    })
+    Ok((branch, sol, verdict))
 }
 
 /// Fixes the free sides of a BNLP solution that lie within `active_tol` of zero (see
 /// [`ActiveSetSettings::active_tol`]): snapped when the constraints stay within the BNLP's
 /// tolerance, otherwise re-solved with those sides fixed; kept when f grows by at most
 /// `decrease_tol`, else the original point is returned.
-fn tighten(
+pub(super) fn tighten(
     mpcc: &Mpcc<'_>,
     branch: &[bool],
     sol: IpoptSolution,

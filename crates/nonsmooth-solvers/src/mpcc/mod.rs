@@ -21,7 +21,11 @@
 //! - **Phase I** ([`active_set::solve`] or [`active_set::solve_from_relaxed`]): a relaxed point
 //!   (the Scholtes relaxation G_i H_i ≤ σ of [`relaxed`], or the caller's own homotopy) is
 //!   projected by an LPEC that minimizes ‖d‖₁, and the branch of its solution is solved as a
-//!   BNLP; the first feasible BNLP ends phase I.
+//!   BNLP; the first feasible BNLP ends phase I. Where no projected branch is feasible (or
+//!   from any point, [`active_set::solve_from_point`]), the **feasibility MPCC**
+//!   ([`feasibility`]) minimizes the constraints' ℓ1 violation by the same LPEC–BNLP
+//!   iteration, whose branch NLPs are always feasible: it ends on a feasible branch, or
+//!   B-stationary at a positive violation ([`MpccError::LocallyInfeasible`]).
 //! - **Phase II**: at a BNLP solution x the LPEC with objective ∇f(x)ᵀd either has the
 //!   optimal value 0 (d = 0 is optimal: x is B-stationary for the linearized MPCC, the
 //!   verdict [`Verdict::BStationary`]) or its solution's active set gives a new branch, whose
@@ -35,6 +39,7 @@
 
 pub mod active_set;
 pub mod branch;
+pub mod feasibility;
 pub mod lpec;
 pub mod macmpec;
 pub mod relaxed;
@@ -43,7 +48,9 @@ use crate::milp::MilpSettings;
 use crate::nlp::ipopt::{IpoptOptions, Nlp};
 use crate::status::SolverError;
 
-pub use active_set::{solve, solve_from_relaxed, ActiveSetLog, MpccSolution, Verdict};
+pub use active_set::{
+    solve, solve_from_point, solve_from_relaxed, ActiveSetLog, MpccSolution, Verdict,
+};
 
 /// One side of a complementarity pair: `offset + sign · x[var]` with sign ±1.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -308,6 +315,18 @@ pub enum MpccError {
         /// The last feasible branch point.
         x: Vec<f64>,
     },
+    /// The feasibility MPCC's ℓ1 violation is B-stationary above zero: no branch near the
+    /// point meets the constraints (to first order).
+    #[error(
+        "MPCC active set: locally infeasible: the constraints' ℓ1 violation is B-stationary \
+         at {violation:.3e}, no branch near the point satisfies them"
+    )]
+    LocallyInfeasible {
+        /// The ℓ1 violation (sum of the elastic slacks) at the certified point.
+        violation: f64,
+        /// The certified point (on the MPCC's variables, exactly complementary).
+        x: Vec<f64>,
+    },
     /// The CPU-time limit was reached.
     #[error("MPCC active set: time limit of {limit} s reached")]
     TimeLimit {
@@ -324,6 +343,7 @@ impl MpccError {
         match self {
             Self::InvalidInput(_) => None,
             Self::NoFeasibleBranch { relaxed, .. } => Some(relaxed),
+            Self::LocallyInfeasible { x, .. } => Some(x),
             Self::Lpec { x, .. } | Self::TimeLimit { x, .. } => {
                 (!x.is_empty()).then_some(x.as_slice())
             }
