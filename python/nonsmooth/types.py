@@ -194,6 +194,7 @@ class OcpSettings(TypedDict):
     sigma0: float
     kappa: float
     n_homotopy: int
+    mpcc_method: str
     text: str
 
 

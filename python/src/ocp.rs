@@ -25,8 +25,8 @@ use std::path::Path;
 /// per interval), `objective`,
 /// `terminal_error`, `comp_residual`, `nlp_iterations`, `cpu_seconds`, `settings` (the
 /// discretization and homotopy used: `intervals`, `scheme`, `n_s`, `n_fe`, `contacts`,
-/// `switching_functions`, `cross_components`, `relaxation`, `sigma0`, `kappa`, `n_homotopy`
-/// and their one-line `text`) and `homotopy` (a list
+/// `switching_functions`, `cross_components`, `relaxation`, `sigma0`, `kappa`, `n_homotopy`,
+/// `mpcc_method` and their one-line `text`) and `homotopy` (a list
 /// of dicts `sigma`, `objective`, `comp_residual`, `iterations`, `cpu_seconds`, `status`),
 /// `active_set` (`None` for the homotopy; with `[mpcc] method = "active-set"` a dict
 /// `b_stationary`, `verdict`, `reason` (why not certified, else `None`), `lpec_count`,
@@ -118,6 +118,7 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     st.set_item("sigma0", settings.sigma0)?;
     st.set_item("kappa", settings.kappa)?;
     st.set_item("n_homotopy", settings.n_homotopy)?;
+    st.set_item("mpcc_method", &settings.mpcc_method)?;
     st.set_item("text", settings.to_string())?;
     d.set_item("settings", st)?;
     let log = pyo3::types::PyList::empty(py);

@@ -135,6 +135,7 @@ def test_solve_ocp_on_a_model_file(examples):
     st = r["settings"]
     assert (st["contacts"], st["switching_functions"], st["cross_components"]) == (1, 3, 3)
     assert st["intervals"] == 12 and st["relaxation"] == "penalty"
+    assert st["mpcc_method"] == "homotopy"
     np.testing.assert_allclose(r["y"][-1, :4], [2.0, 0.1, 0.0, 0.0], atol=1e-8)
     assert np.all(np.abs(r["u"]) <= 1.0 + 1e-8)
 

@@ -303,7 +303,7 @@ fn write_outputs(
         "cpu_seconds": sol.cpu_seconds,
         "converged": outcome.solved(),
         "outcome": outcome.outcome(),
-        "mpcc_method": if sol.active_set.is_some() { "active-set" } else { "homotopy" },
+        "mpcc_method": settings.mpcc_method,
         "settings": settings,
     });
     if let Some(OcpError::Unreachable { detail, .. }) = outcome.failure.as_ref().map(|f| &f.error) {

@@ -353,6 +353,8 @@ pub struct RunSettings {
     pub kappa: f64,
     /// Most NLPs of the homotopy.
     pub n_homotopy: usize,
+    /// `"homotopy"`, or `"active-set"` (the homotopy as phase I of the exact method).
+    pub mpcc_method: String,
 }
 
 impl RunSettings {
@@ -382,6 +384,11 @@ impl RunSettings {
             sigma0: m.sigma0,
             kappa: m.kappa,
             n_homotopy: m.n_homotopy,
+            mpcc_method: match m.method {
+                crate::fesd::MpccMethod::Homotopy => "homotopy",
+                crate::fesd::MpccMethod::ActiveSet => "active-set",
+            }
+            .into(),
         }
     }
 }
@@ -393,7 +400,7 @@ impl std::fmt::Display for RunSettings {
             f,
             "{} control intervals × {} finite elements, {} n_s = {}; {} contact{}, switch \
              detection on {} of {} switching functions; {} homotopy from σ = {:e} by κ = {}, \
-             at most {} NLPs",
+             at most {} NLPs{}",
             self.intervals,
             self.n_fe,
             self.scheme,
@@ -405,7 +412,12 @@ impl std::fmt::Display for RunSettings {
             self.relaxation,
             self.sigma0,
             self.kappa,
-            self.n_homotopy
+            self.n_homotopy,
+            if self.mpcc_method == "active-set" {
+                ", then the active-set method"
+            } else {
+                ""
+            }
         )
     }
 }
