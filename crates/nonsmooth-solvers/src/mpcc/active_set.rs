@@ -439,7 +439,7 @@ fn phase_two(
     sol: IpoptSolution,
     run: &mut Run<'_>,
 ) -> Result<MpccSolution, MpccError> {
-    let (branch, sol, verdict) = descend(mpcc, branch, sol, run, None)?;
+    let (branch, sol, verdict) = descend(mpcc, branch, sol, run, run.settings.trust_region, false)?;
     let comp_residual = mpcc.comp_residual(&sol.x);
     Ok(MpccSolution {
         solution: sol,
@@ -454,29 +454,22 @@ fn phase_two(
     })
 }
 
-/// Where a certificate at the current trust region is not yet accepted: while `needed` holds
-/// at the point, d = 0 optimal at ρ sends the LPEC out again at 10ρ, up to `limit` (the
-/// feasibility phase certifies a positive violation only on the widest region).
-pub(super) struct Widening<'f> {
-    /// Largest radius.
-    pub(super) limit: f64,
-    /// Whether the point still needs a wider search.
-    pub(super) needed: &'f dyn Fn(&IpoptSolution) -> bool,
-}
-
 /// The LPEC–BNLP iteration of phase II from a feasible branch point of `mpcc`: LPECs on
-/// ∇f(x)ᵀd within the trust region until d = 0 is optimal (B-stationary; with a
-/// [`Widening`], on its widest region) or the region collapses; returns the last accepted
-/// branch, its solution and the verdict.
+/// ∇f(x)ᵀd within the trust region (first radius `rho0`) until d = 0 is optimal
+/// (B-stationary) or the region collapses; returns the last accepted branch, its solution
+/// and the verdict. With `narrow_after_accept` an accepted branch returns the radius to the
+/// phase-II one (the feasibility phase widens it only to leave a point: LPECs on a wide
+/// region have many undecided pairs and cost HiGHS far more).
 pub(super) fn descend(
     mpcc: &Mpcc<'_>,
     mut branch: Vec<bool>,
     mut sol: IpoptSolution,
     run: &mut Run<'_>,
-    widening: Option<Widening<'_>>,
+    rho0: f64,
+    narrow_after_accept: bool,
 ) -> Result<(Vec<bool>, IpoptSolution, Verdict), MpccError> {
     let s = run.settings;
-    let mut rho = s.trust_region;
+    let mut rho = rho0;
     let n = mpcc.nlp.num_vars();
     let mut grad = vec![0.0; n];
     let verdict = loop {
@@ -528,18 +521,10 @@ pub(super) fn descend(
             t0,
         );
         if certified {
-            match &widening {
-                Some(w) if rho * 10.0 <= w.limit && (w.needed)(&sol) => {
-                    rho *= 10.0;
-                    continue;
-                }
-                _ => {
-                    break Verdict::BStationary {
-                        lpec_objective: l.objective,
-                        trust_region: rho,
-                    }
-                }
-            }
+            break Verdict::BStationary {
+                lpec_objective: l.objective,
+                trust_region: rho,
+            };
         }
         let start: Vec<f64> = sol.x.iter().zip(&l.d).map(|(a, b)| a + b).collect();
         let t0 = thread_cpu_seconds();
@@ -551,6 +536,9 @@ pub(super) fn descend(
                 run.note("bnlp", 0.0, new.objective, true, "accepted".into(), t0);
                 sol = tighten(mpcc, &l.branch, new, run);
                 branch = l.branch;
+                if narrow_after_accept {
+                    rho = rho.min(s.trust_region);
+                }
             }
             Ok(new) => {
                 run.note(

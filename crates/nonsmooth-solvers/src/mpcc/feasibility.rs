@@ -15,11 +15,13 @@
 //! phase II (LPECs on the ℓ1 violation, branch NLPs, trust region) starts from the branch of
 //! any point, with slacks that make the point feasible, and changes branches until the
 //! violation is B-stationary (certified on a trust region widened tenfold, up to 1000 times
-//! the phase-II radius, while the violation is positive): at zero violation the branch is a feasible branch of the
-//! original MPCC, whose BNLP is then solved from the point; at a positive one the MPCC is
-//! locally infeasible (no branch near the point meets the constraints, to first order).
+//! the phase-II radius, while the violation is positive; back to the phase-II radius after
+//! each accepted branch). At zero violation (or a largest slack below 1e-3, which the
+//! proximal term may hold) the branch's own BNLP is solved from the point: feasible, it ends
+//! phase I. At a positive violation certified on the widest region the MPCC is locally
+//! infeasible (no branch near the point meets the constraints, to first order).
 
-use super::active_set::{descend, rounded_branch, tighten, Run, Widening};
+use super::active_set::{descend, rounded_branch, tighten, Run};
 use super::branch::solve_branch;
 use super::{con_bounds, Mpcc, MpccError, Verdict};
 use crate::nlp::cpu_clock::thread_cpu_seconds;
@@ -27,6 +29,11 @@ use crate::nlp::ipopt::{IpoptSolution, Nlp};
 
 /// Bounds at or beyond this magnitude are infinite (IPOPT's convention).
 const INF: f64 = 1e19;
+
+/// Largest slack at which a certified point's branch is tried on the original MPCC: the
+/// proximal term can hold a violation of the order ε‖x − x₀‖ that the branch's own NLP
+/// removes.
+const TRY_ORIGINAL: f64 = 1e-3;
 
 /// The widest trust region of the feasibility phase, in units of the phase-II radius: a
 /// positive violation is certified only where no branch within 1000 ρ₀ lowers it (to first
@@ -251,13 +258,7 @@ pub(super) fn feasible_branch(
         }
     };
     let tol = feasibility_tol(s);
-    let infeasible = |sol: &IpoptSolution| elastic.largest_slack(&sol.x) > tol;
-    let widening = Widening {
-        limit: WIDEST * s.trust_region,
-        needed: &infeasible,
-    };
-    let descent = descend(&problem, branch, start, run, Some(widening));
-    let (branch, sol, verdict) = descent.map_err(|e| match e {
+    let on_inner = |e: MpccError| match e {
         MpccError::Lpec { source, x } => MpccError::Lpec {
             source,
             x: x[..n.min(x.len())].to_vec(),
@@ -267,38 +268,77 @@ pub(super) fn feasible_branch(
             x: x[..n.min(x.len())].to_vec(),
         },
         other => other,
-    })?;
-    let violation = elastic.largest_slack(&sol.x);
-    let x = &sol.x[..n];
-    if violation > tol {
-        return Err(match verdict {
-            Verdict::BStationary { .. } => MpccError::LocallyInfeasible {
-                violation: elastic.violation(&sol.x),
-                x: x.to_vec(),
-            },
-            Verdict::NotCertified { reason } => no_branch(
+    };
+    let (mut branch, mut sol, mut rho) = (branch, start, s.trust_region);
+    loop {
+        let (b, found, verdict) =
+            descend(&problem, branch, sol, run, rho, true).map_err(on_inner)?;
+        (branch, sol) = (b, found);
+        let violation = elastic.largest_slack(&sol.x);
+        let x = &sol.x[..n];
+        // at zero violation, or where the proximal term may hold a small one, the branch's
+        // own NLP decides
+        if violation <= TRY_ORIGINAL {
+            if let Ok(found) = original_branch(mpcc, &branch, x, violation, run) {
+                return Ok((branch, found));
+            }
+        }
+        if violation <= tol {
+            return Err(no_branch(
                 format!(
-                    "the feasibility phase ended at violation {violation:.2e} without a \
-                     certificate: {reason}"
+                    "the branch of violation {violation:.1e} found by the feasibility phase \
+                     has no feasible NLP"
                 ),
                 x,
-            ),
-        });
+            ));
+        }
+        match verdict {
+            Verdict::BStationary { trust_region, .. }
+                if trust_region * 10.0 <= WIDEST * s.trust_region =>
+            {
+                rho = trust_region * 10.0;
+            }
+            Verdict::BStationary { .. } => {
+                return Err(MpccError::LocallyInfeasible {
+                    violation: elastic.violation(&sol.x),
+                    x: x.to_vec(),
+                })
+            }
+            Verdict::NotCertified { reason } => {
+                return Err(no_branch(
+                    format!(
+                        "the feasibility phase ended at violation {violation:.2e} without a \
+                         certificate: {reason}"
+                    ),
+                    x,
+                ))
+            }
+        }
     }
+}
+
+/// The BNLP of `branch` on the original MPCC from `x`, a feasibility-phase point whose
+/// largest slack is `violation`; logged either way, its solution tightened.
+fn original_branch(
+    mpcc: &Mpcc<'_>,
+    branch: &[bool],
+    x: &[f64],
+    violation: f64,
+    run: &mut Run<'_>,
+) -> Result<IpoptSolution, String> {
     let t0 = thread_cpu_seconds();
     run.bnlp += 1;
-    match solve_branch(mpcc, &branch, &[], x, &s.bnlp) {
+    match solve_branch(mpcc, branch, &[], x, &run.settings.bnlp) {
         Ok(sol) => {
             run.note(
                 "bnlp",
                 0.0,
                 sol.objective,
                 true,
-                format!("phase I, feasibility branch (violation {violation:.1e})"),
+                format!("phase I, feasibility branch (largest slack {violation:.1e})"),
                 t0,
             );
-            let sol = tighten(mpcc, &branch, sol, run);
-            Ok((branch, sol))
+            Ok(tighten(mpcc, branch, sol, run))
         }
         Err(e) => {
             run.note(
@@ -306,16 +346,10 @@ pub(super) fn feasible_branch(
                 0.0,
                 f64::NAN,
                 false,
-                format!("phase I, feasibility branch: {e}"),
+                format!("phase I, feasibility branch (largest slack {violation:.1e}): {e}"),
                 t0,
             );
-            Err(no_branch(
-                format!(
-                    "the branch of violation {violation:.1e} found by the feasibility phase \
-                     has no feasible NLP: {e}"
-                ),
-                x,
-            ))
+            Err(e)
         }
     }
 }
