@@ -117,6 +117,25 @@ impl<'s> Run<'s> {
         thread_cpu_seconds() - self.start
     }
 
+    /// Solves the BNLP of `branch` from `start` and logs it as `label` (with the failure's
+    /// reason after it).
+    pub(super) fn labelled_branch(
+        &mut self,
+        mpcc: &Mpcc<'_>,
+        branch: &[bool],
+        start: &[f64],
+        label: &str,
+    ) -> Result<IpoptSolution, String> {
+        let t0 = thread_cpu_seconds();
+        self.bnlp += 1;
+        let result = solve_branch(mpcc, branch, &[], start, &self.settings.bnlp);
+        match &result {
+            Ok(sol) => self.note("bnlp", 0.0, sol.objective, true, label.to_string(), t0),
+            Err(e) => self.note("bnlp", 0.0, f64::NAN, false, format!("{label}: {e}"), t0),
+        }
+        result
+    }
+
     pub(super) fn note(
         &mut self,
         kind: &'static str,
@@ -210,16 +229,23 @@ pub fn solve_from_point(
 ) -> Result<MpccSolution, MpccError> {
     mpcc.validate()?;
     settings.validate()?;
-    if x0.len() != mpcc.nlp.num_vars() {
-        return Err(MpccError::InvalidInput(format!(
-            "start point has {} entries, the NLP {} variables",
-            x0.len(),
-            mpcc.nlp.num_vars()
-        )));
-    }
+    check_length(mpcc, x0, "start point")?;
     let mut run = Run::new(settings);
     let (branch, sol) = feasible_branch(mpcc, x0, &mut run)?;
     phase_two(mpcc, branch, sol, &mut run)
+}
+
+/// `InvalidInput` unless `x` (the `what` of the message) has one entry per variable.
+fn check_length(mpcc: &Mpcc<'_>, x: &[f64], what: &str) -> Result<(), MpccError> {
+    let n = mpcc.nlp.num_vars();
+    if x.len() == n {
+        Ok(())
+    } else {
+        Err(MpccError::InvalidInput(format!(
+            "{what} has {} entries, the NLP {n} variables",
+            x.len()
+        )))
+    }
 }
 
 /// The feasibility phase from `x` after the projections failed (`projection_failure` says
@@ -252,13 +278,7 @@ pub fn solve_from_relaxed(
 ) -> Result<MpccSolution, MpccError> {
     mpcc.validate()?;
     settings.validate()?;
-    if x_relaxed.len() != mpcc.nlp.num_vars() {
-        return Err(MpccError::InvalidInput(format!(
-            "relaxed point has {} entries, the NLP {} variables",
-            x_relaxed.len(),
-            mpcc.nlp.num_vars()
-        )));
-    }
+    check_length(mpcc, x_relaxed, "relaxed point")?;
     let mut run = Run::new(settings);
     if x_previous.is_some_and(|p| p.len() != x_relaxed.len()) {
         return Err(MpccError::InvalidInput(
@@ -362,32 +382,12 @@ fn project(
             continue;
         }
         tried.push(branch.clone());
-        let t0 = thread_cpu_seconds();
-        run.bnlp += 1;
-        match solve_branch(mpcc, &branch, &[], &start, &s.bnlp) {
+        match run.labelled_branch(mpcc, &branch, &start, &format!("phase I, {what}")) {
             Ok(sol) => {
-                run.note(
-                    "bnlp",
-                    0.0,
-                    sol.objective,
-                    true,
-                    format!("phase I, {what}"),
-                    t0,
-                );
                 let sol = tighten(mpcc, &branch, sol, run);
                 return Ok((branch, sol));
             }
-            Err(e) => {
-                run.note(
-                    "bnlp",
-                    0.0,
-                    f64::NAN,
-                    false,
-                    format!("phase I, {what}: {e}"),
-                    t0,
-                );
-                reasons.push(format!("the {what}'s NLP failed: {e}"));
-            }
+            Err(e) => reasons.push(format!("the {what}'s NLP failed: {e}")),
         }
     }
     Err(reasons.join("; "))

@@ -22,9 +22,7 @@
 //! infeasible (no branch near the point meets the constraints, to first order).
 
 use super::active_set::{descend, rounded_branch, tighten, Run};
-use super::branch::solve_branch;
 use super::{con_bounds, Mpcc, MpccError, Verdict};
-use crate::nlp::cpu_clock::thread_cpu_seconds;
 use crate::nlp::ipopt::{IpoptSolution, Nlp};
 
 /// Bounds at or beyond this magnitude are infinite (IPOPT's convention).
@@ -228,35 +226,14 @@ pub(super) fn feasible_branch(
         )
     })?;
     let branch = rounded_branch(&problem, &z0, None);
-    let t0 = thread_cpu_seconds();
-    run.bnlp += 1;
-    let start = match solve_branch(&problem, &branch, &[], &z0, &s.bnlp) {
-        Ok(sol) => {
-            run.note(
-                "bnlp",
-                0.0,
-                sol.objective,
-                true,
-                "feasibility phase, rounded branch".into(),
-                t0,
-            );
-            sol
-        }
-        Err(e) => {
-            run.note(
-                "bnlp",
-                0.0,
-                f64::NAN,
-                false,
-                format!("feasibility phase, rounded branch: {e}"),
-                t0,
-            );
-            return Err(no_branch(
+    let start = run
+        .labelled_branch(&problem, &branch, &z0, "feasibility phase, rounded branch")
+        .map_err(|e| {
+            no_branch(
                 format!("the feasibility MPCC's first branch NLP failed: {e}"),
                 x0,
-            ));
-        }
-    };
+            )
+        })?;
     let tol = feasibility_tol(s);
     let on_inner = |e: MpccError| match e {
         MpccError::Lpec { source, x } => MpccError::Lpec {
@@ -279,7 +256,9 @@ pub(super) fn feasible_branch(
         // at zero violation, or where the proximal term may hold a small one, the branch's
         // own NLP decides
         if violation <= TRY_ORIGINAL {
-            if let Ok(found) = original_branch(mpcc, &branch, x, violation, run) {
+            let label = format!("phase I, feasibility branch (largest slack {violation:.1e})");
+            if let Ok(found) = run.labelled_branch(mpcc, &branch, x, &label) {
+                let found = tighten(mpcc, &branch, found, run);
                 return Ok((branch, found));
             }
         }
@@ -313,43 +292,6 @@ pub(super) fn feasible_branch(
                     x,
                 ))
             }
-        }
-    }
-}
-
-/// The BNLP of `branch` on the original MPCC from `x`, a feasibility-phase point whose
-/// largest slack is `violation`; logged either way, its solution tightened.
-fn original_branch(
-    mpcc: &Mpcc<'_>,
-    branch: &[bool],
-    x: &[f64],
-    violation: f64,
-    run: &mut Run<'_>,
-) -> Result<IpoptSolution, String> {
-    let t0 = thread_cpu_seconds();
-    run.bnlp += 1;
-    match solve_branch(mpcc, branch, &[], x, &run.settings.bnlp) {
-        Ok(sol) => {
-            run.note(
-                "bnlp",
-                0.0,
-                sol.objective,
-                true,
-                format!("phase I, feasibility branch (largest slack {violation:.1e})"),
-                t0,
-            );
-            Ok(tighten(mpcc, branch, sol, run))
-        }
-        Err(e) => {
-            run.note(
-                "bnlp",
-                0.0,
-                f64::NAN,
-                false,
-                format!("phase I, feasibility branch (largest slack {violation:.1e}): {e}"),
-                t0,
-            );
-            Err(e)
         }
     }
 }
