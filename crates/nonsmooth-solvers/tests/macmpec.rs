@@ -181,8 +181,8 @@ fn the_feasibility_phase_finds_the_branch_no_projection_reaches() {
 }
 
 /// Phase I from any point: every MacMPEC problem started at its x0 without a relaxed NLP
-/// (the feasibility MPCC, then phase II) ends exactly complementary and certified; where the
-/// start lies in the basin of the known solution, at its value.
+/// (the feasibility MPCC, then phase II) ends exactly complementary, certified and at its
+/// known value.
 #[test]
 fn macmpec_problems_from_their_start_points_by_the_feasibility_phase() {
     for case in cases() {
@@ -203,5 +203,12 @@ fn macmpec_problems_from_their_start_points_by_the_feasibility_phase() {
             s.verdict
         );
         assert_eq!(s.comp_residual, 0.0, "{}", case.name);
+        assert!(
+            (s.solution.objective - case.optimum).abs() <= 1e-6,
+            "{}: f = {} against {}",
+            case.name,
+            s.solution.objective,
+            case.optimum
+        );
     }
 }
