@@ -541,14 +541,17 @@ impl ImplicitEulerStepper {
                     t: t1,
                     reason: "penalty-implicit: singular Newton matrix".into(),
                 })?;
-            // Backtracking on ‖G(y)‖ (Armijo-free halving): the contact and friction laws are
-            // only piecewise smooth, where full Newton steps can cycle across a kink.
+            // Backtracking on ‖G(y)‖₂ with sufficient decrease (Armijo, c = 1e-4): the contact
+            // and friction laws are only piecewise smooth, and full Newton steps across a kink
+            // (the edge of the friction law's viscous band) can cycle between two points
+            // whose residuals differ by round-off.
             let mut alpha = 1.0;
+            let norm = res.norm();
             let (mut y_new, (mut res_new, mut f_new));
             loop {
                 y_new = &y + &delta * alpha;
                 (res_new, f_new) = residual(&y_new)?;
-                if res_new.amax() < res.amax() || alpha < 1e-3 {
+                if res_new.norm() <= (1.0 - 1e-4 * alpha) * norm || alpha < 1e-3 {
                     break;
                 }
                 alpha *= 0.5;

@@ -70,3 +70,29 @@ proptest! {
         }
     }
 }
+
+/// A spinning sphere that lands sliding and comes to roll (a case the property test drew):
+/// `penalty-implicit`'s Newton iteration converges through the friction law's switch from
+/// sliding to its viscous region.
+#[test]
+fn penalty_implicit_steps_through_the_onset_of_rolling() {
+    let model = Model::from_toml_str(BALL, None).unwrap();
+    let mut s = model.initial_state.clone();
+    s.q[2] = 0.3941838988853074;
+    s.v = DVector::from_vec(vec![
+        -1.781254668351251,
+        -1.8971681752733598,
+        -0.5623706091805482,
+        -1.6517927824640508,
+        -1.857516400937154,
+        -2.3650525478064393,
+    ]);
+    let h = 2e-3 * 0.8847689586995897;
+    let mut stepper = stepper_by_name("penalty-implicit").unwrap();
+    for i in 0..(0.3 / h) as usize {
+        s = stepper
+            .step(&model, &s, h)
+            .unwrap_or_else(|e| panic!("step {i}: {e}"));
+    }
+    assert!(s.q.iter().chain(s.v.iter()).all(|x| x.is_finite()));
+}
