@@ -6,6 +6,7 @@ use super::feasibility::feasible_branch;
 use super::lpec::{solve_lpec, LpecObjective};
 use super::relaxed::ScholtesNlp;
 use super::{con_bounds, var_bounds, ActiveSetSettings, Mpcc, MpccError, Side};
+use crate::milp::MilpStatus;
 use crate::nlp::cpu_clock::thread_cpu_seconds;
 use crate::nlp::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
 
@@ -507,7 +508,10 @@ pub(super) fn descend(
             }
         };
         let threshold = -s.stationarity_tol * rho * scale;
-        let certified = l.objective >= threshold;
+        let no_descent = l.objective >= threshold;
+        // d = 0 certifies only when HiGHS proved it optimal; a time-limited LPEC whose best
+        // point is d = 0 proves nothing
+        let proven = l.status == MilpStatus::Optimal;
         run.note(
             "lpec",
             rho,
@@ -516,11 +520,25 @@ pub(super) fn descend(
             format!(
                 "{} undecided pairs{}",
                 l.undecided,
-                if certified { ", d = 0 optimal" } else { "" }
+                match (no_descent, proven) {
+                    (true, true) => ", d = 0 optimal",
+                    (true, false) => ", d = 0 best found at the time limit",
+                    (false, true) => "",
+                    (false, false) => ", at the time limit",
+                }
             ),
             t0,
         );
-        if certified {
+        if no_descent && !proven {
+            break Verdict::NotCertified {
+                reason: format!(
+                    "the LPEC at trust region {rho:.1e} reached its time limit ({} undecided \
+                     pairs) with no descent found: d = 0 is not proven optimal",
+                    l.undecided
+                ),
+            };
+        }
+        if no_descent {
             break Verdict::BStationary {
                 lpec_objective: l.objective,
                 trust_region: rho,
