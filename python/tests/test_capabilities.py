@@ -113,7 +113,9 @@ def test_certify_stability_of_a_model_file(examples):
 
 
 def test_solve_ocp_matches_the_cli_problem(examples):
-    # Seed 002 Ex. 5 (frictionless): a falling particle moved to q = (3, 0) at rest at T = 2.
+    # Nurkanović, Albrecht, Brogliato & Diehl (2023), "The Time-Freezing Reformulation for
+    # Numerical Optimal Control of Complementarity Lagrangian Systems with State Jumps", Ex. 5
+    # (frictionless): a falling particle moved to q = (3, 0) at rest at T = 2.
     r = ns.solve_ocp(path=str(examples / "ocp_particle.toml"))
     assert r["terminal_error"] < 1e-8 and r["comp_residual"] < 1e-9
     assert r["y"].shape[1] == 5 and r["u"].shape == (20, 1)

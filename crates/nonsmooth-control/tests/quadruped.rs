@@ -334,8 +334,10 @@ fn arm_hand_holds_the_free_box_with_every_variant() {
 
 #[test]
 fn noslip_force_prediction_matches_the_same_model_forward_step() {
-    // Digest §6 check 7 (same-model simulator): the summed normal force predicted by
-    // ID_LCP,∞ equals the forward no-slip step's under the computed torques.
+    // Acceptance check 7 of docs/decisions/004-inverse-dynamics.md (Zapolsky & Drumwright
+    // 2017, "Inverse Dynamics with Rigid Contact and Friction", §8.2 and Table 5), in a
+    // same-model simulator: the summed normal force predicted by ID_LCP,∞ equals the forward
+    // no-slip step's under the computed torques.
     let model = quadruped();
     let p = standing(&model);
     let sol = InverseDynamics::new(IdOptions::new(Variant::LcpNoSlip))

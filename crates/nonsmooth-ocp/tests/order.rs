@@ -88,7 +88,11 @@ fn endpoint(q0: f64, n_s: usize, fesd: bool, n: usize) -> Vec<f64> {
     r.traj.y.last().unwrap().clone()
 }
 
-/// Digest E7: the sensitivity of the endpoint (after the impact, the frozen jump and the
+/// Pass condition E7 of docs/decisions/002-time-freezing.md (FESD on the time-freezing system
+/// gives correct numerical sensitivities, where time stepping on a fixed grid does not:
+/// Nurkanović, Albrecht, Brogliato & Diehl 2023, "The Time-Freezing Reformulation for Numerical
+/// Optimal Control of Complementarity Lagrangian Systems with State Jumps", §1 and §5.3): the
+/// sensitivity of the endpoint (after the impact, the frozen jump and the
 /// sliding phase) with respect to the initial height, by central finite differences of the
 /// FESD integrator, matches the exact sensitivity of the time-freezing solution (the clock
 /// at τ = 2 moves with the impact time and the jump length; q and v on the ground do not

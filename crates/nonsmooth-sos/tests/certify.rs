@@ -1,5 +1,6 @@
-//! Certificates on the paper's examples (acceptance tests 8–10 of
-//! docs/decisions/000-sos-stability.md, quick forms).
+//! Certificates on the examples of Várkonyi (2022, arXiv:2209.13908), "Lyapunov stability
+//! analysis of rigid body systems with multiple contacts by sums-of-squares programming",
+//! Figs. 2 and 3: acceptance tests 8–11 of docs/decisions/000-sos-stability.md, quick forms.
 
 use nonsmooth_sos::event_driven::{certificate_along_events, falsify, SimOptions};
 use nonsmooth_sos::lyapunov::{certify, monte_carlo_check, CertifyOptions, Method, Verdict};
@@ -16,7 +17,7 @@ fn fig2_point_is_certified_and_survives_checks() {
     let r = certify(&p, &CertifyOptions::default()).expect("solves");
     assert_eq!(r.verdict, Verdict::Certified, "{r:?}");
     assert!(r.epsilon > 1e-7);
-    // Digest §6 test 8: Monte-Carlo sign test, ≥ 10⁵ samples over all conditions.
+    // Acceptance test 8: Monte-Carlo sign test, ≥ 10⁵ samples over all conditions.
     let v = r.v.expect("certificate polynomial");
     let conditions = 1 + r.modes.len() + 2;
     let per = 100_000 / conditions + 1;
@@ -25,7 +26,7 @@ fn fig2_point_is_certified_and_survives_checks() {
     // Falsification: no run diverges.
     let f = falsify(&p, 50, 1e-3, 100.0, 5, &SimOptions::default());
     assert!(!f.any_diverged(), "{f:?}");
-    // Digest §6 test 8, second half: along ZOD simulations from random perturbations, the
+    // Acceptance test 8, second half: along ZOD simulations from random perturbations, the
     // certificate V₂ sampled at the event instants (pre-impact states, ends of contact-mode
     // segments) never increases beyond round-off.
     let m =
@@ -44,7 +45,7 @@ fn fig2_point_is_certified_and_survives_checks() {
 
 #[test]
 fn ptt_baseline_fails_where_multi_v_succeeds() {
-    // Digest §6 test 9: the single monotone V has no certificate.
+    // Acceptance test 9: the single monotone V of Posa, Tobenkin & Tedrake has no certificate.
     let p = fig2(2.0, 1.0);
     let r = certify(
         &p,
@@ -74,7 +75,7 @@ fn excluded_points_get_reasons_not_certificates() {
     assert_eq!(r.verdict, Verdict::NoEquilibrium);
 }
 
-/// Digest §6 tests 11 and 8 (second half) for e > 0 (Fig. 3, α = 20°, μ = 1.3, d = 0.8,
+/// Acceptance tests 11 and 8 (second half) for e > 0 (Fig. 3, α = 20°, μ = 1.3, d = 0.8,
 /// e = 0.1; a few seconds with the exact reductions of docs/decisions/000-sos-stability.md
 /// decision 11): the point is certified, the Monte-Carlo sign test of every condition passes,
 /// and along ZOD simulations from random perturbations (impacts with restitution, micro-hops)

@@ -54,8 +54,11 @@ fn template_and_gram_sizes() -> Result<(), SosError> {
     assert_eq!(template_monomials().len(), 55);
     assert_eq!(v2.terms().len(), 53);
     let size = prog.size();
-    // Digest §3 sizes less the constant monomial, which facial reduction removes from
-    // σ₀ and from the ball multiplier (the conditions vanish at the equilibrium):
+    // The Gram sizes of docs/decisions/000-sos-stability.md ("Conditions of Theorem 2 and
+    // the SOS program"; Várkonyi 2022, "Lyapunov stability analysis of rigid body systems
+    // with multiple contacts by sums-of-squares programming", Theorem 2) less the constant
+    // monomial, which facial reduction removes from σ₀ and from the ball multiplier (the
+    // conditions vanish at the equilibrium):
     // positivity σ0: 21 → 20, multipliers on γ₁, γ₂: 6, ball: 6 → 5.
     assert_eq!(&size.psd_blocks[..4], &[20, 6, 6, 5]);
     // single-slip modes: 3 vars → 10 → 9; impact: 5 vars → 21 → 20.
