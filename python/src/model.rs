@@ -266,8 +266,11 @@ impl PyModel {
     }
 }
 
+/// Loads a model file and gives its warnings (what the import left out, the collision
+/// geometry's, colliders that start inside each other) as `UserWarning`s, at load time.
 fn load(path: PathBuf) -> PyResult<PyModel> {
     let inner = Model::from_file(&path).map_err(model_err)?;
+    Python::attach(|py| crate::errors::warn_all(py, &nonsmooth_sim::load_warnings(&inner)))?;
     Ok(PyModel { inner })
 }
 

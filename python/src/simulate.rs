@@ -33,13 +33,13 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let m = &model.inner;
     let (q, v) = state_or_initial(m, q0, v0)?;
-    let dt = dt.or(m.simulation.dt).unwrap_or(1e-3);
-    let choice = nonsmooth_sim::choose_stepper(m, stepper, dt);
-    let mut st = nonsmooth_sim::stepper_by_name(&choice.name).map_err(sim_err)?;
-    crate::errors::warn_all(py, &nonsmooth_sim::model_warnings(m, st.as_ref()))?;
+    let settings = nonsmooth_sim::RunSettings::resolve(m, stepper, dt, duration);
+    let mut st = nonsmooth_sim::stepper_by_name(&settings.stepper.name).map_err(sim_err)?;
+    // the model's own warnings were given by `load_model`
+    crate::errors::warn_all(py, &nonsmooth_sim::stepper_warnings(m, st.as_ref()))?;
     let options = SimOptions {
-        dt,
-        duration: duration.or(m.simulation.duration).unwrap_or(1.0),
+        dt: settings.dt,
+        duration: settings.duration,
         record_every,
     };
     let initial = State {
@@ -56,7 +56,7 @@ fn simulate<'py>(
     d.set_item("q_names", traj.q_names.clone())?;
     d.set_item("v_names", traj.v_names.clone())?;
     d.set_item("stepper", traj.stepper.clone())?;
-    d.set_item("stepper_choice", choice.describe())?;
+    d.set_item("stepper_choice", settings.stepper.describe())?;
     d.set_item("steps", traj.steps)?;
     d.set_item("recovered_steps", traj.recoveries.step_halving)?;
     Ok(d)

@@ -13,8 +13,9 @@ use pyo3::types::PyDict;
 const SIGNAL_CHECK_STEPS: usize = 256;
 
 /// A model stepped with a fixed step `dt` by one stepper, driven by actuator commands:
-/// `Simulator(model, stepper=None, dt=1e-3)` (no stepper: the model file's, else the one the
-/// model's contents call for, as `nonsmooth simulate` chooses it), `.reset()`, `.step(u)`,
+/// `Simulator(model, stepper=None, dt=None)` (no stepper: the model file's, else the one the
+/// model's contents call for; no dt: the model file's, else 1e-3 — as `nonsmooth simulate`
+/// chooses them), `.reset()`, `.step(u)`,
 /// `.step_n(n, u)`, `.q`, `.v`, `.t`, `.body_poses()`, `.contacts()`. The GIL is released
 /// while stepping; Ctrl-C stops a long `step_n` between steps.
 #[pyclass(name = "Simulator", module = "nonsmooth")]
@@ -25,16 +26,24 @@ pub struct PySimulator {
 #[pymethods]
 impl PySimulator {
     #[new]
-    #[pyo3(signature = (model, stepper = None, dt = 1e-3))]
-    fn new(py: Python<'_>, model: &PyModel, stepper: Option<&str>, dt: f64) -> PyResult<Self> {
-        let choice = nonsmooth_sim::choose_stepper(&model.inner, stepper, dt);
-        let stepper = choice.name.as_str();
-        let inner = match choice.source {
-            "default" => Simulator::with_default_stepper(model.inner.clone(), dt),
-            _ => Simulator::new(model.inner.clone(), stepper, dt),
+    #[pyo3(signature = (model, stepper = None, dt = None))]
+    fn new(
+        py: Python<'_>,
+        model: &PyModel,
+        stepper: Option<&str>,
+        dt: Option<f64>,
+    ) -> PyResult<Self> {
+        let settings = nonsmooth_sim::RunSettings::resolve(&model.inner, stepper, dt, None);
+        let inner = match settings.stepper.source {
+            "default" => Simulator::with_default_stepper(model.inner.clone(), settings.dt),
+            _ => Simulator::new(model.inner.clone(), &settings.stepper.name, settings.dt),
         }
         .map_err(sim_err)?;
-        crate::errors::warn_all(py, inner.warnings())?;
+        // the model's own warnings were given by `load_model`
+        crate::errors::warn_all(
+            py,
+            &nonsmooth_sim::stepper_warnings(inner.model(), inner.stepper()),
+        )?;
         Ok(Self { inner })
     }
 

@@ -30,7 +30,31 @@ use nonsmooth_core::{Model, State};
 use nonsmooth_report::{Experiment, ExperimentOutcome, Figure, ReportError, RunContext, Series};
 use nonsmooth_sim::external_load::PointLoad;
 use nonsmooth_sim::ode::{BdfStepper, Rk45Stepper};
-use nonsmooth_sim::{DrumwrightStepper, Stepper};
+use nonsmooth_sim::{Actuation, DrumwrightStepper, SimError, Simulator, Stepper};
+
+/// One step of `scheme` from `state` through the Simulator's staged step, without its
+/// recovery: these experiments measure each scheme on its own (its iteration map, its
+/// failures, its wall time).
+fn bare_step(
+    scheme: &mut dyn Stepper,
+    model: &Model,
+    state: &State,
+    input: &Actuation,
+    h: f64,
+) -> Result<State, SimError> {
+    let mut sim = Simulator::borrowing(model, Box::new(scheme), h)?.without_recovery();
+    sim.set_state(state.clone())?;
+    sim.advance(input, h)?;
+    Ok(sim.state().clone())
+}
+
+/// The actuation of the external load `load` at `state` (its generalized force at the
+/// step's start, explicit as the paper's f in Drumwright 2019, eqs 36–39).
+fn load_actuation(model: &Model, state: &State, load: &PointLoad) -> Result<Actuation, SimError> {
+    Ok(Actuation::from_generalized_force(
+        load.generalized(model, &state.q, state.t)?,
+    ))
+}
 
 /// The experiments of Drumwright's constraint-solver paper.
 pub fn experiments() -> Vec<Experiment> {
@@ -164,7 +188,8 @@ fn measured_step_map(model: &Model, stepper: &str, h: f64) -> Result<Matrix2<f64
             v: DVector::from_element(1, v),
             t: 0.0,
         };
-        let next = scheme.step(model, &state, h).map_err(|e| fail(id, e))?;
+        let next = bare_step(scheme.as_mut(), model, &state, &Actuation::none(), h)
+            .map_err(|e| fail(id, e))?;
         a[(0, col)] = next.q[0];
         a[(1, col)] = next.v[0];
     }
@@ -190,7 +215,8 @@ fn check_step_map_linearity(
     let mut y = nalgebra::Vector2::new(1.0, 0.0);
     let mut worst: f64 = 0.0;
     for _ in 0..n {
-        state = scheme.step(model, &state, h).map_err(|e| fail(id, e))?;
+        state = bare_step(scheme.as_mut(), model, &state, &Actuation::none(), h)
+            .map_err(|e| fail(id, e))?;
         y = a * y;
         let scale = y.norm().max(1e-300);
         let got = nalgebra::Vector2::new(state.q[0], state.v[0]);
@@ -623,7 +649,7 @@ fn run_pendulum(model: &Model, h: f64, t_end: f64, id: &str) -> Result<PendulumR
     let e0 = energy(&s);
     let mut samples = Vec::new();
     for i in 1..=n {
-        s = st.step(model, &s, h).map_err(|e| fail(id, e))?;
+        s = bare_step(&mut st, model, &s, &Actuation::none(), h).map_err(|e| fail(id, e))?;
         let d = pin_drift(&s.q);
         max_drift = max_drift.max(d);
         max_energy = max_energy.max((energy(&s) - e0).abs());
@@ -715,7 +741,7 @@ fn restitution(model: &Model, h: f64, id: &str) -> Result<(f64, Vec<(f64, f64)>)
     let steps = (2e-5 / h).ceil() as usize + 20;
     let mut samples = vec![(0.0, s.q[0])];
     for _ in 0..steps {
-        s = st.step(model, &s, h).map_err(|e| fail(id, e))?;
+        s = bare_step(&mut st, model, &s, &Actuation::none(), h).map_err(|e| fail(id, e))?;
         samples.push((s.t * 1e6, s.q[0]));
     }
     Ok((s.v[0] / w0, samples))
@@ -785,7 +811,7 @@ fn incline(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportEr
         // The impulses of the step from each recorded state, for the player's force arrows.
         let mut impulses = Vec::new();
         for _ in 0..steps {
-            s = st.step(&model, &s, h).map_err(|e| fail(id, e))?;
+            s = bare_step(&mut st, &model, &s, &Actuation::none(), h).map_err(|e| fail(id, e))?;
             samples.push((s.t, -s.q[0]));
             states.push(s.clone());
             impulses.push(nonsmooth_sim::StepImpulses::of_last_step(&st, &model, h));
@@ -874,7 +900,7 @@ fn stack(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         let mut impulses = Vec::new();
         let start = std::time::Instant::now();
         for _ in 0..steps {
-            match st.step(&model, &s, h) {
+            match bare_step(&mut st, &model, &s, &Actuation::none(), h) {
                 Ok(next) => {
                     s = next;
                     fallbacks += st.last.fallbacks;
@@ -1158,7 +1184,7 @@ fn foundation_case(
     let cb_run = require_finished(
         id,
         run_loaded(&model, t_end, h, f64::INFINITY, |s| {
-            let next = cb.step_with_load(&model, s, h, &pl)?;
+            let next = bare_step(&mut cb, &model, s, &load_actuation(&model, s, &pl)?, h)?;
             cb_states.push(next.clone());
             Ok(next)
         }),
@@ -1169,14 +1195,14 @@ fn foundation_case(
     // The BDF(1) baseline serves Table 1's timing only: `--fast` skips it.
     let bdf_run = (!ctx.fast).then(|| {
         run_loaded(&model, t_end, h, budget(BASELINE_BUDGET_S), |s| {
-            bdf.step(&model, s, h)
+            bare_step(&mut bdf, &model, s, &Actuation::none(), h)
         })
     });
     let mut rk = Rk45Stepper::default().with_load(pl.clone());
     rk.rtol = 1e-8;
     rk.atol = 1e-11;
     let rk_run = run_loaded(&model, t_end, h, budget(REFERENCE_BUDGET_S), |s| {
-        rk.step(&model, s, h)
+        bare_step(&mut rk, &model, s, &Actuation::none(), h)
     });
     let t_bdf = bdf_run.as_ref().map_or(f64::NAN, |r| r.seconds);
     let (t_cb, t_rk) = (cb_run.seconds, rk_run.seconds);
@@ -1267,7 +1293,7 @@ fn foundation_fine_step(
         let cb_run = require_finished(
             id,
             run_loaded(&model, t_end, 1e-3, f64::INFINITY, |s| {
-                cb.step_with_load(&model, s, 1e-3, &pl)
+                bare_step(&mut cb, &model, s, &load_actuation(&model, s, &pl)?, 1e-3)
             }),
         )?;
         out.metric(

@@ -29,7 +29,7 @@ use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criteri
 use nalgebra::Vector3;
 use nonsmooth_core::{Model, Shape, State};
 use nonsmooth_sim::external_load::PointLoad;
-use nonsmooth_sim::{DrumwrightOptions, DrumwrightStepper, Stepper};
+use nonsmooth_sim::{Actuation, DrumwrightOptions, DrumwrightStepper, Stepper};
 
 const FOUNDATION: &str = include_str!("../../../examples/drumwright_foundation.toml");
 const INCLINE: &str = include_str!("../../../examples/drumwright_incline.toml");
@@ -165,24 +165,32 @@ fn bench(c: &mut Criterion) {
         let model = foundation(n);
         for dense in [true, false] {
             let mut st = DrumwrightStepper::new(options(dense));
+            // the load's generalized force at the step's start, an explicit force of the
+            // step's actuation
+            let loaded = |s: &State| {
+                Actuation::from_generalized_force(
+                    load.generalized(&model, &s.q, s.t).expect("load"),
+                )
+            };
             let mut s: State = model.initial_state.clone();
             for _ in 0..20 {
                 s = st
-                    .step_with_load(&model, &s, 0.01, &load)
+                    .step_actuated(&model, &s, &loaded(&s), 0.01)
                     .expect("settling step");
             }
+            let input = loaded(&s);
             let form = if dense { "dense" } else { "default" };
             let reps = if dense && n == 30 { 2 } else { 10 };
             report(
                 &format!("foundation {} elements ({form})", n * n),
                 reps,
                 || {
-                    black_box(st.step_with_load(&model, &s, 0.01, &load).expect("step"));
+                    black_box(st.step_actuated(&model, &s, &input, 0.01).expect("step"));
                 },
             );
             if !dense {
                 group.bench_with_input(BenchmarkId::new("foundation", n * n), &n, |b, _| {
-                    b.iter(|| black_box(st.step_with_load(&model, &s, 0.01, &load).expect("step")))
+                    b.iter(|| black_box(st.step_actuated(&model, &s, &input, 0.01).expect("step")))
                 });
             }
         }

@@ -20,7 +20,7 @@
 //! the start of the step is outside its effort bounds is applied as the clamped constant
 //! torque for that step (explicit), and the clamp is counted, as for a motor.
 
-use crate::SimError;
+use crate::error::SimError;
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::{ActuatorKind, Model, State};
 
@@ -129,6 +129,16 @@ impl Actuation {
             force,
             servos: Vec::new(),
             clamped: 0,
+        }
+    }
+
+    /// Adds the explicit generalized force `f` (one entry per velocity coordinate, evaluated
+    /// at the step's start: an external load, e.g. [`crate::external_load::PointLoad`]).
+    pub fn add_generalized_force(&mut self, f: &DVector<f64>) {
+        if self.force.is_empty() {
+            self.force = f.clone();
+        } else {
+            self.force += f;
         }
     }
 

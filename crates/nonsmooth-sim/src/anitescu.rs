@@ -77,8 +77,9 @@
 //! [`AnitescuPotraStepper::step_report`] returns the diagnostics of a step
 //! ([`ApStepReport`]).
 
+use crate::error::SimError;
 use crate::free_motion::{stabilized_gap, Component, Delassus, RigidContact, SparseRow};
-use crate::{SimError, Stepper};
+use crate::stepper::Stepper;
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Dimension, Model, State};
@@ -128,10 +129,9 @@ pub struct AnitescuPotraStepper {
     /// (Newton's law on the normal velocity); slower contacts are inelastic, so that resting
     /// contacts do not jitter. Default 0.1 m/s.
     pub restitution_threshold: f64,
-    /// Whether the last step through [`Stepper::step_actuated`] was accepted inexactly.
-    last_inexact: bool,
-    /// The contact impulses of the last step through [`Stepper::step_actuated`].
-    last_impulses: Vec<crate::ContactImpulse>,
+    /// The report of the last step (its contact impulses, whether it was accepted
+    /// inexactly).
+    last_report: ApStepReport,
     /// Whether the last step was solved by the convex fallback.
     fell_back: bool,
     /// The contact-set stage's workspace (the per-body snapshot, updated in place).
@@ -148,8 +148,7 @@ impl Default for AnitescuPotraStepper {
             },
             residual_tol: 1e-8,
             restitution_threshold: 0.1,
-            last_inexact: false,
-            last_impulses: Vec::new(),
+            last_report: ApStepReport::default(),
             fell_back: false,
             workspace: Default::default(),
         }
@@ -213,7 +212,7 @@ pub struct ApStepReport {
     /// into the snapshot of the step's start state with the speculative margins
     /// ([`Stepper::contact_margins`]); tangential impulses along the contact's tangents
     /// (the net of the friction pyramid's directions).
-    pub contact_impulses: Vec<crate::ContactImpulse>,
+    pub contact_impulses: Vec<crate::stepper::ContactImpulse>,
 }
 
 /// Residual of a Lemke candidate (relative to `(1 + ‖q‖∞)(1 + ‖z‖∞)`) below which
@@ -352,12 +351,12 @@ impl StepLcp {
     /// The contact impulses of the solution `z` (normal rows, then pyramid directions):
     /// one per contact with a nonzero impulse, tangential impulses summed over its
     /// directions.
-    fn contact_impulses(&self, z: &DVector<f64>) -> Vec<crate::ContactImpulse> {
-        let mut out: Vec<crate::ContactImpulse> = self
+    fn contact_impulses(&self, z: &DVector<f64>) -> Vec<crate::stepper::ContactImpulse> {
+        let mut out: Vec<crate::stepper::ContactImpulse> = self
             .contacts
             .iter()
             .enumerate()
-            .map(|(i, &contact)| crate::ContactImpulse {
+            .map(|(i, &contact)| crate::stepper::ContactImpulse {
                 contact,
                 normal: z[i],
                 tangent: Vec::new(),
@@ -386,40 +385,23 @@ struct Accepted {
 }
 
 impl AnitescuPotraStepper {
-    /// One step with its diagnostics (see the module docs for the robust solve).
+    /// One step through the staged step ([`Stepper::step`], the convex fallback included)
+    /// with its diagnostics (see the module docs for the robust solve); a step solved by the
+    /// fallback reports its impulses only ([`Stepper::last_step_fell_back`]).
     ///
     /// # Errors
     /// As [`Stepper::step`]: [`SimError::InvalidOption`] for a bad step size or pyramid,
     /// [`SimError::Unsupported`] for bilateral constraints, [`SimError::Model`] for a bad
-    /// state, [`SimError::Solver`] when no checked LCP solution was found,
-    /// [`SimError::Diverged`] for a singular mass matrix or a non-finite result.
+    /// state, [`SimError::Solver`] when neither the LCP nor the fallback found a checked
+    /// solution, [`SimError::Diverged`] for a singular mass matrix or a non-finite result.
     pub fn step_report(
-        &self,
+        &mut self,
         model: &Model,
         state: &State,
         h: f64,
     ) -> Result<(State, ApStepReport), SimError> {
-        self.step_report_actuated(model, state, &crate::Actuation::none(), h)
-    }
-
-    /// [`AnitescuPotraStepper::step_report`] with the actuation `input` inside the step.
-    ///
-    /// # Errors
-    /// As [`AnitescuPotraStepper::step_report`].
-    pub fn step_report_actuated(
-        &self,
-        model: &Model,
-        state: &State,
-        input: &crate::Actuation,
-        h: f64,
-    ) -> Result<(State, ApStepReport), SimError> {
-        let step = crate::pipeline::prepare(model, state, input, h)?;
-        self.check_options()?;
-        let margins = self.contact_margins(model, h);
-        let free = crate::contact_set::ContactSet::fresh_free_motion(&step, margins, SOLVER)?;
-        let (v1, report) = self.solve_groups(&step, &free)?;
-        let next = crate::pipeline::integrate_and_finish(SOLVER, &step, v1)?;
-        Ok((next, report))
+        let next = Stepper::step(self, model, state, h)?;
+        Ok((next, self.last_report.clone()))
     }
 
     /// The stepper's options are in range.
@@ -774,8 +756,7 @@ impl crate::contact_set::ContactModel for AnitescuPotraStepper {
         self.fell_back = false;
         match self.solve_groups(step, &free) {
             Ok((v1, report)) => {
-                self.last_inexact = report.inexact;
-                self.last_impulses = report.contact_impulses;
+                self.last_report = report;
                 Ok(v1)
             }
             // No checked LCP solution: the regularized convex program of the same contacts
@@ -783,8 +764,10 @@ impl crate::contact_set::ContactModel for AnitescuPotraStepper {
             Err(e) if crate::recovery::recoverable(&e) => {
                 let (v1, impulses) = crate::free_motion::regularized_step(&free, step.h)?;
                 self.fell_back = true;
-                self.last_inexact = false;
-                self.last_impulses = impulses;
+                self.last_report = ApStepReport {
+                    contact_impulses: impulses,
+                    ..ApStepReport::default()
+                };
                 Ok(v1)
             }
             Err(e) => Err(e),
@@ -802,12 +785,12 @@ impl Stepper for AnitescuPotraStepper {
     }
 
     fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
-        self.last_impulses.clear();
+        self.last_report.contact_impulses.clear();
         crate::contact_set::rigid_step(self, step)
     }
 
     fn last_step_converged(&self) -> bool {
-        !self.last_inexact
+        !self.last_report.inexact
     }
 
     fn last_step_fell_back(&self) -> bool {
@@ -819,8 +802,8 @@ impl Stepper for AnitescuPotraStepper {
         ContactMargins::speculative(model.contact_margin, h)
     }
 
-    fn last_contact_impulses(&self, _h: f64) -> Option<Vec<crate::ContactImpulse>> {
-        Some(self.last_impulses.clone())
+    fn last_contact_impulses(&self, _h: f64) -> Option<Vec<crate::stepper::ContactImpulse>> {
+        Some(self.last_report.contact_impulses.clone())
     }
 }
 

@@ -5,6 +5,7 @@
 //! | the model holds | default | why |
 //! |---|---|---|
 //! | bilateral constraints (loop closures) | `drumwright` | the one scheme with constraint rows (rigid or soft) |
+//! | a contact pair whose material gives a restitution e > 0 | `anitescu-potra` | the one scheme that applies Newton restitution (its contacts are rigid: a stiffness of the same material is not used, and the reason says so) |
 //! | compliant and rigid elements together | `drumwright` | regularized rows and rigid rows in one program |
 //! | only compliant elements, the step resolving the stiffest (linear) spring | `penalty-symplectic` | the force law as written, explicitly |
 //! | only compliant elements, the step not resolving them (or a Hertz / Hunt–Crossley law) | `drumwright` | stable for any stiffness (Drumwright 2019, §4) |
@@ -19,7 +20,8 @@
 //! bound of the fastest mode), since an explicit spring is stable only for h·ω < 2 and
 //! accurate well below it.
 
-use crate::{SimError, Stepper};
+use crate::error::SimError;
+use crate::stepper::Stepper;
 use nonsmooth_core::geometry::may_touch;
 use nonsmooth_core::{ComplianceLaw, Model};
 
@@ -45,7 +47,7 @@ impl StepperChoice {
     /// [`SimError::UnknownStepper`] for a name that is not in [`crate::STEPPER_NAMES`]
     /// (never for a [`default_stepper`]).
     pub fn build(&self) -> Result<Box<dyn Stepper>, SimError> {
-        crate::stepper_by_name(&self.name)
+        crate::registry::stepper_by_name(&self.name)
     }
 
     /// One line for a summary: `anitescu-potra (default: rigid contacts)`.
@@ -55,7 +57,7 @@ impl StepperChoice {
 }
 
 /// What a model holds that decides its default stepper.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Elements {
     constraints: usize,
     rigid_contacts: usize,
@@ -64,6 +66,9 @@ struct Elements {
     compliant_limits: usize,
     /// Largest h·√(K/m) and h·B/m over the compliant elements (∞ for a non-linear law).
     stiffest: f64,
+    /// The largest restitution coefficient of a possible contact pair's material, and the
+    /// material's name.
+    restitution: Option<(f64, String)>,
 }
 
 fn elements(model: &Model, dt: f64) -> Elements {
@@ -94,6 +99,14 @@ fn elements(model: &Model, dt: f64) -> Elements {
                 continue;
             }
             let material = model.pair_material(i, j);
+            if let Some(coefficient) = material.restitution.filter(|c| *c > 0.0) {
+                if e.restitution
+                    .as_ref()
+                    .is_none_or(|(top, _)| coefficient > *top)
+                {
+                    e.restitution = Some((coefficient, material.name.clone()));
+                }
+            }
             match material.stiffness {
                 Some(k) => {
                     e.compliant_contacts += 1;
@@ -128,6 +141,19 @@ pub fn default_stepper(model: &Model, dt: f64) -> StepperChoice {
         (
             "drumwright",
             format!("{} bilateral constraint(s)", e.constraints),
+        )
+    } else if let Some((coefficient, material)) = &e.restitution {
+        (
+            "anitescu-potra",
+            format!(
+                "material `{material}` gives restitution e = {coefficient}, which only this \
+                 scheme applies (Newton's law at impacts; its contacts are rigid{})",
+                if compliant > 0 {
+                    ", so the stiffness of compliant materials is not used"
+                } else {
+                    ""
+                }
+            ),
         )
     } else if compliant > 0 && rigid > 0 {
         (
@@ -175,6 +201,43 @@ pub fn default_stepper(model: &Model, dt: f64) -> StepperChoice {
     }
 }
 
+/// Step size (s) of a run when neither the caller nor the model file gives one.
+pub const DEFAULT_DT: f64 = 1e-3;
+/// Duration (s) of a run when neither the caller nor the model file gives one.
+pub const DEFAULT_DURATION: f64 = 1.0;
+
+/// The settings of a run or a simulator: each from the caller when given, else from the
+/// model file (`[simulation]` of a TOML model, MJCF's `timestep`), else the default — one
+/// resolution for the CLI, Python's `simulate` and `Simulator` and the Rust API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    /// Step size (s).
+    pub dt: f64,
+    /// Duration (s) of a run.
+    pub duration: f64,
+    /// The stepper and why ([`choose_stepper`] at `dt`).
+    pub stepper: StepperChoice,
+}
+
+impl RunSettings {
+    /// The settings for `model` with the caller's `stepper`, `dt` and `duration` where given.
+    pub fn resolve(
+        model: &Model,
+        stepper: Option<&str>,
+        dt: Option<f64>,
+        duration: Option<f64>,
+    ) -> Self {
+        let dt = dt.or(model.simulation.dt).unwrap_or(DEFAULT_DT);
+        RunSettings {
+            dt,
+            duration: duration
+                .or(model.simulation.duration)
+                .unwrap_or(DEFAULT_DURATION),
+            stepper: choose_stepper(model, stepper, dt),
+        }
+    }
+}
+
 /// The stepper of a run: `requested` when given (an argument), else the model file's
 /// `[simulation] stepper`, else [`default_stepper`]. Names are not checked here: building
 /// the stepper does ([`StepperChoice::build`]).
@@ -210,10 +273,18 @@ mod tests {
         assert_eq!(pick("quadruped.toml", 1e-3), "anitescu-potra");
         assert_eq!(pick("mjcf/quadruped.xml", 5e-3), "anitescu-potra");
         assert_eq!(pick("drumwright_incline.toml", 1e-2), "drumwright");
+        // restitution e = 0.8: the scheme that applies it, whatever the step
+        assert_eq!(pick("bouncing_sphere.toml", 1e-3), "anitescu-potra");
+        assert_eq!(pick("bouncing_sphere.toml", 1e-2), "anitescu-potra");
+        let mut plain = example("bouncing_sphere.toml");
+        plain
+            .materials
+            .iter_mut()
+            .for_each(|m| m.restitution = None);
         // two materials of K = 1e5 N/m in series (5e4) on 1 kg: h·ω = 0.22 at 1 ms
         // (resolved), 2.2 at 10 ms (explicit symplectic Euler is unstable beyond h·ω = 2)
-        assert_eq!(pick("bouncing_sphere.toml", 1e-3), "penalty-symplectic");
-        assert_eq!(pick("bouncing_sphere.toml", 1e-2), "drumwright");
+        assert_eq!(default_stepper(&plain, 1e-3).name, "penalty-symplectic");
+        assert_eq!(default_stepper(&plain, 1e-2).name, "drumwright");
     }
 
     #[test]

@@ -34,8 +34,9 @@ use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::BlockSnapshot;
 use nonsmooth_core::{ContactSnapshot, State};
 
+use crate::error::SimError;
 use crate::pipeline::Step;
-use crate::{SimError, Stepper};
+use crate::stepper::Stepper;
 
 /// The storage of the contact-set stage that a scheme keeps from step to step: the per-body
 /// snapshot of its last step, updated in place by the next one.
@@ -51,8 +52,8 @@ pub(crate) struct BlockView<'w> {
     /// The per-body snapshot (mass blocks, contacts with per-body rows).
     pub snapshot: &'w BlockSnapshot,
     /// `f̃`: the snapshot's generalized forces (passive forces minus bias, per block), plus
-    /// the extra generalized force of the step, plus the actuation (servos with their
-    /// implicit terms), over all velocity coordinates.
+    /// the actuation (explicit forces, e.g. an external load, and servos with their implicit
+    /// terms), over all velocity coordinates.
     pub forces: DVector<f64>,
     /// The servos' implicit terms `h D + h² K` on the diagonal of the mass matrix
     /// (`M̃ = M + diag`, [`crate::actuation`]); `None` for an actuation without servos, for
@@ -61,17 +62,14 @@ pub(crate) struct BlockView<'w> {
 }
 
 impl<'w> BlockView<'w> {
-    /// The view of `snapshot` with `extra` and the actuation of `step` applied.
-    fn new(snapshot: &'w BlockSnapshot, step: &Step<'_>, extra: Option<&DVector<f64>>) -> Self {
+    /// The view of `snapshot` with the actuation of `step` applied.
+    fn new(snapshot: &'w BlockSnapshot, step: &Step<'_>) -> Self {
         let (state, input, h) = (step.state, step.input, step.h);
         let mut forces = DVector::zeros(snapshot.nv);
         for b in &snapshot.blocks {
             forces
                 .rows_mut(b.v_index, b.force.len())
                 .copy_from(&b.force);
-        }
-        if let Some(extra) = extra {
-            forces += extra;
         }
         let mut implicit_diagonal = input
             .has_servos()
@@ -96,13 +94,12 @@ impl<'w> BlockView<'w> {
 }
 
 /// The contacts of one step, detected once at the step's start state, with the actuation
-/// (and any extra generalized force) applied; read through its per-body view
+/// applied; read through its per-body view
 /// ([`ContactSet::blocks`]), its dense view ([`ContactSet::dense`], built on first use) or
 /// the sparse rows of the free motion ([`ContactSet::free_motion`]).
 pub(crate) struct ContactSet<'a> {
     step: Step<'a>,
     margins: ContactMargins,
-    extra: Option<&'a DVector<f64>>,
     blocks: Option<BlockView<'a>>,
     dense: Option<ContactSnapshot<f64>>,
 }
@@ -110,8 +107,7 @@ pub(crate) struct ContactSet<'a> {
 impl<'a> ContactSet<'a> {
     /// Detects the contacts of `step` within `margins`: into the per-body view kept in
     /// `workspace` (updated in place) when `per_body` and the model has one, else (on first
-    /// use) into the dense snapshot. `extra` is a generalized force added to the step's
-    /// forces (explicit, at the step's start).
+    /// use) into the dense snapshot.
     ///
     /// # Errors
     /// [`SimError::Model`] for a state the snapshot refuses.
@@ -119,7 +115,6 @@ impl<'a> ContactSet<'a> {
         step: &Step<'a>,
         margins: ContactMargins,
         per_body: bool,
-        extra: Option<&'a DVector<f64>>,
         workspace: &'a mut SnapshotWorkspace,
     ) -> Result<Self, SimError> {
         let (model, state) = (step.model, step.state);
@@ -140,11 +135,10 @@ impl<'a> ContactSet<'a> {
             .block
             .as_ref()
             .filter(|_| has_view)
-            .map(|snapshot| BlockView::new(snapshot, step, extra));
+            .map(|snapshot| BlockView::new(snapshot, step));
         Ok(ContactSet {
             step: *step,
             margins,
-            extra,
             blocks,
             dense: None,
         })
@@ -184,9 +178,6 @@ impl<'a> ContactSet<'a> {
                     state.t,
                     &self.margins,
                 )?;
-                if let Some(extra) = self.extra {
-                    snap.forces += extra;
-                }
                 input.apply_implicit(
                     &mut snap.mass_matrix,
                     &mut snap.forces,
@@ -198,21 +189,6 @@ impl<'a> ContactSet<'a> {
             }
         };
         Ok(self.dense.insert(snap))
-    }
-
-    /// The contact set of `step` detected afresh (a workspace of its own, the per-body view
-    /// where the model has one) within `margins`, read as its free motion: for reports and
-    /// searches outside the step's own stages.
-    ///
-    /// # Errors
-    /// As [`ContactSet::detect`] and [`ContactSet::free_motion`].
-    pub(crate) fn fresh_free_motion(
-        step: &Step<'_>,
-        margins: ContactMargins,
-        stepper: &'static str,
-    ) -> Result<crate::free_motion::FreeMotion, SimError> {
-        let mut workspace = SnapshotWorkspace::default();
-        ContactSet::detect(step, margins, true, None, &mut workspace)?.free_motion(stepper)
     }
 }
 
@@ -255,24 +231,11 @@ pub(crate) fn rigid_step<C: ContactModel>(
     contact_model: &mut C,
     step: &Step<'_>,
 ) -> Result<State, SimError> {
-    rigid_step_with_forces(contact_model, step, None)
-}
-
-/// [`rigid_step`] with an `extra` generalized force (explicit, evaluated at the step's
-/// start) added to the step's forces.
-///
-/// # Errors
-/// As the stages.
-pub(crate) fn rigid_step_with_forces<C: ContactModel>(
-    contact_model: &mut C,
-    step: &Step<'_>,
-    extra: Option<&DVector<f64>>,
-) -> Result<State, SimError> {
     contact_model.check_options()?;
     let margins = contact_model.contact_margins(step.model, step.h);
     let per_body = contact_model.per_body_view(step);
     let mut workspace = std::mem::take(contact_model.workspace());
-    let v1 = ContactSet::detect(step, margins, per_body, extra, &mut workspace)
+    let v1 = ContactSet::detect(step, margins, per_body, &mut workspace)
         .and_then(|mut contacts| contact_model.velocity(step, &mut contacts));
     *contact_model.workspace() = workspace;
     crate::pipeline::integrate_and_finish(C::NAME, step, v1?)
@@ -352,14 +315,14 @@ v.z = -0.3
         let model = Model::from_toml_str(SCENE, None).unwrap();
         let state = model.initial_state.clone();
         let h = 0.01;
-        let input = crate::Actuation::from_command(&model, &state, &[0.1]).unwrap();
+        let mut input = crate::actuation::Actuation::from_command(&model, &state, &[0.1]).unwrap();
         assert!(input.has_servos());
+        // an external load: an explicit generalized force beside the servo
+        input.add_generalized_force(&DVector::from_fn(model.nv(), |i, _| 0.1 * i as f64 - 0.2));
         let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
-        let extra = DVector::from_fn(model.nv(), |i, _| 0.1 * i as f64 - 0.2);
         let margins = ContactMargins::speculative(model.contact_margin, h);
         let mut workspace = SnapshotWorkspace::default();
-        let mut set =
-            ContactSet::detect(&step, margins.clone(), true, Some(&extra), &mut workspace).unwrap();
+        let mut set = ContactSet::detect(&step, margins.clone(), true, &mut workspace).unwrap();
         let view = set
             .blocks()
             .expect("a model of root joints has a per-body view");
@@ -391,12 +354,12 @@ v.z = -0.3
         later.q[2] -= 0.004;
         later.t = h;
         let step = crate::pipeline::prepare(&model, &later, &input, h).unwrap();
-        let updated = ContactSet::detect(&step, margins.clone(), true, None, &mut workspace)
+        let updated = ContactSet::detect(&step, margins.clone(), true, &mut workspace)
             .unwrap()
             .blocks()
             .map(|v| (v.snapshot.clone(), v.forces.clone()));
         let mut own = SnapshotWorkspace::default();
-        let fresh = ContactSet::detect(&step, margins.clone(), true, None, &mut own)
+        let fresh = ContactSet::detect(&step, margins.clone(), true, &mut own)
             .unwrap()
             .blocks()
             .map(|v| (v.snapshot.clone(), v.forces.clone()));
@@ -405,7 +368,7 @@ v.z = -0.3
 
         // without the per-body view only the dense view is there
         let mut unused = SnapshotWorkspace::default();
-        let mut dense_only = ContactSet::detect(&step, margins, false, None, &mut unused).unwrap();
+        let mut dense_only = ContactSet::detect(&step, margins, false, &mut unused).unwrap();
         assert!(dense_only.blocks().is_none());
         assert_eq!(dense_only.dense().unwrap().contacts.len(), ncontacts);
     }

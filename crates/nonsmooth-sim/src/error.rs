@@ -54,9 +54,10 @@ pub enum SimError {
         /// Why.
         reason: String,
     },
-    /// A step of [`crate::simulate`] failed: the step index (1-based), the time at the
-    /// start of the failed step, the cause (carrying the solver status for solver
-    /// failures) and the trajectory recorded up to the last good step.
+    /// A step of a run ([`crate::run::simulate`]) failed: the step index (1-based), the time
+    /// at the start of the failed step and the cause (carrying the solver status for solver
+    /// failures). The states recorded before it travel beside the error
+    /// ([`crate::run::Run`]).
     #[error("step {step} at t = {t} failed: {source}")]
     StepFailed {
         /// Step index (1-based).
@@ -65,8 +66,6 @@ pub enum SimError {
         t: f64,
         /// The cause.
         source: Box<SimError>,
-        /// The trajectory recorded up to the last good step.
-        partial: Box<crate::Trajectory>,
     },
 }
 

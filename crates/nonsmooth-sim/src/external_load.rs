@@ -1,10 +1,12 @@
-//! Time-dependent external loads, part of the steppers' public API: a [`PointLoad`] is
-//! applied inside the step by `DrumwrightStepper::step_with_load` and in the right-hand side
-//! of the RK45 and BDF steppers built `with_load`. It is the load of Drumwright 2019, §5.5 (a force
+//! Time-dependent external loads, part of the steppers' public API: a [`PointLoad`]'s
+//! generalized force at the step's start is an explicit force of the step's actuation
+//! ([`crate::actuation::Actuation::add_generalized_force`], applied by every scheme inside
+//! the step), and the RK45 and BDF steppers built `with_load` evaluate it in their right-hand
+//! side. It is the load of Drumwright 2019, §5.5 (a force
 //! at a body point circling on the top face of the box on the elastic foundation) and any force of
 //! fixed direction at a fixed or circling body point.
 
-use crate::SimError;
+use crate::error::SimError;
 use nalgebra::{DVector, Vector3};
 use nonsmooth_core::dynamics::jacobian::point_jacobian;
 use nonsmooth_core::dynamics::kinematics::kinematics;

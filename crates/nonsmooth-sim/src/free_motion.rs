@@ -17,8 +17,10 @@
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use nonsmooth_core::{ContactSnapshot, Dimension, State};
 
-use crate::contact_set::{BlockView, ContactSet};
-use crate::SimError;
+use crate::contact_set::{BlockView, ContactSet, SnapshotWorkspace};
+use crate::error::SimError;
+use crate::pipeline::Step;
+use nonsmooth_core::geometry::ContactMargins;
 
 /// A row (or column) sparse over the velocity coordinates: `(index, value)` pairs with
 /// increasing, distinct indices.
@@ -424,6 +426,21 @@ impl ContactSet<'_> {
         }
         dense_free_motion(self.dense()?, state, h, stepper)
     }
+
+    /// The contact set of `step` detected afresh (a workspace of its own, the per-body view
+    /// where the model has one) within `margins`, read as its free motion: for reports and
+    /// searches outside the step's own stages.
+    ///
+    /// # Errors
+    /// As [`ContactSet::detect`] and [`ContactSet::free_motion`].
+    pub(crate) fn fresh_free_motion(
+        step: &Step<'_>,
+        margins: ContactMargins,
+        stepper: &'static str,
+    ) -> Result<FreeMotion, SimError> {
+        let mut workspace = SnapshotWorkspace::default();
+        ContactSet::detect(step, margins, true, &mut workspace)?.free_motion(stepper)
+    }
 }
 
 /// [`ContactSet::free_motion`] from the dense snapshot `snap` (actuation applied) of any
@@ -560,7 +577,7 @@ pub const FALLBACK_REGULARIZATION: f64 = 1e-3;
 pub(crate) fn regularized_step(
     free: &FreeMotion,
     h: f64,
-) -> Result<(DVector<f64>, Vec<crate::ContactImpulse>), SimError> {
+) -> Result<(DVector<f64>, Vec<crate::stepper::ContactImpulse>), SimError> {
     use nonsmooth_solvers::regularized_contact::{
         solve, Constraint, ConstraintKind, RegularizedContactOptions, RegularizedContactProblem,
     };
@@ -674,7 +691,7 @@ pub(crate) fn regularized_step(
                 Some((n, _)) => (*n, vec![0.0; c.tangents.len()]),
                 None => (0.0, vec![0.0; c.tangents.len()]),
             };
-            crate::ContactImpulse {
+            crate::stepper::ContactImpulse {
                 contact: c.index,
                 normal,
                 tangent,
@@ -696,7 +713,6 @@ pub(crate) fn factor_mass(mass: &DMatrix<f64>, t: f64) -> Result<Cholesky<f64, D
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact_set::SnapshotWorkspace;
     use nonsmooth_core::geometry::ContactMargins;
     use nonsmooth_core::Model;
 
@@ -811,11 +827,10 @@ v.b = [0.0, 0.3, -1.0, 0.0, 0.0, 2.0]
         nonsmooth_core::dynamics::normalize_configuration(&model, &mut state.q).unwrap();
         let h = 0.01;
         let margins = ContactMargins::speculative(model.contact_margin, h);
-        let input = crate::Actuation::none();
+        let input = crate::actuation::Actuation::none();
         let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
         let mut workspace = SnapshotWorkspace::default();
-        let mut set =
-            ContactSet::detect(&step, margins.clone(), true, None, &mut workspace).unwrap();
+        let mut set = ContactSet::detect(&step, margins.clone(), true, &mut workspace).unwrap();
         assert!(
             set.blocks().is_some(),
             "a pile of free bodies has a block view"
@@ -881,7 +896,7 @@ q.ball = [0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0]
         let model = Model::from_toml_str(src, None).unwrap();
         let h = 1e-3;
         let state = model.initial_state.clone();
-        let input = crate::Actuation::none();
+        let input = crate::actuation::Actuation::none();
         let step = crate::pipeline::prepare(&model, &state, &input, h).unwrap();
         let margins = ContactMargins::speculative(model.contact_margin, h);
         let free = ContactSet::fresh_free_motion(&step, margins, "test").unwrap();

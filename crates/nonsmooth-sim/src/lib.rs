@@ -48,7 +48,9 @@ pub mod warnings;
 
 pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
-pub use choice::{choose_stepper, default_stepper, StepperChoice};
+pub use choice::{
+    choose_stepper, default_stepper, RunSettings, StepperChoice, DEFAULT_DT, DEFAULT_DURATION,
+};
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;
 pub use free_motion::MAX_DEPENETRATION_SPEED;
@@ -58,8 +60,11 @@ pub use penalty::{PenaltyIntegrator, PenaltyStepper};
 pub use pipeline::Step;
 pub use recovery::Recoveries;
 pub use registry::{stepper_by_name, STEPPER_NAMES};
-pub use run::{simulate, simulate_recording_impulses, SimOptions, StepImpulses, Trajectory};
+pub use run::{
+    run_simulation, simulate, simulate_recording_impulses, BodyApexes, Run, SimOptions,
+    StepImpulses, Trajectory,
+};
 pub use simulator::{step_contacts, ContactRecord, SimCounters, Simulator};
 pub use stepper::{ContactImpulse, Stepper};
 pub use time_as_state::{ImpactRecord, TimeAsStateDi, TIME_AS_STATE_DI};
-pub use warnings::model_warnings;
+pub use warnings::{load_warnings, model_warnings, stepper_warnings};

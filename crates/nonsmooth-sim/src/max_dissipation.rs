@@ -55,10 +55,11 @@
 //! see `tests/max_dissipation.rs`.
 
 use crate::contact_set::{ContactModel, ContactSet, SnapshotWorkspace};
+use crate::error::SimError;
 use crate::free_motion::{
     stabilized_gap, FreeMotion, MassSolver, RigidContact, RigidLimit, SparseRow,
 };
-use crate::{SimError, Stepper};
+use crate::stepper::Stepper;
 use nalgebra::DVector;
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
@@ -239,7 +240,7 @@ impl Stepper for MaxDissipationStepper {
         self.repeated_solve
     }
 
-    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
+    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::stepper::ContactImpulse>> {
         let Some(last) = &self.last else {
             // No step yet, or a step without active rows: no impulses.
             return Some(Vec::new());
@@ -249,7 +250,7 @@ impl Stepper for MaxDissipationStepper {
                 .iter()
                 .enumerate()
                 .filter(|(_, &contact)| contact != usize::MAX)
-                .map(|(i, &contact)| crate::ContactImpulse {
+                .map(|(i, &contact)| crate::stepper::ContactImpulse {
                     contact,
                     normal: last.normal[i] * h,
                     tangent: (0..last.ntan).map(|j| last.friction(i, j) * h).collect(),
@@ -671,7 +672,7 @@ fn join_closing(
 fn contacts_in_reach(
     model: &Model,
     state: &State,
-    input: &crate::Actuation,
+    input: &crate::actuation::Actuation,
     h: f64,
     v1: &DVector<f64>,
     known: &[RigidContact],

@@ -19,8 +19,9 @@
 //! steps as they need). Floating-joint quaternions are re-normalized after each internal
 //! step.
 
+use crate::error::SimError;
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
-use crate::{SimError, Stepper};
+use crate::stepper::Stepper;
 use nalgebra::{DMatrix, DVector};
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Model, State};
@@ -464,15 +465,13 @@ impl Stepper for BdfStepper {
 ///
 /// Where Newton does not converge within [`max_newton`](Self::max_newton) iterations (the
 /// regularized Coulomb law is very steep around zero slip, e.g. a spinning sphere resting on
-/// the ground), the step is split into two backward-Euler half steps, recursively up to
-/// [`max_halvings`](Self::max_halvings) times; the returned state is still at `t + h`. Only
-/// when the smallest sub-step fails too is the step reported as diverged.
+/// the ground), the step fails with [`SimError::Diverged`], and the time loop's one recovery
+/// ([`crate::recovery`], in every [`crate::simulator::Simulator`]) retries it as
+/// backward-Euler half steps.
 #[derive(Debug, Clone)]
 pub struct ImplicitEulerStepper {
-    /// Newton iteration limit per (sub-)step.
+    /// Newton iteration limit per step.
     pub max_newton: usize,
-    /// How many times a step may be halved when Newton fails.
-    pub max_halvings: u32,
     law: PenaltyStepper,
 }
 
@@ -480,28 +479,7 @@ impl Default for ImplicitEulerStepper {
     fn default() -> Self {
         ImplicitEulerStepper {
             max_newton: 20,
-            max_halvings: 8,
             law: PenaltyStepper::new(PenaltyIntegrator::SymplecticEuler),
-        }
-    }
-}
-
-impl ImplicitEulerStepper {
-    /// One backward-Euler step, halved recursively on Newton failure.
-    fn step_subdivided(
-        &self,
-        model: &Model,
-        state: &State,
-        h: f64,
-        halvings_left: u32,
-    ) -> Result<State, SimError> {
-        match self.newton_step(model, state, h) {
-            Ok(next) => Ok(next),
-            Err(e) if halvings_left == 0 => Err(e),
-            Err(_) => {
-                let mid = self.step_subdivided(model, state, 0.5 * h, halvings_left - 1)?;
-                self.step_subdivided(model, &mid, state.t + h - mid.t, halvings_left - 1)
-            }
         }
     }
 }
@@ -514,7 +492,7 @@ impl Stepper for ImplicitEulerStepper {
     fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
         let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         self.law.input = input.clone();
-        let next = self.step_subdivided(model, state, h, self.max_halvings)?;
+        let next = self.newton_step(model, state, h)?;
         crate::pipeline::finish(self.name(), step, next.q, next.v)
     }
 }

@@ -12,8 +12,9 @@
 //! given an arbitrary stiffness.
 
 use crate::contact_law::{normal_force, regularized_coulomb};
+use crate::error::SimError;
 use crate::pipeline::Step;
-use crate::{SimError, Stepper};
+use crate::stepper::Stepper;
 use nalgebra::DVector;
 use nonsmooth_core::snapshot::ContactSnapshot;
 use nonsmooth_core::{Model, State};
@@ -44,7 +45,7 @@ pub struct PenaltyStepper {
     /// External load added to the right-hand side (used by the ODE baselines).
     pub(crate) load: Option<crate::external_load::PointLoad>,
     /// Actuation of the current step (the ODE baselines read it in their right-hand side).
-    pub(crate) input: crate::Actuation,
+    pub(crate) input: crate::actuation::Actuation,
 }
 
 impl PenaltyStepper {
@@ -54,7 +55,7 @@ impl PenaltyStepper {
             integrator,
             friction_regularization: 1e-4,
             load: None,
-            input: crate::Actuation::none(),
+            input: crate::actuation::Actuation::none(),
         }
     }
 

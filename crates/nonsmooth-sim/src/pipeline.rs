@@ -20,7 +20,8 @@
 //!    stepper). Counters and recoveries are kept by the one time loop that calls the stages,
 //!    [`crate::Simulator::advance`].
 
-use crate::{Actuation, SimError};
+use crate::actuation::Actuation;
+use crate::error::SimError;
 use nalgebra::DVector;
 use nonsmooth_core::dynamics::{check_state, integrate_configuration};
 use nonsmooth_core::{Model, State};
@@ -67,7 +68,9 @@ pub fn prepare<'a>(
     })
 }
 
-/// The step size `h` is positive and finite (a step's, or a [`crate::Simulator`]'s `dt`).
+/// The step size `h` is positive and finite: the one check of a step size, used by every
+/// step ([`prepare`]), by a [`crate::simulator::Simulator`]'s constructor for its `dt` and by a
+/// run's options ([`crate::run::SimOptions::steps`]).
 ///
 /// # Errors
 /// [`SimError::InvalidOption`] naming `dt`.

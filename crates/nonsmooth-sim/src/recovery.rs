@@ -9,11 +9,13 @@
 //! model, state or option, an unsupported model) are not retried. Every recovery is counted
 //! ([`Recoveries`]) in the [`crate::Simulator`]'s counters and in [`crate::Trajectory`].
 
-use crate::{Actuation, SimError, Stepper};
+use crate::actuation::Actuation;
+use crate::error::SimError;
+use crate::stepper::Stepper;
 use nonsmooth_core::{Model, State};
 
-/// Deepest halving of a failed step (a step of h is retried down to h / 64).
-pub const MAX_HALVINGS: u32 = 6;
+/// Deepest halving of a failed step (a step of h is retried down to h / 256).
+pub const MAX_HALVINGS: u32 = 8;
 
 /// Recoveries of failed steps, per kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -69,17 +71,19 @@ pub(crate) fn recoverable(e: &SimError) -> bool {
     }
 }
 
-/// One step of `h` with `input` applied, recovered by halving when it fails (module docs).
+/// One step of `h` with `input` applied, recovered by halving when it fails, down to
+/// `h / 2^max_halvings` (module docs; 0: no recovery).
 ///
 /// # Errors
-/// The first error when it is not recoverable, or the error of the smallest step when the
-/// halvings run out.
+/// The first error when it is not recoverable (or recovery is off), or the error of the
+/// smallest step when the halvings run out.
 pub(crate) fn step_with_recovery(
     stepper: &mut dyn Stepper,
     model: &Model,
     state: &State,
     input: &Actuation,
     h: f64,
+    max_halvings: u32,
     recoveries: &mut Recoveries,
 ) -> Result<State, SimError> {
     match stepper.step_actuated(model, state, input, h) {
@@ -87,10 +91,10 @@ pub(crate) fn step_with_recovery(
             recoveries.count_step(stepper);
             Ok(next)
         }
-        Err(e) if !recoverable(&e) => Err(e),
+        Err(e) if !recoverable(&e) || max_halvings == 0 => Err(e),
         Err(_) => {
             let mut counts = Recoveries::default();
-            let next = halved(stepper, model, state, input, h, MAX_HALVINGS, &mut counts)?;
+            let next = halved(stepper, model, state, input, h, max_halvings, &mut counts)?;
             recoveries.step_halving += 1;
             recoveries.add(&counts);
             Ok(next)

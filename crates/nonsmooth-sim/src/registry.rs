@@ -3,11 +3,12 @@
 
 use crate::anitescu::AnitescuPotraStepper;
 use crate::drumwright::DrumwrightStepper;
+use crate::error::SimError;
 use crate::max_dissipation::MaxDissipationStepper;
 use crate::ode::{BdfStepper, ImplicitEulerStepper, Rk45Stepper};
 use crate::penalty::{PenaltyIntegrator, PenaltyStepper};
+use crate::stepper::Stepper;
 use crate::time_as_state::{TimeAsStateDi, TIME_AS_STATE_DI};
-use crate::{SimError, Stepper};
 
 /// Names accepted by [`stepper_by_name`].
 pub const STEPPER_NAMES: &[&str] = &[

@@ -32,7 +32,10 @@ use nonsmooth_core::{ContactSnapshot, Model, State};
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use crate::{Actuation, ContactImpulse, SimError, Stepper};
+use crate::actuation::Actuation;
+use crate::error::SimError;
+use crate::stepper::ContactImpulse;
+use crate::stepper::Stepper;
 use nonsmooth_core::geometry::ContactMargins;
 
 /// One contact of the last step: the geometry at the start of the step and, where the stepper
@@ -73,7 +76,7 @@ pub struct SimCounters {
     /// Actuator commands clamped to their effort bounds (one per actuator and step).
     pub clamped_commands: usize,
     /// Failed steps recovered by smaller steps ([`crate::recovery`]).
-    pub recoveries: crate::Recoveries,
+    pub recoveries: crate::recovery::Recoveries,
 }
 
 /// A model stepped by one stepper with a step `dt` (see the module docs). `'m` is the lifetime
@@ -89,7 +92,9 @@ pub struct Simulator<'m> {
     previous: Option<(State, f64)>,
     counters: SimCounters,
     warnings: OnceLock<Vec<String>>,
-    choice: crate::StepperChoice,
+    choice: crate::choice::StepperChoice,
+    /// Deepest halving of a failed step ([`crate::recovery`]); 0: no recovery.
+    max_halvings: u32,
 }
 
 impl std::fmt::Debug for Simulator<'_> {
@@ -112,7 +117,7 @@ impl Simulator<'static> {
     /// [`SimError::UnknownStepper`], or [`SimError::InvalidOption`] for a `dt` that is not
     /// positive and finite.
     pub fn new(model: Model, stepper: &str, dt: f64) -> Result<Self, SimError> {
-        let choice = crate::choose_stepper(&model, Some(stepper), dt);
+        let choice = crate::choice::choose_stepper(&model, Some(stepper), dt);
         Self::with_choice(model, choice, dt)
     }
 
@@ -123,11 +128,15 @@ impl Simulator<'static> {
     /// [`SimError::UnknownStepper`] for a model file naming an unknown stepper, or
     /// [`SimError::InvalidOption`] for a `dt` that is not positive and finite.
     pub fn with_default_stepper(model: Model, dt: f64) -> Result<Self, SimError> {
-        let choice = crate::choose_stepper(&model, None, dt);
+        let choice = crate::choice::choose_stepper(&model, None, dt);
         Self::with_choice(model, choice, dt)
     }
 
-    fn with_choice(model: Model, choice: crate::StepperChoice, dt: f64) -> Result<Self, SimError> {
+    fn with_choice(
+        model: Model,
+        choice: crate::choice::StepperChoice,
+        dt: f64,
+    ) -> Result<Self, SimError> {
         let stepper = choice.build()?;
         let mut sim = Self::with_stepper(model, stepper, dt)?;
         sim.choice = choice;
@@ -168,7 +177,7 @@ impl<'m> Simulator<'m> {
     ) -> Result<Self, SimError> {
         crate::pipeline::check_step_size(dt)?;
         let state = model.initial_state.clone();
-        let choice = crate::StepperChoice {
+        let choice = crate::choice::StepperChoice {
             name: stepper.name().to_string(),
             source: "argument",
             reason: "built by the caller".to_string(),
@@ -182,7 +191,16 @@ impl<'m> Simulator<'m> {
             counters: SimCounters::default(),
             warnings: OnceLock::new(),
             choice,
+            max_halvings: crate::recovery::MAX_HALVINGS,
         })
+    }
+
+    /// The same simulator without step recovery: a failed step is an error at once, as the
+    /// bare scheme gives it (for experiments that measure a scheme on its own, e.g. its
+    /// iteration map or its failures).
+    pub fn without_recovery(mut self) -> Self {
+        self.max_halvings = 0;
+        self
     }
 
     /// The stepper (for what it reports about its last step).
@@ -201,7 +219,7 @@ impl<'m> Simulator<'m> {
     }
 
     /// How the stepper was chosen (named, or the model's default and why).
-    pub fn stepper_choice(&self) -> &crate::StepperChoice {
+    pub fn stepper_choice(&self) -> &crate::choice::StepperChoice {
         &self.choice
     }
 
@@ -234,7 +252,7 @@ impl<'m> Simulator<'m> {
     /// each ([`crate::model_warnings`]).
     pub fn warnings(&self) -> &[String] {
         self.warnings
-            .get_or_init(|| crate::model_warnings(&self.model, self.stepper.as_ref()))
+            .get_or_init(|| crate::warnings::model_warnings(&self.model, self.stepper.as_ref()))
     }
 
     /// Steps and clamped commands since construction or the last reset.
@@ -337,21 +355,23 @@ impl<'m> Simulator<'m> {
 
     /// One step of `h` (`dt`, a testbed's sub-step, or the last, shorter step of a run) with
     /// `input` applied: the step recovery ([`crate::recovery`]) wraps the
-    /// stepper's step, and the recoveries are counted.
+    /// stepper's step (unless turned off: [`Simulator::without_recovery`]), and the
+    /// recoveries are counted.
     ///
     /// # Errors
-    /// [`SimError::InvalidOption`] for a bad `h`; the stepper's error when the step fails,
+    /// [`SimError::InvalidOption`] for a bad `h` (checked by the step's first stage,
+    /// [`crate::pipeline::prepare`]); the stepper's error when the step fails,
     /// and [`SimError::Unsupported`] for a stepper that does not advance physical time by
     /// exactly `h` (state left at the last good step in both cases).
     pub fn advance(&mut self, input: &Actuation, h: f64) -> Result<(), SimError> {
-        crate::pipeline::check_step_size(h)?;
-        let mut recoveries = crate::Recoveries::default();
+        let mut recoveries = crate::recovery::Recoveries::default();
         let next = crate::recovery::step_with_recovery(
             self.stepper.as_mut(),
             &self.model,
             &self.state,
             input,
             h,
+            self.max_halvings,
             &mut recoveries,
         );
         self.counters.recoveries.add(&recoveries);

@@ -1,8 +1,9 @@
 //! The [`Stepper`] trait every time-stepping scheme implements (selection by name:
 //! [`crate::registry`]).
 
+use crate::actuation::Actuation;
+use crate::error::SimError;
 use crate::pipeline::Step;
-use crate::{Actuation, SimError};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::{Model, State};
 

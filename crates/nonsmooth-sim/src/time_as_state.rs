@@ -31,7 +31,8 @@ use nonsmooth_impact::lcp::{build_ap_w, clean_round_off};
 use nonsmooth_impact::{ImpactError, ImpactLcp, ImpactProblem, COLLIDING_TOL};
 use nonsmooth_solvers::lcp::{lemke, Lcp, LemkeOptions};
 
-use crate::{SimError, Stepper};
+use crate::error::SimError;
+use crate::stepper::Stepper;
 
 /// The stepper's name.
 pub const TIME_AS_STATE_DI: &str = "time-as-state-di";
@@ -279,7 +280,7 @@ impl Stepper for TimeAsStateDi {
     /// crosses `t + h` is not shortened; the state returned is the point of its path at
     /// `t + h` (dense output), and the next step, started from that state, continues from the
     /// sub-step's end. A step started from any other state starts afresh.
-    fn advance(&mut self, step: &crate::Step<'_>) -> Result<State, SimError> {
+    fn advance(&mut self, step: &crate::pipeline::Step<'_>) -> Result<State, SimError> {
         let (model, state, input, h) = (step.model, step.state, step.input, step.h);
         if !input.is_none() {
             return Err(SimError::Unsupported {

@@ -5,19 +5,34 @@
 //! restitution that the stepper does not apply (its contacts end inelastic or follow the
 //! compliant law).
 
-use crate::Stepper;
+use crate::stepper::Stepper;
 use nonsmooth_core::Model;
 
 /// Warnings about `model` under `stepper`, one line each, naming the colliders or the
-/// material.
+/// material: [`load_warnings`], then [`stepper_warnings`].
 pub fn model_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
+    let mut out = load_warnings(model);
+    out.extend(stepper_warnings(model, stepper));
+    out
+}
+
+/// What the model itself leaves out, whatever runs it (said when it is loaded): its import's
+/// warnings, the collision geometry's, and colliders that start inside each other.
+pub fn load_warnings(model: &Model) -> Vec<String> {
     let mut out = model.import_warnings.clone();
     out.extend(model.geometry_warnings());
     out.extend(penetration_warnings(model));
-    if !stepper.honours_restitution() {
-        out.extend(restitution_warnings(model, stepper));
-    }
     out
+}
+
+/// What `stepper` leaves out of `model` (said when a run or a simulator chooses it): a
+/// material's restitution the scheme does not apply.
+pub fn stepper_warnings(model: &Model, stepper: &dyn Stepper) -> Vec<String> {
+    if stepper.honours_restitution() {
+        Vec::new()
+    } else {
+        restitution_warnings(model, stepper)
+    }
 }
 
 /// Depth (m) beyond which a collider pair that starts inside each other is reported.
@@ -71,7 +86,7 @@ fn penetration_warnings(model: &Model) -> Vec<String> {
                 name(*b),
                 -gap,
                 state.t,
-                crate::MAX_DEPENETRATION_SPEED
+                crate::free_motion::MAX_DEPENETRATION_SPEED
             )
         })
         .collect();

@@ -191,7 +191,7 @@ impl Lcg {
 #[test]
 fn squeezed_box_at_mu_100_stays_put_for_1000_steps() {
     let model = squeeze_model(100.0);
-    let stepper = AnitescuPotraStepper::default();
+    let mut stepper = AnitescuPotraStepper::default();
     let mut s = model.initial_state.clone();
     let x0 = s.q.clone();
     let u = DVector::from_vec(vec![20.0, 20.0]);
@@ -357,7 +357,7 @@ fn grasp_plant(mu: f64) -> Model {
 fn extracted_grasp_states_solve_with_small_residual_and_bounded_velocity() {
     for mu in [1.0, 100.0] {
         let model = grasp_plant(mu);
-        let stepper = AnitescuPotraStepper::default();
+        let mut stepper = AnitescuPotraStepper::default();
         // Separating contacts: no impulse, v₁ = v_free.
         let s = State {
             q: DVector::from_row_slice(&SEPARATING_Q),
@@ -434,7 +434,7 @@ fn randomized_scenes_never_jump_and_solve_to_small_residual() {
     for mu in [0.1, 1.0, 100.0] {
         let ground = box_on_ground(mu);
         let squeeze = squeeze_model(mu);
-        let stepper = AnitescuPotraStepper::default();
+        let mut stepper = AnitescuPotraStepper::default();
         for case in 0..60 {
             let (model, state) = if case % 2 == 0 {
                 // Tilted box near the ground: 1 to 4 corner contacts, gap in [−1, 4] mm.
@@ -487,7 +487,7 @@ fn sliding_ball_on_prismatic_joints_brakes_at_mu_g() {
     let text = include_str!("../../../examples/ball_on_ground.toml");
     let mut model = Model::from_toml_str(text, None).unwrap();
     model.initial_state.q[1] = 0.1;
-    let stepper = AnitescuPotraStepper::default();
+    let mut stepper = AnitescuPotraStepper::default();
     let mut state = model.initial_state.clone();
     for _ in 0..500 {
         let (next, r) = stepper.step_report(&model, &state, H).unwrap();

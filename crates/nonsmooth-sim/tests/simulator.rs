@@ -319,7 +319,7 @@ fn the_run_loop_records_impulses() {
     // A stepper without impulses records none; a failed run (a penalty scheme on rigid
     // contact) keeps one entry per recorded state.
     let mut st = nonsmooth_sim::stepper_by_name("penalty-symplectic").unwrap();
-    let err = nonsmooth_sim::simulate_recording_impulses(
+    let run = nonsmooth_sim::run_simulation(
         &model,
         st.as_mut(),
         &model.initial_state,
@@ -327,12 +327,14 @@ fn the_run_loop_records_impulses() {
             record_every: 1,
             ..options
         },
+        true,
         &mut |_, _| {},
     )
-    .unwrap_err();
-    let nonsmooth_sim::SimError::StepFailed { partial, .. } = err else {
-        panic!("{err}");
+    .unwrap();
+    let Some(nonsmooth_sim::SimError::StepFailed { .. }) = run.failure else {
+        panic!("{:?}", run.failure);
     };
+    let partial = run.trajectory;
     assert_eq!(partial.impulses.len(), partial.t.len());
     assert!(partial.impulses.iter().all(|i| i.is_none()));
 }

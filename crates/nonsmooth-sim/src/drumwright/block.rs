@@ -297,11 +297,11 @@ impl DrumwrightStepper {
         h: f64,
     ) -> Result<Option<StageComparison>, SimError> {
         // The per-body view of the shared contact-set stage, within the model's margin.
-        let none = crate::Actuation::none();
+        let none = crate::actuation::Actuation::none();
         let step = crate::pipeline::prepare(model, state, &none, h)?;
         let margins = ContactMargins::uniform(model.contact_margin);
         let mut workspace = SnapshotWorkspace::default();
-        let contacts = ContactSet::detect(&step, margins, true, None, &mut workspace)?;
+        let contacts = ContactSet::detect(&step, margins, true, &mut workspace)?;
         let Some(view) = contacts.blocks() else {
             return Ok(None);
         };

@@ -32,8 +32,8 @@
 //! the step is checked; the contact set of its start state is detected once, within
 //! [`Stepper::contact_margins`] (the speculative margins with
 //! [`DrumwrightOptions::velocity_margin`]), with the actuation added to M and f (servos
-//! implicitly) and the external load of [`DrumwrightStepper::step_with_load`], if any, added
-//! to f (explicit, as the paper's f in eqs 36–39); this module's contact-model stage
+//! implicitly; an external load is an explicit force of the actuation, as the paper's f in
+//! eqs 36–39, [`crate::external_load`]); this module's contact-model stage
 //! computes `v₁`; the configuration is integrated and the new state checked. The code of
 //! this module is what differs from the other rigid schemes:
 //! - the rows with their compliance laws (D3 inclusion, D6 Hertz and Hunt–Crossley
@@ -219,7 +219,8 @@
 //! 0.92 M (kinematics, RNEA, narrow phase), assembling the sparse program 0.58 M, the
 //! normal stage 0.17 M.
 
-use crate::{SimError, Stepper};
+use crate::error::SimError;
+use crate::stepper::Stepper;
 use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
@@ -1192,27 +1193,6 @@ pub fn y_form_velocity(snap: &ContactSnapshot<f64>, h: f64) -> Result<DVector<f6
     Ok(&snap.v + chol.solve(&(g.transpose() * lambda + &snap.forces)) * h)
 }
 
-impl DrumwrightStepper {
-    /// One step with an additional external load evaluated at the start of the step
-    /// (explicit in f, as the paper's f in eqs 36–39), added to the step's forces by the
-    /// shared contact-set stage.
-    ///
-    /// # Errors
-    /// As [`Stepper::step`], plus an invalid load.
-    pub fn step_with_load(
-        &mut self,
-        model: &Model,
-        state: &State,
-        h: f64,
-        load: &crate::external_load::PointLoad,
-    ) -> Result<State, SimError> {
-        let none = crate::Actuation::none();
-        let step = crate::pipeline::prepare(model, state, &none, h)?;
-        let extra = load.generalized(model, &state.q, state.t)?;
-        crate::contact_set::rigid_step_with_forces(self, &step, Some(&extra))
-    }
-}
-
 impl ContactModel for DrumwrightStepper {
     const NAME: &'static str = "drumwright";
 
@@ -1273,12 +1253,12 @@ impl Stepper for DrumwrightStepper {
         }
     }
 
-    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::ContactImpulse>> {
+    fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::stepper::ContactImpulse>> {
         Some(
             self.last
                 .contacts
                 .iter()
-                .map(|c| crate::ContactImpulse {
+                .map(|c| crate::stepper::ContactImpulse {
                     contact: c.contact,
                     normal: c.normal * h,
                     tangent: c.tangent.iter().map(|t| t * h).collect(),
