@@ -25,3 +25,4 @@ mod snapshot_basic;
 mod support;
 mod urdf_import;
 mod urdf_inertia;
+mod urdf_ros_files;

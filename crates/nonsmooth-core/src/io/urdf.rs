@@ -1,4 +1,5 @@
-//! URDF import (via `urdf-rs`): links become bodies, joints become joints, sphere and box
+//! URDF import: the text is read into `urdf_rs`'s types by [`parse`] (as forgiving as
+//! urdfdom, every error located), then links become bodies, joints become joints and
 //! collision elements become colliders. Decisions where URDF and [`Model`] differ:
 //! - the body frame is the link frame; the inertial origin gives the centre of mass and the
 //!   inertia is rotated into link axes, I_link = R I Rᵀ;
@@ -30,7 +31,9 @@
 //!   such link gets a warning; only a singular mass matrix is refused (naming the joint);
 //! - an inertia whose entries are all below 1e-12 of the robot's largest inertia entry is
 //!   rounding noise (an export's ±1e-20): set to zero, with a warning;
-//! - `mimic` couplings and velocity limits are not enforced: one warning lists the joints;
+//! - `mimic` couplings, velocity limits and joint friction (`<dynamics friction>`) are not
+//!   enforced: one warning each lists the joints; `<gazebo>` contact parameters get one
+//!   warning ([`parse`]);
 //! - what an import leaves out or approximates is in [`Model::import_warnings`];
 //! - colliders use the default material (μ = 0.5, rigid);
 //! - with [`UrdfOptions::actuators`], every revolute/continuous/prismatic joint gets an
@@ -40,6 +43,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use nalgebra::{DVector, Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+
+mod parse;
 
 use super::load::{topological_order, unit_vector};
 use super::spans::{FieldPath, Seg};
@@ -603,61 +608,6 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
     }
 }
 
-/// `src` without the `<texture>` elements that name no file (`<texture />`, as iCub's URDF
-/// has): urdfdom and Pinocchio accept them, urdf-rs requires `filename`. A texture is drawn,
-/// never simulated, so nothing of the model is lost.
-fn without_empty_textures(src: &str) -> std::borrow::Cow<'_, str> {
-    if !src.contains("<texture") {
-        return src.into();
-    }
-    let mut out = String::with_capacity(src.len());
-    let mut rest = src;
-    while let Some(at) = rest.find("<texture") {
-        out.push_str(&rest[..at]);
-        let tag = &rest[at..];
-        let Some(close) = tag.find('>') else {
-            rest = tag;
-            break;
-        };
-        let head = &tag[..=close];
-        let keep =
-            head.contains("filename") || !head[8..].starts_with([' ', '\t', '\n', '\r', '/', '>']);
-        let end = if keep {
-            None
-        } else if head.ends_with("/>") {
-            Some(close + 1)
-        } else {
-            tag.find("</texture>").map(|e| e + "</texture>".len())
-        };
-        match end {
-            Some(end) => rest = &tag[end..],
-            None => {
-                out.push_str(head);
-                rest = &tag[close + 1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out.into()
-}
-
-/// 1-based line of the element `<tag ... name="name"`, searched textually.
-fn find_line(src: &str, tag: &str, name: &str) -> Option<usize> {
-    let needle = format!("name=\"{name}\"");
-    let open = format!("<{tag}");
-    let mut from = 0;
-    while let Some(pos) = src[from..].find(&needle) {
-        let at = from + pos;
-        if let Some(lt) = src[..at].rfind('<') {
-            if src[lt..].starts_with(&open) {
-                return Some(src[..at].matches('\n').count() + 1);
-            }
-        }
-        from = at + needle.len();
-    }
-    None
-}
-
 fn pose(p: &urdf_rs::Pose) -> Isometry3<f64> {
     Isometry3::from_parts(
         Translation3::new(p.xyz[0], p.xyz[1], p.xyz[2]),
@@ -673,8 +623,13 @@ impl Model {
         file: Option<&str>,
         options: &UrdfOptions,
     ) -> Result<Model, ModelError> {
+        let parse::UrdfDocument {
+            mut robot,
+            lines,
+            mut warnings,
+        } = parse::read(src, file)?;
         let import = UrdfImport {
-            src,
+            lines,
             file,
             options,
             base_dir: file
@@ -682,17 +637,6 @@ impl Model {
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
         };
-        let mut robot = urdf_rs::read_from_string(&without_empty_textures(src)).map_err(|e| {
-            ModelError::Urdf {
-                location: Location {
-                    file: file.map(str::to_string),
-                    line: None,
-                    field: String::new(),
-                },
-                message: e.to_string(),
-            }
-        })?;
-        let mut warnings = Vec::new();
         zero_negligible_inertias(&mut robot, &mut warnings);
         let world_collisions = merge_massless_links(
             &mut robot,
@@ -718,7 +662,8 @@ impl Model {
     }
 }
 
-/// Warns about what the model does not enforce: `mimic` couplings and velocity limits.
+/// Warns about what the model does not enforce: `mimic` couplings, velocity limits and joint
+/// friction.
 fn warn_unenforced(robot: &urdf_rs::Robot, warnings: &mut Vec<String>) {
     let mimic: Vec<&str> = robot
         .joints
@@ -730,6 +675,18 @@ fn warn_unenforced(robot: &urdf_rs::Robot, warnings: &mut Vec<String>) {
         warnings.push(format!(
             "`mimic` couplings are not enforced (the joints move freely): {}",
             mimic.join(", ")
+        ));
+    }
+    let frictional: Vec<&str> = robot
+        .joints
+        .iter()
+        .filter(|j| j.dynamics.as_ref().is_some_and(|d| d.friction != 0.0))
+        .map(|j| j.name.as_str())
+        .collect();
+    if !frictional.is_empty() {
+        warnings.push(format!(
+            "joint friction (`<dynamics friction>`) is not modelled (damping is): {}",
+            frictional.join(", ")
         ));
     }
     let velocity_limited = robot
@@ -745,11 +702,11 @@ fn warn_unenforced(robot: &urdf_rs::Robot, warnings: &mut Vec<String>) {
     }
 }
 
-/// A URDF document being imported: its text and file (to locate errors), the options and
-/// the folder that relative mesh paths start from.
+/// A URDF document being imported: where its links and joints are written and its file (to
+/// locate errors), the options and the folder that relative mesh paths start from.
 struct UrdfImport<'a> {
-    /// The URDF text.
-    src: &'a str,
+    /// The lines of the document's links and joints.
+    lines: parse::ElementLines,
     /// Its file, for error messages.
     file: Option<&'a str>,
     /// The import options.
@@ -889,7 +846,7 @@ impl UrdfImport<'_> {
     fn locate(&self, tag: &str, name: &str, field: String) -> Location {
         Location {
             file: self.file.map(str::to_string),
-            line: find_line(self.src, tag, name),
+            line: self.lines.line(tag, name),
             field,
         }
     }
