@@ -11,6 +11,7 @@ mod dynamics_jacobian;
 mod dynamics_mass_matrix;
 mod dynamics_rnea;
 mod dynamics_spatial;
+mod fuzz_regressions;
 mod geometry_primitives;
 mod io_errors;
 mod io_examples;

@@ -1,9 +1,10 @@
 //! Triangle-mesh files (STL, OBJ) for mesh colliders.
 //!
-//! [`read_mesh_file`] reads an STL (ASCII or binary) or OBJ file into a [`MeshData`]: one
-//! vertex list and one triangle list, with vertices at bit-identical positions merged (so
-//! that the topology is that of the surface, whatever the file format splits it into), and
-//! every vertex multiplied by a per-axis scale. [`validate_mesh`] rejects meshes that cannot
+//! [`read_mesh_file`] reads an STL (ASCII or binary) or OBJ file, and [`read_mesh_bytes`] its
+//! contents already in memory, into a [`MeshData`]: one vertex list and one triangle list,
+//! with vertices at bit-identical positions merged (so that the topology is that of the
+//! surface, whatever the file format splits it into), and every vertex multiplied by a
+//! per-axis scale. [`validate_mesh`] rejects meshes that cannot
 //! be used at all (no triangles, non-finite coordinates, dangling indices) with a typed
 //! [`ModelError`]; [`mesh_warnings`] describes meshes that can be used but are suspicious for
 //! a collider (open, non-manifold, degenerate triangles).
@@ -32,20 +33,59 @@ pub struct MeshData {
 /// most this fraction of its longest edge squared (the sine of its largest angle, roughly).
 const DEGENERATE_REL_TOL: f64 = 1e-10;
 
-/// The mesh file formats [`read_mesh_file`] knows.
+/// The mesh file formats [`read_mesh_file`] and [`read_mesh_bytes`] know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub enum MeshFormat {
+    /// STL, ASCII or binary (told apart by the contents).
     Stl,
+    /// Wavefront OBJ.
     Obj,
+}
+
+impl MeshFormat {
+    /// The format a file name's extension names (case-insensitive `.stl` / `.obj`), if any.
+    pub fn from_path(path: &Path) -> Option<MeshFormat> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("stl") => Some(MeshFormat::Stl),
+            Some(ext) if ext.eq_ignore_ascii_case("obj") => Some(MeshFormat::Obj),
+            _ => None,
+        }
+    }
 }
 
 /// Reads an STL (ASCII or binary, via `stl_io`; duplicate vertices merged as `stl_io`'s
 /// `IndexedMesh` does) or OBJ (via `tobj`: triangulated, all models of the file merged) file,
 /// dispatching on the extension (case-insensitive `.stl` / `.obj`), and multiplies every
-/// vertex by `scale` componentwise.
+/// vertex by `scale` componentwise: [`read_mesh_bytes`] on the file's contents.
 ///
 /// `field` is the model-file field that names the mesh (e.g. `colliders[3].shape.mesh`), used
 /// in error locations.
+///
+/// # Errors
+/// - an extension other than `.stl` / `.obj`, or a file that cannot be read:
+///   [`ModelError::Io`] naming the path, with what went wrong;
+/// - as [`read_mesh_bytes`], with the path as the mesh's name.
+pub fn read_mesh_file(
+    path: &Path,
+    scale: Vector3<f64>,
+    field: &str,
+) -> Result<MeshData, ModelError> {
+    let name = path.display().to_string();
+    check_scale(scale, &name, field)?;
+    let io_error = |message: String| ModelError::Io {
+        path: name.clone(),
+        message,
+    };
+    let format = MeshFormat::from_path(path)
+        .ok_or_else(|| io_error("unknown mesh file extension (expected .stl or .obj)".into()))?;
+    let bytes = std::fs::read(path).map_err(|e| io_error(describe_io_error(&e)))?;
+    read_mesh_bytes(&bytes, format, scale, &name, field)
+}
+
+/// Reads an STL or OBJ mesh from the contents of a file (`bytes`, in `format`), and multiplies
+/// every vertex by `scale` componentwise. `name` names the mesh's source in errors (a path, or
+/// any label for a mesh that never was a file) and `field` is the model-file field that names
+/// the mesh (e.g. `colliders[3].shape.mesh`).
 ///
 /// Details:
 /// - vertices at bit-identical positions are merged in both formats (with `-0.0` and `0.0`
@@ -60,58 +100,31 @@ enum Format {
 ///
 /// # Errors
 /// - a non-finite or zero scale component: [`ModelError::InvalidValue`];
-/// - an extension other than `.stl` / `.obj`, a file that cannot be read, or a file the
-///   parser rejects: [`ModelError::Io`] naming the path, with what went wrong;
+/// - contents the parser rejects: [`ModelError::Io`] with `name` as the path and the
+///   parser's message;
 /// - a mesh that fails [`validate_mesh`] (e.g. an empty file, a NaN coordinate): the typed
-///   error of [`validate_mesh`], with the path in [`Location::file`].
-pub fn read_mesh_file(
-    path: &Path,
+///   error of [`validate_mesh`], with `name` in [`Location::file`].
+pub fn read_mesh_bytes(
+    bytes: &[u8],
+    format: MeshFormat,
     scale: Vector3<f64>,
+    name: &str,
     field: &str,
 ) -> Result<MeshData, ModelError> {
-    let name = path.display().to_string();
-    if let Some(bad) = scale.iter().find(|c| !c.is_finite()) {
-        return Err(ModelError::InvalidValue {
-            location: file_location(&name, field),
-            reason: format!(
-                "mesh scale [{}, {}, {}] is not finite ({bad})",
-                scale.x, scale.y, scale.z
-            ),
-        });
-    }
-    if scale.iter().any(|&c| c == 0.0) {
-        return Err(ModelError::InvalidValue {
-            location: file_location(&name, field),
-            reason: format!(
-                "mesh scale [{}, {}, {}] has a zero component (the mesh would be flat)",
-                scale.x, scale.y, scale.z
-            ),
-        });
-    }
-    let io_error = |message: String| ModelError::Io {
-        path: name.clone(),
-        message,
-    };
-    let format = match path.extension().and_then(|e| e.to_str()) {
-        Some(ext) if ext.eq_ignore_ascii_case("stl") => Format::Stl,
-        Some(ext) if ext.eq_ignore_ascii_case("obj") => Format::Obj,
-        _ => {
-            return Err(io_error(
-                "unknown mesh file extension (expected .stl or .obj)".into(),
-            ))
-        }
-    };
-    let bytes = std::fs::read(path).map_err(|e| io_error(describe_io_error(&e)))?;
+    check_scale(scale, name, field)?;
     let (positions, triangles) = if bytes.iter().all(u8::is_ascii_whitespace) {
         // Neither parser has a useful message for an empty file: let `validate_mesh` say
         // "empty mesh" with a typed error.
         (Vec::new(), Vec::new())
     } else {
         match format {
-            Format::Stl => parse_stl(&bytes),
-            Format::Obj => parse_obj(&bytes),
+            MeshFormat::Stl => parse_stl(bytes),
+            MeshFormat::Obj => parse_obj(bytes),
         }
-        .map_err(io_error)?
+        .map_err(|message| ModelError::Io {
+            path: name.to_string(),
+            message,
+        })?
     };
     let (positions, mut triangles) = weld(positions, triangles);
     let mirrored = scale.iter().filter(|&&c| c < 0.0).count() % 2 == 1;
@@ -127,8 +140,31 @@ pub fn read_mesh_file(
             .collect(),
         triangles,
     };
-    validate_mesh(&mesh, Some(&name), field)?;
+    validate_mesh(&mesh, Some(name), field)?;
     Ok(mesh)
+}
+
+/// Rejects a mesh scale with a non-finite or zero component.
+fn check_scale(scale: Vector3<f64>, name: &str, field: &str) -> Result<(), ModelError> {
+    if let Some(bad) = scale.iter().find(|c| !c.is_finite()) {
+        return Err(ModelError::InvalidValue {
+            location: file_location(name, field),
+            reason: format!(
+                "mesh scale [{}, {}, {}] is not finite ({bad})",
+                scale.x, scale.y, scale.z
+            ),
+        });
+    }
+    if scale.iter().any(|&c| c == 0.0) {
+        return Err(ModelError::InvalidValue {
+            location: file_location(name, field),
+            reason: format!(
+                "mesh scale [{}, {}, {}] has a zero component (the mesh would be flat)",
+                scale.x, scale.y, scale.z
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Checks that a mesh can be used: it has at least one triangle, every vertex coordinate is
@@ -546,6 +582,45 @@ mod tests {
         a.sort_by(|p, q| p.partial_cmp(q).unwrap());
         b.sort_by(|p, q| p.partial_cmp(q).unwrap());
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn bytes_in_memory_read_as_the_file_does() {
+        for (name, format) in [("cube.stl", MeshFormat::Stl), ("cube.obj", MeshFormat::Obj)] {
+            let path = fixture(name);
+            assert_eq!(MeshFormat::from_path(&path), Some(format));
+            let bytes = std::fs::read(&path).unwrap();
+            let scale = Vector3::new(2.0, -1.0, 0.5);
+            let from_file = read_mesh_file(&path, scale, "mesh").unwrap();
+            let from_bytes = read_mesh_bytes(&bytes, format, scale, "part", "mesh").unwrap();
+            assert_eq!(from_bytes, from_file);
+        }
+        assert_eq!(
+            MeshFormat::from_path(Path::new("part.STL")),
+            Some(MeshFormat::Stl)
+        );
+        assert_eq!(MeshFormat::from_path(Path::new("part.ply")), None);
+        // Errors name the mesh by the name given.
+        match read_mesh_bytes(
+            b"v 0 0 0\nf 1 2 3\n",
+            MeshFormat::Obj,
+            ones(),
+            "part",
+            "mesh",
+        ) {
+            Err(ModelError::Io { path, message }) => {
+                assert_eq!(path, "part");
+                assert!(message.contains("invalid OBJ"), "{message}");
+            }
+            other => panic!("unexpected result {other:?}"),
+        }
+        match read_mesh_bytes(b" \n", MeshFormat::Stl, ones(), "part", "mesh") {
+            Err(ModelError::InvalidValue { location, reason }) => {
+                assert_eq!(location.file.as_deref(), Some("part"));
+                assert!(reason.contains("empty mesh"), "{reason}");
+            }
+            other => panic!("unexpected result {other:?}"),
+        }
     }
 
     #[test]

@@ -59,6 +59,13 @@ pub struct ParameterAxis {
     pub values: Vec<f64>,
 }
 
+impl ParameterAxis {
+    /// The most values an axis may have (N of `PATH=LO:HI:N`). The values are stored when the
+    /// axis is read, and every value is a model built (and, in a stability sweep, an SDP
+    /// solved): a larger N is a typing error, which would otherwise exhaust the memory.
+    pub const MAX_VALUES: usize = 1_000_000;
+}
+
 impl FromStr for ParameterAxis {
     type Err = ModelError;
 
@@ -86,6 +93,15 @@ impl FromStr for ParameterAxis {
                 .ok()
                 .filter(|n| *n >= 1)
                 .ok_or_else(|| invalid(s, &format!("N = `{n}` is not a count ≥ 1")))?;
+            if n > ParameterAxis::MAX_VALUES {
+                return Err(invalid(
+                    s,
+                    &format!(
+                        "N = {n} values is more than an axis may have ({})",
+                        ParameterAxis::MAX_VALUES
+                    ),
+                ));
+            }
             if n == 1 {
                 vec![lo]
             } else {
