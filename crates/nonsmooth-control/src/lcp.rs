@@ -4,9 +4,10 @@ use nalgebra::{DMatrix, DVector};
 use nonsmooth_solvers::lcp::{lcp_residuals, lemke, Lcp, LcpSolution, LemkeOptions, Mlcp};
 use nonsmooth_solvers::{Residuals, SolveStatus, SolverError};
 
+use crate::elimination::check_realizable;
 use crate::elimination::{Elimination, RowLabel};
 use crate::error::ControlError;
-use crate::problem::{check_realizable, IdProblem};
+use crate::problem::IdProblem;
 use crate::{IdOptions, IdSolution, IdStatus, Variant};
 
 /// The corrected Anitescu–Potra LCP of ID_LCP,μ (eq 64 with errata E4, E5), for the

@@ -5,9 +5,7 @@ use nonsmooth_core::dynamics::{kinematics, point_jacobian};
 use nonsmooth_core::geometry::tangent_basis;
 use nonsmooth_core::{BodyId, ContactSnapshot, Model};
 
-use crate::elimination::Elimination;
 use crate::error::ControlError;
-use crate::Variant;
 
 /// One contact as Jacobian rows (paper Appendix B: row i of N is `(Jᵢᵀ[n̂; r × n̂])ᵀ`).
 #[derive(Debug, Clone, PartialEq)]
@@ -430,55 +428,4 @@ impl IdProblem {
             }
         }
     }
-}
-
-/// Tolerance scale of the realizability test.
-const REALIZABLE_TOL: f64 = 1e-9;
-
-/// Erratum E15: a contact row whose normal velocity is fixed by the prescribed joints
-/// (`Nᵢ M̃⁻¹ = 0`, M̃⁻¹ of the elimination of P) and would penetrate faster than φ/Δt allows
-/// makes every variant infeasible; for the no-slip LCP the same holds for a tangent row with
-/// `Tᵢ M̃⁻¹ = 0` and non-zero prescribed slip.
-pub(crate) fn check_realizable(
-    problem: &IdProblem,
-    elim: &Elimination,
-    variant: Variant,
-) -> Result<(), ControlError> {
-    let scale = problem.minv.amax().max(1e-300);
-    let vscale = 1.0 + elim.vhat.amax();
-    for (i, c) in problem.contacts.iter().enumerate() {
-        let coupled = |row: nalgebra::DVectorView<f64>| {
-            (&elim.mt * row).amax() > REALIZABLE_TOL * scale * row.amax().max(1e-300)
-        };
-        if !coupled(c.normal_row.column(0)) {
-            let w = c.normal_row.dot(&elim.vhat) + c.gap / problem.dt;
-            if w < -REALIZABLE_TOL * vscale * c.normal_row.amax().max(1.0) {
-                return Err(ControlError::InfeasibleDesired {
-                    variant: variant.name(),
-                    reason: format!(
-                        "contact {i}: its normal velocity is fixed by the actuated joints \
-                         (N_i M~^-1 = 0) and the desired motion gives N_i v + phi/dt = {w:e} < 0"
-                    ),
-                });
-            }
-        }
-        if variant == Variant::LcpNoSlip {
-            for j in 0..c.tangent_rows.nrows() {
-                let row = c.tangent_rows.row(j).transpose();
-                if !coupled(row.column(0)) {
-                    let s = row.dot(&elim.vhat);
-                    if s.abs() > REALIZABLE_TOL * vscale * row.amax().max(1.0) {
-                        return Err(ControlError::InfeasibleDesired {
-                            variant: variant.name(),
-                            reason: format!(
-                                "contact {i}: tangent {j} velocity is fixed by the actuated \
-                                 joints and the desired motion slips ({s:e}) under no slip"
-                            ),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
 }

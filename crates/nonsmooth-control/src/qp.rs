@@ -50,10 +50,11 @@ use nonsmooth_solvers::conic::{ConicSolution, Qp};
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
 use crate::active_set::{status_of, ActiveSet, QpPoint, ReducedQp, ACCEPT_TOL};
+use crate::elimination::check_realizable;
 use crate::elimination::Elimination;
 use crate::error::ControlError;
 use crate::lcp::{assemble, split_coulomb, SolveReport};
-use crate::problem::{check_realizable, IdProblem};
+use crate::problem::IdProblem;
 use crate::{IdOptions, IdSolution, IdStats, IdStatus, StageTwoObjective, Variant};
 
 /// Relative rank tolerance of the factor `B` of `M̃⁻¹` (its null space, the actuated

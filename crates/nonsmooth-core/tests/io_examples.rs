@@ -69,7 +69,29 @@ fn sliding_box_loads() {
 fn quadruped_loads() {
     let m = load("quadruped.toml");
     assert_eq!((m.nq(), m.nv(), m.nu(), m.bodies.len()), (19, 18, 12, 13));
-    assert_eq!(m.colliders.len(), 5);
+    // the ground, the four point feet, the trunk's box and a capsule on each thigh and shank
+    assert_eq!(m.colliders.len(), 14);
+    let ground = m.colliders.iter().position(|c| c.name == "ground").unwrap();
+    let trunk = m
+        .colliders
+        .iter()
+        .position(|c| c.name == "trunk_box")
+        .unwrap();
+    let shank = m
+        .colliders
+        .iter()
+        .position(|c| c.name == "fl_shank_capsule")
+        .unwrap();
+    let foot = m
+        .colliders
+        .iter()
+        .position(|c| c.name == "fl_foot")
+        .unwrap();
+    // the trunk and the legs touch the ground, not each other or the feet
+    assert!(nonsmooth_core::geometry::may_touch(&m, trunk, ground));
+    assert!(nonsmooth_core::geometry::may_touch(&m, shank, ground));
+    assert!(!nonsmooth_core::geometry::may_touch(&m, trunk, shank));
+    assert!(!nonsmooth_core::geometry::may_touch(&m, foot, shank));
     // Topological order: every parent precedes its child.
     for (i, j) in m.joints.iter().enumerate() {
         assert_eq!(j.child, i);

@@ -165,7 +165,7 @@ pub fn grasp_task_metrics(
 }
 
 /// Writes `grasp_viewer.html`, the report's player of the low-friction grasp: every
-/// controller's run overlaid (thinned to [`crate::locomotion::PLAYER_FRAMES`] frames each).
+/// controller's run overlaid (thinned to [`crate::testbed::PLAYER_FRAMES`] frames each).
 fn grasp_player(
     ctx: &RunContext,
     runs: &[GraspRun],
@@ -190,7 +190,7 @@ fn grasp_player(
                 &traj,
                 ctrl.clone(),
                 status,
-                crate::locomotion::PLAYER_FRAMES,
+                crate::testbed::PLAYER_FRAMES,
             )
         })
         .collect();
@@ -243,7 +243,7 @@ pub fn grasp_tasks(
             for (name, value) in run_metrics(ctrl, *f, rec) {
                 out.metric(&name, value);
             }
-            crate::locomotion::record_pass_marks(
+            crate::testbed::record_pass_marks(
                 out,
                 &format!("{ctrl}_grasp_{}", friction.id()),
                 rec.dropped.is_some() || rec.failure.is_some(),

@@ -27,6 +27,7 @@ pub mod optimal_control;
 pub use nonsmooth_sim::scenes;
 #[cfg(feature = "stability")]
 pub mod stability;
+mod testbed;
 
 use nonsmooth_report::{Registry, ReportError};
 

@@ -31,6 +31,7 @@
 //! `nonsmooth_control::locomotion` and `docs/locomotion.md`.
 
 use crate::fail;
+use crate::testbed::{record_pass_marks, PLAYER_FRAMES};
 use nonsmooth_control::controllers::{
     controller_by_id, experiment_id_controller, BaseFeedback, IdController, CHATTER_RUN_MARKS,
     CHATTER_RUN_STEPS, CONTROLLER_IDS,
@@ -78,8 +79,6 @@ const DT: f64 = 1e-3;
 const FULL_DURATION: f64 = 3.0;
 const QUICK_DURATION: f64 = 0.15;
 const QUICK_CONTROLLERS: [&str; 3] = ["lcp_mu", "pid", "delay1"];
-/// Frames per controller in the report's walk player (of 300 recorded states in full mode).
-pub(crate) const PLAYER_FRAMES: usize = 100;
 
 fn quadruped(id: &str) -> Result<Model, ReportError> {
     reference_quadruped().map_err(|e| fail(id, e))
@@ -1154,23 +1153,6 @@ fn tasks(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), ReportErro
         }
     }
     Ok(())
-}
-
-/// The pass marks a cell would get at the other chatter run lengths of
-/// [`CHATTER_RUN_MARKS`] (`pass_run5_<key>`, `pass_run20_<key>`; `pass_<key>` is the
-/// criterion's): no other failure and a longest reversal run below the length.
-pub(crate) fn record_pass_marks(
-    out: &mut ExperimentOutcome,
-    key: &str,
-    failed_otherwise: bool,
-    longest_reversal_run: usize,
-) {
-    for run in CHATTER_RUN_MARKS {
-        if run != CHATTER_RUN_STEPS {
-            let pass = !failed_otherwise && longest_reversal_run < run;
-            out.metric(&format!("pass_run{run}_{key}"), f64::from(u8::from(pass)));
-        }
-    }
 }
 
 /// Table 6 of the paper (Appendix A), rows in the order of [`TABLE6_TASKS`], columns

@@ -35,6 +35,7 @@ pub mod nlp;
 pub mod problem;
 pub mod refine;
 pub mod run;
+pub mod smoothed_switch;
 pub mod smoothing;
 pub mod time_freezing;
 

@@ -6,11 +6,8 @@ use std::sync::Arc;
 
 use super::tableau::comp_pair;
 use crate::nlp::{BlockFn, Real};
-use crate::smoothing::heaviside;
+use crate::smoothed_switch::heaviside;
 use crate::time_freezing::TimeFreezing;
-
-#[cfg(doc)]
-use super::{comp_pair_rows, FesdOptions, Tableau};
 
 /// The smooth pieces of the FESD NLP.
 #[derive(Debug, Clone)]
@@ -20,7 +17,7 @@ pub enum FesdBlock {
     Collocation {
         /// The time-freezing system.
         tf: Arc<TimeFreezing>,
-        /// Rows of the Butcher matrix (n_r × n_s, see [`Tableau::rows`]).
+        /// Rows of the Butcher matrix (n_r × n_s, see [`Tableau::rows`](super::Tableau::rows)).
         a: Arc<Vec<Vec<f64>>>,
         /// Stewart's θ (length [`TimeFreezing::n_stewart`]) per stage instead of α.
         stewart: bool,
@@ -69,7 +66,7 @@ pub enum FesdBlock {
         /// Elastic mode: the last variable is the slack s_e, subtracted from every output.
         elastic: bool,
         /// As a constraint: one row per product α_{j'}λⁿ_j and (1 − α_{j'})λᵖ_j (nosnoc's
-        /// `cross_comp_mode` 1, see [`comp_pair_rows`]) instead of one aggregated row per
+        /// `cross_comp_mode` 1, see [`comp_pair_rows`](super::comp_pair_rows)) instead of one aggregated row per
         /// component.
         per_pair: bool,
     },

@@ -11,9 +11,6 @@ use crate::nlp::BlockNlp;
 use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
 
-#[cfg(doc)]
-use super::simulate;
-
 /// The FESD NLP, its layout and an initial guess.
 pub type Built = (BlockNlp<FesdBlock>, Layout, Vec<f64>);
 
@@ -25,7 +22,7 @@ pub fn build(tf: &Arc<TimeFreezing>, hz: &Horizon, o: &FesdOptions) -> Result<Bu
 }
 
 /// [`build`] with the path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path)) optional: the integrator
-/// ([`simulate`]) leaves them out, since they are constraints of the OCP, not of the
+/// ([`simulate`](super::simulate)) leaves them out, since they are constraints of the OCP, not of the
 /// dynamics (a state outside them, e.g. the hopper's knee at q_x − l_t sin φ_hip < −0.05,
 /// would make the exact flow infeasible).
 ///

@@ -1,5 +1,5 @@
 //! The MPCC homotopy ([`homotopy`]): Scholtes relaxation or ℓ1 penalty with σ ← κσ, cut
-//! continuation, soft terminal phase and retries, and the IPOPT options of its NLPs.
+//! continuation, soft terminal phase and retries.
 
 use super::blocks::FesdBlock;
 use super::complementarity::comp_residual;
@@ -7,41 +7,10 @@ use super::infeasibility::{binding_constraints, stagnation, Unreachability};
 use super::layout::Layout;
 use super::options::{write_checkpoint, CutStep, FesdOptions, CUT_OFF};
 use super::polish::polish;
-use crate::ipopt::{solve, IpoptOptions, IpoptSolution, IpoptStatus};
+use super::relaxed_nlp::{relaxed_nlp_options, NlpLog};
+use crate::ipopt::{solve, IpoptOptions, IpoptSolution};
 use crate::nlp::BlockNlp;
 use crate::OcpError;
-
-/// One NLP of the homotopy.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct NlpLog {
-    /// Relaxation σ.
-    pub sigma: f64,
-    /// Objective.
-    pub objective: f64,
-    /// Complementarity residual after the solve.
-    pub comp_residual: f64,
-    /// IPOPT iterations.
-    pub iterations: usize,
-    /// CPU seconds.
-    pub cpu_seconds: f64,
-    /// IPOPT status.
-    pub status: IpoptStatus,
-}
-
-impl NlpLog {
-    /// The entry of the NLP at relaxation `sigma` that ended at `sol` with complementarity
-    /// residual `comp_residual`.
-    fn of(sigma: f64, comp_residual: f64, sol: &IpoptSolution) -> Self {
-        NlpLog {
-            sigma,
-            objective: sol.objective,
-            comp_residual,
-            iterations: sol.iterations,
-            cpu_seconds: sol.cpu_seconds,
-            status: sol.status,
-        }
-    }
-}
 
 /// Scholtes relaxation homotopy: σ_i = σ₀ κ^i, each NLP warm-started from the previous one,
 /// until the complementarity residual is ≤ comp_tol. A failed NLP after the first ends the
@@ -344,26 +313,6 @@ fn homotopy_nlp_options(o: &FesdOptions, it: usize, sigma: f64) -> IpoptOptions 
         for key in ["mu_init", "bound_push", "bound_frac"] {
             opts.num.push((key.into(), mu));
         }
-    }
-    opts
-}
-
-/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
-/// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
-/// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
-/// multipliers with that initial barrier parameter and bound pushes of 1e-9.
-pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
-    let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.nlp.tol));
-    opts.int.push(("acceptable_iter".into(), 3));
-    opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
-    if let Some(mu) = warm_mu {
-        opts.string
-            .push(("warm_start_init_point".into(), "yes".into()));
-        opts.num.push(("mu_init".into(), mu));
-        opts.num.push(("warm_start_bound_push".into(), 1e-9));
-        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
     }
     opts
 }

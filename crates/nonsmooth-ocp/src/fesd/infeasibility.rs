@@ -20,8 +20,8 @@
 //! shows there as an NLP that IPOPT reports infeasible.
 
 use super::blocks::FesdBlock;
-use super::homotopy::NlpLog;
 use super::layout::Layout;
+use super::relaxed_nlp::NlpLog;
 use crate::ipopt::{IpoptSolution, Nlp};
 use crate::nlp::BlockNlp;
 

@@ -2,11 +2,8 @@
 //! discretizes ([`Horizon`]; [`Clock`]: the stage clock constraints of Nurkanović et al. Sec. 5 or
 //! only the final clock).
 
-use super::initial_guess::StateGuess;
+use super::state_guess::StateGuess;
 use super::tableau::Dcs;
-
-#[cfg(doc)]
-use super::{comp_pair_rows, FesdOptions};
 
 /// Variable indices of one finite element.
 #[derive(Debug, Clone)]
@@ -47,7 +44,7 @@ pub struct Layout {
     /// First row of each element's complementarity block (n_c rows).
     pub comp_rows: Vec<usize>,
     /// Number of rows of each element's complementarity constraint (n_c, or
-    /// [`comp_pair_rows`] with [`MpccStrategy::per_pair`](crate::fesd::MpccStrategy::per_pair)).
+    /// [`comp_pair_rows`](super::comp_pair_rows) with [`MpccStrategy::per_pair`](crate::fesd::MpccStrategy::per_pair)).
     pub comp_row_len: usize,
     /// Soft terminal phase: (variable, target) of each terminal component, made hard once σ
     /// reaches [`MpccStrategy::soft_terminal_sigma`](crate::fesd::MpccStrategy::soft_terminal_sigma) (empty otherwise).

@@ -47,16 +47,16 @@ mod integrator;
 mod layout;
 mod options;
 mod polish;
+mod relaxed_nlp;
 mod solve;
+mod state_guess;
 mod tableau;
 
 pub use blocks::FesdBlock;
 pub use build::{build, Built};
 pub use complementarity::{comp_products, comp_residual, mpcc_pairs, CompProduct};
-pub(crate) use homotopy::relaxed_nlp_options;
-pub use homotopy::{homotopy, homotopy_with_trail, NlpLog};
+pub use homotopy::{homotopy, homotopy_with_trail};
 pub use infeasibility::{BindingConstraint, BindingKind, Unreachability};
-pub use initial_guess::StateGuess;
 pub use integrator::{
     initial_mode, simulate, solve_fixed_mode, trajectory, Mode, SimResult, Trajectory,
 };
@@ -67,12 +67,12 @@ pub use options::{
     MpccStrategy, MpccStrategyBuilder, NlpSettings, NlpSettingsBuilder, CUT_OFF,
 };
 pub use polish::{polish, solve_on_active_set};
+pub(crate) use relaxed_nlp::relaxed_nlp_options;
+pub use relaxed_nlp::NlpLog;
 pub(crate) use solve::copy_interval_vars;
 pub use solve::{
     extract_ocp, solve_active_set_from_point, solve_built, solve_from_point, solve_ocp,
     transfer_point, OcpSolution,
 };
+pub use state_guess::StateGuess;
 pub use tableau::{comp_pair, comp_pair_rows, gauss_legendre, radau_iia, Dcs, Scheme, Tableau};
-
-#[cfg(doc)]
-use crate::model_system::ModelSystem;

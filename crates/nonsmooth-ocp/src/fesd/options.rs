@@ -23,13 +23,8 @@
 //! (`crate::problem`), so a rule and its message are the same for a file and for Rust code.
 
 use super::tableau::{Dcs, Scheme, Tableau};
-use crate::smoothing::Smoothing;
+use crate::smoothed_switch::Smoothing;
 use crate::OcpError;
-
-#[cfg(doc)]
-use super::{build, polish::polish, solve_fixed_mode, solve_from_point};
-#[cfg(doc)]
-use crate::model_system::ModelSystem;
 
 /// All options of the FESD discretization and its solution: what NLP is built
 /// ([`Discretization`]), how its complementarity constraints are relaxed and driven to zero
@@ -37,7 +32,7 @@ use crate::model_system::ModelSystem;
 ///
 /// Every group has a [`Default`] and a builder that checks its values
 /// (`Discretization::builder().n_s(2).build()?`); the fields are public as well, and
-/// [`build`] checks them all again ([`FesdOptions::validate`]).
+/// [`build`](super::build) checks them all again ([`FesdOptions::validate`]).
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FesdOptions {
     /// Collocation, DCS, finite elements, step equilibration, speed of time.
@@ -304,7 +299,7 @@ pub struct MpccStrategy {
     /// a step (σ = 3e-4) in one run and passed it (down to 2e-8) in another, so a failed step
     /// is often a matter of the path rather than of the problem.
     pub homotopy_retries: usize,
-    /// Active-set polishing after the homotopy (see [`polish`]): fixes every
+    /// Active-set polishing after the homotopy (see [`polish`](super::polish::polish)): fixes every
     /// complementarity pair's active side and re-solves the then smooth NLP, which removes
     /// the O(√comp) residual drift of the relaxed solution (e.g. penetration while frozen).
     pub polish: bool,
@@ -329,7 +324,7 @@ pub struct MpccStrategy {
     /// prediction with the previous step's mode instead of y₀ everywhere.
     pub predict: bool,
     /// Integrator only: before the homotopy, solve each step as a smooth NLP with the
-    /// previous step's active set (mode) fixed on all its stage points ([`solve_fixed_mode`]);
+    /// previous step's active set (mode) fixed on all its stage points ([`solve_fixed_mode`](super::solve_fixed_mode));
     /// accepted when IPOPT converges with all complementarity products zero, otherwise the
     /// homotopy runs as usual. Steps without a switch then cost one short smooth solve.
     pub mode_predict: bool,
@@ -616,14 +611,14 @@ pub struct NlpSettings {
     /// Initial barrier parameter of the homotopy's first NLP (`None` = IPOPT's 0.1; else in
     /// (0, 0.5]), with IPOPT's `bound_push` and `bound_frac` set to it too, so that a start
     /// point close to a solution (the smoothed point of [`crate::smoothing`], a
-    /// [`solve_from_point`] start) is not pushed ≈ 1e-2 into the interior of its bounds and
+    /// [`solve_from_point`](super::solve_from_point) start) is not pushed ≈ 1e-2 into the interior of its bounds and
     /// re-solved from there.
     pub first_mu: Option<f64>,
     /// Print one line per NLP of the homotopy to standard error.
     pub verbose: bool,
     /// File that receives the primal point of every converged NLP (smoothing phase, model
     /// growth, homotopy) as `{"variables": n, "x": [...]}`, the format of
-    /// [`solve_from_point`]'s start points: an interrupted run leaves its last converged point
+    /// [`solve_from_point`](super::solve_from_point)'s start points: an interrupted run leaves its last converged point
     /// there. `None` (default): no file is written.
     pub checkpoint: Option<std::path::PathBuf>,
 }

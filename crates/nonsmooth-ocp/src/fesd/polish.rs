@@ -4,9 +4,9 @@
 
 use super::blocks::FesdBlock;
 use super::complementarity::comp_residual;
-use super::homotopy::{relaxed_nlp_options, NlpLog};
 use super::layout::Layout;
 use super::options::FesdOptions;
+use super::relaxed_nlp::{relaxed_nlp_options, NlpLog};
 use super::tableau::{comp_pair, Dcs};
 use crate::ipopt::{solve, IpoptSolution};
 use crate::nlp::BlockNlp;

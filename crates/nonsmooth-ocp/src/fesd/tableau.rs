@@ -5,11 +5,6 @@
 
 use crate::OcpError;
 
-#[cfg(doc)]
-use super::{solve_ocp, FesdOptions};
-#[cfg(doc)]
-use crate::time_freezing::TimeFreezing;
-
 /// Radau IIA Butcher tableau (A, c) for n_s = 1, 2, 3 (Hairer & Wanner, Table IV.5.5).
 pub fn radau_iia(n_s: usize) -> Result<(Vec<Vec<f64>>, Vec<f64>), OcpError> {
     let r6 = 6f64.sqrt();
@@ -84,7 +79,7 @@ pub enum Scheme {
     /// state y_end = y₀ + h s Σ bᵢ F(Yᵢ) and boundary multipliers (λᵖ, λⁿ) with
     /// c(y_end) = λᵖ − λⁿ, which enter the cross complementarity of the element and, as the
     /// j = 0 point, of the next element (FESD paper, Nurkanović et al. 2022, §4 on
-    /// non-stiffly-accurate schemes). In [`solve_ocp`] the ℓ1-penalty homotopy is preceded
+    /// non-stiffly-accurate schemes). In [`solve_ocp`](super::solve_ocp) the ℓ1-penalty homotopy is preceded
     /// by a Scholtes relaxation homotopy (see there; docs/decisions/002-time-freezing.md,
     /// "Gauss–Legendre runs Scholtes first").
     GaussLegendre,
@@ -98,8 +93,8 @@ pub enum Dcs {
     #[default]
     Step,
     /// Stewart's reformulation: one multiplier θ_r ≥ 0 per sign-vector region
-    /// ([`TimeFreezing::n_stewart`]), Σ θ_r = 1, λ ≥ 0 with g(y) − λ − μ𝟙 = 0
-    /// (g_r = −S_rᵀc, [`TimeFreezing::stewart_g`]) and θ ⊥ λ, with the FESD cross
+    /// ([`TimeFreezing::n_stewart`](crate::time_freezing::TimeFreezing::n_stewart)), Σ θ_r = 1, λ ≥ 0 with g(y) − λ − μ𝟙 = 0
+    /// (g_r = −S_rᵀc, [`TimeFreezing::stewart_g`](crate::time_freezing::TimeFreezing::stewart_g)) and θ ⊥ λ, with the FESD cross
     /// complementarity over all stage/boundary pairs. The integrator's fixed-mode prediction
     /// ([`MpccStrategy::mode_predict`](crate::fesd::MpccStrategy::mode_predict)), the Euler prediction and the α bias do not apply;
     /// the active-set polish fixes θ_r = 0 or λ_r = 0.

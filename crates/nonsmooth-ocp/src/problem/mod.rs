@@ -12,8 +12,8 @@
 //! `stagewise_clock_constraint = 0`, `local_speed_of_time_variable = 0`).
 //! `[ocp.continuation]` solves the problem for a series of waypoints of one terminal
 //! coordinate from the trivial initialization ([`crate::continuation`]; `mode =
-//! "active-set"`: [`ContinuationMode::ActiveSet`]; `local_speed = true`:
-//! [`ContinuationPlan::local_speed_after_first`]).
+//! "active-set"`: [`ContinuationMode::ActiveSet`](crate::continuation::ContinuationMode::ActiveSet); `local_speed = true`:
+//! [`ContinuationPlan::local_speed_after_first`](crate::continuation::ContinuationPlan::local_speed_after_first)).
 //!
 //! Optional `[fesd]` keys: `n_s` (default 1), `n_fe` (default 2), `scheme = "radau"`
 //! (default) or `"gauss-legendre"`, `dcs = "step"` (default) or `"stewart"`, `n_homotopy`,
@@ -40,11 +40,7 @@ mod replay;
 pub use model_file::{ModelProblem, DEFAULT_A_N, DEFAULT_S_MAX};
 pub use replay::Replay;
 
-#[cfg(doc)]
-use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{Clock, CutStep, Dcs, Discretization, FesdOptions, Scheme};
-#[cfg(doc)]
-use crate::fesd::{MpccStrategy, NlpSettings};
 use crate::model_system::ModelSystem;
 use crate::time_freezing::TimeFreezing;
 use crate::OcpError;
@@ -191,7 +187,7 @@ struct CutSpec {
 
 impl FesdSpec {
     /// Applies the optional keys to `o` through the option groups' builders, whose rules
-    /// ([`Discretization::validate`], [`MpccStrategy::validate`], [`NlpSettings::validate`])
+    /// ([`Discretization::validate`], [`MpccStrategy::validate`](crate::fesd::MpccStrategy::validate), [`NlpSettings::validate`](crate::fesd::NlpSettings::validate))
     /// name the key under `fesd.` (`n_s`/`n_fe` defaults are the caller's).
     fn apply(
         &self,

@@ -24,6 +24,14 @@ pub const DEFAULT_A_N: f64 = 100.0;
 pub const DEFAULT_S_MAX: f64 = 10.0;
 /// The "no bound" value of the state bounds.
 const NO_BOUND: f64 = 1e20;
+/// The most finite elements (`N` × `n_fe`) a problem may have. Reading the file already
+/// stores per-interval data, and each element is `n_s` collocation points of the NLP, each with
+/// the state, algebraic and complementarity variables: far larger NLPs than IPOPT solves on
+/// one machine; a larger `N` is a typing error that would otherwise exhaust the memory.
+const MAX_FINITE_ELEMENTS: usize = 1_000_000;
+/// The most simulation steps of the initial-guess rollout (`ocp.initial_guess`, `T / dt`
+/// steps), so that a tiny `dt` or a huge `T` is an error instead of a run that never ends.
+const MAX_GUESS_STEPS: f64 = 1e6;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -401,7 +409,20 @@ impl ModelProblem {
                 .apply(model_defaults(&tf, default_options()), &bad)?,
             &bad,
         )?;
-        let element = ocp.T / (n * options.discretization.n_fe) as f64;
+        let n_fe = options.discretization.n_fe;
+        let elements = n
+            .checked_mul(n_fe)
+            .filter(|&e| e <= MAX_FINITE_ELEMENTS)
+            .ok_or_else(|| {
+                at.err(
+                    &["fesd", "n_fe"],
+                    format!(
+                        "N × n_fe = {n} × {n_fe} finite elements is more than a problem may have \
+                     ({MAX_FINITE_ELEMENTS})"
+                    ),
+                )
+            })?;
+        let element = ocp.T / elements as f64;
         horizon.initial_guess = rollout(
             ocp.initial_guess.as_ref(),
             tf.cls.model(),
@@ -537,6 +558,16 @@ const SEVERAL_CONTACTS_MAX_ITER: i32 = 1500;
 fn check_horizon_keys(ocp: &OcpKeys, at: &Locator) -> Result<(f64, f64), OcpError> {
     if ocp.N == 0 {
         return Err(at.err(&["ocp", "N"], "must be positive".into()));
+    }
+    if ocp.N > MAX_FINITE_ELEMENTS {
+        return Err(at.err(
+            &["ocp", "N"],
+            format!(
+                "{} control intervals is more than a problem may have ({MAX_FINITE_ELEMENTS} \
+                 finite elements)",
+                ocp.N
+            ),
+        ));
     }
     if !(ocp.T.is_finite() && ocp.T > 0.0) {
         return Err(at.err(&["ocp", "T"], format!("must be positive, got {}", ocp.T)));
@@ -811,7 +842,17 @@ fn rollout(
     let nq = model.nq();
     sim.reset_to(&y0[..nq], &y0[nq..y0.len() - 1])
         .map_err(sim_err)?;
-    let steps = (t_final / dt).ceil() as usize;
+    let steps = (t_final / dt).ceil();
+    if !(steps <= MAX_GUESS_STEPS) {
+        return Err(at.err(
+            &key("dt"),
+            format!(
+                "the rollout would take {steps:.3e} steps of dt = {dt} s over T = {t_final} s, \
+                 more than {MAX_GUESS_STEPS:.0e}: set a larger dt"
+            ),
+        ));
+    }
+    let steps = steps as usize;
     let mut guess = StateGuess {
         t: vec![0.0],
         y: vec![y0[..y0.len() - 1].to_vec()],

@@ -25,9 +25,13 @@ mod qp;
 #[cfg(feature = "sdp")]
 pub mod sdp;
 mod solve;
+#[cfg(feature = "sdp")]
+pub mod svec;
 
 pub use problem::{Cone, ConicProblem, ConicProblemBuilder, SparseMatrix, SYMMETRY_TOL};
 pub use qp::{Qp, SocConstraint, Socp};
 #[cfg(feature = "sdp")]
-pub use sdp::{smat, svec, Lmi, Sdp};
+pub use sdp::{Lmi, Sdp};
 pub use solve::{measure_residuals, project_soc, ConicOptions, ConicSolution, ConicSolver};
+#[cfg(feature = "sdp")]
+pub use svec::{smat, svec};

@@ -348,7 +348,7 @@ fn cone_distance(cone: &Cone, v: &[f64], dual: bool) -> f64 {
         }
         #[cfg(feature = "sdp")]
         Cone::PsdTriangle(n) => {
-            let m = super::sdp::smat(v, n);
+            let m = super::svec::smat(v, n);
             let lmin = m.symmetric_eigenvalues().min();
             (-lmin).max(0.0)
         }

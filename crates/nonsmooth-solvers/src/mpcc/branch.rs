@@ -139,7 +139,7 @@ impl Nlp for BranchNlp<'_> {
 /// and the constraint tolerance of the caller's `tol`.
 pub fn bnlp_options(base: &IpoptOptions) -> IpoptOptions {
     let mut o = base.clone();
-    let tol = super::active_set::bnlp_tol(base);
+    let tol = bnlp_tol(base);
     o.num.push(("bound_relax_factor".into(), 0.0));
     o.num.push(("constr_viol_tol".into(), tol.max(1e-12)));
     o.num
@@ -169,4 +169,13 @@ pub fn solve_branch(
         )),
         Err(IpoptError::InvalidInput(m)) => Err(m),
     }
+}
+
+/// The `tol` of IPOPT options (1e-8 when absent).
+pub(crate) fn bnlp_tol(o: &IpoptOptions) -> f64 {
+    o.num
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "tol")
+        .map_or(1e-8, |(_, v)| *v)
 }

@@ -21,7 +21,8 @@
 //! phase I. At a positive violation certified on the widest region the MPCC is locally
 //! infeasible (no branch near the point meets the constraints, to first order).
 
-use super::active_set::{descend, rounded_branch, tighten, Run};
+use super::branch::bnlp_tol;
+use super::descent::{descend, rounded_branch, tighten, Run};
 use super::{con_bounds, Mpcc, MpccError, Verdict};
 use crate::nlp::ipopt::{IpoptSolution, Nlp};
 
@@ -299,5 +300,5 @@ pub(super) fn feasible_branch(
 /// Largest slack of a feasibility-phase point that counts as feasible: a hundred times the
 /// BNLPs' tolerance (an interior-point solution leaves its slacks ≈ μ above their bound).
 fn feasibility_tol(s: &super::ActiveSetSettings) -> f64 {
-    100.0 * super::active_set::bnlp_tol(&s.bnlp)
+    100.0 * bnlp_tol(&s.bnlp)
 }

@@ -39,6 +39,7 @@
 
 pub mod active_set;
 pub mod branch;
+pub mod descent;
 pub mod feasibility;
 pub mod lpec;
 pub mod macmpec;
@@ -48,9 +49,8 @@ use crate::milp::MilpSettings;
 use crate::nlp::ipopt::{IpoptOptions, Nlp};
 use crate::status::SolverError;
 
-pub use active_set::{
-    solve, solve_from_point, solve_from_relaxed, ActiveSetLog, MpccSolution, Verdict,
-};
+pub use active_set::{solve, solve_from_point, solve_from_relaxed};
+pub use descent::{ActiveSetLog, MpccSolution, Verdict};
 
 /// One side of a complementarity pair: `offset + sign · x[var]` with sign ±1.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

@@ -119,6 +119,7 @@
 mod build;
 mod defaults;
 mod inertia;
+mod mesh_volume;
 mod parse;
 mod xml;
 

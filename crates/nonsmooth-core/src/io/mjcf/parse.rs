@@ -710,10 +710,10 @@ impl Parser<'_> {
                     name,
                 });
             }
-            let exact = super::inertia::mesh_unit_properties(&data.vertices, &data.triangles);
+            let exact = super::mesh_volume::mesh_unit_properties(&data.vertices, &data.triangles);
             let hull = || {
-                let (v, t) = super::inertia::convex_hull(&data.vertices);
-                super::inertia::mesh_unit_properties(&v, &t)
+                let (v, t) = super::mesh_volume::convex_hull(&data.vertices);
+                super::mesh_volume::mesh_unit_properties(&v, &t)
             };
             let unit = match r.keyword("inertia", &["legacy", "exact", "convex", "shell"])? {
                 Some("exact") => exact,

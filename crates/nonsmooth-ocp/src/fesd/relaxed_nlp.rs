@@ -1,0 +1,57 @@
+//! The relaxed NLPs of the MPCC homotopy, its smoothing phase and its polish: their IPOPT
+//! options, and the log entry of each solve.
+
+use super::options::FesdOptions;
+use crate::ipopt::{IpoptOptions, IpoptSolution, IpoptStatus};
+
+/// One NLP of the homotopy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NlpLog {
+    /// Relaxation σ.
+    pub sigma: f64,
+    /// Objective.
+    pub objective: f64,
+    /// Complementarity residual after the solve.
+    pub comp_residual: f64,
+    /// IPOPT iterations.
+    pub iterations: usize,
+    /// CPU seconds.
+    pub cpu_seconds: f64,
+    /// IPOPT status.
+    pub status: IpoptStatus,
+}
+
+impl NlpLog {
+    /// The entry of the NLP at relaxation `sigma` that ended at `sol` with complementarity
+    /// residual `comp_residual`.
+    pub(crate) fn of(sigma: f64, comp_residual: f64, sol: &IpoptSolution) -> Self {
+        NlpLog {
+            sigma,
+            objective: sol.objective,
+            comp_residual,
+            iterations: sol.iterations,
+            cpu_seconds: sol.cpu_seconds,
+            status: sol.status,
+        }
+    }
+}
+
+/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
+/// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
+/// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
+/// multipliers with that initial barrier parameter and bound pushes of 1e-9.
+pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
+    let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * o.nlp.tol));
+    opts.int.push(("acceptable_iter".into(), 3));
+    opts.num.push(("bound_relax_factor".into(), 0.0));
+    opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
+    if let Some(mu) = warm_mu {
+        opts.string
+            .push(("warm_start_init_point".into(), "yes".into()));
+        opts.num.push(("mu_init".into(), mu));
+        opts.num.push(("warm_start_bound_push".into(), 1e-9));
+        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
+    }
+    opts
+}
