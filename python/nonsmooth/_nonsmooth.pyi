@@ -135,7 +135,7 @@ class Model:
 class Simulator:
     """A model stepped with a fixed ``dt`` by one stepper, driven by actuator commands."""
 
-    def __new__(cls, model: Model, stepper: Optional[str] = None, dt: float = 1e-3) -> "Simulator": ...
+    def __new__(cls, model: Model, stepper: Optional[str] = None, dt: Optional[float] = None) -> "Simulator": ...
     def reset(self, q: Optional[_ArrayLike] = None, v: Optional[_ArrayLike] = None) -> None:
         """Back to the model's initial state, or to (q, v)."""
     def step(self, u: Optional[_ArrayLike] = None) -> None:
