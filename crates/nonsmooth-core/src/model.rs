@@ -93,6 +93,36 @@ impl JointKind {
         }
     }
 
+    /// What each of the joint's configuration coordinates measures, in the order of
+    /// [`Model::q_names`]: floating (x, y, z, qw, qx, qy, qz), planar (x, y, θ), ball
+    /// (qw, qx, qy, qz), revolute an angle, prismatic a length.
+    pub fn q_kinds(self) -> &'static [CoordinateKind] {
+        use CoordinateKind::{Angle, Length, QuaternionPart as Quat};
+        match self {
+            JointKind::Revolute => &[Angle],
+            JointKind::Prismatic => &[Length],
+            JointKind::Fixed => &[],
+            JointKind::Floating => &[Length, Length, Length, Quat, Quat, Quat, Quat],
+            JointKind::Planar => &[Length, Length, Angle],
+            JointKind::Ball => &[Quat, Quat, Quat, Quat],
+        }
+    }
+
+    /// What each of the joint's velocity coordinates measures, in the order of
+    /// [`Model::v_names`]: floating (3 linear, 3 angular), planar (ẋ, ẏ linear, θ̇ angular),
+    /// ball (3 angular), revolute angular, prismatic linear.
+    pub fn v_kinds(self) -> &'static [CoordinateKind] {
+        use CoordinateKind::{AngularVelocity as W, LinearVelocity as V};
+        match self {
+            JointKind::Revolute => &[W],
+            JointKind::Prismatic => &[V],
+            JointKind::Fixed => &[],
+            JointKind::Floating => &[V, V, V, W, W, W],
+            JointKind::Planar => &[V, V, W],
+            JointKind::Ball => &[W, W, W],
+        }
+    }
+
     /// Offset of the joint's unit quaternion `(w, x, y, z)` within its coordinates, for the
     /// kinds that carry one (floating: after the position; ball: first).
     pub fn quaternion_offset(self) -> Option<usize> {
@@ -100,6 +130,48 @@ impl JointKind {
             JointKind::Floating => Some(3),
             JointKind::Ball => Some(0),
             _ => None,
+        }
+    }
+}
+
+/// What one generalized coordinate measures (its unit follows): the coordinates of `q` are
+/// lengths, angles or unit-quaternion parts, those of `v` linear or angular velocities
+/// ([`JointKind::q_kinds`], [`JointKind::v_kinds`], [`Model::q_kinds`], [`Model::v_kinds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoordinateKind {
+    /// A position or displacement (m).
+    Length,
+    /// A rotation angle (rad).
+    Angle,
+    /// A part of a unit quaternion (no unit).
+    QuaternionPart,
+    /// A linear velocity (m/s).
+    LinearVelocity,
+    /// An angular velocity (rad/s).
+    AngularVelocity,
+}
+
+impl CoordinateKind {
+    /// The SI unit, `""` for the unitless quaternion parts.
+    pub fn unit(self) -> &'static str {
+        match self {
+            CoordinateKind::Length => "m",
+            CoordinateKind::Angle => "rad",
+            CoordinateKind::QuaternionPart => "",
+            CoordinateKind::LinearVelocity => "m/s",
+            CoordinateKind::AngularVelocity => "rad/s",
+        }
+    }
+
+    /// What it is, in words (`position`, `angle`, `quaternion part`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            CoordinateKind::Length => "position",
+            CoordinateKind::Angle => "angle",
+            CoordinateKind::QuaternionPart => "quaternion part",
+            CoordinateKind::LinearVelocity => "linear velocity",
+            CoordinateKind::AngularVelocity => "angular velocity",
         }
     }
 }
@@ -725,6 +797,24 @@ impl Model {
         names
     }
 
+    /// What each coordinate of `q` measures ([`JointKind::q_kinds`]), aligned with
+    /// [`Model::q_names`].
+    pub fn q_kinds(&self) -> Vec<CoordinateKind> {
+        self.joints
+            .iter()
+            .flat_map(|j| j.kind.q_kinds().iter().copied())
+            .collect()
+    }
+
+    /// What each coordinate of `v` measures ([`JointKind::v_kinds`]), aligned with
+    /// [`Model::v_names`].
+    pub fn v_kinds(&self) -> Vec<CoordinateKind> {
+        self.joints
+            .iter()
+            .flat_map(|j| j.kind.v_kinds().iter().copied())
+            .collect()
+    }
+
     /// Material of a collider pair: an explicit override if present, else
     /// [`ContactMaterial::combine`].
     pub fn pair_material(&self, collider_a: usize, collider_b: usize) -> ContactMaterial {
@@ -813,5 +903,62 @@ mod tests {
         assert!((mixed.friction - 0.4).abs() < 1e-15);
         assert_eq!(mixed.stiffness, Some(1e5));
         assert_eq!(mixed.restitution, Some(0.3));
+    }
+
+    #[test]
+    fn coordinate_kinds_align_with_the_coordinate_names() {
+        use CoordinateKind::*;
+        let all = [
+            JointKind::Revolute,
+            JointKind::Prismatic,
+            JointKind::Fixed,
+            JointKind::Floating,
+            JointKind::Planar,
+            JointKind::Ball,
+        ];
+        for kind in all {
+            assert_eq!(kind.q_kinds().len(), kind.nq(), "{kind:?}");
+            assert_eq!(kind.v_kinds().len(), kind.nv(), "{kind:?}");
+            // the quaternion, where there is one, is where `quaternion_offset` says
+            let quat: Vec<usize> = (0..kind.nq())
+                .filter(|&i| kind.q_kinds()[i] == QuaternionPart)
+                .collect();
+            match kind.quaternion_offset() {
+                Some(o) => assert_eq!(quat, (o..o + 4).collect::<Vec<_>>(), "{kind:?}"),
+                None => assert!(quat.is_empty(), "{kind:?}"),
+            }
+        }
+        let mut m = Model::new("mixed", Dimension::Spatial);
+        let eye = Matrix3::identity();
+        let base = m
+            .add_body(
+                Body::new("base", 1.0, eye),
+                Joint::new("base", JointKind::Floating, None),
+            )
+            .unwrap();
+        m.add_body(
+            Body::new("arm", 1.0, eye),
+            Joint::new("elbow", JointKind::Revolute, Some(base)),
+        )
+        .unwrap();
+        m.add_body(
+            Body::new("slider", 1.0, eye),
+            Joint::new("rail", JointKind::Prismatic, Some(base)),
+        )
+        .unwrap();
+        let q: Vec<(String, CoordinateKind)> = m.q_names().into_iter().zip(m.q_kinds()).collect();
+        assert_eq!(q.len(), m.nq());
+        assert_eq!(q[2], ("base.z".to_string(), Length));
+        assert_eq!(q[3], ("base.qw".to_string(), QuaternionPart));
+        assert_eq!(q[7], ("elbow.q".to_string(), Angle));
+        assert_eq!(q[8], ("rail.q".to_string(), Length));
+        let v: Vec<(String, CoordinateKind)> = m.v_names().into_iter().zip(m.v_kinds()).collect();
+        assert_eq!(v.len(), m.nv());
+        assert_eq!(v[0], ("base.vx".to_string(), LinearVelocity));
+        assert_eq!(v[5], ("base.wz".to_string(), AngularVelocity));
+        assert_eq!(v[6], ("elbow.v".to_string(), AngularVelocity));
+        assert_eq!(v[7], ("rail.v".to_string(), LinearVelocity));
+        assert_eq!(Angle.unit(), "rad");
+        assert_eq!(QuaternionPart.unit(), "");
     }
 }

@@ -9,7 +9,9 @@
 //! - [`optimal_control`] (feature `ocp`): the frame strip of a planar model's optimal motion
 //!   and the obstacles' outlines;
 //! - [`stability`] (feature `stability`): the stability maps of parameter grids and model
-//!   sweeps.
+//!   sweeps;
+//! - [`time_series`]: a model's coordinates, velocities and actuator efforts over time as
+//!   panels of one quantity (one unit) each, named after the coordinates and actuators.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -21,4 +23,5 @@
 pub mod optimal_control;
 #[cfg(feature = "stability")]
 pub mod stability;
+pub mod time_series;
 pub mod viewer;

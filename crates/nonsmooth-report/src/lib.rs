@@ -1,7 +1,8 @@
 //! # nonsmooth-report
 //!
 //! What a person looks at and what a machine reads back:
-//! - [`plot`]: line and scatter plots written as SVG (via `plotters`);
+//! - [`plot`]: line and scatter plots written as SVG (via `plotters`), one plot or a grid of
+//!   panels in one picture;
 //! - [`table`]: CSV tables with a header naming every column;
 //! - [`registry`]: the registry of paper experiments behind `nonsmooth reproduce`, their
 //!   metrics (name → number), expected values with tolerances, and `result.json`;
@@ -22,7 +23,7 @@ pub mod table;
 pub mod viewer;
 
 pub use error::ReportError;
-pub use plot::{staircase, Figure, Series, SeriesStyle};
+pub use plot::{staircase, tick_label, Figure, LegendPlacement, PanelFigure, Series, SeriesStyle};
 pub use registry::{
     Check, Experiment, ExperimentOutcome, PaperTable, Reference, Registry, RunContext, TableCell,
     TableRow, Verdict,
