@@ -164,6 +164,13 @@ fn a_urdf_robot_sits_in_a_model_file_next_to_its_ground() {
         .import_warnings
         .iter()
         .any(|w| w.contains("base_footprint")));
+    // `package_paths = ["."]` finds the feet's mesh in examples/meshes, and the path a user
+    // is shown has no `./` in it.
+    let foot = mesh_file(&m).display().to_string();
+    assert!(
+        foot.ends_with("examples/meshes/cube.stl") && !foot.contains("/./"),
+        "{foot}"
+    );
     // Bad input: a robot file that is not there, a material that is not declared.
     let src = std::fs::read_to_string(&path).unwrap();
     let e = Model::from_toml_str(

@@ -530,6 +530,31 @@ fn package_root_at(dir: &Path, package: &str) -> Option<PathBuf> {
 /// `package.xml` names (Pinocchio's rule); `file://` is
 /// absolute; anything else is relative to `base`. `Err` lists where it looked.
 fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Result<PathBuf, String> {
+    resolve_mesh_in(filename, base, package_paths).map(|p| without_current_dirs(&p))
+}
+
+/// `path` without its `.` components (`examples/./meshes/cube.stl` is
+/// `examples/meshes/cube.stl`), the path a user is shown; `..` is kept (behind a symbolic
+/// link it is not the lexical parent). A path of `.` alone stays `.`.
+fn without_current_dirs(path: &Path) -> PathBuf {
+    let tidy: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if tidy.as_os_str().is_empty() {
+        path.to_path_buf()
+    } else {
+        tidy
+    }
+}
+
+/// [`resolve_mesh`] before its result is tidied; the paths it tried (in its `Err`) are
+/// tidied as they are listed.
+fn resolve_mesh_in(
+    filename: &str,
+    base: &Path,
+    package_paths: &[PathBuf],
+) -> Result<PathBuf, String> {
     if let Some(rest) = filename.strip_prefix("package://") {
         // `package:///name/rest` (published files have it, e.g. example-robot-data's
         // talos_full_v2.urdf) means `package://name/rest`.
@@ -558,7 +583,7 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
             if candidate.is_file() {
                 return Ok(candidate);
             }
-            tried.push(candidate.display().to_string());
+            tried.push(without_current_dirs(&candidate).display().to_string());
         }
         // Failing that, a folder called `package` whatever its manifest names, as Pinocchio's
         // `package_dirs` resolve `package://name/rest` to `<dir>/name/rest`: example-robot-data
@@ -573,7 +598,7 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
                 if candidate.is_file() {
                     return Ok(candidate);
                 }
-                let shown = candidate.display().to_string();
+                let shown = without_current_dirs(&candidate).display().to_string();
                 if !tried.contains(&shown) {
                     tried.push(shown);
                 }
@@ -585,7 +610,7 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
                  no package.xml naming it in UrdfOptions::package_paths (`package_paths` of \
                  `[[robots]]`), ROS_PACKAGE_PATH, AMENT_PREFIX_PATH/share, or the \
                  folders above {})",
-                absolute_base.display()
+                without_current_dirs(&absolute_base).display()
             )
         } else {
             format!(
@@ -603,7 +628,7 @@ fn resolve_mesh(filename: &str, base: &Path, package_paths: &[PathBuf]) -> Resul
     } else {
         Err(format!(
             "`{filename}` not found (looked at {})",
-            path.display()
+            without_current_dirs(&path).display()
         ))
     }
 }
