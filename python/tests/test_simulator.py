@@ -162,3 +162,35 @@ def test_default_stepper_follows_the_model(examples):
     assert quad.counters()["steps"] == 100
     named = ns.Simulator(ns.load_model(examples / "pendulum.toml"), stepper="drumwright")
     assert named.stepper_choice.startswith("drumwright (argument")
+
+
+def test_simulator_and_simulate_take_the_same_settings_from_the_model_file(examples):
+    # MJCF `timestep` 0.005: the Simulator's step, as `simulate`'s and the CLI's
+    model = ns.load_model(examples / "mjcf" / "quadruped.xml")
+    sim = ns.Simulator(model)
+    assert sim.dt == 0.005
+    traj = ns.simulate(model, duration=1.0)
+    assert traj["stepper"] == sim.stepper
+    sim.step_n(200, np.zeros(model.nu))
+    assert abs(sim.t - 1.0) < 1e-12
+    assert np.max(np.abs(sim.q - traj["q"][-1])) <= 1e-9
+    assert np.max(np.abs(sim.v - traj["v"][-1])) <= 1e-9
+
+
+def test_model_warnings_come_at_load_time(examples, tmp_path):
+    # a ball started 5 cm inside the ground: said when the file is loaded
+    src = (examples / "ball_on_ground.toml").read_text()
+    lines = []
+    for line in src.splitlines():
+        if line.startswith("q.y"):
+            line = "q.y = 0.05"
+        lines.append(line)
+    path = tmp_path / "sunk.toml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.warns(UserWarning, match="inside each other"):
+        model = ns.load_model(path)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ns.Simulator(model, stepper="anitescu-potra")

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_report::{Figure, Series};
-use nonsmooth_sim::{simulate, SimError, SimOptions, Trajectory};
+use nonsmooth_sim::{SimError, SimOptions, Trajectory};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -55,15 +55,18 @@ fn stepper_choices() -> Vec<&'static str> {
     names
 }
 
-/// The step size, duration and recording of a run of `model` under `args`, and its number
-/// of steps.
-fn run_options(args: &SimulateArgs, model: &Model) -> Result<(SimOptions, usize), CliError> {
-    let settings = &model.simulation;
-    let dt = args.dt.or(settings.dt).unwrap_or(1e-3);
-    let duration = args.duration.or(settings.duration).unwrap_or(1.0);
+/// The step size, duration and recording of a run of `model` under `args`
+/// ([`nonsmooth_sim::RunSettings`], as Python's `simulate` and `Simulator` resolve them), its
+/// number of steps and its stepper.
+fn run_options(
+    args: &SimulateArgs,
+    model: &Model,
+) -> Result<(SimOptions, usize, nonsmooth_sim::StepperChoice), CliError> {
+    let settings =
+        nonsmooth_sim::RunSettings::resolve(model, args.stepper.as_deref(), args.dt, args.duration);
     let probe = SimOptions {
-        dt,
-        duration,
+        dt: settings.dt,
+        duration: settings.duration,
         record_every: 1,
     };
     let steps = probe.steps()?;
@@ -72,20 +75,20 @@ fn run_options(args: &SimulateArgs, model: &Model) -> Result<(SimOptions, usize)
         ..probe
     };
     options.steps()?;
-    Ok((options, steps))
+    Ok((options, steps, settings.stepper))
 }
 
 /// One run of `model` from its initial state with `stepper` through the run loop
-/// ([`nonsmooth_sim::simulate`]; with `--html` also recording the contact impulses for the
-/// viewer's force arrows, [`nonsmooth_sim::simulate_recording_impulses`]), with a progress
-/// bar on a terminal: its result and wall time in s.
+/// ([`nonsmooth_sim::run_simulation`]; with `--html` also recording the contact impulses for
+/// the viewer's force arrows), with a progress bar on a terminal: the run (a failed step's
+/// error beside the states before it) and its wall time in s.
 fn run_stepper(
     args: &SimulateArgs,
     model: &Model,
     stepper: &mut dyn nonsmooth_sim::Stepper,
     options: &SimOptions,
     steps: usize,
-) -> (Result<Trajectory, SimError>, f64) {
+) -> (Result<nonsmooth_sim::Run, SimError>, f64) {
     let bar = if args.output.quiet
         || args.output.json
         || steps < 2000
@@ -104,16 +107,12 @@ fn run_stepper(
     };
     let start = Instant::now();
     let stride = (steps / 200).max(1);
-    let run = if args.html {
-        nonsmooth_sim::simulate_recording_impulses
-    } else {
-        simulate
-    };
-    let result = run(
+    let result = nonsmooth_sim::run_simulation(
         model,
         stepper,
         &model.initial_state,
         options,
+        args.html,
         &mut |done, _| {
             if done % stride == 0 {
                 bar.set_position(done as u64);
@@ -126,8 +125,7 @@ fn run_stepper(
 
 pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     let model = Model::from_file(&args.model)?;
-    let (options, steps) = run_options(args, &model)?;
-    let choice = nonsmooth_sim::choose_stepper(&model, args.stepper.as_deref(), options.dt);
+    let (options, steps, choice) = run_options(args, &model)?;
     let stepper_name = choice.name.clone();
     std::fs::create_dir_all(&args.out)
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
@@ -144,18 +142,22 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     }
     let (result, wall) = run_stepper(args, &model, stepper.as_mut(), &options, steps);
     let (dt, duration) = (options.dt, options.duration);
-    let traj = match result {
-        Ok(traj) => traj,
-        Err(err) => {
+    let traj = match result? {
+        nonsmooth_sim::Run {
+            trajectory,
+            failure: None,
+        } => trajectory,
+        nonsmooth_sim::Run {
+            trajectory: partial,
+            failure: Some(err),
+        } => {
             // Keep what was computed before the failing step, then report the failure.
-            if let nonsmooth_sim::SimError::StepFailed { partial, .. } = &err {
-                write_outputs(&model, partial, args, &options, wall, &warnings, &choice)?;
-                eprintln!(
-                    "wrote the {} states computed before the failure to {}",
-                    partial.t.len(),
-                    args.out.display()
-                );
-            }
+            write_outputs(&model, &partial, args, &options, wall, &warnings, &choice)?;
+            eprintln!(
+                "wrote the {} states computed before the failure to {}",
+                partial.t.len(),
+                args.out.display()
+            );
             return Err(err.into());
         }
     };
@@ -179,6 +181,12 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// The least rise (m) of a body's height from its lowest point that counts as an apex in
+/// summary.json (resting bodies' round-off jitter does not).
+const APEX_PROMINENCE: f64 = 1e-3;
+/// Apexes recorded per body in summary.json.
+const MAX_APEXES: usize = 20;
 
 fn write_outputs(
     model: &Model,
@@ -220,6 +228,8 @@ fn write_outputs(
         "final_t": last.as_ref().map(|s| s.t),
         "final_q": last.as_ref().map(|s| s.q.as_slice().to_vec()),
         "final_v": last.as_ref().map(|s| s.v.as_slice().to_vec()),
+        // heights of each moving body's origin at its apexes (a bounce's fall by e²)
+        "apexes": traj.apexes(model, APEX_PROMINENCE, MAX_APEXES),
         "files": files,
     });
     write_json(&out.join("summary.json"), &summary)?;
@@ -380,15 +390,16 @@ mod all {
             )
         };
         match result {
-            Ok(traj) => {
-                run.steps = traj.steps;
-                run.traj = Some(traj);
+            Ok(nonsmooth_sim::Run {
+                trajectory,
+                failure: None,
+            }) => {
+                run.steps = trajectory.steps;
+                run.traj = Some(trajectory);
             }
-            Err(SimError::StepFailed {
-                step,
-                t,
-                source,
-                partial,
+            Ok(nonsmooth_sim::Run {
+                trajectory: partial,
+                failure: Some(SimError::StepFailed { step, t, source }),
             }) => {
                 run.recoveries = partial.recoveries;
                 if rejects(source.root_cause()) {
@@ -397,9 +408,12 @@ mod all {
                     run.outcome =
                         Outcome::Failed(format!("step {step} at t = {t} failed: {source}"));
                     run.steps = step.saturating_sub(1);
-                    run.traj = Some(*partial);
+                    run.traj = Some(partial);
                 }
             }
+            Ok(nonsmooth_sim::Run {
+                failure: Some(e), ..
+            }) => run.outcome = Outcome::Failed(e.to_string()),
             Err(e) if rejects(&e) => run.outcome = Outcome::NotApplicable(e.to_string()),
             Err(e) => run.outcome = Outcome::Failed(e.to_string()),
         }

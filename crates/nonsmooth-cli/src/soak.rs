@@ -6,7 +6,9 @@
 //! - `quadruped`: the passive quadruped of `examples/quadruped.toml` dropped on rigid ground
 //!   (`anitescu-potra`, h = 1 ms), which settles and then must stay put.
 //!
-//! Checks, each reported in `soak.json` and failing the command when violated:
+//! Checks, each reported in `soak.json` (`checks`: name, value, limit, pass) and failing the
+//! command when violated; a failed run names its failed step or each failed check with its
+//! value and limit (`failure`, and a console line):
 //! - every state finite (a stepper error or non-finite value ends the run as a failure);
 //! - energy bound: `T + V_gravity` never exceeds its initial value by more than
 //!   `1e-6 · (1 + |E₀|)` (the systems are passive and the contact dissipative);
@@ -161,10 +163,24 @@ fn soak_one(
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
-    let energy_ok = max_rise <= 1e-6 * (1.0 + e0.abs());
-    let drift_ok = drift.is_none_or(|d| d <= MAX_DRIFT);
-    let memory_ok = rss_growth.is_none_or(|g| g <= MAX_RSS_GROWTH_BYTES);
-    let pass = failure.is_none() && energy_ok && drift_ok && memory_ok;
+    let energy_limit = 1e-6 * (1.0 + e0.abs());
+    let checks = [
+        Check::new("energy_rise", "J", Some(max_rise), energy_limit),
+        Check::new("drift_after_settling", "m or rad", drift, MAX_DRIFT),
+        Check::new("rss_growth", "bytes", rss_growth, MAX_RSS_GROWTH_BYTES),
+    ];
+    let (energy_ok, drift_ok, memory_ok) = (checks[0].pass, checks[1].pass, checks[2].pass);
+    let pass = failure.is_none() && checks.iter().all(|c| c.pass);
+    // The run's failure: the failed step, else every check that failed, with its value and
+    // limit.
+    let failure = failure.or_else(|| {
+        let failed: Vec<String> = checks
+            .iter()
+            .filter(|c| !c.pass)
+            .map(Check::describe)
+            .collect();
+        (!failed.is_empty()).then(|| failed.join("; "))
+    });
     let mut fig = Figure::new(
         format!("soak {}: energy over time ({})", setup.id, setup.stepper),
         "t [s]",
@@ -188,9 +204,44 @@ fn soak_one(
         "energy_ok": energy_ok,
         "drift_ok": drift_ok,
         "memory_ok": memory_ok,
+        "checks": checks,
         "pass": pass,
     });
     Ok((record, pass))
+}
+
+/// One check of a soak run: its value against its limit (`value ≤ limit`); a run too short
+/// for the check (no value) passes it as skipped.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Check {
+    name: &'static str,
+    unit: &'static str,
+    value: Option<f64>,
+    limit: f64,
+    pass: bool,
+}
+
+impl Check {
+    fn new(name: &'static str, unit: &'static str, value: Option<f64>, limit: f64) -> Self {
+        Check {
+            name,
+            unit,
+            value,
+            limit,
+            pass: value.is_none_or(|v| v <= limit),
+        }
+    }
+
+    /// `drift_after_settling = 1.94e-1 m or rad > limit 1e-3`.
+    fn describe(&self) -> String {
+        match self.value {
+            Some(v) => format!(
+                "{} = {v:.3e} {} > limit {:.0e}",
+                self.name, self.unit, self.limit
+            ),
+            None => format!("{}: not measured", self.name),
+        }
+    }
 }
 
 pub fn run(args: &SoakArgs) -> Result<ExitCode, CliError> {
@@ -216,6 +267,9 @@ pub fn run(args: &SoakArgs) -> Result<ExitCode, CliError> {
                 record["max_energy_rise"].as_f64().unwrap_or(f64::NAN),
                 record["drift_after_settling"].as_f64().unwrap_or(f64::NAN),
             );
+            if let Some(why) = record["failure"].as_str() {
+                outln!("soak {}: failed: {why}", setup.id);
+            }
         }
         all_pass &= pass;
         records.push(record);

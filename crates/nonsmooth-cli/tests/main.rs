@@ -3,5 +3,6 @@
 //! runs one file's tests.
 
 mod cli;
+mod defaults;
 mod examples_default;
 mod soak;

@@ -26,6 +26,17 @@ fn short_soak_passes_and_writes_its_report() {
     for run in runs {
         assert_eq!(run["pass"], true, "{run}");
         assert!(run["failure"].is_null());
+        // every check is named with its value and limit
+        let checks = run["checks"].as_array().unwrap();
+        let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["energy_rise", "drift_after_settling", "rss_growth"],
+            "{run}"
+        );
+        assert!(checks
+            .iter()
+            .all(|c| c["limit"].as_f64().unwrap() > 0.0 && c["pass"] == true));
         assert!(
             run["max_energy_rise"].as_f64().unwrap()
                 <= 1e-6 * (1.0 + run["initial_energy"].as_f64().unwrap().abs())
