@@ -4,10 +4,20 @@
 use nonsmooth_core::{ModelError, ParameterAxis};
 
 /// `nonsmooth stability --grid` with N = 10^11 values on one axis (the `stability_model`
-/// target): the values were stored before anything else and the process aborted out of memory.
+/// target, input `fuzz/regressions/stability_model/sweep_axis_exhausts_memory.toml`): the
+/// values were stored before anything else and the process aborted out of memory.
 #[test]
 fn sweep_axis_with_too_many_values_is_rejected() {
-    let text = "materials.rough.friction=0.2:2:100000000000";
+    let input = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/regressions/stability_model/sweep_axis_exhausts_memory.toml"
+    ))
+    .expect("regression input exists");
+    let text = input
+        .lines()
+        .find_map(|l| l.split_once("--grid ").map(|(_, axis)| axis.trim()))
+        .expect("the input names its axis");
+    assert_eq!(text, "materials.rough.friction=0.2:2:100000000000");
     match text.parse::<ParameterAxis>() {
         Err(ModelError::InvalidValue { location, reason }) => {
             assert_eq!(location.field, text);
