@@ -7,6 +7,7 @@ mod common;
 mod derivatives;
 mod error_messages;
 mod examples;
+mod fuzz_regressions;
 mod hopper;
 mod hs071;
 mod model_file;
