@@ -15,7 +15,7 @@ use nonsmooth_sos::event_driven::{falsify, SimOptions};
 use nonsmooth_sos::grid::{linspace, sweep, GridSpec};
 use nonsmooth_sos::lyapunov::{certify, CertifyOptions, FlightFormulation, Method};
 use nonsmooth_sos::model::{certify_model, ModelCertifyOptions, StabilityModelError};
-use nonsmooth_sos::model_grid::sweep_model;
+use nonsmooth_sos::model_grid::{grid_points, sweep_model};
 use nonsmooth_sos::planar::PlanarParams;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -163,7 +163,7 @@ fn run_model(args: &StabilityArgs, path: &Path) -> Result<ExitCode, CliError> {
             .iter()
             .map(|a| a.parse())
             .collect::<Result<_, nonsmooth_core::ModelError>>()?;
-        let total: usize = axes.iter().map(|a| a.values.len()).product();
+        let total = grid_points(&axes).map_err(|e| model_error(path, e))?;
         let log = crate::progress::Log::new(total as u64, "stability grid", args.output.quiet);
         let grid = sweep_model(&src, Some(&name), &axes, &opts, &|m| {
             log.line(m);

@@ -70,13 +70,38 @@ fn categorize(r: Result<crate::model::ModelCertificate, StabilityModelError>) ->
     }
 }
 
+/// The number of points of the grid spanned by `axes` (the product of their lengths).
+///
+/// # Errors
+/// [`StabilityModelError::Model`] ([`nonsmooth_core::ModelError::InvalidValue`] naming the
+/// axes) when the grid has more than [`ParameterAxis::MAX_VALUES`] points: every point is an
+/// SDP solved, and the points are stored before the sweep starts.
+pub fn grid_points(axes: &[ParameterAxis]) -> Result<usize, StabilityModelError> {
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .filter(|&n| n <= ParameterAxis::MAX_VALUES);
+    total.ok_or_else(|| {
+        let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+        let names: Vec<String> = axes.iter().map(|a| a.path.to_string()).collect();
+        StabilityModelError::Model(nonsmooth_core::ModelError::InvalidValue {
+            location: nonsmooth_core::Location::field(names.join(" ")),
+            reason: format!(
+                "the grid has {} points, more than a sweep may have ({})",
+                sizes.join(" × "),
+                ParameterAxis::MAX_VALUES
+            ),
+        })
+    })
+}
+
 /// Certifies the model `src` (named `file` in messages) at every point of the grid spanned by
 /// `axes` (one or more; the first varies fastest), on all cores.
 ///
 /// # Errors
 /// [`StabilityModelError::Model`] when an axis names a parameter the model lacks (checked at
-/// the first point before the sweep starts). Errors at single points become the point's
-/// category.
+/// the first point before the sweep starts) or the grid is too large ([`grid_points`]).
+/// Errors at single points become the point's category.
 pub fn sweep_model(
     src: &str,
     file: Option<&str>,
@@ -84,6 +109,7 @@ pub fn sweep_model(
     opts: &ModelCertifyOptions,
     progress: &dyn Fn(&str),
 ) -> Result<ModelGrid, StabilityModelError> {
+    grid_points(axes)?;
     let mut cases: Vec<Vec<f64>> = vec![Vec::new()];
     for axis in axes {
         cases = axis

@@ -4,4 +4,5 @@
 
 mod certify;
 mod error_messages;
+mod fuzz_regressions;
 mod model;
