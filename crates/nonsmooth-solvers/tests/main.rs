@@ -3,6 +3,7 @@
 //! runs one file's tests.
 
 mod conic_errors;
+mod coulomb_newton;
 mod conic_qp;
 mod conic_sdp;
 mod conic_socp;

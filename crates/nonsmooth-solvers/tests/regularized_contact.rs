@@ -302,6 +302,9 @@ fn clarabel_dual(p: &RegularizedContactProblem) -> (DVector<f64>, DVector<f64>) 
                     .constraint_triplets(Cone::Nonnegative(2), &t, &[radius; 2])
                     .unwrap();
             }
+            ConstraintKind::Coulomb { .. } | ConstraintKind::PlanarCoulomb { .. } => {
+                unreachable!("the Coulomb kinds have no convex dual program")
+            }
         }
     }
     let opts = ConicOptions {

@@ -136,8 +136,8 @@ pub(crate) enum HessianSolver<'p> {
 /// Scratch for the per-constraint block `J_cᵀ G_c J_c`.
 #[derive(Default)]
 pub(crate) struct BlockScratch {
-    t: Vec<f64>,
-    m: Vec<f64>,
+    pub(crate) t: Vec<f64>,
+    pub(crate) m: Vec<f64>,
 }
 
 impl<'p> HessianSolver<'p> {
@@ -297,7 +297,7 @@ fn not_pd() -> SolverError {
 
 /// `s.m = J_cᵀ G_c J_c` (`k × k`, row-major) for a `rows × k` row-major `jd` and a
 /// `rows × rows` row-major `g`.
-fn block(rows: usize, k: usize, jd: &[f64], g: &[f64], s: &mut BlockScratch) {
+pub(crate) fn block(rows: usize, k: usize, jd: &[f64], g: &[f64], s: &mut BlockScratch) {
     s.t.clear();
     s.t.resize(rows * k, 0.0);
     s.m.clear();

@@ -26,6 +26,12 @@
 //!     Coulomb disk of a contact for a fixed estimate of its normal impulse (the normal row
 //!     is then a separate `Unilateral` constraint; [`RegularizedContactProblem::set_friction_bound`]
 //!     changes the bound between solves of a fixed-point iteration on the normal impulses),
+//!   - `Coulomb { μ }`, rows `(t₁, t₂, n)`, and `PlanarCoulomb { μ }`, rows `(t, n)`: the
+//!     same set as the cone, but the impulse is Alart and Curnier's non-associated map
+//!     `γ_n = max(0, y_n)`, `γ_t = P_{‖·‖ ≤ μγ_n}(y_t)` (`coulomb.rs`): the normal impulse
+//!     is the unilateral row's alone, so a sliding contact keeps `v_n − v̂_n + R_nγ_n = 0`
+//!     (no Anitescu relaxation). This map is no projection and no gradient: a problem with
+//!     a Coulomb kind is no convex program and is solved by [`solve_semismooth`] only,
 //! - a diagonal regularization `R_c > 0` (for a cone the two tangential entries are
 //!   equal) and a bias velocity `v̂_c`, one of each per row.
 //!
@@ -84,6 +90,18 @@
 //! not coupled through `A` or a constraint) stay independent diagonal blocks of the
 //! factor: the ordering never couples them.
 //!
+//! # Coulomb friction: the semismooth Newton method
+//!
+//! With Coulomb kinds the equations `F(v) = A (v − v*) − Jᵀγ(v) = 0` remain (the
+//! momentum balance), but `γ` is no gradient. [`solve_semismooth`] applies Newton's
+//! method to them with the element `H = A + Jᵀ G J` of the generalized Jacobian, `G`
+//! non-symmetric on sliding contacts (`∂γ_t/∂y_n = μ t̂`), factored by LU (dense below
+//! `dense_threshold`, else faer's sparse LU whose symbolic analysis a
+//! [`SemismoothWorkspace`] keeps for the next problem with the same pattern), and the
+//! line search above applied to `φ(α) = Δvᵀ F(v + αΔv)`: for convex kinds `φ = ℓ'`
+//! (the solve is then the convex one), and near a solution `φ(1) ≈ 0`, so full steps and
+//! quadratic convergence are kept. See `semismooth.rs` for the choices and their reasons.
+//!
 //! # Tolerances
 //!
 //! With `D = diag(A)^{-1/2}`, a point is accepted when
@@ -135,13 +153,18 @@
 // Index loops over several parallel arrays read best as index loops.
 #![allow(clippy::needless_range_loop)]
 
+mod coulomb;
 mod hessian;
+mod jacobian;
 mod problem;
 mod projection;
+mod semismooth;
 mod solve;
 
+pub use jacobian::SemismoothWorkspace;
 pub use problem::{
     Constraint, ConstraintKind, RegularizedContactProblem, RegularizedContactProblemBuilder,
     SYMMETRY_TOL,
 };
+pub use semismooth::solve_semismooth;
 pub use solve::{solve, RegularizedContactOptions, RegularizedContactSolution};

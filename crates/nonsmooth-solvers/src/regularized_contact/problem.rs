@@ -49,18 +49,46 @@ pub enum ConstraintKind {
         /// Bound on the impulse's magnitude, `≥ 0` (may be `+∞`).
         radius: f64,
     },
+    /// Coulomb friction with the normal impulse of the max() law, 3 rows `(t₁, t₂, n)`:
+    /// the non-associated impulse map of Alart and Curnier (1991), `γ_n = max(0, y_n)`,
+    /// `γ_t = P_{‖·‖ ≤ μγ_n}(y_t)` — the normal impulse is the unilateral row's alone (no
+    /// coupling to the cone, so no Anitescu relaxation), the friction impulse the
+    /// Euclidean projection onto the disk of radius `μγ_n`. Not the gradient of a convex
+    /// function: solved only by [`solve_semismooth`](super::solve_semismooth). The two
+    /// tangential regularizations must be equal.
+    Coulomb {
+        /// Friction coefficient `μ ≥ 0`.
+        mu: f64,
+    },
+    /// Coulomb friction in the plane, 2 rows `(t, n)`: `γ_n = max(0, y_n)`,
+    /// `γ_t = clamp(y_t, −μγ_n, μγ_n)` (see [`Coulomb`](Self::Coulomb)).
+    PlanarCoulomb {
+        /// Friction coefficient `μ ≥ 0`.
+        mu: f64,
+    },
 }
 
 impl ConstraintKind {
     /// Number of rows (1, 2 or 3).
     pub fn rows(&self) -> usize {
         match self {
-            ConstraintKind::Cone { .. } => 3,
-            ConstraintKind::Planar { .. } | ConstraintKind::Disk { .. } => 2,
+            ConstraintKind::Cone { .. } | ConstraintKind::Coulomb { .. } => 3,
+            ConstraintKind::Planar { .. }
+            | ConstraintKind::Disk { .. }
+            | ConstraintKind::PlanarCoulomb { .. } => 2,
             ConstraintKind::Unilateral
             | ConstraintKind::Bilateral
             | ConstraintKind::Interval { .. } => 1,
         }
+    }
+
+    /// Whether the impulse map is the derivative of a convex function (every kind but
+    /// the Coulomb kinds), so that [`solve`](super::solve) applies.
+    pub fn is_convex(&self) -> bool {
+        !matches!(
+            self,
+            ConstraintKind::Coulomb { .. } | ConstraintKind::PlanarCoulomb { .. }
+        )
     }
 }
 
@@ -204,7 +232,10 @@ impl RegularizedContactProblemBuilder {
         for (c, con) in self.constraints.iter().enumerate() {
             check_constraint(c, con, n)?;
             let data = constraint_data(c, con, row)?;
-            if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
+            if let ConstraintKind::Cone { .. }
+            | ConstraintKind::Disk { .. }
+            | ConstraintKind::Coulomb { .. } = con.kind
+            {
                 let rt = 0.5 * (con.r[0] + con.r[1]);
                 r_all.extend_from_slice(&[rt, rt]);
                 r_all.extend_from_slice(&con.r[2..]);
@@ -338,7 +369,11 @@ fn constraint_error(c: usize, field: &str, what: String) -> SolverError {
 fn check_constraint(c: usize, con: &Constraint, n: usize) -> Result<(), SolverError> {
     let rows = con.kind.rows();
     let err = |field: &str, what: String| constraint_error(c, field, what);
-    if let ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } = con.kind {
+    if let ConstraintKind::Cone { mu }
+    | ConstraintKind::Planar { mu }
+    | ConstraintKind::Coulomb { mu }
+    | ConstraintKind::PlanarCoulomb { mu } = con.kind
+    {
         if !(mu.is_finite() && mu >= 0.0) {
             return Err(err("mu", format!("{mu} must be finite and >= 0")));
         }
@@ -368,7 +403,10 @@ fn check_constraint(c: usize, con: &Constraint, n: usize) -> Result<(), SolverEr
             return Err(err(&format!("v_hat[{i}]"), format!("{x} is not finite")));
         }
     }
-    if let ConstraintKind::Cone { .. } | ConstraintKind::Disk { .. } = con.kind {
+    if let ConstraintKind::Cone { .. }
+    | ConstraintKind::Disk { .. }
+    | ConstraintKind::Coulomb { .. } = con.kind
+    {
         let (r0, r1) = (con.r[0], con.r[1]);
         if (r0 - r1).abs() > SYMMETRY_TOL * r0.max(r1) {
             return Err(err(

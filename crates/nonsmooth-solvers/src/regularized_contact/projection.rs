@@ -8,6 +8,7 @@
 //! - separation, `μ̂ y_r ≤ −y_n`: `γ = 0`;
 //! - sliding, otherwise: `γ_n = (y_n + μ̂ y_r) / (1 + μ μ̂)`, `γ_t = μ γ_n y_t / y_r`.
 
+use super::coulomb::coulomb_map;
 use super::problem::ConstraintKind;
 
 /// Which piece of the projection a constraint's `y` fell in.
@@ -22,7 +23,8 @@ pub(crate) enum Region {
 }
 
 /// Computes `γ = P_F(y)` into `gamma` and, when `g` is given, `G = (∂γ/∂y) R⁻¹`
-/// (`rows × rows`, row-major, symmetric positive semidefinite) into `g`.
+/// (`rows × rows`, row-major, symmetric positive semidefinite) into `g`. For the Coulomb
+/// kinds, the impulse map of `coulomb.rs` (no projection; `G` not symmetric when sliding).
 /// `y`, `r`, `gamma` have the constraint's row count.
 pub(crate) fn project(
     kind: ConstraintKind,
@@ -58,6 +60,8 @@ pub(crate) fn project(
         ConstraintKind::Planar { mu } => project_cone::<1>(mu, y, r, gamma, g),
         ConstraintKind::Disk { radius } => project_ball::<2>(radius, y, r, gamma, g),
         ConstraintKind::Interval { radius } => project_ball::<1>(radius, y, r, gamma, g),
+        ConstraintKind::Coulomb { mu } => coulomb_map::<2>(mu, y, r, gamma, g),
+        ConstraintKind::PlanarCoulomb { mu } => coulomb_map::<1>(mu, y, r, gamma, g),
     }
 }
 

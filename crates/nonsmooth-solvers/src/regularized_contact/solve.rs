@@ -132,47 +132,47 @@ impl RegularizedContactSolution {
 }
 
 /// State at one point `v`: constraint velocities, impulses, `G` blocks, gradient.
-struct Eval {
-    vc: Vec<f64>,
-    gamma: Vec<f64>,
-    g: Vec<f64>,
-    active: Vec<bool>,
+pub(super) struct Eval {
+    pub(super) vc: Vec<f64>,
+    pub(super) gamma: Vec<f64>,
+    pub(super) g: Vec<f64>,
+    pub(super) active: Vec<bool>,
     /// `A (v − v*)`.
-    ae: Vec<f64>,
+    pub(super) ae: Vec<f64>,
     /// `Jᵀ γ`.
-    jtg: Vec<f64>,
-    grad: Vec<f64>,
+    pub(super) jtg: Vec<f64>,
+    pub(super) grad: Vec<f64>,
 }
 
 /// Buffers of one solve, allocated once and reused by every Newton iteration.
-struct Workspace {
+pub(super) struct Workspace {
     /// Evaluation at the current iterate.
-    ev: Eval,
+    pub(super) ev: Eval,
     /// Offsets of each constraint's `G` block in `ev.g`.
-    g_off: Vec<usize>,
+    pub(super) g_off: Vec<usize>,
     /// Gradient scaling `D = diag(A)^{-1/2}`.
-    dscale: Vec<f64>,
+    pub(super) dscale: Vec<f64>,
     /// `A v*`.
-    av_star: Vec<f64>,
+    pub(super) av_star: Vec<f64>,
     /// `v − v*`.
-    e: Vec<f64>,
+    pub(super) e: Vec<f64>,
     /// Newton direction `Δv`.
-    dv: Vec<f64>,
+    pub(super) dv: Vec<f64>,
     /// `A Δv`.
-    adv: Vec<f64>,
+    pub(super) adv: Vec<f64>,
     /// `J Δv`.
-    dvc: Vec<f64>,
+    pub(super) dvc: Vec<f64>,
     /// One constraint's unprojected impulse `−R⁻¹(J v − v̂)`.
-    y: [f64; 3],
+    pub(super) y: [f64; 3],
     /// One constraint's projected impulse during the line search.
-    gam: [f64; 3],
+    pub(super) gam: [f64; 3],
     /// One constraint's `G` block during the line search.
-    gblk: [f64; 9],
+    pub(super) gblk: [f64; 9],
 }
 
 impl Workspace {
     /// Buffers sized for `p`.
-    fn new(p: &RegularizedContactProblem) -> Self {
+    pub(super) fn new(p: &RegularizedContactProblem) -> Self {
         let n = p.n;
         let m = p.m_rows;
         let dscale: Vec<f64> = p.diag.iter().map(|d| 1.0 / d.sqrt()).collect();
@@ -216,14 +216,25 @@ impl Workspace {
 /// Errors: options out of range or a warm start of the wrong length / not finite
 /// ([`SolverError::InvalidInput`], [`SolverError::DimensionMismatch`],
 /// [`SolverError::NonFinite`]); a failed Hessian factorization, which means `A` is not
-/// positive definite ([`SolverError::Failed`]). Running out of iterations is not an error:
-/// the solution's `status` says it.
+/// positive definite ([`SolverError::Failed`]); a constraint of a Coulomb kind, whose
+/// impulse map is no gradient ([`SolverError::InvalidInput`]: solve it with
+/// [`solve_semismooth`](super::solve_semismooth)). Running out of iterations is not an
+/// error: the solution's `status` says it.
 pub fn solve(
     problem: &RegularizedContactProblem,
     warm_start: Option<&DVector<f64>>,
     options: &RegularizedContactOptions,
 ) -> Result<RegularizedContactSolution, SolverError> {
     options.validate()?;
+    if let Some(c) = problem.cons.iter().position(|c| !c.kind.is_convex()) {
+        return Err(SolverError::InvalidInput {
+            solver: SOLVER,
+            reason: format!(
+                "constraint {c} is of a Coulomb kind, which is no convex program: \
+                 use solve_semismooth"
+            ),
+        });
+    }
     let p = problem;
     let n = p.n;
     let mut v = starting_point(p, warm_start)?;
@@ -265,27 +276,48 @@ pub fn solve(
         stalled = step <= 4.0 * f64::EPSILON * vmax;
     };
 
+    Ok(solution(
+        p,
+        v,
+        ws,
+        status,
+        (iterations, ls_total),
+        (gnorm, tol),
+    ))
+}
+
+/// The solution at `v` from the workspace's evaluation there: `counts` are the Newton
+/// iterations and line search evaluations, `test` the scaled residual norm and its
+/// threshold.
+pub(super) fn solution(
+    p: &RegularizedContactProblem,
+    v: Vec<f64>,
+    ws: Workspace,
+    status: SolveStatus,
+    counts: (usize, usize),
+    test: (f64, f64),
+) -> RegularizedContactSolution {
     let (cost, violation) = cost_and_violation(p, &ws);
     let mut row_offsets = Vec::with_capacity(p.cons.len() + 1);
     row_offsets.extend(p.cons.iter().map(|c| c.row));
     row_offsets.push(p.m_rows);
-    Ok(RegularizedContactSolution {
+    RegularizedContactSolution {
         v: DVector::from_vec(v),
         gamma: DVector::from_vec(ws.ev.gamma),
         constraint_velocity: DVector::from_vec(ws.ev.vc),
         status,
-        iterations,
-        line_search_iterations: ls_total,
-        gradient_norm: gnorm,
-        tolerance: tol,
+        iterations: counts.0,
+        line_search_iterations: counts.1,
+        gradient_norm: test.0,
+        tolerance: test.1,
         cost,
         cone_violation: violation,
         row_offsets,
-    })
+    }
 }
 
 /// The first iterate: the checked warm start, or `v*`.
-fn starting_point(
+pub(super) fn starting_point(
     p: &RegularizedContactProblem,
     warm_start: Option<&DVector<f64>>,
 ) -> Result<Vec<f64>, SolverError> {
@@ -306,7 +338,7 @@ fn starting_point(
 
 /// Evaluates impulses, `G` blocks and gradient at `v` into `ws.ev`; returns the scaled
 /// gradient norm and the convergence threshold it is compared with.
-fn evaluate(
+pub(super) fn evaluate(
     p: &RegularizedContactProblem,
     v: &[f64],
     ws: &mut Workspace,
@@ -364,8 +396,10 @@ fn newton_direction(hess: &mut HessianSolver, ws: &mut Workspace) -> Result<f64,
 
 /// Exact line search on `ℓ(v + α Δv)`: `α_max` when `ℓ'` is still negative there,
 /// otherwise safeguarded Newton on `ℓ'(α) = 0` within the bracket. Counts every
-/// evaluation of `ℓ'` in `ls_total`.
-fn line_search(
+/// evaluation of `ℓ'` in `ls_total`. With constraints of the Coulomb kinds there is no
+/// `ℓ`: the same search finds a zero of the residual along the direction,
+/// `φ(α) = Δvᵀ F(v + αΔv)`, `φ'(α) = Δvᵀ H(v + αΔv) Δv` (`semismooth.rs`).
+pub(super) fn line_search(
     p: &RegularizedContactProblem,
     ws: &mut Workspace,
     d0: f64,
@@ -383,7 +417,7 @@ fn line_search(
             touched.push(ci);
         }
     }
-    let mut deriv = |alpha: f64| line_derivatives(p, ws, &touched, qa, qb, alpha);
+    let mut deriv = |alpha: f64| line_derivatives(p, ws, &touched, (qa, qb), alpha);
     let amax = options.alpha_max;
     let (dmax, _) = deriv(amax);
     *ls_total += 1;
@@ -425,8 +459,7 @@ fn line_derivatives(
     p: &RegularizedContactProblem,
     ws: &mut Workspace,
     touched: &[usize],
-    qa: f64,
-    qb: f64,
+    (qa, qb): (f64, f64),
     alpha: f64,
 ) -> (f64, f64) {
     let (vc, dvc) = (&ws.ev.vc, &ws.dvc);
@@ -473,7 +506,10 @@ fn cost_and_violation(p: &RegularizedContactProblem, ws: &Workspace) -> (f64, f6
         let viol = match c.kind {
             ConstraintKind::Bilateral => 0.0,
             ConstraintKind::Unilateral => (-g[0]).max(0.0),
-            ConstraintKind::Cone { mu } | ConstraintKind::Planar { mu } => {
+            ConstraintKind::Cone { mu }
+            | ConstraintKind::Planar { mu }
+            | ConstraintKind::Coulomb { mu }
+            | ConstraintKind::PlanarCoulomb { mu } => {
                 let nt = c.rows - 1;
                 let gt = g[..nt].iter().map(|x| x * x).sum::<f64>().sqrt();
                 (gt - mu * g[nt]).max(-g[nt]).max(0.0)

@@ -1,0 +1,304 @@
+//! Assembly and LU factorization of the generalized Jacobian `H = A + Σ_c J_cᵀ G_c J_c` of
+//! the step's equations when some `G_c` is not symmetric (the Coulomb kinds).
+//!
+//! Small problems use a dense LU with partial pivoting (nalgebra). Larger ones use faer's
+//! sparse LU (COLAMD column ordering, partial pivoting by rows). The pattern of `H` is
+//! that of `A` united with, for every constraint, the full `k × k` block over the `k`
+//! velocities its Jacobian touches; the symbolic analysis depends only on that pattern, so
+//! it is kept in a [`SemismoothWorkspace`] and reused by every Newton iteration and by
+//! later problems with the same pattern (the time steps of a simulation while its contact
+//! graph is unchanged).
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuRef, NumericLu, SymbolicLu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par};
+use nalgebra::{DMatrix, Dyn, LU};
+
+use super::hessian::{block, BlockScratch};
+use super::problem::{RegularizedContactProblem, SOLVER};
+use crate::status::SolverError;
+
+/// The sparse LU analysis of one Jacobian pattern (full CSC, rows sorted per column).
+pub(crate) struct LuAnalysis {
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    symbolic: SymbolicLu<usize>,
+    numeric: NumericLu<usize, f64>,
+}
+
+/// What [`solve_semismooth`](super::solve_semismooth) keeps between solves: the symbolic
+/// sparse LU analysis of the last Jacobian pattern, reused while the pattern (the mass
+/// matrix and which velocities each constraint couples) is unchanged. Cloning gives an
+/// empty workspace (the analysis is a cache).
+#[derive(Default)]
+pub struct SemismoothWorkspace {
+    analysis: Option<LuAnalysis>,
+    /// Symbolic analyses computed (a new pattern) and reused (the same pattern), over the
+    /// workspace's life.
+    analyses: (usize, usize),
+}
+
+impl SemismoothWorkspace {
+    /// `(computed, reused)`: how many sparse solves needed a new symbolic LU analysis and
+    /// how many reused the kept one.
+    pub fn symbolic_analyses(&self) -> (usize, usize) {
+        self.analyses
+    }
+}
+
+impl Clone for SemismoothWorkspace {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for SemismoothWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SemismoothWorkspace")
+            .field(
+                "pattern_nnz",
+                &self.analysis.as_ref().map(|a| a.row_idx.len()),
+            )
+            .field("symbolic_analyses", &self.analyses)
+            .finish()
+    }
+}
+
+/// Factorization of `H` for one solve.
+pub(crate) enum JacobianSolver<'w> {
+    Dense {
+        a: DMatrix<f64>,
+        lu: Option<LU<f64, Dyn, Dyn>>,
+    },
+    Sparse {
+        analysis: &'w mut LuAnalysis,
+        /// Position in the values of each stored entry of `A` (in `A`'s CSC order).
+        a_pos: Vec<usize>,
+        /// Per constraint, the position of `H[support[a]][support[b]]` at `a·k + b`.
+        con_pos: Vec<Vec<usize>>,
+        values: Vec<f64>,
+        mem: MemBuffer,
+        ready: bool,
+    },
+}
+
+impl<'w> JacobianSolver<'w> {
+    pub(crate) fn new(
+        p: &RegularizedContactProblem,
+        dense_threshold: usize,
+        ws: &'w mut SemismoothWorkspace,
+    ) -> Result<Self, SolverError> {
+        if p.n <= dense_threshold {
+            return Ok(JacobianSolver::Dense {
+                a: p.mass_dense(),
+                lu: None,
+            });
+        }
+        let n = p.n;
+        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (j, col) in cols.iter_mut().enumerate() {
+            col.extend_from_slice(&p.a.idx[p.a.ptr[j]..p.a.ptr[j + 1]]);
+        }
+        for c in &p.cons {
+            for &j in &c.support {
+                cols[j].extend_from_slice(&c.support);
+            }
+        }
+        let mut col_ptr = Vec::with_capacity(n + 1);
+        let mut row_idx = Vec::new();
+        col_ptr.push(0);
+        for col in &mut cols {
+            col.sort_unstable();
+            col.dedup();
+            row_idx.extend_from_slice(col);
+            col_ptr.push(row_idx.len());
+        }
+        let same = ws
+            .analysis
+            .as_ref()
+            .is_some_and(|a| a.col_ptr == col_ptr && a.row_idx == row_idx);
+        if same {
+            ws.analyses.1 += 1;
+        } else {
+            let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
+            let symbolic = factorize_symbolic_lu(sym, Default::default()).map_err(|e| {
+                SolverError::Failed {
+                    solver: SOLVER,
+                    reason: format!("symbolic LU factorization of the Jacobian: {e:?}"),
+                }
+            })?;
+            ws.analysis = Some(LuAnalysis {
+                col_ptr,
+                row_idx,
+                symbolic,
+                numeric: NumericLu::new(),
+            });
+            ws.analyses.0 += 1;
+        }
+        let analysis = ws.analysis.as_mut().ok_or_else(|| SolverError::Failed {
+            solver: SOLVER,
+            reason: "internal: LU analysis not stored".into(),
+        })?;
+        let pos = |i: usize, j: usize| -> Result<usize, SolverError> {
+            let (cp, ri) = (&analysis.col_ptr, &analysis.row_idx);
+            ri[cp[j]..cp[j + 1]]
+                .binary_search(&i)
+                .map(|q| cp[j] + q)
+                .map_err(|_| SolverError::Failed {
+                    solver: SOLVER,
+                    reason: format!("internal: Jacobian pattern lacks ({i}, {j})"),
+                })
+        };
+        let mut a_pos = Vec::with_capacity(p.a.idx.len());
+        for j in 0..n {
+            for k in p.a.ptr[j]..p.a.ptr[j + 1] {
+                a_pos.push(pos(p.a.idx[k], j)?);
+            }
+        }
+        let mut con_pos = Vec::with_capacity(p.cons.len());
+        for c in &p.cons {
+            let k = c.support.len();
+            let mut v = Vec::with_capacity(k * k);
+            for &ja in &c.support {
+                for &jb in &c.support {
+                    v.push(pos(ja, jb)?);
+                }
+            }
+            con_pos.push(v);
+        }
+        let req = StackReq::or(
+            analysis
+                .symbolic
+                .factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+            analysis.symbolic.solve_in_place_scratch::<f64>(1, Par::Seq),
+        );
+        let mem = MemBuffer::try_new(req).map_err(|_| SolverError::Failed {
+            solver: SOLVER,
+            reason: "out of memory for the sparse LU workspace".into(),
+        })?;
+        let values = vec![0.0; analysis.row_idx.len()];
+        Ok(JacobianSolver::Sparse {
+            analysis,
+            a_pos,
+            con_pos,
+            values,
+            mem,
+            ready: false,
+        })
+    }
+
+    /// Assembles `H = A + Σ_c J_cᵀ G_c J_c` and factors it; `false` when the factorization
+    /// finds `H` singular. `g` holds each constraint's `G_c` (row-major) at `g_off[c]`;
+    /// constraints with `active[c] == false` have `G_c = 0`.
+    pub(crate) fn factor(
+        &mut self,
+        p: &RegularizedContactProblem,
+        g: &[f64],
+        g_off: &[usize],
+        active: &[bool],
+        s: &mut BlockScratch,
+    ) -> bool {
+        match self {
+            JacobianSolver::Dense { a, lu } => {
+                let mut h = a.clone();
+                for (ci, c) in p.cons.iter().enumerate() {
+                    if !active[ci] {
+                        continue;
+                    }
+                    let k = c.support.len();
+                    block(c.rows, k, &c.jd, &g[g_off[ci]..], s);
+                    for (a_, &ja) in c.support.iter().enumerate() {
+                        for (b, &jb) in c.support.iter().enumerate() {
+                            h[(ja, jb)] += s.m[a_ * k + b];
+                        }
+                    }
+                }
+                let f = h.lu();
+                let ok = f.is_invertible();
+                *lu = Some(f);
+                ok
+            }
+            JacobianSolver::Sparse {
+                analysis,
+                a_pos,
+                con_pos,
+                values,
+                mem,
+                ready,
+            } => {
+                *ready = false;
+                values.fill(0.0);
+                for (q, &x) in a_pos.iter().zip(&p.a.val) {
+                    values[*q] += x;
+                }
+                for (ci, c) in p.cons.iter().enumerate() {
+                    if !active[ci] {
+                        continue;
+                    }
+                    let k = c.support.len();
+                    block(c.rows, k, &c.jd, &g[g_off[ci]..], s);
+                    for (q, &x) in con_pos[ci].iter().zip(&s.m[..k * k]) {
+                        values[*q] += x;
+                    }
+                }
+                let n = p.n;
+                let LuAnalysis {
+                    col_ptr,
+                    row_idx,
+                    symbolic,
+                    numeric,
+                } = &mut **analysis;
+                let sym = SymbolicSparseColMatRef::new_checked(n, n, col_ptr, None, row_idx);
+                let mat = SparseColMatRef::new(sym, values);
+                *ready = symbolic
+                    .factorize_numeric_lu(
+                        numeric,
+                        mat,
+                        Par::Seq,
+                        MemStack::new(mem),
+                        Default::default(),
+                    )
+                    .is_ok();
+                *ready
+            }
+        }
+    }
+
+    /// Solves `H x = rhs` in place with the last factorization.
+    pub(crate) fn solve(&mut self, rhs: &mut [f64]) -> Result<(), SolverError> {
+        let missing = || SolverError::Failed {
+            solver: SOLVER,
+            reason: "internal: Jacobian solve before factorization".into(),
+        };
+        match self {
+            JacobianSolver::Dense { lu, .. } => {
+                let lu = lu.as_ref().ok_or_else(missing)?;
+                let mut x = nalgebra::DVectorViewMut::from_slice(rhs, rhs.len());
+                if !lu.solve_mut(&mut x) {
+                    rhs.fill(f64::NAN);
+                }
+                Ok(())
+            }
+            JacobianSolver::Sparse {
+                analysis,
+                mem,
+                ready,
+                ..
+            } => {
+                if !*ready {
+                    return Err(missing());
+                }
+                let n = rhs.len();
+                let lu = LuRef::<usize, f64>::new_unchecked(&analysis.symbolic, &analysis.numeric);
+                lu.solve_in_place_with_conj(
+                    Conj::No,
+                    MatMut::from_column_major_slice_mut(rhs, n, 1),
+                    Par::Seq,
+                    MemStack::new(mem),
+                );
+                Ok(())
+            }
+        }
+    }
+}
