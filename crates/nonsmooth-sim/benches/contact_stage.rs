@@ -1,5 +1,6 @@
-//! Time per step of the `drumwright` stepper with the one program (default) and with the
-//! staged programs, on the toppling 100-sphere stack (h = 10 ms), `examples/mjcf/quadruped.xml`
+//! Time and Newton iterations per step of the `drumwright` stepper with the one program
+//! (default: the Coulomb problem in one semismooth Newton solve), with its fixed point on
+//! the friction bounds alone and with the staged programs, on the toppling 100-sphere stack (h = 10 ms), `examples/mjcf/quadruped.xml`
 //! (h = 5 ms) and `examples/quadruped.toml` (h = 10 ms), with the recoveries of a run
 //! (unconverged steps, fallbacks, halvings), and the incline's normal-force inflation under
 //! both couplings:
@@ -15,7 +16,7 @@
 use nonsmooth_sim::scenes;
 
 use nonsmooth_core::Model;
-use nonsmooth_sim::drumwright::FrictionCoupling;
+use nonsmooth_sim::drumwright::{FrictionCoupling, StepTotals};
 use nonsmooth_sim::{Actuation, DrumwrightOptions, DrumwrightStepper, Recoveries, Simulator};
 use std::time::Instant;
 
@@ -26,16 +27,20 @@ fn seconds(var: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
-/// (ms per step, steps, recoveries, failed step) of a run of `duration` s at step `h`.
-fn run(
-    model: &Model,
-    opts: DrumwrightOptions,
-    h: f64,
-    duration: f64,
-) -> (f64, usize, Recoveries, Option<String>) {
+/// What a run measured.
+struct RunResult {
+    ms_per_step: f64,
+    steps: usize,
+    recoveries: Recoveries,
+    totals: StepTotals,
+    failed: Option<String>,
+}
+
+/// A run of `duration` s at step `h`, timed.
+fn run(model: &Model, opts: DrumwrightOptions, h: f64, duration: f64) -> RunResult {
     let steps = (duration / h).round() as usize;
-    let mut sim = Simulator::borrowing(model, Box::new(DrumwrightStepper::new(opts)), h)
-        .expect("a valid step");
+    let mut stepper = DrumwrightStepper::new(opts);
+    let mut sim = Simulator::borrowing(model, Box::new(&mut stepper), h).expect("a valid step");
     let start = Instant::now();
     let mut done = 0;
     let mut failed = None;
@@ -46,9 +51,16 @@ fn run(
         }
         done += 1;
     }
-    let rec = sim.counters().recoveries;
-    let ms = 1e3 * start.elapsed().as_secs_f64() / done.max(1) as f64;
-    (ms, done, rec, failed)
+    let recoveries = sim.counters().recoveries;
+    let ms_per_step = 1e3 * start.elapsed().as_secs_f64() / done.max(1) as f64;
+    drop(sim);
+    RunResult {
+        ms_per_step,
+        steps: done,
+        recoveries,
+        totals: stepper.totals,
+        failed,
+    }
 }
 
 fn main() {
@@ -83,15 +95,23 @@ fn time_per_step_one_program_against_staged() {
         ),
     ];
     for (name, model, h) in &scenes {
-        for (label, friction, duration) in [
+        for (label, friction, coulomb_newton, duration) in [
             (
                 "one program",
                 FrictionCoupling::OneProgram { rounds: 30 },
+                true,
+                t_one,
+            ),
+            (
+                "fixed point",
+                FrictionCoupling::OneProgram { rounds: 30 },
+                false,
                 t_one,
             ),
             (
                 "staged",
                 FrictionCoupling::Staged { sweeps: 100 },
+                true,
                 if name.starts_with("toppling") {
                     t_staged
                 } else {
@@ -101,16 +121,23 @@ fn time_per_step_one_program_against_staged() {
         ] {
             let opts = DrumwrightOptions {
                 friction,
+                coulomb_newton,
                 ..DrumwrightOptions::default()
             };
-            let (ms, steps, rec, failed) = run(model, opts, *h, duration);
+            let r = run(model, opts, *h, duration);
+            let per_step = |x: usize| x as f64 / r.totals.steps.max(1) as f64;
             println!(
-                "{name:28} {label:12} h = {h}: {ms:9.3} ms/step over {steps} steps; \
-                 unconverged {}, fallbacks {}, halvings {}{}",
-                rec.unconverged_steps,
-                rec.convex_fallbacks,
-                rec.step_halving,
-                failed
+                "{name:28} {label:12} h = {h}: {:9.3} ms/step over {} steps; Newton \
+                 iterations {:.1} and solves {:.2} per step; unconverged {}, fallbacks {}, \
+                 halvings {}{}",
+                r.ms_per_step,
+                r.steps,
+                per_step(r.totals.newton_iterations),
+                per_step(r.totals.program_rounds),
+                r.recoveries.unconverged_steps,
+                r.recoveries.convex_fallbacks,
+                r.recoveries.step_halving,
+                r.failed
                     .map(|e| format!("; FAILED at {e}"))
                     .unwrap_or_default()
             );
@@ -127,9 +154,18 @@ fn incline_normal_inflation_one_program_against_staged() {
     )
     .unwrap();
     let steps = (seconds("NONSMOOTH_TIMING_SECONDS", 1.0) / 0.01).round() as usize;
-    for (label, friction) in [
-        ("one program", FrictionCoupling::OneProgram { rounds: 30 }),
-        ("staged", FrictionCoupling::Staged { sweeps: 100 }),
+    for (label, friction, coulomb_newton) in [
+        (
+            "one program",
+            FrictionCoupling::OneProgram { rounds: 30 },
+            true,
+        ),
+        (
+            "fixed point",
+            FrictionCoupling::OneProgram { rounds: 30 },
+            false,
+        ),
+        ("staged", FrictionCoupling::Staged { sweeps: 100 }, true),
     ] {
         let mut inflation: f64 = 0.0;
         for mu in [0.0, 0.125, 0.25, 0.375] {
@@ -139,6 +175,7 @@ fn incline_normal_inflation_one_program_against_staged() {
             }
             let mut st = DrumwrightStepper::new(DrumwrightOptions {
                 friction,
+                coulomb_newton,
                 ..DrumwrightOptions::default()
             });
             let mut s = model.initial_state.clone();

@@ -504,7 +504,9 @@ material = "pad"
 
 #[test]
 fn d2_a7_program_properties_on_random_states() {
-    // Random box states on the Winkler foundation: both forms always solve, re-solves agree.
+    // Random box states on the Winkler foundation: both forms always solve, re-solves agree
+    // (to the Newton solver's tolerance: the second solve is warm-started from the first's
+    // contact forces).
     let base = winkler_box();
     for i in 0..6 {
         let mut s = base.initial_state.clone();
@@ -519,7 +521,15 @@ fn d2_a7_program_properties_on_random_states() {
             let mut st = DrumwrightStepper::new(opts);
             let a = st.step(&base, &s, 1e-2).unwrap();
             let b = st.step(&base, &s, 1e-2).unwrap();
-            assert_eq!(a, b);
+            assert_eq!(a.t, b.t);
+            assert!(
+                (&a.q - &b.q).amax() <= 1e-9 * (1.0 + a.q.amax()),
+                "{a:?} {b:?}"
+            );
+            assert!(
+                (&a.v - &b.v).amax() <= 1e-9 * (1.0 + a.v.amax()),
+                "{a:?} {b:?}"
+            );
             assert!(a.v.iter().all(|x| x.is_finite()));
         }
     }

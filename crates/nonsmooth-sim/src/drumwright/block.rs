@@ -441,7 +441,7 @@ impl DrumwrightStepper {
                 reason: "drumwright produced a non-finite velocity".into(),
             });
         }
-        self.remember_block_contacts(bs, &p.contacts, &lu);
+        self.remember_block_contacts(bs, &p.contacts, &lu, &lt);
         report.contacts = self.block_contact_forces(bs, &p, &v1, &lu, &lt, h);
         self.last = report;
         self.block_work = p;
@@ -452,7 +452,7 @@ impl DrumwrightStepper {
     /// (and, for [`UnilateralForm::MinNorm`], certified), `None` when the step falls back
     /// to the staged sweeps.
     fn block_one_program(
-        &self,
+        &mut self,
         bs: &BlockSnapshot,
         p: &BlockProgram,
         v0: &DVector<f64>,
@@ -475,7 +475,7 @@ impl DrumwrightStepper {
         Ok(match solved {
             Some(sol) => {
                 report.one_program = true;
-                report.fell_back = sol.coupled_cone;
+                report.fell_back = sol.fell_back;
                 report.newton_iterations = sol.newton_iterations;
                 report.program_rounds = sol.rounds;
                 report.solver_status = Some(SolveStatus::Solved);
@@ -600,6 +600,7 @@ impl DrumwrightStepper {
         bs: &BlockSnapshot,
         contacts: &[ContactRows],
         lu: &DVector<f64>,
+        lt: &DVector<f64>,
     ) {
         self.warm_active.clear();
         for c in contacts {
@@ -612,9 +613,13 @@ impl DrumwrightStepper {
         self.warm_active.sort_unstable_by_key(|a| a.0);
         self.warm_active.dedup_by(|a, b| a.0 == b.0);
         if matches!(self.options.friction, FrictionCoupling::OneProgram { .. }) {
-            self.remember_normals(contacts.iter().map(|c| {
+            self.remember_forces(contacts.iter().map(|c| {
                 let bc = &bs.contacts[c.snapshot_index];
-                ((bc.collider_a, bc.collider_b, bc.feature), lu[c.normal])
+                let mut f = [lu[c.normal], 0.0, 0.0];
+                for (k, &t) in c.tangents.iter().take(2).enumerate() {
+                    f[1 + k] = lt[t];
+                }
+                ((bc.collider_a, bc.collider_b, bc.feature), f)
             }));
         }
     }
@@ -754,8 +759,8 @@ impl DrumwrightStepper {
                 v_hat: 0.0,
             })
             .collect();
-        let normal_guess = normal_guesses(
-            &self.program_normals,
+        let force_guess = force_guesses(
+            &self.program_forces,
             p.contacts.iter().map(|c| {
                 let bc = &bs.contacts[c.snapshot_index];
                 (bc.collider_a, bc.collider_b, bc.feature)
@@ -767,7 +772,7 @@ impl DrumwrightStepper {
             normals,
             tangents,
             contacts: &p.contacts,
-            normal_guess,
+            force_guess,
             warm: v0,
             planar,
         }

@@ -244,8 +244,8 @@ use crate::contact_set::{BlockView, ContactModel, ContactSet, SnapshotWorkspace}
 use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
-use nonsmooth_solvers::regularized_contact::RegularizedContactOptions;
-use one_program::{normal_guesses, ProgramInput, ProgramMass, ProgramRow};
+use nonsmooth_solvers::regularized_contact::{RegularizedContactOptions, SemismoothWorkspace};
+use one_program::{force_guesses, ProgramInput, ProgramMass, ProgramRow};
 
 /// Which constraint rows enter a step (decision D3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,6 +326,10 @@ pub struct DrumwrightOptions {
     pub friction_regularization: f64,
     /// One program: options of the Newton solver.
     pub contact_solver: RegularizedContactOptions,
+    /// One program: solve each step's Coulomb problem (the max() normal forces, friction
+    /// on the disk `μγ_n`) in one semismooth Newton solve (default), with the fixed point
+    /// on the friction bounds as its fallback; `false`: the fixed point alone.
+    pub coulomb_newton: bool,
     /// D3: a speculative joint-limit row enters when φ₀ ≤ margin + w·h·|φ̇₀| (w this
     /// factor, margin the model's contact margin); farther rows cannot carry force within
     /// the step and only degrade the conditioning of the program.
@@ -386,6 +390,7 @@ impl Default for DrumwrightOptions {
             rigid_regularization: 1e-6,
             friction_regularization: 1e-3,
             contact_solver: RegularizedContactOptions::default(),
+            coulomb_newton: true,
             hertz_floor: 1e-6,
             speculative_window: 2.0,
             bilateral_gdot: true,
@@ -461,6 +466,20 @@ pub struct StepReport {
     pub sweep_limit_reached: bool,
 }
 
+/// Sums of the step reports over the contact-model stages a stepper has run (every
+/// attempt, also those of steps that a recovery repeats with a smaller step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StepTotals {
+    /// Contact-model stages run.
+    pub steps: usize,
+    /// Newton iterations of the one program ([`StepReport::newton_iterations`]).
+    pub newton_iterations: usize,
+    /// Newton solves of the one program ([`StepReport::program_rounds`]).
+    pub program_rounds: usize,
+    /// Steps with a fallback ([`StepReport::fell_back`]).
+    pub fell_back: usize,
+}
+
 /// The `drumwright` stepper (Drumwright 2019).
 #[derive(Debug, Clone, Default)]
 pub struct DrumwrightStepper {
@@ -468,6 +487,8 @@ pub struct DrumwrightStepper {
     pub options: DrumwrightOptions,
     /// Forces and solver data of the last successful step.
     pub last: StepReport,
+    /// Sums of the step reports since the stepper was made.
+    pub totals: StepTotals,
     /// Warm start of the block fast path: whether each contact (collider A, collider B,
     /// feature) carried a normal force in the previous step (sorted by key).
     warm_active: Vec<((usize, usize, usize), bool)>,
@@ -475,9 +496,13 @@ pub struct DrumwrightStepper {
     block_work: BlockProgram,
     /// The contact-set stage's workspace (the per-body snapshot, updated in place).
     workspace: SnapshotWorkspace,
-    /// The normal forces of the last step by contact (collider A, collider B, feature),
-    /// sorted by key: the friction bounds of the next one program.
-    program_normals: Vec<((usize, usize, usize), f64)>,
+    /// The forces `[λ_n, λ_t₁, λ_t₂]` of the last step by contact (collider A, collider B,
+    /// feature), sorted by key: the warm start and the friction bounds of the next one
+    /// program.
+    program_forces: Vec<((usize, usize, usize), [f64; 3])>,
+    /// The one program's semismooth Newton workspace (the sparse LU analysis, kept while
+    /// the contact graph is unchanged).
+    coulomb_workspace: SemismoothWorkspace,
 }
 
 /// One scalar constraint row of a step.
@@ -577,10 +602,12 @@ impl DrumwrightStepper {
         DrumwrightStepper {
             options,
             last: StepReport::default(),
+            totals: StepTotals::default(),
             warm_active: Vec::new(),
             block_work: BlockProgram::default(),
             workspace: SnapshotWorkspace::default(),
-            program_normals: Vec::new(),
+            program_forces: Vec::new(),
+            coulomb_workspace: SemismoothWorkspace::default(),
         }
     }
 
@@ -1073,7 +1100,7 @@ impl DrumwrightStepper {
                 let lambda = match solved {
                     Some(sol) => {
                         report.one_program = true;
-                        report.fell_back = sol.coupled_cone;
+                        report.fell_back = sol.fell_back;
                         report.newton_iterations = sol.newton_iterations;
                         report.program_rounds = sol.rounds;
                         sol.lambda
@@ -1084,9 +1111,14 @@ impl DrumwrightStepper {
                         self.staged_solve(program, lam, rows, sweeps, report)?
                     }
                 };
-                self.remember_normals(rows.contacts.iter().map(|c| {
+                let nu = rows.unilateral.len();
+                self.remember_forces(rows.contacts.iter().map(|c| {
                     let sc = &snap.contacts[c.snapshot_index];
-                    ((sc.collider_a, sc.collider_b, sc.feature), lambda[c.normal])
+                    let mut f = [lambda[c.normal], 0.0, 0.0];
+                    for (k, &t) in c.tangents.iter().take(2).enumerate() {
+                        f[1 + k] = lambda[nu + t];
+                    }
+                    ((sc.collider_a, sc.collider_b, sc.feature), f)
                 }));
                 lambda
             }
@@ -1218,13 +1250,23 @@ impl ContactModel for DrumwrightStepper {
         step: &crate::pipeline::Step<'_>,
         contacts: &mut ContactSet<'_>,
     ) -> Result<DVector<f64>, SimError> {
+        let mut v1 = None;
         if let Some(view) = contacts.blocks() {
-            if let Some(v1) = self.try_block_step(view, &step.state.v, step.h)? {
-                return Ok(v1);
-            }
+            v1 = self.try_block_step(view, &step.state.v, step.h)?;
         }
-        let snap = contacts.dense()?;
-        self.step_velocity(step.model, snap, step.h)
+        let v1 = match v1 {
+            Some(v1) => v1,
+            None => {
+                let snap = contacts.dense()?;
+                self.step_velocity(step.model, snap, step.h)?
+            }
+        };
+        let t = &mut self.totals;
+        t.steps += 1;
+        t.newton_iterations += self.last.newton_iterations;
+        t.program_rounds += self.last.program_rounds;
+        t.fell_back += usize::from(self.last.fell_back);
+        Ok(v1)
     }
 }
 
@@ -1378,8 +1420,8 @@ impl DrumwrightStepper {
                 v_hat: -h * gdv[nu + t] - h * row.r(h) * mg_t[t],
             })
             .collect();
-        let normal_guess = normal_guesses(
-            &self.program_normals,
+        let force_guess = force_guesses(
+            &self.program_forces,
             rows.contacts.iter().map(|c| {
                 let sc = &snap.contacts[c.snapshot_index];
                 (sc.collider_a, sc.collider_b, sc.feature)
@@ -1391,18 +1433,19 @@ impl DrumwrightStepper {
             normals,
             tangents,
             contacts: &rows.contacts,
-            normal_guess,
+            force_guess,
             warm: &snap.v,
             planar,
         })
     }
 
-    /// Keeps the normal forces of this step's contacts as the next step's friction bounds.
-    fn remember_normals(&mut self, forces: impl Iterator<Item = ((usize, usize, usize), f64)>) {
-        self.program_normals.clear();
-        self.program_normals.extend(forces);
-        self.program_normals.sort_unstable_by_key(|a| a.0);
-        self.program_normals.dedup_by(|a, b| a.0 == b.0);
+    /// Keeps the forces `[λ_n, λ_t₁, λ_t₂]` of this step's contacts by contact identity: the
+    /// next one program's warm start and friction bounds.
+    fn remember_forces(&mut self, forces: impl Iterator<Item = ((usize, usize, usize), [f64; 3])>) {
+        self.program_forces.clear();
+        self.program_forces.extend(forces);
+        self.program_forces.sort_unstable_by_key(|a| a.0);
+        self.program_forces.dedup_by(|a, b| a.0 == b.0);
     }
 }
 

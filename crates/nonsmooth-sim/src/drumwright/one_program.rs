@@ -32,7 +32,7 @@
 
 use super::*;
 use nonsmooth_solvers::regularized_contact::{
-    solve as newton_solve, Constraint, ConstraintKind, RegularizedContactProblem,
+    solve as newton_solve, solve_semismooth, Constraint, ConstraintKind, RegularizedContactProblem,
     RegularizedContactProblemBuilder, RegularizedContactSolution,
 };
 
@@ -61,8 +61,9 @@ pub(super) struct ProgramInput<'a> {
     /// Tangent rows, in the stepper's order.
     pub(super) tangents: Vec<ProgramRow>,
     pub(super) contacts: &'a [ContactRows],
-    /// The normal force estimate of each contact (by index in `contacts`; `None`: unknown).
-    pub(super) normal_guess: Vec<Option<f64>>,
+    /// The previous step's forces `[λ_n, λ_t₁, λ_t₂]` of each contact, matched by contact
+    /// identity (by index in `contacts`; `None`: a new contact).
+    pub(super) force_guess: Vec<Option<[f64; 3]>>,
     /// Warm start of the Newton iteration (the step's initial velocity).
     pub(super) warm: &'a DVector<f64>,
     pub(super) planar: bool,
@@ -70,9 +71,10 @@ pub(super) struct ProgramInput<'a> {
 
 /// A checked solution of the one program.
 pub(super) struct ProgramSolution {
-    /// Whether the fixed point on the friction bounds was not reached and the step was
-    /// solved with the Coulomb cones coupled in the program (SAP's form).
-    pub(super) coupled_cone: bool,
+    /// Whether the step needed a fallback: the fixed point on the friction bounds after a
+    /// semismooth Newton solve that did not converge, or, where the fixed point was not
+    /// reached, the program with the Coulomb cones coupled (SAP's form).
+    pub(super) fell_back: bool,
     /// Forces λ = γ/h of the unilateral rows, then of the tangent rows.
     pub(super) lambda: DVector<f64>,
     pub(super) rounds: usize,
@@ -101,10 +103,74 @@ struct BoundHistory {
 }
 
 impl DrumwrightStepper {
-    /// Solves the one program of a step; `Ok(None)` when a Newton solve fails or does not
-    /// converge, or the friction bounds do not reach a fixed point in
-    /// `rounds` solves (the caller then solves the staged programs).
+    /// Solves the one program of a step: the Coulomb problem in one semismooth Newton
+    /// solve ([`DrumwrightOptions::coulomb_newton`]), else or where that does not converge
+    /// the fixed point on the friction bounds (a fallback, counted). `Ok(None)` when the
+    /// fixed point's Newton solves fail too (the caller then solves the staged programs).
     pub(super) fn solve_one_program(
+        &mut self,
+        input: &ProgramInput<'_>,
+        h: f64,
+        rounds: usize,
+    ) -> Result<Option<ProgramSolution>, SimError> {
+        if !self.options.coulomb_newton {
+            return self.solve_fixed_point(input, h, rounds);
+        }
+        let iterations = match self.solve_coulomb_program(input, h)? {
+            Ok(solution) => return Ok(Some(solution)),
+            Err(iterations) => iterations,
+        };
+        Ok(self
+            .solve_fixed_point(input, h, rounds)?
+            .map(|sol| ProgramSolution {
+                fell_back: true,
+                newton_iterations: sol.newton_iterations + iterations,
+                ..sol
+            }))
+    }
+
+    /// The step's Coulomb problem (each frictional contact one [`ConstraintKind::Coulomb`]
+    /// constraint, rows tangents then normal; other unilateral rows
+    /// [`ConstraintKind::Unilateral`]) in one semismooth Newton solve, started from the
+    /// better of the step's initial velocity and the velocity the previous step's forces
+    /// give (matched by contact identity). `Err(iterations)` when it does not converge.
+    fn solve_coulomb_program(
+        &mut self,
+        input: &ProgramInput<'_>,
+        h: f64,
+    ) -> Result<Result<ProgramSolution, usize>, SimError> {
+        let Some((problem, layout)) = coupled_program(input, FrictionLaw::Coulomb)? else {
+            return Ok(Err(0));
+        };
+        let from_forces = warm_start_from_forces(input, h);
+        let mut starts = vec![input.warm];
+        starts.extend(from_forces.as_ref());
+        let sol = match solve_semismooth(
+            &problem,
+            &starts,
+            &self.options.contact_solver,
+            &mut self.coulomb_workspace,
+        ) {
+            Ok(sol) => sol,
+            Err(_) => return Ok(Err(0)),
+        };
+        if !sol.converged() || !sol.v.iter().all(|x| x.is_finite()) {
+            return Ok(Err(sol.iterations));
+        }
+        Ok(Ok(ProgramSolution {
+            fell_back: false,
+            lambda: layout_forces(input, &layout, &sol, h),
+            rounds: 1,
+            newton_iterations: sol.iterations,
+        }))
+    }
+
+    /// The fixed point on the friction bounds: each contact's friction bounded by a disk
+    /// `μγ̄_n` (Tresca), solved by Newton's method on the convex program, the bounds reset
+    /// to `μγ_n` of the solution and solved again until consistent, at most `rounds`
+    /// solves, then the coupled cones; `Ok(None)` when a Newton solve fails or does not
+    /// converge.
+    fn solve_fixed_point(
         &self,
         input: &ProgramInput<'_>,
         h: f64,
@@ -127,7 +193,7 @@ impl DrumwrightStepper {
                 Some(ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius }) => {
                     radius
                 }
-                _ => input.contacts[k].mu * input.normal_guess[k].unwrap_or(0.0) * h,
+                _ => input.contacts[k].mu * input.force_guess[k].map_or(0.0, |f| f[0]) * h,
             })
             .collect();
         let mut history = BoundHistory::default();
@@ -143,7 +209,7 @@ impl DrumwrightStepper {
             let previous_radius = radius.clone();
             if self.update_bounds(input, &con_of_row, &friction, &sol, &mut radius, h) {
                 return Ok(Some(ProgramSolution {
-                    coupled_cone: false,
+                    fell_back: false,
                     lambda: program_forces(input, &con_of_row, &friction, &sol, h),
                     rounds: round,
                     newton_iterations: iterations,
@@ -160,7 +226,7 @@ impl DrumwrightStepper {
         Ok(self
             .solve_cone_program(input, h, &warm)?
             .map(|(lambda, extra)| ProgramSolution {
-                coupled_cone: true,
+                fell_back: true,
                 lambda,
                 rounds: rounds.max(1) + 1,
                 newton_iterations: iterations + extra,
@@ -275,8 +341,8 @@ fn bounded_program(input: &ProgramInput<'_>, h: f64) -> Result<Option<BoundedPro
         if rows.iter().all(|r| r.jac.is_empty()) {
             continue;
         }
-        let radius = match input.normal_guess[k] {
-            Some(f) => c.mu * (f * h).max(0.0),
+        let radius = match input.force_guess[k] {
+            Some(f) => c.mu * (f[0] * h).max(0.0),
             None => f64::INFINITY,
         };
         let kind = match (input.planar, rows.len()) {
@@ -320,6 +386,140 @@ fn program_forces(
     lambda
 }
 
+/// How a contact's friction and normal rows form one constraint.
+#[derive(Clone, Copy)]
+enum FrictionLaw {
+    /// SAP's cone (convex, with Anitescu's relaxation on sliding contacts).
+    Cone,
+    /// Alart and Curnier's Coulomb map with the max() normal impulse.
+    Coulomb,
+}
+
+/// The program with each frictional contact one constraint of `law` (rows tangents then
+/// normal) and every other unilateral row a [`ConstraintKind::Unilateral`] constraint;
+/// with, per constraint, the stepper rows of its rows (unilateral row `i`, tangent row
+/// `t` as `nu + t`). `None` when a contact's tangent count does not fit the dimension.
+fn coupled_program(
+    input: &ProgramInput<'_>,
+    law: FrictionLaw,
+) -> Result<Option<(RegularizedContactProblem, Vec<Vec<usize>>)>, SimError> {
+    let nu = input.normals.len();
+    let mut builder = program_builder(input);
+    let mut with_friction = vec![None; nu];
+    for (k, c) in input.contacts.iter().enumerate() {
+        let n = &input.normals[c.normal];
+        if !c.tangents.is_empty() && !n.jac.is_empty() {
+            with_friction[c.normal] = Some(k);
+        }
+    }
+    let mut layout: Vec<Vec<usize>> = Vec::new();
+    for (i, row) in input.normals.iter().enumerate() {
+        if row.jac.is_empty() {
+            continue;
+        }
+        let (kind, rows): (ConstraintKind, Vec<usize>) = match with_friction[i] {
+            Some(k) => {
+                let c = &input.contacts[k];
+                let mut rows: Vec<usize> = c.tangents.iter().map(|&t| nu + t).collect();
+                rows.push(i);
+                let mu = c.mu;
+                let kind = match (law, input.planar, c.tangents.len()) {
+                    (FrictionLaw::Cone, true, 1) => ConstraintKind::Planar { mu },
+                    (FrictionLaw::Cone, false, 2) => ConstraintKind::Cone { mu },
+                    (FrictionLaw::Coulomb, true, 1) => ConstraintKind::PlanarCoulomb { mu },
+                    (FrictionLaw::Coulomb, false, 2) => ConstraintKind::Coulomb { mu },
+                    _ => return Ok(None),
+                };
+                (kind, rows)
+            }
+            None => (ConstraintKind::Unilateral, vec![i]),
+        };
+        let row_of = |x: usize| {
+            if x < nu {
+                &input.normals[x]
+            } else {
+                &input.tangents[x - nu]
+            }
+        };
+        let m = rows.len();
+        let rt = rows[..m - 1]
+            .iter()
+            .map(|&x| row_of(x).r)
+            .fold(0.0, f64::max);
+        let mut r: Vec<f64> = vec![rt; m];
+        r[m - 1] = row_of(rows[m - 1]).r;
+        let mut jac = Vec::new();
+        for (k, &x) in rows.iter().enumerate() {
+            jac.extend(row_of(x).jac.iter().map(|&(j, v)| (k, j, v)));
+        }
+        let v_hat = rows.iter().map(|&x| row_of(x).v_hat).collect();
+        builder = builder.constraint(Constraint::new(kind, jac, r, v_hat));
+        layout.push(rows);
+    }
+    let problem = builder.build().map_err(solver_error)?;
+    Ok(Some((problem, layout)))
+}
+
+/// Forces `λ = γ/h` of a solution of a [`coupled_program`]: the unilateral rows, then the
+/// tangent rows.
+fn layout_forces(
+    input: &ProgramInput<'_>,
+    layout: &[Vec<usize>],
+    sol: &RegularizedContactSolution,
+    h: f64,
+) -> DVector<f64> {
+    let mut lambda = DVector::zeros(input.normals.len() + input.tangents.len());
+    for (c, rows) in layout.iter().enumerate() {
+        for (g, &x) in sol.impulse(c).iter().zip(rows) {
+            lambda[x] = g / h;
+        }
+    }
+    lambda
+}
+
+/// The velocity the previous step's forces give in this step, `v* + h A⁻¹ Jᵀ λ` with
+/// each contact's `[λ_n, λ_t₁, λ_t₂]` matched by contact identity (new contacts and other
+/// rows: no force); `None` when no contact is known or `A` cannot be factored.
+fn warm_start_from_forces(input: &ProgramInput<'_>, h: f64) -> Option<DVector<f64>> {
+    if input.force_guess.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut tau = DVector::zeros(input.v_free.len());
+    for (c, guess) in input.contacts.iter().zip(&input.force_guess) {
+        let Some(f) = guess else { continue };
+        let mut add = |row: &ProgramRow, x: f64| {
+            for &(j, a) in &row.jac {
+                tau[j] += a * x * h;
+            }
+        };
+        add(&input.normals[c.normal], f[0]);
+        for (k, &t) in c.tangents.iter().take(2).enumerate() {
+            add(&input.tangents[t], f[1 + k]);
+        }
+    }
+    match input.mass {
+        ProgramMass::Dense(m) => {
+            let dv = m.clone().cholesky()?.solve(&tau);
+            Some(input.v_free + dv)
+        }
+        ProgramMass::Blocks(blocks) => {
+            let mut v = input.v_free.clone();
+            for blk in blocks {
+                let n = blk.mass.nrows();
+                let rhs = tau.rows(blk.v_index, n).into_owned();
+                if rhs.iter().all(|x| *x == 0.0) {
+                    continue;
+                }
+                let dv = blk.mass.clone().cholesky()?.solve(&rhs);
+                for k in 0..n {
+                    v[blk.v_index + k] += dv[k];
+                }
+            }
+            Some(v)
+        }
+    }
+}
+
 impl DrumwrightStepper {
     /// The program with each contact's Coulomb cone `‖γ_t‖ ≤ μγ_n` coupled to its normal row
     /// (SAP's form, rows tangents then normal): one convex program, no fixed point, at the
@@ -333,70 +533,17 @@ impl DrumwrightStepper {
         h: f64,
         warm: &DVector<f64>,
     ) -> Result<Option<(DVector<f64>, usize)>, SimError> {
-        let nu = input.normals.len();
-        let nt = input.tangents.len();
-        let mut builder = program_builder(input);
-        let mut with_cone = vec![None; nu];
-        for (k, c) in input.contacts.iter().enumerate() {
-            let n = &input.normals[c.normal];
-            if !c.tangents.is_empty() && !n.jac.is_empty() {
-                with_cone[c.normal] = Some(k);
-            }
-        }
-        // (constraint rows → stepper rows): unilateral row i or tangent rows then normal.
-        let mut layout: Vec<Vec<usize>> = Vec::new();
-        for (i, row) in input.normals.iter().enumerate() {
-            if row.jac.is_empty() {
-                continue;
-            }
-            let (kind, rows): (ConstraintKind, Vec<usize>) = match with_cone[i] {
-                Some(k) => {
-                    let c = &input.contacts[k];
-                    let mut rows: Vec<usize> = c.tangents.iter().map(|&t| nu + t).collect();
-                    rows.push(i);
-                    let kind = match (input.planar, c.tangents.len()) {
-                        (true, 1) => ConstraintKind::Planar { mu: c.mu },
-                        (false, 2) => ConstraintKind::Cone { mu: c.mu },
-                        _ => return Ok(None),
-                    };
-                    (kind, rows)
-                }
-                None => (ConstraintKind::Unilateral, vec![i]),
-            };
-            let row_of = |x: usize| {
-                if x < nu {
-                    &input.normals[x]
-                } else {
-                    &input.tangents[x - nu]
-                }
-            };
-            let m = rows.len();
-            let rt = rows[..m - 1]
-                .iter()
-                .map(|&x| row_of(x).r)
-                .fold(0.0, f64::max);
-            let mut r: Vec<f64> = vec![rt; m];
-            r[m - 1] = row_of(rows[m - 1]).r;
-            let mut jac = Vec::new();
-            for (k, &x) in rows.iter().enumerate() {
-                jac.extend(row_of(x).jac.iter().map(|&(j, v)| (k, j, v)));
-            }
-            let v_hat = rows.iter().map(|&x| row_of(x).v_hat).collect();
-            builder = builder.constraint(Constraint::new(kind, jac, r, v_hat));
-            layout.push(rows);
-        }
-        let problem = builder.build().map_err(solver_error)?;
+        let Some((problem, layout)) = coupled_program(input, FrictionLaw::Cone)? else {
+            return Ok(None);
+        };
         let sol = match newton_solve(&problem, Some(warm), &self.options.contact_solver) {
             Ok(sol) if sol.converged() && sol.v.iter().all(|x| x.is_finite()) => sol,
             _ => return Ok(None),
         };
-        let mut lambda = DVector::zeros(nu + nt);
-        for (c, rows) in layout.iter().enumerate() {
-            for (g, &x) in sol.impulse(c).iter().zip(rows) {
-                lambda[x] = g / h;
-            }
-        }
-        Ok(Some((lambda, sol.iterations)))
+        Ok(Some((
+            layout_forces(input, &layout, &sol, h),
+            sol.iterations,
+        )))
     }
 
     /// `R` of a row of the one program: the spring–damper's `1/(h(hK + B))`, or for a rigid
@@ -416,12 +563,12 @@ impl DrumwrightStepper {
     }
 }
 
-/// The normal force estimates of `keys` from the previous step's `(key, force)` list
-/// (sorted by key).
-pub(super) fn normal_guesses(
-    previous: &[((usize, usize, usize), f64)],
+/// The forces of `keys` from the previous step's `(key, [λ_n, λ_t₁, λ_t₂])` list (sorted
+/// by key).
+pub(super) fn force_guesses(
+    previous: &[((usize, usize, usize), [f64; 3])],
     keys: impl Iterator<Item = (usize, usize, usize)>,
-) -> Vec<Option<f64>> {
+) -> Vec<Option<[f64; 3]>> {
     keys.map(|key| {
         previous
             .binary_search_by(|e| e.0.cmp(&key))
