@@ -171,7 +171,8 @@ def test_simulator_and_simulate_take_the_same_settings_from_the_model_file(examp
     assert sim.dt == 0.005
     traj = ns.simulate(model, duration=1.0)
     assert traj["stepper"] == sim.stepper
-    sim.step_n(200, np.zeros(model.nu))
+    # no command, as `simulate` and the CLI run
+    sim.step_n(200)
     assert abs(sim.t - 1.0) < 1e-12
     assert np.max(np.abs(sim.q - traj["q"][-1])) <= 1e-9
     assert np.max(np.abs(sim.v - traj["v"][-1])) <= 1e-9

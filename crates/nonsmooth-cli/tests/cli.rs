@@ -36,6 +36,9 @@ fn simulate_bouncing_sphere_writes_parseable_csv_json_and_svg() {
     let status = bin()
         .args(["simulate"])
         .arg(example("bouncing_sphere.toml"))
+        // the compliant law of the file (the default would be the rigid scheme that applies
+        // the file's restitution)
+        .args(["--stepper", "penalty-symplectic"])
         .args(["--dt", "1e-4", "--duration", "1.0", "--quiet", "--out"])
         .arg(&out)
         .status()

@@ -55,7 +55,8 @@ fn the_bouncing_sphere_bounces_with_its_restitution_under_the_default() {
 }
 
 /// `examples/mjcf/quadruped.xml` (MJCF `timestep` 0.005): the CLI with no options and a
-/// `Simulator` built with the same resolved settings end 1 s in the same state.
+/// `Simulator` built with the same resolved settings, stepped without a command, end 1 s in
+/// the same state.
 #[test]
 fn the_cli_and_the_simulator_take_the_same_settings_and_agree() {
     let out = std::env::temp_dir().join(format!("nonsmooth-quad-{}", std::process::id()));
@@ -67,8 +68,8 @@ fn the_cli_and_the_simulator_take_the_same_settings_and_agree() {
     assert_eq!(summary["dt"], 0.005);
     assert_eq!(summary["stepper"], settings.stepper.name.as_str());
     let mut sim = nonsmooth_sim::Simulator::with_default_stepper(model, settings.dt).unwrap();
-    let u = vec![0.0; sim.model().nu()];
-    sim.step_n(200, &u).unwrap();
+    // no command, as the CLI's run
+    sim.step_n(200, &[]).unwrap();
     let q: Vec<f64> = summary["final_q"]
         .as_array()
         .unwrap()

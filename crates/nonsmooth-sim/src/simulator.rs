@@ -341,13 +341,18 @@ impl<'m> Simulator<'m> {
     }
 
     /// One step of `dt` with the actuator command `u` (one entry per actuator, in model
-    /// order; empty for a model without actuators), through [`Simulator::advance`].
+    /// order), through [`Simulator::advance`]. An empty `u` is no command: the actuators
+    /// apply no force (servos included), as in the run of `nonsmooth simulate`.
     ///
     /// # Errors
     /// [`SimError::InvalidInput`] for a malformed `u` (state unchanged); otherwise as
     /// [`Simulator::advance`].
     pub fn step(&mut self, u: &[f64]) -> Result<(), SimError> {
-        let input = Actuation::from_command(&self.model, &self.state, u)?;
+        let input = if u.is_empty() {
+            Actuation::none()
+        } else {
+            Actuation::from_command(&self.model, &self.state, u)?
+        };
         self.advance(&input, self.dt)?;
         self.counters.clamped_commands += input.clamped();
         Ok(())
