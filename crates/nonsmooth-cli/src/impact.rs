@@ -137,8 +137,15 @@ pub fn run(args: &ImpactArgs) -> Result<ExitCode, CliError> {
         max_res = res.max_residual;
         accepted = res.outputs;
     }
+    // the model's velocity coordinates by name (`block.vx`, …), then each contact's normal
+    // and tangential velocities
     let nv = p.nv();
-    let mut header: Vec<String> = (0..nv).map(|i| format!("v{i}")).collect();
+    let v_names = model.v_names();
+    let mut header: Vec<String> = if v_names.len() == nv {
+        v_names
+    } else {
+        (0..nv).map(|i| format!("v{i}")).collect()
+    };
     header.extend((0..m).map(|i| format!("vn{i}")));
     header.extend((0..p.jt.nrows()).map(|i| format!("vt{i}")));
     let rows: Vec<Vec<f64>> = accepted
@@ -168,15 +175,15 @@ pub fn run(args: &ImpactArgs) -> Result<ExitCode, CliError> {
         (
             ContactAxis::Normal(0),
             ContactAxis::Normal(1),
-            "J_n0 v+",
-            "J_n1 v+",
+            "J_n0 v+ [m/s]",
+            "J_n1 v+ [m/s]",
         )
     } else {
         (
             ContactAxis::Tangent(0),
             ContactAxis::Normal(0),
-            "J_t0 v+",
-            "J_n0 v+",
+            "J_t0 v+ [m/s]",
+            "J_n0 v+ [m/s]",
         )
     };
     let stride = (accepted.len() / 20_000).max(1);
@@ -244,6 +251,14 @@ mod tests {
         run(&args).unwrap();
         let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();
         assert_eq!(csv.lines().count(), 257);
+        // columns: the block's velocity coordinates by name, then 2 normal and 2 tangential
+        // contact velocities
+        let model = Model::from_file(&args.model).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let mut expected = model.v_names();
+        expected.extend(["vn0", "vn1", "vt0", "vt1"].map(String::from));
+        assert_eq!(header, expected);
+        assert!(header.iter().all(|h| !h.starts_with("v0")));
         let laws: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("laws.json")).unwrap()).unwrap();
         assert_eq!(laws["contacts"], 2);

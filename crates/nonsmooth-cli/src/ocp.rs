@@ -16,6 +16,9 @@
 use crate::CliError;
 use clap::Args;
 use nonsmooth_figures::optimal_control::{frame_strip, obstacle_outline};
+use nonsmooth_figures::time_series::{
+    actuator_quantity, panels, trajectory_figure, Quantity, Signal, MAX_PANELS_PER_COLUMN,
+};
 use nonsmooth_ocp::fesd::{comp_products, CompProduct, FesdOptions, Horizon, Layout, OcpSolution};
 use nonsmooth_ocp::model_system::ModelSystem;
 use nonsmooth_ocp::problem::ModelProblem;
@@ -24,7 +27,7 @@ use nonsmooth_ocp::time_freezing::physical_time_states;
 use nonsmooth_ocp::OcpError;
 use nonsmooth_report::staircase;
 use nonsmooth_report::table::{write_csv, write_csv_cells, write_json};
-use nonsmooth_report::{Figure, Series};
+use nonsmooth_report::{Figure, PanelFigure, Series};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -107,7 +110,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         controls: p.control_names.clone(),
     };
     let sol = &outcome.solution;
-    write_outputs(&names, &settings, &outcome, args)?;
+    write_outputs(p.tf.cls.model(), &names, &settings, &outcome, args)?;
     model_viewer(&p.tf.cls, sol, &args.out)?;
     motion_figures(&p.tf.cls, &p.horizon, sol, &args.out)?;
     let products = write_complementarity(&sol.layout, &sol.x, o, &args.out)?;
@@ -195,6 +198,76 @@ fn write_complementarity(
     Ok(products)
 }
 
+/// The optimal trajectory in physical time (`rows`: t, then the state's columns `header[1..]`):
+/// the model's coordinates and velocities in panels of one unit each
+/// ([`trajectory_figure`]), or every column on one axis where the state is not the model's
+/// (q, v).
+fn trajectory_plot(
+    model: &nonsmooth_core::Model,
+    header: &[String],
+    rows: &[Vec<f64>],
+) -> PanelFigure {
+    let title = "Optimal trajectory (physical time)";
+    let (nq, nv) = (model.nq(), model.nv());
+    if header.len() == 1 + nq + nv {
+        let t: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+        let q: Vec<Vec<f64>> = rows.iter().map(|r| r[1..1 + nq].to_vec()).collect();
+        let v: Vec<Vec<f64>> = rows.iter().map(|r| r[1 + nq..].to_vec()).collect();
+        return trajectory_figure(model, title, &t, &q, &v);
+    }
+    let mut fig = Figure::new(title, "t [s]", "state");
+    for (i, name) in header.iter().enumerate().skip(1) {
+        fig = fig.with(Series::line(
+            name.clone(),
+            rows.iter().map(|r| (r[0], r[i])).collect(),
+        ));
+    }
+    PanelFigure::new(title).with_column(vec![fig])
+}
+
+/// The controls (the first and every further one that is not identically zero), named after
+/// their actuators, in panels of forces (N) and torques (N·m), and the speed of time s in a
+/// panel of its own; piecewise constant over the control intervals.
+fn controls_plot(model: &nonsmooth_core::Model, names: &Names, sol: &OcpSolution) -> PanelFigure {
+    let mut signals = Vec::new();
+    for (i, name) in names.controls.iter().enumerate() {
+        if i == 0 || sol.u.iter().any(|u| u.get(i).is_some_and(|x| *x != 0.0)) {
+            let actuator = model.actuators.iter().position(|a| &a.name == name);
+            let quantity = actuator.map_or(
+                Quantity {
+                    name: "control",
+                    unit: "",
+                },
+                |a| actuator_quantity(model, a),
+            );
+            // grouped (and the panel titled) by the driven joint, as `nonsmooth walk`'s torques
+            let group = actuator
+                .and_then(|a| model.joints.get(model.actuators[a].joint))
+                .map_or_else(|| name.clone(), |j| j.name.clone());
+            signals.push(Signal {
+                name: name.clone(),
+                group,
+                quantity,
+                points: staircase(
+                    &sol.interval_clock,
+                    sol.u.iter().map(|u| u.get(i).copied().unwrap_or(f64::NAN)),
+                ),
+            });
+        }
+    }
+    signals.push(Signal {
+        name: "s".into(),
+        group: "s".into(),
+        quantity: Quantity {
+            name: "speed of time",
+            unit: "",
+        },
+        points: staircase(&sol.interval_clock, sol.s.iter().copied()),
+    });
+    let p = panels(signals, "t [s]", MAX_PANELS_PER_COLUMN);
+    PanelFigure::new("Controls and speed of time").with_column(p.figures)
+}
+
 /// Reads a start point written by [`write_outputs`] (`point.json`).
 fn read_point(file: &Path) -> Result<Vec<f64>, CliError> {
     let bad = |why: String| CliError::Usage(format!("{}: {why}", file.display()));
@@ -243,8 +316,10 @@ fn motion_figures(
     Ok(())
 }
 
-/// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution.
+/// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution of a
+/// problem on `model`.
 fn write_outputs(
+    model: &nonsmooth_core::Model,
     names: &Names,
     settings: &nonsmooth_ocp::problem::RunSettings,
     outcome: &Run,
@@ -322,29 +397,8 @@ fn write_outputs(
     write_json(&args.out.join("summary.json"), &summary)?;
     let point = serde_json::json!({ "variables": sol.x.len(), "x": sol.x });
     write_json(&args.out.join("point.json"), &point)?;
-    let mut fig = Figure::new("Optimal trajectory (physical time)", "t", "state");
-    for (i, name) in ph.iter().enumerate().skip(1) {
-        fig = fig.with(Series::line(
-            name.clone(),
-            phys.iter().map(|r| (r[0], r[i])).collect(),
-        ));
-    }
-    fig.write_svg(&args.out.join("trajectory.svg"))?;
-    // u1 and every further control that is not identically zero
-    let mut fig = Figure::new("Controls and speed of time", "t", "value");
-    for i in 0..sol.u[0].len() {
-        if i == 0 || sol.u.iter().any(|u| u[i] != 0.0) {
-            fig = fig.with(Series::line(
-                names.controls[i].clone(),
-                staircase(&sol.interval_clock, sol.u.iter().map(|u| u[i])),
-            ));
-        }
-    }
-    let fig = fig.with(Series::line(
-        "s",
-        staircase(&sol.interval_clock, sol.s.iter().copied()),
-    ));
-    fig.write_svg(&args.out.join("controls.svg"))?;
+    trajectory_plot(model, &ph, &phys).write_svg(&args.out.join("trajectory.svg"))?;
+    controls_plot(model, names, sol).write_svg(&args.out.join("controls.svg"))?;
     if args.output.json {
         outln!("{summary}");
     } else if !args.output.quiet {

@@ -6,7 +6,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
-use nonsmooth_report::{Figure, Series};
 use nonsmooth_sim::{SimError, SimOptions, Trajectory};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -233,27 +232,18 @@ fn write_outputs(
         "files": files,
     });
     write_json(&out.join("summary.json"), &summary)?;
-    let mut fig = Figure::new(
-        format!("{}: coordinates over time ({})", model.name, traj.stepper),
-        "t [s]",
-        "q",
-    );
-    for (k, name) in traj.q_names.iter().enumerate() {
-        let pts = traj
-            .t
-            .iter()
-            .zip(&traj.q)
-            .map(|(t, q)| (*t, q[k]))
-            .collect();
-        fig.series.push(Series::line(name.clone(), pts));
-    }
-    if fig.series.is_empty() {
-        fig.series.push(Series::line(
-            "(no coordinates)",
-            traj.t.iter().map(|t| (*t, 0.0)).collect(),
-        ));
-    }
-    fig.write_svg(&out.join("trajectory.svg"))?;
+    // coordinates and velocities in panels of one unit each, named after the coordinates
+    nonsmooth_figures::time_series::trajectory_figure(
+        model,
+        format!(
+            "{}: coordinates and velocities over time ({})",
+            model.name, traj.stepper
+        ),
+        &traj.t,
+        &traj.q,
+        &traj.v,
+    )
+    .write_svg(&out.join("trajectory.svg"))?;
     Ok(summary)
 }
 

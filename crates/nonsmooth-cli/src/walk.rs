@@ -95,7 +95,7 @@ pub fn run(args: &WalkArgs) -> Result<ExitCode, CliError> {
     let rec = &run.record;
     let dt = run.options.dt;
     let summary = summary(args, &run.terrain, rec, dt, wall);
-    write_outputs(&args.out, rec)?;
+    write_outputs(&args.out, &model, rec)?;
     write_json(&args.out.join("summary.json"), &summary)?;
     if args.output.json {
         outln!("{summary}");
@@ -160,7 +160,7 @@ fn summary(
     })
 }
 
-fn write_outputs(out: &Path, rec: &LoopRecord) -> Result<(), CliError> {
+fn write_outputs(out: &Path, model: &Model, rec: &LoopRecord) -> Result<(), CliError> {
     let nu = rec.torques.first().map_or(0, |u| u.len());
     let mut header: Vec<String> = [
         "t",
@@ -172,7 +172,11 @@ fn write_outputs(out: &Path, rec: &LoopRecord) -> Result<(), CliError> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    header.extend((0..nu).map(|j| format!("u{j}")));
+    // the torques by actuator name (`u:<actuator>`)
+    header.extend((0..nu).map(|j| match model.actuators.get(j) {
+        Some(a) => format!("u:{}", a.name),
+        None => format!("u{j}"),
+    }));
     let rows: Vec<Vec<f64>> = (0..rec.torques.len())
         .map(|k| {
             let mut row = vec![
@@ -207,14 +211,15 @@ fn write_outputs(out: &Path, rec: &LoopRecord) -> Result<(), CliError> {
         t.clone().zip(rec.pos_err.iter().copied()).collect(),
     ));
     err.write_svg(&out.join("joint_error.svg"))?;
-    let mut tau = Figure::new("Applied torques", "t [s]", "u [N m]");
-    for j in 0..nu {
-        tau.series.push(Series::line(
-            format!("u{j}"),
-            t.clone().zip(rec.torques.iter().map(|u| u[j])).collect(),
-        ));
-    }
-    tau.write_svg(&out.join("torques.svg"))?;
+    let times: Vec<f64> = t.collect();
+    nonsmooth_figures::time_series::actuator_figure(
+        model,
+        "Applied torques",
+        &times,
+        &rec.torques,
+        nu,
+    )
+    .write_svg(&out.join("torques.svg"))?;
     let mut com = Figure::new("Centre-of-mass path", "x [m]", "y [m]");
     com.series.push(Series::line(
         "CoM",

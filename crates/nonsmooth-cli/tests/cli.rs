@@ -69,6 +69,19 @@ fn simulate_bouncing_sphere_writes_parseable_csv_json_and_svg() {
     assert_eq!(summary["steps"].as_u64(), Some(10_000));
     let svg = std::fs::read_to_string(out.join("trajectory.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
+    // one unit a panel, every line named after its coordinate, no tick reading -0
+    for text in [
+        "position [m]",
+        "quaternion part (no unit)",
+        "linear velocity [m/s]",
+        "angular velocity [rad/s]",
+        "ball.z",
+        "ball.qw",
+        "ball.vz",
+    ] {
+        assert!(svg.contains(text), "trajectory.svg lacks {text}");
+    }
+    assert!(!svg.contains(">-0<") && !svg.contains(">-0.0<"));
 }
 
 #[test]
@@ -578,6 +591,15 @@ fn walk_writes_the_run_its_summary_and_plots_and_names_bad_options() {
         5 + 12,
         "t, errors, Σf_N sensed/predicted, 12 torques"
     );
+    // the torques by actuator name
+    assert!(
+        header[5..]
+            .iter()
+            .all(|h| h.starts_with("u:") && h.len() > 2),
+        "{header:?}"
+    );
+    let torques = std::fs::read_to_string(out.join("torques.svg")).unwrap();
+    assert!(torques.contains(&header[5][2..]) && torques.contains("torque [N·m]"));
     assert_eq!(csv.lines().count(), 1 + 500);
     for f in ["path.csv", "joint_error.svg", "torques.svg", "com_path.svg"] {
         assert!(out.join(f).exists(), "{f}");
