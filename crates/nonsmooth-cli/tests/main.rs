@@ -5,4 +5,5 @@
 mod cli;
 mod defaults;
 mod examples_default;
+mod inspect;
 mod soak;
