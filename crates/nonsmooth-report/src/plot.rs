@@ -199,7 +199,14 @@ impl Figure {
             return None;
         }
         let pad = |a: f64, b: f64| {
-            let span = (b - a).abs().max(1e-12 * a.abs().max(1.0));
+            let size = a.abs().max(b.abs()).max(1.0);
+            if (b - a).abs() <= 1e-12 * size {
+                // a constant (to round-off): drawn mid-axis on an axis 10 % of its size (of
+                // 1 near zero) wide, not on an axis of round-off
+                let (c, half) = (0.5 * (a + b), 0.05 * size);
+                return (c - half, c + half);
+            }
+            let span = b - a;
             (a - 0.05 * span, b + 0.05 * span)
         };
         let y = if self.log_y {
@@ -586,6 +593,32 @@ mod tests {
                 "{v} → {label}"
             );
         }
+    }
+
+    #[test]
+    fn a_constant_series_sits_mid_axis_not_on_an_axis_of_round_off() {
+        let fig = |ys: &[f64]| {
+            Figure::new("c", "t", "y").with(Series::line(
+                "y",
+                ys.iter().enumerate().map(|(i, y)| (i as f64, *y)).collect(),
+            ))
+        };
+        let (_, (y0, y1)) = fig(&[0.0, 3e-14, -2e-14]).bounds().unwrap();
+        assert!(
+            (y0 + 0.05).abs() < 1e-12 && (y1 - 0.05).abs() < 1e-12,
+            "{y0} {y1}"
+        );
+        let (_, (y0, y1)) = fig(&[20.0, 20.0]).bounds().unwrap();
+        assert!(
+            (y0 - 19.0).abs() < 1e-12 && (y1 - 21.0).abs() < 1e-12,
+            "{y0} {y1}"
+        );
+        // a varying series keeps its 5 % margins
+        let (_, (y0, y1)) = fig(&[1e-6, 2e-6]).bounds().unwrap();
+        assert!(
+            (y0 - 0.95e-6).abs() < 1e-18 && (y1 - 2.05e-6).abs() < 1e-18,
+            "{y0} {y1}"
+        );
     }
 
     #[test]
