@@ -49,7 +49,10 @@ fn the_bouncing_sphere_bounces_with_its_restitution_under_the_default() {
     assert!((apexes[0] - 1.0).abs() < 1e-12);
     for pair in apexes.windows(2).take(2) {
         let ratio = (pair[1] - 0.1) / (pair[0] - 0.1);
-        assert!((ratio - 0.64).abs() < 0.01, "apexes {apexes:?}: ratio {ratio}");
+        assert!(
+            (ratio - 0.64).abs() < 0.01,
+            "apexes {apexes:?}: ratio {ratio}"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -83,8 +86,18 @@ fn the_cli_and_the_simulator_take_the_same_settings_and_agree() {
         .map(|x| x.as_f64().unwrap())
         .collect();
     assert!((summary["final_t"].as_f64().unwrap() - sim.t()).abs() < 1e-12);
-    let dq = sim.q().iter().zip(&q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-    let dv = sim.v().iter().zip(&v).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let dq = sim
+        .q()
+        .iter()
+        .zip(&q)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let dv = sim
+        .v()
+        .iter()
+        .zip(&v)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(dq <= 1e-9 && dv <= 1e-9, "dq {dq:e}, dv {dv:e}");
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -3,10 +3,10 @@
 //! runs one file's tests.
 
 mod conic_errors;
-mod coulomb_newton;
 mod conic_qp;
 mod conic_sdp;
 mod conic_socp;
+mod coulomb_newton;
 mod lcp_cases;
 mod lcp_random;
 mod macmpec;
