@@ -47,7 +47,7 @@ from ._nonsmooth import (  # noqa: F401
     solve_ocp,
     walk,
 )
-from .sweep import SweepRecord, SweepResults, grid, sweep  # noqa: F401
+from .sweep import SweepError, SweepRecord, SweepResults, grid, sweep  # noqa: F401
 from .viewer import Player, view  # noqa: F401
 
 __all__ = [
@@ -81,6 +81,7 @@ __all__ = [
     "walk",
     "grid",
     "sweep",
+    "SweepError",
     "SweepRecord",
     "SweepResults",
     "Player",

@@ -13,7 +13,11 @@
 
 Each case runs ``fn(**common, **params)`` (plus ``seed=`` when ``fn`` takes one) in a worker
 process; the records come back in input order, each with its parameters, its seed, its value
-or the error that stopped it (a failing case never loses the sweep), and its wall time.
+or the error that stopped it (a failing case never loses the sweep), and its wall time. A
+sweep whose every case failed raises :class:`SweepError` (its ``results`` hold the records):
+then the cause is rarely the cases themselves but the function, the common arguments or the
+executor, e.g. a script that starts the default process pool without an
+``if __name__ == "__main__":`` guard (each ``spawn`` worker imports the main module again).
 
 Executors: ``executor=None`` (default) uses a local process pool (``spawn`` start method, so
 the Rust thread pools of the parent are never forked); ``"serial"`` runs in this process; any
@@ -48,7 +52,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-__all__ = ["grid", "sweep", "SweepRecord", "SweepResults"]
+__all__ = ["grid", "sweep", "SweepError", "SweepRecord", "SweepResults"]
 
 
 @dataclass
@@ -97,6 +101,35 @@ class SweepResults(List[SweepRecord]):
             row.update(seed=r.seed, error=r.error, seconds=r.seconds, value=r.value)
             rows.append(row)
         return pd.DataFrame(rows, index=[r.index for r in self])
+
+
+class SweepError(RuntimeError):
+    """Every case of a sweep failed. ``results`` holds the records (each with its error and
+    traceback); the message gives the number of cases and the first error."""
+
+    def __init__(self, message: str, results: SweepResults) -> None:
+        super().__init__(message)
+        self.results = results
+
+
+# Why every case on the default pool fails with BrokenProcessPool when a script has no guard:
+# each `spawn` worker imports the main module, which starts a pool again while the worker is
+# still starting, and the worker dies.
+_GUARD_HINT = (
+    "the worker processes of the default pool (spawn start method) import the main module; "
+    "a script that calls sweep() must call it under `if __name__ == \"__main__\":`"
+)
+
+
+def _all_failed(records: SweepResults, own_pool: bool) -> SweepError:
+    first = records[0]
+    message = (
+        f"all {len(records)} cases of the sweep failed; the first (params {first.params}): "
+        f"{first.error}"
+    )
+    if own_pool and first.error is not None and first.error.startswith("BrokenProcessPool"):
+        message += f" ({_GUARD_HINT})"
+    return SweepError(message, records)
 
 
 def grid(**axes: Iterable[Any]) -> List[Dict[str, Any]]:
@@ -171,7 +204,9 @@ def sweep(
     CPU count), ``"serial"`` to run here, or any ``concurrent.futures.Executor`` (its workers
     must import ``nonsmooth``). ``progress``: ``True`` prints ``done/total`` to stderr, a
     callable receives ``(done, total, failed)``, ``False`` is silent. A case that raises is
-    recorded with its error and traceback; the sweep goes on.
+    recorded with its error and traceback; the sweep goes on. When every case failed (the
+    function, the common arguments or the executor are broken rather than some cases), it
+    raises :class:`SweepError`, whose ``results`` hold the records.
     """
     cases = [dict(p) for p in params]
     for i, case in enumerate(cases):
@@ -188,7 +223,7 @@ def sweep(
             records[k] = _run_case(*a)
             failed += not records[k].ok
             _report(progress, k + 1, total, failed)
-        return SweepResults(records)  # type: ignore[arg-type]
+        return _checked(SweepResults(records), own_pool=False)  # type: ignore[arg-type]
     if isinstance(executor, str):
         raise ValueError(f"executor {executor!r}: expected None, 'serial' or an Executor")
     own = executor is None
@@ -215,4 +250,11 @@ def sweep(
     finally:
         if own:
             pool.shutdown()
-    return SweepResults(records)  # type: ignore[arg-type]
+    return _checked(SweepResults(records), own_pool=own)  # type: ignore[arg-type]
+
+
+def _checked(records: SweepResults, own_pool: bool) -> SweepResults:
+    """The records, or SweepError when there were cases and every one failed."""
+    if records and all(not r.ok for r in records):
+        raise _all_failed(records, own_pool)
+    return records

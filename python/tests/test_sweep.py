@@ -3,6 +3,8 @@ this process, on the local process pool and on a 2-worker Dask cluster."""
 
 import concurrent.futures as cf
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -59,6 +61,35 @@ def test_errors_are_captured_per_case_and_seeds_follow_the_index(root):
     assert results.failed[0].params == {"dt": -1.0}
     assert "Error" in results[1].error and "dt" in results[1].error
     assert results[1].traceback
+
+
+def test_a_sweep_whose_every_case_fails_raises_with_the_records(root):
+    model = _model(root)
+    with pytest.raises(ns.SweepError, match=r"all 2 cases of the sweep failed.*dt") as caught:
+        ns.sweep(ns.simulate, ns.grid(dt=[-1.0, -2.0]), executor="serial",
+                 common={"model": model, "duration": 0.05}, progress=False)
+    records = caught.value.results
+    assert [r.params for r in records] == [{"dt": -1.0}, {"dt": -2.0}]
+    assert all(not r.ok and r.traceback for r in records)
+
+
+def test_a_script_without_the_main_guard_fails_and_says_why(root, tmp_path):
+    # The default pool's spawn workers import the script again; without
+    # `if __name__ == "__main__":` none starts, and the script must not exit 0.
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import nonsmooth as ns\n"
+        f"ball = ns.load_model({str(root / 'examples' / 'bouncing_sphere.toml')!r})\n"
+        "ns.sweep(ns.simulate, ns.grid(dt=[1e-3, 2e-3]),\n"
+        "         common={'model': ball, 'duration': 0.05}, max_workers=2, progress=False)\n"
+        "print('finished')\n"
+    )
+    proc = subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0, proc.stdout
+    assert "finished" not in proc.stdout
+    assert "SweepError: all 2 cases of the sweep failed" in proc.stderr, proc.stderr[-2000:]
+    assert 'if __name__ == "__main__":' in proc.stderr
 
 
 def _draw(seed, scale):
