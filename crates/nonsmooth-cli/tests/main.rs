@@ -4,6 +4,7 @@
 
 mod cli;
 mod defaults;
+mod doc_commands;
 mod examples_default;
 mod inspect;
 mod soak;
