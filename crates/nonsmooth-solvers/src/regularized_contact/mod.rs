@@ -160,6 +160,7 @@ mod problem;
 mod projection;
 mod semismooth;
 mod solve;
+mod sparse_lu;
 
 pub use jacobian::SemismoothWorkspace;
 pub use problem::{

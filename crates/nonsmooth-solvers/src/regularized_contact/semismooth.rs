@@ -34,7 +34,10 @@
 //! `‖D F(v)‖ ≤ ε_abs + ε_rel · max(‖D A v‖, ‖D Jᵀγ‖)`, `D = diag(A)^{-1/2}`. The
 //! method can stop short: a singular `H` with no descent direction of the frozen
 //! problem either, or steps at the rounding level of `v` (`AlmostSolved`), or the
-//! iteration limit (`MaxIterations`); the caller decides (the `drumwright` stepper falls
+//! iteration limit (`MaxIterations`). Without a merit function the residual is not
+//! monotone; stopping a run after 10 or 25 iterations without a new smallest residual
+//! was measured to cost more than it saves (toppling 100-sphere stack, 200 steps: 16 and
+//! 9 fallbacks instead of 3, 22 and 20 instead of 16 iterations per step); the caller decides (the `drumwright` stepper falls
 //! back to its fixed point on the friction bounds).
 
 use nalgebra::DVector;
