@@ -104,12 +104,12 @@ pub fn solve_semismooth(
         if direction(p, &mut jac, &mut ws, None, &mut scratch)? {
             slope = ws.dv.iter().zip(&ws.ev.grad).map(|(a, b)| a * b).sum();
         }
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             uncoupled(p, &ws, &mut g_sym);
             if direction(p, &mut jac, &mut ws, Some(&g_sym), &mut scratch)? {
                 slope = ws.dv.iter().zip(&ws.ev.grad).map(|(a, b)| a * b).sum();
             }
-            if !(slope < 0.0) {
+            if slope.is_nan() || slope >= 0.0 {
                 break SolveStatus::AlmostSolved;
             }
         }
