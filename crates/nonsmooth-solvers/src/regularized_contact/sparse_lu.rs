@@ -169,7 +169,11 @@ impl StaticLu {
             let d = self.x[j];
             self.x[j] = 0.0;
             self.y[j] = 0.0;
-            if !(d.abs() > PIVOT_TOL * diag.abs()) || !d.is_finite() {
+            // a pivot that is not clearly non-zero (NaN included) ends the factorization
+            let acceptable = d.is_finite()
+                && d.abs().partial_cmp(&(PIVOT_TOL * diag.abs()))
+                    == Some(std::cmp::Ordering::Greater);
+            if !acceptable {
                 for q in self.col_ptr[j]..self.col_ptr[j + 1] {
                     let i = self.row_idx[q];
                     self.x[i] = 0.0;
