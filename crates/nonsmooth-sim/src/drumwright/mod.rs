@@ -75,11 +75,11 @@
 //!   slack β); [`FrictionCoupling::Staged`] is a lexicographic/fixed-point split, normal rows
 //!   first with the friction forces of the previous sweep fixed, then friction with λ_n
 //!   fixed, repeated; [`FrictionCoupling::OneProgram`] (default) solves normal and friction
-//!   rows together in one program in which each contact's Coulomb bound is `μ γ̄_n` for an
-//!   estimate `γ̄_n` of its normal impulse, updated to a fixed point (see below). In both
-//!   of the last two the normal forces equal their spring values (`max_normal_inflation`
-//!   over the incline's 1 s runs: 6.5e-5 with the one program, 2.8e-4 staged; bench
-//!   `benches/contact_stage.rs`).
+//!   rows together: each step's Coulomb problem with the max() normal forces, in one
+//!   semismooth Newton solve, its fallback a fixed point on friction bounds `μ γ̄_n` (see
+//!   below). In both of the last two the normal forces equal their spring values
+//!   (`max_normal_inflation` over the incline's 2 s runs: 3.2e-4 with the one program,
+//!   7.7e-5 with its fixed point alone, 2.8e-4 staged; bench `benches/contact_stage.rs`).
 //! - **D6** (Hertz): secant stiffness `K = k √d` with φ = −d (the model's `stiffness` lumps
 //!   E*√r, no 4/3 factor), `B` = the model damping; Hunt–Crossley: `K = k √d`,
 //!   `B = k d^{3/2} b`. d is the larger of the current penetration, the predicted one
@@ -95,9 +95,9 @@
 //!   solution against the un-eliminated equations of motion and bilateral force law.
 //!
 //! # The one program (default)
-//! [`FrictionCoupling::OneProgram`] solves each step as one strictly convex program in the
-//! end-of-step velocity `v₁`, the primal form of the symmetric `(W + R)` program
-//! ([`nonsmooth_solvers::regularized_contact`]):
+//! [`FrictionCoupling::OneProgram`] solves each step as one program in the end-of-step
+//! velocity `v₁`. Without friction it is strictly convex, the primal form of the symmetric
+//! `(W + R)` program ([`nonsmooth_solvers::regularized_contact`]):
 //!
 //! ```text
 //! min over v₁  ½ (v₁ − v_free)ᵀ A (v₁ − v_free) + Σ_c ½ γ_cᵀ R_c γ_c,
@@ -120,46 +120,80 @@
 //! changes between sticking and sliding, needed more than 100 iterations while the stack
 //! collapses (σ_t = 1e-6: 28 of the first 100 steps of the toppling 100-stack missed the
 //! iteration limit; 1e-3: none). A sticking contact then creeps at `R_t |γ_t|`: ≈ 1e-5 m/s
-//! for the incline's box at μ = 0.375 (test `a9_a10_…`: < 1 mm). Newton's method with exact line search is
+//! for the incline's box at μ = 0.375 (test `a9_a10_…`: < 1 mm). The convex solves (the
+//! fixed point and the coupled cones below) use Newton's method with exact line search,
 //! warm-started from the step's initial velocity (the previous step's result) and accepted
 //! at its momentum-balance test (relative 1e-8, [`DrumwrightOptions::contact_solver`]).
 //!
-//! The friction bound (D5): with the Coulomb cone `‖γ_t‖ ≤ μγ_n` inside one convex program
-//! (SAP's choice), the cone's multiplier enters the normal row: a sliding contact obeys
+//! Friction (D5): with the Coulomb cone `‖γ_t‖ ≤ μγ_n` inside one convex program (SAP's
+//! choice), the cone's multiplier enters the normal row: a sliding contact obeys
 //! `v_n − v̂_n + R_nγ_n = μ‖v_t + R_tγ_t‖` (Anitescu's relaxation), so its normal force
 //! exceeds the spring value by `(hK + B)μ‖v_t‖` — thousands of newtons on the paper's Hertz
 //! feet — unless the contact separates by `hμ‖v_t‖` per step; no choice of `R_t` (SAP's
-//! `R_t = σW_ii` included) removes that term, which depends on `R_n`. The program therefore
-//! bounds each contact's friction by a disk `‖γ_t‖ ≤ μγ̄_n` (an interval in 2D; Tresca
-//! friction), its normal a separate unilateral row, with `γ̄_n` the previous step's normal
-//! impulse of the same contact (none for a new contact: no bound). After a solve, every
-//! contact that sticks strictly inside both its bound and `μγ_n`, or slides on a bound
-//! within [`DrumwrightOptions::sweep_tolerance`] of `μγ_n`, is consistent; otherwise the
-//! bounds are set to `μγ_n` and the program is solved again from the last velocity (a
-//! fixed point on the normal impulses, after Anitescu–Hart), at most `rounds` times, every
-//! other round extrapolated by Aitken's Δ² along the last change (the bounds of a
-//! collapsing pile converge linearly at rates 0.8–0.9 per round; those of coplanar
-//! corners sharing a nearly non-unique load oscillate at rates −0.7 to −1, which the
-//! extrapolation damps). The accepted solution
-//! satisfies Coulomb's law with the normal forces of the max() law exactly (no inflation,
-//! no separation velocity); at rest and in steady sliding the first round is already
-//! consistent.
+//! `R_t = σW_ii` included) removes that term, which depends on `R_n`. The one program
+//! therefore solves the true Coulomb problem instead: each frictional contact is one
+//! constraint of the Coulomb kind
+//! ([`ConstraintKind::Coulomb`](nonsmooth_solvers::regularized_contact::ConstraintKind::Coulomb),
+//! planar `PlanarCoulomb`; rows tangents then normal) whose impulse is Alart and Curnier's
+//! non-associated map (P. Alart and A. Curnier, "A mixed formulation for frictional contact
+//! problems prone to Newton like solution methods", 1991), with the R-weighting above:
+//!
+//! ```text
+//! y = −R⁻¹ (J v₁ − v̂),   γ_n = max(0, y_n),   γ_t = P_{‖·‖ ≤ μγ_n}(y_t),
+//! ```
+//!
+//! the normal impulse the max() law of its row alone (no inflation, no separation velocity),
+//! the friction impulse the damper's trial value projected on the disk `μγ_n`. The step's
+//! equations `A(v₁ − v_free) = Jᵀγ(v₁)` are no longer the gradient of a convex function;
+//! they are solved by the semismooth Newton method of
+//! [`nonsmooth_solvers::regularized_contact::solve_semismooth`]: generalized Jacobian
+//! `A + JᵀGJ`, `G` non-symmetric on a sliding contact (`∂γ_t/∂y_n = μ t̂`), factored by an
+//! LU without pivoting on the Cholesky structure of an AMD ordering (faer's pivoted sparse
+//! LU where a pivot fails; dense LU up to 30 velocities), the ordering and structure kept in
+//! the stepper and reused across iterations and steps while the contact graph is unchanged;
+//! the exact line search of SAP applied to the residual along the direction; accepted at
+//! the same scaled momentum test (relative 1e-8, [`DrumwrightOptions::contact_solver`]). It
+//! starts from the better (smaller residual) of the step's initial velocity and the velocity
+//! the previous step's contact forces give, `v_free + hA⁻¹Jᵀλ_prev`, each contact's
+//! `[λ_n, λ_t₁, λ_t₂]` matched by contact identity (collider pair and feature), new contacts
+//! without force. Its solution satisfies Coulomb's law with the normal forces of the max()
+//! law exactly: the solution the fixed point below converges to (the solver's tests compare
+//! the two to 1e-8 on random problems).
+//!
+//! The fixed point (the fallback, and with [`DrumwrightOptions::coulomb_newton`] off the
+//! method): each contact's friction bounded by a disk `‖γ_t‖ ≤ μγ̄_n` (Tresca friction), its
+//! normal a separate unilateral row, with `γ̄_n` the previous step's normal impulse of the
+//! same contact; after each convex Newton solve the bounds are set to `μγ_n` and the program
+//! is solved again until every contact is consistent (within
+//! [`DrumwrightOptions::sweep_tolerance`]), at most `rounds` times, every other round
+//! extrapolated by Aitken's Δ² (after Anitescu–Hart; the bounds of a collapsing pile converge
+//! linearly at rates 0.8–0.9 per round, those of coplanar corners sharing a nearly
+//! non-unique load oscillate at −0.7 to −1). It costs 8–10 Newton solves per step on a
+//! toppling pile, which is what the single semismooth solve removes.
 //!
 //! Fallbacks, each counted ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`],
-//! in a run [`crate::Recoveries::convex_fallbacks`]): when the bounds reach no fixed point,
-//! the step is solved once more with each contact's Coulomb cone coupled to its normal row
-//! (SAP's single convex program, with the relaxation above on its sliding contacts, on
-//! that step only); when a Newton solve fails or does not converge, or the min-norm
-//! certificate fails under [`UnilateralForm::MinNorm`], by the staged programs
-//! ([`DrumwrightOptions::fallback_sweeps`] sweeps). The program runs on the block fast path (mass
-//! blocks of root joints, sparse Cholesky of `M + JᵀGJ` for more than 30 velocities) and on
-//! the dense path (one dense block `M + G_bᵀS_bG_b` for articulated models).
+//! in a run [`crate::Recoveries::convex_fallbacks`]): when the semismooth Newton solve does
+//! not converge (100 iterations, or no descent direction), the fixed point; when the bounds
+//! reach no fixed point, the step is solved once more with each contact's Coulomb cone
+//! coupled to its normal row (SAP's single convex program, with the relaxation above on its
+//! sliding contacts, on that step only); when a convex Newton solve fails or does not
+//! converge, or the min-norm certificate fails under [`UnilateralForm::MinNorm`], by the
+//! staged programs ([`DrumwrightOptions::fallback_sweeps`] sweeps). The program runs on the
+//! block fast path (mass blocks of root joints) and on the dense path (one dense block
+//! `M + G_bᵀS_bG_b` for articulated models).
 //!
-//! Measured (`benches/contact_stage.rs`, 5 s runs, loaded 2-core machine): toppling
-//! 100-sphere stack 35 ms per step (staged: 187 ms over its first 0.5 s), no unconverged
-//! step, 14 coupled-cone fallbacks in 500 steps; `examples/mjcf/quadruped.xml` at 5 ms
-//! 0.63 ms per step (staged: fails at step 243), 10 fallbacks in 1000; `examples/quadruped.toml`
-//! 0.32 ms per step (staged: 25 ms, 61 unconverged steps), no fallback.
+//! Measured (`NONSMOOTH_TIMING_STAGED_SECONDS=0.05 cargo bench -p nonsmooth-sim --bench
+//! contact_stage`, 5 s runs, this 2-core machine loaded by other jobs): toppling 100-sphere
+//! stack 3.6 ms per step, 7.3 Newton iterations and 1.09 solves per step, 3 fallbacks in
+//! 500 steps (the fixed point alone: 11.0 ms, 23.7 iterations, 4.99 solves, 9 fallbacks);
+//! `examples/mjcf/quadruped.xml` at 5 ms 0.16 ms per step, 3.4 iterations (fixed point:
+//! 0.18 ms, 5.1), no fallback; `examples/quadruped.toml` 0.20 ms per step, 2.3 iterations
+//! (fixed point: 0.19 ms, 2.9). Against MuJoCo in the same run
+//! (`bash scripts/compare_mujoco.sh --scenes stack,aligned,quadruped-mjcf --steppers
+//! drumwright`, the release CLI): toppling stack 5.6 ms per step (21.7× MuJoCo's 0.26 ms),
+//! aligned stack 1.15 ms (3.4×), `quadruped.xml` 0.17 ms (6.4×). Limitation: the normal
+//! forces' `max_normal_inflation` on the incline is 3.2e-4 over 1 and 2 s but 5.2e-3 over
+//! 5 s (the fixed point alone: 7.7e-5).
 //!
 //! # Block fast path (the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
@@ -499,7 +533,7 @@ pub struct DrumwrightStepper {
     /// The forces `[λ_n, λ_t₁, λ_t₂]` of the last step by contact (collider A, collider B,
     /// feature), sorted by key: the warm start and the friction bounds of the next one
     /// program.
-    program_forces: Vec<((usize, usize, usize), [f64; 3])>,
+    program_forces: Vec<one_program::RememberedForces>,
     /// The one program's semismooth Newton workspace (the sparse LU analysis, kept while
     /// the contact graph is unchanged).
     coulomb_workspace: SemismoothWorkspace,

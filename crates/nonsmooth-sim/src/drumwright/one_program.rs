@@ -386,6 +386,14 @@ fn program_forces(
     lambda
 }
 
+/// A program with one constraint per frictional contact and, per constraint, the stepper
+/// rows of its rows.
+type CoupledProgram = (RegularizedContactProblem, Vec<Vec<usize>>);
+
+/// A contact's identity (collider A, collider B, feature) and its forces
+/// `[λ_n, λ_t₁, λ_t₂]`.
+pub(super) type RememberedForces = ((usize, usize, usize), [f64; 3]);
+
 /// How a contact's friction and normal rows form one constraint.
 #[derive(Clone, Copy)]
 enum FrictionLaw {
@@ -402,7 +410,7 @@ enum FrictionLaw {
 fn coupled_program(
     input: &ProgramInput<'_>,
     law: FrictionLaw,
-) -> Result<Option<(RegularizedContactProblem, Vec<Vec<usize>>)>, SimError> {
+) -> Result<Option<CoupledProgram>, SimError> {
     let nu = input.normals.len();
     let mut builder = program_builder(input);
     let mut with_friction = vec![None; nu];
@@ -566,7 +574,7 @@ impl DrumwrightStepper {
 /// The forces of `keys` from the previous step's `(key, [λ_n, λ_t₁, λ_t₂])` list (sorted
 /// by key).
 pub(super) fn force_guesses(
-    previous: &[((usize, usize, usize), [f64; 3])],
+    previous: &[RememberedForces],
     keys: impl Iterator<Item = (usize, usize, usize)>,
 ) -> Vec<Option<[f64; 3]>> {
     keys.map(|key| {
