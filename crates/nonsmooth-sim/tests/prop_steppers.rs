@@ -64,7 +64,7 @@ proptest! {
                 sim.step(&[]).map_err(|e| TestCaseError::fail(format!("{name} step {i}: {e}")))?;
                 let s = sim.state();
                 prop_assert!(s.q.iter().chain(s.v.iter()).all(|x| x.is_finite()), "{name}: non-finite state at step {i}");
-                worst = worst.max(energy(&model, &s) - e0);
+                worst = worst.max(energy(&model, s) - e0);
             }
             let bound = allowance(name, h, steps, e0);
             prop_assert!(worst <= bound, "{name}: energy grew by {worst:.3e} > {bound:.3e} (h = {h:.2e})");
