@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::error::{Location, ModelError};
+use crate::io::spans::{line_starts, offset_to_line};
 
 /// One attribute with the line its value is on.
 #[derive(Debug, Clone)]
@@ -69,6 +70,22 @@ impl Element {
     }
 }
 
+/// The deepest nesting of elements the importer reads (the `<mujoco>` root is depth 1). The
+/// document is read recursively, so a deeper nesting would overflow the stack; the bodies of
+/// real models nest a few tens of levels deep.
+pub(crate) const MAX_DEPTH: usize = 200;
+
+/// The error of an element nested deeper than [`MAX_DEPTH`].
+fn too_deep(location: Location) -> ModelError {
+    ModelError::Mjcf {
+        location,
+        message: format!(
+            "elements are nested more than {MAX_DEPTH} deep (the deepest nesting the importer \
+             reads)"
+        ),
+    }
+}
+
 /// Parses `src` (from `file`, if any) and expands its includes. Include paths are relative
 /// to the including file's directory, then to the main file's directory (MuJoCo's rule).
 pub(crate) fn load(src: &str, file: Option<&str>) -> Result<Element, ModelError> {
@@ -83,6 +100,15 @@ pub(crate) fn load(src: &str, file: Option<&str>) -> Result<Element, ModelError>
     let root = parse_one(src, file, &main_dir, &main_dir, &mut chain)?;
     if root.tag != "mujoco" {
         return Err(root.error(None, "the root element must be <mujoco>"));
+    }
+    // Each file's nesting is bounded when it is read; an include inside a nested element adds
+    // the depths of the two files.
+    let mut stack = vec![(&root, 1)];
+    while let Some((el, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(el.loc(None)));
+        }
+        stack.extend(el.children.iter().map(|c| (c, depth + 1)));
     }
     Ok(root)
 }
@@ -111,14 +137,35 @@ fn parse_one(
             },
             message: format!("XML: {e}"),
         })?;
+    let starts = line_starts(src);
+    // The depth is checked before the recursive conversion, without recursion: the elements
+    // in document order, with the stack of their open ancestors.
+    let mut open: Vec<roxmltree::Node> = Vec::new();
+    for n in doc.root().descendants().filter(roxmltree::Node::is_element) {
+        let parent = n.parent_element();
+        while open.last().is_some_and(|top| Some(*top) != parent) {
+            open.pop();
+        }
+        open.push(n);
+        if open.len() > MAX_DEPTH {
+            return Err(too_deep(Location {
+                file: file.map(str::to_string),
+                line: Some(offset_to_line(&starts, n.range().start)),
+                field: n.tag_name().name().to_string(),
+            }));
+        }
+    }
     let file: Option<Rc<str>> = file.map(Rc::from);
-    let mut root = convert(&doc, doc.root_element(), &file);
+    let mut root = convert(doc.root_element(), &file, &starts);
     expand_includes(&mut root, dir, main_dir, chain)?;
     Ok(root)
 }
 
-fn convert(doc: &roxmltree::Document, node: roxmltree::Node, file: &Option<Rc<str>>) -> Element {
-    let line = |pos: usize| doc.text_pos_at(pos).row as usize;
+/// The element tree of `node`; `starts` are the byte offsets where the lines of the document's
+/// text start (a line is found by binary search: `roxmltree`'s `text_pos_at` scans the text
+/// from its start at every call, quadratic in the size of the file).
+fn convert(node: roxmltree::Node, file: &Option<Rc<str>>, starts: &[usize]) -> Element {
+    let line = |pos: usize| offset_to_line(starts, pos);
     Element {
         tag: node.tag_name().name().to_string(),
         attrs: node
@@ -132,7 +179,7 @@ fn convert(doc: &roxmltree::Document, node: roxmltree::Node, file: &Option<Rc<st
         children: node
             .children()
             .filter(roxmltree::Node::is_element)
-            .map(|c| convert(doc, c, file))
+            .map(|c| convert(c, file, starts))
             .collect(),
         file: file.clone(),
         line: line(node.range().start),

@@ -65,8 +65,10 @@ pub(super) fn read(src: &str, file: Option<&str>) -> Result<UrdfDocument, ModelE
     let text = with_declared_prefixes(src, file)?;
     let doc = parse_xml(&text, file)?;
     let root = doc.root_element();
+    let line_starts = crate::io::spans::line_starts(&text);
     let mut reader = Reader {
-        doc: &doc,
+        doc: std::marker::PhantomData,
+        line_starts: &line_starts,
         file,
         namespace: root.tag_name().namespace(),
         version: (1, 0),
@@ -196,7 +198,11 @@ fn rpy_of_quaternion([x, y, z, w]: [f64; 4]) -> [f64; 3] {
 
 /// Reads the elements of one parsed document.
 struct Reader<'a, 'i> {
-    doc: &'a roxmltree::Document<'i>,
+    /// The document read (its nodes are `Node<'a, 'i>`).
+    doc: std::marker::PhantomData<&'a roxmltree::Document<'i>>,
+    /// The byte offsets where the document's lines start (a line is found by binary search:
+    /// `roxmltree`'s `text_pos_at` scans the text from its start at every call).
+    line_starts: &'a [usize],
     file: Option<&'a str>,
     /// The namespace of `<robot>` (a default `xmlns`, else none): URDF elements are in it.
     namespace: Option<&'a str>,
@@ -207,7 +213,7 @@ struct Reader<'a, 'i> {
 impl<'a, 'i> Reader<'a, 'i> {
     /// The 1-based line of byte `pos`.
     fn line(&self, pos: usize) -> usize {
-        self.doc.text_pos_at(pos).row as usize
+        crate::io::spans::offset_to_line(self.line_starts, pos)
     }
 
     /// Whether `n` is a URDF element (not text, a comment or an element of another
