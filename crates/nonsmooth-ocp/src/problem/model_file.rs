@@ -843,7 +843,7 @@ fn rollout(
     sim.reset_to(&y0[..nq], &y0[nq..y0.len() - 1])
         .map_err(sim_err)?;
     let steps = (t_final / dt).ceil();
-    if !(steps <= MAX_GUESS_STEPS) {
+    if steps.is_nan() || steps > MAX_GUESS_STEPS {
         return Err(at.err(
             &key("dt"),
             format!(
