@@ -1,5 +1,5 @@
 //! Phase II of the active-set method, which phase I's feasibility MPCC runs too: the
-//! LPEC–BNLP descent from a feasible branch point ([`descend`]), the tightening of a BNLP
+//! LPEC–BNLP descent from a feasible branch point (`descend`), the tightening of a BNLP
 //! solution's nearly active sides, the branch a point rounds to, and the run's counters,
 //! log and result types (see the [module docs](super)).
 
