@@ -5,7 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_solvers::lcp::{enumerate_all, lcp_residuals, lemke, pgs, Lcp, LemkeOptions, PgsOptions};
+use nonsmooth_solvers::lcp::{
+    enumerate_all, lcp_residuals, lemke, pgs, Lcp, LemkeOptions, PgsOptions,
+};
 
 fuzz_target!(|data: (u8, Vec<f64>)| {
     let (n, values) = data;
@@ -18,12 +20,18 @@ fuzz_target!(|data: (u8, Vec<f64>)| {
     let Ok(lcp) = Lcp::new(m, q) else { return };
     let check = |z: &DVector<f64>, w: &DVector<f64>, reported: f64| {
         let r = lcp_residuals(z, w).max();
-        assert!(r == reported || (r - reported).abs() <= 1e-9 * (1.0 + r.abs()), "{r} vs {reported}");
+        assert!(
+            r == reported || (r - reported).abs() <= 1e-9 * (1.0 + r.abs()),
+            "{r} vs {reported}"
+        );
     };
     if let Ok(sol) = lemke(&lcp, &LemkeOptions::default()) {
         check(&sol.z, &sol.w, sol.residuals.max());
     }
-    let opts = PgsOptions { max_iterations: 200, ..PgsOptions::default() };
+    let opts = PgsOptions {
+        max_iterations: 200,
+        ..PgsOptions::default()
+    };
     if let Ok(sol) = pgs(&lcp, &opts) {
         check(&sol.z, &sol.w, sol.residuals.max());
     }
