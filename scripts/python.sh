@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Python package `nonsmooth` (python/, PyO3 + maturin) into a virtual environment
-# and runs its pytest suite (python/tests), including the code blocks of docs/python.md.
+# and runs its pytest suite (python/tests), including the Python blocks of README.md and docs/.
 # The venv lives in target/python-venv (override with NONSMOOTH_VENV). The extension is built
-# with the `dev` profile (the tests are small; clarabel is optimized even there, see Cargo.toml)
-# and left in target/wheels, where `scripts/wheel.sh --built target/wheels` takes it.
+# in release mode, as `pip install ./python` builds it and as the wheel holds it, so that the
+# tests and `python python/benches/python_vs_cli.py` measure what users get; it is left in
+# target/wheels, where `scripts/wheel.sh --built target/wheels` takes it. (`maturin build
+# --profile test` cannot reuse what `cargo test` built: maturin builds through `cargo rustc`,
+# which compiles the `test` profile as a test harness without the module's init symbol.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${NONSMOOTH_VENV:-target/python-venv}"
@@ -16,10 +19,11 @@ if ! "$VENV/bin/python" -m pip install --quiet --upgrade "maturin>=1.5,<2" numpy
     exit 3
 fi
 rm -rf target/wheels/nonsmooth-*.whl
-"$VENV/bin/maturin" build --quiet --profile dev --manifest-path python/Cargo.toml \
+"$VENV/bin/maturin" build --quiet --release --manifest-path python/Cargo.toml \
     --interpreter "$VENV/bin/python" --auditwheel skip --out target/wheels
 "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps target/wheels/nonsmooth-*.whl
-"$VENV/bin/python" -m pytest -q python/tests "$@"
+# -rs: the reason of every skipped test (the docs' blocks marked not to run).
+"$VENV/bin/python" -m pytest -q -rs python/tests "$@"
 # The stubs match the extension module (run from outside the sources, on the installed
 # package).
 PYTHON="$(cd "$VENV/bin" && pwd)/python"
