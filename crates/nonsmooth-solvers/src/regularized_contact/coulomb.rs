@@ -25,7 +25,7 @@
 //! On the kinks (`y_n = 0`, `‖y_t‖ = μ y_n`) the element of the generalized Jacobian of
 //! the neighbouring region named first above is returned.
 
-use super::projection::Region;
+use super::region::Region;
 
 /// Computes `γ` of the Coulomb kind with `T` tangent rows into `gamma` and, when `g` is
 /// given, `G = (∂γ/∂y) R⁻¹` (`(T+1) × (T+1)`, row-major, not symmetric when sliding).

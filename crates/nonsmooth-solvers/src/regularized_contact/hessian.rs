@@ -8,115 +8,14 @@
 //! numeric factorization is repeated.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, LltRef, SymbolicCholesky, SymmetricOrdering,
-};
+use faer::sparse::linalg::cholesky::LltRef;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 use nalgebra::{Cholesky, DMatrix, Dyn};
 
+use super::pattern::SparsePattern;
 use super::problem::{RegularizedContactProblem, SOLVER};
 use crate::status::SolverError;
-
-/// Lower-triangular pattern of `H`, where each constraint's block lands in it, and the
-/// symbolic factorization.
-#[derive(Debug)]
-pub(crate) struct SparsePattern {
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
-    /// Values of the lower triangle of `A` on the pattern.
-    base: Vec<f64>,
-    /// Per constraint, for support pairs `(a, b)` with `a ≥ b` in the order
-    /// `b = 0..k, a = b..k`: the position of `H[support[a]][support[b]]` in the values.
-    con_pos: Vec<Vec<usize>>,
-    symbolic: SymbolicCholesky<usize>,
-}
-
-impl SparsePattern {
-    pub(crate) fn new(p: &RegularizedContactProblem) -> Result<Self, SolverError> {
-        let n = p.n;
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (j, col) in cols.iter_mut().enumerate() {
-            for k in p.a.ptr[j]..p.a.ptr[j + 1] {
-                let i = p.a.idx[k];
-                if i >= j {
-                    col.push(i);
-                }
-            }
-        }
-        for c in &p.cons {
-            for (b, &j) in c.support.iter().enumerate() {
-                cols[j].extend_from_slice(&c.support[b..]);
-            }
-        }
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        col_ptr.push(0);
-        for col in &mut cols {
-            col.sort_unstable();
-            col.dedup();
-            row_idx.extend_from_slice(col);
-            col_ptr.push(row_idx.len());
-        }
-        let pos = |i: usize, j: usize| -> Result<usize, SolverError> {
-            row_idx[col_ptr[j]..col_ptr[j + 1]]
-                .binary_search(&i)
-                .map(|q| col_ptr[j] + q)
-                .map_err(|_| SolverError::Failed {
-                    solver: SOLVER,
-                    reason: format!("internal: Hessian pattern lacks ({i}, {j})"),
-                })
-        };
-        let mut base = vec![0.0; row_idx.len()];
-        for j in 0..n {
-            for k in p.a.ptr[j]..p.a.ptr[j + 1] {
-                let i = p.a.idx[k];
-                if i >= j {
-                    base[pos(i, j)?] += p.a.val[k];
-                }
-            }
-        }
-        let mut con_pos = Vec::with_capacity(p.cons.len());
-        for c in &p.cons {
-            let k = c.support.len();
-            let mut v = Vec::with_capacity(k * (k + 1) / 2);
-            for b in 0..k {
-                for a in b..k {
-                    v.push(pos(c.support[a], c.support[b])?);
-                }
-            }
-            con_pos.push(v);
-        }
-        let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let symbolic = factorize_symbolic_cholesky(
-            sym,
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            Default::default(),
-        )
-        .map_err(|e| SolverError::Failed {
-            solver: SOLVER,
-            reason: format!("symbolic Cholesky factorization of the Hessian: {e:?}"),
-        })?;
-        Ok(Self {
-            col_ptr,
-            row_idx,
-            base,
-            con_pos,
-            symbolic,
-        })
-    }
-
-    /// Number of stored entries of the lower triangle of `H`.
-    pub(crate) fn nnz(&self) -> usize {
-        self.row_idx.len()
-    }
-
-    /// Number of stored entries of the Cholesky factor.
-    pub(crate) fn factor_nnz(&self) -> usize {
-        self.symbolic.len_val()
-    }
-}
 
 /// Factorization workspace for one solve.
 pub(crate) enum HessianSolver<'p> {
@@ -154,7 +53,12 @@ impl<'p> HessianSolver<'p> {
         let pat = match p.pattern.get() {
             Some(pat) => pat,
             None => {
-                let built = SparsePattern::new(p)?;
+                let built =
+                    SparsePattern::new(p.n, &p.a, p.cons.iter().map(|c| c.support.as_slice()))
+                        .map_err(|reason| SolverError::Failed {
+                            solver: SOLVER,
+                            reason,
+                        })?;
                 // Another thread may have set it meanwhile; either value is the same.
                 let _ = p.pattern.set(built);
                 p.pattern.get().ok_or_else(|| SolverError::Failed {

@@ -154,10 +154,13 @@
 #![allow(clippy::needless_range_loop)]
 
 mod coulomb;
+mod csc;
 mod hessian;
 mod jacobian;
+mod pattern;
 mod problem;
 mod projection;
+mod region;
 mod semismooth;
 mod solve;
 mod sparse_lu;

@@ -10,17 +10,7 @@
 
 use super::coulomb::coulomb_map;
 use super::problem::ConstraintKind;
-
-/// Which piece of the projection a constraint's `y` fell in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Region {
-    /// `y ∈ F`: `γ = y`, `G = R⁻¹` (stiction; an active unilateral row; any bilateral row).
-    Inside,
-    /// `y` in the polar cone: `γ = 0`, `G = 0` (separation).
-    Separated,
-    /// Projection onto the boundary of a friction cone (sliding).
-    Sliding,
-}
+use super::region::Region;
 
 /// Computes `γ = P_F(y)` into `gamma` and, when `g` is given, `G = (∂γ/∂y) R⁻¹`
 /// (`rows × rows`, row-major, symmetric positive semidefinite) into `g`. For the Coulomb

@@ -4,7 +4,8 @@ use nalgebra::DVector;
 
 use super::hessian::{BlockScratch, HessianSolver};
 use super::problem::{ConstraintKind, RegularizedContactProblem, SOLVER};
-use super::projection::{project, Region};
+use super::projection::project;
+use super::region::Region;
 use crate::status::{SolveStatus, SolverError};
 
 /// Options of [`solve`]. The defaults suit simulation time steps; see the
