@@ -259,7 +259,7 @@ use nalgebra::{DMatrix, DVector, Matrix6, Vector6};
 use nonsmooth_core::geometry::ContactMargins;
 use nonsmooth_core::snapshot::{BlockSnapshot, ContactSnapshot};
 use nonsmooth_core::{ComplianceLaw, Dimension, JointKind, Model, State};
-use nonsmooth_solvers::conic::{Cone, ConicOptions, ConicProblemBuilder};
+use nonsmooth_solvers::conic::{Cone, ConicProblemBuilder};
 use nonsmooth_solvers::friction::{
     friction_gradient, friction_objective, friction_residual, solve_friction_sliding,
     solve_friction_sticking, SlidingSettings,
@@ -270,7 +270,11 @@ use nonsmooth_solvers::lcp::{
 use nonsmooth_solvers::sparse::SymSparse;
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
+mod options;
+mod report;
 mod stages;
+pub use options::{DrumwrightOptions, FrictionCoupling, Inclusion, UnilateralForm};
+pub use report::{ContactForce, StepReport, StepTotals};
 use stages::{dense_triplets, upper_triplets, Lift, Program};
 mod block;
 mod one_program;
@@ -278,241 +282,8 @@ use crate::contact_set::{BlockView, ContactModel, ContactSet, SnapshotWorkspace}
 use crate::free_motion::MassSolver;
 use block::BlockProgram;
 pub use block::StageComparison;
-use nonsmooth_solvers::regularized_contact::{RegularizedContactOptions, SemismoothWorkspace};
+use nonsmooth_solvers::regularized_contact::SemismoothWorkspace;
 use one_program::{force_guesses, ProgramInput, ProgramMass, ProgramRow};
-
-/// Which constraint rows enter a step (decision D3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inclusion {
-    /// Every contact within the model's contact margin and every limit row of a limited
-    /// joint, whatever the sign of φ₀ (the program decides whether it carries force).
-    Speculative,
-    /// Only rows with φ₀ ≤ 0 (detected penetration or limit violation).
-    PenetratingOnly,
-}
-
-/// Semantics of unilateral and contact-normal rows (decision D4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnilateralForm {
-    /// The paper's minimum-norm QP (eqs 83–85): min ½ζ‖λ‖² s.t. Aλ ≥ q, λ ≥ 0.
-    MinNorm,
-    /// The LCP-equivalent ("max()") convex QP: min ½λᵀ(R + GΛGᵀ)λ − λᵀRq s.t. λ ≥ 0.
-    MaxLcp,
-}
-
-/// How normal and friction forces are coupled (decision D5).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FrictionCoupling {
-    /// The single program of Appendix 0.A (eqs 176–186) with weight ζ on λ_n and λ_u
-    /// (`None` = the paper's ζ = 1/h). Requires [`UnilateralForm::MinNorm`].
-    Literal {
-        /// Weight ζ on λ_n and λ_u; `None` means 1/h.
-        zeta: Option<f64>,
-    },
-    /// Lexicographic / fixed-point split (mitigation of D5, after Anitescu–Hart): at most
-    /// `sweeps` times, solve the normal and unilateral rows with the current friction forces
-    /// fixed, then the friction rows (slack objective of eq 99, Coulomb cone with λ_n
-    /// fixed), until the forces change by at most
-    /// [`DrumwrightOptions::sweep_tolerance`] (relative).
-    Staged {
-        /// Maximum number of normal/friction sweeps.
-        sweeps: usize,
-    },
-    /// The whole step as one regularized program in the symmetric `(W + R)` form (default;
-    /// see the [module documentation](crate::drumwright#the-one-program-default)): every
-    /// row's spring–damper law projected on its admissible set, solved in the velocity by
-    /// Newton's method with exact line search ([`nonsmooth_solvers::regularized_contact`]),
-    /// each contact's Coulomb bound `μ γ̄_n` taken from an estimate of its normal impulse
-    /// and updated to a fixed point in at most `rounds` solves. Fallbacks, counted
-    /// ([`StepReport::fell_back`], [`Stepper::last_step_fell_back`]): the program with
-    /// coupled Coulomb cones when the bounds reach no fixed point; the staged programs
-    /// ([`DrumwrightOptions::fallback_sweeps`]) when Newton's method fails or, for
-    /// [`UnilateralForm::MinNorm`], the normal forces are not also the minimum-norm ones.
-    OneProgram {
-        /// Maximum number of solves of the fixed point on the friction bounds.
-        rounds: usize,
-    },
-}
-
-/// Options of [`DrumwrightStepper`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct DrumwrightOptions {
-    /// D3: which rows enter a step.
-    pub inclusion: Inclusion,
-    /// D4: semantics of unilateral rows.
-    pub unilateral: UnilateralForm,
-    /// D5: normal/friction coupling.
-    pub friction: FrictionCoupling,
-    /// D6: smallest penetration (m) at which a Hertz or Hunt–Crossley contact's secant
-    /// stiffness k√d is evaluated, so that touching and approaching contacts are stiff.
-    pub hertz_floor: f64,
-    /// D5: relative force change at which the staged sweeps stop (and at which the one
-    /// program's friction bounds count as consistent with its normal forces).
-    pub sweep_tolerance: f64,
-    /// Staged sweeps of a one-program step that falls back to the staged programs.
-    pub fallback_sweeps: usize,
-    /// One program: `σ` of the regularization `R = σ W_ii` of rigid rows, `W_ii` the row's
-    /// Delassus diagonal.
-    pub rigid_regularization: f64,
-    /// One program: `σ_t` of the floor `R_t ≥ σ_t W_ii` of the friction rows'
-    /// regularization (whose value from the paper's tangential damping, `1/(hB_r)`, is
-    /// far below it).
-    pub friction_regularization: f64,
-    /// One program: options of the Newton solver.
-    pub contact_solver: RegularizedContactOptions,
-    /// One program: solve each step's Coulomb problem (the max() normal forces, friction
-    /// on the disk `μγ_n`) in one semismooth Newton solve (default), with the fixed point
-    /// on the friction bounds as its fallback; `false`: the fixed point alone.
-    pub coulomb_newton: bool,
-    /// D3: a speculative joint-limit row enters when φ₀ ≤ margin + w·h·|φ̇₀| (w this
-    /// factor, margin the model's contact margin); farther rows cannot carry force within
-    /// the step and only degrade the conditioning of the program.
-    pub speculative_window: f64,
-    /// D1: include Ġv and M̂Ġv for bilateral rows.
-    pub bilateral_gdot: bool,
-    /// D1: include Ġv and M̂Ġv for unilateral, contact-normal and friction rows.
-    pub unilateral_gdot: bool,
-    /// Tangential damping B_r = B_s = `tangent_damping_times_h / h` (paper §6.4: 10⁶/h).
-    pub tangent_damping_times_h: f64,
-    /// Options of the conic solver (Clarabel).
-    pub solver: ConicOptions,
-    /// Fast path: build the staged programs in sparse "lifted" form,
-    /// with the auxiliary velocities `u = Λ Gᵀ λ` as extra variables and the equalities
-    /// `(M + G_bᵀS_bG_b) u − Gᵀ λ = 0`, so the dense Delassus matrix `G Λ Gᵀ` is never
-    /// formed and the KKT system keeps the sparsity of G (contacts couple only through
-    /// shared bodies). Mathematically the same program as the dense form; the test
-    /// `lifted_programs_agree_with_the_dense_delassus_form` checks agreement to 1e-6.
-    /// Used when the step has at least this many contact/unilateral rows (`usize::MAX`
-    /// disables it). Small programs stay dense: there the dense form is as fast and Clarabel
-    /// reaches a tighter accuracy on the badly scaled Hertz rows. A lifted solve that fails
-    /// falls back to the dense form.
-    pub sparse_min_rows: usize,
-    /// Also lift the friction stage (off by default: with the tangential damping
-    /// B_r = 10⁶/h the lifted friction program is badly scaled and Clarabel's answer differs
-    /// from the dense one by up to 0.5 %, above our 1e-6 agreement target).
-    pub sparse_friction: bool,
-    /// Use the lifted normal stage also in steps with friction rows (off by default: on the
-    /// sphere stack the lifted KKT system is slower in Clarabel than the dense form, measured
-    /// 22 ms versus 12 ms per step at N = 100; on the frictionless 900-element foundation it
-    /// is about 10× faster).
-    pub sparse_with_friction: bool,
-    /// Block fast path (the sphere stack): for models whose joints are all root
-    /// joints, without bilateral constraints or joint limits, with the staged coupling and
-    /// no contact Ġ, build the step from a [`BlockSnapshot`] (block-diagonal M, Jacobian
-    /// rows as per-body blocks, sparse Delassus matrix) and solve the normal stage by block
-    /// principal pivoting and the friction stage by a sparse Cholesky / semismooth Newton
-    /// solver ([`nonsmooth_solvers::lcp::block_pivoting()`], [`nonsmooth_solvers::friction`]),
-    /// each verified by a KKT check (relative 1e-9), with Clarabel as the fallback
-    /// ([`StepReport::fallbacks`]). Skipped (the Clarabel path is used) when the Delassus
-    /// matrix is not sparse, e.g. many contacts on one body.
-    pub fast_solver: bool,
-    /// D3 for fast bodies: detect contacts within
-    /// [`nonsmooth_core::snapshot::velocity_margins`] (each collider's margin widened by the
-    /// distance its fastest point travels in one step) so that a body moving faster than
-    /// margin/h meets its speculative contact before it passes through (default on).
-    pub velocity_margin: bool,
-}
-
-impl Default for DrumwrightOptions {
-    fn default() -> Self {
-        DrumwrightOptions {
-            inclusion: Inclusion::Speculative,
-            unilateral: UnilateralForm::MaxLcp,
-            friction: FrictionCoupling::OneProgram { rounds: 30 },
-            sweep_tolerance: 1e-7,
-            fallback_sweeps: 100,
-            rigid_regularization: 1e-6,
-            friction_regularization: 1e-3,
-            contact_solver: RegularizedContactOptions::default(),
-            coulomb_newton: true,
-            hertz_floor: 1e-6,
-            speculative_window: 2.0,
-            bilateral_gdot: true,
-            unilateral_gdot: false,
-            tangent_damping_times_h: 1e6,
-            solver: ConicOptions {
-                presolve: false,
-                eps_abs: 1e-10,
-                eps_rel: 1e-10,
-                ..ConicOptions::default()
-            },
-            sparse_min_rows: 48,
-            sparse_friction: false,
-            sparse_with_friction: false,
-            fast_solver: true,
-            velocity_margin: true,
-        }
-    }
-}
-
-/// Forces of one contact after a step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContactForce {
-    /// Index of the contact in the step's [`ContactSnapshot::contacts`].
-    pub contact: usize,
-    /// Normal force λ_n (N).
-    pub normal: f64,
-    /// Friction forces λ_t along the contact tangents.
-    pub tangent: Vec<f64>,
-    /// The spring–damper value max(0, −K φ₁ − B φ̇₁) at the end of the step.
-    pub spring_normal: f64,
-    /// End-of-step slip velocity φ̇_t1 = G_t v₁ along the tangents.
-    pub slip: Vec<f64>,
-}
-
-/// What the last step computed.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StepReport {
-    /// Bilateral forces λ_b, in the order of [`ContactSnapshot::bilateral`].
-    pub bilateral: Vec<f64>,
-    /// Unilateral (joint-limit) forces with their row names.
-    pub unilateral: Vec<(String, f64)>,
-    /// Contact forces.
-    pub contacts: Vec<ContactForce>,
-    /// Status of the last conic solve, if one was needed.
-    pub solver_status: Option<SolveStatus>,
-    /// Conic solves in the step.
-    pub solves: usize,
-    /// Nonzeros of the (upper-triangular) Hessian of the last conic program.
-    pub hessian_nnz: usize,
-    /// Conic solves of the step that used the lifted sparse form (fast path).
-    pub lifted_solves: usize,
-    /// Stage solves of the step done by the specialized solvers of the block fast path
-    /// ([`DrumwrightOptions::fast_solver`]) and accepted by their KKT check.
-    pub fast_solves: usize,
-    /// Stage solves of the block fast path that fell back to Clarabel (the specialized
-    /// solver did not converge or failed its KKT check).
-    pub fallbacks: usize,
-    /// Staged normal/friction sweeps of the step (D5).
-    pub sweeps: usize,
-    /// Whether the step was solved by the one program ([`FrictionCoupling::OneProgram`]).
-    pub one_program: bool,
-    /// Whether the one program of the step found no checked solution and the step was
-    /// solved by the staged programs instead.
-    pub fell_back: bool,
-    /// Newton iterations of the one program, over all its rounds.
-    pub newton_iterations: usize,
-    /// Solves of the one program (rounds of the fixed point on the friction bounds).
-    pub program_rounds: usize,
-    /// Whether the step ended at the limit of staged sweeps without meeting
-    /// [`DrumwrightOptions::sweep_tolerance`], its last sweep accepted (counted by
-    /// [`Stepper::last_step_converged`]).
-    pub sweep_limit_reached: bool,
-}
-
-/// Sums of the step reports over the contact-model stages a stepper has run (every
-/// attempt, also those of steps that a recovery repeats with a smaller step).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StepTotals {
-    /// Contact-model stages run.
-    pub steps: usize,
-    /// Newton iterations of the one program ([`StepReport::newton_iterations`]).
-    pub newton_iterations: usize,
-    /// Newton solves of the one program ([`StepReport::program_rounds`]).
-    pub program_rounds: usize,
-    /// Steps with a fallback ([`StepReport::fell_back`]).
-    pub fell_back: usize,
-}
 
 /// The `drumwright` stepper (Drumwright 2019).
 #[derive(Debug, Clone, Default)]
