@@ -143,7 +143,7 @@ impl PySimulator {
         self.inner.stepper_name()
     }
 
-    /// How the stepper was chosen: `"anitescu-potra (default: rigid contacts …)"`.
+    /// How the stepper was chosen: `"drumwright (default: rigid contacts …)"`.
     #[getter]
     fn stepper_choice(&self) -> String {
         self.inner.stepper_choice().describe()

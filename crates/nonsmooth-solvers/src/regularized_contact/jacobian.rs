@@ -32,6 +32,85 @@ pub(crate) struct LuAnalysis {
     pivoted: Option<PivotedLu>,
     /// Which factorization the last `factor` left: `true` the static one.
     static_ready: bool,
+    /// Where the last problem's entries land in the pattern, and what they were computed
+    /// for (the pattern of `A` and each constraint's support), so that a problem with the
+    /// same structure reuses them without a search.
+    positions: EntryPositions,
+}
+
+/// Position in the Jacobian's values of each stored entry of `A` (in `A`'s CSC order) and,
+/// per constraint, of `H[support[a]][support[b]]` at `a·k + b`; with the structure they
+/// belong to.
+#[derive(Default)]
+struct EntryPositions {
+    a_ptr: Vec<usize>,
+    a_idx: Vec<usize>,
+    /// Concatenated supports, and where each constraint's starts (one more than there
+    /// are constraints).
+    supports: Vec<usize>,
+    support_start: Vec<usize>,
+    a_pos: Vec<usize>,
+    con_pos: Vec<Vec<usize>>,
+}
+
+impl EntryPositions {
+    /// Whether these positions were computed for the structure of `p`.
+    fn fit(&self, p: &RegularizedContactProblem) -> bool {
+        self.a_ptr == p.a.ptr
+            && self.a_idx == p.a.idx
+            && self.support_start.len() == p.cons.len() + 1
+            && p.cons.iter().enumerate().all(|(ci, c)| {
+                self.supports[self.support_start[ci]..self.support_start[ci + 1]] == c.support[..]
+            })
+    }
+
+    /// Positions of the entries of `p` in the pattern `(col_ptr, row_idx)`.
+    fn new(
+        p: &RegularizedContactProblem,
+        col_ptr: &[usize],
+        row_idx: &[usize],
+    ) -> Result<Self, SolverError> {
+        let pos = |i: usize, j: usize| -> Result<usize, SolverError> {
+            row_idx[col_ptr[j]..col_ptr[j + 1]]
+                .binary_search(&i)
+                .map(|q| col_ptr[j] + q)
+                .map_err(|_| SolverError::Failed {
+                    solver: SOLVER,
+                    reason: format!("internal: Jacobian pattern lacks ({i}, {j})"),
+                })
+        };
+        let n = p.n;
+        let mut a_pos = Vec::with_capacity(p.a.idx.len());
+        for j in 0..n {
+            for k in p.a.ptr[j]..p.a.ptr[j + 1] {
+                a_pos.push(pos(p.a.idx[k], j)?);
+            }
+        }
+        let mut con_pos = Vec::with_capacity(p.cons.len());
+        let mut supports = Vec::new();
+        let mut support_start = Vec::with_capacity(p.cons.len() + 1);
+        support_start.push(0);
+        for c in &p.cons {
+            let k = c.support.len();
+            let mut v = Vec::with_capacity(k * k);
+            for &ja in &c.support {
+                for &jb in &c.support {
+                    v.push(pos(ja, jb)?);
+                }
+            }
+            con_pos.push(v);
+            supports.extend_from_slice(&c.support);
+            support_start.push(supports.len());
+        }
+        Ok(Self {
+            a_ptr: p.a.ptr.clone(),
+            a_idx: p.a.idx.clone(),
+            supports,
+            support_start,
+            a_pos,
+            con_pos,
+        })
+    }
 }
 
 /// faer's sparse LU with partial pivoting: its symbolic analysis, numeric factors and
@@ -83,6 +162,50 @@ impl SemismoothWorkspace {
     pub fn symbolic_analyses(&self) -> (usize, usize) {
         self.analyses
     }
+
+    /// The pattern of the Jacobian of `p` and where its entries land; the symbolic
+    /// analysis is redone only when the pattern differs from the kept one.
+    fn analyze(&mut self, p: &RegularizedContactProblem) -> Result<(), SolverError> {
+        let n = p.n;
+        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (j, col) in cols.iter_mut().enumerate() {
+            col.extend_from_slice(&p.a.idx[p.a.ptr[j]..p.a.ptr[j + 1]]);
+        }
+        for c in &p.cons {
+            for &j in &c.support {
+                cols[j].extend_from_slice(&c.support);
+            }
+        }
+        let mut col_ptr = Vec::with_capacity(n + 1);
+        let mut row_idx = Vec::new();
+        col_ptr.push(0);
+        for col in &mut cols {
+            col.sort_unstable();
+            col.dedup();
+            row_idx.extend_from_slice(col);
+            col_ptr.push(row_idx.len());
+        }
+        let positions = EntryPositions::new(p, &col_ptr, &row_idx)?;
+        match self.analysis.as_mut() {
+            Some(a) if a.col_ptr == col_ptr && a.row_idx == row_idx => {
+                self.analyses.1 += 1;
+                a.positions = positions;
+            }
+            _ => {
+                let static_lu = StaticLu::new(n, &col_ptr, &row_idx)?;
+                self.analysis = Some(LuAnalysis {
+                    col_ptr,
+                    row_idx,
+                    static_lu,
+                    pivoted: None,
+                    static_ready: false,
+                    positions,
+                });
+                self.analyses.0 += 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Clone for SemismoothWorkspace {
@@ -111,10 +234,6 @@ pub(crate) enum JacobianSolver<'w> {
     },
     Sparse {
         analysis: &'w mut LuAnalysis,
-        /// Position in the values of each stored entry of `A` (in `A`'s CSC order).
-        a_pos: Vec<usize>,
-        /// Per constraint, the position of `H[support[a]][support[b]]` at `a·k + b`.
-        con_pos: Vec<Vec<usize>>,
         values: Vec<f64>,
         ready: bool,
     },
@@ -132,78 +251,18 @@ impl<'w> JacobianSolver<'w> {
                 lu: None,
             });
         }
-        let n = p.n;
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (j, col) in cols.iter_mut().enumerate() {
-            col.extend_from_slice(&p.a.idx[p.a.ptr[j]..p.a.ptr[j + 1]]);
-        }
-        for c in &p.cons {
-            for &j in &c.support {
-                cols[j].extend_from_slice(&c.support);
-            }
-        }
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        col_ptr.push(0);
-        for col in &mut cols {
-            col.sort_unstable();
-            col.dedup();
-            row_idx.extend_from_slice(col);
-            col_ptr.push(row_idx.len());
-        }
-        let same = ws
-            .analysis
-            .as_ref()
-            .is_some_and(|a| a.col_ptr == col_ptr && a.row_idx == row_idx);
-        if same {
+        if ws.analysis.as_ref().is_some_and(|a| a.positions.fit(p)) {
             ws.analyses.1 += 1;
         } else {
-            let static_lu = StaticLu::new(n, &col_ptr, &row_idx)?;
-            ws.analysis = Some(LuAnalysis {
-                col_ptr,
-                row_idx,
-                static_lu,
-                pivoted: None,
-                static_ready: false,
-            });
-            ws.analyses.0 += 1;
+            ws.analyze(p)?;
         }
         let analysis = ws.analysis.as_mut().ok_or_else(|| SolverError::Failed {
             solver: SOLVER,
             reason: "internal: LU analysis not stored".into(),
         })?;
-        let pos = |i: usize, j: usize| -> Result<usize, SolverError> {
-            let (cp, ri) = (&analysis.col_ptr, &analysis.row_idx);
-            ri[cp[j]..cp[j + 1]]
-                .binary_search(&i)
-                .map(|q| cp[j] + q)
-                .map_err(|_| SolverError::Failed {
-                    solver: SOLVER,
-                    reason: format!("internal: Jacobian pattern lacks ({i}, {j})"),
-                })
-        };
-        let mut a_pos = Vec::with_capacity(p.a.idx.len());
-        for j in 0..n {
-            for k in p.a.ptr[j]..p.a.ptr[j + 1] {
-                a_pos.push(pos(p.a.idx[k], j)?);
-            }
-        }
-        let mut con_pos = Vec::with_capacity(p.cons.len());
-        for c in &p.cons {
-            let k = c.support.len();
-            let mut v = Vec::with_capacity(k * k);
-            for &ja in &c.support {
-                for &jb in &c.support {
-                    v.push(pos(ja, jb)?);
-                }
-            }
-            con_pos.push(v);
-        }
         let values = vec![0.0; analysis.row_idx.len()];
         Ok(JacobianSolver::Sparse {
             analysis,
-            a_pos,
-            con_pos,
             values,
             ready: false,
         })
@@ -242,13 +301,12 @@ impl<'w> JacobianSolver<'w> {
             }
             JacobianSolver::Sparse {
                 analysis,
-                a_pos,
-                con_pos,
                 values,
                 ready,
             } => {
                 *ready = false;
                 values.fill(0.0);
+                let EntryPositions { a_pos, con_pos, .. } = &analysis.positions;
                 for (q, &x) in a_pos.iter().zip(&p.a.val) {
                     values[*q] += x;
                 }
@@ -269,6 +327,7 @@ impl<'w> JacobianSolver<'w> {
                     static_lu,
                     pivoted,
                     static_ready,
+                    ..
                 } = &mut **analysis;
                 *static_ready = static_lu.factor(col_ptr, row_idx, values);
                 if *static_ready {
