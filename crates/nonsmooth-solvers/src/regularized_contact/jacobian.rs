@@ -18,6 +18,7 @@ use faer::{Conj, MatMut, Par};
 use nalgebra::{DMatrix, Dyn, LU};
 
 use super::hessian::{block, BlockScratch};
+use super::pattern::{position, union_pattern};
 use super::problem::{RegularizedContactProblem, SOLVER};
 use super::sparse_lu::StaticLu;
 use crate::status::SolverError;
@@ -71,13 +72,10 @@ impl EntryPositions {
         row_idx: &[usize],
     ) -> Result<Self, SolverError> {
         let pos = |i: usize, j: usize| -> Result<usize, SolverError> {
-            row_idx[col_ptr[j]..col_ptr[j + 1]]
-                .binary_search(&i)
-                .map(|q| col_ptr[j] + q)
-                .map_err(|_| SolverError::Failed {
-                    solver: SOLVER,
-                    reason: format!("internal: Jacobian pattern lacks ({i}, {j})"),
-                })
+            position(col_ptr, row_idx, i, j).ok_or_else(|| SolverError::Failed {
+                solver: SOLVER,
+                reason: format!("internal: Jacobian pattern lacks ({i}, {j})"),
+            })
         };
         let n = p.n;
         let mut a_pos = Vec::with_capacity(p.a.idx.len());
@@ -167,24 +165,8 @@ impl SemismoothWorkspace {
     /// analysis is redone only when the pattern differs from the kept one.
     fn analyze(&mut self, p: &RegularizedContactProblem) -> Result<(), SolverError> {
         let n = p.n;
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (j, col) in cols.iter_mut().enumerate() {
-            col.extend_from_slice(&p.a.idx[p.a.ptr[j]..p.a.ptr[j + 1]]);
-        }
-        for c in &p.cons {
-            for &j in &c.support {
-                cols[j].extend_from_slice(&c.support);
-            }
-        }
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        col_ptr.push(0);
-        for col in &mut cols {
-            col.sort_unstable();
-            col.dedup();
-            row_idx.extend_from_slice(col);
-            col_ptr.push(row_idx.len());
-        }
+        let supports = p.cons.iter().map(|c| c.support.as_slice());
+        let (col_ptr, row_idx) = union_pattern(n, &p.a, supports, false);
         let positions = EntryPositions::new(p, &col_ptr, &row_idx)?;
         match self.analysis.as_mut() {
             Some(a) if a.col_ptr == col_ptr && a.row_idx == row_idx => {

@@ -31,34 +31,10 @@ impl SparsePattern {
         a: &Csc,
         supports: impl Iterator<Item = &'s [usize]> + Clone,
     ) -> Result<Self, String> {
-        let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (j, col) in cols.iter_mut().enumerate() {
-            for k in a.ptr[j]..a.ptr[j + 1] {
-                let i = a.idx[k];
-                if i >= j {
-                    col.push(i);
-                }
-            }
-        }
-        for support in supports.clone() {
-            for (b, &j) in support.iter().enumerate() {
-                cols[j].extend_from_slice(&support[b..]);
-            }
-        }
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        col_ptr.push(0);
-        for col in &mut cols {
-            col.sort_unstable();
-            col.dedup();
-            row_idx.extend_from_slice(col);
-            col_ptr.push(row_idx.len());
-        }
+        let (col_ptr, row_idx) = union_pattern(n, a, supports.clone(), true);
         let pos = |i: usize, j: usize| -> Result<usize, String> {
-            row_idx[col_ptr[j]..col_ptr[j + 1]]
-                .binary_search(&i)
-                .map(|q| col_ptr[j] + q)
-                .map_err(|_| format!("internal: Hessian pattern lacks ({i}, {j})"))
+            position(&col_ptr, &row_idx, i, j)
+                .ok_or_else(|| format!("internal: Hessian pattern lacks ({i}, {j})"))
         };
         let mut base = vec![0.0; row_idx.len()];
         for j in 0..n {
@@ -106,4 +82,42 @@ impl SparsePattern {
     pub(crate) fn factor_nnz(&self) -> usize {
         self.symbolic.len_val()
     }
+}
+
+/// The pattern of `A` united with the full block over each constraint's support (`lower`:
+/// its lower triangle only), in CSC form with rows sorted per column.
+pub(crate) fn union_pattern<'s>(
+    n: usize,
+    a: &Csc,
+    supports: impl Iterator<Item = &'s [usize]>,
+    lower: bool,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut cols: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (j, col) in cols.iter_mut().enumerate() {
+        let rows = &a.idx[a.ptr[j]..a.ptr[j + 1]];
+        col.extend(rows.iter().filter(|&&i| !lower || i >= j));
+    }
+    for support in supports {
+        for (b, &j) in support.iter().enumerate() {
+            cols[j].extend_from_slice(if lower { &support[b..] } else { support });
+        }
+    }
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::new();
+    col_ptr.push(0);
+    for col in &mut cols {
+        col.sort_unstable();
+        col.dedup();
+        row_idx.extend_from_slice(col);
+        col_ptr.push(row_idx.len());
+    }
+    (col_ptr, row_idx)
+}
+
+/// Where entry `(i, j)` is stored in the pattern `(col_ptr, row_idx)`, if it is.
+pub(crate) fn position(col_ptr: &[usize], row_idx: &[usize], i: usize, j: usize) -> Option<usize> {
+    row_idx[col_ptr[j]..col_ptr[j + 1]]
+        .binary_search(&i)
+        .ok()
+        .map(|q| col_ptr[j] + q)
 }
