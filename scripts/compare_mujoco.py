@@ -612,8 +612,13 @@ def accuracy_runs(args, steppers, tmp):
                 tool = {"tool": "nonsmooth", "stepper": st}
                 runs.append(measured_rows({**base, **tool}, res, case, trace))
             for run in runs:
-                print(f"  {run[0]['stepper']}: {cell(run[0], None)} ms per step; "
-                      + "; ".join(f"{r['quantity']} {value_text(r)}" for r in run), flush=True)
+                line = f"  {run[0]['stepper']}: "
+                if run[0]["measured"] is None:
+                    line += f"{value_text(run[0])}; {run[0].get('error', '')}"
+                else:
+                    line += f"{cell(run[0], None)} ms per step; " + "; ".join(
+                        f"{r['quantity']} {value_text(r)}" for r in run)
+                print(line, flush=True)
                 rows += run
     return rows
 
@@ -631,7 +636,7 @@ def value_text(row):
     stopped the run."""
     if row["measured"] is None:
         if row["status"] == "timeout":
-            return f"timeout (>{row['ms_per_step_min']:.0f} ms per step)"
+            return f"timeout (>{row['ms_per_step_min']:.3g} ms per step)"
         return row["status"] if row["status"] != "ok" else "no result"
     if row["reference"] == 0:
         return number(row["measured"])
@@ -824,8 +829,6 @@ def main():
 
     if rows:
         print_speed(rows, steppers)
-    if accuracy:
-        print_accuracy(accuracy, [f"mujoco-{c}" for c in CONES] + steppers)
 
     quad = [r for r in rows if r["scene"].startswith("quadruped") and r["tool"] == "nonsmooth"]
     if quad:
@@ -848,6 +851,9 @@ def main():
             used = ", ".join(str(n) for n, _ in pts)
             print(f"  {st}: " + (f"{k:.2f} (N = {used})" if k is not None
                                  else f"too few completed piles (N = {used or 'none'})"))
+
+    if accuracy:
+        print_accuracy(accuracy, [f"mujoco-{c}" for c in CONES] + steppers)
 
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
