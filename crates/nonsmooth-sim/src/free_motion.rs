@@ -276,6 +276,28 @@ impl MassSolver {
         w
     }
 
+    /// The diagonal `(G M⁻¹ Gᵀ)_ii` of the Delassus matrix of the rows of `g` (m × nv),
+    /// block by block, without the off-diagonal entries.
+    pub(crate) fn delassus_diagonal(&self, g: &DMatrix<f64>) -> Vec<f64> {
+        let m = g.nrows();
+        let mut w = vec![0.0; m];
+        for blk in &self.blocks {
+            let rows: Vec<usize> = (0..m)
+                .filter(|&i| blk.idx.iter().any(|&k| g[(i, k)] != 0.0))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let sub_t =
+                DMatrix::from_fn(blk.idx.len(), rows.len(), |k, a| g[(rows[a], blk.idx[k])]);
+            let x = blk.chol.solve(&sub_t);
+            for (a, &i) in rows.iter().enumerate() {
+                w[i] += sub_t.column(a).dot(&x.column(a));
+            }
+        }
+        w
+    }
+
     /// `M⁻¹ b` for a vector.
     pub(crate) fn solve_vector(&self, b: &DVector<f64>) -> DVector<f64> {
         let mut out = DVector::zeros(self.place.len());
@@ -750,6 +772,14 @@ mod tests {
         let j = DMatrix::from_columns(&dense_columns);
         let minv_j = mass.clone().cholesky().unwrap().solve(&j);
         let w = j.transpose() * &minv_j;
+        let diag = solver.delassus_diagonal(&j.transpose());
+        let dense = solver.delassus_dense(&j.transpose());
+        for i in 0..5 {
+            assert!((diag[i] - w[(i, i)]).abs() <= 1e-12 * (1.0 + w[(i, i)].abs()));
+            for k in 0..5 {
+                assert!((dense[(i, k)] - w[(i, k)]).abs() <= 1e-12 * (1.0 + w[(i, k)].abs()));
+            }
+        }
         let mut w_sparse = DMatrix::zeros(5, 5);
         for &(a, b, v) in &d.entries {
             w_sparse[(a, b)] += v;

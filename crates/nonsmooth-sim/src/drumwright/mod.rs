@@ -675,7 +675,8 @@ impl DrumwrightStepper {
         }
         let free = self.augmented_free_motion(&rows, snap, h)?;
         let stacked = self.stack_contact_rows(&rows, &snap.mass_matrix, snap.nv())?;
-        let program = self.staged_program(&rows, &free, &stacked, snap, h);
+        let one_program = matches!(self.options.friction, FrictionCoupling::OneProgram { .. });
+        let program = self.staged_program(&rows, &free, &stacked, snap, h, !one_program);
         let step = DenseStep {
             rows,
             free,
@@ -798,7 +799,8 @@ impl DrumwrightStepper {
 
     /// The staged [`Program`] of a dense step: the Delassus matrix `W = G* Λ G*ᵀ` (or the
     /// sparse data of its lifted form), `R q` and `R` of the unilateral rows, `S_t` and `d_t`
-    /// of the tangent rows.
+    /// of the tangent rows. Without `delassus`, `W` is left empty: the one program works
+    /// in the velocity and needs `W` only where it falls back to the staged programs.
     fn staged_program(
         &self,
         rows: &StepRows,
@@ -806,6 +808,7 @@ impl DrumwrightStepper {
         stacked: &StackedRows,
         snap: &ContactSnapshot<f64>,
         h: f64,
+        delassus: bool,
     ) -> Program {
         let nv = snap.nv();
         let nu = rows.unilateral.len();
@@ -813,7 +816,8 @@ impl DrumwrightStepper {
         let n_star = nu + nt;
         let literal = matches!(self.options.friction, FrictionCoupling::Literal { .. })
             && !rows.tangents.is_empty();
-        let use_lift = n_star >= self.options.sparse_min_rows.max(2)
+        let use_lift = delassus
+            && n_star >= self.options.sparse_min_rows.max(2)
             && !literal
             && (rows.tangents.is_empty() || self.options.sparse_with_friction);
         let StackedRows {
@@ -833,8 +837,10 @@ impl DrumwrightStepper {
                 gs: gs.clone(),
             };
             (DMatrix::zeros(0, 0), Some(lift))
-        } else {
+        } else if delassus {
             (free.lam.delassus_dense(gs), None)
+        } else {
+            (DMatrix::zeros(0, 0), None)
         };
         let gv = gs * &free.v_free;
         let mut rq = DVector::zeros(nu);
@@ -913,7 +919,9 @@ impl DrumwrightStepper {
                     None => {
                         report.fell_back = true;
                         let sweeps = self.options.fallback_sweeps;
-                        self.staged_solve(program, lam, rows, sweeps, report)?
+                        let (free, stacked) = (&step.free, &step.stacked);
+                        let full = self.staged_program(rows, free, stacked, snap, h, true);
+                        self.staged_solve(&full, lam, rows, sweeps, report)?
                     }
                 };
                 let nu = rows.unilateral.len();
@@ -1192,12 +1200,7 @@ impl DrumwrightStepper {
             mg_t,
         } = &step.stacked;
         let nu = rows.unilateral.len();
-        let w_diag: Vec<f64> = (0..gs.nrows())
-            .map(|i| {
-                let g = gs.row(i).transpose();
-                g.dot(&lam.solve_vector(&g))
-            })
-            .collect();
+        let w_diag = lam.delassus_diagonal(gs);
         let jac = |g: &DVector<f64>| -> Vec<(usize, f64)> {
             g.iter()
                 .enumerate()
