@@ -204,7 +204,11 @@ fn random_frame(rng: &mut Lcg) -> [Vector3<f64>; 3] {
 /// `v*` with random sliding. Returns the problem with one kind per contact: `coulomb`
 /// gives the Coulomb kind `(t₁, t₂, n)`, else a `Unilateral` normal then a `Disk` of
 /// radius `bounds[k]` (constraints `2k`, `2k + 1`).
-fn random_problem(case: u64, coulomb: bool, bounds: Option<&[f64]>) -> RegularizedContactProblem {
+pub(crate) fn random_problem(
+    case: u64,
+    coulomb: bool,
+    bounds: Option<&[f64]>,
+) -> RegularizedContactProblem {
     let mut rng = Lcg(case.wrapping_mul(0x9E3779B97F4A7C15) ^ 0xD1B54A32D192ED03);
     let nb = 1 + (case % 3) as usize;
     let n = 6 * nb;

@@ -12,3 +12,4 @@ mod lcp_random;
 mod macmpec;
 mod prop_status;
 mod regularized_contact;
+mod sensitivity;

@@ -162,6 +162,7 @@ mod problem;
 mod projection;
 mod region;
 mod semismooth;
+mod sensitivity;
 mod solve;
 mod sparse_lu;
 
@@ -171,4 +172,5 @@ pub use problem::{
     SYMMETRY_TOL,
 };
 pub use semismooth::solve_semismooth;
+pub use sensitivity::{sensitivity, ConstraintMode, Sensitivity};
 pub use solve::{solve, RegularizedContactOptions, RegularizedContactSolution};
