@@ -218,7 +218,9 @@ pub fn inertia_warnings(model: &Model, noun: &str, repair: &str) -> Vec<String> 
 /// The mass matrix at the initial configuration must be positive definite, or no
 /// acceleration can be computed. An LDLᵀ factorization without pivoting finds the first
 /// velocity coordinate whose motion carries no inertia beyond what the earlier coordinates
-/// already account for: its joint and body are named in the error.
+/// already account for: its joint and body are named in the error. The matrix is factored
+/// per group of coordinates it couples (one kinematic tree each), so that a model of many
+/// free bodies is checked in time linear in their number.
 fn check_mass_matrix(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError> {
     let nv = model.nv();
     if nv == 0 {
@@ -227,39 +229,78 @@ fn check_mass_matrix(model: &Model, loc: &Locator<'_>) -> Result<(), ModelError>
     let m = crate::dynamics::crba::mass_matrix::<f64>(model, &model.initial_state.q);
     let largest = (0..nv).map(|k| m[(k, k)].abs()).fold(0.0, f64::max);
     let scale = largest.max(f64::MIN_POSITIVE);
-    let mut l = nalgebra::DMatrix::<f64>::zeros(nv, nv);
-    let mut d = vec![0.0; nv];
-    for k in 0..nv {
-        let dk = m[(k, k)] - (0..k).map(|j| l[(k, j)] * l[(k, j)] * d[j]).sum::<f64>();
-        if dk.is_nan() || dk <= 1e-12 * scale {
-            let ji = model
-                .joints
-                .iter()
-                .position(|j| (j.v_index..j.v_index + j.kind.nv()).contains(&k))
-                .unwrap_or(0);
-            let joint = &model.joints[ji];
-            let body = model
-                .bodies
-                .get(joint.child)
-                .map_or(String::new(), |b| b.name.clone());
-            return Err(ModelError::SingularMassMatrix {
-                location: loc(&p("joints").idx(ji)),
-                joint: joint.name.clone(),
-                reason: format!(
-                    "moves body `{body}` (with what hangs from it) with no mass or inertia \
-                     along that motion (mass-matrix pivot {dk:e} at velocity coordinate {} \
-                     of the joint, largest diagonal entry {largest:e})",
-                    k - joint.v_index
-                ),
-            });
-        }
-        d[k] = dk;
-        for i in k + 1..nv {
-            let s: f64 = (0..k).map(|j| l[(i, j)] * l[(k, j)] * d[j]).sum();
-            l[(i, k)] = (m[(i, k)] - s) / dk;
+    for group in coupled_groups(&m) {
+        let g = group.len();
+        let mut l = nalgebra::DMatrix::<f64>::zeros(g, g);
+        let mut d = vec![0.0; g];
+        for a in 0..g {
+            let k = group[a];
+            let dk = m[(k, k)] - (0..a).map(|b| l[(a, b)] * l[(a, b)] * d[b]).sum::<f64>();
+            if dk.is_nan() || dk <= 1e-12 * scale {
+                let ji = model
+                    .joints
+                    .iter()
+                    .position(|j| (j.v_index..j.v_index + j.kind.nv()).contains(&k))
+                    .unwrap_or(0);
+                let joint = &model.joints[ji];
+                let body = model
+                    .bodies
+                    .get(joint.child)
+                    .map_or(String::new(), |b| b.name.clone());
+                return Err(ModelError::SingularMassMatrix {
+                    location: loc(&p("joints").idx(ji)),
+                    joint: joint.name.clone(),
+                    reason: format!(
+                        "moves body `{body}` (with what hangs from it) with no mass or inertia \
+                         along that motion (mass-matrix pivot {dk:e} at velocity coordinate {} \
+                         of the joint, largest diagonal entry {largest:e})",
+                        k - joint.v_index
+                    ),
+                });
+            }
+            d[a] = dk;
+            for c in a + 1..g {
+                let s: f64 = (0..a).map(|b| l[(c, b)] * l[(a, b)] * d[b]).sum();
+                l[(c, a)] = (m[(group[c], k)] - s) / dk;
+            }
         }
     }
     Ok(())
+}
+
+/// The groups of coordinates that a symmetric matrix couples (the connected components of
+/// its pattern), each in increasing order, groups ordered by their first coordinate.
+fn coupled_groups(m: &nalgebra::DMatrix<f64>) -> Vec<Vec<usize>> {
+    let n = m.nrows();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for j in 0..n {
+        for i in j + 1..n {
+            if m[(i, j)] != 0.0 || m[(j, i)] != 0.0 {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                if a != b {
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut slot = vec![usize::MAX; n];
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        if slot[r] == usize::MAX {
+            slot[r] = groups.len();
+            groups.push(Vec::new());
+        }
+        groups[slot[r]].push(i);
+    }
+    groups
 }
 
 /// Checks a contact material at `path`.

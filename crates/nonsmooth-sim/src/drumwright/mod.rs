@@ -182,18 +182,11 @@
 //! block fast path (mass blocks of root joints) and on the dense path (one dense block
 //! `M + G_bᵀS_bG_b` for articulated models).
 //!
-//! Measured (`NONSMOOTH_TIMING_STAGED_SECONDS=0.05 cargo bench -p nonsmooth-sim --bench
-//! contact_stage`, 5 s runs, this 2-core machine loaded by other jobs): toppling 100-sphere
-//! stack 3.6 ms per step, 7.3 Newton iterations and 1.09 solves per step, 3 fallbacks in
-//! 500 steps (the fixed point alone: 11.0 ms, 23.7 iterations, 4.99 solves, 9 fallbacks);
-//! `examples/mjcf/quadruped.xml` at 5 ms 0.16 ms per step, 3.4 iterations (fixed point:
-//! 0.18 ms, 5.1), no fallback; `examples/quadruped.toml` 0.20 ms per step, 2.3 iterations
-//! (fixed point: 0.19 ms, 2.9). Against MuJoCo in the same run
-//! (`bash scripts/compare_mujoco.sh --scenes stack,aligned,quadruped-mjcf --steppers
-//! drumwright`, the release CLI): toppling stack 5.6 ms per step (21.7× MuJoCo's 0.26 ms),
-//! aligned stack 1.15 ms (3.4×), `quadruped.xml` 0.17 ms (6.4×). Limitation: the normal
-//! forces' `max_normal_inflation` on the incline is 3.2e-4 over 1 and 2 s but 5.2e-3 over
-//! 5 s (the fixed point alone: 7.7e-5).
+//! Time and Newton iterations per step: `cargo bench -p nonsmooth-sim --bench
+//! contact_stage` (the one program, its fixed point alone and the staged programs on the
+//! toppling 100-sphere stack and both quadrupeds, and the incline's normal-force
+//! inflation); against MuJoCo, `bash scripts/compare_mujoco.sh` (measured tables in
+//! docs/simulation.md).
 //!
 //! # Block fast path (the sphere stack)
 //! With [`DrumwrightOptions::fast_solver`] (default on), a model whose joints are all root
