@@ -599,3 +599,28 @@ fn a_newer_format_version_is_named() {
         assert!(m.to_toml_string().unwrap().contains("format = 3"));
     }
 }
+
+/// A model of many free bodies, one without rotational inertia: the mass matrix is checked
+/// tree by tree, and the error names that body (not the first one, not another tree's).
+#[test]
+fn singular_body_among_many_free_bodies() {
+    let mut text = String::from("[model]\nname = \"pile\"\ndimension = \"spatial\"\n");
+    for i in 0..40 {
+        let inertia = if i == 17 {
+            "[0, 0, 0]".to_string()
+        } else {
+            "{ solid_sphere = 0.05 }".to_string()
+        };
+        text.push_str(&format!(
+            "\n[[bodies]]\nname = \"s{i}\"\nmass = 0.1\ninertia = {inertia}\n"
+        ));
+    }
+    let err = load(&text).expect_err("singular");
+    assert!(
+        matches!(&err, ModelError::SingularMassMatrix { reason, .. } if reason.contains("body `s17`")),
+        "{err:?}"
+    );
+    // The same model with every inertia positive loads.
+    let fine = text.replace("inertia = [0, 0, 0]", "inertia = { solid_sphere = 0.05 }");
+    assert_eq!(load(&fine).expect("positive definite").bodies.len(), 40);
+}
