@@ -165,6 +165,21 @@ struct MassBlock {
     chol: Cholesky<f64, Dyn>,
 }
 
+impl MassBlock {
+    /// The rows of `g` (m × nv) that touch this block, and their entries on it, transposed
+    /// (block size × rows); `None` when no row touches it.
+    fn rows_of(&self, g: &DMatrix<f64>) -> Option<(Vec<usize>, DMatrix<f64>)> {
+        let rows: Vec<usize> = (0..g.nrows())
+            .filter(|&i| self.idx.iter().any(|&k| g[(i, k)] != 0.0))
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        let sub_t = DMatrix::from_fn(self.idx.len(), rows.len(), |k, a| g[(rows[a], self.idx[k])]);
+        Some((rows, sub_t))
+    }
+}
+
 /// Solves with the mass matrix through its block-diagonal structure: the velocity
 /// coordinates split into the connected components of M's sparsity pattern (one per free
 /// body or articulated tree), each factored by Cholesky on its own. A pile of N free bodies
@@ -259,14 +274,10 @@ impl MassSolver {
         let m = g.nrows();
         let mut w = DMatrix::zeros(m, m);
         for blk in &self.blocks {
-            let rows: Vec<usize> = (0..m)
-                .filter(|&i| blk.idx.iter().any(|&k| g[(i, k)] != 0.0))
-                .collect();
-            if rows.is_empty() {
+            let Some((rows, sub_t)) = blk.rows_of(g) else {
                 continue;
-            }
-            let sub = DMatrix::from_fn(rows.len(), blk.idx.len(), |a, k| g[(rows[a], blk.idx[k])]);
-            let prod = &sub * blk.chol.solve(&sub.transpose());
+            };
+            let prod = sub_t.transpose() * blk.chol.solve(&sub_t);
             for (a, &i) in rows.iter().enumerate() {
                 for (b, &j) in rows.iter().enumerate() {
                     w[(i, j)] += prod[(a, b)];
@@ -282,14 +293,9 @@ impl MassSolver {
         let m = g.nrows();
         let mut w = vec![0.0; m];
         for blk in &self.blocks {
-            let rows: Vec<usize> = (0..m)
-                .filter(|&i| blk.idx.iter().any(|&k| g[(i, k)] != 0.0))
-                .collect();
-            if rows.is_empty() {
+            let Some((rows, sub_t)) = blk.rows_of(g) else {
                 continue;
-            }
-            let sub_t =
-                DMatrix::from_fn(blk.idx.len(), rows.len(), |k, a| g[(rows[a], blk.idx[k])]);
+            };
             let x = blk.chol.solve(&sub_t);
             for (a, &i) in rows.iter().enumerate() {
                 w[i] += sub_t.column(a).dot(&x.column(a));
