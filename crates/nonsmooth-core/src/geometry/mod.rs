@@ -21,6 +21,7 @@
 //! and a heightmap is the profile y = h(x) given by its first row. The contact tangents are
 //! built by [`tangent_basis`].
 
+mod box_faces;
 mod broad_phase;
 mod detect;
 mod heightmap;

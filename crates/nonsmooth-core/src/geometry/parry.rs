@@ -313,6 +313,21 @@ pub(crate) fn contacts(
             ));
         }
     }
+    // Two boxes with parallel faces (a box resting on a box): parry's clipping may drop the
+    // points of an edge that coincides with an edge of the other face, leaving the face
+    // contact on one edge; the face-face clipping gives every corner.
+    if let (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) = (shape_a, shape_b) {
+        if dimension == Dimension::Spatial && (1..4).contains(&out.len()) {
+            let normal = out[0].1.normal;
+            if let Some(faces) = super::box_faces::parallel_face_contacts(
+                ha, pose_a, hb, pose_b, &normal, prediction,
+            ) {
+                if faces.len() > out.len() {
+                    out = faces.into_iter().enumerate().collect();
+                }
+            }
+        }
+    }
     Some(merge_coincident(out, dimension == Dimension::Planar))
 }
 
@@ -389,6 +404,58 @@ mod tests {
             assert!((g.normal - Vector3::y()).norm() < 1e-9);
             assert_eq!(g.point_a.z, 0.0);
         }
+    }
+
+    /// Equal cubes stacked with coincident edges, their poses perturbed at the rounding
+    /// level (a state of a tilted tower at rest): every corner of the face contact.
+    #[test]
+    fn cube_on_equal_cube_keeps_every_corner() {
+        let b = Shape::Box {
+            half_extents: Vector3::new(0.05, 0.05, 0.05),
+        };
+        let pose = |x: f64, y: f64, z: f64, q: [f64; 4]| {
+            Isometry3::from_parts(
+                Translation3::new(x, y, z),
+                UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(q[0], q[1], q[2], q[3])),
+            )
+        };
+        let below = pose(
+            6.947567521287114e-18,
+            1.613139098791729e-18,
+            0.15,
+            [
+                1.0,
+                -1.0700223363749149e-17,
+                -7.549516567451064e-17,
+                -5.1764148523147923e-17,
+            ],
+        );
+        let above = pose(
+            -1.1188966420050425e-18,
+            1.5682714133646628e-18,
+            0.25,
+            [
+                1.0,
+                -3.3636534240651187e-18,
+                -3.344546861683284e-17,
+                8.604228440844965e-18,
+            ],
+        );
+        let found = contacts(Dimension::Spatial, &b, &above, &b, &below, 1e-3).expect("handled");
+        assert_eq!(found.len(), 4, "{found:?}");
+        let mut corners: Vec<(i32, i32)> = found
+            .iter()
+            .map(|(_, g)| {
+                assert!(g.gap.abs() < 1e-9, "{g:?}");
+                assert!((g.normal - Vector3::z()).norm() < 1e-9, "{g:?}");
+                (
+                    (g.point_a.x * 20.0).round() as i32,
+                    (g.point_a.y * 20.0).round() as i32,
+                )
+            })
+            .collect();
+        corners.sort_unstable();
+        assert_eq!(corners, vec![(-1, -1), (-1, 1), (1, -1), (1, 1)]);
     }
 
     #[test]
