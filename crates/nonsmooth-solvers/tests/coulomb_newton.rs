@@ -10,22 +10,9 @@ use nonsmooth_solvers::regularized_contact::{
 };
 use nonsmooth_solvers::{SolveStatus, SolverError};
 
+use crate::regularized_contact::Lcg;
+
 const G: f64 = 9.81;
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-}
 
 fn tight() -> RegularizedContactOptions {
     RegularizedContactOptions {

@@ -12,23 +12,23 @@ use nonsmooth_solvers::{SolveStatus, SolverError};
 const G: f64 = 9.81;
 
 /// A small deterministic pseudo-random generator (64-bit LCG, top 53 bits).
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 
 impl Lcg {
-    fn next(&mut self) -> f64 {
+    pub(crate) fn next(&mut self) -> f64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+    pub(crate) fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.next()
     }
-    fn int(&mut self, lo: usize, hi: usize) -> usize {
+    pub(crate) fn int(&mut self, lo: usize, hi: usize) -> usize {
         (lo + (self.next() * (hi - lo + 1) as f64) as usize).min(hi)
     }
-    fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         self.next() < p
     }
 }

@@ -17,6 +17,31 @@ use super::pattern::SparsePattern;
 use super::problem::{RegularizedContactProblem, SOLVER};
 use crate::status::SolverError;
 
+/// `h + Σ_c J_cᵀ G_c J_c` over the active constraints, dense (`G_c` row-major at
+/// `g_off[c]` in `g`).
+pub(crate) fn add_constraint_blocks(
+    mut h: DMatrix<f64>,
+    p: &RegularizedContactProblem,
+    g: &[f64],
+    g_off: &[usize],
+    active: &[bool],
+    s: &mut BlockScratch,
+) -> DMatrix<f64> {
+    for (ci, c) in p.cons.iter().enumerate() {
+        if !active[ci] {
+            continue;
+        }
+        let k = c.support.len();
+        block(c.rows, k, &c.jd, &g[g_off[ci]..], s);
+        for (a, &ja) in c.support.iter().enumerate() {
+            for (b, &jb) in c.support.iter().enumerate() {
+                h[(ja, jb)] += s.m[a * k + b];
+            }
+        }
+    }
+    h
+}
+
 /// Factorization workspace for one solve.
 pub(crate) enum HessianSolver<'p> {
     Dense {
@@ -97,19 +122,7 @@ impl<'p> HessianSolver<'p> {
     ) -> Result<(), SolverError> {
         match self {
             HessianSolver::Dense { a, chol } => {
-                let mut h = a.clone();
-                for (ci, c) in p.cons.iter().enumerate() {
-                    if !active[ci] {
-                        continue;
-                    }
-                    let k = c.support.len();
-                    block(c.rows, k, &c.jd, &g[g_off[ci]..], s);
-                    for (b, &jb) in c.support.iter().enumerate() {
-                        for (a_, &ja) in c.support.iter().enumerate() {
-                            h[(ja, jb)] += s.m[a_ * k + b];
-                        }
-                    }
-                }
+                let h = add_constraint_blocks(a.clone(), p, g, g_off, active, s);
                 *chol = Some(Cholesky::new(h).ok_or_else(not_pd)?);
                 Ok(())
             }

@@ -17,7 +17,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par};
 use nalgebra::{DMatrix, Dyn, LU};
 
-use super::hessian::{block, BlockScratch};
+use super::hessian::{add_constraint_blocks, block, BlockScratch};
 use super::pattern::{position, union_pattern};
 use super::problem::{RegularizedContactProblem, SOLVER};
 use super::sparse_lu::StaticLu;
@@ -263,19 +263,7 @@ impl<'w> JacobianSolver<'w> {
     ) -> bool {
         match self {
             JacobianSolver::Dense { a, lu } => {
-                let mut h = a.clone();
-                for (ci, c) in p.cons.iter().enumerate() {
-                    if !active[ci] {
-                        continue;
-                    }
-                    let k = c.support.len();
-                    block(c.rows, k, &c.jd, &g[g_off[ci]..], s);
-                    for (a_, &ja) in c.support.iter().enumerate() {
-                        for (b, &jb) in c.support.iter().enumerate() {
-                            h[(ja, jb)] += s.m[a_ * k + b];
-                        }
-                    }
-                }
+                let h = add_constraint_blocks(a.clone(), p, g, g_off, active, s);
                 let f = h.lu();
                 let ok = f.is_invertible();
                 *lu = Some(f);

@@ -45,7 +45,7 @@ use nalgebra::DVector;
 use super::hessian::BlockScratch;
 use super::jacobian::{JacobianSolver, SemismoothWorkspace};
 use super::problem::RegularizedContactProblem;
-use super::solve::{evaluate, line_search, solution, starting_point, Workspace};
+use super::solve::{evaluate, line_search, solution, starting_point, take_step, Workspace};
 use super::{RegularizedContactOptions, RegularizedContactSolution};
 use crate::status::{SolveStatus, SolverError};
 
@@ -70,7 +70,6 @@ pub fn solve_semismooth(
 ) -> Result<RegularizedContactSolution, SolverError> {
     options.validate()?;
     let p = problem;
-    let n = p.n;
     let mut ws = Workspace::new(p);
     let mut v = starting_point(p, None)?;
     if !starts.is_empty() {
@@ -114,16 +113,10 @@ pub fn solve_semismooth(
             }
         }
         let alpha = line_search(p, &mut ws, slope, options, &mut evaluations);
-        let mut step = 0f64;
-        let mut vmax = 0f64;
-        for i in 0..n {
-            v[i] += alpha * ws.dv[i];
-            step = step.max((alpha * ws.dv[i]).abs());
-            vmax = vmax.max(v[i].abs());
-        }
+        let stalled = take_step(&mut v, &ws.dv, alpha);
         (gnorm, tol) = evaluate(p, &v, &mut ws, options);
         iterations += 1;
-        if step <= 4.0 * f64::EPSILON * vmax && gnorm > tol {
+        if stalled && gnorm > tol {
             break SolveStatus::AlmostSolved;
         }
     };

@@ -237,7 +237,6 @@ pub fn solve(
         });
     }
     let p = problem;
-    let n = p.n;
     let mut v = starting_point(p, warm_start)?;
     let mut ws = Workspace::new(p);
     let mut hess = HessianSolver::new(p, options.dense_threshold)?;
@@ -266,15 +265,8 @@ pub fn solve(
         }
 
         let alpha = line_search(p, &mut ws, d0, options, &mut ls_total);
-        let mut step = 0f64;
-        let mut vmax = 0f64;
-        for i in 0..n {
-            v[i] += alpha * ws.dv[i];
-            step = step.max((alpha * ws.dv[i]).abs());
-            vmax = vmax.max(v[i].abs());
-        }
         iterations += 1;
-        stalled = step <= 4.0 * f64::EPSILON * vmax;
+        stalled = take_step(&mut v, &ws.dv, alpha);
     };
 
     Ok(solution(
@@ -285,6 +277,18 @@ pub fn solve(
         (iterations, ls_total),
         (gnorm, tol),
     ))
+}
+
+/// `v += α Δv`; whether the step was at the rounding level of `v` (the iteration stalls).
+pub(super) fn take_step(v: &mut [f64], dv: &[f64], alpha: f64) -> bool {
+    let mut step = 0f64;
+    let mut vmax = 0f64;
+    for (x, d) in v.iter_mut().zip(dv) {
+        *x += alpha * d;
+        step = step.max((alpha * d).abs());
+        vmax = vmax.max(x.abs());
+    }
+    step <= 4.0 * f64::EPSILON * vmax
 }
 
 /// The solution at `v` from the workspace's evaluation there: `counts` are the Newton
