@@ -458,6 +458,42 @@ mod tests {
         assert_eq!(corners, vec![(-1, -1), (-1, 1), (1, -1), (1, 1)]);
     }
 
+    /// Generated variations of a cube on an equal cube: positions and orientations perturbed
+    /// by 1e-17 to 1e-9 (the rounding of a tower at rest and beyond), each gets the four
+    /// corners of the face contact.
+    #[test]
+    fn cubes_on_equal_cubes_with_perturbed_poses_keep_every_corner() {
+        let b = Shape::Box {
+            half_extents: Vector3::new(0.05, 0.05, 0.05),
+        };
+        let mut state = 0x2545F4914F6CDD1Du64;
+        let mut rnd = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let mut perturbed = |scale: f64, z: f64| {
+            let mut r = || rnd() * scale;
+            Isometry3::from_parts(
+                Translation3::new(r(), r(), z + r()),
+                UnitQuaternion::from_euler_angles(r(), r(), r()),
+            )
+        };
+        let cases = 400;
+        for case in 0..cases {
+            let scale = 10f64.powi(-17 + (case % 9) as i32);
+            let below = perturbed(scale, 0.15);
+            let above = perturbed(scale, 0.25);
+            let found =
+                contacts(Dimension::Spatial, &b, &above, &b, &below, 1e-3).expect("handled");
+            assert_eq!(found.len(), 4, "case {case} (scale {scale:e}): {found:?}");
+            for (_, g) in &found {
+                assert!(g.gap.abs() < 1e-8, "case {case}: {g:?}");
+            }
+        }
+    }
+
     #[test]
     fn capsule_on_plane_touches_at_both_ends() {
         let cap = Shape::Capsule {
