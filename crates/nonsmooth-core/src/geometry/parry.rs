@@ -482,7 +482,7 @@ mod tests {
         };
         let cases = 400;
         for case in 0..cases {
-            let scale = 10f64.powi(-17 + (case % 9) as i32);
+            let scale = 10f64.powi(-17 + case % 9);
             let below = perturbed(scale, 0.15);
             let above = perturbed(scale, 0.25);
             let found =
