@@ -164,32 +164,33 @@ impl<'a> ContactSet<'a> {
     pub(crate) fn dense(&mut self) -> Result<&ContactSnapshot<f64>, SimError> {
         let snap = match self.dense.take() {
             Some(snap) => snap,
-            None => {
-                let (model, state, input, h) = (
-                    self.step.model,
-                    self.step.state,
-                    self.step.input,
-                    self.step.h,
-                );
-                let mut snap = ContactSnapshot::with_contact_margins(
-                    model,
-                    &state.q,
-                    &state.v,
-                    state.t,
-                    &self.margins,
-                )?;
-                input.apply_implicit(
-                    &mut snap.mass_matrix,
-                    &mut snap.forces,
-                    &state.q,
-                    &state.v,
-                    h,
-                );
-                snap
-            }
+            None => dense_snapshot(&self.step, &self.margins)?,
         };
         Ok(self.dense.insert(snap))
     }
+}
+
+/// The dense view of `step`'s contact set within `margins`: the [`ContactSnapshot`] of the
+/// step's start state with the actuation applied to its mass matrix and forces
+/// ([`crate::Actuation::apply_implicit`]).
+///
+/// # Errors
+/// [`SimError::Model`] for a state the snapshot refuses.
+pub(crate) fn dense_snapshot(
+    step: &Step<'_>,
+    margins: &ContactMargins,
+) -> Result<ContactSnapshot<f64>, SimError> {
+    let (model, state, input, h) = (step.model, step.state, step.input, step.h);
+    let mut snap =
+        ContactSnapshot::with_contact_margins(model, &state.q, &state.v, state.t, margins)?;
+    input.apply_implicit(
+        &mut snap.mass_matrix,
+        &mut snap.forces,
+        &state.q,
+        &state.v,
+        h,
+    );
+    Ok(snap)
 }
 
 /// The contact-model stage of a velocity-level rigid step: the one part that differs between

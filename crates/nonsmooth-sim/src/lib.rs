@@ -29,6 +29,7 @@ pub mod anitescu;
 pub mod choice;
 pub mod contact_law;
 mod contact_set;
+pub mod derivatives;
 pub mod drumwright;
 pub mod error;
 pub mod external_load;
@@ -50,6 +51,9 @@ pub use actuation::Actuation;
 pub use anitescu::{AnitescuPotraStepper, ApStepReport, Restart};
 pub use choice::{
     choose_stepper, default_stepper, RunSettings, StepperChoice, DEFAULT_DT, DEFAULT_DURATION,
+};
+pub use derivatives::{
+    step_derivatives, DerivativeMethod, DerivativeOptions, Parameter, StepDerivatives,
 };
 pub use drumwright::{DrumwrightOptions, DrumwrightStepper};
 pub use error::SimError;

@@ -397,6 +397,28 @@ impl<'m> Simulator<'m> {
         Ok(())
     }
 
+    /// The derivatives of the step [`Simulator::step`] would take from the current state
+    /// with command `u` (empty: the zero command): `A = ∂(q₁, v₁)/∂(q₀, v₀)`,
+    /// `B = ∂(q₁, v₁)/∂u` and the derivatives with respect to `options`' parameters, with
+    /// the contacts' modes ([`crate::derivatives`]). The state is not changed.
+    ///
+    /// # Errors
+    /// As [`crate::derivatives::step_derivatives`].
+    pub fn derivatives(
+        &mut self,
+        u: &[f64],
+        options: &crate::derivatives::DerivativeOptions,
+    ) -> Result<crate::derivatives::StepDerivatives, SimError> {
+        crate::derivatives::step_derivatives(
+            self.stepper.as_mut(),
+            &self.model,
+            &self.state,
+            u,
+            self.dt,
+            options,
+        )
+    }
+
     /// `n` steps with the same command `u`; stops at the first failing step.
     ///
     /// # Errors

@@ -2,6 +2,7 @@
 //! [`crate::registry`]).
 
 use crate::actuation::Actuation;
+use crate::derivatives::StepProblem;
 use crate::error::SimError;
 use crate::pipeline::Step;
 use nonsmooth_core::geometry::ContactMargins;
@@ -103,6 +104,23 @@ pub trait Stepper: Send + Sync {
     fn contact_margins(&self, model: &Model, _h: f64) -> ContactMargins {
         ContactMargins::uniform(model.contact_margin)
     }
+
+    /// The contact problem a step from `step` solves, assembled and not solved, where the
+    /// scheme's step is the solution of a [`StepProblem`] (the equations that
+    /// [`crate::derivatives`] differentiates implicitly); `None` (the default) for a scheme
+    /// whose step is differentiated by finite differences. With `like`, the problem of
+    /// `step` with the constraints of `like` where it can (the data of a nearby state for
+    /// a difference of the data).
+    ///
+    /// # Errors
+    /// As the step's own stages (a state the snapshot refuses).
+    fn step_problem(
+        &self,
+        _step: &Step<'_>,
+        _like: Option<&StepProblem>,
+    ) -> Result<Option<StepProblem>, SimError> {
+        Ok(None)
+    }
 }
 
 /// A lent stepper is a stepper (so a [`crate::Simulator`] can borrow one:
@@ -148,5 +166,13 @@ impl<S: Stepper + ?Sized> Stepper for &mut S {
 
     fn contact_margins(&self, model: &Model, h: f64) -> ContactMargins {
         (**self).contact_margins(model, h)
+    }
+
+    fn step_problem(
+        &self,
+        step: &Step<'_>,
+        like: Option<&StepProblem>,
+    ) -> Result<Option<StepProblem>, SimError> {
+        (**self).step_problem(step, like)
     }
 }

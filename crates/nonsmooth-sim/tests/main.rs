@@ -6,6 +6,7 @@ mod analytic;
 mod anitescu_robust;
 mod baselines;
 mod depenetration;
+mod derivatives;
 mod determinism;
 mod drumwright;
 mod fast_path;

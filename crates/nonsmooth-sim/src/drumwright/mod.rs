@@ -446,12 +446,14 @@ impl DrumwrightStepper {
         }
     }
 
-    /// Collects the constraint rows of a step (D3 inclusion, D6 Hertz linearization).
+    /// Collects the constraint rows of a step (D3 inclusion, D6 Hertz linearization); a
+    /// joint limit is kept within its window widened by `widen` (0 in a step).
     fn rows(
         &self,
         model: &Model,
         snap: &ContactSnapshot<f64>,
         h: f64,
+        widen: f64,
     ) -> Result<StepRows, SimError> {
         let nv = snap.nv();
         let v = &snap.v;
@@ -483,6 +485,7 @@ impl DrumwrightStepper {
                 ("upper", limit.upper - qi, -1.0),
             ] {
                 let window = model.contact_margin
+                    + widen
                     + self.options.speculative_window * h * snap.v[j.v_index].abs();
                 let keep = match self.options.inclusion {
                     Inclusion::Speculative => phi <= window,
@@ -657,7 +660,7 @@ impl DrumwrightStepper {
         snap: &ContactSnapshot<f64>,
         h: f64,
     ) -> Result<DVector<f64>, SimError> {
-        let rows = self.rows(model, snap, h)?;
+        let rows = self.rows(model, snap, h, 0.0)?;
         let mut report = StepReport::default();
         if rows.unilateral.is_empty() && rows.tangents.is_empty() {
             let (v1, lambda) =
@@ -1099,6 +1102,14 @@ impl Stepper for DrumwrightStepper {
         } else {
             ContactMargins::uniform(model.contact_margin)
         }
+    }
+
+    fn step_problem(
+        &self,
+        step: &crate::pipeline::Step<'_>,
+        like: Option<&crate::derivatives::StepProblem>,
+    ) -> Result<Option<crate::derivatives::StepProblem>, SimError> {
+        self.coulomb_step_problem(step, like)
     }
 
     fn last_contact_impulses(&self, h: f64) -> Option<Vec<crate::stepper::ContactImpulse>> {

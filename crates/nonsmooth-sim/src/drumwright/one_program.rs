@@ -31,6 +31,7 @@
 //! one round per step (the previous step's normal forces are already consistent).
 
 use super::*;
+use crate::derivatives::{ConstraintSource, StepProblem};
 use nonsmooth_solvers::regularized_contact::{
     solve as newton_solve, solve_semismooth, Constraint, ConstraintKind, RegularizedContactProblem,
     RegularizedContactProblemBuilder, RegularizedContactSolution,
@@ -595,5 +596,106 @@ fn program_builder(input: &ProgramInput<'_>) -> RegularizedContactProblemBuilder
         ProgramMass::Blocks(blocks) => blocks
             .iter()
             .fold(builder, |b, blk| b.mass_block(blk.v_index, &blk.mass)),
+    }
+}
+
+impl DrumwrightStepper {
+    /// The step's Coulomb problem at `step`, assembled on the dense view and not solved
+    /// (what [`crate::derivatives`] differentiates): the one program of
+    /// [`FrictionCoupling::OneProgram`] with each frictional contact one
+    /// [`ConstraintKind::Coulomb`] constraint, or, for a step without contact or limit
+    /// rows, the free motion as a problem without constraints. `None` for options under
+    /// which a step solves another program (the staged or literal couplings, the fixed
+    /// point alone, the min-norm form) and for compliant bilateral rows without contact
+    /// rows (their step is the bilateral solve). With `like`, the contacts are those of
+    /// `like` (detected within margins widened by [`crate::derivatives::INCLUSION_WIDENING`],
+    /// so that a contact resting at zero gap is kept when the state moves by a difference
+    /// step) and the joint limits' windows are widened by as much.
+    ///
+    /// # Errors
+    /// As a step's snapshot and rows.
+    pub(super) fn coulomb_step_problem(
+        &self,
+        step: &crate::pipeline::Step<'_>,
+        like: Option<&StepProblem>,
+    ) -> Result<Option<StepProblem>, SimError> {
+        let solves_coulomb_problem =
+            matches!(self.options.friction, FrictionCoupling::OneProgram { .. })
+                && self.options.coulomb_newton
+                && self.options.unilateral == UnilateralForm::MaxLcp;
+        if !solves_coulomb_problem {
+            return Ok(None);
+        }
+        let mut margins = self.contact_margins(step.model, step.h);
+        let widen = if like.is_some() {
+            crate::derivatives::INCLUSION_WIDENING
+        } else {
+            0.0
+        };
+        margins.base += widen;
+        let mut snap = crate::contact_set::dense_snapshot(step, &margins)?;
+        if let Some(like) = like {
+            snap.contacts.retain(|c| {
+                like.constraints.contains(&ConstraintSource::Contact {
+                    collider_a: c.collider_a,
+                    collider_b: c.collider_b,
+                    feature: c.feature,
+                })
+            });
+        }
+        let h = step.h;
+        let rows = self.rows(step.model, &snap, h, widen)?;
+        let no_contact_rows = rows.unilateral.is_empty() && rows.tangents.is_empty();
+        if no_contact_rows && !rows.bilateral.is_empty() {
+            return Ok(None);
+        }
+        let free = self.augmented_free_motion(&rows, &snap, h)?;
+        if no_contact_rows {
+            let problem = RegularizedContactProblem::builder(snap.nv())
+                .free_velocity(free.v_free.clone())
+                .mass_block(0, &free.aug)
+                .build()
+                .map_err(solver_error)?;
+            return Ok(Some(StepProblem {
+                problem,
+                constraints: Vec::new(),
+            }));
+        }
+        let stacked = self.stack_contact_rows(&rows, &snap.mass_matrix, snap.nv())?;
+        let dense = DenseStep {
+            rows,
+            free,
+            stacked,
+            h,
+        };
+        let planar = snap.dimension == Dimension::Planar;
+        let input = self.dense_program_input(&snap, &dense, planar)?;
+        let Some((problem, layout)) = coupled_program(&input, FrictionLaw::Coulomb)? else {
+            return Ok(None);
+        };
+        let rows = &dense.rows;
+        let constraints = layout
+            .iter()
+            .map(|con_rows| {
+                let normal = con_rows[con_rows.len() - 1];
+                match rows.contacts.iter().find(|c| c.normal == normal) {
+                    Some(c) => {
+                        let sc = &snap.contacts[c.snapshot_index];
+                        ConstraintSource::Contact {
+                            collider_a: sc.collider_a,
+                            collider_b: sc.collider_b,
+                            feature: sc.feature,
+                        }
+                    }
+                    None => ConstraintSource::Row {
+                        name: rows.unilateral_names.get(normal).cloned().flatten(),
+                    },
+                }
+            })
+            .collect();
+        Ok(Some(StepProblem {
+            problem,
+            constraints,
+        }))
     }
 }

@@ -6,6 +6,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::csc::Csc;
 use super::pattern::SparsePattern;
+use super::projection::project;
 use crate::status::SolverError;
 
 /// Name used in every error raised by this module.
@@ -624,6 +625,49 @@ impl RegularizedContactProblem {
             c.apply_transpose_add(&gamma.as_slice()[c.row..c.row + c.rows], out.as_mut_slice());
         }
         Ok(out)
+    }
+
+    /// The impulses `γ(v) = P_F(−R⁻¹(J v − v̂))` of every constraint, stacked.
+    /// Errors: `v` of the wrong length.
+    pub fn impulses(&self, v: &DVector<f64>) -> Result<DVector<f64>, SolverError> {
+        let vc = self.constraint_velocity(v)?;
+        let mut gamma = DVector::zeros(self.m_rows);
+        let mut y = [0.0; 3];
+        for c in &self.cons {
+            let rr = c.row..c.row + c.rows;
+            for (k, i) in rr.clone().enumerate() {
+                y[k] = -(vc[i] - self.v_hat[i]) / self.r[i];
+            }
+            project(
+                c.kind,
+                &y[..c.rows],
+                &self.r[rr.clone()],
+                &mut gamma.as_mut_slice()[rr],
+                None,
+            );
+        }
+        Ok(gamma)
+    }
+
+    /// The step's equations at `v`: the momentum residual `F(v) = A (v − v*) − Jᵀ γ(v)`,
+    /// zero at the solution. Errors: `v` of the wrong length.
+    pub fn momentum_residual(&self, v: &DVector<f64>) -> Result<DVector<f64>, SolverError> {
+        let gamma = self.impulses(v)?;
+        let mut out = self.mass_mul(&(v - &self.v_star))?;
+        out -= self.jacobian_transpose_mul(&gamma)?;
+        Ok(out)
+    }
+
+    /// Whether `other` has the same velocities and the same constraints (kinds, with
+    /// their parameters free to differ, and row counts) in the same order: the condition
+    /// for comparing the two problems' equations at one `v`.
+    pub fn same_structure(&self, other: &RegularizedContactProblem) -> bool {
+        self.n == other.n
+            && self.cons.len() == other.cons.len()
+            && self.cons.iter().zip(&other.cons).all(|(a, b)| {
+                a.rows == b.rows
+                    && std::mem::discriminant(&a.kind) == std::mem::discriminant(&b.kind)
+            })
     }
 
     /// Dense `A` (for tests and small problems).

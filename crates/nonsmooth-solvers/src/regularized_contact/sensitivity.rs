@@ -68,6 +68,8 @@ pub struct Sensitivity<'a> {
     jac: JacobianSolver<'a>,
     /// Per constraint: `y_c`, the `G_c` block (row-major) and the mode.
     y: Vec<f64>,
+    gamma: Vec<f64>,
+    v: DVector<f64>,
     g: Vec<f64>,
     g_off: Vec<usize>,
     modes: Vec<ConstraintMode>,
@@ -148,6 +150,8 @@ pub fn sensitivity<'a>(
         p,
         jac,
         y,
+        gamma,
+        v: v.clone(),
         g,
         g_off,
         modes,
@@ -221,6 +225,88 @@ impl Sensitivity<'_> {
         Ok(Some(out.column(0).into_owned()))
     }
 
+    /// The derivative of the equations `F(v; d)` at the fixed point `v` along a change of
+    /// the problem's data `d` (mass, free velocity, Jacobian, bias velocities,
+    /// regularization, friction parameters) given by two problems of the same structure,
+    /// `(d₊ − d₋)/width` (a difference of the data alone; the maps `Γ_c` are
+    /// linearized at this point, not evaluated at the perturbed data):
+    ///
+    /// ```text
+    /// dF = dA (v − v*) − A dv* − dJᵀ γ − Jᵀ (Ĝ dy + ∂Γ/∂μ dμ),
+    /// dy = −R⁻¹ (dJ v − dv̂) − R⁻¹ dR y,   Ĝ = ∂Γ/∂y = G R.
+    /// ```
+    ///
+    /// Then `∂v/∂d = −H⁻¹ dF` ([`Sensitivity::solve`]). Errors: a problem whose structure
+    /// differs from this one's ([`SolverError::InvalidInput`]).
+    pub fn equations_wrt_data(
+        &self,
+        plus: &RegularizedContactProblem,
+        minus: &RegularizedContactProblem,
+        width: f64,
+    ) -> Result<DVector<f64>, SolverError> {
+        let p = self.p;
+        if !(p.same_structure(plus) && p.same_structure(minus)) {
+            return Err(SolverError::InvalidInput {
+                solver: SOLVER,
+                reason: "the perturbed problems differ in structure from the linearized one".into(),
+            });
+        }
+        let n = p.n;
+        let v = self.v.as_slice();
+        let e: Vec<f64> = (0..n).map(|i| v[i] - p.v_star[i]).collect();
+        let (mut ap, mut am) = (vec![0.0; n], vec![0.0; n]);
+        plus.a.mul_into(&e, &mut ap);
+        minus.a.mul_into(&e, &mut am);
+        let dvs: Vec<f64> = (0..n)
+            .map(|i| (plus.v_star[i] - minus.v_star[i]) / width)
+            .collect();
+        let mut adv = vec![0.0; n];
+        p.a.mul_into(&dvs, &mut adv);
+        let mut df: Vec<f64> = (0..n).map(|i| (ap[i] - am[i]) / width - adv[i]).collect();
+        let mut jtg = vec![0.0; n];
+        let mut jtg_minus = vec![0.0; n];
+        let (mut vp, mut vm) = ([0.0; 3], [0.0; 3]);
+        let mut dgamma = [0.0; 3];
+        for (ci, c) in p.cons.iter().enumerate() {
+            let (cp, cm) = (&plus.cons[ci], &minus.cons[ci]);
+            let rr = c.row..c.row + c.rows;
+            let gamma = &self.gamma[rr.clone()];
+            cp.apply_transpose_add(gamma, &mut jtg);
+            cm.apply_transpose_add(gamma, &mut jtg_minus);
+            cp.apply(v, &mut vp[..c.rows]);
+            cm.apply(v, &mut vm[..c.rows]);
+            let mut ry = [0.0; 3];
+            for (k, i) in rr.clone().enumerate() {
+                let dv_c = (vp[k] - vm[k]) / width;
+                let dv_hat = (plus.v_hat[i] - minus.v_hat[i]) / width;
+                let dr = (plus.r[i] - minus.r[i]) / width;
+                let dy = -(dv_c - dv_hat) / p.r[i] - dr * self.y[i] / p.r[i];
+                ry[k] = p.r[i] * dy;
+            }
+            let (k, go) = (c.rows, self.g_off[ci]);
+            for a in 0..k {
+                dgamma[a] = (0..k).map(|b| self.g[go + a * k + b] * ry[b]).sum();
+            }
+            let dmu = (friction_parameter(cp.kind) - friction_parameter(cm.kind)) / width;
+            if dmu != 0.0 {
+                if let Some(d) = self.impulse_wrt_friction(ci) {
+                    for a in 0..k {
+                        dgamma[a] += d[a] * dmu;
+                    }
+                }
+            }
+            let mut out = vec![0.0; n];
+            c.apply_transpose_add(&dgamma[..k], &mut out);
+            for i in 0..n {
+                df[i] -= out[i];
+            }
+        }
+        for i in 0..n {
+            df[i] -= (jtg[i] - jtg_minus[i]) / width;
+        }
+        Ok(DVector::from_vec(df))
+    }
+
     /// `∂Γ_c/∂μ` at fixed `y_c` (the map's own dependence on its friction parameter).
     fn impulse_wrt_friction(&self, c: usize) -> Option<Vec<f64>> {
         let con = &self.p.cons[c];
@@ -264,5 +350,18 @@ impl Sensitivity<'_> {
             ConstraintKind::Unilateral | ConstraintKind::Bilateral => return None,
         }
         Some(d)
+    }
+}
+
+/// The friction parameter of a kind (`μ`, or the radius of a disk or interval); 0 for
+/// kinds without one.
+fn friction_parameter(kind: ConstraintKind) -> f64 {
+    match kind {
+        ConstraintKind::Cone { mu }
+        | ConstraintKind::Planar { mu }
+        | ConstraintKind::Coulomb { mu }
+        | ConstraintKind::PlanarCoulomb { mu } => mu,
+        ConstraintKind::Disk { radius } | ConstraintKind::Interval { radius } => radius,
+        ConstraintKind::Unilateral | ConstraintKind::Bilateral => 0.0,
     }
 }
