@@ -17,20 +17,24 @@
 //!
 //! `H` the Newton matrix, factored once at the solution and reused for every direction
 //! (Dojo, Howell et al. 2022, §IV, with the interior-point system replaced by this
-//! Jacobian). The data's derivative along each direction `x` is the central difference of
-//! the problem's equations at the fixed solution, `(F(v₁; d(x + ε)) − F(v₁; d(x − ε)))/2ε`
-//! (each side assembles the problem, no solve); the contact problem itself — where the
-//! nonsmoothness lives — is differentiated exactly. Then `q₁ = q₀ ⊕ h v₁` is differentiated
-//! exactly (dual numbers). Cost: one solve of the step's problem, `2 (2n_v + n_u + n_θ)`
-//! assemblies and one solve with the factored `H` per direction.
+//! Jacobian). The data `d` (not the solution) are differenced: along each direction `x`
+//! the problem is assembled at `x + ε` (no solve) and `∂F/∂x` is the linearization of `F`
+//! at the fixed `v₁` along `(d(x + ε) − d(x))/ε`, the impulse maps `Γ` linearized at the
+//! solution (`Sensitivity::equations_wrt_data` of `nonsmooth_solvers`; evaluating `F` itself
+//! at the moved data would cross the kinks of `Γ`, whose width is `R γ`, tiny for rigid
+//! rows). The contact problem — where the nonsmoothness lives — is differentiated exactly;
+//! `q₁ = q₀ ⊕ h v₁` is differentiated exactly (dual numbers). The moved problems keep the
+//! step's contacts (detected within margins widened by [`INCLUSION_WIDENING`]), so that a
+//! contact resting at zero gap stays in. Cost: one solve of the step's problem,
+//! `2n_v + n_u + n_θ` assemblies and one solve with the factored `H` per direction.
 //!
 //! # Modes and switches
 //! Each constraint's mode at the solution ([`ConstraintMode`]: separated, sticking, sliding)
 //! is reported. Where a constraint sits exactly on a switch (a contact about to separate, a
 //! friction force exactly at its bound), the derivative is that of the mode reported, one
 //! of the one-sided derivatives. A direction along which the contact set itself changes
-//! within `ε` (a contact entering the margin) is differentiated on the side that keeps the
-//! set, and named in [`StepDerivatives::one_sided`].
+//! within `ε` ahead (a joint limit entering its window) is differentiated backward, and
+//! named in [`StepDerivatives::one_sided`].
 //!
 //! # Finite differences (other schemes)
 //! Schemes without a step problem (`anitescu-potra`, `qp-max-dissipation`, the penalty and
@@ -261,8 +265,8 @@ pub struct StepDerivatives {
     /// The method that gave the derivatives: [`DerivativeMethod::Implicit`] or
     /// [`DerivativeMethod::FiniteDifference`].
     pub method: DerivativeMethod,
-    /// Directions differentiated on one side only (the contact set changes on the other
-    /// within the difference step).
+    /// Directions differentiated backward (the contact set changes ahead within the
+    /// difference step).
     pub one_sided: Vec<Direction>,
 }
 
@@ -280,8 +284,8 @@ pub(super) struct Inputs<'m> {
 /// problem of a state a difference step away (the contacts kept are the step's).
 pub const INCLUSION_WIDENING: f64 = 1e-5;
 
-/// Relative size of the difference steps of the problem's data (central differences:
-/// truncation `O(ε²)`, rounding `O(10⁻¹⁶/ε)`; the data are assembled, not solved).
+/// Relative size of the difference steps of the problem's data (forward differences:
+/// truncation `O(ε)`, rounding `O(10⁻¹⁶/ε)`; the data are assembled, not solved).
 pub(super) const DATA_DIFFERENCE_STEP: f64 = 1e-7;
 
 /// Relative size of the difference steps of whole steps: the solver's tolerance
