@@ -18,6 +18,7 @@ from .types import (
     SimulatorCounters,
     SnapshotResult,
     StabilityResult,
+    StepDerivatives,
     WalkResult,
 )
 
@@ -142,6 +143,15 @@ class Simulator:
         """One step of ``dt`` with the command ``u`` (one entry per actuator)."""
     def step_n(self, n: int, u: Optional[_ArrayLike] = None) -> None:
         """``n`` steps with the same command (GIL released; Ctrl-C honoured)."""
+    def derivatives(
+        self,
+        u: Optional[_ArrayLike] = None,
+        parameters: Optional[Sequence[str]] = None,
+        method: Optional[str] = None,
+    ) -> StepDerivatives:
+        """Derivatives of the step ``step(u)`` would take (state unchanged): keys ``A``
+        (2nv×2nv), ``B`` (2nv×nu), ``C`` (2nv×len(parameters)), ``parameters``, ``next_q``,
+        ``next_v``, ``method``, ``contacts``, ``one_sided``."""
     @property
     def q(self) -> _Array: ...
     @property

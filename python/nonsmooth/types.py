@@ -34,6 +34,8 @@ __all__ = [
     "Recoveries",
     "SimulatorCounters",
     "ContactRecord",
+    "DerivativeConstraint",
+    "StepDerivatives",
 ]
 
 
@@ -292,3 +294,33 @@ class ContactRecord(TypedDict):
     gap: float
     normal_impulse: Optional[float]
     tangential_impulse: Optional[List[float]]
+
+
+class _DerivativeConstraintRequired(TypedDict):
+    kind: str
+    mode: str
+
+
+class DerivativeConstraint(_DerivativeConstraintRequired, total=False):
+    """One constraint of ``Simulator.derivatives()``: ``kind`` ``"contact"`` (with
+    ``collider_a``, ``collider_b``, ``feature``) or ``"row"`` (with ``name``); ``mode``
+    ``"separated"``, ``"sticking"`` or ``"sliding"``."""
+
+    collider_a: str
+    collider_b: str
+    feature: int
+    name: Optional[str]
+
+
+class StepDerivatives(TypedDict):
+    """``Simulator.derivatives()``: the derivatives of one step."""
+
+    A: Array
+    B: Array
+    C: Array
+    parameters: List[str]
+    next_q: Array
+    next_v: Array
+    method: str
+    contacts: List[DerivativeConstraint]
+    one_sided: List[str]

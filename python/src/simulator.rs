@@ -1,11 +1,14 @@
 //! `Simulator`: a model stepped by one stepper with the user's actuator commands
 //! (`nonsmooth_sim::Simulator`).
 
-use crate::convert::{floats, poses_to_py, to_py_vector};
+use crate::convert::{floats, poses_to_py, to_py_matrix, to_py_vector};
 use crate::errors::sim_err;
 use crate::model::PyModel;
-use nonsmooth_sim::Simulator;
+use nonsmooth_core::Model;
+use nonsmooth_sim::derivatives::{ConstraintMode, ConstraintSource, ConstraintState, Direction};
+use nonsmooth_sim::{DerivativeMethod, DerivativeOptions, Parameter, Simulator};
 use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,8 +19,9 @@ const SIGNAL_CHECK_STEPS: usize = 256;
 /// `Simulator(model, stepper=None, dt=None)` (no stepper: the model file's, else the one the
 /// model's contents call for; no dt: the model file's, else 1e-3 — as `nonsmooth simulate`
 /// chooses them), `.reset()`, `.step(u)`,
-/// `.step_n(n, u)`, `.q`, `.v`, `.t`, `.body_poses()`, `.contacts()`. The GIL is released
-/// while stepping; Ctrl-C stops a long `step_n` between steps.
+/// `.step_n(n, u)`, `.derivatives(u, parameters)`, `.q`, `.v`, `.t`, `.body_poses()`,
+/// `.contacts()`. The GIL is released while stepping; Ctrl-C stops a long `step_n` between
+/// steps.
 #[pyclass(name = "Simulator", module = "nonsmooth")]
 pub struct PySimulator {
     inner: Simulator<'static>,
@@ -104,6 +108,97 @@ impl PySimulator {
             py.check_signals()?;
         }
         Ok(())
+    }
+
+    /// The derivatives of the step `step(u)` would take from the current state (the state
+    /// is not changed): `A = ∂(q₁, v₁)/∂(q₀, v₀)` (2nv × 2nv), `B = ∂(q₁, v₁)/∂u`
+    /// (2nv × nu) and `C = ∂(q₁, v₁)/∂θ` (2nv × len(parameters)), rows the tangent of `q₁`
+    /// (nv rows; a floating joint's orientation as its body-frame rotation vector) then
+    /// `v₁` (nv rows).
+    ///
+    /// `u`: one command per actuator; `None` is the zero command (for motors the same as
+    /// `step()` without a command; a position servo then holds its target 0).
+    /// `parameters`: labels `"friction:<material>"` or `"mass:<body>"`, one column of `C`
+    /// each. `method`: `"auto"` (default: implicit differentiation of the step's contact
+    /// problem where the stepper has one, else central differences of whole steps),
+    /// `"implicit"` or `"finite-difference"`.
+    ///
+    /// Returns a dict: `A`, `B`, `C` (arrays), `parameters` (the labels of `C`'s columns),
+    /// `next_q`, `next_v` (the state the step reaches), `method` (`"implicit"` or
+    /// `"finite-difference"`, the one used), `contacts` (the step's constraints with their
+    /// mode at the solution, implicit method only: `{"kind": "contact", "collider_a",
+    /// "collider_b", "feature", "mode"}` or `{"kind": "row", "name", "mode"}`, `mode` one
+    /// of `"separated"`, `"sticking"`, `"sliding"`) and `one_sided` (directions
+    /// differentiated on one side only, e.g. `"position 3"`, `"velocity 0"`, `"command 1"`,
+    /// `"parameter 0"`).
+    ///
+    /// ```python
+    /// sim = ns.Simulator(ns.load_model("examples/sliding_box.toml"), stepper="drumwright")
+    /// sim.step_n(10)
+    /// d = sim.derivatives(parameters=["friction:steel_on_wood"])
+    /// d["A"].shape, d["C"][6, 0]  # (12, 12), ∂vx₁/∂μ ≈ −g·dt
+    /// ```
+    ///
+    /// Raises `SimulationError` for a malformed `u`, an unknown parameter, `"implicit"`
+    /// with a stepper that has no step problem, or a failing step; `ValueError` for an
+    /// unknown `method`. The GIL is released while computing.
+    #[pyo3(signature = (u = None, parameters = None, method = None))]
+    fn derivatives<'py>(
+        &mut self,
+        py: Python<'py>,
+        u: Option<PyArrayLike1<'_, f64, AllowTypeChange>>,
+        parameters: Option<Vec<String>>,
+        method: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let u = floats(u);
+        let method = match method.unwrap_or("auto") {
+            "auto" => DerivativeMethod::Auto,
+            "implicit" => DerivativeMethod::Implicit,
+            "finite-difference" => DerivativeMethod::FiniteDifference,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown derivative method `{other}`; expected auto, implicit or \
+                     finite-difference"
+                )))
+            }
+        };
+        let mut options = DerivativeOptions::default().method(method);
+        for label in parameters.iter().flatten() {
+            options = options.parameter(Parameter::parse(label).map_err(sim_err)?);
+        }
+        let inner = &mut self.inner;
+        let d = py
+            .detach(|| inner.derivatives(&u, &options))
+            .map_err(sim_err)?;
+        let model = self.inner.model();
+        let out = PyDict::new(py);
+        out.set_item("A", to_py_matrix(py, &d.a))?;
+        out.set_item("B", to_py_matrix(py, &d.b))?;
+        out.set_item("C", to_py_matrix(py, &d.c))?;
+        out.set_item(
+            "parameters",
+            d.parameters
+                .iter()
+                .map(Parameter::label)
+                .collect::<Vec<_>>(),
+        )?;
+        out.set_item("next_q", to_py_vector(py, &d.next.q))?;
+        out.set_item("next_v", to_py_vector(py, &d.next.v))?;
+        out.set_item("method", method_label(d.method))?;
+        let constraints = d
+            .constraints
+            .iter()
+            .map(|c| constraint_to_py(py, model, c))
+            .collect::<PyResult<Vec<_>>>()?;
+        out.set_item("contacts", constraints)?;
+        out.set_item(
+            "one_sided",
+            d.one_sided
+                .iter()
+                .map(|&direction| direction_label(direction))
+                .collect::<Vec<_>>(),
+        )?;
+        Ok(out)
     }
 
     /// Generalized coordinates (copy).
@@ -205,6 +300,69 @@ impl PySimulator {
             self.inner.t()
         )
     }
+}
+
+/// The name of the method that gave derivatives, as `Simulator.derivatives` reports it.
+fn method_label(method: DerivativeMethod) -> &'static str {
+    match method {
+        DerivativeMethod::Implicit => "implicit",
+        DerivativeMethod::FiniteDifference => "finite-difference",
+        DerivativeMethod::Auto => "auto",
+    }
+}
+
+/// The name of a constraint mode, as `Simulator.derivatives` reports it.
+fn mode_label(mode: ConstraintMode) -> &'static str {
+    match mode {
+        ConstraintMode::Separated => "separated",
+        ConstraintMode::Sticking => "sticking",
+        ConstraintMode::Sliding => "sliding",
+    }
+}
+
+/// A direction of the derivatives as text: `"position 3"`, `"velocity 0"`, `"command 1"`,
+/// `"parameter 0"`.
+fn direction_label(direction: Direction) -> String {
+    match direction {
+        Direction::Position(k) => format!("position {k}"),
+        Direction::Velocity(k) => format!("velocity {k}"),
+        Direction::Command(k) => format!("command {k}"),
+        Direction::Parameter(k) => format!("parameter {k}"),
+    }
+}
+
+/// One constraint of a step and its mode as a dict (colliders by name).
+fn constraint_to_py<'py>(
+    py: Python<'py>,
+    model: &Model,
+    constraint: &ConstraintState,
+) -> PyResult<Bound<'py, PyDict>> {
+    let collider_name = |i: usize| {
+        model
+            .colliders
+            .get(i)
+            .map(|c| c.name.clone())
+            .unwrap_or_default()
+    };
+    let d = PyDict::new(py);
+    match &constraint.source {
+        ConstraintSource::Contact {
+            collider_a,
+            collider_b,
+            feature,
+        } => {
+            d.set_item("kind", "contact")?;
+            d.set_item("collider_a", collider_name(*collider_a))?;
+            d.set_item("collider_b", collider_name(*collider_b))?;
+            d.set_item("feature", *feature)?;
+        }
+        ConstraintSource::Row { name } => {
+            d.set_item("kind", "row")?;
+            d.set_item("name", name.as_deref())?;
+        }
+    }
+    d.set_item("mode", mode_label(constraint.mode))?;
+    Ok(d)
 }
 
 /// Adds `Simulator` to the module.
