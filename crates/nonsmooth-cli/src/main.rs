@@ -27,6 +27,7 @@ mod simulate;
 mod soak;
 #[cfg(feature = "stability")]
 mod stability;
+mod step_derivatives;
 mod walk;
 
 use clap::{Parser, Subcommand};
@@ -117,6 +118,15 @@ pub enum CliError {
     Report(#[from] nonsmooth_report::ReportError),
     #[error("{0}")]
     Usage(String),
+    /// The derivatives of a step of `simulate --derivatives` (or that step) failed.
+    #[error("the derivatives of step {step} (from t = {t} s) failed: {source}")]
+    Derivatives {
+        /// The step (0-based: the step from the state after `step` steps).
+        step: usize,
+        /// The time of the state the step starts from.
+        t: f64,
+        source: Box<nonsmooth_sim::SimError>,
+    },
     /// `what` (a subcommand, an experiment) is compiled out of this build.
     #[error(
         "{what} is not in this build of nonsmooth: it needs the cargo feature `{feature}` \

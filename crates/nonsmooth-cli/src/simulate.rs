@@ -1,12 +1,14 @@
-//! `nonsmooth simulate MODEL --dt H --duration T --out DIR [--html]`, and with
-//! `--stepper all` one comparison of every stepper on the model (module [`all`] below).
+//! `nonsmooth simulate MODEL --dt H --duration T --out DIR [--html] [--derivatives]`, and
+//! with `--stepper all` one comparison of every stepper on the model (module [`all`] below).
 
+use crate::step_derivatives::{self, DerivativesReport};
 use crate::CliError;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nonsmooth_core::Model;
 use nonsmooth_report::table::{write_csv, write_json};
 use nonsmooth_sim::{SimError, SimOptions, Trajectory};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -39,6 +41,21 @@ pub struct SimulateArgs {
     /// collider shapes, a time slider and a plot of a chosen coordinate).
     #[arg(long)]
     pub html: bool,
+    /// Also write derivatives.jsonl: the derivatives A = ∂(q₁, v₁)/∂(q₀, v₀) and
+    /// B = ∂(q₁, v₁)/∂u of every N-th step (--derivatives-every), one JSON line per step
+    /// with the contacts' modes (implicit differentiation where the stepper has a step
+    /// problem, else central differences of whole steps), from a second pass over the run.
+    #[arg(long)]
+    pub derivatives: bool,
+    /// With --derivatives: differentiate every N-th step (N ≥ 1).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "10",
+        value_parser = step_derivatives::parse_every,
+        requires = "derivatives"
+    )]
+    pub derivatives_every: NonZeroUsize,
     /// --quiet (no progress bar, no summary line) / --json (print summary.json).
     #[command(flatten)]
     pub output: crate::progress::OutputFlags,
@@ -129,6 +146,13 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| nonsmooth_report::ReportError::io(&args.out, e))?;
     if stepper_name == ALL {
+        if args.derivatives {
+            return Err(CliError::Usage(
+                "--derivatives differentiates the steps of one stepper's run; name a stepper \
+                 instead of `--stepper all`"
+                    .to_string(),
+            ));
+        }
         return all::run(args, &model, &options, steps);
     }
     let mut stepper = nonsmooth_sim::stepper_by_name(&stepper_name)?;
@@ -151,7 +175,9 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             failure: Some(err),
         } => {
             // Keep what was computed before the failing step, then report the failure.
-            write_outputs(&model, &partial, args, &options, wall, &warnings, &choice)?;
+            write_outputs(
+                &model, &partial, args, &options, wall, &warnings, &choice, None,
+            )?;
             eprintln!(
                 "wrote the {} states computed before the failure to {}",
                 partial.t.len(),
@@ -160,7 +186,25 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
             return Err(err.into());
         }
     };
-    let summary = write_outputs(&model, &traj, args, &options, wall, &warnings, &choice)?;
+    let derivatives = args.derivatives.then(|| {
+        step_derivatives::write(
+            &model,
+            &stepper_name,
+            &options,
+            steps,
+            args.derivatives_every,
+            &args.out,
+        )
+    });
+    let report = match &derivatives {
+        Some(Ok(report)) => Some(report),
+        _ => None,
+    };
+    let summary = write_outputs(
+        &model, &traj, args, &options, wall, &warnings, &choice, report,
+    )?;
+    // The run's outputs are written; then a failed derivatives pass is reported.
+    let report = derivatives.transpose()?;
     if args.output.json {
         outln!("{summary}");
         return Ok(ExitCode::SUCCESS);
@@ -178,6 +222,9 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, CliError> {
         wall,
         args.out.display()
     );
+    if let Some(report) = report {
+        outln!("{}", report.describe());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -187,6 +234,7 @@ const APEX_PROMINENCE: f64 = 1e-3;
 /// Apexes recorded per body in summary.json.
 const MAX_APEXES: usize = 20;
 
+#[allow(clippy::too_many_arguments)]
 fn write_outputs(
     model: &Model,
     traj: &Trajectory,
@@ -195,6 +243,7 @@ fn write_outputs(
     wall: f64,
     warnings: &[String],
     choice: &nonsmooth_sim::StepperChoice,
+    derivatives: Option<&DerivativesReport>,
 ) -> Result<serde_json::Value, CliError> {
     let out = args.out.as_path();
     write_csv(&out.join("trajectory.csv"), &traj.header(), &traj.rows())?;
@@ -209,8 +258,11 @@ fn write_outputs(
             files.push("viewer.html");
         }
     }
+    if derivatives.is_some() {
+        files.push(step_derivatives::FILE_NAME);
+    }
     let last = traj.final_state();
-    let summary = serde_json::json!({
+    let mut summary = serde_json::json!({
         "model": model.name,
         "model_file": args.model.display().to_string(),
         "stepper": traj.stepper,
@@ -231,6 +283,9 @@ fn write_outputs(
         "apexes": traj.apexes(model, APEX_PROMINENCE, MAX_APEXES),
         "files": files,
     });
+    if let (Some(report), Some(fields)) = (derivatives, summary.as_object_mut()) {
+        fields.insert("derivatives".to_string(), report.to_json());
+    }
     write_json(&out.join("summary.json"), &summary)?;
     // coordinates and velocities in panels of one unit each, named after the coordinates
     nonsmooth_figures::time_series::trajectory_figure(

@@ -376,6 +376,144 @@ fn simulate_stepper_all_rejects_bad_options_before_running_any_stepper() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The lines of a derivatives.jsonl, parsed.
+fn derivatives_lines(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("derivatives.jsonl"))
+        .expect("derivatives.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn simulate_derivatives_writes_every_nth_steps_matrices() {
+    let out = scratch("derivatives");
+    let output = run_ok(
+        bin()
+            .arg("simulate")
+            .arg(example("sliding_box.toml"))
+            .args([
+                "--duration",
+                "0.05",
+                "--derivatives",
+                "--derivatives-every",
+                "5",
+            ])
+            .arg("--out")
+            .arg(&out),
+    );
+    // 50 steps of 1 ms: steps 0, 5, …, 45.
+    let lines = derivatives_lines(&out);
+    assert_eq!(lines.len(), 10);
+    for (k, line) in lines.iter().enumerate() {
+        assert_eq!(line["step"].as_u64(), Some(5 * k as u64));
+        let t = line["t"].as_f64().expect("t");
+        assert!((t - 5e-3 * k as f64).abs() < 1e-12, "t = {t}");
+        let (nv, nu) = (line["nv"].as_u64(), line["nu"].as_u64());
+        assert_eq!((nv, nu), (Some(6), Some(0)));
+        assert_eq!(line["a"].as_array().map(Vec::len), Some(12 * 12));
+        assert_eq!(line["b"].as_array().map(Vec::len), Some(0));
+        assert!(line["a"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|x| x.as_f64().is_some_and(f64::is_finite)));
+        // drumwright's step problem, differentiated implicitly: four sliding corners
+        assert_eq!(line["method"], "implicit");
+        let contacts = line["contacts"].as_array().expect("contacts");
+        assert!(!contacts.is_empty());
+        for c in contacts {
+            assert_eq!(c["mode"], "sliding", "{c}");
+            assert!(c["collider_a"].is_string() && c["collider_b"].is_string());
+        }
+    }
+    // A's rows of the position tangent: ∂x₁/∂vx₀ = h while sliding.
+    let a = lines[3]["a"].as_array().expect("a");
+    let dx_dvx = a[6].as_f64().expect("a number");
+    assert!((dx_dvx - 1e-3).abs() < 1e-6, "∂x₁/∂vx₀ = {dx_dvx}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("derivatives of 10 steps") && stdout.contains("per derivatives call"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["derivatives"]["written"].as_u64(), Some(10));
+    assert!(summary["derivatives"]["mean_derivatives_s"].as_f64() > Some(0.0));
+    assert!(summary["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "derivatives.jsonl"));
+    let _ = std::fs::remove_dir_all(&out);
+
+    // An actuated model under a scheme without a step problem: finite differences, and B
+    // with the actuator's column (∂v₁/∂u = h / I for the free pendulum).
+    let out = scratch("derivatives-pendulum");
+    run_ok(
+        bin()
+            .arg("simulate")
+            .arg(example("pendulum.toml"))
+            .args(["--stepper", "anitescu-potra", "--duration", "0.003"])
+            .args([
+                "--derivatives",
+                "--derivatives-every",
+                "1",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out),
+    );
+    let lines = derivatives_lines(&out);
+    assert_eq!(lines.len(), 3);
+    let line = &lines[0];
+    assert_eq!(line["method"], "finite-difference");
+    assert_eq!(
+        (line["nv"].as_u64(), line["nu"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let b = line["b"].as_array().expect("b");
+    assert_eq!(b.len(), 2);
+    let dv_du = b[1].as_f64().expect("a number");
+    assert!(
+        (dv_du - 1e-3 / (1.0 + 1e-4)).abs() < 1e-8,
+        "∂v₁/∂u = {dv_du}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn simulate_derivatives_every_zero_is_a_clear_error() {
+    let out = scratch("derivatives-zero");
+    let output = bin()
+        .arg("simulate")
+        .arg(example("sliding_box.toml"))
+        .args(["--derivatives", "--derivatives-every", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--derivatives-every") && stderr.contains("at least 1"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    // --stepper all has no single run to differentiate
+    let output = bin()
+        .arg("simulate")
+        .arg(example("sliding_box.toml"))
+        .args(["--stepper", "all", "--derivatives", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--derivatives"), "{stderr}");
+    assert!(!out.join("comparison.json").exists());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn every_subcommand_takes_the_same_quiet_and_json_flags() {
     let mut subcommands = vec![
