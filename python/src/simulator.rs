@@ -5,7 +5,7 @@ use crate::convert::{floats, poses_to_py, to_py_matrix, to_py_vector};
 use crate::errors::sim_err;
 use crate::model::PyModel;
 use nonsmooth_core::Model;
-use nonsmooth_sim::derivatives::{ConstraintMode, ConstraintSource, ConstraintState, Direction};
+use nonsmooth_sim::derivatives::{ConstraintSource, ConstraintState};
 use nonsmooth_sim::{DerivativeMethod, DerivativeOptions, Parameter, Simulator};
 use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1};
 use pyo3::exceptions::PyValueError;
@@ -184,7 +184,7 @@ impl PySimulator {
         )?;
         out.set_item("next_q", to_py_vector(py, &d.next.q))?;
         out.set_item("next_v", to_py_vector(py, &d.next.v))?;
-        out.set_item("method", method_label(d.method))?;
+        out.set_item("method", d.method.label())?;
         let constraints = d
             .constraints
             .iter()
@@ -195,7 +195,7 @@ impl PySimulator {
             "one_sided",
             d.one_sided
                 .iter()
-                .map(|&direction| direction_label(direction))
+                .map(|&direction| direction.label())
                 .collect::<Vec<_>>(),
         )?;
         Ok(out)
@@ -302,35 +302,6 @@ impl PySimulator {
     }
 }
 
-/// The name of the method that gave derivatives, as `Simulator.derivatives` reports it.
-fn method_label(method: DerivativeMethod) -> &'static str {
-    match method {
-        DerivativeMethod::Implicit => "implicit",
-        DerivativeMethod::FiniteDifference => "finite-difference",
-        DerivativeMethod::Auto => "auto",
-    }
-}
-
-/// The name of a constraint mode, as `Simulator.derivatives` reports it.
-fn mode_label(mode: ConstraintMode) -> &'static str {
-    match mode {
-        ConstraintMode::Separated => "separated",
-        ConstraintMode::Sticking => "sticking",
-        ConstraintMode::Sliding => "sliding",
-    }
-}
-
-/// A direction of the derivatives as text: `"position 3"`, `"velocity 0"`, `"command 1"`,
-/// `"parameter 0"`.
-fn direction_label(direction: Direction) -> String {
-    match direction {
-        Direction::Position(k) => format!("position {k}"),
-        Direction::Velocity(k) => format!("velocity {k}"),
-        Direction::Command(k) => format!("command {k}"),
-        Direction::Parameter(k) => format!("parameter {k}"),
-    }
-}
-
 /// One constraint of a step and its mode as a dict (colliders by name).
 fn constraint_to_py<'py>(
     py: Python<'py>,
@@ -361,7 +332,7 @@ fn constraint_to_py<'py>(
             d.set_item("name", name.as_deref())?;
         }
     }
-    d.set_item("mode", mode_label(constraint.mode))?;
+    d.set_item("mode", constraint.mode.label())?;
     Ok(d)
 }
 

@@ -21,7 +21,7 @@
 
 use crate::CliError;
 use nonsmooth_core::{ActuatorKind, Model};
-use nonsmooth_sim::derivatives::{ConstraintMode, ConstraintSource, StepDerivatives};
+use nonsmooth_sim::derivatives::{ConstraintSource, StepDerivatives};
 use nonsmooth_sim::{
     Actuation, DerivativeMethod, DerivativeOptions, SimError, SimOptions, Simulator,
 };
@@ -119,22 +119,6 @@ fn differentiated_model(model: &Model) -> (Model, &'static str) {
     }
 }
 
-fn method_label(method: DerivativeMethod) -> &'static str {
-    match method {
-        DerivativeMethod::Implicit => "implicit",
-        DerivativeMethod::FiniteDifference => "finite-difference",
-        DerivativeMethod::Auto => "auto",
-    }
-}
-
-fn mode_label(mode: ConstraintMode) -> &'static str {
-    match mode {
-        ConstraintMode::Separated => "separated",
-        ConstraintMode::Sticking => "sticking",
-        ConstraintMode::Sliding => "sliding",
-    }
-}
-
 /// The entries of a matrix, row after row.
 fn row_major(m: &nalgebra::DMatrix<f64>) -> Vec<f64> {
     (0..m.nrows())
@@ -170,11 +154,11 @@ fn line(
                 "collider_a": name(*collider_a),
                 "collider_b": name(*collider_b),
                 "feature": feature,
-                "mode": mode_label(c.mode),
+                "mode": c.mode.label(),
             })),
             ConstraintSource::Row { name } => rows.push(serde_json::json!({
                 "name": name,
-                "mode": mode_label(c.mode),
+                "mode": c.mode.label(),
             })),
         }
     }
@@ -185,7 +169,7 @@ fn line(
         "nu": d.b.ncols(),
         "a": row_major(&d.a),
         "b": row_major(&d.b),
-        "method": method_label(d.method),
+        "method": d.method.label(),
         "command": command,
         "contacts": contacts,
         "rows": rows,

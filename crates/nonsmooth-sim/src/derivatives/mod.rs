@@ -200,6 +200,17 @@ pub enum DerivativeMethod {
     FiniteDifference,
 }
 
+impl DerivativeMethod {
+    /// The method's name: `"auto"`, `"implicit"` or `"finite-difference"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            DerivativeMethod::Auto => "auto",
+            DerivativeMethod::Implicit => "implicit",
+            DerivativeMethod::FiniteDifference => "finite-difference",
+        }
+    }
+}
+
 /// Options of [`step_derivatives`] (builder methods; checked by [`step_derivatives`]).
 #[derive(Debug, Clone, Default)]
 pub struct DerivativeOptions {
@@ -234,6 +245,19 @@ pub enum Direction {
     Command(usize),
     /// The requested parameter `k`.
     Parameter(usize),
+}
+
+impl Direction {
+    /// The direction as text: `"position 3"`, `"velocity 0"`, `"command 1"`,
+    /// `"parameter 0"`.
+    pub fn label(self) -> String {
+        match self {
+            Direction::Position(k) => format!("position {k}"),
+            Direction::Velocity(k) => format!("velocity {k}"),
+            Direction::Command(k) => format!("command {k}"),
+            Direction::Parameter(k) => format!("parameter {k}"),
+        }
+    }
 }
 
 /// A constraint of the step and its mode at the solution.

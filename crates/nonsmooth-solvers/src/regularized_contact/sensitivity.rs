@@ -50,6 +50,17 @@ pub enum ConstraintMode {
     Sliding,
 }
 
+impl ConstraintMode {
+    /// The mode's name: `"separated"`, `"sticking"` or `"sliding"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConstraintMode::Separated => "separated",
+            ConstraintMode::Sticking => "sticking",
+            ConstraintMode::Sliding => "sliding",
+        }
+    }
+}
+
 impl From<Region> for ConstraintMode {
     fn from(r: Region) -> Self {
         match r {
