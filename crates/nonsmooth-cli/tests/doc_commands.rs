@@ -409,6 +409,7 @@ fn check(doc: &str) {
 /// The docs with shell blocks: one test each (they run in parallel).
 const DOCS: &[&str] = &[
     "README.md",
+    "docs/derivatives.md",
     "docs/getting-started.md",
     "docs/grasping.md",
     "docs/impact.md",
@@ -480,51 +481,56 @@ fn readme() {
 }
 
 #[test]
-fn getting_started() {
+fn derivatives() {
     check(DOCS[1]);
 }
 
 #[test]
-fn grasping() {
+fn getting_started() {
     check(DOCS[2]);
 }
 
 #[test]
-fn impact() {
+fn grasping() {
     check(DOCS[3]);
 }
 
 #[test]
-fn inverse_dynamics() {
+fn impact() {
     check(DOCS[4]);
 }
 
 #[test]
-fn locomotion() {
+fn inverse_dynamics() {
     check(DOCS[5]);
 }
 
 #[test]
-fn optimal_control() {
+fn locomotion() {
     check(DOCS[6]);
 }
 
 #[test]
-fn python() {
+fn optimal_control() {
     check(DOCS[7]);
 }
 
 #[test]
-fn simulation() {
+fn python() {
     check(DOCS[8]);
 }
 
 #[test]
-fn stability() {
+fn simulation() {
     check(DOCS[9]);
 }
 
 #[test]
-fn testing() {
+fn stability() {
     check(DOCS[10]);
+}
+
+#[test]
+fn testing() {
+    check(DOCS[11]);
 }
