@@ -4,19 +4,28 @@
 //! pose; and `examples/quadruped.toml`, motors under a PD hold) and a 10-sphere pile — and
 //! on generated variations of the first four (random sizes, masses, friction coefficients
 //! and velocities). Per scene it prints the method, the contact modes, the relative error of
-//! `[A B]` (and `∂/∂θ` where asked) against central differences of whole `drumwright`
-//! steps solved to a relative 1e-11, the time of one `derivatives` call and of one step,
-//! and their ratio; then the variations' pass rate (relative error ≤ 1e-5).
+//! `[A B C]` (`C` the parameters' columns where asked) against central differences of the
+//! step solved exactly (the stepper's step problem at each moved input solved to a relative
+//! 1e-13: the reference the acceptance reads), the same against central differences of
+//! whole `drumwright` steps (solved to 1e-11; a step that falls back from its Newton solve
+//! to the fixed point is accurate to the fixed point's tolerance only, which such
+//! differences amplify by 1/ε), how far the step's velocity is from the exact solution, the
+//! time of one `derivatives` call and of one step, and their ratio; then the variations'
+//! pass rate (relative error ≤ 1e-5 against the exact reference).
 //!
 //! `cargo bench -p nonsmooth-sim --bench derivatives`; MuJoCo's `mjd_transitionFD` on the
 //! same quadruped in the same run: `bash scripts/derivatives_benchmark.sh`.
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
+use nonsmooth_core::dynamics::integrate_configuration;
 use nonsmooth_core::{Model, State};
-use nonsmooth_sim::derivatives::ConstraintMode;
+use nonsmooth_sim::derivatives::{tangent_of_change, ConstraintMode};
 use nonsmooth_sim::{
-    step_derivatives, DerivativeMethod, DerivativeOptions, DrumwrightOptions, DrumwrightStepper,
-    Parameter, Simulator, StepDerivatives,
+    pipeline, step_derivatives, Actuation, DerivativeMethod, DerivativeOptions, DrumwrightOptions,
+    DrumwrightStepper, Parameter, Simulator, StepDerivatives, Stepper,
+};
+use nonsmooth_solvers::regularized_contact::{
+    solve_semismooth, RegularizedContactOptions, SemismoothWorkspace,
 };
 use std::time::Instant;
 
@@ -220,10 +229,101 @@ fn all(d: &StepDerivatives) -> DMatrix<f64> {
     m
 }
 
+/// The state the step from `state` with command `u` reaches when its step problem is
+/// solved to a relative 1e-13.
+fn exact_step(model: &Model, state: &State, u: &[f64]) -> Result<State, String> {
+    let input = if model.actuators.is_empty() {
+        Actuation::none()
+    } else if u.is_empty() {
+        Actuation::from_command(model, state, &vec![0.0; model.actuators.len()])
+            .map_err(|e| e.to_string())?
+    } else {
+        Actuation::from_command(model, state, u).map_err(|e| e.to_string())?
+    };
+    let step = pipeline::prepare(model, state, &input, DT).map_err(|e| e.to_string())?;
+    let problem = DrumwrightStepper::default()
+        .step_problem(&step, None)
+        .map_err(|e| e.to_string())?
+        .ok_or("no step problem")?;
+    let options = RegularizedContactOptions {
+        rel_tolerance: 1e-13,
+        ..RegularizedContactOptions::default()
+    };
+    let solution = solve_semismooth(
+        &problem.problem,
+        &[&state.v],
+        &options,
+        &mut SemismoothWorkspace::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(State {
+        q: integrate_configuration(model, &state.q, &solution.v, DT),
+        v: solution.v,
+        t: state.t + DT,
+    })
+}
+
+/// `[A B C]` by central differences (step 1e-6) of [`exact_step`].
+fn exact_reference(
+    model: &Model,
+    start: &State,
+    u: &[f64],
+    parameters: &[Parameter],
+) -> Result<DMatrix<f64>, String> {
+    let nv = model.nv();
+    let u0 = if u.is_empty() {
+        vec![0.0; model.actuators.len()]
+    } else {
+        u.to_vec()
+    };
+    let columns = 2 * nv + u0.len() + parameters.len();
+    let nominal = exact_step(model, start, &u0)?;
+    let mut out = DMatrix::zeros(2 * nv, columns);
+    for col in 0..columns {
+        let moved = |s: f64| -> Result<State, String> {
+            let (mut state, mut command, mut m) = (start.clone(), u0.clone(), model.clone());
+            let e = 1e-6;
+            if col < nv {
+                let mut d = DVector::zeros(nv);
+                d[col] = s * e;
+                state.q = integrate_configuration(model, &start.q, &d, 1.0);
+            } else if col < 2 * nv {
+                state.v[col - nv] += s * e * start.v[col - nv].abs().max(1.0);
+            } else if col < 2 * nv + u0.len() {
+                command[col - 2 * nv] += s * e * u0[col - 2 * nv].abs().max(1.0);
+            } else {
+                let p = &parameters[col - 2 * nv - u0.len()];
+                let x = p.value(model).map_err(|e| e.to_string())?;
+                m = p.with_value(model, x + s * e * x.abs().max(1e-3));
+            }
+            exact_step(&m, &state, &command)
+        };
+        let (plus, minus) = (moved(1.0)?, moved(-1.0)?);
+        let width = 2e-6
+            * if col < nv {
+                1.0
+            } else if col < 2 * nv {
+                start.v[col - nv].abs().max(1.0)
+            } else if col < 2 * nv + u0.len() {
+                u0[col - 2 * nv].abs().max(1.0)
+            } else {
+                let p = &parameters[col - 2 * nv - u0.len()];
+                p.value(model).map_err(|e| e.to_string())?.abs().max(1e-3)
+            };
+        let dq = tangent_of_change(model, &nominal.q, &(&plus.q - &minus.q)) / width;
+        let dv = (&plus.v - &minus.v) / width;
+        out.view_mut((0, col), (nv, 1)).copy_from(&dq);
+        out.view_mut((nv, col), (nv, 1)).copy_from(&dv);
+    }
+    Ok(out)
+}
+
 struct Measured {
     method: DerivativeMethod,
     modes: [usize; 3],
     error: f64,
+    whole_step_error: f64,
+    step_gap: f64,
     derivatives_ms: f64,
     step_ms: f64,
 }
@@ -255,6 +355,7 @@ fn measure(scene: &Scene, repeats: usize) -> Result<Measured, String> {
         sim.step(&u).map_err(|e| e.to_string())?;
     }
     let step_ms = clock.elapsed().as_secs_f64() * 1e3 / repeats as f64;
+    let stepped = sim.state().clone();
     let mut tight = DrumwrightOptions::default();
     tight.contact_solver.rel_tolerance = 1e-11;
     let mut reference = DrumwrightStepper::new(tight);
@@ -267,8 +368,13 @@ fn measure(scene: &Scene, repeats: usize) -> Result<Measured, String> {
         &options.method(DerivativeMethod::FiniteDifference),
     )
     .map_err(|e| e.to_string())?;
-    let (a, b) = (all(&implicit), all(&differences));
-    let error = (&a - &b).amax() / b.amax().max(1e-300);
+    let a = all(&implicit);
+    let relative = |b: &DMatrix<f64>| (&a - b).amax() / b.amax().max(1e-300);
+    let exact = exact_reference(&scene.model, &start, &u, &scene.parameters)?;
+    let error = relative(&exact);
+    let whole_step_error = relative(&all(&differences));
+    let step_gap =
+        (&stepped.v - &exact_step(&scene.model, &start, &u)?.v).amax() / stepped.v.amax().max(1.0);
     let mut modes = [0; 3];
     for c in &implicit.constraints {
         modes[match c.mode {
@@ -281,6 +387,8 @@ fn measure(scene: &Scene, repeats: usize) -> Result<Measured, String> {
         method: implicit.method,
         modes,
         error,
+        whole_step_error,
+        step_gap,
         derivatives_ms,
         step_ms,
     })
@@ -364,13 +472,21 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
     println!(
-        "{:<38} {:>8} {:>22} {:>10} {:>12} {:>10} {:>8}",
-        "scene", "method", "separated/stick/slide", "rel. error", "derivatives", "step", "ratio"
+        "{:<38} {:>8} {:>10} {:>10} {:>11} {:>9} {:>12} {:>10} {:>8}",
+        "scene",
+        "method",
+        "sep/st/sl",
+        "rel. error",
+        "whole steps",
+        "step gap",
+        "derivatives",
+        "step",
+        "ratio"
     );
     for scene in scenes() {
         match measure(&scene, repeats) {
             Ok(m) => println!(
-                "{:<38} {:>8} {:>22} {:>10.1e} {:>9.3} ms {:>7.3} ms {:>7.1}×",
+                "{:<38} {:>8} {:>10} {:>10.1e} {:>11.1e} {:>9.1e} {:>9.3} ms {:>7.3} ms {:>7.1}×",
                 scene.name,
                 match m.method {
                     DerivativeMethod::Implicit => "implicit",
@@ -378,6 +494,8 @@ fn main() {
                 },
                 format!("{}/{}/{}", m.modes[0], m.modes[1], m.modes[2]),
                 m.error,
+                m.whole_step_error,
+                m.step_gap,
                 m.derivatives_ms,
                 m.step_ms,
                 m.derivatives_ms / m.step_ms

@@ -163,8 +163,9 @@ impl Parameter {
         }
     }
 
-    /// A copy of `model` with the parameter set to `value`.
-    fn set(&self, model: &Model, value: f64) -> Model {
+    /// A copy of `model` with the parameter set to `value` (unchecked: a model for a
+    /// difference step or an estimate).
+    pub fn with_value(&self, model: &Model, value: f64) -> Model {
         let mut m = model.clone();
         match self {
             Parameter::Friction { material } => {
@@ -363,7 +364,7 @@ impl<'m> Inputs<'m> {
             Direction::Parameter(k) => {
                 let p = &parameters[k];
                 let value = p.value(&self.model)? + s;
-                out.model = Cow::Owned(p.set(&self.model, value));
+                out.model = Cow::Owned(p.with_value(&self.model, value));
             }
         }
         Ok(out)
@@ -379,6 +380,13 @@ impl<'m> Inputs<'m> {
             _ => true,
         }
     }
+}
+
+/// The tangent (velocity-space) vector of a small change `dq` of configuration at `q`
+/// (`N(q)⁺ dq`, joint by joint: a floating joint's quaternion change as its body-frame
+/// rotation vector), the coordinates the rows and columns of [`StepDerivatives`] use.
+pub fn tangent_of_change(model: &Model, q: &DVector<f64>, dq: &DVector<f64>) -> DVector<f64> {
+    tangent::to_tangent(model, q, dq)
 }
 
 /// Every direction of a step's derivatives, in column order: positions, velocities,
