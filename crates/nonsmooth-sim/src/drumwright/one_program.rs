@@ -155,7 +155,7 @@ impl DrumwrightStepper {
             Ok(sol) => sol,
             Err(_) => return Ok(Err(0)),
         };
-        if !sol.converged() || !sol.v.iter().all(|x| x.is_finite()) {
+        if !accepted(&sol) {
             return Ok(Err(sol.iterations));
         }
         Ok(Ok(ProgramSolution {
@@ -204,7 +204,7 @@ impl DrumwrightStepper {
                 Err(_) => return Ok(None),
             };
             iterations += sol.iterations;
-            if !sol.converged() || !sol.v.iter().all(|x| x.is_finite()) {
+            if !accepted(&sol) {
                 return Ok(None);
             }
             let previous_radius = radius.clone();
@@ -546,7 +546,7 @@ impl DrumwrightStepper {
             return Ok(None);
         };
         let sol = match newton_solve(&problem, Some(warm), &self.options.contact_solver) {
-            Ok(sol) if sol.converged() && sol.v.iter().all(|x| x.is_finite()) => sol,
+            Ok(sol) if accepted(&sol) => sol,
             _ => return Ok(None),
         };
         Ok(Some((
@@ -570,6 +570,16 @@ impl DrumwrightStepper {
             row.r(h).max(floor).max(f64::MIN_POSITIVE)
         }
     }
+}
+
+/// Whether a Newton solve of the program is its solution: the momentum test passed, or the
+/// iterates stalled at rounding level (`AlmostSolved`) within ten times the test's
+/// threshold — a tolerance near the rounding level of `v` (e.g. 1e-11 relative on a pile)
+/// stalls just above it, and the fallbacks are far less accurate than such a point.
+fn accepted(sol: &RegularizedContactSolution) -> bool {
+    let stalled_at_rounding = sol.status == nonsmooth_solvers::SolveStatus::AlmostSolved
+        && sol.gradient_norm <= 10.0 * sol.tolerance;
+    (sol.converged() || stalled_at_rounding) && sol.v.iter().all(|x| x.is_finite())
 }
 
 /// The forces of `keys` from the previous step's `(key, [λ_n, λ_t₁, λ_t₂])` list (sorted
