@@ -40,6 +40,13 @@
 //! [`IdOptions::relax_infeasible`] is set, replaced by the closest realizable motion through
 //! the §4.5 relaxation (with errata **E8**: friction impulses are variables and every
 //! tangential row is checked), reported in [`IdSolution::relaxation`].
+//!
+//! Trajectory optimization and identification through the simulator's step derivatives
+//! (`nonsmooth_sim::derivatives`, docs/derivatives.md): [`ilqr`] (iterative LQR with
+//! control limits), [`receding_horizon`] (iLQR replanned at every step), [`identification`]
+//! (damped Gauss–Newton on model parameters from a recorded trajectory), with [`tangent`]
+//! (state differences in the tangent space), [`rollout`] and [`box_qp`] (the control-limited
+//! QP of the backward pass).
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -47,16 +54,22 @@
 #![warn(missing_docs)]
 
 mod active_set;
+pub mod box_qp;
 pub mod controllers;
 mod elimination;
 mod error;
 pub mod forward;
 pub mod grasping;
+pub mod identification;
+pub mod ilqr;
 mod lcp;
 pub mod locomotion;
 mod problem;
 mod qp;
+pub mod receding_horizon;
 mod relax;
+pub mod rollout;
+pub mod tangent;
 
 pub use elimination::{find_indices, Elimination, RowLabel};
 pub use error::ControlError;

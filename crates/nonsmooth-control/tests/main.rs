@@ -3,6 +3,8 @@
 //! runs one file's tests.
 
 mod grasping;
+mod identification;
+mod ilqr;
 mod locomotion;
 mod prop_right_inverse;
 mod qp_lemke;
