@@ -21,6 +21,8 @@ mod inspect;
 mod inverse;
 #[cfg(feature = "ocp")]
 mod ocp;
+#[cfg(feature = "ocp")]
+mod ocp_generate;
 mod progress;
 mod reproduce;
 mod simulate;
@@ -74,6 +76,14 @@ enum Command {
     /// Optimal control through impacts (not in this build: needs the cargo feature `ocp`).
     #[cfg(not(feature = "ocp"))]
     Ocp(disabled::DisabledArgs),
+    /// Generated contact-rich optimal-control problems (boxes, sleds, crates pushed to rest;
+    /// reachable and unreachable by construction) as model and problem files with a
+    /// manifest.
+    #[cfg(feature = "ocp")]
+    OcpGenerate(ocp_generate::OcpGenerateArgs),
+    /// Generated optimal-control problems (not in this build: needs the cargo feature `ocp`).
+    #[cfg(not(feature = "ocp"))]
+    OcpGenerate(disabled::DisabledArgs),
     /// One closed-loop quadruped trot (Zapolsky & Drumwright §7) under a chosen controller and
     /// terrain; writes run.csv, path.csv, summary.json (errors, fall, chatter, travel) and plots.
     Walk(walk::WalkArgs),
@@ -96,6 +106,10 @@ fn main() -> ExitCode {
         Command::Ocp(args) => ocp::run(&args),
         #[cfg(not(feature = "ocp"))]
         Command::Ocp(_) => disabled::run("ocp", "ocp"),
+        #[cfg(feature = "ocp")]
+        Command::OcpGenerate(args) => ocp_generate::run(&args),
+        #[cfg(not(feature = "ocp"))]
+        Command::OcpGenerate(_) => disabled::run("ocp-generate", "ocp"),
         Command::Walk(args) => walk::run(&args),
     };
     match result {
