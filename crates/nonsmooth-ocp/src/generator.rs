@@ -337,7 +337,7 @@ fn unreachable_problem(
 ) -> Result<GeneratedProblem, OcpError> {
     let name = format!("u{k:02}_{}", body.family.name());
     let fs = body.static_friction();
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         let force_limit = fs * rng.gen_range(0.3..0.8);
         let target_x = rng.gen_range(0.1..0.5);
         let reason =
