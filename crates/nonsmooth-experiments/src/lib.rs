@@ -19,6 +19,8 @@
 pub mod analytic_checks;
 pub mod constraint_solver;
 pub mod grasping;
+pub mod identification;
+pub mod ilqr;
 pub mod impact;
 pub mod inverse_dynamics;
 pub mod locomotion;
@@ -39,6 +41,24 @@ pub(crate) fn fail(id: &str, err: impl std::fmt::Display) -> ReportError {
     }
 }
 
+/// Prints every check of `out` as a progress line: the metric, its value, the expected value
+/// and tolerance, pass or fail (the CLI prints only the failed ones).
+pub(crate) fn print_checks(
+    ctx: &nonsmooth_report::RunContext,
+    out: &nonsmooth_report::ExperimentOutcome,
+) {
+    for c in &out.checks {
+        (ctx.progress)(&format!(
+            "check {}: {:.6e} (expected {} ± {}): {}",
+            c.metric,
+            c.value,
+            c.expected,
+            c.tolerance,
+            if c.passed { "pass" } else { "FAIL" }
+        ));
+    }
+}
+
 /// Every registered experiment, in report order.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
@@ -51,6 +71,8 @@ pub fn registry() -> Registry {
     #[cfg(feature = "ocp")]
     registry.register(optimal_control::experiments());
     registry.register(locomotion::experiments());
+    registry.register(ilqr::experiments());
+    registry.register(identification::experiments());
     registry
 }
 
