@@ -125,3 +125,20 @@ def test_bad_arguments_raise_the_packages_errors(examples):
         sim.derivatives([1.0, 2.0])
     with pytest.raises(ValueError, match="unknown derivative method"):
         sim.derivatives(method="exact")
+
+
+def test_the_ilqr_example_pushes_the_box_to_rest_at_its_target(root):
+    import importlib.util
+
+    path = root / "examples" / "python" / "ilqr_box_push.py"
+    spec = importlib.util.spec_from_file_location("ilqr_box_push", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    us, xs, iterations, _ = example.push_box(dt=0.02)
+    error = xs[-1] - example.TARGET
+    assert np.hypot(error[0], error[1]) < 0.01 and np.hypot(error[3], error[4]) < 0.01
+    assert np.all(np.abs(us) <= example.U_MAX)
+    # The least effort of the continuous problem: f²τ + 12d²/τ³ at τ = √(6d/f), f = μ m g.
+    f, d = 0.5 * 9.81, 0.5
+    tau = np.sqrt(6 * d / f)
+    assert abs(0.02 * np.sum(us**2) - (f * f * tau + 12 * d * d / tau**3)) < 0.25
