@@ -392,7 +392,12 @@ fn quadruped_stand(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), 
         0.01,
         "trunk within 1 cm of its stand height (open-loop replay, fresh Simulator)",
     );
-    out.expect("duration_s", duration, 1e-9, "the whole horizon replayed (2 s; quick: 0.5 s)");
+    out.expect(
+        "duration_s",
+        duration,
+        1e-9,
+        "the whole horizon replayed (2 s; quick: 0.5 s)",
+    );
     out.metric("torque_bound_violation_nm", (max_torque - 30.0).max(0.0));
     out.expect(
         "torque_bound_violation_nm",
