@@ -67,6 +67,9 @@ pub enum IlqrError {
         /// The size given.
         got: usize,
     },
+    /// An initial control with a NaN or infinite entry.
+    #[error("{0} is not finite")]
+    NonFinite(String),
     /// A weight or a reference that is not finite, or a negative weight.
     #[error("invalid cost: {0}")]
     InvalidCost(String),
@@ -629,8 +632,8 @@ impl Regularization {
 /// is changed.
 ///
 /// # Errors
-/// [`IlqrError::NoControls`], [`IlqrError::DimensionMismatch`], [`IlqrError::InvalidCost`]
-/// or [`IlqrError::Model`] for inputs that do not fit the model; [`IlqrError::Simulation`]
+/// [`IlqrError::NoControls`], [`IlqrError::DimensionMismatch`], [`IlqrError::NonFinite`],
+/// [`IlqrError::InvalidCost`] or [`IlqrError::Model`] for inputs that do not fit the model; [`IlqrError::Simulation`]
 /// when the initial rollout or the linearization of an accepted trajectory fails. A
 /// rollout that fails inside the line search rejects its step size.
 pub fn solve(
@@ -666,6 +669,9 @@ pub fn solve(
                 expected: m,
                 got: u.len(),
             });
+        }
+        if u.iter().any(|x| !x.is_finite()) {
+            return Err(IlqrError::NonFinite(format!("initial control {k}")));
         }
     }
     cost.check(&model, m)?;

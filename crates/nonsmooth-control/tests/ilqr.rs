@@ -138,6 +138,26 @@ fn out_of_range_options_and_unknown_actuators_are_typed_errors() {
         &IlqrOptions::default(),
     );
     assert_eq!(r.err(), Some(IlqrError::NoControls));
+    let nan = vec![DVector::from_element(1, f64::NAN)];
+    let r = solve(
+        &mut sim,
+        &initial,
+        &cost,
+        &controls,
+        &nan,
+        &IlqrOptions::default(),
+    );
+    assert!(matches!(r, Err(IlqrError::NonFinite(_))), "{r:?}");
+    let negative = QuadraticCost::new(initial.clone(), 3, 1).control_weights(&[-1.0]);
+    let r = solve(
+        &mut sim,
+        &initial,
+        &negative,
+        &controls,
+        &guess,
+        &IlqrOptions::default(),
+    );
+    assert!(matches!(r, Err(IlqrError::InvalidCost(_))), "{r:?}");
 }
 
 #[test]
