@@ -38,6 +38,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=120.0, help="wall seconds per reachable problem")
     parser.add_argument("--unreachable-timeout", type=float, default=60.0, help="wall seconds per unreachable problem")
     parser.add_argument("--out", default="out/ocp-generated-benchmark")
+    parser.add_argument("--formulation", choices=["default", "time-freezing", "fesd-j"], default="default",
+                        help="set [ocp] formulation in every generated problem (default: the model's, FESD-J for these several-contact bodies)")
     args = parser.parse_args()
     out = pathlib.Path(args.out)
     problems_dir = out / "problems"
@@ -45,8 +47,13 @@ def main():
                     str(args.reachable), "--unreachable", str(args.unreachable), "--out",
                     str(problems_dir)], check=True)
     manifest = json.loads((problems_dir / "manifest.json").read_text())
+    if args.formulation != "default":
+        for p in manifest["problems"]:
+            path = problems_dir / p["problem"]
+            text = path.read_text().replace("[ocp]\n", f'[ocp]\nformulation = "{args.formulation}"\n', 1)
+            path.write_text(text)
     cpu = cpu_model()
-    print(f"CPU: {cpu}; seed {args.seed}; {len(manifest['problems'])} problems")
+    print(f"CPU: {cpu}; seed {args.seed}; {len(manifest['problems'])} problems; formulation {args.formulation}")
     header = f"{'problem':<14} {'expected':<12} {'outcome':<12} {'complementarity':>15} {'terminal err':>12} {'time s':>8}  verdict"
     print(header)
     rows = []
@@ -89,7 +96,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
-    (out / "results.json").write_text(json.dumps({"cpu": cpu, "seed": args.seed, "reachable_exact": exact,
+    (out / "results.json").write_text(json.dumps({"cpu": cpu, "seed": args.seed, "formulation": args.formulation, "reachable_exact": exact,
                                                   "reachable": len(reach), "unreachable_named": named,
                                                   "unreachable": len(unreach), "reachable_called_unreachable": wrong,
                                                   "problems": rows}, indent=2))

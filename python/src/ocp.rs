@@ -5,7 +5,8 @@ use crate::convert::rows_to_py;
 use crate::errors::ocp_err;
 use nalgebra::DVector;
 use nonsmooth_ocp::continuation::PlanFailure;
-use nonsmooth_ocp::problem::ModelProblem;
+use nonsmooth_ocp::fesd_j::Outcome;
+use nonsmooth_ocp::problem::{Formulation, ModelProblem};
 use nonsmooth_ocp::run::{run, Problem};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
@@ -17,6 +18,9 @@ use std::path::Path;
 /// (`text`); the format is that of `nonsmooth ocp`: a problem on a model file
 /// (`examples/ocp_ball_brake.toml`, `examples/ocp_particle.toml`; from `text`, a relative
 /// model path is taken from the working directory).
+///
+/// `[ocp] formulation` chooses time-freezing or FESD-J (the default of a model with several
+/// contacts); the dict's `formulation` says which ran.
 ///
 /// Returns a dict: `tau` (numerical time of the stage points), `y` (states (q, v, t) at the
 /// stage points, one row each), `state_names` (the columns of `y`: the model's coordinate
@@ -69,6 +73,9 @@ fn run_err(f: &PlanFailure) -> PyErr {
 /// Solves one problem ([`nonsmooth_ocp::run::run`]) and builds the result dict of
 /// [`solve_ocp`].
 fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>> {
+    if p.formulation == Formulation::FesdJ {
+        return solve_impulse(py, p);
+    }
     let problem = Problem::of(p);
     let run = py
         .detach(|| run(&problem, None, &mut |_, _| {}))
@@ -121,18 +128,8 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     st.set_item("mpcc_method", &settings.mpcc_method)?;
     st.set_item("text", settings.to_string())?;
     d.set_item("settings", st)?;
-    let log = pyo3::types::PyList::empty(py);
-    for entry in &sol.log {
-        let e = PyDict::new(py);
-        e.set_item("sigma", entry.sigma)?;
-        e.set_item("objective", entry.objective)?;
-        e.set_item("comp_residual", entry.comp_residual)?;
-        e.set_item("iterations", entry.iterations)?;
-        e.set_item("cpu_seconds", entry.cpu_seconds)?;
-        e.set_item("status", format!("{:?}", entry.status))?;
-        log.append(e)?;
-    }
-    d.set_item("homotopy", log)?;
+    d.set_item("homotopy", log_to_py(py, &sol.log)?)?;
+    d.set_item("formulation", p.formulation.label())?;
     match &sol.active_set {
         None => d.set_item("active_set", py.None())?,
         Some(a) => {
@@ -156,6 +153,90 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
             d.set_item("active_set", e)?;
         }
     }
+    Ok(d)
+}
+
+/// The homotopy log as a list of dicts.
+fn log_to_py<'py>(
+    py: Python<'py>,
+    log: &[nonsmooth_ocp::fesd::NlpLog],
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    let list = pyo3::types::PyList::empty(py);
+    for entry in log {
+        let e = PyDict::new(py);
+        e.set_item("sigma", entry.sigma)?;
+        e.set_item("objective", entry.objective)?;
+        e.set_item("comp_residual", entry.comp_residual)?;
+        e.set_item("iterations", entry.iterations)?;
+        e.set_item("cpu_seconds", entry.cpu_seconds)?;
+        e.set_item("status", format!("{:?}", entry.status))?;
+        list.append(e)?;
+    }
+    Ok(list)
+}
+
+/// [`solve`] for `formulation = "fesd-j"`: the same keys, with `tau` = `t` the physical time
+/// of the samples (the initial state, every element's end and the state after each
+/// boundary's jump), `s` all ones, `settings` holding `formulation`, `intervals`, `n_fe`,
+/// `contacts`, `sigma0`, `kappa`, `n_homotopy` and `text`, `active_set` `None`, and
+/// `cpu_seconds` the wall time.
+fn solve_impulse<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>> {
+    let sys = std::sync::Arc::new(p.tf.cls.clone());
+    let o = p.impulse_options.clone();
+    let sol = py
+        .detach(|| nonsmooth_ocp::fesd_j::solve(&sys, &p.horizon, p.t_final, &o))
+        .map_err(ocp_err)?;
+    match sol.outcome {
+        Outcome::Solved => {}
+        Outcome::Unreachable => {
+            return Err(crate::errors::UnreachableError::new_err(sol.detail.clone()))
+        }
+        Outcome::Stalled => return Err(crate::errors::OcpError::new_err(sol.detail.clone())),
+    }
+    let nq = sys.nq();
+    let t: Vec<f64> = sol.samples.iter().map(|s| s.t).collect();
+    let y: Vec<DVector<f64>> = sol
+        .samples
+        .iter()
+        .map(|s| {
+            DVector::from_iterator(
+                2 * nq + 1,
+                s.q.iter().chain(&s.v).copied().chain(std::iter::once(s.t)),
+            )
+        })
+        .collect();
+    let d = PyDict::new(py);
+    d.set_item("formulation", p.formulation.label())?;
+    d.set_item("tau", t.clone().into_pyarray(py))?;
+    d.set_item("y", rows_to_py(py, &y, 2 * nq + 1))?;
+    d.set_item("t", t.into_pyarray(py))?;
+    let nu = sol.u.first().map_or(0, Vec::len);
+    let u: Vec<DVector<f64>> = sol
+        .u
+        .iter()
+        .map(|r| DVector::from_column_slice(r))
+        .collect();
+    d.set_item("u", rows_to_py(py, &u, nu))?;
+    d.set_item("s", vec![1.0; sol.u.len()].into_pyarray(py))?;
+    d.set_item("state_names", p.state_names.clone())?;
+    d.set_item("control_names", p.control_names.clone())?;
+    d.set_item("objective", sol.objective)?;
+    d.set_item("terminal_error", sol.terminal_error)?;
+    d.set_item("comp_residual", sol.comp_residual)?;
+    d.set_item("nlp_iterations", sol.nlp_iterations)?;
+    d.set_item("cpu_seconds", sol.seconds)?;
+    let st = PyDict::new(py);
+    st.set_item("formulation", p.formulation.label())?;
+    st.set_item("intervals", p.horizon.n_steps)?;
+    st.set_item("n_fe", o.n_fe)?;
+    st.set_item("contacts", sys.n_contacts())?;
+    st.set_item("sigma0", o.sigma0)?;
+    st.set_item("kappa", o.kappa)?;
+    st.set_item("n_homotopy", o.n_homotopy)?;
+    st.set_item("text", p.fesd_j_settings())?;
+    d.set_item("settings", st)?;
+    d.set_item("homotopy", log_to_py(py, &sol.log)?)?;
+    d.set_item("active_set", py.None())?;
     Ok(d)
 }
 

@@ -23,6 +23,8 @@ mod inverse;
 mod ocp;
 #[cfg(feature = "ocp")]
 mod ocp_generate;
+#[cfg(feature = "ocp")]
+mod ocp_impulse;
 mod progress;
 mod reproduce;
 mod simulate;

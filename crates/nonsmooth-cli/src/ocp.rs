@@ -1,5 +1,7 @@
 //! `nonsmooth ocp PROBLEM.toml --out DIR`: optimal control of a model file's system through
-//! impacts by time-freezing, FESD and an MPCC homotopy over IPOPT.
+//! impacts by time-freezing, FESD and an MPCC homotopy over IPOPT, or, with
+//! `[ocp] formulation = "fesd-j"` (the default of a model with several contacts), by FESD-J
+//! (`ocp_impulse`).
 //!
 //! Problem files: see `nonsmooth_ocp::problem`, `examples/ocp_ball_brake.toml` and
 //! `examples/ocp_hopper.toml` (`[ocp] model = "hopper.toml"`). Outputs: trajectory CSVs in
@@ -21,7 +23,7 @@ use nonsmooth_figures::time_series::{
 };
 use nonsmooth_ocp::fesd::{comp_products, CompProduct, FesdOptions, Horizon, Layout, OcpSolution};
 use nonsmooth_ocp::model_system::ModelSystem;
-use nonsmooth_ocp::problem::ModelProblem;
+use nonsmooth_ocp::problem::{Formulation, ModelProblem};
 use nonsmooth_ocp::run::{Problem, Run};
 use nonsmooth_ocp::time_freezing::physical_time_states;
 use nonsmooth_ocp::OcpError;
@@ -67,6 +69,9 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     let p = ModelProblem::from_file(&args.problem).map_err(usage)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
+    if p.formulation == Formulation::FesdJ {
+        return crate::ocp_impulse::run(&p, args);
+    }
     let quiet = args.output.quiet;
     let plan = p.continuation.as_ref();
     // progress: one line per NLP (smoothing phase, homotopy, polish) on standard error;
@@ -87,7 +92,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     };
     let settings = problem.settings();
     if !quiet {
-        eprintln!("{settings}");
+        eprintln!("formulation time-freezing: {settings}");
     }
     let progress = &mut |w: usize, sol: &OcpSolution| {
         if !quiet {
@@ -371,6 +376,7 @@ fn write_outputs(
     write_csv(&args.out.join("controls.csv"), &ch, &crow)?;
     write_json(&args.out.join("homotopy.json"), &sol.log)?;
     let mut summary = serde_json::json!({
+        "formulation": "time-freezing",
         "objective": sol.objective,
         "terminal_error": sol.terminal_error,
         "comp_residual": sol.comp_residual,

@@ -29,6 +29,7 @@
 
 pub mod continuation;
 pub mod fesd;
+pub mod fesd_j;
 pub mod generator;
 pub mod ipopt;
 pub mod model_system;

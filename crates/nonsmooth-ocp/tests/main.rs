@@ -7,6 +7,7 @@ mod common;
 mod derivatives;
 mod error_messages;
 mod examples;
+mod fesd_j;
 mod fuzz_regressions;
 mod hopper;
 mod hs071;

@@ -10,6 +10,8 @@
 //! and `global_speed = true` (terminal clock only) uses one speed of time for the whole
 //! horizon — the two settings of the authors' hopper code (nosnoc
 //! `stagewise_clock_constraint = 0`, `local_speed_of_time_variable = 0`).
+//! `formulation = "fesd-j"` solves the problem by FESD-J ([`crate::fesd_j`], [`Formulation`];
+//! `"time-freezing"` is the default) with the `[fesd]` keys that apply to it.
 //! `[ocp.continuation]` solves the problem for a series of waypoints of one terminal
 //! coordinate from the trivial initialization ([`crate::continuation`]; `mode =
 //! "active-set"`: [`ContinuationMode::ActiveSet`](crate::continuation::ContinuationMode::ActiveSet); `local_speed = true`:
@@ -185,7 +187,115 @@ struct CutSpec {
     delta_v: Option<f64>,
 }
 
+/// The formulation of a problem file's optimal control problem (`[ocp] formulation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Formulation {
+    /// Time-freezing with FESD and the MPCC homotopy ([`crate::fesd`]): the papers'
+    /// problems and the default.
+    TimeFreezing,
+    /// FESD-J ([`crate::fesd_j`]): impulses and state jumps at element boundaries, no
+    /// auxiliary dynamics (in progress: see [`crate::fesd_j`]).
+    FesdJ,
+}
+
+impl Formulation {
+    /// The default of a problem file without `ocp.formulation`: time-freezing, for one
+    /// contact or several. FESD-J does not yet solve the several-contact examples its
+    /// homotopy was tried on (docs/optimal-control.md, "FESD-J"), so it is chosen by name.
+    pub fn default_of_file() -> Self {
+        Formulation::TimeFreezing
+    }
+
+    /// `"time-freezing"` or `"fesd-j"`.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "time-freezing" => Ok(Formulation::TimeFreezing),
+            "fesd-j" => Ok(Formulation::FesdJ),
+            other => Err(format!(
+                "must be \"time-freezing\" or \"fesd-j\", got \"{other}\""
+            )),
+        }
+    }
+
+    /// The name of [`Formulation::from_name`].
+    pub fn label(self) -> &'static str {
+        match self {
+            Formulation::TimeFreezing => "time-freezing",
+            Formulation::FesdJ => "fesd-j",
+        }
+    }
+}
+
+impl ModelProblem {
+    /// The first line of a FESD-J run: the formulation (and whether the file or the model
+    /// chose it), the discretization and the homotopy.
+    pub fn fesd_j_settings(&self) -> String {
+        let (p, o) = (self, &self.impulse_options);
+        let contacts = p.tf.cls.n_contacts();
+        format!(
+            "formulation fesd-j: {} control intervals × {} finite elements, semi-implicit, \
+             impulses at element boundaries; {} contacts{}; {} homotopy from σ = {:e} by κ = {}, \
+             at most {} NLPs per phase",
+            p.horizon.n_steps,
+            o.n_fe,
+            contacts,
+            if p.tf.cls.friction().is_some() {
+                " with Coulomb friction"
+            } else {
+                ""
+            },
+            if o.penalty { "penalty" } else { "scholtes" },
+            o.sigma0,
+            o.kappa,
+            o.n_homotopy
+        )
+    }
+}
+
 impl FesdSpec {
+    /// The FESD-J options of the keys that apply to it (`n_fe`, `sigma0`, `kappa`,
+    /// `n_homotopy`, `max_iter`, `tol`); the keys of time-freezing's discretization
+    /// (`n_s` ≠ 1, `scheme`, `dcs`, `smoothing`, `cut_schedule`, `relaxation`) are errors
+    /// naming the key.
+    fn impulse_options(&self) -> Result<crate::fesd_j::ImpulseOptions, OcpError> {
+        for (key, set) in [
+            ("n_s", self.n_s.is_some_and(|n| n != 1)),
+            ("scheme", self.scheme.is_some()),
+            ("dcs", self.dcs.is_some()),
+            ("smoothing", self.smoothing.is_some()),
+            ("cut_schedule", self.cut_schedule.is_some()),
+            ("relaxation", self.relaxation.is_some()),
+        ] {
+            if set {
+                return Err(OcpError::InvalidInput(format!(
+                    "{key} applies to ocp.formulation = \"time-freezing\" (FESD-J uses one \
+                     semi-implicit stage and Scholtes' relaxation)"
+                )));
+            }
+        }
+        let mut b = crate::fesd_j::ImpulseOptions::builder();
+        if let Some(n) = self.n_fe {
+            b = b.n_fe(n);
+        }
+        if let Some(s) = self.sigma0 {
+            b = b.sigma0(s);
+        }
+        if let Some(k) = self.kappa {
+            b = b.kappa(k);
+        }
+        if let Some(n) = self.n_homotopy {
+            b = b.n_homotopy(n);
+        }
+        if let Some(i) = self.max_iter {
+            b = b.max_iter(i);
+        }
+        if let Some(t) = self.tol {
+            b = b.tol(t);
+        }
+        b.build()
+    }
+
     /// Applies the optional keys to `o` through the option groups' builders, whose rules
     /// ([`Discretization::validate`], [`MpccStrategy::validate`](crate::fesd::MpccStrategy::validate), [`NlpSettings::validate`](crate::fesd::NlpSettings::validate))
     /// name the key under `fesd.` (`n_s`/`n_fe` defaults are the caller's).

@@ -1,11 +1,12 @@
 //! The problem file's parser: [`ModelProblem`] (the file format in its docs).
 
 use super::{
-    clock_spec, default_options, time_freezing, FesdSpec, MpccSpec, StanceSpec,
-    DEFAULT_CONTINUATION_SIGMA0, DEFAULT_GROWTH_BISECTIONS,
+    clock_spec, default_options, in_section, time_freezing, FesdSpec, Formulation, MpccSpec,
+    StanceSpec, DEFAULT_CONTINUATION_SIGMA0, DEFAULT_GROWTH_BISECTIONS,
 };
 use crate::continuation::{ContinuationMode, ContinuationPlan};
 use crate::fesd::{FesdOptions, Horizon, StateGuess, Tracking};
+use crate::fesd_j::ImpulseOptions;
 use crate::model_system::{EllipseObstacle, ModelSystem, PathTerm, PointBound};
 use crate::smoothing::{Growth, SystemAt};
 use crate::time_freezing::TimeFreezing;
@@ -68,6 +69,7 @@ struct OcpKeys {
     #[serde(default)]
     path: PathKeys,
     continuation: Option<ContinuationTable>,
+    formulation: Option<String>,
 }
 
 /// `[ocp.continuation]`: waypoints of one terminal coordinate and the plan's settings.
@@ -257,6 +259,13 @@ pub struct ModelProblem {
     /// Obstacle growth in the smoothing phase (`ocp.path.obstacle_growth`), `None` for a
     /// direct solve.
     pub growth: Option<Growth>,
+    /// The formulation (`ocp.formulation`, or [`Formulation::default_of_file`]).
+    pub formulation: Formulation,
+    /// Whether the file chose the formulation (else it is the default).
+    pub formulation_chosen: bool,
+    /// The options of [`Formulation::FesdJ`]: `n_fe`, `sigma0`, `kappa`, `n_homotopy`,
+    /// `max_iter` and `tol` of `[fesd]`, the others at their defaults.
+    pub impulse_options: ImpulseOptions,
 }
 
 /// Where a key sits: "source:line: ocp.terminal.q.x".
@@ -448,6 +457,42 @@ impl ModelProblem {
                 "cannot be combined with ocp.path.obstacle_growth".into(),
             ));
         }
+        let (formulation, formulation_chosen) = match ocp.formulation.as_deref() {
+            None => (Formulation::default_of_file(), false),
+            Some(name) => (
+                Formulation::from_name(name).map_err(|m| at.err(&["ocp", "formulation"], m))?,
+                true,
+            ),
+        };
+        if formulation == Formulation::FesdJ {
+            for (key, used) in [
+                ("continuation", ocp.continuation.is_some()),
+                ("initial_guess", ocp.initial_guess.is_some()),
+                ("tracking", !horizon.tracking.is_empty()),
+                ("path.obstacle_growth", growth.is_some()),
+            ] {
+                if used {
+                    return Err(at.err(
+                        &["ocp", key],
+                        "is not supported by formulation \"fesd-j\" (set ocp.formulation = \"time-freezing\")"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        let impulse_options = if formulation == Formulation::FesdJ {
+            if spec.mpcc.method.is_some() {
+                return Err(at.err(
+                    &["mpcc", "method"],
+                    "applies to ocp.formulation = \"time-freezing\"".into(),
+                ));
+            }
+            spec.fesd
+                .impulse_options()
+                .map_err(|e| in_section("fesd.", e, &bad))?
+        } else {
+            ImpulseOptions::default()
+        };
         let state_names = coords
             .q
             .iter()
@@ -465,6 +510,9 @@ impl ModelProblem {
             control_names,
             continuation,
             growth,
+            formulation,
+            formulation_chosen,
+            impulse_options,
         })
     }
 

@@ -41,16 +41,45 @@ impl ModelProblem {
         stepper: &str,
         steps_per_element: usize,
     ) -> Result<Replay, OcpError> {
+        let optimal = sol
+            .traj
+            .y
+            .last()
+            .map(|y| y[..self.tf.cls.nq().min(y.len())].to_vec())
+            .ok_or_else(|| {
+                OcpError::InvalidInput("replay: the solution has no trajectory".into())
+            })?;
+        self.replay_controls(
+            &sol.u,
+            optimal,
+            stepper,
+            steps_per_element * self.options.discretization.n_fe,
+        )
+    }
+
+    /// The controls `u` (one per control interval, zero-order hold) applied to the model
+    /// through `stepper` at `steps_per_interval` steps per interval, from the problem's
+    /// initial state; the final configurations of that run and `optimal` (the optimum's).
+    ///
+    /// # Errors
+    /// As [`ModelProblem::replay`].
+    pub fn replay_controls(
+        &self,
+        u: &[Vec<f64>],
+        optimal: Vec<f64>,
+        stepper: &str,
+        steps_per_interval: usize,
+    ) -> Result<Replay, OcpError> {
         let invalid = |what: String| OcpError::InvalidInput(format!("replay: {what}"));
         let model = self.tf.cls.model().clone();
         let n = self.horizon.n_steps;
-        if sol.u.len() != n || steps_per_element == 0 {
+        if u.len() != n || steps_per_interval == 0 {
             return Err(invalid(format!(
-                "{} control intervals for a problem of {n}, {steps_per_element} steps per element",
-                sol.u.len()
+                "{} control intervals for a problem of {n}, {steps_per_interval} steps per interval",
+                u.len()
             )));
         }
-        let sub = steps_per_element * self.options.discretization.n_fe;
+        let sub = steps_per_interval;
         let dt = self.t_final / (n * sub) as f64;
         let slots = self
             .control_names
@@ -70,19 +99,13 @@ impl ModelProblem {
         let y0 = &self.horizon.y0;
         let mut sim = Simulator::new(model, stepper, dt).map_err(sim_err)?;
         sim.reset_to(&y0[..nq], &y0[nq..nq + nv]).map_err(sim_err)?;
-        for u in &sol.u {
+        for u in u {
             let mut full = vec![0.0; n_act];
             for (value, &slot) in u.iter().zip(&slots) {
                 full[slot] = *value;
             }
             sim.step_n(sub, &full).map_err(sim_err)?;
         }
-        let optimal = sol
-            .traj
-            .y
-            .last()
-            .map(|y| y[..nq.min(y.len())].to_vec())
-            .ok_or_else(|| invalid("the solution has no trajectory".into()))?;
         Ok(Replay {
             simulated: sim.q().as_slice().to_vec(),
             optimal,

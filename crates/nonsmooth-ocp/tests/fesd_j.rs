@@ -1,0 +1,99 @@
+//! FESD-J: a box held at rest solved exactly, the formulation chosen by the problem file and
+//! the keys of the other formulation named.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use nonsmooth_ocp::fesd_j::{solve, ImpulseOptions, Outcome};
+use nonsmooth_ocp::problem::{Formulation, ModelProblem};
+
+fn examples() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+#[test]
+fn a_box_held_at_rest_is_solved_exactly_without_effort() {
+    // the pushed box's model with its start as the target: the rest state (every corner on
+    // the ground, no control) is feasible and complementary, and nothing cheaper exists
+    let p = box_problem(
+        "formulation = \"fesd-j\"",
+        "[ocp.terminal]\nq.\"base.x\" = 0.0\nv.\"base.vx\" = 0.0\n",
+    )
+    .unwrap();
+    let sys = Arc::new(p.tf.cls.clone());
+    let s = solve(&sys, &p.horizon, p.t_final, &p.impulse_options).unwrap();
+    assert_eq!(s.outcome, Outcome::Solved, "{}", s.detail);
+    assert!(s.comp_residual <= 1e-9, "{}", s.comp_residual);
+    assert!(s.terminal_error <= 1e-6, "{}", s.terminal_error);
+    assert!(s.objective <= 1e-8, "effort {}", s.objective);
+    let last = s.samples.last().unwrap();
+    assert!((last.q[1] - 0.1).abs() <= 1e-6, "height {}", last.q[1]);
+    // against m g T = 9.81 N s of weight carried by the ground
+    assert!(s.max_impulse <= 1e-4, "impulse {}", s.max_impulse);
+    // samples: the start, every element's end and the state after every boundary
+    let elements = p.horizon.n_steps * p.impulse_options.n_fe;
+    assert_eq!(s.samples.len(), 2 * elements);
+    assert!((s.samples.last().unwrap().t - p.t_final).abs() <= 1e-9);
+}
+
+/// A problem on `box_on_ground.toml` (N = 4, T = 1): `extra_ocp` goes into `[ocp]`, `tail`
+/// after it (the default terminal is x = 0.1).
+fn box_problem(extra_ocp: &str, tail: &str) -> Result<ModelProblem, nonsmooth_ocp::OcpError> {
+    parse_box(extra_ocp, tail)
+}
+
+/// The error of a box problem that must not parse.
+fn box_error(extra_ocp: &str, tail: &str) -> String {
+    match parse_box(extra_ocp, tail) {
+        Ok(_) => panic!("parsed: {extra_ocp} {tail}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn parse_box(extra_ocp: &str, tail: &str) -> Result<ModelProblem, nonsmooth_ocp::OcpError> {
+    let terminal = if tail.contains("[ocp.terminal]") {
+        String::new()
+    } else {
+        "[ocp.terminal]\nq.\"base.x\" = 0.1\n".to_string()
+    };
+    let text = format!(
+        "[ocp]\nmodel = \"box_on_ground.toml\"\nN = 4\nT = 1.0\ncontrols = [\"push\"]\n{extra_ocp}\n\
+         {terminal}{tail}"
+    );
+    let source = examples().join("generated.toml");
+    ModelProblem::from_toml_str(&text, Some(&source.display().to_string()))
+}
+
+#[test]
+fn time_freezing_is_the_default_and_the_file_may_choose_fesd_j() {
+    let p = box_problem("", "").unwrap();
+    assert_eq!(p.formulation, Formulation::TimeFreezing);
+    assert!(!p.formulation_chosen);
+    let p = box_problem("formulation = \"fesd-j\"", "").unwrap();
+    assert_eq!(p.formulation, Formulation::FesdJ);
+    assert!(p.formulation_chosen);
+    let p = box_problem(
+        "formulation = \"fesd-j\"",
+        "[fesd]\nn_fe = 3\nsigma0 = 0.5\n",
+    )
+    .unwrap();
+    assert_eq!(p.impulse_options.n_fe, 3);
+    assert_eq!(p.impulse_options.sigma0, 0.5);
+}
+
+#[test]
+fn keys_of_the_other_formulation_are_named() {
+    let e = box_error("formulation = \"fesd\"", "");
+    assert!(e.contains("ocp.formulation") && e.contains("fesd-j"), "{e}");
+    let fj = "formulation = \"fesd-j\"";
+    let e = box_error(fj, "[mpcc]\nmethod = \"active-set\"\n");
+    assert!(
+        e.contains("mpcc.method") && e.contains("time-freezing"),
+        "{e}"
+    );
+    let e = box_error(fj, "[fesd]\nscheme = \"gauss-legendre\"\n");
+    assert!(e.contains("fesd.scheme"), "{e}");
+    let e = box_error(fj, "[fesd]\nkappa = 2.0\n");
+    assert!(e.contains("kappa"), "{e}");
+    assert!(ImpulseOptions::builder().n_fe(0).build().is_err());
+}
