@@ -97,13 +97,7 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     d.set_item("y", rows_to_py(py, &y, ny))?;
     let clock: Vec<f64> = sol.traj.y.iter().map(|y| y[ny - 1]).collect();
     d.set_item("t", clock.into_pyarray(py))?;
-    let nu = sol.u.first().map_or(0, Vec::len);
-    let u: Vec<DVector<f64>> = sol
-        .u
-        .iter()
-        .map(|r| DVector::from_column_slice(r))
-        .collect();
-    d.set_item("u", rows_to_py(py, &u, nu))?;
+    d.set_item("u", controls_to_py(py, &sol.u))?;
     d.set_item("s", sol.s.clone().into_pyarray(py))?;
     d.set_item("state_names", state_names)?;
     d.set_item("control_names", control_names)?;
@@ -154,6 +148,13 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
         }
     }
     Ok(d)
+}
+
+/// Controls per interval as a 2-D array (one row per interval).
+fn controls_to_py<'py>(py: Python<'py>, u: &[Vec<f64>]) -> Bound<'py, numpy::PyArray2<f64>> {
+    let nu = u.first().map_or(0, Vec::len);
+    let rows: Vec<DVector<f64>> = u.iter().map(|r| DVector::from_column_slice(r)).collect();
+    rows_to_py(py, &rows, nu)
 }
 
 /// The homotopy log as a list of dicts.
@@ -210,13 +211,7 @@ fn solve_impulse<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, 
     d.set_item("tau", t.clone().into_pyarray(py))?;
     d.set_item("y", rows_to_py(py, &y, 2 * nq + 1))?;
     d.set_item("t", t.into_pyarray(py))?;
-    let nu = sol.u.first().map_or(0, Vec::len);
-    let u: Vec<DVector<f64>> = sol
-        .u
-        .iter()
-        .map(|r| DVector::from_column_slice(r))
-        .collect();
-    d.set_item("u", rows_to_py(py, &u, nu))?;
+    d.set_item("u", controls_to_py(py, &sol.u))?;
     d.set_item("s", vec![1.0; sol.u.len()].into_pyarray(py))?;
     d.set_item("state_names", p.state_names.clone())?;
     d.set_item("control_names", p.control_names.clone())?;
