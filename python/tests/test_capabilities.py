@@ -149,6 +149,23 @@ def test_solve_ocp_says_an_unreachable_target(examples):
     assert issubclass(ns.UnreachableError, ns.OcpError)
 
 
+def test_solve_ocp_runs_the_formulation_the_file_chooses(examples):
+    # The box of box_on_ground.toml held at rest by FESD-J: exact, no effort, the dict says
+    # the formulation; time-freezing files say theirs.
+    text = (f'[ocp]\nmodel = "{examples / "box_on_ground.toml"}"\nN = 4\nT = 1.0\n'
+            'controls = ["push"]\nformulation = "fesd-j"\n'
+            '[ocp.terminal]\nq."base.x" = 0.0\nv."base.vx" = 0.0\n')
+    r = ns.solve_ocp(text=text)
+    assert r["formulation"] == "fesd-j" and r["settings"]["formulation"] == "fesd-j"
+    assert r["comp_residual"] <= 1e-9 and r["terminal_error"] <= 1e-6
+    assert r["objective"] <= 1e-8
+    assert r["u"].shape == (4, 1)
+    np.testing.assert_allclose(r["y"][-1, :3], [0.0, 0.1, 0.0], atol=1e-6)
+    assert r["t"][-1] == pytest.approx(1.0)
+    with pytest.raises(ns.OcpError, match="mpcc.method"):
+        ns.solve_ocp(text=text + '[mpcc]\nmethod = "active-set"\n')
+
+
 def test_solve_ocp_follows_the_continuation_of_the_file(examples):
     # ocp.continuation: x(T) = 3 from the trivial initialization, then 3.5, then the file's 4.
     text = (examples / "ocp_particle.toml").read_text()
