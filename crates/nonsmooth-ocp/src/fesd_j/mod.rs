@@ -26,6 +26,6 @@ mod options;
 mod solve;
 
 pub use blocks::{Dims, ImpulseBlock};
-pub use build::{build, BoundaryIdx, ElementIdx, Layout};
+pub use build::{build, BoundaryIdx, ElementIdx, Layout, IMPULSE_RELAXATION};
 pub use options::{ImpulseOptions, ImpulseOptionsBuilder};
 pub use solve::{solve, ImpulseSolution, Outcome, Sample};
