@@ -183,8 +183,11 @@ class HomotopyStep(TypedDict):
 
 
 class OcpSettings(TypedDict):
-    """The discretization and homotopy of a ``solve_ocp`` run (``["settings"]``)."""
+    """The discretization and homotopy of a ``solve_ocp`` run (``["settings"]``); for
+    ``formulation = "fesd-j"`` the scheme is ``"semi-implicit"`` with ``n_s`` 1, a switching
+    function per contact and Scholtes' relaxation."""
 
+    formulation: str
     intervals: int
     scheme: str
     n_s: int
@@ -215,6 +218,7 @@ class ActiveSetResult(TypedDict):
 class OcpResult(TypedDict):
     """``solve_ocp``: the optimal trajectory and how the homotopy went."""
 
+    formulation: str
     tau: Array
     y: Array
     state_names: List[str]

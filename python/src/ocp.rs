@@ -108,6 +108,7 @@ fn solve<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>>
     d.set_item("cpu_seconds", sol.cpu_seconds)?;
     let settings = problem.settings();
     let st = PyDict::new(py);
+    st.set_item("formulation", p.formulation.label())?;
     st.set_item("intervals", settings.intervals)?;
     st.set_item("scheme", &settings.scheme)?;
     st.set_item("n_s", settings.n_s)?;
@@ -178,8 +179,8 @@ fn log_to_py<'py>(
 
 /// [`solve`] for `formulation = "fesd-j"`: the same keys, with `tau` = `t` the physical time
 /// of the samples (the initial state, every element's end and the state after each
-/// boundary's jump), `s` all ones, `settings` holding `formulation`, `intervals`, `n_fe`,
-/// `contacts`, `sigma0`, `kappa`, `n_homotopy` and `text`, `active_set` `None`, and
+/// boundary's jump), `s` all ones, `settings` with the scheme `"semi-implicit"`, one
+/// switching function per contact and Scholtes' relaxation, `active_set` `None`, and
 /// `cpu_seconds` the wall time.
 fn solve_impulse<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, PyDict>> {
     let sys = std::sync::Arc::new(p.tf.cls.clone());
@@ -223,11 +224,17 @@ fn solve_impulse<'py>(py: Python<'py>, p: &ModelProblem) -> PyResult<Bound<'py, 
     let st = PyDict::new(py);
     st.set_item("formulation", p.formulation.label())?;
     st.set_item("intervals", p.horizon.n_steps)?;
+    st.set_item("scheme", "semi-implicit")?;
+    st.set_item("n_s", 1)?;
     st.set_item("n_fe", o.n_fe)?;
     st.set_item("contacts", sys.n_contacts())?;
+    st.set_item("switching_functions", sys.n_contacts())?;
+    st.set_item("cross_components", sys.n_contacts())?;
+    st.set_item("relaxation", if o.penalty { "penalty" } else { "scholtes" })?;
     st.set_item("sigma0", o.sigma0)?;
     st.set_item("kappa", o.kappa)?;
     st.set_item("n_homotopy", o.n_homotopy)?;
+    st.set_item("mpcc_method", "homotopy")?;
     st.set_item("text", p.fesd_j_settings())?;
     d.set_item("settings", st)?;
     d.set_item("homotopy", log_to_py(py, &sol.log)?)?;
