@@ -97,3 +97,33 @@ fn keys_of_the_other_formulation_are_named() {
     assert!(e.contains("kappa"), "{e}");
     assert!(ImpulseOptions::builder().n_fe(0).build().is_err());
 }
+
+/// `examples/ocp_box_push.toml` by FESD-J, with its controls replayed through `drumwright`
+/// (100 steps per interval). About 100 s in the test profile: run it with
+/// `cargo test -p nonsmooth-ocp --test ocp fesd_j:: -- --ignored`.
+#[test]
+#[ignore = "about 100 s; the FESD-J status measurement of docs/optimal-control.md"]
+fn box_push_by_fesd_j_is_exact_and_its_replay_lands_near_the_target() {
+    let text = std::fs::read_to_string(examples().join("ocp_box_push.toml"))
+        .unwrap()
+        .replace("[ocp]\n", "[ocp]\nformulation = \"fesd-j\"\n");
+    let source = examples().join("ocp_box_push.toml");
+    let p = ModelProblem::from_toml_str(&text, Some(&source.display().to_string())).unwrap();
+    let sys = Arc::new(p.tf.cls.clone());
+    let s = solve(&sys, &p.horizon, p.t_final, &p.impulse_options).unwrap();
+    let last = s.samples.last().unwrap().q.clone();
+    let r = p.replay_controls(&s.u, last, "drumwright", 100).unwrap();
+    eprintln!(
+        "{}: effort {:.6}, complementarity {:.2e}, terminal {:.2e}, {} IPOPT iterations, {:.1} s; replay deviation {:?}",
+        s.detail, s.objective, s.comp_residual, s.terminal_error, s.nlp_iterations, s.seconds,
+        r.deviation()
+    );
+    assert_eq!(s.outcome, Outcome::Solved, "{}", s.detail);
+    assert!(s.comp_residual <= 1e-9 && s.terminal_error <= 1e-6);
+    // the continuous problem's least effort is 25.0875 (docs/derivatives.md)
+    assert!(
+        (25.0..26.0).contains(&s.objective),
+        "effort {}",
+        s.objective
+    );
+}

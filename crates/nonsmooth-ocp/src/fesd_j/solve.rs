@@ -187,6 +187,11 @@ fn homotopy(
                 converged: true,
             };
         }
+        if c <= POLISH_FROM {
+            if let Some(exact) = polish(nlp, layout, &x, o, deadline, log) {
+                return exact;
+            }
+        }
         sigma = (sigma * o.kappa).max(0.1 * o.comp_tol);
     }
     Homotopy {
@@ -194,6 +199,58 @@ fn homotopy(
         comp,
         converged: false,
     }
+}
+
+/// Complementarity residual below which a relaxed point is polished.
+const POLISH_FROM: f64 = 1e-2;
+
+/// The active-set end game: every pair's smaller side at `x` fixed to zero, the product
+/// rows dropped, the smooth NLP solved from `x`; a solution whose products are all ≤
+/// `comp_tol` ends the homotopy (σ = 0 in the log).
+fn polish(
+    nlp: &BlockNlp<ImpulseBlock>,
+    layout: &Layout,
+    x: &[f64],
+    o: &ImpulseOptions,
+    deadline: Instant,
+    log: &mut Vec<NlpLog>,
+) -> Option<Homotopy> {
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .as_secs_f64();
+    if left <= 0.0 {
+        return None;
+    }
+    let mut fixed = nlp.clone();
+    for &(row, n) in &layout.comp_rows {
+        for gu in &mut fixed.gu[row..row + n] {
+            *gu = 1e20;
+        }
+    }
+    let mut start = x.to_vec();
+    for (a, bs) in layout.comp_pairs.iter().flatten() {
+        let other: f64 = bs.iter().map(|b| x[*b]).sum();
+        let zero: Vec<usize> = if x[*a] <= other { vec![*a] } else { bs.clone() };
+        for i in zero {
+            fixed.xl[i] = 0.0;
+            fixed.xu[i] = 0.0;
+            start[i] = 0.0;
+        }
+    }
+    let sol = ipopt_solve(&fixed, &start, None, &nlp_options(o, false, left)).ok()?;
+    let c = layout.comp_residual(&sol.x);
+    if o.verbose {
+        eprintln!(
+            "fesd-j polish: objective {:.6e}, complementarity {c:.3e}, {} iterations, {:?}",
+            sol.objective, sol.iterations, sol.status
+        );
+    }
+    log.push(nlp_log(0.0, c, &sol));
+    (c <= o.comp_tol).then_some(Homotopy {
+        x: sol.x,
+        comp: c,
+        converged: true,
+    })
 }
 
 fn nlp_log(sigma: f64, comp: f64, sol: &IpoptSolution) -> NlpLog {
