@@ -28,4 +28,4 @@ mod solve;
 pub use blocks::{Dims, ImpulseBlock};
 pub use build::{build, BoundaryIdx, ElementIdx, Layout, IMPULSE_RELAXATION};
 pub use options::{ImpulseOptions, ImpulseOptionsBuilder};
-pub use solve::{solve, ImpulseSolution, Outcome, Sample};
+pub use solve::{solve, ImpulseSolution, Outcome, Sample, UNREACHABLE_SHARE};
