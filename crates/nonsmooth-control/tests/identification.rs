@@ -2,7 +2,7 @@
 //! examples/sliding_box.toml.
 
 use nonsmooth_control::identification::{
-    identify, IdentificationError, IdentificationOptions, Recording,
+    identify, IdentificationError, IdentificationOptions, IdentificationResult, Recording,
 };
 use nonsmooth_core::{Model, State};
 use nonsmooth_sim::derivatives::Parameter;
@@ -29,21 +29,26 @@ fn friction() -> Parameter {
     Parameter::parse("friction:steel_on_wood").unwrap()
 }
 
+/// The friction coefficient identified from `recording` by `drumwright` from μ = 0.5, with
+/// the default options.
+fn identify_friction(model: &Model, recording: &Recording) -> IdentificationResult {
+    identify(
+        model,
+        "drumwright",
+        DT,
+        recording,
+        &[friction()],
+        &[0.5],
+        &IdentificationOptions::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn the_friction_coefficient_of_a_slide_is_recovered_from_a_wrong_guess() {
     let model = sliding_box();
     let recording = record(&model, 0.3, &model.initial_state);
-    let options = IdentificationOptions::default();
-    let r = identify(
-        &model,
-        "drumwright",
-        DT,
-        &recording,
-        &[friction()],
-        &[0.5],
-        &options,
-    )
-    .unwrap();
+    let r = identify_friction(&model, &recording);
     assert!(r.converged);
     assert!((r.estimate[0] - 0.3).abs() < 0.003, "{:?}", r.estimate);
     assert!(r.history.windows(2).all(|w| w[1].cost < w[0].cost));
@@ -62,17 +67,7 @@ fn random_coefficients_and_launch_speeds_are_recovered() {
         initial.v[0] = speed * heading.cos();
         initial.v[1] = speed * heading.sin();
         let recording = record(&model, mu, &initial);
-        let options = IdentificationOptions::default();
-        let r = identify(
-            &model,
-            "drumwright",
-            DT,
-            &recording,
-            &[friction()],
-            &[0.5],
-            &options,
-        )
-        .unwrap();
+        let r = identify_friction(&model, &recording);
         let error = (r.estimate[0] - mu).abs() / mu;
         assert!(
             error < 0.01,

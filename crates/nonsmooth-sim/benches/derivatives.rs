@@ -54,11 +54,12 @@ fn example(path: &str) -> Model {
     Model::from_file(format!("{root}{path}")).expect("shipped model")
 }
 
-fn box_model(half: [f64; 3], mass: f64, mu: f64, vx: f64, margin: f64) -> Model {
-    let [a, b, c] = half;
-    let text = format!(
+/// A spatial model `name` with gravity, one material `m` of friction `mu` and the ground
+/// plane z = 0: the start of the benchmark's scenes.
+fn ground_scene(name: &str, margin: f64, mu: f64) -> String {
+    format!(
         r#"[model]
-name = "box"
+name = "{name}"
 dimension = "spatial"
 gravity = [0.0, 0.0, -9.81]
 contact_margin = {margin:?}
@@ -71,7 +72,15 @@ friction = {mu:?}
 name = "ground"
 shape = {{ plane = [0.0, 0.0, 1.0] }}
 material = "m"
+"#
+    )
+}
 
+fn box_model(half: [f64; 3], mass: f64, mu: f64, vx: f64, margin: f64) -> Model {
+    let [a, b, c] = half;
+    let ground = ground_scene("box", margin, mu);
+    let text = format!(
+        r#"{ground}
 [[bodies]]
 name = "box"
 mass = {mass:?}
@@ -93,23 +102,7 @@ v.box = [{vx:?}, 0.0, 0.0, 0.0, 0.0, 0.0]
 
 /// Spheres of radius `r`: a ring of `ring` on the ground around one, and the rest on top.
 fn sphere_model(r: f64, mass: f64, mu: f64, v: f64, margin: f64, count: usize) -> Model {
-    let mut text = format!(
-        r#"[model]
-name = "spheres"
-dimension = "spatial"
-gravity = [0.0, 0.0, -9.81]
-contact_margin = {margin:?}
-
-[[materials]]
-name = "m"
-friction = {mu:?}
-
-[[colliders]]
-name = "ground"
-shape = {{ plane = [0.0, 0.0, 1.0] }}
-material = "m"
-"#
-    );
+    let mut text = ground_scene("spheres", margin, mu);
     let mut initial = String::from("\n[initial]\n");
     let ring = 6.min(count.saturating_sub(1));
     for k in 0..count {
