@@ -2,10 +2,10 @@
 //! [`super`]).
 
 use nalgebra::{DMatrix, DVector};
-use nonsmooth_core::dynamics::integrate_configuration;
+use nonsmooth_core::dynamics::{bias_force, integrate_configuration, mass_matrix, passive_force};
 use nonsmooth_core::State;
 use nonsmooth_solvers::regularized_contact::{
-    sensitivity, solve_semismooth, RegularizedContactOptions, SemismoothWorkspace,
+    sensitivity, solve_semismooth, RegularizedContactOptions, SemismoothWorkspace, Sensitivity,
 };
 use nonsmooth_solvers::SolveStatus;
 
@@ -77,7 +77,12 @@ pub(super) fn derivatives(
     let n = problem.num_velocities();
     let mut rhs = DMatrix::zeros(n, dirs.len());
     let mut one_sided = Vec::new();
+    let momentum = momentum_columns(stepper, x, dirs, parameters, &nominal, &sens)?;
     for (col, &d) in dirs.iter().enumerate() {
+        if let Some(df) = momentum.as_ref().and_then(|m| m[col].as_ref()) {
+            rhs.set_column(col, &(-df));
+            continue;
+        }
         let s = x.step_size(d, parameters, DATA_DIFFERENCE_STEP)?;
         let side = |sign: f64| -> Result<Option<StepProblem>, SimError> {
             if !x.admits(d, sign * s, parameters) {
@@ -139,3 +144,74 @@ pub(super) fn derivatives(
         one_sided,
     }))
 }
+
+/// Whether a direction moves the free motion's momentum only (a velocity or a command).
+fn moves_momentum(d: Direction) -> bool {
+    matches!(d, Direction::Velocity(_) | Direction::Command(_))
+}
+
+/// The momentum of the free motion, `p = M̃ v₀ + h f̃(q₀, v₀, u)`: the mass matrix and the
+/// passive, bias and actuation forces with the servos implicit over the step, as a step
+/// applies them (`mass` is `M(q₀)`).
+fn free_momentum(x: &Inputs<'_>, mass: &DMatrix<f64>) -> Result<DVector<f64>, SimError> {
+    let (model, q, v) = (&*x.model, &x.state.q, &x.state.v);
+    let mut m = mass.clone();
+    let mut f = passive_force(model, q, v) - bias_force(model, q, v);
+    x.actuation()?.apply_implicit(&mut m, &mut f, q, v, x.h);
+    Ok(&m * v + f * x.h)
+}
+
+/// `∂F/∂x` along the momentum directions (velocities and commands) without assembling a
+/// problem per direction, as MuJoCo's finite differences skip the position stage for them.
+/// A step problem whose free velocity is `v* = A⁻¹ p` and whose other data depend on the
+/// configuration alone has `∂F/∂x = −∂p/∂x` along them; `p` is differenced instead of the
+/// problem. The premise is checked on one problem assembled along a combination of all of
+/// them: where it fails (compliant contacts whose damping reads the normal velocity,
+/// bilateral rows' `Ġv`, a contact set that changes) the result is `None` and each
+/// direction is assembled. Entry `k` is the column of `dirs[k]`, `None` for the others.
+fn momentum_columns(
+    stepper: &dyn Stepper,
+    x: &Inputs<'_>,
+    dirs: &[Direction],
+    parameters: &[Parameter],
+    nominal: &StepProblem,
+    sens: &Sensitivity<'_>,
+) -> Result<Option<Vec<Option<DVector<f64>>>>, SimError> {
+    if !dirs.iter().any(|&d| moves_momentum(d)) {
+        return Ok(None);
+    }
+    let mass = mass_matrix(&x.model, &x.state.q);
+    let p0 = free_momentum(x, &mass)?;
+    let mut columns = vec![None; dirs.len()];
+    let mut combined = x.clone();
+    let mut predicted = DVector::zeros(p0.len());
+    for (col, &d) in dirs.iter().enumerate() {
+        if !moves_momentum(d) {
+            continue;
+        }
+        let s = x.step_size(d, parameters, DATA_DIFFERENCE_STEP)?;
+        let dp = (free_momentum(&x.moved(d, s, parameters)?, &mass)? - &p0) / s;
+        // Distinct weights, so that no error of one direction cancels another's.
+        let weight = s * (1.0 + col as f64 / dirs.len() as f64);
+        match d {
+            Direction::Velocity(k) => combined.state.v[k] += weight,
+            Direction::Command(k) => combined.u[k] += weight,
+            _ => unreachable!("a momentum direction"),
+        }
+        predicted -= &dp * weight;
+        columns[col] = Some(-dp);
+    }
+    let Some(moved) = problem_like(stepper, &combined, nominal)? else {
+        return Ok(None);
+    };
+    let assembled = sens.equations_wrt_data(&moved.problem, &nominal.problem, 1.0)?;
+    let scale = assembled.amax().max(predicted.amax());
+    let agrees = (&assembled - &predicted).amax() <= MOMENTUM_AGREEMENT * scale;
+    Ok(agrees.then_some(columns))
+}
+
+/// How closely (relative to the larger) the problem assembled along the combined momentum
+/// direction must agree with the momentum's prediction: far above the rounding of the
+/// differences (`10⁻¹⁶/ε`, ε = 1e-7) and their truncation, far below any neglected
+/// dependence that matters at the derivatives' accuracy.
+const MOMENTUM_AGREEMENT: f64 = 1e-6;

@@ -25,8 +25,17 @@
 //! rows). The contact problem — where the nonsmoothness lives — is differentiated exactly;
 //! `q₁ = q₀ ⊕ h v₁` is differentiated exactly (dual numbers). The moved problems keep the
 //! step's contacts (detected within margins widened by [`INCLUSION_WIDENING`]), so that a
-//! contact resting at zero gap stays in. Cost: one solve of the step's problem,
-//! `2n_v + n_u + n_θ` assemblies and one solve with the factored `H` per direction.
+//! contact resting at zero gap stays in.
+//!
+//! Velocities and commands move a step problem only through its free velocity
+//! `v* = A⁻¹ p`, `p = M̃ v₀ + h f̃(q₀, v₀, u)` (the mass matrix and forces with the servos
+//! implicit), where the other data read the configuration alone: along them
+//! `∂F/∂x = −∂p/∂x`, a difference of `p` (one bias-force evaluation) instead of an assembly,
+//! as MuJoCo's finite differences skip the position stage for them. One problem assembled
+//! along a combination of all of them checks the premise; where it fails (a Hertz law
+//! reading the normal velocity, bilateral rows' `Ġv`) every direction is assembled. Cost:
+//! one solve of the step's problem, `n_v + n_θ + 1` assemblies (`2n_v + n_u + n_θ` where
+//! the premise fails) and one solve with the factored `H` per direction.
 //!
 //! # Modes and switches
 //! Each constraint's mode at the solution ([`ConstraintMode`]: separated, sticking, sliding)
