@@ -9,9 +9,11 @@
 //!   body before `T`). Its height and angle are those of rest (`y` = the half height,
 //!   `θ` = 0), its `x` the rollout's.
 //! - **Unreachable by construction**: a force limit below static friction (`F < μ m g`:
-//!   the body cannot move) with a displaced target; or a target beyond the farthest rest
-//!   point any admissible push reaches in `T` (bang–bang: accelerate at `(F − μmg)/m`, brake
-//!   at `(F + μmg)/m`, `x_max = ½ a₁ t₁ T` with `a₁ t₁ = a₂ (T − t₁)`), here 1.5 `x_max`.
+//!   the body cannot move) with a displaced target; or a target 1.5 times beyond a bound on
+//!   every rest point an admissible push reaches in `T`: with friction (at most `μmg`)
+//!   counted as helping both to speed up and to brake, and the whole horizon used (a
+//!   dropped crate is pushed in the air too, where no friction holds it),
+//!   `x_max = (F + μmg) T² / (4m)`, the bang–bang optimum at that acceleration.
 //!
 //! The problems are reproducible from a seed (`rand_chacha`).
 
@@ -328,6 +330,13 @@ fn reachable_problem(
     Ok(body.problem(name, Expected::Reachable, force_limit, q[0]))
 }
 
+/// A bound on how far a push of at most `force_limit` moves a body of `mass` from rest to
+/// rest in `t`, friction (at most `friction`) counted in its favour both ways: accelerating
+/// and braking at `a = (F + μmg)/m` for `t/2` each, `a t²/4`.
+fn farthest_rest_bound(force_limit: f64, friction: f64, mass: f64, t: f64) -> f64 {
+    (force_limit + friction) / mass * t * t / 4.0
+}
+
 /// An unreachable problem: a force limit below static friction, or a target beyond the
 /// farthest rest point.
 fn unreachable_problem(
@@ -350,15 +359,11 @@ fn unreachable_problem(
         ))
     } else {
         let force_limit = fs * rng.gen_range(1.5..3.0);
-        let m = body.mass;
-        let (a1, a2) = ((force_limit - fs) / m, (force_limit + fs) / m);
-        let t = body.horizon - body.landing_time();
-        let t1 = a2 * t / (a1 + a2);
-        let x_max = 0.5 * a1 * t1 * t;
+        let x_max = farthest_rest_bound(force_limit, fs, body.mass, body.horizon);
         let target_x = 1.5 * x_max;
         let reason = format!(
-            "x = {target_x:.3} m is 1.5 times the farthest rest point {x_max:.3} m an \
-             admissible push reaches in T"
+            "x = {target_x:.3} m is 1.5 times {x_max:.3} m, beyond which no admissible push \
+             brings the body to rest in T"
         );
         Ok(body.problem(
             name,
@@ -373,6 +378,30 @@ fn unreachable_problem(
 mod tests {
     use super::*;
 
+    /// The farthest `x` at which pushes of the simulator, full force forward until a
+    /// switch time and full force back after it (every switch on a grid of 40), leave the
+    /// body nearly at rest at `T`.
+    fn best_push_rest_point(model: &Model, p: &GeneratedProblem) -> f64 {
+        let steps = (p.horizon / ROLLOUT_DT).round() as usize;
+        let mut best: f64 = 0.0;
+        for k in 1..40 {
+            let switch = steps * k / 40;
+            let mut sim = Simulator::with_default_stepper(model.clone(), ROLLOUT_DT).unwrap();
+            for i in 0..steps {
+                let u = if i < switch {
+                    p.force_limit
+                } else {
+                    -p.force_limit
+                };
+                sim.step(&[u]).unwrap();
+            }
+            if sim.v()[0].abs() < 0.5 {
+                best = best.max(sim.q()[0]);
+            }
+        }
+        best
+    }
+
     #[test]
     fn generated_problems_load_and_are_what_they_claim() {
         let problems = generate(7, 3, 2).expect("generated");
@@ -385,7 +414,15 @@ mod tests {
                     assert!(p.force_limit > p.mu * p.mass * 9.81);
                     assert!(p.target_x > 0.0);
                 }
-                Expected::Unreachable { reason } => assert!(!reason.is_empty()),
+                Expected::Unreachable { reason } => {
+                    assert!(!reason.is_empty());
+                    if p.force_limit > p.mu * p.mass * 9.81 {
+                        // the best push of the simulator (full force forward, then full
+                        // braking) stays within the bound the target is 1.5 times beyond
+                        let reached = best_push_rest_point(&model, p);
+                        assert!(reached < p.target_x / 1.5, "{}: {reached}", p.name);
+                    }
+                }
             }
             assert!(p.problem_toml.contains(&format!("{}_model.toml", p.name)));
         }

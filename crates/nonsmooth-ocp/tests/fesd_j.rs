@@ -1,5 +1,6 @@
-//! FESD-J: a box held at rest solved exactly, the formulation chosen by the problem file and
-//! the keys of the other formulation named.
+//! FESD-J: a box held at rest solved exactly, a sled too weak for its static friction named
+//! unreachable at once, the formulation chosen by the problem file and the keys of the
+//! other formulation named.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -34,6 +35,28 @@ fn a_box_held_at_rest_is_solved_exactly_without_effort() {
     let elements = p.horizon.n_steps * p.impulse_options.n_fe;
     assert_eq!(s.samples.len(), 2 * elements);
     assert!((s.samples.last().unwrap().t - p.t_final).abs() <= 1e-9);
+}
+
+#[test]
+fn a_sled_too_weak_for_its_static_friction_is_named_unreachable_at_once() {
+    // the generator's first unreachable problem: a force limit below μmg, a displaced target
+    let g = &nonsmooth_ocp::generator::generate(3, 0, 1).unwrap()[0];
+    assert!(g.force_limit < g.mu * g.mass * 9.81);
+    let dir = std::env::temp_dir().join(format!("nonsmooth-fesd-j-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{}_model.toml", g.name)), &g.model_toml).unwrap();
+    let text = g
+        .problem_toml
+        .replace("[ocp]\n", "[ocp]\nformulation = \"fesd-j\"\n");
+    let file = dir.join(format!("{}.toml", g.name));
+    std::fs::write(&file, text).unwrap();
+    let p = ModelProblem::from_file(&file).unwrap();
+    let sys = Arc::new(p.tf.cls.clone());
+    let s = solve(&sys, &p.horizon, p.t_final, &p.impulse_options).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(s.outcome, Outcome::Unreachable, "{}", s.detail);
+    assert!(s.detail.contains("no admissible control moves the body"), "{}", s.detail);
+    assert_eq!(s.nlp_iterations, 0);
 }
 
 /// A problem on `box_on_ground.toml` (N = 4, T = 1): `extra_ocp` goes into `[ocp]`, `tail`

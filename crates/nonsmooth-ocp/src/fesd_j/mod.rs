@@ -18,10 +18,12 @@
 //! element boundary, and the boundaries move to the switches.
 //!
 //! The modules: `blocks` (the NLP's smooth pieces), `build` (the NLP of a horizon and its
-//! layout), `options` ([`ImpulseOptions`]), `solve` (the homotopy and the two phases).
+//! layout), `options` ([`ImpulseOptions`]), `solve` (the homotopy and the two phases),
+//! `motion` (whether the controls move the body at all: rollouts at their bounds).
 
 mod blocks;
 mod build;
+mod motion;
 mod options;
 mod solve;
 

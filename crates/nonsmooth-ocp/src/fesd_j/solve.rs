@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::blocks::ImpulseBlock;
 use super::build::{build, Layout};
+use super::motion;
 use super::options::ImpulseOptions;
 use crate::fesd::{Horizon, NlpLog};
 use crate::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
@@ -276,12 +277,13 @@ fn nlp_log(sigma: f64, comp: f64, sol: &IpoptSolution) -> NlpLog {
 /// detection for rigid bodies with impacts and friction, state jumps at element boundaries,
 /// no auxiliary dynamics).
 ///
-/// The homotopy runs from the trivial start (the initial state everywhere, no control). When
-/// it stalls, a second homotopy finds the closest reachable final state (the terminal
-/// constraints released into Σ (y_i − target_i)², no effort): a contact-consistent
-/// solution that misses the target by more than `reach_tol` and more than
-/// [`UNREACHABLE_SHARE`] of the way names it unreachable;
-/// otherwise the first homotopy runs again from that point.
+/// First a homotopy finds the closest reachable final state (the terminal constraints
+/// released into Σ (y_i − target_i)², no effort) from the trivial start (the initial state
+/// everywhere, no control): a contact-consistent solution that misses the target by more
+/// than `reach_tol` and more than [`UNREACHABLE_SHARE`] of the way names it unreachable,
+/// unless it did not move at all while controls held at their bounds move the body (static
+/// friction's plateau, checked by rollouts through the simulator). Otherwise the optimal control's homotopy starts from that point with a tight relaxation,
+/// and, where it stalls, from the trivial start with the remaining time.
 ///
 /// # Errors
 /// [`OcpError::InvalidInput`] for options or a horizon that do not fit the model.
@@ -295,45 +297,79 @@ pub fn solve(
     let start = Instant::now();
     let deadline = start + std::time::Duration::from_secs_f64(o.time_limit);
     let mut log = vec![];
-    // the optimal control from the trivial start
     let (mut hard, layout, trivial) = build(sys, hz, t_final, o, None)?;
-    let trivial_start = trivial.clone();
-    let mut best = homotopy(&mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log);
     let exact = |h: &Homotopy| h.converged && layout.terminal_error(&h.x) <= 1e-6;
-    if exact(&best) {
-        let mut s = read(&layout, &best.x, Outcome::Solved, &log, start);
-        s.detail = "solved".into();
+    let distance = layout
+        .terminal
+        .iter()
+        .map(|(i, t)| (t - trivial[*i]).abs())
+        .fold(0.0, f64::max);
+    let threshold = o.reach_tol.max(UNREACHABLE_SHARE * distance);
+    // a body at rest that no control moves: held at every vertex of the bounds, it stays
+    // within `reach_tol` of its start (the simulator's contacts settle by micrometres)
+    let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
+    if o.verbose {
+        match &rollouts {
+            Some(r) => eprintln!(
+                "fesd-j rollouts at the control bounds: the terminal components change by at \
+                 most {:.3e}{}",
+                r.largest_change,
+                if r.every_vertex {
+                    ""
+                } else {
+                    " (not every vertex)"
+                }
+            ),
+            None => eprintln!("fesd-j rollouts at the control bounds: none"),
+        }
+    }
+    let at_rest = hz.y0[sys.nq()..2 * sys.nq()].iter().all(|v| *v == 0.0);
+    if let Some(r) = rollouts.filter(|r| {
+        at_rest && r.every_vertex && r.largest_change <= o.reach_tol && distance > threshold
+    }) {
+        let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
+        s.detail = format!(
+            "unreachable: no admissible control moves the body (held at every combination of \
+             the control bounds it stays within {:.1e} of its start; the target is {distance:.4e} \
+             away)",
+            r.largest_change
+        );
         return Ok(s);
     }
-    // stalled: the closest reachable final state tells an unreachable target from a
-    // homotopy that stalls on its own, and is the next start point
+    // the closest reachable final state: names an unreachable target, and starts the
+    // optimal control near contact modes that reach it
     let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
     let reach = homotopy(&mut soft, &soft_layout, x0, o.sigma0, o, deadline, &mut log);
     let miss = soft_layout.terminal_error(&reach.x);
     // the reachability phase ends in a local optimum: only a miss of a large part of the
     // way names the target unreachable (a body that cannot move misses all of it)
-    let distance = layout
+    let moved = layout
         .terminal
         .iter()
-        .map(|(i, t)| (t - trivial_start[*i]).abs())
+        .map(|(i, _)| (reach.x[*i] - trivial[*i]).abs())
         .fold(0.0, f64::max);
-    if reach.converged && miss > o.reach_tol.max(UNREACHABLE_SHARE * distance) {
+    // a verdict reached without moving may be static friction's plateau: it stands only
+    // where no control held at its bounds moves the body either
+    let plateau = reach.converged
+        && moved <= o.reach_tol
+        && rollouts.is_some_and(|r| r.largest_change > threshold);
+    if reach.converged && miss > threshold && !plateau {
         let mut s = read(&layout, &reach.x, Outcome::Unreachable, &log, start);
         s.detail = format!(
             "unreachable: the closest contact-consistent final state (complementarity \
              {:.1e}) misses the target by {miss:.4e}, more than {UNREACHABLE_SHARE} of the \
-             way (> {:.1e}){}",
+             way (> {threshold:.1e}){}",
             reach.comp,
-            o.reach_tol.max(UNREACHABLE_SHARE * distance),
             worst_component(&soft_layout, &reach.x)
         );
         return Ok(s);
     }
-    if reach.converged {
+    let mut best: Option<Homotopy> = None;
+    if reach.converged && !plateau {
         // from a contact-consistent point at the target, a tight relaxation keeps the
         // homotopy near its contact modes (from σ₀ it leaves them as from the trivial start)
         let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
-        let again = homotopy(
+        let from_reach = homotopy(
             &mut hard,
             &layout,
             reach.x.clone(),
@@ -342,20 +378,25 @@ pub fn solve(
             deadline,
             &mut log,
         );
-        if exact(&again) || again.comp < best.comp {
-            best = again;
+        if exact(&from_reach) {
+            let mut s = read(&layout, &from_reach.x, Outcome::Solved, &log, start);
+            s.detail = "solved (from the closest reachable final state's point)".into();
+            return Ok(s);
         }
+        best = Some(from_reach);
     }
-    let solved = exact(&best);
-    let outcome = if solved {
-        Outcome::Solved
-    } else {
-        Outcome::Stalled
+    let from_trivial = homotopy(&mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log);
+    if exact(&from_trivial) {
+        let mut s = read(&layout, &from_trivial.x, Outcome::Solved, &log, start);
+        s.detail = "solved (from the trivial start)".into();
+        return Ok(s);
+    }
+    let best = match best {
+        Some(b) if b.comp <= from_trivial.comp => b,
+        _ => from_trivial,
     };
-    let mut s = read(&layout, &best.x, outcome, &log, start);
-    s.detail = if solved {
-        "solved (from the closest reachable final state's point)".into()
-    } else if Instant::now() >= deadline {
+    let mut s = read(&layout, &best.x, Outcome::Stalled, &log, start);
+    s.detail = if Instant::now() >= deadline {
         format!(
             "stalled: time limit {:.0} s reached at complementarity {:.3e}",
             o.time_limit, best.comp

@@ -584,6 +584,14 @@ impl ModelSystem {
         }
     }
 
+    /// The generalized force `Pᵀ τ(t, u)` of the controls `u` at the physical clock `t`
+    /// (length n_v).
+    pub fn control_force(&self, t: f64, u: &[f64]) -> DVector<f64> {
+        let mut f = DVector::zeros(self.model.nv());
+        self.add_controls(f.as_mut_slice(), &self.efforts(t, u));
+        f
+    }
+
     /// The path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path), in this order).
     pub fn path_terms(&self) -> &[PathTerm] {
         &self.path
