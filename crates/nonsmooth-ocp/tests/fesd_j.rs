@@ -55,7 +55,11 @@ fn a_sled_too_weak_for_its_static_friction_is_named_unreachable_at_once() {
     let s = solve(&sys, &p.horizon, p.t_final, &p.impulse_options).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(s.outcome, Outcome::Unreachable, "{}", s.detail);
-    assert!(s.detail.contains("no admissible control moves the body"), "{}", s.detail);
+    assert!(
+        s.detail.contains("no admissible control moves the body"),
+        "{}",
+        s.detail
+    );
     assert_eq!(s.nlp_iterations, 0);
 }
 

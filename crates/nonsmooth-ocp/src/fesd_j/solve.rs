@@ -139,6 +139,7 @@ fn homotopy(
     o: &ImpulseOptions,
     deadline: Instant,
     log: &mut Vec<NlpLog>,
+    polish_slack: Option<f64>,
 ) -> Homotopy {
     let mut x = x0;
     let mut comp = f64::INFINITY;
@@ -197,7 +198,13 @@ fn homotopy(
         }
         if c <= POLISH_FROM {
             if let Some(exact) = polish(nlp, layout, &x, o, deadline, log) {
-                return exact;
+                // with a slack, a polished point whose objective rose by more than it
+                // fixed the wrong sides of some pairs: the homotopy goes on
+                let objective = log.last().map_or(f64::INFINITY, |l| l.objective);
+                let relaxed = warm.as_ref().map_or(f64::INFINITY, |w| w.objective);
+                if polish_slack.is_none_or(|slack| objective <= relaxed + slack) {
+                    return exact;
+                }
             }
         }
         sigma = (sigma * o.kappa).max(0.1 * o.comp_tol);
@@ -245,7 +252,20 @@ fn polish(
             start[i] = 0.0;
         }
     }
-    let sol = ipopt_solve(&fixed, &start, None, &nlp_options(o, false, left)).ok()?;
+    let sol = match ipopt_solve(&fixed, &start, None, &nlp_options(o, false, left)) {
+        Ok(sol) => sol,
+        Err(OcpError::Ipopt { solution, .. }) => {
+            if o.verbose {
+                eprintln!(
+                    "fesd-j polish: {:?} after {} iterations",
+                    solution.status, solution.iterations
+                );
+            }
+            log.push(nlp_log(0.0, layout.comp_residual(&solution.x), &solution));
+            return None;
+        }
+        Err(_) => return None,
+    };
     let c = layout.comp_residual(&sol.x);
     if o.verbose {
         eprintln!(
@@ -339,7 +359,16 @@ pub fn solve(
     // the closest reachable final state: names an unreachable target, and starts the
     // optimal control near contact modes that reach it
     let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
-    let reach = homotopy(&mut soft, &soft_layout, x0, o.sigma0, o, deadline, &mut log);
+    let reach = homotopy(
+        &mut soft,
+        &soft_layout,
+        x0,
+        o.sigma0,
+        o,
+        deadline,
+        &mut log,
+        Some(RELEASE_WEIGHT * o.reach_tol * o.reach_tol),
+    );
     let miss = soft_layout.terminal_error(&reach.x);
     // the reachability phase ends in a local optimum: only a miss of a large part of the
     // way names the target unreachable (a body that cannot move misses all of it)
@@ -377,6 +406,7 @@ pub fn solve(
             o,
             deadline,
             &mut log,
+            None,
         );
         if exact(&from_reach) {
             let mut s = read(&layout, &from_reach.x, Outcome::Solved, &log, start);
@@ -385,7 +415,9 @@ pub fn solve(
         }
         best = Some(from_reach);
     }
-    let from_trivial = homotopy(&mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log);
+    let from_trivial = homotopy(
+        &mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log, None,
+    );
     if exact(&from_trivial) {
         let mut s = read(&layout, &from_trivial.x, Outcome::Solved, &log, start);
         s.detail = "solved (from the trivial start)".into();
