@@ -7,17 +7,7 @@ set -euo pipefail
 packages=(pkg-config libopenblas-dev liblapack-dev libblas-dev coinor-libipopt-dev gfortran
           cmake g++ libclang-dev
           python3 python3-venv python3-pip)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
-fi
+bash "$(dirname "$0")/install_missing.sh" "${packages[@]}"
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust (rustup) first" >&2
   exit 1

@@ -6,7 +6,7 @@
 # sources with make and writes ipopt.pc itself. MUMPS, LAPACK and BLAS stay shared system
 # libraries, so the binaries need no LD_LIBRARY_PATH. Not part of the tests.
 #
-#   bash scripts/ipopt-from-source.sh [PREFIX]      (default target/ipopt-3.14)
+#   bash scripts/ipopt_from_source.sh [PREFIX]      (default target/ipopt-3.14)
 #   PKG_CONFIG_PATH=PREFIX/lib/pkgconfig cargo build --release -p nonsmooth-cli
 #
 # JOBS sets make's parallel jobs (default: the number of cores). Idempotent: a PREFIX that
@@ -24,24 +24,14 @@ PC="$PREFIX/lib/pkgconfig/ipopt.pc"
 
 if [ -f "$PREFIX/lib/libipopt.a" ] && [ -f "$PC" ] \
    && grep -qx "Version: $IPOPT_VERSION" "$PC"; then
-  echo "ipopt-from-source: IPOPT $IPOPT_VERSION is already in $PREFIX"
-  echo "ipopt-from-source: PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig"
+  echo "ipopt_from_source: IPOPT $IPOPT_VERSION is already in $PREFIX"
+  echo "ipopt_from_source: PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig"
   exit 0
 fi
 
 # Build tools and the libraries IPOPT links.
 packages=(g++ make pkg-config libmumps-seq-dev liblapack-dev libblas-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "ipopt-from-source: installing ${missing[*]}" >&2
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
-fi
+bash scripts/install_missing.sh "${packages[@]}"
 
 # The sources: cargo fetches the crate (without its default features, which would build
 # MUMPS and OpenBLAS too) for a throwaway package, and `cargo metadata` says where it unpacked.
@@ -67,8 +57,8 @@ for p in json.load(sys.stdin)["packages"]:
     if p["name"] == "ipopt-src":
         print(p["manifest_path"])')"
 SRC="$(dirname "$manifest")/Ipopt/src"
-[ -f "$SRC/Makefile.am" ] || { echo "ipopt-from-source: no IPOPT sources at $SRC" >&2; exit 1; }
-echo "ipopt-from-source: IPOPT $IPOPT_VERSION sources in $SRC"
+[ -f "$SRC/Makefile.am" ] || { echo "ipopt_from_source: no IPOPT sources at $SRC" >&2; exit 1; }
+echo "ipopt_from_source: IPOPT $IPOPT_VERSION sources in $SRC"
 
 # What IPOPT's configure would find on Debian: gfortran's name mangling, LAPACK, MUMPS (the
 # sequential one, so no MPI initialisation), the HSL loader for ma27/ma57/... at run time.
@@ -188,5 +178,5 @@ Version: $IPOPT_VERSION
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -lipopt -ldmumps_seq -lmumps_common_seq -llapack -lblas -lstdc++ -lm -ldl
 EOF
-echo "ipopt-from-source: IPOPT $IPOPT_VERSION installed in $PREFIX"
-echo "ipopt-from-source: PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig"
+echo "ipopt_from_source: IPOPT $IPOPT_VERSION installed in $PREFIX"
+echo "ipopt_from_source: PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig"
