@@ -130,8 +130,11 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
                     );
                 }
             }
+            let budget = outcome.time_limit_reached.map_or(String::new(), |t| {
+                format!(" (the wall-time budget of {t} s, [fesd] time_limit, ran out)")
+            });
             Err(CliError::Usage(format!(
-                "{failure}; the last iterate was written to {}",
+                "{failure}{budget}; the last iterate was written to {}",
                 args.out.display()
             )))
         }
@@ -384,6 +387,7 @@ fn write_outputs(
         "cpu_seconds": sol.cpu_seconds,
         "converged": outcome.solved(),
         "outcome": outcome.outcome(),
+        "time_limit_reached": outcome.time_limit_reached.is_some(),
         "mpcc_method": settings.mpcc_method,
         "settings": settings,
     });

@@ -838,6 +838,8 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         target_x,
         settings,
     } = hopper_setup(ctx.quick).map_err(|e| fail(id, e))?;
+    // one wall-time budget ([fesd] time_limit) for the homotopy and the active set beside it
+    let o = o.with_deadline();
     let hop = &tf.cls;
     let n = hz.n_steps;
     let problem = nonsmooth_ocp::run::Problem {
@@ -852,8 +854,12 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         nonsmooth_ocp::run::run(&problem, None, &mut |_, _| {}).map_err(|f| fail(id, f.error))?;
     if let Some(f) = &run.failure {
         // the last iterate is recorded honestly: the checks below then fail
-        out.notes
-            .push(format!("{f}; metrics are those of the last iterate"));
+        let budget = run.time_limit_reached.map_or(String::new(), |t| {
+            format!(" (its wall-time budget of {t} s ran out)")
+        });
+        out.notes.push(format!(
+            "{f}{budget}; metrics are those of the last iterate"
+        ));
     }
     let (converged, sol) = (run.solved(), run.solution);
     let min_clear = hop.min_obstacle_clearance(&sol.traj.y).unwrap_or(0.0);

@@ -63,6 +63,10 @@ pub struct Run {
     pub solution: OcpSolution,
     /// The failure (with the horizon that failed); `None` when solved.
     pub failure: Option<PlanFailure>,
+    /// The wall-time budget ([`NlpSettings::time_limit`](crate::fesd::NlpSettings::time_limit),
+    /// seconds) when it ran out before the run ended: the failure is then that of the phase
+    /// the deadline stopped, and the solution its last converged point.
+    pub time_limit_reached: Option<f64>,
 }
 
 impl Run {
@@ -96,7 +100,8 @@ pub fn run(
     start: Option<&[f64]>,
     on_waypoint: &mut dyn FnMut(usize, &OcpSolution),
 ) -> Result<Run, PlanFailure> {
-    let (tf, hz, o) = (problem.tf, problem.horizon, problem.options);
+    let options = problem.options.with_deadline();
+    let (tf, hz, o) = (problem.tf, problem.horizon, &options);
     let t0 = thread_cpu_seconds();
     let fail = |error| PlanFailure {
         error,
@@ -122,6 +127,7 @@ pub fn run(
         Ok(solution) => Ok(Run {
             solution,
             failure: None,
+            time_limit_reached: None,
         }),
         Err(PlanFailure {
             error,
@@ -154,10 +160,26 @@ pub fn run(
                 solution.nlp_iterations = log.iter().map(|l| l.iterations).sum();
                 solution.log = log.to_vec();
             }
+            let by_time = o.nlp.out_of_time() || stopped_by_time(&failure.error);
             Ok(Run {
                 solution,
                 failure: Some(failure),
+                time_limit_reached: o.nlp.time_limit.filter(|_| by_time),
             })
         }
+    }
+}
+
+/// Whether the NLP that ended a failed run stopped at IPOPT's `max_cpu_time` (the time left
+/// before the deadline; IPOPT counts the process's CPU time, which threaded linear algebra
+/// spends faster than the wall clock).
+fn stopped_by_time(error: &OcpError) -> bool {
+    let at_limit = |s: crate::ipopt::IpoptStatus| s == crate::ipopt::IpoptStatus::MaxCpuTime;
+    match error {
+        OcpError::Ipopt { status, .. } => at_limit(*status),
+        e => e
+            .log()
+            .and_then(|log| log.last())
+            .is_some_and(|l| at_limit(l.status)),
     }
 }

@@ -86,18 +86,24 @@ pub fn make_smooth_part(p: &mut BlockNlp<FesdBlock>, layout: &Layout) {
 }
 
 /// The solver settings of the FESD options: the active-set options and, for the branch
-/// NLPs, IPOPT with the homotopy's tolerance and iteration limit.
+/// NLPs, IPOPT with the homotopy's tolerance and iteration limit (both within the time left
+/// before the run's deadline).
 pub fn settings(o: &FesdOptions) -> ActiveSetSettings {
     let a = &o.mpcc.active_set;
     let mut bnlp = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
     if o.nlp.mu_adaptive {
         bnlp.string.push(("mu_strategy".into(), "adaptive".into()));
     }
+    // the run's deadline bounds the phase and each of its NLPs
+    let left = o.nlp.max_cpu_time();
+    if let Some(seconds) = left {
+        bnlp.num.push(("max_cpu_time".into(), seconds));
+    }
     let mut s = ActiveSetSettings {
         trust_region: a.trust_region,
         trust_region_min: a.trust_region_min,
         max_iterations: a.max_lpecs,
-        time_limit: a.time_limit,
+        time_limit: left.map_or(a.time_limit, |l| l.min(a.time_limit)),
         active_tol: a.active_tol,
         bnlp,
         verbose: o.nlp.verbose,

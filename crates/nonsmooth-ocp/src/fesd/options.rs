@@ -44,6 +44,19 @@ pub struct FesdOptions {
 }
 
 impl FesdOptions {
+    /// These options with the deadline of [`NlpSettings::time_limit`] counted from now (kept
+    /// where one is already set: an earlier phase of the same run started the clock).
+    pub fn with_deadline(&self) -> FesdOptions {
+        let mut o = self.clone();
+        if o.nlp.deadline.is_none() {
+            o.nlp.deadline = o
+                .nlp
+                .time_limit
+                .map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t));
+        }
+        o
+    }
+
     /// Checks every group ([`Discretization::validate`], [`MpccStrategy::validate`],
     /// [`NlpSettings::validate`]).
     ///
@@ -621,6 +634,14 @@ pub struct NlpSettings {
     /// [`solve_from_point`](super::solve_from_point)'s start points: an interrupted run leaves its last converged point
     /// there. `None` (default): no file is written.
     pub checkpoint: Option<std::path::PathBuf>,
+    /// Wall seconds of the whole solve (positive; `None`, the default: no limit). From
+    /// [`FesdOptions::with_deadline`] on, every NLP gets what remains as IPOPT's
+    /// `max_cpu_time`, so that a phase past it ends at its last converged point, which the
+    /// run returns with the reason (`nonsmooth_ocp::run::run` sets the deadline).
+    pub time_limit: Option<f64>,
+    /// The instant the time limit runs out ([`FesdOptions::with_deadline`]).
+    #[serde(skip)]
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for NlpSettings {
@@ -633,6 +654,8 @@ impl Default for NlpSettings {
             first_mu: None,
             verbose: false,
             checkpoint: None,
+            time_limit: None,
+            deadline: None,
         }
     }
 }
@@ -654,7 +677,29 @@ impl NlpSettings {
         if let Some(mu) = self.first_mu.filter(|mu| !(*mu > 0.0 && *mu <= 0.5)) {
             return Err(invalid(format!("first_mu must lie in (0, 0.5], got {mu}")));
         }
+        if let Some(t) = self.time_limit {
+            positive("time_limit", t)?;
+        }
         Ok(())
+    }
+
+    /// Seconds left before the deadline (`None` without one; 0 once it has passed).
+    pub fn seconds_left(&self) -> Option<f64> {
+        self.deadline.map(|d| {
+            d.saturating_duration_since(std::time::Instant::now())
+                .as_secs_f64()
+        })
+    }
+
+    /// Whether the deadline has passed.
+    pub fn out_of_time(&self) -> bool {
+        self.seconds_left().is_some_and(|s| s <= 0.0)
+    }
+
+    /// IPOPT's `max_cpu_time` for an NLP started now: the seconds left, at least a tenth of a
+    /// second (IPOPT's limit must be positive); `None` without a deadline.
+    pub(crate) fn max_cpu_time(&self) -> Option<f64> {
+        self.seconds_left().map(|s| s.max(0.1))
     }
 }
 
@@ -668,6 +713,7 @@ group_builder!(
     into first_mu: Option<f64>,
     plain verbose: bool,
     into checkpoint: Option<std::path::PathBuf>,
+    into time_limit: Option<f64>,
 );
 
 /// Writes `x` to [`NlpSettings::checkpoint`], if one is set: to a temporary file next to it

@@ -38,7 +38,8 @@ impl NlpLog {
 
 /// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
 /// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
-/// 3 iterations, no bound relaxation; with `warm_mu` a warm start from the previous
+/// 3 iterations, no bound relaxation, the time left before the deadline
+/// ([`NlpSettings::time_limit`](super::NlpSettings::time_limit)); with `warm_mu` a warm start from the previous
 /// multipliers with that initial barrier parameter and bound pushes of 1e-9.
 pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
     let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
@@ -46,6 +47,9 @@ pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> Ipop
     opts.int.push(("acceptable_iter".into(), 3));
     opts.num.push(("bound_relax_factor".into(), 0.0));
     opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
+    if let Some(seconds) = o.nlp.max_cpu_time() {
+        opts.num.push(("max_cpu_time".into(), seconds));
+    }
     if let Some(mu) = warm_mu {
         opts.string
             .push(("warm_start_init_point".into(), "yes".into()));

@@ -28,7 +28,9 @@
 //! `unreachable_decades` (0 = off,
 //! [`MpccStrategy::unreachable_decades`](crate::fesd::MpccStrategy::unreachable_decades)), `mu_adaptive`
 //! ([`NlpSettings::mu_adaptive`](crate::fesd::NlpSettings::mu_adaptive)), `first_mu`
-//! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), the smoothing phase
+//! ([`NlpSettings::first_mu`](crate::fesd::NlpSettings::first_mu)), `time_limit` (wall
+//! seconds of the whole run, [`NlpSettings::time_limit`](crate::fesd::NlpSettings::time_limit)),
+//! the smoothing phase
 //! `[fesd.smoothing]` ([`crate::smoothing::Smoothing`]), `path_at_stages = false` (path
 //! constraints only at the control-interval ends), `cross_components`
 //! ([`Discretization::cross_components`]: 1 = switch detection on the contact gap only),
@@ -126,6 +128,7 @@ struct FesdSpec {
     unreachable_decades: Option<f64>,
     mu_adaptive: Option<bool>,
     first_mu: Option<f64>,
+    time_limit: Option<f64>,
     smoothing: Option<crate::smoothing::Smoothing>,
 }
 
@@ -255,7 +258,7 @@ impl ModelProblem {
 
 impl FesdSpec {
     /// The FESD-J options of the keys that apply to it (`n_fe`, `sigma0`, `kappa`,
-    /// `n_homotopy`, `max_iter`, `tol`); the keys of time-freezing's discretization
+    /// `n_homotopy`, `max_iter`, `tol`, `time_limit`); the keys of time-freezing's discretization
     /// (`n_s` ≠ 1, `scheme`, `dcs`, `smoothing`, `cut_schedule`, `relaxation`) are errors
     /// naming the key.
     fn impulse_options(&self) -> Result<crate::fesd_j::ImpulseOptions, OcpError> {
@@ -292,6 +295,9 @@ impl FesdSpec {
         }
         if let Some(t) = self.tol {
             b = b.tol(t);
+        }
+        if let Some(t) = self.time_limit {
+            b = b.time_limit(t);
         }
         b.build()
     }
@@ -395,6 +401,9 @@ impl FesdSpec {
         }
         if let Some(t) = self.tol {
             n = n.tol(t);
+        }
+        if let Some(t) = self.time_limit {
+            n = n.time_limit(t);
         }
         Ok(FesdOptions {
             discretization: d.build().map_err(fesd)?,
