@@ -849,6 +849,7 @@ fn hopper_ocp(ctx: &RunContext, out: &mut ExperimentOutcome) -> Result<(), Repor
         plan: None,
         growth: growth.as_ref(),
         state_names: &[],
+        t_final: None,
     };
     let run =
         nonsmooth_ocp::run::run(&problem, None, &mut |_, _| {}).map_err(|f| fail(id, f.error))?;

@@ -33,6 +33,7 @@ pub mod fesd_j;
 pub mod generator;
 pub mod ipopt;
 pub mod model_system;
+mod motion;
 pub mod nlp;
 pub mod problem;
 pub mod refine;
@@ -97,6 +98,16 @@ pub enum OcpError {
         /// Every NLP of the phases run so far, the failed ones included.
         log: Vec<fesd::NlpLog>,
     },
+    /// The body starts at rest and no admissible control moves it (rollouts through the
+    /// simulator with every control at one of its bounds), while the target is away from
+    /// its start: unreachable, found without an NLP.
+    #[error("{message}")]
+    Immobile {
+        /// The verdict with the rollouts' largest change and the target's distance.
+        message: String,
+        /// The NLP's start point (the initial state everywhere).
+        x: Vec<f64>,
+    },
     /// The active-set MPCC method ([`fesd::MpccMethod::ActiveSet`]) stopped: an LPEC that
     /// HiGHS could not solve, no feasible branch NLP, or its time limit.
     #[error("{message}")]
@@ -116,7 +127,8 @@ impl OcpError {
         match self {
             OcpError::HomotopyStalled { x, .. }
             | OcpError::GrowthStalled { x, .. }
-            | OcpError::Unreachable { x, .. } => Some(x),
+            | OcpError::Unreachable { x, .. }
+            | OcpError::Immobile { x, .. } => Some(x),
             OcpError::Ipopt { solution, .. } => Some(&solution.x),
             OcpError::ActiveSet { x, .. } => (!x.is_empty()).then_some(x.as_slice()),
             OcpError::InvalidInput(_) => None,

@@ -34,6 +34,10 @@ pub struct Problem<'a> {
     /// Names of the state components (q, v, t) that a failure's message uses (empty:
     /// `y[i]`).
     pub state_names: &'a [String],
+    /// The physical horizon T, where known: a body at rest that no control moves over it
+    /// (rollouts through the simulator at the control bounds) makes a displaced target
+    /// unreachable without an NLP ([`OcpError::Immobile`]).
+    pub t_final: Option<f64>,
 }
 
 impl<'a> Problem<'a> {
@@ -46,6 +50,7 @@ impl<'a> Problem<'a> {
             plan: p.continuation.as_ref(),
             growth: p.growth.as_ref(),
             state_names: &p.state_names,
+            t_final: Some(p.t_final),
         }
     }
 
@@ -54,6 +59,10 @@ impl<'a> Problem<'a> {
         RunSettings::of(self.tf, self.horizon, self.options)
     }
 }
+
+/// The largest change of the terminal components (m, m/s) over rollouts at the control
+/// bounds that counts as not moving (the simulator's contacts settle by micrometres).
+const IMMOBILE_TOL: f64 = 1e-4;
 
 /// What a run ends with.
 #[derive(Debug)]
@@ -81,7 +90,7 @@ impl Run {
     pub fn outcome(&self) -> &'static str {
         match self.failure.as_ref().map(|f| &f.error) {
             None => "solved",
-            Some(OcpError::Unreachable { .. }) => "unreachable",
+            Some(OcpError::Unreachable { .. } | OcpError::Immobile { .. }) => "unreachable",
             Some(OcpError::HomotopyStalled { .. } | OcpError::GrowthStalled { .. }) => "stalled",
             Some(_) => "failed",
         }
@@ -108,7 +117,18 @@ pub fn run(
         horizon: Box::new(hz.clone()),
         waypoint: None,
     };
+    let immobile = match (start, problem.t_final) {
+        (None, Some(t_final)) => crate::motion::immobile(&tf.cls, hz, t_final, IMMOBILE_TOL),
+        _ => None,
+    };
     let solved = match start {
+        _ if immobile.is_some() => {
+            let (_, _, x0) = build(tf, hz, o).map_err(fail)?;
+            Err(fail(OcpError::Immobile {
+                message: immobile.unwrap_or_default(),
+                x: x0,
+            }))
+        }
         Some(_) if problem.plan.is_some() => {
             return Err(fail(OcpError::InvalidInput(
                 "a start point runs the homotopy on the problem's own horizon: remove the \

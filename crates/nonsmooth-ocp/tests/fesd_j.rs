@@ -39,21 +39,25 @@ fn a_box_held_at_rest_is_solved_exactly_without_effort() {
 
 #[test]
 fn a_sled_too_weak_for_its_static_friction_is_named_unreachable_at_once() {
-    // the generator's first unreachable problem: a force limit below μmg, a displaced target
+    // the generator's first unreachable problem: a force limit below μmg, a displaced target;
+    // both formulations name it without an NLP
     let g = &nonsmooth_ocp::generator::generate(3, 0, 1).unwrap()[0];
     assert!(g.force_limit < g.mu * g.mass * 9.81);
     let dir = std::env::temp_dir().join(format!("nonsmooth-fesd-j-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{}_model.toml", g.name)), &g.model_toml).unwrap();
-    let text = g
-        .problem_toml
-        .replace("[ocp]\n", "[ocp]\nformulation = \"fesd-j\"\n");
-    let file = dir.join(format!("{}.toml", g.name));
-    std::fs::write(&file, text).unwrap();
-    let p = ModelProblem::from_file(&file).unwrap();
+    let load = |formulation: &str| {
+        let text = g.problem_toml.replace(
+            "[ocp]\n",
+            &format!("[ocp]\nformulation = \"{formulation}\"\n"),
+        );
+        let file = dir.join(format!("{}_{formulation}.toml", g.name));
+        std::fs::write(&file, text).unwrap();
+        ModelProblem::from_file(&file).unwrap()
+    };
+    let p = load("fesd-j");
     let sys = Arc::new(p.tf.cls.clone());
     let s = solve(&sys, &p.horizon, p.t_final, &p.impulse_options).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(s.outcome, Outcome::Unreachable, "{}", s.detail);
     assert!(
         s.detail.contains("no admissible control moves the body"),
@@ -61,6 +65,17 @@ fn a_sled_too_weak_for_its_static_friction_is_named_unreachable_at_once() {
         s.detail
     );
     assert_eq!(s.nlp_iterations, 0);
+    let p = load("time-freezing");
+    let run = nonsmooth_ocp::run::run(&nonsmooth_ocp::run::Problem::of(&p), None, &mut |_, _| {})
+        .unwrap_or_else(|f| panic!("{f}"));
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(run.outcome(), "unreachable");
+    let failure = run.failure.expect("a failure").to_string();
+    assert!(
+        failure.contains("no admissible control moves the body"),
+        "{failure}"
+    );
+    assert_eq!(run.solution.nlp_iterations, 0);
 }
 
 /// A problem on `box_on_ground.toml` (N = 4, T = 1): `extra_ocp` goes into `[ocp]`, `tail`

@@ -18,12 +18,10 @@
 //! element boundary, and the boundaries move to the switches.
 //!
 //! The modules: `blocks` (the NLP's smooth pieces), `build` (the NLP of a horizon and its
-//! layout), `options` ([`ImpulseOptions`]), `solve` (the homotopy and the two phases),
-//! `motion` (whether the controls move the body at all: rollouts at their bounds).
+//! layout), `options` ([`ImpulseOptions`]), `solve` (the homotopy and the phases).
 
 mod blocks;
 mod build;
-mod motion;
 mod options;
 mod solve;
 

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use super::blocks::ImpulseBlock;
 use super::build::{build, Layout};
-use super::motion;
 use super::options::ImpulseOptions;
 use crate::fesd::{Horizon, NlpLog};
 use crate::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
 use crate::model_system::ModelSystem;
+use crate::motion;
 use crate::nlp::BlockNlp;
 use crate::OcpError;
 
@@ -325,36 +325,22 @@ pub fn solve(
         .map(|(i, t)| (t - trivial[*i]).abs())
         .fold(0.0, f64::max);
     let threshold = o.reach_tol.max(UNREACHABLE_SHARE * distance);
-    // a body at rest that no control moves: held at every vertex of the bounds, it stays
-    // within `reach_tol` of its start (the simulator's contacts settle by micrometres)
+    // a body at rest that no control moves (`crate::motion`)
+    if let Some(verdict) = motion::immobile(sys, hz, t_final, o.reach_tol) {
+        let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
+        s.detail = verdict;
+        return Ok(s);
+    }
+    // the rollouts tell static friction's plateau in the reachability phase
     let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
     if o.verbose {
-        match &rollouts {
-            Some(r) => eprintln!(
+        if let Some(r) = &rollouts {
+            eprintln!(
                 "fesd-j rollouts at the control bounds: the terminal components change by at \
-                 most {:.3e}{}",
-                r.largest_change,
-                if r.every_vertex {
-                    ""
-                } else {
-                    " (not every vertex)"
-                }
-            ),
-            None => eprintln!("fesd-j rollouts at the control bounds: none"),
+                 most {:.3e}",
+                r.largest_change
+            );
         }
-    }
-    let at_rest = hz.y0[sys.nq()..2 * sys.nq()].iter().all(|v| *v == 0.0);
-    if let Some(r) = rollouts.filter(|r| {
-        at_rest && r.every_vertex && r.largest_change <= o.reach_tol && distance > threshold
-    }) {
-        let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
-        s.detail = format!(
-            "unreachable: no admissible control moves the body (held at every combination of \
-             the control bounds it stays within {:.1e} of its start; the target is {distance:.4e} \
-             away)",
-            r.largest_change
-        );
-        return Ok(s);
     }
     // the closest reachable final state: names an unreachable target, and starts the
     // optimal control near contact modes that reach it

@@ -1,7 +1,9 @@
 //! Whether the controls can move a body at all: rollouts through the simulator of the
-//! controls held at their bounds, the check behind an `unreachable` verdict that the
-//! reachability phase gives without moving (static friction makes the start a plateau of
-//! its objective: a push below the friction bound moves nothing, so no gradient leads away).
+//! controls held at their bounds. A body at rest that none of them moves is held by static
+//! friction under every admissible control, so a target away from its start is
+//! unreachable (both formulations name it so without an NLP); and FESD-J's reachability
+//! phase, which static friction leaves on a plateau (a push below the friction bound moves
+//! nothing, so no gradient leads away), is distrusted where the rollouts move the body.
 
 use nonsmooth_sim::{Actuation, Simulator};
 
@@ -17,7 +19,7 @@ const MAX_COMBINED: usize = 4;
 
 /// What the rollouts at the control bounds found.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Rollouts {
+pub(crate) struct Rollouts {
     /// The largest change of a terminal component over the horizon.
     pub largest_change: f64,
     /// Whether every vertex of the control bounds was rolled out (each control at either
@@ -30,7 +32,7 @@ pub(super) struct Rollouts {
 /// Rollouts (`drumwright`) of the horizon from its start with every control held at one of
 /// its bounds (see [`Rollouts`]); `None` when a rollout fails or the horizon has no
 /// terminal components or no controls.
-pub(super) fn rollouts_at_bounds(
+pub(crate) fn rollouts_at_bounds(
     sys: &ModelSystem,
     hz: &Horizon,
     t_final: f64,
@@ -80,5 +82,32 @@ pub(super) fn rollouts_at_bounds(
     Some(Rollouts {
         largest_change: largest,
         every_vertex: nu <= MAX_COMBINED,
+    })
+}
+
+/// The reason a target is unreachable when the body starts at rest and no control moves
+/// it: every rollout at the control bounds keeps the terminal components within `tol` of
+/// the start (every vertex rolled out) while the target is farther than `tol` away. `None`
+/// otherwise (or when the rollouts cannot tell).
+pub(crate) fn immobile(sys: &ModelSystem, hz: &Horizon, t_final: f64, tol: f64) -> Option<String> {
+    let nq = sys.nq();
+    let at_rest = hz.y0.get(nq..2 * nq)?.iter().all(|v| *v == 0.0);
+    let distance = hz
+        .terminal
+        .iter()
+        .filter(|(i, _)| *i < 2 * nq)
+        .map(|(i, t)| (t - hz.y0[*i]).abs())
+        .fold(0.0, f64::max);
+    if !at_rest || distance <= tol {
+        return None;
+    }
+    let r = rollouts_at_bounds(sys, hz, t_final)?;
+    (r.every_vertex && r.largest_change <= tol).then(|| {
+        format!(
+            "unreachable: no admissible control moves the body (held at every combination of \
+             the control bounds it stays within {:.1e} of its start; the target is \
+             {distance:.4e} away)",
+            r.largest_change
+        )
     })
 }
