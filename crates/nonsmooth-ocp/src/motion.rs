@@ -89,7 +89,12 @@ pub(crate) fn rollouts_at_bounds(
 /// it: every rollout at the control bounds keeps the terminal components within `tol` of
 /// the start (every vertex rolled out) while the target is farther than `tol` away. `None`
 /// otherwise (or when the rollouts cannot tell).
-pub(crate) fn immobile(sys: &ModelSystem, hz: &Horizon, t_final: f64, tol: f64) -> Option<String> {
+pub(crate) fn immobile(
+    sys: &ModelSystem,
+    hz: &Horizon,
+    rollouts: Option<&Rollouts>,
+    tol: f64,
+) -> Option<String> {
     let nq = sys.nq();
     let at_rest = hz.y0.get(nq..2 * nq)?.iter().all(|v| *v == 0.0);
     let distance = hz
@@ -101,7 +106,7 @@ pub(crate) fn immobile(sys: &ModelSystem, hz: &Horizon, t_final: f64, tol: f64) 
     if !at_rest || distance <= tol {
         return None;
     }
-    let r = rollouts_at_bounds(sys, hz, t_final)?;
+    let r = rollouts?;
     (r.every_vertex && r.largest_change <= tol).then(|| {
         format!(
             "unreachable: no admissible control moves the body (held at every combination of \

@@ -118,7 +118,10 @@ pub fn run(
         waypoint: None,
     };
     let immobile = match (start, problem.t_final) {
-        (None, Some(t_final)) => crate::motion::immobile(&tf.cls, hz, t_final, IMMOBILE_TOL),
+        (None, Some(t_final)) => {
+            let rollouts = crate::motion::rollouts_at_bounds(&tf.cls, hz, t_final);
+            crate::motion::immobile(&tf.cls, hz, rollouts.as_ref(), IMMOBILE_TOL)
+        }
         _ => None,
     };
     let solved = match start {

@@ -67,8 +67,8 @@ pub use options::{
     MpccStrategy, MpccStrategyBuilder, NlpSettings, NlpSettingsBuilder, CUT_OFF,
 };
 pub use polish::{polish, solve_on_active_set};
-pub(crate) use relaxed_nlp::relaxed_nlp_options;
 pub use relaxed_nlp::NlpLog;
+pub(crate) use relaxed_nlp::{complementarity_nlp_options, relaxed_nlp_options};
 pub(crate) use solve::copy_interval_vars;
 pub use solve::{
     extract_ocp, solve_active_set_from_point, solve_built, solve_from_point, solve_ocp,

@@ -36,18 +36,30 @@ impl NlpLog {
     }
 }
 
-/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish: tolerance
-/// `ipopt_tol` (also on the constraint violation), an acceptable stop at 1e3 × that after
-/// 3 iterations, no bound relaxation, the time left before the deadline
-/// ([`NlpSettings::time_limit`](super::NlpSettings::time_limit)); with `warm_mu` a warm start from the previous
-/// multipliers with that initial barrier parameter and bound pushes of 1e-9.
+/// IPOPT options of the homotopy's NLPs, the smoothing phase and the polish
+/// ([`complementarity_nlp_options`] with the NLP settings and the time left before the
+/// deadline, [`NlpSettings::time_limit`](super::NlpSettings::time_limit)).
 pub(crate) fn relaxed_nlp_options(o: &FesdOptions, warm_mu: Option<f64>) -> IpoptOptions {
-    let mut opts = IpoptOptions::quiet(o.nlp.tol, o.nlp.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.nlp.tol));
+    complementarity_nlp_options(o.nlp.tol, o.nlp.max_iter, o.nlp.max_cpu_time(), warm_mu)
+}
+
+/// IPOPT options of a relaxed or polished complementarity NLP (time-freezing's and
+/// FESD-J's): tolerance `tol` (also on the constraint violation), an acceptable stop at
+/// 1e3 × that after 3 iterations, no bound relaxation, at most `max_cpu_time` seconds; with
+/// `warm_mu` a warm start from the previous multipliers with that initial barrier parameter
+/// and bound pushes of 1e-9.
+pub(crate) fn complementarity_nlp_options(
+    tol: f64,
+    max_iter: i32,
+    max_cpu_time: Option<f64>,
+    warm_mu: Option<f64>,
+) -> IpoptOptions {
+    let mut opts = IpoptOptions::quiet(tol, max_iter);
+    opts.num.push(("acceptable_tol".into(), 1e3 * tol));
     opts.int.push(("acceptable_iter".into(), 3));
     opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.nlp.tol));
-    if let Some(seconds) = o.nlp.max_cpu_time() {
+    opts.num.push(("constr_viol_tol".into(), tol));
+    if let Some(seconds) = max_cpu_time {
         opts.num.push(("max_cpu_time".into(), seconds));
     }
     if let Some(mu) = warm_mu {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::blocks::ImpulseBlock;
 use super::build::{build, Layout};
 use super::options::ImpulseOptions;
-use crate::fesd::{Horizon, NlpLog};
+use crate::fesd::{complementarity_nlp_options, Horizon, NlpLog};
 use crate::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
 use crate::model_system::ModelSystem;
 use crate::motion;
@@ -95,22 +95,15 @@ struct Homotopy {
     converged: bool,
 }
 
+/// The IPOPT options of FESD-J's NLPs: those of every complementarity NLP, within the
+/// seconds left (at least one), warm-started at μ = 1e-4 after the first.
 fn nlp_options(o: &ImpulseOptions, warm: bool, seconds_left: f64) -> IpoptOptions {
-    let mut opts = IpoptOptions::quiet(o.tol, o.max_iter);
-    opts.num.push(("acceptable_tol".into(), 1e3 * o.tol));
-    opts.int.push(("acceptable_iter".into(), 3));
-    opts.num.push(("bound_relax_factor".into(), 0.0));
-    opts.num.push(("constr_viol_tol".into(), o.tol));
-    opts.num
-        .push(("max_cpu_time".into(), seconds_left.max(1.0)));
-    if warm {
-        opts.string
-            .push(("warm_start_init_point".into(), "yes".into()));
-        opts.num.push(("mu_init".into(), 1e-4));
-        opts.num.push(("warm_start_bound_push".into(), 1e-9));
-        opts.num.push(("warm_start_mult_bound_push".into(), 1e-9));
-    }
-    opts
+    complementarity_nlp_options(
+        o.tol,
+        o.max_iter,
+        Some(seconds_left.max(1.0)),
+        warm.then_some(1e-4),
+    )
 }
 
 /// Sets the relaxation σ: the product rows ≤ σ (Scholtes), or the penalty weight 1/σ.
@@ -325,14 +318,15 @@ pub fn solve(
         .map(|(i, t)| (t - trivial[*i]).abs())
         .fold(0.0, f64::max);
     let threshold = o.reach_tol.max(UNREACHABLE_SHARE * distance);
-    // a body at rest that no control moves (`crate::motion`)
-    if let Some(verdict) = motion::immobile(sys, hz, t_final, o.reach_tol) {
+    // rollouts at the control bounds: a body at rest that none of them moves is named
+    // unreachable (`crate::motion`); they also tell static friction's plateau in the
+    // reachability phase
+    let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
+    if let Some(verdict) = motion::immobile(sys, hz, rollouts.as_ref(), o.reach_tol) {
         let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
         s.detail = verdict;
         return Ok(s);
     }
-    // the rollouts tell static friction's plateau in the reachability phase
-    let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
     if o.verbose {
         if let Some(r) = &rollouts {
             eprintln!(

@@ -155,10 +155,12 @@ fn moves_momentum(d: Direction) -> bool {
 /// applies them (`mass` is `M(q₀)`).
 fn free_momentum(x: &Inputs<'_>, mass: &DMatrix<f64>) -> Result<DVector<f64>, SimError> {
     let (model, q, v) = (&*x.model, &x.state.q, &x.state.v);
-    let mut m = mass.clone();
+    let mut p = mass * v;
     let mut f = passive_force(model, q, v) - bias_force(model, q, v);
-    x.actuation()?.apply_implicit(&mut m, &mut f, q, v, x.h);
-    Ok(&m * v + f * x.h)
+    // the servos' implicit terms add to M's diagonal: M̃ v = M v + Σ d_i v_i e_i
+    x.actuation()?
+        .apply_implicit_with(|i, d| p[i] += d * v[i], &mut f, q, v, x.h);
+    Ok(p + f * x.h)
 }
 
 /// `∂F/∂x` along the momentum directions (velocities and commands) without assembling a
