@@ -63,7 +63,8 @@ fn solve_ocp<'py>(
 /// `OcpError`, with the failure's message.
 fn run_err(f: &PlanFailure) -> PyErr {
     match f.error {
-        nonsmooth_ocp::OcpError::Unreachable { .. } | nonsmooth_ocp::OcpError::Immobile { .. } => {
+        nonsmooth_ocp::OcpError::Unreachable { .. }
+        | nonsmooth_ocp::OcpError::ProvedUnreachable { .. } => {
             crate::errors::UnreachableError::new_err(f.to_string())
         }
         _ => crate::errors::OcpError::new_err(f.to_string()),

@@ -122,8 +122,8 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     match &outcome.failure {
         None => Ok(ExitCode::SUCCESS),
         Some(failure) => {
-            let immobile = matches!(failure.error, OcpError::Immobile { .. });
-            if !quiet && !immobile {
+            let proved = matches!(failure.error, OcpError::ProvedUnreachable { .. });
+            if !quiet && !proved {
                 for p in products.iter().take(5) {
                     eprintln!(
                         "complementarity {:.3e} at interval {}, element {}, stage {}, point {}, switching function {} ({})",

@@ -98,12 +98,14 @@ pub enum OcpError {
         /// Every NLP of the phases run so far, the failed ones included.
         log: Vec<fesd::NlpLog>,
     },
-    /// The body starts at rest and no admissible control moves it (rollouts through the
-    /// simulator with every control at one of its bounds), while the target is away from
-    /// its start: unreachable, found without an NLP.
+    /// The target is unreachable, proved before any NLP: the body starts at
+    /// rest and no admissible control moves it (rollouts through the simulator with every
+    /// control at one of its bounds), or the target lies beyond the travel the momentum
+    /// balance allows.
     #[error("{message}")]
-    Immobile {
-        /// The verdict with the rollouts' largest change and the target's distance.
+    ProvedUnreachable {
+        /// The verdict with its measure (the rollouts' largest change, the travel's bounds)
+        /// and the target's distance.
         message: String,
         /// The NLP's start point (the initial state everywhere).
         x: Vec<f64>,
@@ -128,7 +130,7 @@ impl OcpError {
             OcpError::HomotopyStalled { x, .. }
             | OcpError::GrowthStalled { x, .. }
             | OcpError::Unreachable { x, .. }
-            | OcpError::Immobile { x, .. } => Some(x),
+            | OcpError::ProvedUnreachable { x, .. } => Some(x),
             OcpError::Ipopt { solution, .. } => Some(&solution.x),
             OcpError::ActiveSet { x, .. } => (!x.is_empty()).then_some(x.as_slice()),
             OcpError::InvalidInput(_) => None,

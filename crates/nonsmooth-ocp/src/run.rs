@@ -36,7 +36,7 @@ pub struct Problem<'a> {
     pub state_names: &'a [String],
     /// The physical horizon T, where known: a body at rest that no control moves over it
     /// (rollouts through the simulator at the control bounds) makes a displaced target
-    /// unreachable without an NLP ([`OcpError::Immobile`]).
+    /// unreachable without an NLP ([`OcpError::ProvedUnreachable`]).
     pub t_final: Option<f64>,
 }
 
@@ -90,7 +90,9 @@ impl Run {
     pub fn outcome(&self) -> &'static str {
         match self.failure.as_ref().map(|f| &f.error) {
             None => "solved",
-            Some(OcpError::Unreachable { .. } | OcpError::Immobile { .. }) => "unreachable",
+            Some(OcpError::Unreachable { .. } | OcpError::ProvedUnreachable { .. }) => {
+                "unreachable"
+            }
             Some(OcpError::HomotopyStalled { .. } | OcpError::GrowthStalled { .. }) => "stalled",
             Some(_) => "failed",
         }
@@ -120,14 +122,14 @@ pub fn run(
     let immobile = match (start, problem.t_final) {
         (None, Some(t_final)) => {
             let rollouts = crate::motion::rollouts_at_bounds(&tf.cls, hz, t_final);
-            crate::motion::immobile(&tf.cls, hz, rollouts.as_ref(), IMMOBILE_TOL)
+            crate::motion::unreachable(&tf.cls, hz, t_final, rollouts.as_ref(), IMMOBILE_TOL)
         }
         _ => None,
     };
     let solved = match start {
         _ if immobile.is_some() => {
             let (_, _, x0) = build(tf, hz, o).map_err(fail)?;
-            Err(fail(OcpError::Immobile {
+            Err(fail(OcpError::ProvedUnreachable {
                 message: immobile.unwrap_or_default(),
                 x: x0,
             }))

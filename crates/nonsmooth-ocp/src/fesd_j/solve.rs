@@ -318,11 +318,11 @@ pub fn solve(
         .map(|(i, t)| (t - trivial[*i]).abs())
         .fold(0.0, f64::max);
     let threshold = o.reach_tol.max(UNREACHABLE_SHARE * distance);
-    // rollouts at the control bounds: a body at rest that none of them moves is named
-    // unreachable (`crate::motion`); they also tell static friction's plateau in the
-    // reachability phase
+    // the checks before any NLP (`crate::motion`): a target beyond the momentum balance's
+    // travel, a body at rest that no rollout at the control bounds moves; the rollouts
+    // also tell static friction's plateau in the reachability phase
     let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
-    if let Some(verdict) = motion::immobile(sys, hz, rollouts.as_ref(), o.reach_tol) {
+    if let Some(verdict) = motion::unreachable(sys, hz, t_final, rollouts.as_ref(), o.reach_tol) {
         let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
         s.detail = verdict;
         return Ok(s);

@@ -592,6 +592,12 @@ impl ModelSystem {
         f
     }
 
+    /// Per motor: (velocity index, gear) of `Pᵀ`; `None` with clock rates (the efforts
+    /// then depend on the clock as well).
+    pub(crate) fn motors(&self) -> Option<&[(usize, f64)]> {
+        (!self.clock_rates).then_some(self.controls.as_slice())
+    }
+
     /// The path constraints ([`ModelSystem::path`](crate::model_system::ModelSystem::path), in this order).
     pub fn path_terms(&self) -> &[PathTerm] {
         &self.path
