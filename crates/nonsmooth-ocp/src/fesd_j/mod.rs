@@ -23,6 +23,7 @@
 mod blocks;
 mod build;
 mod options;
+mod rollout;
 mod solve;
 
 pub use blocks::{Dims, ImpulseBlock};

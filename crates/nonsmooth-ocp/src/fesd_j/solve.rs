@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::blocks::ImpulseBlock;
 use super::build::{build, Layout};
 use super::options::ImpulseOptions;
+use super::rollout;
 use crate::fesd::{complementarity_nlp_options, Horizon, NlpLog};
 use crate::ipopt::{solve as ipopt_solve, IpoptOptions, IpoptSolution};
 use crate::model_system::ModelSystem;
@@ -20,6 +21,12 @@ use crate::OcpError;
 /// reachable target), while a body that cannot move misses all of the way and a target
 /// half again beyond the farthest reachable point a third of it.
 pub const UNREACHABLE_SHARE: f64 = 0.25;
+
+/// Rollouts the search for a contact-consistent start may spend.
+const SEARCH_ROLLOUTS: usize = 4000;
+
+/// The share of the time limit the search for a contact-consistent start may spend.
+const SEARCH_SHARE: f64 = 0.05;
 
 /// Weight of the released terminal components in the reachability phase.
 const RELEASE_WEIGHT: f64 = 1e3;
@@ -336,9 +343,52 @@ pub fn solve(
             );
         }
     }
+    // a rollout of the discretization itself whose controls approach the target: a
+    // contact-consistent start; the optimal control from its contact modes (the polish),
+    // then from it with a tight relaxation
+    let searched = rollout::search(
+        sys,
+        hz,
+        &layout,
+        &trivial,
+        t_final,
+        SEARCH_ROLLOUTS,
+        Instant::now() + std::time::Duration::from_secs_f64(SEARCH_SHARE * o.time_limit),
+    );
+    let mut best: Option<Homotopy> = None;
+    if let Some((xs, err)) = &searched {
+        if o.verbose {
+            eprintln!("fesd-j rollout search: terminal error {err:.3e}");
+        }
+        if let Some(h) = polish(&hard, &layout, xs, o, deadline, &mut log) {
+            if exact(&h) {
+                let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
+                s.detail = "solved (the contact modes of a rollout)".into();
+                return Ok(s);
+            }
+        }
+        let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
+        let from_rollout = homotopy(
+            &mut hard,
+            &layout,
+            xs.clone(),
+            sigma,
+            o,
+            deadline,
+            &mut log,
+            None,
+        );
+        if exact(&from_rollout) {
+            let mut s = read(&layout, &from_rollout.x, Outcome::Solved, &log, start);
+            s.detail = "solved (from a rollout of the discretization)".into();
+            return Ok(s);
+        }
+        best = Some(from_rollout);
+    }
     // the closest reachable final state: names an unreachable target, and starts the
     // optimal control near contact modes that reach it
     let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
+    let x0 = searched.map_or(x0, |(xs, _)| xs);
     let reach = homotopy(
         &mut soft,
         &soft_layout,
@@ -373,7 +423,6 @@ pub fn solve(
         );
         return Ok(s);
     }
-    let mut best: Option<Homotopy> = None;
     if reach.converged && !plateau {
         // from a contact-consistent point at the target, a tight relaxation keeps the
         // homotopy near its contact modes (from σ₀ it leaves them as from the trivial start)
@@ -393,7 +442,10 @@ pub fn solve(
             s.detail = "solved (from the closest reachable final state's point)".into();
             return Ok(s);
         }
-        best = Some(from_reach);
+        best = match best {
+            Some(b) if b.comp <= from_reach.comp => Some(b),
+            _ => Some(from_reach),
+        };
     }
     let from_trivial = homotopy(
         &mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log, None,
