@@ -45,7 +45,7 @@ fn contact_solve(
     v_free: &[f64],
     active: &[(usize, f64)],
 ) -> Option<ContactSolve> {
-    let (nq, nc) = (q.len(), normals.len());
+    let nc = normals.len();
     let friction = !tangents.is_empty();
     let mut out = ContactSolve {
         v: v_free.to_vec(),
@@ -55,10 +55,8 @@ fn contact_solve(
         gamma: vec![0.0; nc],
         slack: vec![0.0; nc],
     };
-    for i in 0..nc {
-        if friction {
-            out.gamma[i] = dot(&tangents[i], v_free).abs();
-        }
+    for (g, b) in out.gamma.iter_mut().zip(tangents) {
+        *g = dot(b, v_free).abs();
     }
     let k = active.len();
     if k == 0 {
@@ -107,8 +105,8 @@ fn contact_solve(
     }
     let z = sol.z.map(|x| x.max(0.0));
     for (c, wc) in w.iter().enumerate() {
-        for a in 0..nq {
-            out.v[a] += wc[a] * z[c];
+        for (va, wa) in out.v.iter_mut().zip(wc) {
+            *va += wa * z[c];
         }
     }
     for (j, (i, _)) in active.iter().enumerate() {
@@ -120,14 +118,22 @@ fn contact_solve(
             out.slack[*i] = mu[*i] * z[j] - z[k + j] - z[2 * k + j];
         }
     }
-    if friction {
-        for i in 0..nc {
-            if !active.iter().any(|(j, _)| *j == i) {
-                out.gamma[i] = dot(&tangents[i], &out.v).abs();
-            }
+    for (i, b) in tangents.iter().enumerate() {
+        if !active.iter().any(|(j, _)| *j == i) {
+            out.gamma[i] = dot(b, &out.v).abs();
         }
     }
     Some(out)
+}
+
+/// Per contact: whether its normal force acts and whether it sticks (strictly inside the
+/// friction cone), forces from the impulses of a step of length `h`.
+fn modes(s: &ContactSolve, h: f64) -> Vec<(bool, bool)> {
+    const FORCE: f64 = 1e-8;
+    s.pn.iter()
+        .zip(&s.slack)
+        .map(|(pn, slack)| (pn / h > FORCE, slack / h > FORCE))
+        .collect()
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -135,7 +141,8 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// The NLP point of a rollout of the controls `u` (one vector per interval) from the
-/// horizon's start, elements of equal length; `None` when a contact problem fails.
+/// horizon's start, each element ending at the first switch of the contact modes in its
+/// interval (else the interval's time shared equally); `None` when a contact problem fails.
 pub(crate) fn start_point(
     sys: &ModelSystem,
     hz: &Horizon,
@@ -151,14 +158,15 @@ pub(crate) fn start_point(
     let mut q = hz.y0[..nq].to_vec();
     let mut v = hz.y0[nq..2 * nq].to_vec();
     let n_fe = layout.elems.len() / hz.n_steps.max(1);
-    let h = t_final / (hz.n_steps * n_fe) as f64;
-    let mut t = 0.0;
+    let step = t_final / hz.n_steps as f64;
+    let (mut t, mut left, mut j) = (0.0, 0.0, 0);
     for e in &layout.elems {
         let k = e.interval;
+        if e.boundary.is_none() || j == n_fe {
+            (left, j) = (step, 0);
+        }
         let uk = &u[k];
         x[layout.u[k]..layout.u[k] + d.nu].copy_from_slice(uk);
-        x[e.h] = h;
-        t += h;
         let (gaps, normals, tangents) = sys.contact_frames(&q);
         if let Some(b) = &e.boundary {
             // the contacts that close here take an inelastic impact
@@ -187,17 +195,50 @@ pub(crate) fn start_point(
             v = s.v;
         }
         // the stage: v = v_s + h f_v(q_s, v, u) + M⁻¹ G p, the gap linearized along the step
-        let mut v_end = v.clone();
-        let mut s = None;
-        for _ in 0..2 {
-            let fv = sys.f_v(&q, &v_end, t, uk);
-            let v_free: Vec<f64> = (0..nq).map(|a| v[a] + h * fv[a]).collect();
-            let all: Vec<(usize, f64)> = (0..nc).map(|i| (i, gaps[i] / h)).collect();
-            let solved = contact_solve(sys, &q, &normals, &tangents, &mu, &v_free, &all)?;
-            v_end = solved.v.clone();
-            s = Some(solved);
-        }
-        let s = s?;
+        let stage = |h: f64| -> Option<ContactSolve> {
+            let mut v_end = v.clone();
+            let mut s = None;
+            for _ in 0..2 {
+                let fv = sys.f_v(&q, &v_end, t + h, uk);
+                let v_free: Vec<f64> = (0..nq).map(|a| v[a] + h * fv[a]).collect();
+                let all: Vec<(usize, f64)> = (0..nc).map(|i| (i, gaps[i] / h)).collect();
+                let solved = contact_solve(sys, &q, &normals, &tangents, &mu, &v_free, &all)?;
+                v_end = solved.v.clone();
+                s = Some(solved);
+            }
+            s
+        };
+        // the element ends at the first switch of the contact modes in what is left of
+        // the interval (a contact closing, a slide stopping), where the NLP wants its
+        // boundary; the last element of an interval takes what is left
+        let h = if j + 1 < n_fe {
+            let min_len = 1e-3 * step;
+            let modes0 = modes(&stage(min_len)?, min_len);
+            let switched = |h: f64| stage(h).is_none_or(|s| modes(&s, h) != modes0);
+            let room = left - (n_fe - j - 1) as f64 * min_len;
+            if switched(room) {
+                let (mut lo, mut hi) = (0.0, room);
+                for _ in 0..60 {
+                    let mid = 0.5 * (lo + hi);
+                    if switched(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                lo.max(min_len)
+            } else {
+                left / (n_fe - j) as f64
+            }
+        } else {
+            left
+        };
+        let s = stage(h)?;
+        let v_end = s.v.clone();
+        x[e.h] = h;
+        t += h;
+        left -= h;
+        j += 1;
         let q_end: Vec<f64> = (0..nq).map(|a| q[a] + h * v_end[a]).collect();
         x[e.q..e.q + nq].copy_from_slice(&q_end);
         x[e.v..e.v + nq].copy_from_slice(&v_end);
