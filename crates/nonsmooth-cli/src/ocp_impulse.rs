@@ -37,7 +37,11 @@ pub fn run(p: &ModelProblem, args: &OcpArgs) -> Result<ExitCode, CliError> {
     if !quiet {
         eprintln!(
             "{}: effort {:.6}, complementarity {:.2e}, terminal error {:.2e}, {} IPOPT iterations, {:.1} s",
-            s.outcome.label(),
+            if s.outcome == Outcome::Solved {
+                &s.detail
+            } else {
+                s.outcome.label()
+            },
             s.objective,
             s.comp_residual,
             s.terminal_error,

@@ -19,6 +19,9 @@ use super::build::Layout;
 use crate::fesd::Horizon;
 use crate::model_system::ModelSystem;
 
+/// Grid points on which an element's length is scanned for the first switch of the modes.
+const SCAN: usize = 8;
+
 /// Gap (m) below which a contact closing at a boundary takes an impulse.
 const IMPACT_GAP: f64 = 1e-9;
 
@@ -35,104 +38,135 @@ struct ContactSolve {
     slack: Vec<f64>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn contact_solve(
-    sys: &ModelSystem,
-    q: &[f64],
-    normals: &[Vec<f64>],
-    tangents: &[Vec<f64>],
-    mu: &[f64],
-    v_free: &[f64],
-    active: &[(usize, f64)],
-) -> Option<ContactSolve> {
-    let nc = normals.len();
-    let friction = !tangents.is_empty();
-    let mut out = ContactSolve {
-        v: v_free.to_vec(),
-        pn: vec![0.0; nc],
-        pp: vec![0.0; nc],
-        pm: vec![0.0; nc],
-        gamma: vec![0.0; nc],
-        slack: vec![0.0; nc],
-    };
-    for (g, b) in out.gamma.iter_mut().zip(tangents) {
-        *g = dot(b, v_free).abs();
-    }
-    let k = active.len();
-    if k == 0 {
-        return Some(out);
-    }
-    // columns of G (n_i, then b_i and −b_i) and M⁻¹G
-    let mut cols: Vec<Vec<f64>> = active.iter().map(|(i, _)| normals[*i].clone()).collect();
-    if friction {
-        cols.extend(active.iter().map(|(i, _)| tangents[*i].clone()));
-        cols.extend(
-            active
-                .iter()
-                .map(|(i, _)| tangents[*i].iter().map(|x| -x).collect()),
-        );
-    }
-    let w: Vec<Vec<f64>> = cols.iter().map(|c| sys.minv(q, c)).collect();
-    let rows: Vec<Vec<f64>> = cols.clone();
-    let m = if friction { 4 * k } else { k };
-    let mut a = DMatrix::zeros(m, m);
-    let mut b = DVector::zeros(m);
-    let ng = cols.len();
-    // velocity rows: n_i (normal), b_i (+), −b_i (−)
-    for (r, row) in rows.iter().enumerate() {
-        for (c, wc) in w.iter().enumerate() {
-            a[(r, c)] = dot(row, wc);
-        }
-        b[r] = dot(row, v_free);
-    }
-    for (r, (_, offset)) in active.iter().enumerate() {
-        b[r] += offset;
-    }
-    if friction {
-        for j in 0..k {
-            // γ enters both tangential rows; its own row is μ p_n − p⁺ − p⁻
-            a[(k + j, ng + j)] = 1.0;
-            a[(2 * k + j, ng + j)] = 1.0;
-            a[(ng + j, j)] = mu[active[j].0];
-            a[(ng + j, k + j)] = -1.0;
-            a[(ng + j, 2 * k + j)] = -1.0;
-        }
-    }
-    let lcp = Lcp::new(a, b).ok()?;
-    let sol = lemke(&lcp, &LemkeOptions::default()).ok()?;
-    if !sol.residuals.complementarity.is_finite() || sol.z.iter().any(|z| !z.is_finite()) {
-        return None;
-    }
-    let z = sol.z.map(|x| x.max(0.0));
-    for (c, wc) in w.iter().enumerate() {
-        for (va, wa) in out.v.iter_mut().zip(wc) {
-            *va += wa * z[c];
-        }
-    }
-    for (j, (i, _)) in active.iter().enumerate() {
-        out.pn[*i] = z[j];
-        if friction {
-            out.pp[*i] = z[k + j];
-            out.pm[*i] = z[2 * k + j];
-            out.gamma[*i] = z[ng + j];
-            out.slack[*i] = mu[*i] * z[j] - z[k + j] - z[2 * k + j];
-        }
-    }
-    for (i, b) in tangents.iter().enumerate() {
-        if !active.iter().any(|(j, _)| *j == i) {
-            out.gamma[i] = dot(b, &out.v).abs();
-        }
-    }
-    Some(out)
+/// The LCP of [`ContactSolve`] at one configuration for the contacts `active`: its
+/// matrix (which does not depend on the step length) and the columns `M⁻¹G`.
+struct ContactProblem {
+    active: Vec<usize>,
+    /// Rows of the velocity conditions: n_i, then b_i and −b_i of the active contacts.
+    rows: Vec<Vec<f64>>,
+    /// M⁻¹ times each row.
+    w: Vec<Vec<f64>>,
+    a: DMatrix<f64>,
+    tangents: Vec<Vec<f64>>,
+    mu: Vec<f64>,
 }
 
-/// Per contact: whether its normal force acts and whether it sticks (strictly inside the
-/// friction cone), forces from the impulses of a step of length `h`.
+impl ContactProblem {
+    /// The problem of `active` at a configuration with the contact frames `normals`,
+    /// `tangents` (none without friction) and `w[c] = M⁻¹ rows[c]` from `minv` (called
+    /// once, with every row).
+    fn new(
+        normals: &[Vec<f64>],
+        tangents: &[Vec<f64>],
+        mu: &[f64],
+        active: Vec<usize>,
+        minv: impl FnOnce(&[Vec<f64>]) -> Vec<Vec<f64>>,
+    ) -> Self {
+        let friction = !tangents.is_empty();
+        let k = active.len();
+        let mut rows: Vec<Vec<f64>> = active.iter().map(|i| normals[*i].clone()).collect();
+        if friction {
+            rows.extend(active.iter().map(|i| tangents[*i].clone()));
+            rows.extend(
+                active
+                    .iter()
+                    .map(|i| tangents[*i].iter().map(|x| -x).collect()),
+            );
+        }
+        let w = minv(&rows);
+        let ng = rows.len();
+        let m = if friction { 4 * k } else { k };
+        let mut a = DMatrix::zeros(m, m);
+        for (r, row) in rows.iter().enumerate() {
+            for (c, wc) in w.iter().enumerate() {
+                a[(r, c)] = dot(row, wc);
+            }
+        }
+        if friction {
+            for j in 0..k {
+                // γ enters both tangential rows; its own row is μ p_n − p⁺ − p⁻
+                a[(k + j, ng + j)] = 1.0;
+                a[(2 * k + j, ng + j)] = 1.0;
+                a[(ng + j, j)] = mu[active[j]];
+                a[(ng + j, k + j)] = -1.0;
+                a[(ng + j, 2 * k + j)] = -1.0;
+            }
+        }
+        Self {
+            active,
+            rows,
+            w,
+            a,
+            tangents: tangents.to_vec(),
+            mu: mu.to_vec(),
+        }
+    }
+
+    /// The impulses from the free velocity `v_free`, with `offset[i]` added to contact
+    /// i's normal condition (its gap over the step length in a stage, 0 in an impact).
+    fn solve(&self, v_free: &[f64], offset: &[f64]) -> Option<ContactSolve> {
+        let nc = offset.len();
+        let k = self.active.len();
+        let friction = !self.tangents.is_empty();
+        let mut out = ContactSolve {
+            v: v_free.to_vec(),
+            pn: vec![0.0; nc],
+            pp: vec![0.0; nc],
+            pm: vec![0.0; nc],
+            gamma: vec![0.0; nc],
+            slack: vec![0.0; nc],
+        };
+        if k > 0 {
+            let ng = self.rows.len();
+            let mut b = DVector::zeros(self.a.nrows());
+            for (r, row) in self.rows.iter().enumerate() {
+                b[r] = dot(row, v_free);
+            }
+            for (r, i) in self.active.iter().enumerate() {
+                b[r] += offset[*i];
+            }
+            let lcp = Lcp::new(self.a.clone(), b).ok()?;
+            let sol = lemke(&lcp, &LemkeOptions::default()).ok()?;
+            if sol.z.iter().any(|z| !z.is_finite()) {
+                return None;
+            }
+            let z = sol.z.map(|x| x.max(0.0));
+            for (c, wc) in self.w.iter().enumerate() {
+                for (va, wa) in out.v.iter_mut().zip(wc) {
+                    *va += wa * z[c];
+                }
+            }
+            for (j, i) in self.active.iter().enumerate() {
+                out.pn[*i] = z[j];
+                if friction {
+                    out.pp[*i] = z[k + j];
+                    out.pm[*i] = z[2 * k + j];
+                    out.gamma[*i] = z[ng + j];
+                    out.slack[*i] = self.mu[*i] * z[j] - z[k + j] - z[2 * k + j];
+                }
+            }
+        }
+        for (i, b) in self.tangents.iter().enumerate() {
+            if !self.active.contains(&i) {
+                out.gamma[i] = dot(b, &out.v).abs();
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Per contact: whether its normal force acts and, if so, whether it sticks (no sliding
+/// speed; the split of friction among contacts that stick together is not unique, so the
+/// cone's boundary does not tell), forces from the impulses of a step of length `h`.
 fn modes(s: &ContactSolve, h: f64) -> Vec<(bool, bool)> {
     const FORCE: f64 = 1e-8;
+    const SPEED: f64 = 1e-9;
     s.pn.iter()
-        .zip(&s.slack)
-        .map(|(pn, slack)| (pn / h > FORCE, slack / h > FORCE))
+        .zip(&s.gamma)
+        .map(|(pn, gamma)| {
+            let active = pn / h > FORCE;
+            (active, active && *gamma <= SPEED)
+        })
         .collect()
 }
 
@@ -170,11 +204,13 @@ pub(crate) fn start_point(
         let (gaps, normals, tangents) = sys.contact_frames(&q);
         if let Some(b) = &e.boundary {
             // the contacts that close here take an inelastic impact
-            let closing: Vec<(usize, f64)> = (0..nc)
+            let closing: Vec<usize> = (0..nc)
                 .filter(|&i| gaps[i] <= IMPACT_GAP && dot(&normals[i], &v) < 0.0)
-                .map(|i| (i, 0.0))
                 .collect();
-            let s = contact_solve(sys, &q, &normals, &tangents, &mu, &v, &closing)?;
+            let impact = ContactProblem::new(&normals, &tangents, &mu, closing, |rows| {
+                rows.iter().map(|r| sys.minv(&q, r)).collect()
+            });
+            let s = impact.solve(&v, &vec![0.0; nc])?;
             x[b.vp..b.vp + nq].copy_from_slice(&s.v);
             for i in 0..nc {
                 let vn = dot(&normals[i], &s.v);
@@ -195,18 +231,18 @@ pub(crate) fn start_point(
             v = s.v;
         }
         // the stage: v = v_s + h f_v(q_s, v, u) + M⁻¹ G p, the gap linearized along the step
+        let h_mean = left / (n_fe - j) as f64;
+        let mut fv = vec![];
+        let stage_problem =
+            ContactProblem::new(&normals, &tangents, &mu, (0..nc).collect(), |rows| {
+                let (f, w) = sys.accelerations(&q, &v, t + h_mean, uk, rows);
+                fv = f;
+                w
+            });
         let stage = |h: f64| -> Option<ContactSolve> {
-            let mut v_end = v.clone();
-            let mut s = None;
-            for _ in 0..2 {
-                let fv = sys.f_v(&q, &v_end, t + h, uk);
-                let v_free: Vec<f64> = (0..nq).map(|a| v[a] + h * fv[a]).collect();
-                let all: Vec<(usize, f64)> = (0..nc).map(|i| (i, gaps[i] / h)).collect();
-                let solved = contact_solve(sys, &q, &normals, &tangents, &mu, &v_free, &all)?;
-                v_end = solved.v.clone();
-                s = Some(solved);
-            }
-            s
+            let v_free: Vec<f64> = (0..nq).map(|a| v[a] + h * fv[a]).collect();
+            let offset: Vec<f64> = gaps.iter().map(|g| g / h).collect();
+            stage_problem.solve(&v_free, &offset)
         };
         // the element ends at the first switch of the contact modes in what is left of
         // the interval (a contact closing, a slide stopping), where the NLP wants its
@@ -216,19 +252,26 @@ pub(crate) fn start_point(
             let modes0 = modes(&stage(min_len)?, min_len);
             let switched = |h: f64| stage(h).is_none_or(|s| modes(&s, h) != modes0);
             let room = left - (n_fe - j - 1) as f64 * min_len;
-            if switched(room) {
-                let (mut lo, mut hi) = (0.0, room);
-                for _ in 0..60 {
-                    let mid = 0.5 * (lo + hi);
-                    if switched(mid) {
-                        hi = mid;
-                    } else {
-                        lo = mid;
+            // the first switch: scanned on a grid (the modes of a long semi-implicit step
+            // need not be monotone in its length), then bisected
+            let grid = (1..=SCAN).map(|i| room * i as f64 / SCAN as f64);
+            match grid.clone().position(switched) {
+                Some(i) => {
+                    let (mut lo, mut hi) = (
+                        room * i as f64 / SCAN as f64,
+                        room * (i + 1) as f64 / SCAN as f64,
+                    );
+                    for _ in 0..40 {
+                        let mid = 0.5 * (lo + hi);
+                        if switched(mid) {
+                            hi = mid;
+                        } else {
+                            lo = mid;
+                        }
                     }
+                    lo.max(min_len)
                 }
-                lo.max(min_len)
-            } else {
-                left / (n_fe - j) as f64
+                None => left / (n_fe - j) as f64,
             }
         } else {
             left
@@ -265,7 +308,7 @@ pub(crate) fn start_point(
 /// (the sum of squared terminal errors), found by a pattern search: from no control (each
 /// clamped into its bounds), every control of every interval tried half a bound range up
 /// and down, an improvement kept at once, the step halved when none improves, until the
-/// step is below 1e-3 of the range, the target is met, `max_rollouts` are spent or the
+/// step is below 1e-6 of the range, the target is met, `max_rollouts` are spent or the
 /// deadline passes. Returns the point and its terminal error (largest component).
 pub(crate) fn search(
     sys: &ModelSystem,
@@ -306,7 +349,7 @@ pub(crate) fn search(
     let mut best = miss(&best_x);
     let mut scale = 0.5;
     let mut rollouts = 1;
-    while scale >= 1e-3 && best > 1e-14 && rollouts < max_rollouts && Instant::now() < deadline {
+    while scale >= 1e-6 && best > 1e-12 && rollouts < max_rollouts && Instant::now() < deadline {
         let mut improved = false;
         for k in 0..hz.n_steps {
             for a in 0..nu {

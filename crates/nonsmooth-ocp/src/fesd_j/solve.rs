@@ -23,7 +23,7 @@ use crate::OcpError;
 pub const UNREACHABLE_SHARE: f64 = 0.25;
 
 /// Rollouts the search for a contact-consistent start may spend.
-const SEARCH_ROLLOUTS: usize = 4000;
+const SEARCH_ROLLOUTS: usize = 6000;
 
 /// The share of the time limit the search for a contact-consistent start may spend.
 const SEARCH_SHARE: f64 = 0.05;
@@ -216,6 +216,10 @@ fn homotopy(
     }
 }
 
+/// Half width of the interval the polish imposes a terminal component in (below the
+/// terminal error of 1e-6 that counts as exact).
+const TERMINAL_BAND: f64 = 1e-7;
+
 /// Complementarity residual below which a relaxed point is polished.
 const POLISH_FROM: f64 = 1e-2;
 
@@ -240,6 +244,14 @@ fn polish(
     for &(row, n) in &layout.comp_rows {
         for gu in &mut fixed.gu[row..row + n] {
             *gu = 1e20;
+        }
+    }
+    // the target as an interval: at rest on the ground the fixed contact rows already pin
+    // some terminal components (height, angle), and equalities would repeat them
+    for &(var, target) in &layout.terminal {
+        if fixed.xl[var] == target && fixed.xu[var] == target {
+            fixed.xl[var] = target - TERMINAL_BAND;
+            fixed.xu[var] = target + TERMINAL_BAND;
         }
     }
     let mut start = x.to_vec();
@@ -355,17 +367,40 @@ pub fn solve(
         SEARCH_ROLLOUTS,
         Instant::now() + std::time::Duration::from_secs_f64(SEARCH_SHARE * o.time_limit),
     );
+    let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
     let mut best: Option<Homotopy> = None;
     if let Some((xs, err)) = &searched {
         if o.verbose {
-            eprintln!("fesd-j rollout search: terminal error {err:.3e}");
+            eprintln!(
+                "fesd-j rollout search: terminal error {err:.3e} ({:.1} s)",
+                start.elapsed().as_secs_f64()
+            );
         }
-        if let Some(h) = polish(&hard, &layout, xs, o, deadline, &mut log) {
-            if exact(&h) {
-                let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
-                s.detail = "solved (the contact modes of a rollout)".into();
-                return Ok(s);
+        // the rollout's contact modes with the target imposed; where IPOPT finds no way
+        // there, the same modes with the target released first (the closest final state
+        // in them), then imposed from that point
+        let mut feasible = None;
+        let polished = polish(&hard, &layout, xs, o, deadline, &mut log).or_else(|| {
+            let closest = polish(&soft, &soft_layout, xs, o, deadline, &mut log)?;
+            let optimal = polish(&hard, &layout, &closest.x, o, deadline, &mut log);
+            if optimal.is_none() && soft_layout.terminal_error(&closest.x) <= TERMINAL_BAND {
+                feasible = Some(closest);
             }
+            optimal
+        });
+        if let Some(h) = polished.filter(exact) {
+            let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
+            s.detail = "solved (the contact modes of a rollout)".into();
+            return Ok(s);
+        }
+        if let Some(h) = feasible {
+            // exact and at the target, but IPOPT found no way to lower the effort in these
+            // modes (an NLP whose fixed contact rows repeat each other)
+            let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
+            s.detail = "solved, effort not minimized (the contact modes of a rollout meet the \
+                        target; the effort's NLP in them did not converge)"
+                .into();
+            return Ok(s);
         }
         let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
         let from_rollout = homotopy(
@@ -387,7 +422,6 @@ pub fn solve(
     }
     // the closest reachable final state: names an unreachable target, and starts the
     // optimal control near contact modes that reach it
-    let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
     let x0 = searched.map_or(x0, |(xs, _)| xs);
     let reach = homotopy(
         &mut soft,
