@@ -92,7 +92,10 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
     };
     let settings = problem.settings();
     if !quiet {
-        eprintln!("formulation time-freezing: {settings}");
+        eprintln!(
+            "formulation time-freezing{}: {settings}",
+            p.formulation_reason()
+        );
     }
     let progress = &mut |w: usize, sol: &OcpSolution| {
         if !quiet {
@@ -115,7 +118,7 @@ pub fn run(args: &OcpArgs) -> Result<ExitCode, CliError> {
         controls: p.control_names.clone(),
     };
     let sol = &outcome.solution;
-    write_outputs(p.tf.cls.model(), &names, &settings, &outcome, args)?;
+    write_outputs(&p, &names, &settings, &outcome, args)?;
     model_viewer(&p.tf.cls, sol, &args.out)?;
     motion_figures(&p.tf.cls, &p.horizon, sol, &args.out)?;
     let products = write_complementarity(&sol.layout, &sol.x, o, &args.out)?;
@@ -328,7 +331,7 @@ fn motion_figures(
 /// Writes the CSVs, the homotopy log, the summary and the plots of a (partial) solution of a
 /// problem on `model`.
 fn write_outputs(
-    model: &nonsmooth_core::Model,
+    p: &ModelProblem,
     names: &Names,
     settings: &nonsmooth_ocp::problem::RunSettings,
     outcome: &Run,
@@ -381,6 +384,7 @@ fn write_outputs(
     write_json(&args.out.join("homotopy.json"), &sol.log)?;
     let mut summary = serde_json::json!({
         "formulation": "time-freezing",
+        "formulation_chosen": p.formulation_chosen,
         "objective": sol.objective,
         "terminal_error": sol.terminal_error,
         "comp_residual": sol.comp_residual,
@@ -408,8 +412,8 @@ fn write_outputs(
     write_json(&args.out.join("summary.json"), &summary)?;
     let point = serde_json::json!({ "variables": sol.x.len(), "x": sol.x });
     write_json(&args.out.join("point.json"), &point)?;
-    trajectory_plot(model, &ph, &phys).write_svg(&args.out.join("trajectory.svg"))?;
-    controls_plot(model, names, sol).write_svg(&args.out.join("controls.svg"))?;
+    trajectory_plot(p.tf.cls.model(), &ph, &phys).write_svg(&args.out.join("trajectory.svg"))?;
+    controls_plot(p.tf.cls.model(), names, sol).write_svg(&args.out.join("controls.svg"))?;
     if args.output.json {
         outln!("{summary}");
     } else if !args.output.quiet {

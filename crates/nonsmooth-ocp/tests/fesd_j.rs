@@ -1,6 +1,6 @@
 //! FESD-J: a box held at rest solved exactly, a sled too weak for its static friction named
-//! unreachable at once, the formulation chosen by the problem file and the keys of the
-//! other formulation named.
+//! unreachable at once, the formulation chosen by the problem file or the model and the
+//! keys of the other formulation named.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -107,12 +107,22 @@ fn parse_box(extra_ocp: &str, tail: &str) -> Result<ModelProblem, nonsmooth_ocp:
 }
 
 #[test]
-fn time_freezing_is_the_default_and_the_file_may_choose_fesd_j() {
+fn fesd_j_is_the_default_with_several_contacts_and_the_file_may_choose() {
+    // the box's four corners: FESD-J by default
     let p = box_problem("", "").unwrap();
-    assert_eq!(p.formulation, Formulation::TimeFreezing);
-    assert!(!p.formulation_chosen);
-    let p = box_problem("formulation = \"fesd-j\"", "").unwrap();
     assert_eq!(p.formulation, Formulation::FesdJ);
+    assert!(!p.formulation_chosen);
+    assert!(p
+        .fesd_j_settings()
+        .contains("the default with several contacts"));
+    // a key of time-freezing alone keeps it the default
+    let p = box_problem("", "[mpcc]\nmethod = \"active-set\"\n").unwrap();
+    assert_eq!(p.formulation, Formulation::TimeFreezing);
+    assert!(p
+        .formulation_reason()
+        .contains("keys of time-freezing alone"));
+    let p = box_problem("formulation = \"time-freezing\"", "").unwrap();
+    assert_eq!(p.formulation, Formulation::TimeFreezing);
     assert!(p.formulation_chosen);
     let p = box_problem(
         "formulation = \"fesd-j\"",
@@ -121,6 +131,10 @@ fn time_freezing_is_the_default_and_the_file_may_choose_fesd_j() {
     .unwrap();
     assert_eq!(p.impulse_options.n_fe, 3);
     assert_eq!(p.impulse_options.sigma0, 0.5);
+    // one contact: time-freezing
+    let p = ModelProblem::from_file(&examples().join("ocp_particle.toml")).unwrap();
+    assert_eq!(p.formulation, Formulation::TimeFreezing);
+    assert!(p.formulation_reason().contains("one contact"));
 }
 
 #[test]
@@ -148,7 +162,10 @@ fn keys_of_the_other_formulation_are_named() {
 fn box_push_by_fesd_j_is_exact_and_its_replay_lands_near_the_target() {
     let text = std::fs::read_to_string(examples().join("ocp_box_push.toml"))
         .unwrap()
-        .replace("[ocp]\n", "[ocp]\nformulation = \"fesd-j\"\n");
+        .replace(
+            "formulation = \"time-freezing\"",
+            "formulation = \"fesd-j\"",
+        );
     let source = examples().join("ocp_box_push.toml");
     let p = ModelProblem::from_toml_str(&text, Some(&source.display().to_string())).unwrap();
     let sys = Arc::new(p.tf.cls.clone());

@@ -305,17 +305,19 @@ pub(crate) fn start_point(
 }
 
 /// Controls within the bounds whose rollout ([`start_point`]) ends closest to the target
-/// (the sum of squared terminal errors), found by a pattern search: from no control (each
-/// clamped into its bounds), every control of every interval tried half a bound range up
+/// (the sum of squared terminal errors), found by a pattern search: from every control at
+/// `first` (−1 its lower bound, 0 the middle of its bounds, 1 its upper bound), every control of every interval tried half a bound range up
 /// and down, an improvement kept at once, the step halved when none improves, until the
 /// step is below 1e-6 of the range, the target is met, `max_rollouts` are spent or the
 /// deadline passes. Returns the point and its terminal error (largest component).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search(
     sys: &ModelSystem,
     hz: &Horizon,
     layout: &Layout,
     trivial: &[f64],
     t_final: f64,
+    first: f64,
     max_rollouts: usize,
     deadline: Instant,
 ) -> Option<(Vec<f64>, f64)> {
@@ -343,7 +345,11 @@ pub(crate) fn search(
     };
     let mut u: Vec<Vec<f64>> = bounds
         .iter()
-        .map(|(l, h)| (0..nu).map(|a| 0.0f64.clamp(l[a], h[a])).collect())
+        .map(|(l, h)| {
+            (0..nu)
+                .map(|a| (0.5 * (l[a] + h[a]) + 0.5 * first * (h[a] - l[a])).clamp(l[a], h[a]))
+                .collect()
+        })
         .collect();
     let mut best_x = start_point(sys, hz, layout, trivial, t_final, &u)?;
     let mut best = miss(&best_x);
@@ -380,4 +386,75 @@ pub(crate) fn search(
     }
     let err = layout.terminal_error(&best_x);
     Some((best_x, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fesd_j::build;
+    use crate::generator::generate;
+    use crate::problem::ModelProblem;
+
+    #[test]
+    fn a_rollout_satisfies_the_nlp_and_lands_a_dropped_crate() {
+        // the generator's third problem is a crate dropped flat from a few decimetres
+        let g = generate(1, 3, 0).unwrap().remove(2);
+        assert!(g.drop_height > 0.05, "{}", g.drop_height);
+        let dir = std::env::temp_dir().join(format!("nonsmooth-rollout-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{}_model.toml", g.name)), &g.model_toml).unwrap();
+        let file = dir.join(format!("{}.toml", g.name));
+        std::fs::write(&file, &g.problem_toml).unwrap();
+        let p = ModelProblem::from_file(&file).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        let sys = &p.tf.cls;
+        let (nlp, layout, trivial) = build(
+            &std::sync::Arc::new(sys.clone()),
+            &p.horizon,
+            p.t_final,
+            &p.impulse_options,
+            None,
+        )
+        .unwrap();
+        // no push: the crate falls, lands with an impulse at a boundary and rests
+        let u = vec![vec![0.0]; p.horizon.n_steps];
+        let x = start_point(sys, &p.horizon, &layout, &trivial, p.t_final, &u).unwrap();
+        let (_, g_rows) = nlp.eval_all(&x);
+        let products: Vec<usize> = layout
+            .comp_rows
+            .iter()
+            .flat_map(|&(r, n)| r..r + n)
+            .collect();
+        for (r, value) in g_rows.iter().enumerate() {
+            if !products.contains(&r) {
+                let off = (nlp.gl[r] - value).max(value - nlp.gu[r]).max(0.0);
+                assert!(
+                    off <= 1e-9,
+                    "row {r}: {value} outside [{}, {}]",
+                    nlp.gl[r],
+                    nlp.gu[r]
+                );
+            }
+        }
+        // every product of the point vanishes: the landing and the rest on boundaries
+        assert!(
+            layout.comp_residual(&x) <= 1e-9,
+            "{}",
+            layout.comp_residual(&x)
+        );
+        let landed = layout
+            .elems
+            .iter()
+            .filter_map(|e| e.boundary.as_ref())
+            .any(|b| (0..layout.dims.nc).any(|i| x[b.ln + i] > 0.1));
+        assert!(landed, "no impact impulse at a boundary");
+        let last = layout.elems.last().unwrap();
+        let nq = layout.dims.nq;
+        assert!(
+            (x[last.q + 1] - g.half_extents[1]).abs() <= 1e-6,
+            "height {}",
+            x[last.q + 1]
+        );
+        assert!(x[last.v..last.v + nq].iter().all(|v| v.abs() <= 1e-9));
+    }
 }

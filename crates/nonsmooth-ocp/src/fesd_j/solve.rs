@@ -25,8 +25,9 @@ pub const UNREACHABLE_SHARE: f64 = 0.25;
 /// Rollouts the search for a contact-consistent start may spend.
 const SEARCH_ROLLOUTS: usize = 6000;
 
-/// The share of the time limit the search for a contact-consistent start may spend.
-const SEARCH_SHARE: f64 = 0.05;
+/// The first controls of the searches for contact-consistent starts (the middle of their
+/// range, then half way up, half way down, the upper bound; a fraction of the half range).
+const SEARCH_STARTS: [f64; 4] = [0.0, 0.5, -0.5, 1.0];
 
 /// Weight of the released terminal components in the reachability phase.
 const RELEASE_WEIGHT: f64 = 1e3;
@@ -355,24 +356,28 @@ pub fn solve(
             );
         }
     }
-    // a rollout of the discretization itself whose controls approach the target: a
-    // contact-consistent start; the optimal control from its contact modes (the polish),
-    // then from it with a tight relaxation
-    let searched = rollout::search(
-        sys,
-        hz,
-        &layout,
-        &trivial,
-        t_final,
-        SEARCH_ROLLOUTS,
-        Instant::now() + std::time::Duration::from_secs_f64(SEARCH_SHARE * o.time_limit),
-    );
+    // rollouts of the discretization itself whose controls approach the target, from
+    // several first controls: contact-consistent starts; the optimal control from their
+    // contact modes (the polish), then from the first with a tight relaxation
     let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
-    let mut best: Option<Homotopy> = None;
-    if let Some((xs, err)) = &searched {
+    let mut searched = None;
+    for first in SEARCH_STARTS {
+        let Some((xs, err)) = rollout::search(
+            sys,
+            hz,
+            &layout,
+            &trivial,
+            t_final,
+            first,
+            SEARCH_ROLLOUTS,
+            deadline,
+        ) else {
+            break;
+        };
         if o.verbose {
             eprintln!(
-                "fesd-j rollout search: terminal error {err:.3e} ({:.1} s)",
+                "fesd-j rollout search from the controls at {first} of their range: terminal \
+                 error {err:.3e} ({:.1} s)",
                 start.elapsed().as_secs_f64()
             );
         }
@@ -380,8 +385,8 @@ pub fn solve(
         // there, the same modes with the target released first (the closest final state
         // in them), then imposed from that point
         let mut feasible = None;
-        let polished = polish(&hard, &layout, xs, o, deadline, &mut log).or_else(|| {
-            let closest = polish(&soft, &soft_layout, xs, o, deadline, &mut log)?;
+        let polished = polish(&hard, &layout, &xs, o, deadline, &mut log).or_else(|| {
+            let closest = polish(&soft, &soft_layout, &xs, o, deadline, &mut log)?;
             let optimal = polish(&hard, &layout, &closest.x, o, deadline, &mut log);
             if optimal.is_none() && soft_layout.terminal_error(&closest.x) <= TERMINAL_BAND {
                 feasible = Some(closest);
@@ -402,6 +407,13 @@ pub fn solve(
                 .into();
             return Ok(s);
         }
+        searched.get_or_insert(xs);
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    let mut best: Option<Homotopy> = None;
+    if let Some(xs) = &searched {
         let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
         let from_rollout = homotopy(
             &mut hard,
@@ -422,7 +434,7 @@ pub fn solve(
     }
     // the closest reachable final state: names an unreachable target, and starts the
     // optimal control near contact modes that reach it
-    let x0 = searched.map_or(x0, |(xs, _)| xs);
+    let x0 = searched.unwrap_or(x0);
     let reach = homotopy(
         &mut soft,
         &soft_layout,

@@ -195,19 +195,25 @@ struct CutSpec {
 #[serde(rename_all = "kebab-case")]
 pub enum Formulation {
     /// Time-freezing with FESD and the MPCC homotopy ([`crate::fesd`]): the papers'
-    /// problems and the default.
+    /// problems, the default with one contact.
     TimeFreezing,
     /// FESD-J ([`crate::fesd_j`]): impulses and state jumps at element boundaries, no
-    /// auxiliary dynamics (in progress: see [`crate::fesd_j`]).
+    /// auxiliary dynamics; the default with several contacts.
     FesdJ,
 }
 
 impl Formulation {
-    /// The default of a problem file without `ocp.formulation`: time-freezing, for one
-    /// contact or several. FESD-J does not yet solve the several-contact examples its
-    /// homotopy was tried on (docs/optimal-control.md, "FESD-J"), so it is chosen by name.
-    pub fn default_of_file() -> Self {
-        Formulation::TimeFreezing
+    /// The default of a problem file without `ocp.formulation`: FESD-J for a model with
+    /// several contacts whose file uses no key of time-freezing alone (`fits_fesd_j`),
+    /// time-freezing otherwise (one contact: the papers' problems). On generated
+    /// several-contact problems FESD-J solves more than time-freezing does
+    /// (docs/optimal-control.md, "Which formulation").
+    pub fn default_for(n_contacts: usize, fits_fesd_j: bool) -> Self {
+        if n_contacts > 1 && fits_fesd_j {
+            Formulation::FesdJ
+        } else {
+            Formulation::TimeFreezing
+        }
     }
 
     /// `"time-freezing"` or `"fesd-j"`.
@@ -231,15 +237,31 @@ impl Formulation {
 }
 
 impl ModelProblem {
+    /// Why the formulation is the one it is, for the run's first line: empty when the file
+    /// chose it, else which default applied.
+    pub fn formulation_reason(&self) -> &'static str {
+        match (self.formulation_chosen, self.formulation) {
+            (true, _) => "",
+            (false, Formulation::FesdJ) => " (the default with several contacts)",
+            (false, Formulation::TimeFreezing) if self.tf.cls.n_contacts() <= 1 => {
+                " (the default with one contact)"
+            }
+            (false, Formulation::TimeFreezing) => {
+                " (the default: the file uses keys of time-freezing alone)"
+            }
+        }
+    }
+
     /// The first line of a FESD-J run: the formulation (and whether the file or the model
     /// chose it), the discretization and the homotopy.
     pub fn fesd_j_settings(&self) -> String {
         let (p, o) = (self, &self.impulse_options);
         let contacts = p.tf.cls.n_contacts();
         format!(
-            "formulation fesd-j: {} control intervals × {} finite elements, semi-implicit, \
+            "formulation fesd-j{}: {} control intervals × {} finite elements, semi-implicit, \
              impulses at element boundaries; {} contacts{}; {} homotopy from σ = {:e} by κ = {}, \
              at most {} NLPs per phase",
+            p.formulation_reason(),
             p.horizon.n_steps,
             o.n_fe,
             contacts,

@@ -259,7 +259,7 @@ pub struct ModelProblem {
     /// Obstacle growth in the smoothing phase (`ocp.path.obstacle_growth`), `None` for a
     /// direct solve.
     pub growth: Option<Growth>,
-    /// The formulation (`ocp.formulation`, or [`Formulation::default_of_file`]).
+    /// The formulation (`ocp.formulation`, or [`Formulation::default_for`] the model).
     pub formulation: Formulation,
     /// Whether the file chose the formulation (else it is the default).
     pub formulation_chosen: bool,
@@ -457,8 +457,17 @@ impl ModelProblem {
                 "cannot be combined with ocp.path.obstacle_growth".into(),
             ));
         }
+        let time_freezing_only = ocp.continuation.is_some()
+            || ocp.initial_guess.is_some()
+            || !horizon.tracking.is_empty()
+            || growth.is_some()
+            || spec.mpcc.method.is_some()
+            || spec.fesd.impulse_options().is_err();
         let (formulation, formulation_chosen) = match ocp.formulation.as_deref() {
-            None => (Formulation::default_of_file(), false),
+            None => (
+                Formulation::default_for(tf.cls.n_contacts(), !time_freezing_only),
+                false,
+            ),
             Some(name) => (
                 Formulation::from_name(name).map_err(|m| at.err(&["ocp", "formulation"], m))?,
                 true,
