@@ -361,6 +361,7 @@ pub fn solve(
     // contact modes (the polish), then from the first with a tight relaxation
     let (mut soft, soft_layout, x0) = build(sys, hz, t_final, o, Some(RELEASE_WEIGHT))?;
     let mut searched = None;
+    let (mut all_far, mut closest_miss) = (true, f64::INFINITY);
     for first in SEARCH_STARTS {
         let Some((xs, err)) = rollout::search(
             sys,
@@ -381,6 +382,14 @@ pub fn solve(
                 start.elapsed().as_secs_f64()
             );
         }
+        if err > threshold {
+            // a search that ends far from the target: the next start, and where every one
+            // ends so, the target appears unreachable
+            closest_miss = closest_miss.min(err);
+            searched.get_or_insert(xs);
+            continue;
+        }
+        all_far = false;
         // the rollout's contact modes with the target imposed; where IPOPT finds no way
         // there, the same modes with the target released first (the closest final state
         // in them), then imposed from that point
@@ -411,6 +420,17 @@ pub fn solve(
         if Instant::now() >= deadline {
             break;
         }
+    }
+    if all_far && closest_miss.is_finite() {
+        let x = searched.as_deref().unwrap_or(&trivial);
+        let mut s = read(&layout, x, Outcome::Unreachable, &log, start);
+        s.detail = format!(
+            "unreachable: rollouts of the discretization searched from {} first controls end \
+             at best {closest_miss:.4e} from the target, more than {UNREACHABLE_SHARE} of the \
+             way (> {threshold:.1e}; a local verdict, as the closest reachable final state's)",
+            SEARCH_STARTS.len()
+        );
+        return Ok(s);
     }
     let mut best: Option<Homotopy> = None;
     if let Some(xs) = &searched {
