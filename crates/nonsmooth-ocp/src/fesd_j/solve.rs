@@ -403,18 +403,25 @@ pub fn solve(
             optimal
         });
         if let Some(h) = polished.filter(exact) {
-            let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
-            s.detail = "solved (the contact modes of a rollout)".into();
-            return Ok(s);
+            return Ok(solved(
+                &layout,
+                &h.x,
+                &log,
+                start,
+                "solved (the contact modes of a rollout)",
+            ));
         }
         if let Some(h) = feasible {
             // exact and at the target, but IPOPT found no way to lower the effort in these
             // modes (an NLP whose fixed contact rows repeat each other)
-            let mut s = read(&layout, &h.x, Outcome::Solved, &log, start);
-            s.detail = "solved, effort not minimized (the contact modes of a rollout meet the \
-                        target; the effort's NLP in them did not converge)"
-                .into();
-            return Ok(s);
+            return Ok(solved(
+                &layout,
+                &h.x,
+                &log,
+                start,
+                "solved, effort not minimized (the contact modes of a rollout meet the \
+                 target; the effort's NLP in them did not converge)",
+            ));
         }
         searched.get_or_insert(xs);
         if Instant::now() >= deadline {
@@ -446,9 +453,13 @@ pub fn solve(
             None,
         );
         if exact(&from_rollout) {
-            let mut s = read(&layout, &from_rollout.x, Outcome::Solved, &log, start);
-            s.detail = "solved (from a rollout of the discretization)".into();
-            return Ok(s);
+            return Ok(solved(
+                &layout,
+                &from_rollout.x,
+                &log,
+                start,
+                "solved (from a rollout of the discretization)",
+            ));
         }
         best = Some(from_rollout);
     }
@@ -504,9 +515,13 @@ pub fn solve(
             None,
         );
         if exact(&from_reach) {
-            let mut s = read(&layout, &from_reach.x, Outcome::Solved, &log, start);
-            s.detail = "solved (from the closest reachable final state's point)".into();
-            return Ok(s);
+            return Ok(solved(
+                &layout,
+                &from_reach.x,
+                &log,
+                start,
+                "solved (from the closest reachable final state's point)",
+            ));
         }
         best = match best {
             Some(b) if b.comp <= from_reach.comp => Some(b),
@@ -517,9 +532,13 @@ pub fn solve(
         &mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log, None,
     );
     if exact(&from_trivial) {
-        let mut s = read(&layout, &from_trivial.x, Outcome::Solved, &log, start);
-        s.detail = "solved (from the trivial start)".into();
-        return Ok(s);
+        return Ok(solved(
+            &layout,
+            &from_trivial.x,
+            &log,
+            start,
+            "solved (from the trivial start)",
+        ));
     }
     let best = match best {
         Some(b) if b.comp <= from_trivial.comp => b,
@@ -543,6 +562,19 @@ pub fn solve(
         )
     };
     Ok(s)
+}
+
+/// The solution at `x`, solved, with the phase that solved it in `detail`.
+fn solved(
+    layout: &Layout,
+    x: &[f64],
+    log: &[NlpLog],
+    start: Instant,
+    detail: &str,
+) -> ImpulseSolution {
+    let mut s = read(layout, x, Outcome::Solved, log, start);
+    s.detail = detail.into();
+    s
 }
 
 /// The terminal component farthest from its target, in words.
