@@ -40,25 +40,25 @@ struct ContactSolve {
 
 /// The LCP of [`ContactSolve`] at one configuration for the contacts `active`: its
 /// matrix (which does not depend on the step length) and the columns `M⁻¹G`.
-struct ContactProblem {
+struct ContactProblem<'a> {
     active: Vec<usize>,
     /// Rows of the velocity conditions: n_i, then b_i and −b_i of the active contacts.
     rows: Vec<Vec<f64>>,
     /// M⁻¹ times each row.
     w: Vec<Vec<f64>>,
     a: DMatrix<f64>,
-    tangents: Vec<Vec<f64>>,
-    mu: Vec<f64>,
+    tangents: &'a [Vec<f64>],
+    mu: &'a [f64],
 }
 
-impl ContactProblem {
+impl<'a> ContactProblem<'a> {
     /// The problem of `active` at a configuration with the contact frames `normals`,
     /// `tangents` (none without friction) and `w[c] = M⁻¹ rows[c]` from `minv` (called
     /// once, with every row).
     fn new(
         normals: &[Vec<f64>],
-        tangents: &[Vec<f64>],
-        mu: &[f64],
+        tangents: &'a [Vec<f64>],
+        mu: &'a [f64],
         active: Vec<usize>,
         minv: impl FnOnce(&[Vec<f64>]) -> Vec<Vec<f64>>,
     ) -> Self {
@@ -97,8 +97,8 @@ impl ContactProblem {
             rows,
             w,
             a,
-            tangents: tangents.to_vec(),
-            mu: mu.to_vec(),
+            tangents,
+            mu,
         }
     }
 
@@ -170,6 +170,37 @@ fn modes(s: &ContactSolve, h: f64) -> Vec<(bool, bool)> {
         .collect()
 }
 
+/// First indices of one contact group's variables in the NLP: a stage's (λ_n, λ_t, y, γ,
+/// β, δ) or a boundary's (Λ_n, Λ_t, Y, Γ, Β, Δ).
+struct ContactVars {
+    ln: usize,
+    lt: usize,
+    y: usize,
+    g: usize,
+    b: usize,
+    d: usize,
+}
+
+impl ContactVars {
+    /// Writes the solve `s` into `x`: its impulses times `scale` (1/h turns a stage's into
+    /// forces), the gaps `y`, and the friction variables at the velocity `s.v`.
+    fn write(&self, x: &mut [f64], s: &ContactSolve, y: &[f64], tangents: &[Vec<f64>], scale: f64) {
+        for i in 0..y.len() {
+            x[self.ln + i] = s.pn[i] * scale;
+            x[self.y + i] = y[i];
+        }
+        for (i, b) in tangents.iter().enumerate() {
+            let bt = dot(b, &s.v);
+            x[self.lt + 2 * i] = s.pp[i] * scale;
+            x[self.lt + 2 * i + 1] = s.pm[i] * scale;
+            x[self.g + i] = s.gamma[i];
+            x[self.b + i] = s.slack[i] * scale;
+            x[self.d + 2 * i] = bt + s.gamma[i];
+            x[self.d + 2 * i + 1] = s.gamma[i] - bt;
+        }
+    }
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -212,21 +243,20 @@ pub(crate) fn start_point(
             });
             let s = impact.solve(&v, &vec![0.0; nc])?;
             x[b.vp..b.vp + nq].copy_from_slice(&s.v);
+            let vars = ContactVars {
+                ln: b.ln,
+                lt: b.lt,
+                y: b.y,
+                g: b.g,
+                b: b.b,
+                d: b.d,
+            };
+            let gaps_now: Vec<f64> = gaps.iter().map(|g| g.max(0.0)).collect();
+            vars.write(&mut x, &s, &gaps_now, &tangents, 1.0);
             for i in 0..nc {
                 let vn = dot(&normals[i], &s.v);
-                x[b.ln + i] = s.pn[i];
                 x[b.p + i] = vn.max(0.0);
                 x[b.n + i] = (-vn).max(0.0);
-                x[b.y + i] = gaps[i].max(0.0);
-                if d.friction {
-                    let bt = dot(&tangents[i], &s.v);
-                    x[b.lt + 2 * i] = s.pp[i];
-                    x[b.lt + 2 * i + 1] = s.pm[i];
-                    x[b.g + i] = s.gamma[i];
-                    x[b.b + i] = s.slack[i];
-                    x[b.d + 2 * i] = bt + s.gamma[i];
-                    x[b.d + 2 * i + 1] = s.gamma[i] - bt;
-                }
             }
             v = s.v;
         }
@@ -254,8 +284,10 @@ pub(crate) fn start_point(
             let room = left - (n_fe - j - 1) as f64 * min_len;
             // the first switch: scanned on a grid (the modes of a long semi-implicit step
             // need not be monotone in its length), then bisected
-            let grid = (1..=SCAN).map(|i| room * i as f64 / SCAN as f64);
-            match grid.clone().position(switched) {
+            match (1..=SCAN)
+                .map(|i| room * i as f64 / SCAN as f64)
+                .position(switched)
+            {
                 Some(i) => {
                     let (mut lo, mut hi) = (
                         room * i as f64 / SCAN as f64,
@@ -271,7 +303,7 @@ pub(crate) fn start_point(
                     }
                     lo.max(min_len)
                 }
-                None => left / (n_fe - j) as f64,
+                None => h_mean,
             }
         } else {
             left
@@ -285,19 +317,19 @@ pub(crate) fn start_point(
         let q_end: Vec<f64> = (0..nq).map(|a| q[a] + h * v_end[a]).collect();
         x[e.q..e.q + nq].copy_from_slice(&q_end);
         x[e.v..e.v + nq].copy_from_slice(&v_end);
-        for i in 0..nc {
-            x[e.ln + i] = s.pn[i] / h;
-            x[e.y + i] = (gaps[i] + h * dot(&normals[i], &v_end)).max(0.0);
-            if d.friction {
-                let bt = dot(&tangents[i], &v_end);
-                x[e.lt + 2 * i] = s.pp[i] / h;
-                x[e.lt + 2 * i + 1] = s.pm[i] / h;
-                x[e.g + i] = s.gamma[i];
-                x[e.b + i] = s.slack[i] / h;
-                x[e.d + 2 * i] = bt + s.gamma[i];
-                x[e.d + 2 * i + 1] = s.gamma[i] - bt;
-            }
-        }
+        // the stage's forces are its impulses over its length
+        let linearized: Vec<f64> = (0..nc)
+            .map(|i| (gaps[i] + h * dot(&normals[i], &v_end)).max(0.0))
+            .collect();
+        let vars = ContactVars {
+            ln: e.ln,
+            lt: e.lt,
+            y: e.y,
+            g: e.g,
+            b: e.b,
+            d: e.d,
+        };
+        vars.write(&mut x, &s, &linearized, &tangents, 1.0 / h);
         q = q_end;
         v = v_end;
     }

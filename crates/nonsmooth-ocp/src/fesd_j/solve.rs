@@ -343,9 +343,14 @@ pub fn solve(
     // also tell static friction's plateau in the reachability phase
     let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
     if let Some(verdict) = motion::unreachable(sys, hz, t_final, rollouts.as_ref(), o.reach_tol) {
-        let mut s = read(&layout, &trivial, Outcome::Unreachable, &log, start);
-        s.detail = verdict;
-        return Ok(s);
+        return Ok(ended(
+            &layout,
+            &trivial,
+            Outcome::Unreachable,
+            &log,
+            start,
+            verdict,
+        ));
     }
     if o.verbose {
         if let Some(r) = &rollouts {
@@ -403,9 +408,10 @@ pub fn solve(
             optimal
         });
         if let Some(h) = polished.filter(exact) {
-            return Ok(solved(
+            return Ok(ended(
                 &layout,
                 &h.x,
+                Outcome::Solved,
                 &log,
                 start,
                 "solved (the contact modes of a rollout)",
@@ -414,9 +420,10 @@ pub fn solve(
         if let Some(h) = feasible {
             // exact and at the target, but IPOPT found no way to lower the effort in these
             // modes (an NLP whose fixed contact rows repeat each other)
-            return Ok(solved(
+            return Ok(ended(
                 &layout,
                 &h.x,
+                Outcome::Solved,
                 &log,
                 start,
                 "solved, effort not minimized (the contact modes of a rollout meet the \
@@ -430,32 +437,35 @@ pub fn solve(
     }
     if all_far && closest_miss.is_finite() {
         let x = searched.as_deref().unwrap_or(&trivial);
-        let mut s = read(&layout, x, Outcome::Unreachable, &log, start);
-        s.detail = format!(
-            "unreachable: rollouts of the discretization searched from {} first controls end \
+        return Ok(ended(
+            &layout,
+            x,
+            Outcome::Unreachable,
+            &log,
+            start,
+            format!(
+                "unreachable: rollouts of the discretization searched from {} first controls end \
              at best {closest_miss:.4e} from the target, more than {UNREACHABLE_SHARE} of the \
              way (> {threshold:.1e}; a local verdict, as the closest reachable final state's)",
-            SEARCH_STARTS.len()
-        );
-        return Ok(s);
+                SEARCH_STARTS.len()
+            ),
+        ));
     }
+    // the optimal control's homotopy from a point; from a contact-consistent one a tight
+    // relaxation keeps it near its contact modes (from σ₀ it leaves them as from the
+    // trivial start)
+    let tight = (o.sigma0 * 1e-2).max(o.comp_tol);
+    let mut optimal_control = |x: Vec<f64>, sigma: f64, log: &mut Vec<NlpLog>| {
+        homotopy(&mut hard, &layout, x, sigma, o, deadline, log, None)
+    };
     let mut best: Option<Homotopy> = None;
     if let Some(xs) = &searched {
-        let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
-        let from_rollout = homotopy(
-            &mut hard,
-            &layout,
-            xs.clone(),
-            sigma,
-            o,
-            deadline,
-            &mut log,
-            None,
-        );
+        let from_rollout = optimal_control(xs.clone(), tight, &mut log);
         if exact(&from_rollout) {
-            return Ok(solved(
+            return Ok(ended(
                 &layout,
                 &from_rollout.x,
+                Outcome::Solved,
                 &log,
                 start,
                 "solved (from a rollout of the discretization)",
@@ -490,62 +500,48 @@ pub fn solve(
         && moved <= o.reach_tol
         && rollouts.is_some_and(|r| r.largest_change > threshold);
     if reach.converged && miss > threshold && !plateau {
-        let mut s = read(&layout, &reach.x, Outcome::Unreachable, &log, start);
-        s.detail = format!(
-            "unreachable: the closest contact-consistent final state (complementarity \
+        return Ok(ended(
+            &layout,
+            &reach.x,
+            Outcome::Unreachable,
+            &log,
+            start,
+            format!(
+                "unreachable: the closest contact-consistent final state (complementarity \
              {:.1e}) misses the target by {miss:.4e}, more than {UNREACHABLE_SHARE} of the \
              way (> {threshold:.1e}){}",
-            reach.comp,
-            worst_component(&soft_layout, &reach.x)
-        );
-        return Ok(s);
+                reach.comp,
+                worst_component(&soft_layout, &reach.x)
+            ),
+        ));
     }
     if reach.converged && !plateau {
-        // from a contact-consistent point at the target, a tight relaxation keeps the
-        // homotopy near its contact modes (from σ₀ it leaves them as from the trivial start)
-        let sigma = (o.sigma0 * 1e-2).max(o.comp_tol);
-        let from_reach = homotopy(
-            &mut hard,
-            &layout,
-            reach.x.clone(),
-            sigma,
-            o,
-            deadline,
-            &mut log,
-            None,
-        );
+        let from_reach = optimal_control(reach.x.clone(), tight, &mut log);
         if exact(&from_reach) {
-            return Ok(solved(
+            return Ok(ended(
                 &layout,
                 &from_reach.x,
+                Outcome::Solved,
                 &log,
                 start,
                 "solved (from the closest reachable final state's point)",
             ));
         }
-        best = match best {
-            Some(b) if b.comp <= from_reach.comp => Some(b),
-            _ => Some(from_reach),
-        };
+        best = Some(lower(best, from_reach));
     }
-    let from_trivial = homotopy(
-        &mut hard, &layout, trivial, o.sigma0, o, deadline, &mut log, None,
-    );
+    let from_trivial = optimal_control(trivial, o.sigma0, &mut log);
     if exact(&from_trivial) {
-        return Ok(solved(
+        return Ok(ended(
             &layout,
             &from_trivial.x,
+            Outcome::Solved,
             &log,
             start,
             "solved (from the trivial start)",
         ));
     }
-    let best = match best {
-        Some(b) if b.comp <= from_trivial.comp => b,
-        _ => from_trivial,
-    };
-    let mut s = read(&layout, &best.x, Outcome::Stalled, &log, start);
-    s.detail = if Instant::now() >= deadline {
+    let best = lower(best, from_trivial);
+    let detail = if Instant::now() >= deadline {
         format!(
             "stalled: time limit {:.0} s reached at complementarity {:.3e}",
             o.time_limit, best.comp
@@ -561,18 +557,35 @@ pub fn solve(
             }
         )
     };
-    Ok(s)
+    Ok(ended(
+        &layout,
+        &best.x,
+        Outcome::Stalled,
+        &log,
+        start,
+        detail,
+    ))
 }
 
-/// The solution at `x`, solved, with the phase that solved it in `detail`.
-fn solved(
+/// The one of `best` and `h` with the lower complementarity residual (`best` on a tie).
+fn lower(best: Option<Homotopy>, h: Homotopy) -> Homotopy {
+    match best {
+        Some(b) if b.comp <= h.comp => b,
+        _ => h,
+    }
+}
+
+/// The solution at `x` with its outcome and `detail` (the phase that ended the solve, or
+/// the verdict).
+fn ended(
     layout: &Layout,
     x: &[f64],
+    outcome: Outcome,
     log: &[NlpLog],
     start: Instant,
-    detail: &str,
+    detail: impl Into<String>,
 ) -> ImpulseSolution {
-    let mut s = read(layout, x, Outcome::Solved, log, start);
+    let mut s = read(layout, x, outcome, log, start);
     s.detail = detail.into();
     s
 }
