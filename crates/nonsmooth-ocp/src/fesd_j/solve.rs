@@ -341,6 +341,8 @@ pub fn solve(
     // the checks before any NLP (`crate::motion`): a target beyond the momentum balance's
     // travel, a body at rest that no rollout at the control bounds moves; the rollouts
     // also tell static friction's plateau in the reachability phase
+    let solved =
+        |x: &[f64], log: &[NlpLog], how: &str| ended(&layout, x, Outcome::Solved, log, start, how);
     let rollouts = motion::rollouts_at_bounds(sys, hz, t_final);
     if let Some(verdict) = motion::unreachable(sys, hz, t_final, rollouts.as_ref(), o.reach_tol) {
         return Ok(ended(
@@ -408,24 +410,18 @@ pub fn solve(
             optimal
         });
         if let Some(h) = polished.filter(exact) {
-            return Ok(ended(
-                &layout,
+            return Ok(solved(
                 &h.x,
-                Outcome::Solved,
                 &log,
-                start,
                 "solved (the contact modes of a rollout)",
             ));
         }
         if let Some(h) = feasible {
             // exact and at the target, but IPOPT found no way to lower the effort in these
             // modes (an NLP whose fixed contact rows repeat each other)
-            return Ok(ended(
-                &layout,
+            return Ok(solved(
                 &h.x,
-                Outcome::Solved,
                 &log,
-                start,
                 "solved, effort not minimized (the contact modes of a rollout meet the \
                  target; the effort's NLP in them did not converge)",
             ));
@@ -462,12 +458,9 @@ pub fn solve(
     if let Some(xs) = &searched {
         let from_rollout = optimal_control(xs.clone(), tight, &mut log);
         if exact(&from_rollout) {
-            return Ok(ended(
-                &layout,
+            return Ok(solved(
                 &from_rollout.x,
-                Outcome::Solved,
                 &log,
-                start,
                 "solved (from a rollout of the discretization)",
             ));
         }
@@ -518,12 +511,9 @@ pub fn solve(
     if reach.converged && !plateau {
         let from_reach = optimal_control(reach.x.clone(), tight, &mut log);
         if exact(&from_reach) {
-            return Ok(ended(
-                &layout,
+            return Ok(solved(
                 &from_reach.x,
-                Outcome::Solved,
                 &log,
-                start,
                 "solved (from the closest reachable final state's point)",
             ));
         }
@@ -531,12 +521,9 @@ pub fn solve(
     }
     let from_trivial = optimal_control(trivial, o.sigma0, &mut log);
     if exact(&from_trivial) {
-        return Ok(ended(
-            &layout,
+        return Ok(solved(
             &from_trivial.x,
-            Outcome::Solved,
             &log,
-            start,
             "solved (from the trivial start)",
         ));
     }
